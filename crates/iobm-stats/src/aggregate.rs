@@ -1,0 +1,276 @@
+//! The aggregate bandwidth definitions of DESIGN.md, each computed from per-worker spans alone
+//! and carrying its formula, so a report can always say which "aggregate" it means.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Bytes and operations a worker had completed at some instant.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Progress {
+    /// Bytes completed.
+    pub bytes: u64,
+    /// Operations completed.
+    pub ops: u64,
+}
+
+/// One worker's activity in one phase, with stamps in nanoseconds on the run's common clock.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct WorkerSpan {
+    /// When the worker began its first operation (after the phase barrier), ns since run start.
+    pub start_ns: u64,
+    /// When the worker finished its last operation, final fsync and close, ns since run start.
+    pub end_ns: u64,
+    /// Bytes the worker moved in the phase.
+    pub bytes: u64,
+    /// Operations the worker completed in the phase.
+    pub ops: u64,
+    /// What the worker had done when the last worker started (to within one operation).
+    pub at_all_started: Progress,
+    /// What the worker had done when the first worker finished (to within one operation).
+    pub at_first_done: Progress,
+}
+
+impl WorkerSpan {
+    pub fn seconds(&self) -> f64 {
+        self.end_ns.saturating_sub(self.start_ns) as f64 / 1e9
+    }
+    pub fn bytes_per_s(&self) -> f64 {
+        per_second(self.bytes, self.seconds())
+    }
+}
+
+/// Which aggregate definition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum AggregateKind {
+    /// Sum over workers of each worker's own rate ("naive linear summation"; fio, iozone children).
+    SumOfRates,
+    /// All bytes over the whole wall time of the phase ("precise"; IOR, iozone parent).
+    Makespan,
+    /// Bytes done by all workers when the first one finished, over that time (stonewall; elbencho).
+    FirstDone,
+    /// Bytes done while every worker was active, over that window (warp).
+    SteadyState,
+}
+
+impl AggregateKind {
+    pub const ALL: [AggregateKind; 4] = [
+        AggregateKind::SumOfRates,
+        AggregateKind::Makespan,
+        AggregateKind::FirstDone,
+        AggregateKind::SteadyState,
+    ];
+
+    pub fn label(self) -> &'static str {
+        match self {
+            AggregateKind::SumOfRates => "sum of rates",
+            AggregateKind::Makespan => "makespan",
+            AggregateKind::FirstDone => "first done",
+            AggregateKind::SteadyState => "steady state",
+        }
+    }
+
+    pub fn formula(self) -> &'static str {
+        match self {
+            AggregateKind::SumOfRates => "sum over workers of bytes_w / (end_w - start_w)",
+            AggregateKind::Makespan => "sum of bytes_w / (max end_w - min start_w)",
+            AggregateKind::FirstDone => {
+                "sum of bytes_w done when the first worker finished / (min end_w - min start_w)"
+            }
+            AggregateKind::SteadyState => {
+                "sum of bytes_w done between the last start and the first end / (min end_w - max start_w)"
+            }
+        }
+    }
+}
+
+/// One aggregate value with the formula that produced it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Aggregate {
+    /// Which definition.
+    pub kind: AggregateKind,
+    /// The formula, in words, over per-worker values.
+    pub formula: String,
+    /// Bytes counted by the formula.
+    pub bytes: u64,
+    /// Operations counted by the formula.
+    pub ops: u64,
+    /// Length of the time window in seconds; null for sum_of_rates, which has no single window.
+    pub seconds: Option<f64>,
+    /// The aggregate bandwidth, bytes per second.
+    pub bytes_per_s: f64,
+    /// Operations per second by the same formula.
+    pub ops_per_s: f64,
+}
+
+fn per_second(amount: u64, seconds: f64) -> f64 {
+    if seconds > 0.0 {
+        amount as f64 / seconds
+    } else {
+        0.0
+    }
+}
+
+fn windowed(kind: AggregateKind, bytes: u64, ops: u64, from_ns: u64, to_ns: u64) -> Aggregate {
+    let seconds = to_ns.saturating_sub(from_ns) as f64 / 1e9;
+    Aggregate {
+        kind,
+        formula: kind.formula().to_string(),
+        bytes,
+        ops,
+        seconds: Some(seconds),
+        bytes_per_s: per_second(bytes, seconds),
+        ops_per_s: per_second(ops, seconds),
+    }
+}
+
+/// Every aggregate definition that is defined for these spans. Steady state is left out when
+/// the workers were never all active at once (the last started after the first finished).
+pub fn aggregates(spans: &[WorkerSpan]) -> Vec<Aggregate> {
+    let active: Vec<&WorkerSpan> = spans.iter().filter(|s| s.end_ns > s.start_ns).collect();
+    if active.is_empty() {
+        return Vec::new();
+    }
+    let bytes: u64 = active.iter().map(|s| s.bytes).sum();
+    let ops: u64 = active.iter().map(|s| s.ops).sum();
+    let min_start = active.iter().map(|s| s.start_ns).min().unwrap_or(0);
+    let max_start = active.iter().map(|s| s.start_ns).max().unwrap_or(0);
+    let min_end = active.iter().map(|s| s.end_ns).min().unwrap_or(0);
+    let max_end = active.iter().map(|s| s.end_ns).max().unwrap_or(0);
+
+    let mut out = vec![
+        Aggregate {
+            kind: AggregateKind::SumOfRates,
+            formula: AggregateKind::SumOfRates.formula().to_string(),
+            bytes,
+            ops,
+            seconds: None,
+            bytes_per_s: active.iter().map(|s| s.bytes_per_s()).sum(),
+            ops_per_s: active.iter().map(|s| per_second(s.ops, s.seconds())).sum(),
+        },
+        windowed(AggregateKind::Makespan, bytes, ops, min_start, max_end),
+    ];
+    let first_bytes = active.iter().map(|s| s.at_first_done.bytes).sum();
+    let first_ops = active.iter().map(|s| s.at_first_done.ops).sum();
+    out.push(windowed(
+        AggregateKind::FirstDone,
+        first_bytes,
+        first_ops,
+        min_start,
+        min_end,
+    ));
+    if min_end > max_start {
+        let steady_bytes = active
+            .iter()
+            .map(|s| s.at_first_done.bytes.saturating_sub(s.at_all_started.bytes))
+            .sum();
+        let steady_ops = active
+            .iter()
+            .map(|s| s.at_first_done.ops.saturating_sub(s.at_all_started.ops))
+            .sum();
+        out.push(windowed(
+            AggregateKind::SteadyState,
+            steady_bytes,
+            steady_ops,
+            max_start,
+            min_end,
+        ));
+    }
+    out
+}
+
+/// A warning when the definitions disagree by more than `tolerance` (0.10 = 10%), naming the
+/// highest and lowest.
+pub fn disagreement(aggregates: &[Aggregate], tolerance: f64) -> Option<String> {
+    let hi = aggregates
+        .iter()
+        .max_by(|a, b| a.bytes_per_s.total_cmp(&b.bytes_per_s))?;
+    let lo = aggregates
+        .iter()
+        .min_by(|a, b| a.bytes_per_s.total_cmp(&b.bytes_per_s))?;
+    if lo.bytes_per_s <= 0.0 {
+        return (hi.bytes_per_s > 0.0).then(|| {
+            format!(
+                "aggregates disagree: {} is zero while {} is not",
+                lo.kind.label(),
+                hi.kind.label()
+            )
+        });
+    }
+    let spread = hi.bytes_per_s / lo.bytes_per_s - 1.0;
+    (spread > tolerance).then(|| {
+        format!(
+            "aggregates differ by {:.0}% ({} is highest, {} lowest): workers did not run evenly; \
+             quote the definition with the number",
+            spread * 100.0,
+            hi.kind.label(),
+            lo.kind.label()
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn span(start: u64, end: u64, bytes: u64, at_start: u64, at_first: u64) -> WorkerSpan {
+        WorkerSpan {
+            start_ns: start,
+            end_ns: end,
+            bytes,
+            ops: bytes / 10,
+            at_all_started: Progress {
+                bytes: at_start,
+                ops: at_start / 10,
+            },
+            at_first_done: Progress {
+                bytes: at_first,
+                ops: at_first / 10,
+            },
+        }
+    }
+
+    fn get(aggs: &[Aggregate], kind: AggregateKind) -> &Aggregate {
+        aggs.iter().find(|a| a.kind == kind).unwrap()
+    }
+
+    #[test]
+    fn equal_workers_agree() {
+        let spans: Vec<_> = (0..4)
+            .map(|_| span(0, 2_000_000_000, 2000, 0, 2000))
+            .collect();
+        let aggs = aggregates(&spans);
+        assert_eq!(aggs.len(), 4);
+        for a in &aggs {
+            assert!((a.bytes_per_s - 4000.0).abs() < 1e-9, "{a:?}");
+        }
+        assert!(disagreement(&aggs, 0.10).is_none());
+    }
+
+    #[test]
+    fn uneven_workers_show_each_definition() {
+        // Worker 0: 0..1s, 1000 B. Worker 1: 0.5s..2s, 3000 B; 1000 B done at 1s, none at 0.5s.
+        let spans = [
+            span(0, 1_000_000_000, 1000, 500, 1000),
+            span(500_000_000, 2_000_000_000, 3000, 0, 1000),
+        ];
+        let aggs = aggregates(&spans);
+        assert!((get(&aggs, AggregateKind::SumOfRates).bytes_per_s - 3000.0).abs() < 1e-9);
+        assert!((get(&aggs, AggregateKind::Makespan).bytes_per_s - 2000.0).abs() < 1e-9);
+        assert!((get(&aggs, AggregateKind::FirstDone).bytes_per_s - 2000.0).abs() < 1e-9);
+        let steady = get(&aggs, AggregateKind::SteadyState);
+        assert_eq!(steady.bytes, 1500);
+        assert_eq!(steady.seconds, Some(0.5));
+        assert!((steady.bytes_per_s - 3000.0).abs() < 1e-9);
+        let warning = disagreement(&aggs, 0.10).unwrap();
+        assert!(warning.contains("50%"), "{warning}");
+    }
+
+    #[test]
+    fn no_overlap_means_no_steady_state() {
+        let spans = [span(0, 10, 10, 0, 10), span(20, 30, 10, 0, 0)];
+        let aggs = aggregates(&spans);
+        assert!(aggs.iter().all(|a| a.kind != AggregateKind::SteadyState));
+        assert!(aggregates(&[]).is_empty());
+    }
+}

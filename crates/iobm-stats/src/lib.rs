@@ -1,0 +1,10 @@
+//! iobm-stats: the measuring vocabulary shared by every part of iobm: units that parse and
+//! format themselves, a mergeable latency histogram, and the aggregate bandwidth definitions.
+
+pub mod aggregate;
+pub mod histogram;
+pub mod units;
+
+pub use aggregate::{aggregates, disagreement, Aggregate, AggregateKind, Progress, WorkerSpan};
+pub use histogram::{Histogram, HistogramData};
+pub use units::{format_bytes, format_duration, parse_bytes, parse_duration, Rate, UnitError};

@@ -1,0 +1,80 @@
+//! A decorator that makes any target fail: after a byte budget is written, every further write
+//! fails with a chosen errno (ENOSPC for a full file system, EIO for a dying disk).
+
+use crate::{Capabilities, DeviceCounters, Handle, OpenOptions, Target};
+use std::io;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+pub struct FaultTarget<T> {
+    inner: T,
+    budget: Arc<AtomicU64>,
+    errno: i32,
+}
+
+impl<T: Target> FaultTarget<T> {
+    /// Writes succeed until `budget` bytes have been written in all, then fail with `errno`.
+    pub fn fail_writes_after(inner: T, budget: u64, errno: i32) -> Self {
+        FaultTarget {
+            inner,
+            budget: Arc::new(AtomicU64::new(budget)),
+            errno,
+        }
+    }
+}
+
+impl<T: Target> Target for FaultTarget<T> {
+    fn describe(&self) -> String {
+        format!("fault({})", self.inner.describe())
+    }
+    fn capabilities(&self) -> Capabilities {
+        self.inner.capabilities()
+    }
+    fn open(&self, name: &str, options: OpenOptions) -> io::Result<Box<dyn Handle>> {
+        Ok(Box::new(FaultHandle {
+            inner: self.inner.open(name, options)?,
+            budget: self.budget.clone(),
+            errno: self.errno,
+        }))
+    }
+    fn len(&self, name: &str) -> io::Result<u64> {
+        self.inner.len(name)
+    }
+    fn remove(&self, name: &str) -> io::Result<()> {
+        self.inner.remove(name)
+    }
+    fn resident_bytes(&self, name: &str) -> Option<io::Result<u64>> {
+        self.inner.resident_bytes(name)
+    }
+    fn device_counters(&self) -> Option<DeviceCounters> {
+        self.inner.device_counters()
+    }
+}
+
+struct FaultHandle {
+    inner: Box<dyn Handle>,
+    budget: Arc<AtomicU64>,
+    errno: i32,
+}
+
+impl Handle for FaultHandle {
+    fn write_at(&mut self, buf: &[u8], offset: u64) -> io::Result<()> {
+        let len = buf.len() as u64;
+        let granted = self
+            .budget
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |left| left.checked_sub(len));
+        if granted.is_err() {
+            return Err(io::Error::from_raw_os_error(self.errno));
+        }
+        self.inner.write_at(buf, offset)
+    }
+    fn read_at(&mut self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        self.inner.read_at(buf, offset)
+    }
+    fn sync(&mut self) -> io::Result<()> {
+        self.inner.sync()
+    }
+    fn close(self: Box<Self>) -> io::Result<()> {
+        self.inner.close()
+    }
+}

@@ -1,0 +1,85 @@
+//! iobm-target: the one seam every backend implements. A target performs operations on named
+//! objects; it never reads the clock and never keeps statistics, so the engine measures every
+//! target the same way.
+
+use std::io;
+
+pub mod errors;
+pub mod fault;
+pub mod mem;
+pub mod null;
+pub mod posix;
+
+pub use errors::error_kind;
+
+/// What a target can do beyond plain reads and writes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Capabilities {
+    /// Can bypass the page cache (`O_DIRECT`); buffers and offsets must then be aligned.
+    pub direct_io: bool,
+    /// Can force data to stable storage (`fsync`).
+    pub sync: bool,
+    /// Can tell how much of an object sits in the page cache.
+    pub residency: bool,
+}
+
+/// How an object is opened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// Create a new object; fails if it exists (iobm never overwrites what it did not create).
+    Create,
+    /// Read an existing object.
+    Read,
+    /// Write (and read) an existing object, keeping its contents.
+    Write,
+}
+
+/// Options for [`Target::open`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OpenOptions {
+    pub access: Access,
+    /// Bypass the page cache (`O_DIRECT`).
+    pub direct: bool,
+}
+
+/// Kernel block-device counters for the device behind a target, in bytes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DeviceCounters {
+    /// The device, as `major:minor`.
+    pub device: String,
+    pub read_bytes: u64,
+    pub written_bytes: u64,
+}
+
+/// Where the data lives. Implementations: [`posix::PosixTarget`], [`mem::MemTarget`],
+/// [`null::NullTarget`]; [`fault::FaultTarget`] wraps any of them.
+pub trait Target: Send + Sync {
+    /// A short description for reports: `posix:/mnt/nfs/iobm-...`.
+    fn describe(&self) -> String;
+    fn capabilities(&self) -> Capabilities;
+    /// Opens (or creates) an object. Called once per worker and phase, never per operation.
+    fn open(&self, name: &str, options: OpenOptions) -> io::Result<Box<dyn Handle>>;
+    /// The object's length in bytes.
+    fn len(&self, name: &str) -> io::Result<u64>;
+    /// Removes an object this run created.
+    fn remove(&self, name: &str) -> io::Result<()>;
+    /// Bytes of the object resident in the page cache, when the target can tell.
+    fn resident_bytes(&self, _name: &str) -> Option<io::Result<u64>> {
+        None
+    }
+    /// Counters of the block device behind the target, when there is one.
+    fn device_counters(&self) -> Option<DeviceCounters> {
+        None
+    }
+}
+
+/// An open object. Methods move whole buffers or fail; a short read at the end of the object
+/// is an error of kind `UnexpectedEof`.
+pub trait Handle: Send {
+    fn write_at(&mut self, buf: &[u8], offset: u64) -> io::Result<()>;
+    fn read_at(&mut self, buf: &mut [u8], offset: u64) -> io::Result<()>;
+    /// Forces written data to stable storage.
+    fn sync(&mut self) -> io::Result<()>;
+    /// Closes the object, reporting errors that a plain drop would hide (NFS flushes on close).
+    fn close(self: Box<Self>) -> io::Result<()>;
+}

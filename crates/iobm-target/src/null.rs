@@ -1,0 +1,51 @@
+//! The null target ("to test iobm itself", like fio's null engine): writes vanish, reads return
+//! whatever the buffer held, every object has the length it was last written to.
+
+use crate::{Capabilities, Handle, OpenOptions, Target};
+use std::io;
+
+#[derive(Debug, Default)]
+pub struct NullTarget;
+
+impl Target for NullTarget {
+    fn describe(&self) -> String {
+        "null".to_string()
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            direct_io: true,
+            sync: true,
+            residency: false,
+        }
+    }
+
+    fn open(&self, _name: &str, _options: OpenOptions) -> io::Result<Box<dyn Handle>> {
+        Ok(Box::new(NullHandle))
+    }
+
+    fn len(&self, _name: &str) -> io::Result<u64> {
+        Ok(u64::MAX)
+    }
+
+    fn remove(&self, _name: &str) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+struct NullHandle;
+
+impl Handle for NullHandle {
+    fn write_at(&mut self, _buf: &[u8], _offset: u64) -> io::Result<()> {
+        Ok(())
+    }
+    fn read_at(&mut self, _buf: &mut [u8], _offset: u64) -> io::Result<()> {
+        Ok(())
+    }
+    fn sync(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+    fn close(self: Box<Self>) -> io::Result<()> {
+        Ok(())
+    }
+}
