@@ -1,1 +1,13 @@
-//! placeholder
+//! iobm-engine: runs workloads (phases described as data) across worker threads, with a barrier
+//! before each phase, and times every operation the same way whatever the target.
+
+pub mod cpu;
+pub mod data;
+pub mod permute;
+pub mod runner;
+pub mod workload;
+
+pub use runner::{
+    prepare_objects, run_phase, Control, ErrorCount, PhaseEnd, PhaseOutcome, WorkerOutcome,
+};
+pub use workload::{DataKind, FileSpec, FsyncPolicy, Layout, Op, Pattern, Phase, Region, StopRule};

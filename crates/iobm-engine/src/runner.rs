@@ -1,0 +1,648 @@
+//! The phase runner: prepares every worker, releases them together through a barrier, times
+//! each operation with the monotonic clock, and collects per-worker spans, per-second series,
+//! latency histograms, errors by kind, iobm's CPU time and the cache evidence around the phase.
+
+use crate::cpu::CpuTimes;
+use crate::data::{AlignedBuf, DataSource};
+use crate::permute::Permutation;
+use crate::workload::{FsyncPolicy, Layout, Op, Pattern, Phase, Region, StopRule};
+use iobm_stats::{Histogram, Progress, WorkerSpan};
+use iobm_target::{error_kind, Access, DeviceCounters, Handle, OpenOptions, Target};
+use std::io;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Barrier, Mutex};
+use std::time::{Duration, Instant};
+
+/// A counter on its own cache line, so workers never contend for one.
+#[derive(Default)]
+#[repr(align(128))]
+struct LiveCounter(AtomicU64);
+
+/// Shared between the runner, the workers, a progress display and a Ctrl-C handler.
+pub struct Control {
+    /// The run's clock origin: every stamp is nanoseconds since this instant.
+    pub origin: Instant,
+    /// Seed of the run's data stamps and random orders.
+    pub run_id: u64,
+    stop: AtomicBool,
+    live: Vec<LiveCounter>,
+    phase: Mutex<Option<LivePhase>>,
+}
+
+/// What a progress display needs to know about the phase in flight.
+#[derive(Debug, Clone)]
+pub struct LivePhase {
+    pub name: String,
+    pub started: Instant,
+    /// Bytes the phase will move when it stops by size; None when it stops by time.
+    pub planned_bytes: Option<u64>,
+    pub duration: Option<Duration>,
+}
+
+impl Control {
+    pub fn new(run_id: u64, max_workers: usize) -> Control {
+        Control {
+            origin: Instant::now(),
+            run_id,
+            stop: AtomicBool::new(false),
+            live: (0..max_workers).map(|_| LiveCounter::default()).collect(),
+            phase: Mutex::new(None),
+        }
+    }
+
+    /// Asks every worker to stop after its current operation (Ctrl-C).
+    pub fn request_stop(&self) {
+        self.stop.store(true, Ordering::SeqCst);
+    }
+
+    pub fn stop_requested(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+
+    /// Bytes moved so far in the phase in flight.
+    pub fn live_bytes(&self) -> u64 {
+        self.live.iter().map(|c| c.0.load(Ordering::Relaxed)).sum()
+    }
+
+    pub fn live_phase(&self) -> Option<LivePhase> {
+        self.phase.lock().unwrap().clone()
+    }
+
+    fn ns(&self, t: Instant) -> u64 {
+        t.saturating_duration_since(self.origin).as_nanos() as u64
+    }
+}
+
+/// How a phase ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PhaseEnd {
+    Completed,
+    /// Stopped by [`Control::request_stop`] (Ctrl-C).
+    Interrupted,
+    /// Stopped because an operation failed (ENOSPC, EIO, ...).
+    Failed,
+}
+
+/// Errors of one kind in a phase.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ErrorCount {
+    /// `ENOSPC`, `EIO`, `short read`, ...
+    pub kind: String,
+    pub count: u64,
+    /// The first error of this kind, with its object and offset.
+    pub first: String,
+}
+
+/// One worker's result for a phase.
+#[derive(Debug, Clone)]
+pub struct WorkerOutcome {
+    pub span: WorkerSpan,
+    /// Bytes completed per second of the phase (index k = ops ending in [k s, k+1 s) after the
+    /// phase began).
+    pub series_bytes: Vec<u64>,
+    pub series_ops: Vec<u64>,
+    /// Time spent in the final fsync (`--fsync end`), inside the span.
+    pub final_sync_ns: u64,
+}
+
+/// Everything measured in one phase.
+#[derive(Debug, Clone)]
+pub struct PhaseOutcome {
+    pub name: String,
+    pub op: Op,
+    pub end: PhaseEnd,
+    /// When the barrier released the workers, ns since the run's origin.
+    pub start_ns: u64,
+    pub end_ns: u64,
+    pub workers: Vec<WorkerOutcome>,
+    pub latency: Histogram,
+    pub errors: Vec<ErrorCount>,
+    pub cpu: CpuTimes,
+    /// Bytes of the phase's files in the page cache just before it began (targets that can tell).
+    pub resident_before: Option<u64>,
+    /// Device counters before and after the phase (targets backed by a block device).
+    pub device: Option<(DeviceCounters, DeviceCounters)>,
+}
+
+impl PhaseOutcome {
+    pub fn bytes(&self) -> u64 {
+        self.workers.iter().map(|w| w.span.bytes).sum()
+    }
+}
+
+/// Creates the layout's files, empty, before a write phase (not timed).
+pub fn prepare_objects(target: &dyn Target, layout: &Layout) -> io::Result<()> {
+    for file in &layout.files {
+        let handle = target
+            .open(
+                &file.name,
+                OpenOptions {
+                    access: Access::Create,
+                    direct: false,
+                },
+            )
+            .map_err(|e| io::Error::new(e.kind(), format!("create {}: {e}", file.name)))?;
+        handle.close()?;
+    }
+    Ok(())
+}
+
+/// Phase-wide coordination between workers.
+struct Shared {
+    workers: usize,
+    started: AtomicUsize,
+    max_start_ns: AtomicU64,
+    first_done_ns: AtomicU64,
+    abort: AtomicBool,
+}
+
+/// Runs one phase to its stop rule, Ctrl-C or the first failed operation.
+pub fn run_phase(target: &dyn Target, phase: &Phase, control: &Control) -> PhaseOutcome {
+    let workers = phase.layout.workers();
+    assert!(workers <= control.live.len(), "Control sized for fewer workers");
+    for counter in &control.live {
+        counter.0.store(0, Ordering::Relaxed);
+    }
+    let resident_before = (phase.op == Op::Read && !phase.direct)
+        .then(|| {
+            phase
+                .layout
+                .files
+                .iter()
+                .map(|f| target.resident_bytes(&f.name)?.ok())
+                .sum::<Option<u64>>()
+        })
+        .flatten();
+    let device_before = target.device_counters();
+
+    let shared = Shared {
+        workers,
+        started: AtomicUsize::new(0),
+        max_start_ns: AtomicU64::new(0),
+        first_done_ns: AtomicU64::new(u64::MAX),
+        abort: AtomicBool::new(false),
+    };
+    let barrier = Barrier::new(workers + 1);
+    let phase_start = Mutex::new(Instant::now());
+    let (results, cpu, start, end) = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers)
+            .map(|w| {
+                let (shared, barrier, phase_start) = (&shared, &barrier, &phase_start);
+                scope.spawn(move || {
+                    let prepared = Worker::prepare(target, phase, control, w);
+                    barrier.wait();
+                    let origin = *phase_start.lock().unwrap();
+                    match prepared {
+                        Ok(worker) => worker.run(shared, origin),
+                        Err(error) => {
+                            shared.abort.store(true, Ordering::SeqCst);
+                            let now = control.ns(Instant::now());
+                            (WorkerResult::empty(now), Some(error))
+                        }
+                    }
+                })
+            })
+            .collect();
+        let cpu_before = CpuTimes::now();
+        let start = Instant::now();
+        *phase_start.lock().unwrap() = start;
+        *control.phase.lock().unwrap() = Some(LivePhase {
+            name: phase.name.clone(),
+            started: start,
+            planned_bytes: match phase.stop {
+                StopRule::Once => Some(phase.layout.total_bytes()),
+                StopRule::Duration(_) => None,
+            },
+            duration: match phase.stop {
+                StopRule::Once => None,
+                StopRule::Duration(d) => Some(d),
+            },
+        });
+        barrier.wait();
+        let results: Vec<_> = handles
+            .into_iter()
+            .map(|h| h.join().expect("worker thread panicked"))
+            .collect();
+        let end = Instant::now();
+        (results, CpuTimes::now().since(cpu_before), start, end)
+    });
+    *control.phase.lock().unwrap() = None;
+    let device_after = target.device_counters();
+
+    let mut latency = Histogram::new();
+    let mut errors: Vec<ErrorCount> = Vec::new();
+    let mut outcomes = Vec::with_capacity(workers);
+    for (result, error) in results {
+        latency += &result.latency;
+        if let Some(error) = error {
+            match errors.iter_mut().find(|e| e.kind == error.kind) {
+                Some(e) => e.count += 1,
+                None => errors.push(ErrorCount {
+                    kind: error.kind,
+                    count: 1,
+                    first: error.message,
+                }),
+            }
+        }
+        outcomes.push(result.outcome);
+    }
+    let end_kind = if !errors.is_empty() {
+        PhaseEnd::Failed
+    } else if control.stop_requested() {
+        PhaseEnd::Interrupted
+    } else {
+        PhaseEnd::Completed
+    };
+    PhaseOutcome {
+        name: phase.name.clone(),
+        op: phase.op,
+        end: end_kind,
+        start_ns: control.ns(start),
+        end_ns: control.ns(end),
+        workers: outcomes,
+        latency,
+        errors,
+        cpu,
+        resident_before,
+        device: device_before.zip(device_after),
+    }
+}
+
+struct WorkerError {
+    kind: String,
+    message: String,
+}
+
+impl WorkerError {
+    fn new(error: &io::Error, what: String) -> WorkerError {
+        WorkerError {
+            kind: error_kind(error),
+            message: format!("{what}: {error}"),
+        }
+    }
+}
+
+struct WorkerResult {
+    outcome: WorkerOutcome,
+    latency: Histogram,
+}
+
+impl WorkerResult {
+    fn empty(now_ns: u64) -> WorkerResult {
+        WorkerResult {
+            outcome: WorkerOutcome {
+                span: WorkerSpan {
+                    start_ns: now_ns,
+                    end_ns: now_ns,
+                    ..WorkerSpan::default()
+                },
+                series_bytes: Vec::new(),
+                series_ops: Vec::new(),
+                final_sync_ns: 0,
+            },
+            latency: Histogram::new(),
+        }
+    }
+}
+
+/// One worker, prepared (file open, buffers filled) before the barrier so none of that is timed.
+struct Worker<'a> {
+    index: usize,
+    phase: &'a Phase,
+    control: &'a Control,
+    handle: Box<dyn Handle>,
+    region: Region,
+    file_name: &'a str,
+    data: Option<DataSource>,
+    read_buf: Option<AlignedBuf>,
+}
+
+/// What a worker had done before and after its latest operation, for the snapshots.
+#[derive(Default)]
+struct Tally {
+    now: Progress,
+    before_last: Progress,
+    at_all_started: Option<Progress>,
+    at_first_done: Option<Progress>,
+}
+
+impl Tally {
+    fn count(&mut self, bytes: u64) {
+        self.before_last = self.now;
+        self.now.bytes += bytes;
+        self.now.ops += 1;
+    }
+
+    /// Takes the all-started and first-done snapshots once those instants are known: the
+    /// progress at the instant, to within the operation that was in flight.
+    fn observe(&mut self, shared: &Shared, last_end_ns: u64) {
+        let pick = |instant: u64, t: &Tally| {
+            if last_end_ns <= instant {
+                t.now
+            } else {
+                t.before_last
+            }
+        };
+        if self.at_all_started.is_none() && shared.started.load(Ordering::Acquire) == shared.workers
+        {
+            self.at_all_started = Some(pick(shared.max_start_ns.load(Ordering::Acquire), self));
+        }
+        if self.at_first_done.is_none() {
+            let first = shared.first_done_ns.load(Ordering::Acquire);
+            if first != u64::MAX {
+                self.at_first_done = Some(pick(first, self));
+            }
+        }
+    }
+}
+
+impl<'a> Worker<'a> {
+    fn prepare(
+        target: &dyn Target,
+        phase: &'a Phase,
+        control: &'a Control,
+        index: usize,
+    ) -> Result<Worker<'a>, WorkerError> {
+        let region = phase.layout.regions[index];
+        let file_name = phase.layout.files[region.file].name.as_str();
+        let access = match phase.op {
+            Op::Write => Access::Write,
+            Op::Read => Access::Read,
+        };
+        let handle = target
+            .open(
+                file_name,
+                OpenOptions {
+                    access,
+                    direct: phase.direct,
+                },
+            )
+            .map_err(|e| WorkerError::new(&e, format!("open {file_name}")))?;
+        let block = phase.block as usize;
+        let seed = control.run_id ^ (index as u64).wrapping_mul(0x9e37_79b9);
+        let (data, read_buf) = match phase.op {
+            Op::Write => (Some(DataSource::new(phase.data, block, control.run_id, seed)), None),
+            Op::Read => (None, Some(AlignedBuf::zeroed(block))),
+        };
+        Ok(Worker {
+            index,
+            phase,
+            control,
+            handle,
+            region,
+            file_name,
+            data,
+            read_buf,
+        })
+    }
+
+    fn run(mut self, shared: &Shared, phase_origin: Instant) -> (WorkerResult, Option<WorkerError>) {
+        let phase = self.phase;
+        let control = self.control;
+        let live = &control.live[self.index].0;
+        let block = phase.block;
+        let blocks = self.region.len.div_ceil(block).max(1);
+        let seed = control.run_id ^ ((self.index as u64) << 32);
+        let mut order = match phase.pattern {
+            Pattern::Random { seed: s } => Some(Permutation::new(blocks, s ^ seed)),
+            Pattern::Sequential => None,
+        };
+        let deadline = match phase.stop {
+            StopRule::Duration(d) => Some(phase_origin + d),
+            StopRule::Once => None,
+        };
+        let mut latency = Histogram::new();
+        let mut tally = Tally::default();
+        let mut series_bytes: Vec<u64> = Vec::with_capacity(64);
+        let mut series_ops: Vec<u64> = Vec::with_capacity(64);
+        let mut error = None;
+
+        let start = Instant::now();
+        let start_ns = control.ns(start);
+        shared.max_start_ns.fetch_max(start_ns, Ordering::AcqRel);
+        shared.started.fetch_add(1, Ordering::AcqRel);
+
+        let mut i: u64 = 0;
+        let mut last_end = start;
+        loop {
+            if shared.abort.load(Ordering::Relaxed) || control.stop_requested() {
+                break;
+            }
+            if deadline.is_some_and(|d| last_end >= d) {
+                break;
+            }
+            let index_in_pass = i % blocks;
+            if index_in_pass == 0 && i > 0 {
+                match (&mut order, phase.stop) {
+                    (_, StopRule::Once) => break,
+                    (Some(p), StopRule::Duration(_)) => {
+                        *p = Permutation::new(blocks, seed ^ i);
+                    }
+                    (None, _) => {}
+                }
+            }
+            let block_index = order.as_ref().map_or(index_in_pass, |p| p.get(index_in_pass));
+            let rel = block_index * block;
+            let len = block.min(self.region.len - rel) as usize;
+            let offset = self.region.offset + rel;
+
+            let (t0, result) = match phase.op {
+                Op::Write => {
+                    let data = self.data.as_mut().expect("write worker has data");
+                    let buf = &data.block(self.region.file as u64, offset)[..len];
+                    let t0 = Instant::now();
+                    let mut result = self.handle.write_at(buf, offset);
+                    if result.is_ok() && phase.fsync == FsyncPolicy::Each {
+                        result = self.handle.sync();
+                    }
+                    (t0, result)
+                }
+                Op::Read => {
+                    let buf = &mut self.read_buf.as_mut().expect("read worker has a buffer")[..len];
+                    let t0 = Instant::now();
+                    (t0, self.handle.read_at(buf, offset))
+                }
+            };
+            let t1 = Instant::now();
+            if let Err(e) = result {
+                error = Some(WorkerError::new(
+                    &e,
+                    format!("{} {} at offset {offset}", phase.op.name(), self.file_name),
+                ));
+                shared.abort.store(true, Ordering::SeqCst);
+                break;
+            }
+            latency.record(t1.duration_since(t0).as_nanos() as u64);
+            tally.count(len as u64);
+            live.fetch_add(len as u64, Ordering::Relaxed);
+            let second = t1.saturating_duration_since(phase_origin).as_secs() as usize;
+            if second >= series_bytes.len() {
+                series_bytes.resize(second + 1, 0);
+                series_ops.resize(second + 1, 0);
+            }
+            series_bytes[second] += len as u64;
+            series_ops[second] += 1;
+            tally.observe(shared, control.ns(t1));
+            last_end = t1;
+            i += 1;
+        }
+
+        let mut final_sync_ns = 0;
+        if error.is_none() && phase.op == Op::Write && phase.fsync == FsyncPolicy::End {
+            let t0 = Instant::now();
+            if let Err(e) = self.handle.sync() {
+                error = Some(WorkerError::new(&e, format!("fsync {}", self.file_name)));
+                shared.abort.store(true, Ordering::SeqCst);
+            }
+            final_sync_ns = t0.elapsed().as_nanos() as u64;
+        }
+        if let Err(e) = self.handle.close() {
+            if error.is_none() {
+                error = Some(WorkerError::new(&e, format!("close {}", self.file_name)));
+                shared.abort.store(true, Ordering::SeqCst);
+            }
+        }
+        let end_ns = control.ns(Instant::now());
+        shared.first_done_ns.fetch_min(end_ns, Ordering::AcqRel);
+        tally.before_last = tally.now;
+        tally.observe(shared, end_ns);
+
+        let span = WorkerSpan {
+            start_ns,
+            end_ns,
+            bytes: tally.now.bytes,
+            ops: tally.now.ops,
+            at_all_started: tally.at_all_started.unwrap_or_default(),
+            at_first_done: tally.at_first_done.unwrap_or(tally.now),
+        };
+        let outcome = WorkerOutcome {
+            span,
+            series_bytes,
+            series_ops,
+            final_sync_ns,
+        };
+        (WorkerResult { outcome, latency }, error)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::{stamp, STAMP_LEN};
+    use crate::workload::DataKind;
+    use iobm_target::fault::FaultTarget;
+    use iobm_target::mem::MemTarget;
+    use iobm_target::null::NullTarget;
+
+    fn phase(op: Op, layout: Layout, block: u64) -> Phase {
+        Phase {
+            name: op.name().to_string(),
+            op,
+            block,
+            pattern: Pattern::Sequential,
+            fsync: FsyncPolicy::End,
+            direct: false,
+            stop: StopRule::Once,
+            data: DataKind::Random,
+            layout,
+        }
+    }
+
+    #[test]
+    fn write_then_read_moves_every_byte_once() {
+        let target = MemTarget::new();
+        let layout = Layout::file_per_worker(3, 10 * 4096 + 100);
+        let control = Control::new(99, 3);
+        prepare_objects(&target, &layout).unwrap();
+        let write = run_phase(&target, &phase(Op::Write, layout.clone(), 4096), &control);
+        assert_eq!(write.end, PhaseEnd::Completed);
+        assert_eq!(write.bytes(), 3 * (10 * 4096 + 100));
+        assert_eq!(write.latency.count(), 3 * 11);
+        for (w, worker) in write.workers.iter().enumerate() {
+            let s = worker.span;
+            assert_eq!(s.ops, 11);
+            assert_eq!(worker.series_bytes.iter().sum::<u64>(), s.bytes);
+            assert!(s.end_ns >= s.start_ns && s.start_ns >= write.start_ns);
+            assert!(s.at_first_done.bytes <= s.bytes);
+            let data = target.contents(&format!("data.{w}")).unwrap();
+            assert_eq!(data.len() as u64, 10 * 4096 + 100);
+            assert_eq!(&data[8192..8192 + STAMP_LEN], &stamp(99, w as u64, 8192));
+        }
+        let read = run_phase(&target, &phase(Op::Read, layout, 4096), &control);
+        assert_eq!(read.end, PhaseEnd::Completed);
+        assert_eq!(read.bytes(), write.bytes());
+    }
+
+    #[test]
+    fn random_order_covers_each_block_of_a_shared_file_once() {
+        let target = MemTarget::new();
+        let layout = Layout::shared_file(4, 16 * 512);
+        let control = Control::new(5, 4);
+        prepare_objects(&target, &layout).unwrap();
+        let mut p = phase(Op::Write, layout, 512);
+        p.pattern = Pattern::Random { seed: 3 };
+        let out = run_phase(&target, &p, &control);
+        assert_eq!(out.bytes(), 4 * 16 * 512);
+        let data = target.contents("data.shared").unwrap();
+        for block in 0..64u64 {
+            let at = (block * 512) as usize;
+            // Each 512-byte block starts a 4 KiB chunk of its own data source, so carries a stamp.
+            assert_eq!(&data[at + 16..at + 24], &(block * 512).to_le_bytes());
+        }
+    }
+
+    #[test]
+    fn duration_stop_wraps_and_stops_in_time() {
+        let control = Control::new(1, 2);
+        let mut p = phase(Op::Write, Layout::file_per_worker(2, 64 * 1024), 4096);
+        p.stop = StopRule::Duration(Duration::from_millis(200));
+        p.pattern = Pattern::Random { seed: 1 };
+        let out = run_phase(&NullTarget, &p, &control);
+        assert_eq!(out.end, PhaseEnd::Completed);
+        assert!(out.bytes() > 2 * 64 * 1024, "should wrap: {}", out.bytes());
+        let elapsed = (out.end_ns - out.start_ns) as f64 / 1e9;
+        assert!((0.2..5.0).contains(&elapsed), "{elapsed}");
+    }
+
+    #[test]
+    fn a_full_file_system_fails_the_phase_with_counted_errors() {
+        let target = FaultTarget::fail_writes_after(MemTarget::new(), 5 * 4096, libc::ENOSPC);
+        let layout = Layout::file_per_worker(2, 64 * 4096);
+        prepare_objects(&target, &layout).unwrap();
+        let control = Control::new(1, 2);
+        let out = run_phase(&target, &phase(Op::Write, layout, 4096), &control);
+        assert_eq!(out.end, PhaseEnd::Failed);
+        assert_eq!(out.errors.len(), 1);
+        assert_eq!(out.errors[0].kind, "ENOSPC");
+        assert!(out.errors[0].first.contains("write data."), "{}", out.errors[0].first);
+        assert_eq!(out.bytes(), 5 * 4096);
+    }
+
+    #[test]
+    fn stop_request_interrupts() {
+        let control = Control::new(1, 1);
+        let mut p = phase(Op::Read, Layout::file_per_worker(1, 4096), 4096);
+        p.stop = StopRule::Duration(Duration::from_secs(60));
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                std::thread::sleep(Duration::from_millis(100));
+                control.request_stop();
+            });
+            let out = run_phase(&NullTarget, &p, &control);
+            assert_eq!(out.end, PhaseEnd::Interrupted);
+            assert!(out.bytes() > 0);
+        });
+    }
+
+    #[test]
+    fn missing_object_is_an_error_not_a_panic() {
+        let control = Control::new(1, 1);
+        let out = run_phase(
+            &MemTarget::new(),
+            &phase(Op::Read, Layout::file_per_worker(1, 4096), 4096),
+            &control,
+        );
+        assert_eq!(out.end, PhaseEnd::Failed);
+        assert!(out.errors[0].first.starts_with("open data.0"));
+    }
+}
