@@ -182,15 +182,19 @@ pub fn run_phase(target: &dyn Target, phase: &Phase, control: &Control) -> Phase
         first_done_ns: AtomicU64::new(u64::MAX),
         abort: AtomicBool::new(false),
     };
-    let barrier = Barrier::new(workers + 1);
+    // Workers prepare, meet the coordinator at `ready`, which then stamps the phase start and
+    // releases them all at `go`: nothing of the preparation is timed or counted as CPU.
+    let ready = Barrier::new(workers + 1);
+    let go = Barrier::new(workers + 1);
     let phase_start = Mutex::new(Instant::now());
     let (results, cpu, start, end) = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..workers)
             .map(|w| {
-                let (shared, barrier, phase_start) = (&shared, &barrier, &phase_start);
+                let (shared, ready, go, phase_start) = (&shared, &ready, &go, &phase_start);
                 scope.spawn(move || {
                     let prepared = Worker::prepare(target, phase, control, w);
-                    barrier.wait();
+                    ready.wait();
+                    go.wait();
                     let origin = *phase_start.lock().unwrap();
                     match prepared {
                         Ok(worker) => worker.run(shared, origin),
@@ -203,6 +207,7 @@ pub fn run_phase(target: &dyn Target, phase: &Phase, control: &Control) -> Phase
                 })
             })
             .collect();
+        ready.wait();
         let cpu_before = CpuTimes::now();
         let start = Instant::now();
         *phase_start.lock().unwrap() = start;
@@ -218,7 +223,7 @@ pub fn run_phase(target: &dyn Target, phase: &Phase, control: &Control) -> Phase
                 StopRule::Duration(d) => Some(d),
             },
         });
-        barrier.wait();
+        go.wait();
         let results: Vec<_> = handles
             .into_iter()
             .map(|h| h.join().expect("worker thread panicked"))
@@ -401,7 +406,8 @@ impl<'a> Worker<'a> {
         let control = self.control;
         let live = &control.live[self.index].0;
         let block = phase.block;
-        let blocks = self.region.len.div_ceil(block).max(1);
+        let blocks = self.region.len.div_ceil(block);
+        let visit = self.region.visit.unwrap_or(blocks).min(blocks);
         let seed = control.run_id ^ ((self.index as u64) << 32);
         let mut order = match phase.pattern {
             Pattern::Random { seed: s } => Some(Permutation::new(blocks, s ^ seed)),
@@ -431,14 +437,18 @@ impl<'a> Worker<'a> {
             if deadline.is_some_and(|d| last_end >= d) {
                 break;
             }
-            let index_in_pass = i % blocks;
+            if visit == 0 {
+                break;
+            }
+            let index_in_pass = i % visit;
             if index_in_pass == 0 && i > 0 {
                 match (&mut order, phase.stop) {
                     (_, StopRule::Once) => break,
-                    (Some(p), StopRule::Duration(_)) => {
+                    // A fresh order each pass, unless limited to the blocks of the first one.
+                    (Some(p), StopRule::Duration(_)) if self.region.visit.is_none() => {
                         *p = Permutation::new(blocks, seed ^ i);
                     }
-                    (None, _) => {}
+                    _ => {}
                 }
             }
             let block_index = order.as_ref().map_or(index_in_pass, |p| p.get(index_in_pass));

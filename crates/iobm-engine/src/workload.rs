@@ -71,6 +71,9 @@ pub struct Region {
     pub file: usize,
     pub offset: u64,
     pub len: u64,
+    /// Visit only the first `visit` blocks of the region's order, the same ones every pass
+    /// (the blocks a time-limited random write reached); None: every block.
+    pub visit: Option<u64>,
 }
 
 /// Files and which worker owns which region.
@@ -96,6 +99,7 @@ impl Layout {
                     file: w,
                     offset: 0,
                     len: size_per_worker,
+                    visit: None,
                 })
                 .collect(),
         }
@@ -113,6 +117,7 @@ impl Layout {
                     file: 0,
                     offset: w as u64 * size_per_worker,
                     len: size_per_worker,
+                    visit: None,
                 })
                 .collect(),
         }
@@ -142,4 +147,59 @@ pub struct Phase {
     pub stop: StopRule,
     pub data: DataKind,
     pub layout: Layout,
+}
+
+impl Phase {
+    /// Restricts this phase to the data an earlier write phase really wrote, when that write
+    /// stopped by time before covering a worker's region: a sequential write wrote a prefix; a
+    /// random one wrote the first blocks of its order, which this phase then repeats (it must
+    /// use the same block size and order, as `stream` does).
+    pub fn limit_to_written(&mut self, write: &Phase, bytes_written: &[u64]) {
+        for (region, &written) in self.layout.regions.iter_mut().zip(bytes_written) {
+            if written >= region.len {
+                continue;
+            }
+            match write.pattern {
+                Pattern::Sequential => region.len = written / self.block * self.block,
+                Pattern::Random { .. } => {
+                    debug_assert!(self.block == write.block && self.pattern == write.pattern);
+                    region.visit = Some(written / write.block);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn phase(pattern: Pattern, block: u64) -> Phase {
+        Phase {
+            name: "p".into(),
+            op: Op::Read,
+            block,
+            pattern,
+            fsync: FsyncPolicy::Never,
+            direct: false,
+            stop: StopRule::Once,
+            data: DataKind::Random,
+            layout: Layout::file_per_worker(2, 1 << 20),
+        }
+    }
+
+    #[test]
+    fn limits_follow_what_was_written() {
+        let seq_write = phase(Pattern::Sequential, 65536);
+        let mut read = phase(Pattern::Random { seed: 1 }, 4096);
+        read.limit_to_written(&seq_write, &[1 << 20, 100_000]);
+        assert_eq!(read.layout.regions[0].len, 1 << 20);
+        assert_eq!(read.layout.regions[1].len, 98_304);
+
+        let random_write = phase(Pattern::Random { seed: 1 }, 4096);
+        let mut reread = random_write.clone();
+        reread.limit_to_written(&random_write, &[40960, 1 << 20]);
+        assert_eq!(reread.layout.regions[0].visit, Some(10));
+        assert_eq!(reread.layout.regions[1].visit, None);
+    }
 }

@@ -1,1 +1,7 @@
-//! placeholder
+//! iobm-report: turns a result document into text for people. Everything printed comes from
+//! the document, so `iobm report saved.json` prints what the run printed.
+
+pub mod table;
+pub mod text;
+
+pub use text::{render_footer, render_header, render_phase, render_run};

@@ -1,1 +1,335 @@
-//! placeholder
+//! iobm-results: the result contract. One versioned JSON document per run; every field is
+//! documented here (these doc comments become the JSON Schema in `schema/`), and everything a
+//! report shows can be recomputed from it.
+
+pub mod checks;
+pub mod env;
+pub mod time;
+
+use iobm_stats::{Aggregate, HistogramData, WorkerSpan};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// The value of [`RunResult::format`].
+pub const FORMAT: &str = "iobm-result";
+/// The current [`RunResult::schema_version`]. Readers refuse documents with a newer major version.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// One iobm run, as written by `--json FILE`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RunResult {
+    /// Always "iobm-result".
+    pub format: String,
+    /// Version of this format; incremented on every incompatible change.
+    pub schema_version: u32,
+    /// The kind of run ("write", "read", "stream", "quick"); only runs of one kind are compared.
+    pub kind: String,
+    /// Identifier of the run; also names its directory `iobm-<run_id>`.
+    pub run_id: String,
+    /// How the run ended.
+    pub status: RunStatus,
+    /// Wall-clock time the run began, RFC 3339 in UTC.
+    pub started_at: String,
+    /// The command line as given.
+    pub command_line: Vec<String>,
+    /// The resolved options of the run.
+    pub config: Config,
+    /// Where the run ran.
+    pub environment: Environment,
+    /// How stamps in this document relate to the wall clock.
+    pub clock: ClockInfo,
+    /// The phases in the order they ran.
+    pub phases: Vec<PhaseResult>,
+    /// Run-wide warnings (each phase also has its own).
+    pub warnings: Vec<String>,
+}
+
+/// How a run or phase ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    /// Every phase ran to its stop rule.
+    Complete,
+    /// Stopped by Ctrl-C (SIGINT) or SIGTERM; results are partial.
+    Interrupted,
+    /// An operation failed (ENOSPC, EIO, ...); results are partial.
+    Failed,
+}
+
+/// The resolved options of a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// The directory given on the command line.
+    pub dir: String,
+    /// The directory the run created inside `dir` (or, for `read`, the data set it read).
+    pub run_dir: String,
+    /// Worker threads.
+    pub jobs: u32,
+    /// Bytes each worker owns.
+    pub size_per_job_bytes: u64,
+    /// Bytes of the whole data set (jobs x size_per_job_bytes).
+    pub total_bytes: u64,
+    /// Bytes per operation.
+    pub block_bytes: u64,
+    /// "file_per_job" (one file per worker) or "shared_file" (disjoint regions of one file).
+    pub layout: String,
+    /// "sequential" or "random" (every block once per pass, in random order).
+    pub pattern: String,
+    /// "never", "end" (once per worker after its last write) or "each" (after every write).
+    pub fsync: String,
+    /// Whether files were opened with O_DIRECT.
+    pub direct: bool,
+    /// Time limit per phase in seconds, when the run stops by time instead of by size.
+    pub duration_s: Option<f64>,
+    /// Content written: "random", "zero" or "compressible:PCT".
+    pub data: String,
+    /// Whether the data was kept after the run.
+    pub keep: bool,
+}
+
+/// The machine and storage the run measured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Environment {
+    /// Host name of the machine that ran the workers.
+    pub hostname: String,
+    /// Operating system (PRETTY_NAME from /etc/os-release).
+    pub os: String,
+    /// Kernel release (uname -r).
+    pub kernel: String,
+    /// Kernel build (uname -v).
+    pub kernel_version: String,
+    /// Machine architecture (uname -m).
+    pub arch: String,
+    /// CPUs available to iobm.
+    pub cpus: u32,
+    /// CPU model name, when /proc/cpuinfo tells.
+    pub cpu_model: Option<String>,
+    /// Physical memory in bytes (MemTotal).
+    pub ram_bytes: u64,
+    /// iobm version.
+    pub iobm_version: String,
+    /// The file system holding the run's directory.
+    pub storage: Option<StorageInfo>,
+}
+
+/// The file system under test.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StorageInfo {
+    /// The directory measured.
+    pub path: String,
+    /// File system type (ext4, xfs, nfs4, tmpfs, lustre, ...), from /proc/self/mountinfo.
+    pub fs_type: String,
+    /// Mount point holding the directory.
+    pub mount_point: String,
+    /// What is mounted there (device, server:/export, ...).
+    pub mount_source: String,
+    /// Mount options, per-mount then per-superblock.
+    pub mount_options: String,
+    /// Device number as major:minor.
+    pub device: String,
+    /// Size of the file system in bytes (statvfs).
+    pub total_bytes: u64,
+    /// Bytes available to iobm before the run (statvfs f_bavail).
+    pub available_bytes: u64,
+}
+
+/// How stamps relate to the wall clock.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ClockInfo {
+    /// The clock all *_ns stamps and durations are read from.
+    pub source: String,
+    /// Wall-clock time of stamp 0, in nanoseconds since the Unix epoch.
+    pub origin_unix_ns: u64,
+}
+
+/// One phase: every worker doing one operation over its region.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PhaseResult {
+    /// Name of the phase ("write", "read", "random read", ...).
+    pub name: String,
+    /// Operation: "write" or "read".
+    pub op: String,
+    /// How the phase ended.
+    pub status: RunStatus,
+    /// The phase's own settings.
+    pub settings: PhaseSettings,
+    /// When the barrier released the workers, ns since the clock origin.
+    pub start_ns: u64,
+    /// When the last worker finished, ns since the clock origin.
+    pub end_ns: u64,
+    /// One entry per worker.
+    pub workers: Vec<WorkerResult>,
+    /// Latency of single operations over all workers.
+    pub latency: Latency,
+    /// Every aggregate definition that applies, with its formula.
+    pub aggregates: Vec<Aggregate>,
+    /// iobm's own CPU time during the phase (all threads).
+    pub cpu: CpuUsage,
+    /// Evidence for or against a cache effect.
+    pub cache: CacheEvidence,
+    /// Failed operations by kind (empty when none failed).
+    pub errors: Vec<ErrorCount>,
+    /// Warnings about this phase's numbers.
+    pub warnings: Vec<String>,
+}
+
+/// A phase's settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PhaseSettings {
+    /// Bytes per operation.
+    pub block_bytes: u64,
+    /// "sequential" or "random".
+    pub pattern: String,
+    /// "never", "end" or "each".
+    pub fsync: String,
+    /// Whether O_DIRECT was used.
+    pub direct: bool,
+    /// Time limit in seconds; null when each worker made one pass over its region.
+    pub duration_s: Option<f64>,
+    /// Bytes of the phase's data set.
+    pub data_bytes: u64,
+}
+
+/// One worker in one phase.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WorkerResult {
+    /// Worker index within its rank.
+    pub worker: u32,
+    /// MPI rank (0 without MPI).
+    pub rank: u32,
+    /// Host the worker ran on.
+    pub host: String,
+    /// Start and end stamps, bytes and operations, and the snapshots behind the aggregates.
+    pub span: WorkerSpan,
+    /// Time spent in the final fsync (fsync "end"), included in the span, in ns.
+    pub final_sync_ns: u64,
+    /// Throughput over time.
+    pub series: Series,
+}
+
+/// Amounts per fixed interval since the phase began.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Series {
+    /// Interval length in ns; entry k covers operations that ended in [k, k+1) intervals after
+    /// the phase's start_ns.
+    pub interval_ns: u64,
+    /// Bytes completed in each interval.
+    pub bytes: Vec<u64>,
+    /// Operations completed in each interval.
+    pub ops: Vec<u64>,
+}
+
+/// Latency of single operations.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Latency {
+    /// What one operation's latency covers.
+    pub measures: String,
+    /// Mean latency in ns.
+    pub mean_ns: Option<f64>,
+    /// 50th percentile in ns.
+    pub p50_ns: Option<u64>,
+    /// 90th percentile in ns.
+    pub p90_ns: Option<u64>,
+    /// 99th percentile in ns.
+    pub p99_ns: Option<u64>,
+    /// 99.9th percentile in ns.
+    pub p999_ns: Option<u64>,
+    /// Largest latency in ns.
+    pub max_ns: Option<u64>,
+    /// The full histogram, mergeable with other runs and ranks.
+    pub histogram: HistogramData,
+}
+
+/// CPU time iobm itself used during a phase.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CpuUsage {
+    /// User-mode CPU seconds, all threads.
+    pub user_s: f64,
+    /// Kernel-mode CPU seconds, all threads (includes the file system's own work for iobm).
+    pub system_s: f64,
+    /// (user_s + system_s) per GiB moved; null when nothing moved.
+    pub cpu_s_per_gib: Option<f64>,
+}
+
+/// Measurements that tell a storage rate from a cache rate.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CacheEvidence {
+    /// Bytes of the phase's files in the page cache just before it began (reads without
+    /// O_DIRECT on file systems that can tell).
+    pub resident_before_bytes: Option<u64>,
+    /// What the block device under the file system moved during the phase, when there is one.
+    pub device: Option<DeviceIo>,
+}
+
+/// Block device traffic during a phase (from /sys/dev/block/*/stat; includes other processes).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DeviceIo {
+    /// Device as major:minor.
+    pub device: String,
+    /// Bytes read from the device.
+    pub read_bytes: u64,
+    /// Bytes written to the device.
+    pub written_bytes: u64,
+}
+
+/// Failed operations of one kind.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ErrorCount {
+    /// ENOSPC, EIO, "short read", ...
+    pub kind: String,
+    /// How many operations failed this way.
+    pub count: u64,
+    /// The first such failure, with object and offset.
+    pub first: String,
+}
+
+impl PhaseResult {
+    pub fn bytes(&self) -> u64 {
+        self.workers.iter().map(|w| w.span.bytes).sum()
+    }
+
+    pub fn spans(&self) -> Vec<WorkerSpan> {
+        self.workers.iter().map(|w| w.span).collect()
+    }
+
+    pub fn aggregate(&self, kind: iobm_stats::AggregateKind) -> Option<&Aggregate> {
+        self.aggregates.iter().find(|a| a.kind == kind)
+    }
+}
+
+impl RunResult {
+    /// Reads a saved result, refusing other formats and newer versions with a clear message.
+    pub fn from_json(text: &str) -> Result<RunResult, String> {
+        let value: serde_json::Value =
+            serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
+        if value.get("format").and_then(|f| f.as_str()) != Some(FORMAT) {
+            return Err("not an iobm result (no \"format\": \"iobm-result\")".to_string());
+        }
+        let version = value.get("schema_version").and_then(|v| v.as_u64());
+        if version != Some(SCHEMA_VERSION as u64) {
+            return Err(format!(
+                "schema_version {version:?} is not supported by this iobm (reads {SCHEMA_VERSION})"
+            ));
+        }
+        serde_json::from_value(value).map_err(|e| format!("malformed iobm result: {e}"))
+    }
+}
+
+/// The JSON Schema of [`RunResult`], as checked in under `schema/`.
+pub fn schema() -> serde_json::Value {
+    serde_json::to_value(schemars::schema_for!(RunResult)).expect("schema serialises")
+}

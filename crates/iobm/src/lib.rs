@@ -1,1 +1,52 @@
-//! placeholder
+//! iobm: the command-line program. `run` parses arguments, dispatches to a command and turns
+//! its outcome into an exit code, printing bad input as one line.
+
+pub mod cli;
+pub mod execute;
+pub mod exit;
+pub mod files;
+pub mod progress;
+pub mod quick;
+pub mod record;
+pub mod report;
+pub mod rundir;
+pub mod session;
+
+use clap::Parser;
+use cli::{Cli, Command};
+use exit::Exit;
+use std::ffi::OsString;
+use std::process::ExitCode;
+
+/// Runs iobm with these arguments (the first is the program name).
+pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
+    let argv: Vec<OsString> = args.into_iter().collect();
+    let cli = match Cli::try_parse_from(&argv) {
+        Ok(cli) => cli,
+        Err(e) => {
+            use clap::error::ErrorKind;
+            if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand) {
+                let _ = e.print();
+                return ExitCode::from(if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand { Exit::BadInput as u8 } else { 0 });
+            }
+            let rendered = e.render().to_string();
+            let first = rendered.lines().next().unwrap_or("bad arguments");
+            eprintln!("iobm: {first}");
+            return ExitCode::from(Exit::BadInput as u8);
+        }
+    };
+    let outcome = match cli.command {
+        Command::Write(args) => files::write(args, false, &argv),
+        Command::Stream(args) => files::write(args, true, &argv),
+        Command::Read(args) => files::read(args, &argv),
+        Command::Quick(args) => quick::quick(args, &argv),
+        Command::Report(args) => report::report(args),
+    };
+    match outcome {
+        Ok(exit) => ExitCode::from(exit as u8),
+        Err(failure) => {
+            eprintln!("iobm: error: {failure}");
+            ExitCode::from(failure.exit as u8)
+        }
+    }
+}

@@ -1,0 +1,187 @@
+//! The text report: a header naming the run and its storage, then per phase one line per
+//! worker (as seed 003 prints them, but complete), every aggregate with its formula, latency
+//! percentiles, iobm's own CPU cost, the cache evidence and the warnings.
+
+use crate::table::Table;
+use iobm_results::{Environment, PhaseResult, RunResult, RunStatus};
+use iobm_stats::{format_bytes, format_duration, Rate};
+use std::fmt::Write;
+use std::time::Duration;
+
+fn status_word(status: RunStatus) -> &'static str {
+    match status {
+        RunStatus::Complete => "complete",
+        RunStatus::Interrupted => "INTERRUPTED",
+        RunStatus::Failed => "FAILED",
+    }
+}
+
+fn ns(value: Option<u64>) -> String {
+    value.map_or("-".into(), |v| format_duration(Duration::from_nanos(v)))
+}
+
+/// The whole run: header, each phase, footer.
+pub fn render_run(run: &RunResult) -> String {
+    let mut out = render_header(run);
+    for phase in &run.phases {
+        out.push('\n');
+        out.push_str(&render_phase(phase, &run.environment));
+    }
+    out.push('\n');
+    out.push_str(&render_footer(run));
+    out
+}
+
+/// What ran where: printed before the first phase.
+pub fn render_header(run: &RunResult) -> String {
+    let mut out = String::new();
+    let c = &run.config;
+    let e = &run.environment;
+    let _ = writeln!(out, "iobm {}  run {}", run.kind, run.run_id);
+    let _ = writeln!(out, "  data     {}", c.run_dir);
+    if let Some(s) = &e.storage {
+        let _ = writeln!(
+            out,
+            "  storage  {} on {} ({} at {}, {})",
+            s.path, s.fs_type, s.mount_source, s.mount_point, s.mount_options
+        );
+    }
+    let _ = writeln!(
+        out,
+        "  host     {}, {} {}, {} CPUs, {} RAM",
+        e.hostname,
+        e.os,
+        e.kernel,
+        e.cpus,
+        format_bytes(e.ram_bytes)
+    );
+    let stop = c
+        .duration_s
+        .map_or("one pass".to_string(), |d| format!("for {d}s per phase"));
+    let _ = writeln!(
+        out,
+        "  workload {} jobs x {} = {}, block {}, {}, {}, fsync {}, {}data {}, {}",
+        c.jobs,
+        format_bytes(c.size_per_job_bytes),
+        format_bytes(c.total_bytes),
+        format_bytes(c.block_bytes),
+        c.pattern,
+        c.layout.replace('_', " "),
+        c.fsync,
+        if c.direct { "O_DIRECT, " } else { "" },
+        c.data,
+        stop
+    );
+    out
+}
+
+/// How the run ended and its run-wide warnings: printed after the last phase.
+pub fn render_footer(run: &RunResult) -> String {
+    let mut out = format!("run {}: {}\n", run.run_id, status_word(run.status));
+    for w in &run.warnings {
+        let _ = writeln!(out, "warning: {w}");
+    }
+    out
+}
+
+/// One phase: workers, aggregates, latency, CPU, cache evidence, errors and warnings.
+pub fn render_phase(phase: &PhaseResult, env: &Environment) -> String {
+    let mut out = String::new();
+    let wall = phase.end_ns.saturating_sub(phase.start_ns);
+    let _ = writeln!(
+        out,
+        "{}: {} {} in {}",
+        phase.name,
+        status_word(phase.status),
+        format_bytes(phase.bytes()),
+        format_duration(Duration::from_nanos(wall))
+    );
+    let mut workers = Table::new(["  worker", "host", "time", "bytes", "MiB/s", "MB/s"]).left(1);
+    for w in &phase.workers {
+        let rate = Rate(w.span.bytes_per_s());
+        let label = if w.rank > 0 {
+            format!("  {}.{}", w.rank, w.worker)
+        } else {
+            format!("  {}", w.worker)
+        };
+        workers.row([
+            label,
+            w.host.clone(),
+            format_duration(Duration::from_nanos(w.span.end_ns - w.span.start_ns)),
+            format_bytes(w.span.bytes),
+            format!("{:.2}", rate.mib_s()),
+            format!("{:.2}", rate.mb_s()),
+        ]);
+    }
+    out.push_str(&workers.render(""));
+
+    let mut aggs = Table::new(["  aggregate", "MiB/s", "MB/s", "ops/s", "formula"]).left(4);
+    for a in &phase.aggregates {
+        let rate = Rate(a.bytes_per_s);
+        let window = a.seconds.map_or(String::new(), |s| {
+            format!(" = {} / {:.3}s", format_bytes(a.bytes), s)
+        });
+        aggs.row([
+            format!("  {}", a.kind.label()),
+            format!("{:.2}", rate.mib_s()),
+            format!("{:.2}", rate.mb_s()),
+            format!("{:.0}", a.ops_per_s),
+            format!("{}{window}", a.formula),
+        ]);
+    }
+    out.push_str(&aggs.render(""));
+
+    let l = &phase.latency;
+    let _ = writeln!(
+        out,
+        "  latency of one {} {} ({} ops): mean {}  p50 {}  p90 {}  p99 {}  p99.9 {}  max {}",
+        format_bytes(phase.settings.block_bytes),
+        phase.op,
+        l.histogram.count,
+        ns(l.mean_ns.map(|m| m as u64)),
+        ns(l.p50_ns),
+        ns(l.p90_ns),
+        ns(l.p99_ns),
+        ns(l.p999_ns),
+        ns(l.max_ns)
+    );
+    let cpu = &phase.cpu;
+    let _ = writeln!(
+        out,
+        "  iobm CPU: {:.2}s user + {:.2}s system{}",
+        cpu.user_s,
+        cpu.system_s,
+        cpu.cpu_s_per_gib
+            .map_or(String::new(), |c| format!(" = {c:.3} CPU-s per GiB moved"))
+    );
+    let mut cache = Vec::new();
+    if let Some(resident) = phase.cache.resident_before_bytes {
+        cache.push(format!(
+            "{} of {} in the page cache before the phase",
+            format_bytes(resident),
+            format_bytes(phase.settings.data_bytes)
+        ));
+    }
+    if let Some(d) = &phase.cache.device {
+        cache.push(format!(
+            "device {} read {} and wrote {} during the phase",
+            d.device,
+            format_bytes(d.read_bytes),
+            format_bytes(d.written_bytes)
+        ));
+    }
+    if cache.is_empty() {
+        cache.push(format!(
+            "no page-cache or device counters for this target (RAM {})",
+            format_bytes(env.ram_bytes)
+        ));
+    }
+    let _ = writeln!(out, "  cache: {}", cache.join("; "));
+    for e in &phase.errors {
+        let _ = writeln!(out, "  errors: {} x {} (first: {})", e.count, e.kind, e.first);
+    }
+    for w in &phase.warnings {
+        let _ = writeln!(out, "  warning: {w}");
+    }
+    out
+}

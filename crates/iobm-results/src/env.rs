@@ -1,0 +1,187 @@
+//! Captures the environment of a run: host, kernel, CPUs, memory, and the file system under the
+//! measured directory (type, mount point, options, size) from /proc and statvfs.
+
+use crate::{Environment, StorageInfo};
+use std::ffi::CStr;
+use std::fs;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+fn uname() -> [String; 4] {
+    // SAFETY: uname fills the zeroed struct; the fields are NUL-terminated C strings.
+    let mut u: libc::utsname = unsafe { std::mem::zeroed() };
+    if unsafe { libc::uname(&mut u) } != 0 {
+        return Default::default();
+    }
+    let field = |f: &[libc::c_char]| {
+        // SAFETY: uname NUL-terminates every field within its array.
+        unsafe { CStr::from_ptr(f.as_ptr()) }
+            .to_string_lossy()
+            .into_owned()
+    };
+    [
+        field(&u.nodename),
+        field(&u.release),
+        field(&u.version),
+        field(&u.machine),
+    ]
+}
+
+/// Physical memory in bytes, from /proc/meminfo.
+pub fn ram_bytes() -> u64 {
+    fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|m| {
+            m.lines()
+                .find(|l| l.starts_with("MemTotal:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|kb| kb.parse::<u64>().ok())
+        })
+        .map(|kb| kb * 1024)
+        .unwrap_or(0)
+}
+
+fn os_name() -> String {
+    fs::read_to_string("/etc/os-release")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("PRETTY_NAME="))
+                .map(|v| v.trim_matches('"').to_string())
+        })
+        .unwrap_or_else(|| std::env::consts::OS.to_string())
+}
+
+fn cpu_model() -> Option<String> {
+    let info = fs::read_to_string("/proc/cpuinfo").ok()?;
+    info.lines()
+        .find(|l| l.starts_with("model name"))
+        .and_then(|l| l.split_once(':'))
+        .map(|(_, v)| v.trim().to_string())
+}
+
+/// The host name, as the kernel knows it.
+pub fn hostname() -> String {
+    uname()[0].clone()
+}
+
+/// Undoes the octal escapes of /proc/self/mountinfo (`\040` for a space).
+fn unescape(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let octal = bytes.get(i + 1..i + 4);
+        if bytes[i] == b'\\' && octal.is_some_and(|o| o.iter().all(|b| (b'0'..=b'7').contains(b))) {
+            let o = octal.unwrap_or_default();
+            out.push((o[0] - b'0') * 64 + (o[1] - b'0') * 8 + (o[2] - b'0'));
+            i += 4;
+            continue;
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The file system holding `path`: the mountinfo entry with the device of `path` and the
+/// longest mount point that is a prefix of it.
+pub fn storage_info(path: &Path) -> Option<StorageInfo> {
+    let path = fs::canonicalize(path).ok()?;
+    let mountinfo = fs::read_to_string("/proc/self/mountinfo").ok()?;
+    let mut best: Option<(usize, StorageInfo)> = None;
+    for line in mountinfo.lines() {
+        let Some((left, right)) = line.split_once(" - ") else {
+            continue;
+        };
+        let l: Vec<&str> = left.split(' ').collect();
+        let r: Vec<&str> = right.split(' ').collect();
+        if l.len() < 6 || r.len() < 3 {
+            continue;
+        }
+        let mount_point = unescape(l[4]);
+        if !path.starts_with(&mount_point) {
+            continue;
+        }
+        // The longest mount point wins; among mounts stacked on one point, the last one.
+        let depth = mount_point.len();
+        if best.as_ref().is_some_and(|(d, _)| *d > depth) {
+            continue;
+        }
+        best = Some((
+            depth,
+            StorageInfo {
+                path: path.display().to_string(),
+                fs_type: r[0].to_string(),
+                mount_point,
+                mount_source: unescape(r[1]),
+                mount_options: format!("{},{}", l[5], r[2]),
+                device: l[2].to_string(),
+                total_bytes: 0,
+                available_bytes: 0,
+            },
+        ));
+    }
+    let (_, mut info) = best?;
+    if let Some((total, available)) = space(&path) {
+        info.total_bytes = total;
+        info.available_bytes = available;
+    }
+    Some(info)
+}
+
+/// (size, available to unprivileged users) of the file system at `path`, in bytes.
+pub fn space(path: &Path) -> Option<(u64, u64)> {
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
+    // SAFETY: statvfs fills the zeroed struct from a valid NUL-terminated path.
+    let mut s: libc::statvfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statvfs(c.as_ptr(), &mut s) } != 0 {
+        return None;
+    }
+    let frsize = s.f_frsize as u64;
+    Some((s.f_blocks as u64 * frsize, s.f_bavail as u64 * frsize))
+}
+
+/// The environment of a run measuring `dir` (None for targets that are not directories).
+pub fn capture(dir: Option<&Path>) -> Environment {
+    let [hostname, kernel, kernel_version, arch] = uname();
+    Environment {
+        hostname,
+        os: os_name(),
+        kernel,
+        kernel_version,
+        arch,
+        cpus: std::thread::available_parallelism()
+            .map(|n| n.get() as u32)
+            .unwrap_or(1),
+        cpu_model: cpu_model(),
+        ram_bytes: ram_bytes(),
+        iobm_version: env!("CARGO_PKG_VERSION").to_string(),
+        storage: dir.and_then(storage_info),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn environment_of_a_temp_dir() {
+        let dir = std::env::temp_dir();
+        let env = capture(Some(&dir));
+        assert!(!env.hostname.is_empty());
+        assert!(!env.kernel.is_empty());
+        assert!(env.cpus >= 1);
+        assert!(env.ram_bytes > 0);
+        let storage = env.storage.expect("temp dir has a file system");
+        assert!(!storage.fs_type.is_empty());
+        assert!(dir.canonicalize().unwrap().starts_with(&storage.mount_point));
+        assert!(storage.total_bytes >= storage.available_bytes);
+    }
+
+    #[test]
+    fn mountinfo_escapes() {
+        assert_eq!(unescape(r"/mnt/my\040disk"), "/mnt/my disk");
+        assert_eq!(unescape("plain"), "plain");
+    }
+}

@@ -1,0 +1,54 @@
+//! Exit codes, and the one kind of error the commands return: a message and the code it means.
+
+use std::fmt;
+
+/// What the process exit code says. Documented in `iobm --help`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    /// Every phase completed.
+    Ok = 0,
+    /// An operation failed during the run (ENOSPC, EIO, ...); partial results were reported.
+    RunFailed = 1,
+    /// Bad input: unknown flag, bad value, missing or unwritable path. Nothing was written.
+    BadInput = 2,
+    /// Interrupted by Ctrl-C or SIGTERM; partial results were reported.
+    Interrupted = 130,
+}
+
+pub const EXIT_CODES_HELP: &str = "\
+Exit codes:
+  0    every phase completed
+  1    an operation failed during the run (ENOSPC, EIO, ...); partial results were printed and saved
+  2    bad input (unknown flag, bad value, missing or unwritable path); nothing was written
+  130  interrupted by Ctrl-C or SIGTERM; partial results were printed and saved, data cleaned up";
+
+/// A command's failure: one line for the user and the exit code.
+#[derive(Debug)]
+pub struct Failure {
+    pub exit: Exit,
+    pub message: String,
+}
+
+impl Failure {
+    /// Bad input, reported before anything was written.
+    pub fn input(message: impl Into<String>) -> Failure {
+        Failure {
+            exit: Exit::BadInput,
+            message: message.into(),
+        }
+    }
+
+    /// A failure while running.
+    pub fn run(message: impl Into<String>) -> Failure {
+        Failure {
+            exit: Exit::RunFailed,
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}

@@ -1,0 +1,154 @@
+//! `iobm quick [DIR]`: the main job on a built-in default. A tour of about 30 seconds in a
+//! directory of its own (the system temp dir by default): sequential write and read, random
+//! reads, and durable random writes, ending in one summary table. Later suites add steps here.
+
+use crate::cli::QuickArgs;
+use crate::execute::execute;
+use crate::exit::{Exit, Failure};
+use crate::progress::clear_line;
+use crate::rundir::RunDir;
+use crate::session::{self, describe_io, RunId};
+use iobm_engine::{
+    prepare_objects, Control, DataKind, FsyncPolicy, Layout, Op, Pattern, Phase, StopRule,
+};
+use iobm_report::render_header;
+use iobm_report::table::Table;
+use iobm_results::{env, Config, PhaseResult, RunResult};
+use iobm_stats::{format_bytes, format_duration, AggregateKind, Rate};
+use iobm_target::posix::PosixTarget;
+use std::ffi::OsString;
+use std::sync::Arc;
+use std::time::Duration;
+
+const MIB: u64 = 1 << 20;
+const MAX_PER_JOB: u64 = 256 * MIB;
+const MIN_PER_JOB: u64 = 8 * MIB;
+
+fn step(name: &str, op: Op, block: u64, pattern: Pattern, fsync: FsyncPolicy, time: Duration, layout: &Layout) -> Phase {
+    Phase {
+        name: name.to_string(),
+        op,
+        block,
+        pattern,
+        fsync,
+        direct: false,
+        stop: StopRule::Duration(time),
+        data: DataKind::Random,
+        layout: layout.clone(),
+    }
+}
+
+/// A short note on whether a step's number is a storage or a cache rate.
+fn cache_note(phase: &PhaseResult) -> String {
+    let resident = phase.cache.resident_before_bytes;
+    let data = phase.settings.data_bytes;
+    match (phase.op.as_str(), resident, &phase.cache.device) {
+        ("read", Some(r), _) if data > 0 && r * 10 > data => {
+            format!("{:.0}% cached before: memory rate", 100.0 * r as f64 / data as f64)
+        }
+        ("read", _, Some(d)) => format!("device read {}", format_bytes(d.read_bytes)),
+        ("write", _, Some(d)) => format!("device wrote {}", format_bytes(d.written_bytes)),
+        _ => String::new(),
+    }
+}
+
+/// The summary table: one row per step, makespan bandwidth, IOPS and latency.
+pub fn summary(run: &RunResult) -> String {
+    let mut t = Table::new([
+        "step", "MiB/s", "MB/s", "IOPS", "p50", "p99", "CPU-s/GiB", "notes",
+    ])
+    .left(7);
+    for p in &run.phases {
+        let makespan = p.aggregate(AggregateKind::Makespan);
+        let rate = Rate(makespan.map_or(0.0, |a| a.bytes_per_s));
+        let lat = |v: Option<u64>| v.map_or("-".into(), |v| format_duration(Duration::from_nanos(v)));
+        t.row([
+            p.name.clone(),
+            format!("{:.1}", rate.mib_s()),
+            format!("{:.1}", rate.mb_s()),
+            format!("{:.0}", makespan.map_or(0.0, |a| a.ops_per_s)),
+            lat(p.latency.p50_ns),
+            lat(p.latency.p99_ns),
+            p.cpu.cpu_s_per_gib.map_or("-".into(), |c| format!("{c:.2}")),
+            cache_note(p),
+        ]);
+    }
+    t.render("")
+}
+
+pub fn quick(args: QuickArgs, argv: &[OsString]) -> Result<Exit, Failure> {
+    let dir = args.dir.clone().unwrap_or_else(std::env::temp_dir);
+    session::writable_dir(&dir)?;
+    session::json_path_ok(args.json.as_deref())?;
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let jobs = cpus.clamp(1, 4);
+    let available = env::space(&dir).map_or(u64::MAX, |(_, a)| a);
+    let per_job = (available / 4 / jobs as u64).min(MAX_PER_JOB) / MIB * MIB;
+    if per_job < MIN_PER_JOB {
+        return Err(Failure::input(format!(
+            "{}: only {} free; quick needs {} (pass another DIR)",
+            dir.display(),
+            format_bytes(available),
+            format_bytes(4 * MIN_PER_JOB * jobs as u64)
+        )));
+    }
+    let run_id = RunId::new();
+    let rundir = RunDir::create(&dir, &run_id.text)?;
+    let target = PosixTarget::new(&rundir.path);
+    let layout = Layout::file_per_worker(jobs, per_job);
+    if let Err(e) = prepare_objects(&target, &layout) {
+        let _ = rundir.remove(&layout);
+        return Err(Failure::run(format!("{}: {}", rundir.path.display(), describe_io(&e))));
+    }
+    let t = args.step_time;
+    let random = Pattern::Random { seed: run_id.seed };
+    let phases = vec![
+        step("sequential write 1MiB", Op::Write, MIB, Pattern::Sequential, FsyncPolicy::End, t, &layout),
+        step("sequential read 1MiB", Op::Read, MIB, Pattern::Sequential, FsyncPolicy::Never, t, &layout),
+        step("random read 4KiB", Op::Read, 4096, random, FsyncPolicy::Never, t, &layout),
+        step("random write 4KiB + fsync", Op::Write, 4096, random, FsyncPolicy::Each, t, &layout),
+    ];
+
+    let control = Arc::new(Control::new(run_id.seed, jobs));
+    session::stop_on_signals(&control);
+    let config = Config {
+        dir: dir.display().to_string(),
+        run_dir: rundir.path.display().to_string(),
+        jobs: jobs as u32,
+        size_per_job_bytes: per_job,
+        total_bytes: layout.total_bytes(),
+        block_bytes: MIB,
+        layout: "file_per_job".to_string(),
+        pattern: "per step".to_string(),
+        fsync: "per step".to_string(),
+        direct: false,
+        duration_s: Some(t.as_secs_f64()),
+        data: "random".to_string(),
+        keep: false,
+    };
+    let environment = env::capture(Some(&dir));
+    let mut run = session::skeleton("quick", &run_id, argv, config, environment, &control);
+    print!("{}", render_header(&run));
+    println!(
+        "\n{} steps of {} each; full details with --json FILE and `iobm report FILE`\n",
+        phases.len(),
+        format_duration(t)
+    );
+    execute(&target, phases, &mut run, &control, |r| {
+        clear_line();
+        if let Some(p) = r.phases.last() {
+            eprintln!("iobm: {} done", p.name);
+        }
+    });
+    if let Err(e) = rundir.remove(&layout) {
+        run.warnings.push(e);
+    }
+    print!("{}", summary(&run));
+    for p in &run.phases {
+        for w in &p.warnings {
+            println!("  {}: {w}", p.name);
+        }
+    }
+    println!("\nrun {}: {:?}", run.run_id, run.status);
+    session::finish(&run, args.json.as_deref())
+}

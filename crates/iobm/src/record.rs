@@ -1,0 +1,130 @@
+//! Turns what the engine measured in a phase into the result contract: per-worker records,
+//! aggregates with formulas, latency summary, CPU cost, cache evidence and warnings.
+
+use iobm_engine::{FsyncPolicy, Pattern, Phase, PhaseEnd, PhaseOutcome, StopRule};
+use iobm_results::checks::phase_warnings;
+use iobm_results::{
+    CacheEvidence, CpuUsage, DeviceIo, ErrorCount, Latency, PhaseResult, PhaseSettings,
+    RunStatus, Series, WorkerResult,
+};
+use iobm_stats::aggregates;
+
+pub fn pattern_name(p: Pattern) -> &'static str {
+    match p {
+        Pattern::Sequential => "sequential",
+        Pattern::Random { .. } => "random",
+    }
+}
+
+pub fn fsync_name(f: FsyncPolicy) -> &'static str {
+    match f {
+        FsyncPolicy::Never => "never",
+        FsyncPolicy::End => "end",
+        FsyncPolicy::Each => "each",
+    }
+}
+
+pub fn duration_s(stop: StopRule) -> Option<f64> {
+    match stop {
+        StopRule::Once => None,
+        StopRule::Duration(d) => Some(d.as_secs_f64()),
+    }
+}
+
+pub fn status(end: PhaseEnd) -> RunStatus {
+    match end {
+        PhaseEnd::Completed => RunStatus::Complete,
+        PhaseEnd::Interrupted => RunStatus::Interrupted,
+        PhaseEnd::Failed => RunStatus::Failed,
+    }
+}
+
+/// What one operation's latency covers, by operation and flush policy.
+fn measures(phase: &Phase) -> String {
+    let base = format!(
+        "one {}({}) call of {} bytes",
+        if phase.op == iobm_engine::Op::Write { "pwrite" } else { "pread" },
+        if phase.direct { "O_DIRECT" } else { "buffered" },
+        phase.block
+    );
+    if phase.op == iobm_engine::Op::Write && phase.fsync == FsyncPolicy::Each {
+        format!("{base} followed by fsync")
+    } else {
+        base
+    }
+}
+
+pub fn phase_result(phase: &Phase, outcome: &PhaseOutcome, host: &str, ram_bytes: u64) -> PhaseResult {
+    let spans: Vec<_> = outcome.workers.iter().map(|w| w.span).collect();
+    let moved: u64 = spans.iter().map(|s| s.bytes).sum();
+    let cpu_s = (outcome.cpu.user + outcome.cpu.system).as_secs_f64();
+    let l = &outcome.latency;
+    let mut result = PhaseResult {
+        name: outcome.name.clone(),
+        op: outcome.op.name().to_string(),
+        status: status(outcome.end),
+        settings: PhaseSettings {
+            block_bytes: phase.block,
+            pattern: pattern_name(phase.pattern).to_string(),
+            fsync: fsync_name(phase.fsync).to_string(),
+            direct: phase.direct,
+            duration_s: duration_s(phase.stop),
+            data_bytes: phase.layout.total_bytes(),
+        },
+        start_ns: outcome.start_ns,
+        end_ns: outcome.end_ns,
+        workers: outcome
+            .workers
+            .iter()
+            .enumerate()
+            .map(|(i, w)| WorkerResult {
+                worker: i as u32,
+                rank: 0,
+                host: host.to_string(),
+                span: w.span,
+                final_sync_ns: w.final_sync_ns,
+                series: Series {
+                    interval_ns: 1_000_000_000,
+                    bytes: w.series_bytes.clone(),
+                    ops: w.series_ops.clone(),
+                },
+            })
+            .collect(),
+        latency: Latency {
+            measures: measures(phase),
+            mean_ns: l.mean(),
+            p50_ns: l.percentile(50.0),
+            p90_ns: l.percentile(90.0),
+            p99_ns: l.percentile(99.0),
+            p999_ns: l.percentile(99.9),
+            max_ns: l.max(),
+            histogram: l.to_data(),
+        },
+        aggregates: aggregates(&spans),
+        cpu: CpuUsage {
+            user_s: outcome.cpu.user.as_secs_f64(),
+            system_s: outcome.cpu.system.as_secs_f64(),
+            cpu_s_per_gib: (moved > 0).then(|| cpu_s / (moved as f64 / (1u64 << 30) as f64)),
+        },
+        cache: CacheEvidence {
+            resident_before_bytes: outcome.resident_before,
+            device: outcome.device.as_ref().map(|(before, after)| DeviceIo {
+                device: after.device.clone(),
+                read_bytes: after.read_bytes.saturating_sub(before.read_bytes),
+                written_bytes: after.written_bytes.saturating_sub(before.written_bytes),
+            }),
+        },
+        errors: outcome
+            .errors
+            .iter()
+            .map(|e| ErrorCount {
+                kind: e.kind.clone(),
+                count: e.count,
+                first: e.first.clone(),
+            })
+            .collect(),
+        warnings: Vec::new(),
+    };
+    result.warnings = phase_warnings(&result, ram_bytes);
+    result
+}

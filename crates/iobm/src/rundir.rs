@@ -1,0 +1,211 @@
+//! The run's own directory `iobm-<run id>/` (created fresh, so nothing in it predates the run),
+//! the manifest that lets `iobm read` find and check kept data, and the cleanup that removes only
+//! what the run created.
+
+use crate::exit::Failure;
+use iobm_engine::{FileSpec, Layout};
+use serde::{Deserialize, Serialize};
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+pub const MANIFEST: &str = "iobm-manifest.json";
+const MANIFEST_FORMAT: &str = "iobm-data";
+
+/// Describes a data set written by iobm, saved beside its files.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Manifest {
+    pub format: String,
+    pub version: u32,
+    pub run_id: String,
+    pub jobs: u32,
+    pub size_per_job_bytes: u64,
+    pub block_bytes: u64,
+    /// "file_per_job" or "shared_file".
+    pub layout: String,
+    pub data: String,
+    pub files: Vec<ManifestFile>,
+    /// False until the write phase completed; incomplete data sets are not read.
+    pub complete: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ManifestFile {
+    pub name: String,
+    pub size: u64,
+}
+
+impl Manifest {
+    pub fn new(run_id: &str, layout_name: &str, layout: &Layout, block: u64, data: String) -> Self {
+        Manifest {
+            format: MANIFEST_FORMAT.to_string(),
+            version: 1,
+            run_id: run_id.to_string(),
+            jobs: layout.workers() as u32,
+            size_per_job_bytes: layout.regions.first().map_or(0, |r| r.len),
+            block_bytes: block,
+            layout: layout_name.to_string(),
+            data,
+            files: layout
+                .files
+                .iter()
+                .map(|f| ManifestFile {
+                    name: f.name.clone(),
+                    size: f.size,
+                })
+                .collect(),
+            complete: false,
+        }
+    }
+
+    /// The layout the data was written with.
+    pub fn layout(&self) -> Layout {
+        let layout = match self.layout.as_str() {
+            "shared_file" => Layout::shared_file(self.jobs as usize, self.size_per_job_bytes),
+            _ => Layout::file_per_worker(self.jobs as usize, self.size_per_job_bytes),
+        };
+        debug_assert_eq!(
+            layout.files,
+            self.files
+                .iter()
+                .map(|f| FileSpec {
+                    name: f.name.clone(),
+                    size: f.size
+                })
+                .collect::<Vec<_>>()
+        );
+        layout
+    }
+}
+
+/// Writes `bytes` to `path` through a temporary file and a rename, so readers never see half.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    let tmp = PathBuf::from(tmp);
+    fs::write(&tmp, bytes)?;
+    fs::rename(&tmp, path).inspect_err(|_| {
+        let _ = fs::remove_file(&tmp);
+    })
+}
+
+/// The directory a run created and owns.
+#[derive(Debug)]
+pub struct RunDir {
+    pub path: PathBuf,
+}
+
+impl RunDir {
+    /// Creates `parent/iobm-<run_id>`; fails if it exists, so the run never adopts old files.
+    pub fn create(parent: &Path, run_id: &str) -> Result<RunDir, Failure> {
+        let path = parent.join(format!("iobm-{run_id}"));
+        fs::create_dir(&path)
+            .map_err(|e| Failure::input(format!("cannot create {}: {e}", path.display())))?;
+        Ok(RunDir { path })
+    }
+
+    pub fn save_manifest(&self, manifest: &Manifest) -> io::Result<()> {
+        let text = serde_json::to_vec_pretty(manifest).expect("manifest serialises");
+        write_atomic(&self.path.join(MANIFEST), &text)
+    }
+
+    /// Removes the layout's files, the manifest and the directory; anything else found inside
+    /// (not ours) is left, and reported.
+    pub fn remove(&self, layout: &Layout) -> Result<(), String> {
+        let names = layout
+            .files
+            .iter()
+            .map(|f| f.name.as_str())
+            .chain([MANIFEST]);
+        for name in names {
+            match fs::remove_file(self.path.join(name)) {
+                Err(e) if e.kind() != io::ErrorKind::NotFound => {
+                    return Err(format!("cannot remove {}/{name}: {e}", self.path.display()))
+                }
+                _ => {}
+            }
+        }
+        fs::remove_dir(&self.path).map_err(|e| {
+            format!(
+                "left {} in place: {e} (it holds files iobm did not create)",
+                self.path.display()
+            )
+        })
+    }
+}
+
+/// Finds the data set at `path`: the directory itself when it holds a manifest, or its only
+/// `iobm-*` subdirectory that does.
+pub fn locate(path: &Path) -> Result<(PathBuf, Manifest), Failure> {
+    let hint = "write one first with `iobm write --keep DIR`, or measure both with `iobm stream DIR`";
+    if !path.is_dir() {
+        return Err(Failure::input(format!(
+            "{}: no such directory; {hint}",
+            path.display()
+        )));
+    }
+    let dir = if path.join(MANIFEST).is_file() {
+        path.to_path_buf()
+    } else {
+        let mut found: Vec<PathBuf> = fs::read_dir(path)
+            .map_err(|e| Failure::input(format!("{}: {e}", path.display())))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| {
+                p.file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with("iobm-"))
+                    && p.join(MANIFEST).is_file()
+            })
+            .collect();
+        found.sort();
+        match found.len() {
+            0 => {
+                return Err(Failure::input(format!(
+                    "{}: no iobm data here; {hint}",
+                    path.display()
+                )))
+            }
+            1 => found.remove(0),
+            _ => {
+                return Err(Failure::input(format!(
+                    "{}: holds {} iobm data sets; name one: {}",
+                    path.display(),
+                    found.len(),
+                    found
+                        .iter()
+                        .map(|p| p.display().to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )))
+            }
+        }
+    };
+    let text = fs::read_to_string(dir.join(MANIFEST))
+        .map_err(|e| Failure::input(format!("{}: {e}", dir.join(MANIFEST).display())))?;
+    let manifest: Manifest = serde_json::from_str(&text)
+        .ok()
+        .filter(|m: &Manifest| m.format == MANIFEST_FORMAT && m.version == 1)
+        .ok_or_else(|| {
+            Failure::input(format!(
+                "{}: not an iobm data manifest this version can read",
+                dir.join(MANIFEST).display()
+            ))
+        })?;
+    if !manifest.complete {
+        return Err(Failure::input(format!(
+            "{}: the write that made this data set did not finish; {hint}",
+            dir.display()
+        )));
+    }
+    for f in &manifest.files {
+        let len = fs::metadata(dir.join(&f.name)).map(|m| m.len());
+        if len.as_ref().map_or(true, |&l| l < f.size) {
+            return Err(Failure::input(format!(
+                "{}: data file {} is missing or shorter than written ({} bytes expected)",
+                dir.display(),
+                f.name,
+                f.size
+            )));
+        }
+    }
+    Ok((dir, manifest))
+}

@@ -1,0 +1,151 @@
+//! What every command shares: the run id, the result skeleton, Ctrl-C handling, checks on the
+//! paths given, and finishing a run (save the JSON, choose the exit code).
+
+use crate::exit::{Exit, Failure};
+use crate::rundir::write_atomic;
+use iobm_engine::Control;
+use iobm_results::{time, ClockInfo, Config, Environment, RunResult, RunStatus, FORMAT, SCHEMA_VERSION};
+use std::ffi::OsString;
+use std::io::Read;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// A run's identity: a readable id (also its directory name) and a numeric seed for data stamps.
+pub struct RunId {
+    pub text: String,
+    pub seed: u64,
+}
+
+impl RunId {
+    pub fn new() -> RunId {
+        let mut bytes = [0u8; 8];
+        let seeded = std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut bytes));
+        let seed = if seeded.is_ok() {
+            u64::from_le_bytes(bytes)
+        } else {
+            iobm_engine::permute::mix(time::unix_ns_now() ^ u64::from(std::process::id()))
+        };
+        let stamp = time::rfc3339(time::unix_ns_now());
+        let compact: String = stamp[..19].chars().filter(|c| *c != '-' && *c != ':').collect();
+        RunId {
+            text: format!("{compact}-{:04x}", seed & 0xffff),
+            seed,
+        }
+    }
+}
+
+/// Makes Ctrl-C and SIGTERM stop the workers after their current operation; a second Ctrl-C
+/// exits at once.
+pub fn stop_on_signals(control: &Arc<Control>) {
+    let control = control.clone();
+    let _ = ctrlc::set_handler(move || {
+        if control.stop_requested() {
+            eprintln!("iobm: interrupted again, exiting without cleanup");
+            std::process::exit(Exit::Interrupted as i32);
+        }
+        eprintln!("\riobm: stopping (Ctrl-C again to exit at once)...");
+        control.request_stop();
+    });
+}
+
+/// The result document before any phase ran.
+pub fn skeleton(
+    kind: &str,
+    run_id: &RunId,
+    argv: &[OsString],
+    config: Config,
+    environment: Environment,
+    control: &Control,
+) -> RunResult {
+    let now_unix = time::unix_ns_now();
+    let since_origin = Instant::now().duration_since(control.origin).as_nanos() as u64;
+    let origin_unix_ns = now_unix.saturating_sub(since_origin);
+    RunResult {
+        format: FORMAT.to_string(),
+        schema_version: SCHEMA_VERSION,
+        kind: kind.to_string(),
+        run_id: run_id.text.clone(),
+        status: RunStatus::Complete,
+        started_at: time::rfc3339(now_unix),
+        command_line: argv.iter().map(|a| a.to_string_lossy().into_owned()).collect(),
+        config,
+        environment,
+        clock: ClockInfo {
+            source: "CLOCK_MONOTONIC (Rust std::time::Instant); origin_unix_ns from CLOCK_REALTIME"
+                .to_string(),
+            origin_unix_ns,
+        },
+        phases: Vec::new(),
+        warnings: Vec::new(),
+    }
+}
+
+/// Checks that `dir` is a directory iobm may write in.
+pub fn writable_dir(dir: &Path) -> Result<(), Failure> {
+    let meta = std::fs::metadata(dir)
+        .map_err(|e| Failure::input(format!("{}: {}", dir.display(), describe_io(&e))))?;
+    if !meta.is_dir() {
+        return Err(Failure::input(format!("{}: not a directory", dir.display())));
+    }
+    let c = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes())
+        .map_err(|_| Failure::input(format!("{}: path contains a NUL byte", dir.display())))?;
+    // SAFETY: access reads a valid NUL-terminated path.
+    if unsafe { libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) } != 0 {
+        let e = std::io::Error::last_os_error();
+        return Err(Failure::input(format!(
+            "{}: not writable ({})",
+            dir.display(),
+            describe_io(&e)
+        )));
+    }
+    Ok(())
+}
+
+/// Checks that `--json FILE` can be written, before anything runs.
+pub fn json_path_ok(path: Option<&Path>) -> Result<(), Failure> {
+    let Some(path) = path else { return Ok(()) };
+    if path.is_dir() {
+        return Err(Failure::input(format!(
+            "--json {}: is a directory; give a file name",
+            path.display()
+        )));
+    }
+    let parent = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    if !parent.is_dir() {
+        return Err(Failure::input(format!(
+            "--json {}: directory {} does not exist",
+            path.display(),
+            parent.display()
+        )));
+    }
+    Ok(())
+}
+
+/// "No such file or directory" without Rust's "(os error 2)".
+pub fn describe_io(e: &std::io::Error) -> String {
+    let s = e.to_string();
+    match s.find(" (os error") {
+        Some(i) => s[..i].to_string(),
+        None => s,
+    }
+}
+
+/// Saves the result (if asked) and maps its status to the exit code.
+pub fn finish(run: &RunResult, json: Option<&Path>) -> Result<Exit, Failure> {
+    if let Some(path) = json {
+        let text = serde_json::to_vec_pretty(run).expect("result serialises");
+        write_atomic(path, &text).map_err(|e| {
+            Failure::run(format!("--json {}: cannot write: {}", path.display(), describe_io(&e)))
+        })?;
+        eprintln!("iobm: result saved to {}", path.display());
+    }
+    Ok(match run.status {
+        RunStatus::Complete => Exit::Ok,
+        RunStatus::Interrupted => Exit::Interrupted,
+        RunStatus::Failed => Exit::RunFailed,
+    })
+}
