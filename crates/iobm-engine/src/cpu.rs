@@ -47,6 +47,9 @@ mod tests {
         }
         std::hint::black_box(x);
         let used = CpuTimes::now().since(before);
-        assert!(used.user + used.system >= Duration::from_millis(20), "{used:?}");
+        assert!(
+            used.user + used.system >= Duration::from_millis(20),
+            "{used:?}"
+        );
     }
 }

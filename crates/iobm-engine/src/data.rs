@@ -119,7 +119,8 @@ impl DataSource {
         if self.kind == DataKind::Zero {
             return &self.pool[..self.block];
         }
-        let slot = (mix(offset ^ file_id.rotate_left(48) ^ self.run_id) % self.slots as u64) as usize;
+        let slot =
+            (mix(offset ^ file_id.rotate_left(48) ^ self.run_id) % self.slots as u64) as usize;
         let start = slot * CHUNK;
         let block = &mut self.pool[start..start + self.block];
         for (i, chunk) in block.chunks_mut(CHUNK).enumerate() {
@@ -145,7 +146,10 @@ mod tests {
             let block = src.block(3, offset).to_vec();
             assert_eq!(src.block(3, offset).as_ptr() as usize % CHUNK, 0);
             for (i, chunk) in block.chunks(CHUNK).enumerate() {
-                assert_eq!(&chunk[..STAMP_LEN], &stamp(7, 3, offset + (i * CHUNK) as u64));
+                assert_eq!(
+                    &chunk[..STAMP_LEN],
+                    &stamp(7, 3, offset + (i * CHUNK) as u64)
+                );
                 assert!(chunks.insert(chunk.to_vec()), "duplicate chunk");
             }
         }

@@ -159,7 +159,10 @@ struct Shared {
 /// Runs one phase to its stop rule, Ctrl-C or the first failed operation.
 pub fn run_phase(target: &dyn Target, phase: &Phase, control: &Control) -> PhaseOutcome {
     let workers = phase.layout.workers();
-    assert!(workers <= control.live.len(), "Control sized for fewer workers");
+    assert!(
+        workers <= control.live.len(),
+        "Control sized for fewer workers"
+    );
     for counter in &control.live {
         counter.0.store(0, Ordering::Relaxed);
     }
@@ -386,7 +389,10 @@ impl<'a> Worker<'a> {
         let block = phase.block as usize;
         let seed = control.run_id ^ (index as u64).wrapping_mul(0x9e37_79b9);
         let (data, read_buf) = match phase.op {
-            Op::Write => (Some(DataSource::new(phase.data, block, control.run_id, seed)), None),
+            Op::Write => (
+                Some(DataSource::new(phase.data, block, control.run_id, seed)),
+                None,
+            ),
             Op::Read => (None, Some(AlignedBuf::zeroed(block))),
         };
         Ok(Worker {
@@ -401,7 +407,11 @@ impl<'a> Worker<'a> {
         })
     }
 
-    fn run(mut self, shared: &Shared, phase_origin: Instant) -> (WorkerResult, Option<WorkerError>) {
+    fn run(
+        mut self,
+        shared: &Shared,
+        phase_origin: Instant,
+    ) -> (WorkerResult, Option<WorkerError>) {
         let phase = self.phase;
         let control = self.control;
         let live = &control.live[self.index].0;
@@ -451,7 +461,9 @@ impl<'a> Worker<'a> {
                     _ => {}
                 }
             }
-            let block_index = order.as_ref().map_or(index_in_pass, |p| p.get(index_in_pass));
+            let block_index = order
+                .as_ref()
+                .map_or(index_in_pass, |p| p.get(index_in_pass));
             let rel = block_index * block;
             let len = block.min(self.region.len - rel) as usize;
             let offset = self.region.offset + rel;
@@ -624,7 +636,11 @@ mod tests {
         assert_eq!(out.end, PhaseEnd::Failed);
         assert_eq!(out.errors.len(), 1);
         assert_eq!(out.errors[0].kind, "ENOSPC");
-        assert!(out.errors[0].first.contains("write data."), "{}", out.errors[0].first);
+        assert!(
+            out.errors[0].first.contains("write data."),
+            "{}",
+            out.errors[0].first
+        );
         assert_eq!(out.bytes(), 5 * 4096);
     }
 

@@ -24,7 +24,9 @@ impl Op {
 pub enum Pattern {
     Sequential,
     /// Every block once per pass, in a random order drawn from this seed.
-    Random { seed: u64 },
+    Random {
+        seed: u64,
+    },
 }
 
 /// When written data is forced to stable storage.

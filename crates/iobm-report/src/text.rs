@@ -178,7 +178,11 @@ pub fn render_phase(phase: &PhaseResult, env: &Environment) -> String {
     }
     let _ = writeln!(out, "  cache: {}", cache.join("; "));
     for e in &phase.errors {
-        let _ = writeln!(out, "  errors: {} x {} (first: {})", e.count, e.kind, e.first);
+        let _ = writeln!(
+            out,
+            "  errors: {} x {} (first: {})",
+            e.count, e.kind, e.first
+        );
     }
     for w in &phase.warnings {
         let _ = writeln!(out, "  warning: {w}");

@@ -23,8 +23,12 @@ pub fn phase_warnings(phase: &PhaseResult, ram_bytes: u64) -> Vec<String> {
         out.push(w);
     }
     match phase.status {
-        RunStatus::Interrupted => out.push("interrupted: these numbers cover part of the phase".into()),
-        RunStatus::Failed => out.push("failed: these numbers cover the phase up to the first error".into()),
+        RunStatus::Interrupted => {
+            out.push("interrupted: these numbers cover part of the phase".into())
+        }
+        RunStatus::Failed => {
+            out.push("failed: these numbers cover the phase up to the first error".into())
+        }
         RunStatus::Complete => {}
     }
     let moved = phase.bytes();

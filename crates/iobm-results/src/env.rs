@@ -175,7 +175,10 @@ mod tests {
         assert!(env.ram_bytes > 0);
         let storage = env.storage.expect("temp dir has a file system");
         assert!(!storage.fs_type.is_empty());
-        assert!(dir.canonicalize().unwrap().starts_with(&storage.mount_point));
+        assert!(dir
+            .canonicalize()
+            .unwrap()
+            .starts_with(&storage.mount_point));
         assert!(storage.total_bytes >= storage.available_bytes);
     }
 

@@ -133,7 +133,11 @@ impl Histogram {
             h.counts[bucket_of(low)] += n;
         }
         h.count = data.count;
-        h.min = if data.count > 0 { data.min_ns } else { u64::MAX };
+        h.min = if data.count > 0 {
+            data.min_ns
+        } else {
+            u64::MAX
+        };
         h.max = data.max_ns;
         h.sum = data.sum_ns as u128;
         h
@@ -188,7 +192,10 @@ mod tests {
 
     #[test]
     fn buckets_round_trip_and_bound_error() {
-        for v in values(7, 20_000).into_iter().chain([0, 1, 127, 128, 255, 256, u64::MAX]) {
+        for v in values(7, 20_000)
+            .into_iter()
+            .chain([0, 1, 127, 128, 255, 256, u64::MAX])
+        {
             let (low, width) = bucket_bounds(bucket_of(v));
             assert!(low <= v && v - low < width, "v={v} low={low} width={width}");
             assert!(width == 1 || (width as f64) / (low as f64) <= 1.0 / 128.0);

@@ -18,7 +18,8 @@ pub enum UnitError {
 }
 
 const SIZE_EXAMPLES: &str = "4096, 4k, 1MiB, 32G, 1.5GB";
-const SIZE_UNITS: &str = "B, K/KiB, M/MiB, G/GiB, T/TiB, P/PiB, or KB, MB, GB, TB, PB for powers of 1000";
+const SIZE_UNITS: &str =
+    "B, K/KiB, M/MiB, G/GiB, T/TiB, P/PiB, or KB, MB, GB, TB, PB for powers of 1000";
 const TIME_EXAMPLES: &str = "30, 500ms, 30s, 3m, 1h";
 const TIME_UNITS: &str = "ns, us, ms, s, m, h";
 
@@ -186,7 +187,10 @@ mod tests {
         ));
         assert!(matches!(parse_bytes(""), Err(UnitError::Empty(_))));
         assert!(matches!(parse_bytes("G"), Err(UnitError::Malformed(..))));
-        assert!(matches!(parse_bytes("1.2.3M"), Err(UnitError::Malformed(..))));
+        assert!(matches!(
+            parse_bytes("1.2.3M"),
+            Err(UnitError::Malformed(..))
+        ));
         assert!(matches!(parse_bytes("-1"), Err(UnitError::Malformed(..))));
         assert!(matches!(
             parse_bytes("99999999999P"),

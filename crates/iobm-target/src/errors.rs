@@ -38,9 +38,15 @@ mod tests {
 
     #[test]
     fn names() {
-        assert_eq!(error_kind(&io::Error::from_raw_os_error(libc::ENOSPC)), "ENOSPC");
+        assert_eq!(
+            error_kind(&io::Error::from_raw_os_error(libc::ENOSPC)),
+            "ENOSPC"
+        );
         assert_eq!(error_kind(&io::Error::from_raw_os_error(libc::EIO)), "EIO");
-        assert_eq!(error_kind(&io::Error::from_raw_os_error(9999)), "errno 9999");
+        assert_eq!(
+            error_kind(&io::Error::from_raw_os_error(9999)),
+            "errno 9999"
+        );
         assert_eq!(
             error_kind(&io::Error::from(io::ErrorKind::UnexpectedEof)),
             "short read"

@@ -62,7 +62,9 @@ impl Handle for FaultHandle {
         let len = buf.len() as u64;
         let granted = self
             .budget
-            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |left| left.checked_sub(len));
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |left| {
+                left.checked_sub(len)
+            });
         if granted.is_err() {
             return Err(io::Error::from_raw_os_error(self.errno));
         }

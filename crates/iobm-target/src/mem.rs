@@ -49,11 +49,16 @@ impl Target for MemTarget {
         let object = match options.access {
             Access::Create => {
                 if objects.contains_key(name) {
-                    return Err(io::Error::new(io::ErrorKind::AlreadyExists, name.to_string()));
+                    return Err(io::Error::new(
+                        io::ErrorKind::AlreadyExists,
+                        name.to_string(),
+                    ));
                 }
                 objects.entry(name.to_string()).or_default().clone()
             }
-            Access::Read | Access::Write => objects.get(name).ok_or_else(|| not_found(name))?.clone(),
+            Access::Read | Access::Write => {
+                objects.get(name).ok_or_else(|| not_found(name))?.clone()
+            }
         };
         Ok(Box::new(MemHandle { object }))
     }
@@ -67,7 +72,10 @@ impl Target for MemTarget {
 
     fn remove(&self, name: &str) -> io::Result<()> {
         let mut objects = self.objects.write().unwrap();
-        objects.remove(name).map(|_| ()).ok_or_else(|| not_found(name))
+        objects
+            .remove(name)
+            .map(|_| ())
+            .ok_or_else(|| not_found(name))
     }
 }
 

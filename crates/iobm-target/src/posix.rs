@@ -25,7 +25,11 @@ impl PosixTarget {
     }
 
     fn path(&self, name: &str) -> io::Result<PathBuf> {
-        if name.is_empty() || name.contains('/') || name.contains('\0') || name == ".." || name == "."
+        if name.is_empty()
+            || name.contains('/')
+            || name.contains('\0')
+            || name == ".."
+            || name == "."
         {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,

@@ -192,7 +192,10 @@ mod tests {
     #[test]
     fn data_kinds() {
         assert_eq!(parse_data("random"), Ok(DataKind::Random));
-        assert_eq!(parse_data("compressible:40"), Ok(DataKind::Compressible(40)));
+        assert_eq!(
+            parse_data("compressible:40"),
+            Ok(DataKind::Compressible(40))
+        );
         assert!(parse_data("compressible:140").is_err());
         assert!(parse_data("ones").is_err());
         for k in [DataKind::Random, DataKind::Zero, DataKind::Compressible(5)] {

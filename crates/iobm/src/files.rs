@@ -98,7 +98,12 @@ fn print(text: &str) {
 }
 
 /// Runs the phases and prints the report as it goes.
-fn run_and_report(target: &PosixTarget, phases: Vec<Phase>, run: &mut RunResult, control: &Arc<Control>) {
+fn run_and_report(
+    target: &PosixTarget,
+    phases: Vec<Phase>,
+    run: &mut RunResult,
+    control: &Arc<Control>,
+) {
     print(&render_header(run));
     execute(target, phases, run, control, |r| {
         let latest = r.phases.last().expect("a phase just ran");
@@ -121,7 +126,10 @@ pub fn write(args: WriteArgs, stream: bool, argv: &[OsString]) -> Result<Exit, F
     check_block(block, asked_per_job, io.direct)?;
     let per_job = asked_per_job / block * block;
     let total = per_job * jobs;
-    let available = env::space(&args.dir).map(|(_, avail)| avail);
+    // File systems that report no size at all (ramfs, some FUSE mounts) are not checked.
+    let available = env::space(&args.dir)
+        .filter(|&(size, _)| size > 0)
+        .map(|(_, avail)| avail);
     if let Some(avail) = available.filter(|&a| a < total && !args.ignore_free_space) {
         return Err(Failure::input(format!(
             "--size: the data set ({}) does not fit in the {} free at {} (--ignore-free-space to try anyway)",
@@ -131,7 +139,7 @@ pub fn write(args: WriteArgs, stream: bool, argv: &[OsString]) -> Result<Exit, F
         )));
     }
 
-    let run_id = RunId::new();
+    let run_id = RunId::generate();
     let rundir = RunDir::create(&args.dir, &run_id.text)?;
     let target = PosixTarget::new(&rundir.path);
     if io.direct {
@@ -140,7 +148,11 @@ pub fn write(args: WriteArgs, stream: bool, argv: &[OsString]) -> Result<Exit, F
             return Err(f);
         }
     }
-    let layout_name = if args.shared_file { "shared_file" } else { "file_per_job" };
+    let layout_name = if args.shared_file {
+        "shared_file"
+    } else {
+        "file_per_job"
+    };
     let layout = if args.shared_file {
         Layout::shared_file(jobs as usize, per_job)
     } else {
@@ -189,7 +201,13 @@ pub fn write(args: WriteArgs, stream: bool, argv: &[OsString]) -> Result<Exit, F
     let kind = if stream { "stream" } else { "write" };
     let mut run = session::skeleton(kind, &run_id, argv, config, environment, &control);
 
-    let mut manifest = Manifest::new(&run_id.text, layout_name, &layout, block, data_name(args.data));
+    let mut manifest = Manifest::new(
+        &run_id.text,
+        layout_name,
+        &layout,
+        block,
+        data_name(args.data),
+    );
     let prepared = rundir
         .save_manifest(&manifest)
         .and_then(|_| prepare_objects(&target, &layout));
@@ -210,7 +228,8 @@ pub fn write(args: WriteArgs, stream: bool, argv: &[OsString]) -> Result<Exit, F
     if args.keep && wrote_all {
         manifest.complete = true;
         if let Err(e) = rundir.save_manifest(&manifest) {
-            run.warnings.push(format!("could not mark the data set complete: {e}"));
+            run.warnings
+                .push(format!("could not mark the data set complete: {e}"));
         }
         run.warnings.push(format!(
             "data kept in {} (read it with: iobm read {})",
@@ -245,7 +264,7 @@ pub fn read(args: ReadArgs, argv: &[OsString]) -> Result<Exit, Failure> {
         session::writable_dir(&data_dir)?;
         probe_direct(&target, &data_dir)?;
     }
-    let run_id = RunId::new();
+    let run_id = RunId::generate();
     let control = Arc::new(Control::new(run_id.seed, layout.workers()));
     session::stop_on_signals(&control);
     let read_phase = phase("read", Op::Read, io, block, run_id.seed, &layout);

@@ -24,7 +24,15 @@ const MIB: u64 = 1 << 20;
 const MAX_PER_JOB: u64 = 256 * MIB;
 const MIN_PER_JOB: u64 = 8 * MIB;
 
-fn step(name: &str, op: Op, block: u64, pattern: Pattern, fsync: FsyncPolicy, time: Duration, layout: &Layout) -> Phase {
+fn step(
+    name: &str,
+    op: Op,
+    block: u64,
+    pattern: Pattern,
+    fsync: FsyncPolicy,
+    time: Duration,
+    layout: &Layout,
+) -> Phase {
     Phase {
         name: name.to_string(),
         op,
@@ -44,7 +52,10 @@ fn cache_note(phase: &PhaseResult) -> String {
     let data = phase.settings.data_bytes;
     match (phase.op.as_str(), resident, &phase.cache.device) {
         ("read", Some(r), _) if data > 0 && r * 10 > data => {
-            format!("{:.0}% cached before: memory rate", 100.0 * r as f64 / data as f64)
+            format!(
+                "{:.0}% cached before: memory rate",
+                100.0 * r as f64 / data as f64
+            )
         }
         ("read", _, Some(d)) => format!("device read {}", format_bytes(d.read_bytes)),
         ("write", _, Some(d)) => format!("device wrote {}", format_bytes(d.written_bytes)),
@@ -55,13 +66,21 @@ fn cache_note(phase: &PhaseResult) -> String {
 /// The summary table: one row per step, makespan bandwidth, IOPS and latency.
 pub fn summary(run: &RunResult) -> String {
     let mut t = Table::new([
-        "step", "MiB/s", "MB/s", "IOPS", "p50", "p99", "CPU-s/GiB", "notes",
+        "step",
+        "MiB/s",
+        "MB/s",
+        "IOPS",
+        "p50",
+        "p99",
+        "CPU-s/GiB",
+        "notes",
     ])
     .left(7);
     for p in &run.phases {
         let makespan = p.aggregate(AggregateKind::Makespan);
         let rate = Rate(makespan.map_or(0.0, |a| a.bytes_per_s));
-        let lat = |v: Option<u64>| v.map_or("-".into(), |v| format_duration(Duration::from_nanos(v)));
+        let lat =
+            |v: Option<u64>| v.map_or("-".into(), |v| format_duration(Duration::from_nanos(v)));
         t.row([
             p.name.clone(),
             format!("{:.1}", rate.mib_s()),
@@ -69,7 +88,9 @@ pub fn summary(run: &RunResult) -> String {
             format!("{:.0}", makespan.map_or(0.0, |a| a.ops_per_s)),
             lat(p.latency.p50_ns),
             lat(p.latency.p99_ns),
-            p.cpu.cpu_s_per_gib.map_or("-".into(), |c| format!("{c:.2}")),
+            p.cpu
+                .cpu_s_per_gib
+                .map_or("-".into(), |c| format!("{c:.2}")),
             cache_note(p),
         ]);
     }
@@ -82,7 +103,9 @@ pub fn quick(args: QuickArgs, argv: &[OsString]) -> Result<Exit, Failure> {
     session::json_path_ok(args.json.as_deref())?;
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     let jobs = cpus.clamp(1, 4);
-    let available = env::space(&dir).map_or(u64::MAX, |(_, a)| a);
+    let available = env::space(&dir)
+        .filter(|&(size, _)| size > 0)
+        .map_or(u64::MAX, |(_, a)| a);
     let per_job = (available / 4 / jobs as u64).min(MAX_PER_JOB) / MIB * MIB;
     if per_job < MIN_PER_JOB {
         return Err(Failure::input(format!(
@@ -92,21 +115,57 @@ pub fn quick(args: QuickArgs, argv: &[OsString]) -> Result<Exit, Failure> {
             format_bytes(4 * MIN_PER_JOB * jobs as u64)
         )));
     }
-    let run_id = RunId::new();
+    let run_id = RunId::generate();
     let rundir = RunDir::create(&dir, &run_id.text)?;
     let target = PosixTarget::new(&rundir.path);
     let layout = Layout::file_per_worker(jobs, per_job);
     if let Err(e) = prepare_objects(&target, &layout) {
         let _ = rundir.remove(&layout);
-        return Err(Failure::run(format!("{}: {}", rundir.path.display(), describe_io(&e))));
+        return Err(Failure::run(format!(
+            "{}: {}",
+            rundir.path.display(),
+            describe_io(&e)
+        )));
     }
     let t = args.step_time;
     let random = Pattern::Random { seed: run_id.seed };
     let phases = vec![
-        step("sequential write 1MiB", Op::Write, MIB, Pattern::Sequential, FsyncPolicy::End, t, &layout),
-        step("sequential read 1MiB", Op::Read, MIB, Pattern::Sequential, FsyncPolicy::Never, t, &layout),
-        step("random read 4KiB", Op::Read, 4096, random, FsyncPolicy::Never, t, &layout),
-        step("random write 4KiB + fsync", Op::Write, 4096, random, FsyncPolicy::Each, t, &layout),
+        step(
+            "sequential write 1MiB",
+            Op::Write,
+            MIB,
+            Pattern::Sequential,
+            FsyncPolicy::End,
+            t,
+            &layout,
+        ),
+        step(
+            "sequential read 1MiB",
+            Op::Read,
+            MIB,
+            Pattern::Sequential,
+            FsyncPolicy::Never,
+            t,
+            &layout,
+        ),
+        step(
+            "random read 4KiB",
+            Op::Read,
+            4096,
+            random,
+            FsyncPolicy::Never,
+            t,
+            &layout,
+        ),
+        step(
+            "random write 4KiB + fsync",
+            Op::Write,
+            4096,
+            random,
+            FsyncPolicy::Each,
+            t,
+            &layout,
+        ),
     ];
 
     let control = Arc::new(Control::new(run_id.seed, jobs));

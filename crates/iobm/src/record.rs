@@ -4,8 +4,8 @@
 use iobm_engine::{FsyncPolicy, Pattern, Phase, PhaseEnd, PhaseOutcome, StopRule};
 use iobm_results::checks::phase_warnings;
 use iobm_results::{
-    CacheEvidence, CpuUsage, DeviceIo, ErrorCount, Latency, PhaseResult, PhaseSettings,
-    RunStatus, Series, WorkerResult,
+    CacheEvidence, CpuUsage, DeviceIo, ErrorCount, Latency, PhaseResult, PhaseSettings, RunStatus,
+    Series, WorkerResult,
 };
 use iobm_stats::aggregates;
 
@@ -43,7 +43,11 @@ pub fn status(end: PhaseEnd) -> RunStatus {
 fn measures(phase: &Phase) -> String {
     let base = format!(
         "one {}({}) call of {} bytes",
-        if phase.op == iobm_engine::Op::Write { "pwrite" } else { "pread" },
+        if phase.op == iobm_engine::Op::Write {
+            "pwrite"
+        } else {
+            "pread"
+        },
         if phase.direct { "O_DIRECT" } else { "buffered" },
         phase.block
     );
@@ -54,7 +58,12 @@ fn measures(phase: &Phase) -> String {
     }
 }
 
-pub fn phase_result(phase: &Phase, outcome: &PhaseOutcome, host: &str, ram_bytes: u64) -> PhaseResult {
+pub fn phase_result(
+    phase: &Phase,
+    outcome: &PhaseOutcome,
+    host: &str,
+    ram_bytes: u64,
+) -> PhaseResult {
     let spans: Vec<_> = outcome.workers.iter().map(|w| w.span).collect();
     let moved: u64 = spans.iter().map(|s| s.bytes).sum();
     let cpu_s = (outcome.cpu.user + outcome.cpu.system).as_secs_f64();

@@ -31,8 +31,13 @@ pub fn recompute(run: &mut RunResult) -> Vec<String> {
 }
 
 pub fn report(args: ReportArgs) -> Result<Exit, Failure> {
-    let text = std::fs::read_to_string(&args.file)
-        .map_err(|e| Failure::input(format!("{}: {}", args.file.display(), crate::session::describe_io(&e))))?;
+    let text = std::fs::read_to_string(&args.file).map_err(|e| {
+        Failure::input(format!(
+            "{}: {}",
+            args.file.display(),
+            crate::session::describe_io(&e)
+        ))
+    })?;
     let mut run = RunResult::from_json(&text)
         .map_err(|e| Failure::input(format!("{}: {e}", args.file.display())))?;
     let differing = recompute(&mut run);

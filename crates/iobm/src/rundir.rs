@@ -137,7 +137,8 @@ impl RunDir {
 /// Finds the data set at `path`: the directory itself when it holds a manifest, or its only
 /// `iobm-*` subdirectory that does.
 pub fn locate(path: &Path) -> Result<(PathBuf, Manifest), Failure> {
-    let hint = "write one first with `iobm write --keep DIR`, or measure both with `iobm stream DIR`";
+    let hint =
+        "write one first with `iobm write --keep DIR`, or measure both with `iobm stream DIR`";
     if !path.is_dir() {
         return Err(Failure::input(format!(
             "{}: no such directory; {hint}",

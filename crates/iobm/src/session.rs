@@ -4,7 +4,9 @@
 use crate::exit::{Exit, Failure};
 use crate::rundir::write_atomic;
 use iobm_engine::Control;
-use iobm_results::{time, ClockInfo, Config, Environment, RunResult, RunStatus, FORMAT, SCHEMA_VERSION};
+use iobm_results::{
+    time, ClockInfo, Config, Environment, RunResult, RunStatus, FORMAT, SCHEMA_VERSION,
+};
 use std::ffi::OsString;
 use std::io::Read;
 use std::path::Path;
@@ -18,7 +20,7 @@ pub struct RunId {
 }
 
 impl RunId {
-    pub fn new() -> RunId {
+    pub fn generate() -> RunId {
         let mut bytes = [0u8; 8];
         let seeded = std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut bytes));
         let seed = if seeded.is_ok() {
@@ -27,7 +29,10 @@ impl RunId {
             iobm_engine::permute::mix(time::unix_ns_now() ^ u64::from(std::process::id()))
         };
         let stamp = time::rfc3339(time::unix_ns_now());
-        let compact: String = stamp[..19].chars().filter(|c| *c != '-' && *c != ':').collect();
+        let compact: String = stamp[..19]
+            .chars()
+            .filter(|c| *c != '-' && *c != ':')
+            .collect();
         RunId {
             text: format!("{compact}-{:04x}", seed & 0xffff),
             seed,
@@ -68,7 +73,10 @@ pub fn skeleton(
         run_id: run_id.text.clone(),
         status: RunStatus::Complete,
         started_at: time::rfc3339(now_unix),
-        command_line: argv.iter().map(|a| a.to_string_lossy().into_owned()).collect(),
+        command_line: argv
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect(),
         config,
         environment,
         clock: ClockInfo {
@@ -86,7 +94,10 @@ pub fn writable_dir(dir: &Path) -> Result<(), Failure> {
     let meta = std::fs::metadata(dir)
         .map_err(|e| Failure::input(format!("{}: {}", dir.display(), describe_io(&e))))?;
     if !meta.is_dir() {
-        return Err(Failure::input(format!("{}: not a directory", dir.display())));
+        return Err(Failure::input(format!(
+            "{}: not a directory",
+            dir.display()
+        )));
     }
     let c = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes())
         .map_err(|_| Failure::input(format!("{}: path contains a NUL byte", dir.display())))?;
@@ -139,7 +150,11 @@ pub fn finish(run: &RunResult, json: Option<&Path>) -> Result<Exit, Failure> {
     if let Some(path) = json {
         let text = serde_json::to_vec_pretty(run).expect("result serialises");
         write_atomic(path, &text).map_err(|e| {
-            Failure::run(format!("--json {}: cannot write: {}", path.display(), describe_io(&e)))
+            Failure::run(format!(
+                "--json {}: cannot write: {}",
+                path.display(),
+                describe_io(&e)
+            ))
         })?;
         eprintln!("iobm: result saved to {}", path.display());
     }

@@ -1,0 +1,55 @@
+//! The checked-in JSON Schema is the generated one, and documents every field.
+
+use serde_json::Value;
+use std::path::PathBuf;
+
+fn schema_path() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../schema/iobm-result-v1.schema.json")
+}
+
+#[test]
+fn checked_in_schema_matches_the_result_types() {
+    let generated = serde_json::to_string_pretty(&iobm_results::schema()).unwrap() + "\n";
+    if std::env::var_os("UPDATE_SCHEMA").is_some() {
+        std::fs::write(schema_path(), &generated).unwrap();
+    }
+    let checked_in = std::fs::read_to_string(schema_path()).expect("schema file exists");
+    assert_eq!(
+        checked_in, generated,
+        "schema/ is stale: run `UPDATE_SCHEMA=1 cargo test -p iobm-results --test schema`"
+    );
+}
+
+/// Walks every object schema and collects properties without a description.
+fn undocumented(value: &Value, path: &str, out: &mut Vec<String>) {
+    match value {
+        Value::Object(map) => {
+            if let Some(Value::Object(props)) = map.get("properties") {
+                for (name, prop) in props {
+                    if prop.get("description").is_none() {
+                        out.push(format!("{path}.{name}"));
+                    }
+                }
+            }
+            for (k, v) in map {
+                undocumented(v, &format!("{path}/{k}"), out);
+            }
+        }
+        Value::Array(items) => {
+            for v in items {
+                undocumented(v, path, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[test]
+fn every_field_is_documented() {
+    let mut missing = Vec::new();
+    undocumented(&iobm_results::schema(), "", &mut missing);
+    assert!(
+        missing.is_empty(),
+        "fields without a description: {missing:?}"
+    );
+}

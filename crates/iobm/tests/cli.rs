@@ -1,0 +1,610 @@
+//! End-to-end tests of the `iobm` binary on real file systems: results against the checked-in
+//! schema, aggregates recomputed from the JSON, safety (only the run's directory, cleaned up),
+//! bad input, a full file system, Ctrl-C, `read` of kept data, `quick` and `report`.
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+fn iobm() -> Command {
+    Command::cargo_bin("iobm").unwrap()
+}
+
+fn entries(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+fn load(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn assert_matches_schema(result: &Value) {
+    let schema_path =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../schema/iobm-result-v1.schema.json");
+    let schema = load(&schema_path);
+    let validator = jsonschema::validator_for(&schema).expect("schema compiles");
+    let errors: Vec<String> = validator
+        .iter_errors(result)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "result does not match schema: {errors:#?}"
+    );
+}
+
+fn u(v: &Value) -> u64 {
+    v.as_u64().unwrap()
+}
+
+/// Recomputes every aggregate of a phase from its worker records alone and compares.
+fn assert_aggregates_recomputable(phase: &Value) {
+    let workers = phase["workers"].as_array().unwrap();
+    let spans: Vec<(f64, f64, f64, f64, f64)> = workers
+        .iter()
+        .map(|w| {
+            let s = &w["span"];
+            (
+                u(&s["start_ns"]) as f64,
+                u(&s["end_ns"]) as f64,
+                u(&s["bytes"]) as f64,
+                u(&s["at_all_started"]["bytes"]) as f64,
+                u(&s["at_first_done"]["bytes"]) as f64,
+            )
+        })
+        .collect();
+    let total: f64 = spans.iter().map(|s| s.2).sum();
+    let min_start = spans.iter().map(|s| s.0).fold(f64::MAX, f64::min);
+    let max_start = spans.iter().map(|s| s.0).fold(0.0, f64::max);
+    let min_end = spans.iter().map(|s| s.1).fold(f64::MAX, f64::min);
+    let max_end = spans.iter().map(|s| s.1).fold(0.0, f64::max);
+    let expected = |kind: &str| -> f64 {
+        match kind {
+            "sum_of_rates" => spans.iter().map(|s| s.2 / ((s.1 - s.0) / 1e9)).sum(),
+            "makespan" => total / ((max_end - min_start) / 1e9),
+            "first_done" => spans.iter().map(|s| s.4).sum::<f64>() / ((min_end - min_start) / 1e9),
+            "steady_state" => {
+                spans.iter().map(|s| s.4 - s.3).sum::<f64>() / ((min_end - max_start) / 1e9)
+            }
+            other => panic!("unknown aggregate {other}"),
+        }
+    };
+    let aggs = phase["aggregates"].as_array().unwrap();
+    assert!(aggs.len() >= 3, "{aggs:?}");
+    for a in aggs {
+        let kind = a["kind"].as_str().unwrap();
+        let got = a["bytes_per_s"].as_f64().unwrap();
+        let want = expected(kind);
+        assert!(
+            (got - want).abs() <= 1e-6 * want.max(1.0),
+            "{kind}: saved {got}, recomputed {want}"
+        );
+        assert!(!a["formula"].as_str().unwrap().is_empty());
+    }
+}
+
+#[test]
+fn stream_reports_every_aggregate_and_saves_a_valid_result() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("out.json");
+    let data = dir.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let out = iobm()
+        .args([
+            "stream", "--jobs", "3", "--size", "6MiB", "--block", "64KiB", "--json",
+        ])
+        .arg(&json)
+        .arg(&data)
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    for needle in [
+        "write: complete",
+        "read: complete",
+        "sum of rates",
+        "makespan",
+        "first done",
+        "steady state",
+        "sum of bytes_w / (max end_w - min start_w)",
+        "p99.9",
+        "iobm CPU",
+        "MiB/s",
+        "MB/s",
+    ] {
+        assert!(stdout.contains(needle), "missing {needle:?} in:\n{stdout}");
+    }
+    // Nothing left behind, and the progress line stays off when stderr is not a terminal.
+    assert!(entries(&data).is_empty(), "{:?}", entries(&data));
+    assert!(!String::from_utf8_lossy(&out.stderr).contains('\r'));
+
+    let result = load(&json);
+    assert_matches_schema(&result);
+    assert_eq!(result["status"], "complete");
+    assert_eq!(result["kind"], "stream");
+    let phases = result["phases"].as_array().unwrap();
+    assert_eq!(phases.len(), 2);
+    for phase in phases {
+        let workers = phase["workers"].as_array().unwrap();
+        assert_eq!(workers.len(), 3);
+        let bytes: u64 = workers.iter().map(|w| u(&w["span"]["bytes"])).sum();
+        assert_eq!(bytes, 6 << 20);
+        for w in workers {
+            let series: u64 = w["series"]["bytes"].as_array().unwrap().iter().map(u).sum();
+            assert_eq!(series, u(&w["span"]["bytes"]));
+        }
+        assert_eq!(u(&phase["latency"]["histogram"]["count"]), 96);
+        assert_aggregates_recomputable(phase);
+    }
+    // The read right after the write is a page-cache read, and the result says so.
+    let read = &phases[1];
+    assert!(
+        read["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w.as_str().unwrap().contains("cache effect")),
+        "{:?}",
+        read["warnings"]
+    );
+    assert!(result["environment"]["storage"]["fs_type"].is_string());
+
+    // `iobm report` prints the same numbers from the file alone.
+    let report = iobm().arg("report").arg(&json).assert().success();
+    let text = String::from_utf8(report.get_output().stdout.clone()).unwrap();
+    let makespan_line = |s: &str| {
+        s.lines()
+            .find(|l| l.trim_start().starts_with("makespan"))
+            .map(str::to_string)
+            .unwrap()
+    };
+    assert_eq!(makespan_line(&text), makespan_line(&stdout));
+}
+
+#[test]
+fn shared_file_random_and_duration() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let data = tempfile::tempdir().unwrap();
+    iobm()
+        .args([
+            "stream",
+            "-j",
+            "2",
+            "--shared-file",
+            "--random",
+            "--size",
+            "4MiB",
+            "--block",
+            "4k",
+            "--duration",
+            "300ms",
+            "--fsync",
+            "never",
+            "--data",
+            "compressible:50",
+            "--json",
+        ])
+        .arg(&json)
+        .arg(data.path())
+        .assert()
+        .success();
+    let result = load(&json);
+    assert_matches_schema(&result);
+    assert_eq!(result["config"]["layout"], "shared_file");
+    assert_eq!(result["config"]["pattern"], "random");
+    for phase in result["phases"].as_array().unwrap() {
+        assert_eq!(phase["status"], "complete");
+        assert!(u(&phase["latency"]["histogram"]["count"]) > 0);
+        assert_aggregates_recomputable(phase);
+    }
+    assert!(entries(data.path()).is_empty());
+}
+
+#[test]
+fn keep_then_read_and_read_of_nothing_explains() {
+    let data = tempfile::tempdir().unwrap();
+    let empty = tempfile::tempdir().unwrap();
+    let err = iobm()
+        .arg("read")
+        .arg(empty.path())
+        .assert()
+        .code(2)
+        .get_output()
+        .stderr
+        .clone();
+    let err = String::from_utf8(err).unwrap();
+    assert!(
+        err.contains("no iobm data") && err.contains("write --keep") && err.contains("stream"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+
+    iobm()
+        .args([
+            "write", "--keep", "-j", "2", "--size", "2MiB", "--block", "256k",
+        ])
+        .arg(data.path())
+        .assert()
+        .success();
+    let kept = entries(data.path());
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    assert!(kept[0].starts_with("iobm-"));
+    let run_dir = data.path().join(&kept[0]);
+    assert_eq!(
+        entries(&run_dir),
+        ["data.0", "data.1", "iobm-manifest.json"]
+    );
+    let json = data.path().join("read.json");
+    // The parent directory is found as well as the run directory itself.
+    for path in [data.path().to_path_buf(), run_dir.clone()] {
+        iobm()
+            .args(["read", "--block", "64k", "--json"])
+            .arg(&json)
+            .arg(&path)
+            .assert()
+            .success();
+        let result = load(&json);
+        assert_eq!(result["kind"], "read");
+        let bytes: u64 = result["phases"][0]["workers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| u(&w["span"]["bytes"]))
+            .sum();
+        assert_eq!(bytes, 2 << 20);
+    }
+    // Reading never removes the data set.
+    assert_eq!(entries(&run_dir).len(), 3);
+}
+
+#[test]
+fn bad_input_is_one_line_exit_2_and_writes_nothing() {
+    let data = tempfile::tempdir().unwrap();
+    let d = data.path().to_str().unwrap().to_string();
+    let file = data.path().join("plain-file");
+    std::fs::write(&file, b"x").unwrap();
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (
+            vec!["write".into(), "/nonexistent/dir".into()],
+            "/nonexistent/dir",
+        ),
+        (
+            vec!["write".into(), file.display().to_string()],
+            "not a directory",
+        ),
+        (
+            vec!["write".into(), "--size".into(), "12X".into(), d.clone()],
+            "--size",
+        ),
+        (
+            vec!["write".into(), "--size".into(), "0".into(), d.clone()],
+            "--size",
+        ),
+        (
+            vec![
+                "write".into(),
+                "--block".into(),
+                "2M".into(),
+                "--size".into(),
+                "1M".into(),
+                d.clone(),
+            ],
+            "--block",
+        ),
+        (
+            vec![
+                "write".into(),
+                "--direct".into(),
+                "--block".into(),
+                "1000".into(),
+                "--size".into(),
+                "1M".into(),
+                d.clone(),
+            ],
+            "--direct",
+        ),
+        (
+            vec!["write".into(), "--frobnicate".into(), d.clone()],
+            "--frobnicate",
+        ),
+        (
+            vec!["write".into(), "--jobs".into(), "0".into(), d.clone()],
+            "--jobs",
+        ),
+        (
+            vec!["write".into(), "--duration".into(), "3x".into(), d.clone()],
+            "--duration",
+        ),
+        (
+            vec!["write".into(), "--data".into(), "ones".into(), d.clone()],
+            "--data",
+        ),
+        (
+            vec!["write".into(), "--size".into(), "1P".into(), d.clone()],
+            "does not fit",
+        ),
+        (
+            vec![
+                "write".into(),
+                "--json".into(),
+                "/nonexistent/x.json".into(),
+                d.clone(),
+            ],
+            "--json",
+        ),
+        (
+            vec!["report".into(), file.display().to_string()],
+            "plain-file",
+        ),
+    ];
+    for (args, needle) in cases {
+        let out = iobm().args(&args).assert().code(2).get_output().clone();
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err:?} lacks {needle:?}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+    assert_eq!(entries(data.path()), ["plain-file"]);
+}
+
+#[test]
+fn help_shows_examples_units_and_exit_codes() {
+    let out = iobm()
+        .arg("--help")
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let help = String::from_utf8(out).unwrap();
+    for needle in ["Examples:", "iobm quick", "Exit codes:", "130", "MiB"] {
+        assert!(help.contains(needle), "{needle}");
+    }
+    let out = iobm()
+        .args(["stream", "--help"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let help = String::from_utf8(out).unwrap();
+    for flag in [
+        "--jobs",
+        "--size-per-job",
+        "--shared-file",
+        "--direct",
+        "--fsync",
+        "--duration",
+        "--random",
+        "--keep",
+        "--data",
+        "--json",
+    ] {
+        assert!(help.contains(flag), "{flag}");
+    }
+}
+
+#[test]
+fn ctrl_c_reports_partial_results_and_cleans_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let json = dir.path().join("int.json");
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("iobm"))
+        .args([
+            "write",
+            "-j",
+            "2",
+            "--size",
+            "8MiB",
+            "--block",
+            "64k",
+            "--duration",
+            "60s",
+            "--json",
+        ])
+        .arg(&json)
+        .arg(data.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    // SAFETY: signalling our own child process.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(stdout.contains("write: INTERRUPTED"), "{stdout}");
+    let result = load(&json);
+    assert_matches_schema(&result);
+    assert_eq!(result["status"], "interrupted");
+    assert!(u(&result["phases"][0]["workers"][0]["span"]["bytes"]) > 0);
+    assert!(
+        entries(data.path()).is_empty(),
+        "{:?}",
+        entries(data.path())
+    );
+}
+
+#[test]
+fn quick_tours_a_directory_and_prints_a_summary() {
+    let data = tempfile::tempdir().unwrap();
+    let json = data.path().join("quick.json");
+    let out = iobm()
+        .args(["quick", "--step-time", "200ms", "--json"])
+        .arg(&json)
+        .arg(data.path())
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    for step in [
+        "sequential write 1MiB",
+        "sequential read 1MiB",
+        "random read 4KiB",
+        "random write 4KiB + fsync",
+        "IOPS",
+        "p99",
+    ] {
+        assert!(text.contains(step), "{step} missing:\n{text}");
+    }
+    let result = load(&json);
+    assert_matches_schema(&result);
+    assert_eq!(result["phases"].as_array().unwrap().len(), 4);
+    for phase in result["phases"].as_array().unwrap() {
+        assert_eq!(phase["status"], "complete", "{}", phase["errors"]);
+    }
+    assert_eq!(entries(data.path()), ["quick.json"]);
+}
+
+/// A small file system mounted for one test (needs root, as CI has).
+struct Mount(tempfile::TempDir);
+
+impl Mount {
+    /// A tmpfs of this size.
+    fn tmpfs(size: &str) -> Option<Mount> {
+        Mount::new("tmpfs", &format!("size={size}"))
+    }
+
+    fn new(fs_type: &str, options: &str) -> Option<Mount> {
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } != 0 {
+            eprintln!("not root: cannot mount a {fs_type} for this test");
+            return None;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let ok = std::process::Command::new("mount")
+            .args(["-t", fs_type, "-o", options, fs_type])
+            .arg(dir.path())
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "mount {fs_type} failed although running as root");
+        Some(Mount(dir))
+    }
+    fn path(&self) -> &Path {
+        self.0.path()
+    }
+}
+
+impl Drop for Mount {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg(self.0.path())
+            .status();
+    }
+}
+
+#[test]
+fn a_full_file_system_ends_the_run_cleanly() {
+    let Some(fs) = Mount::tmpfs("8m") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("full.json");
+    let out = iobm()
+        .args([
+            "write",
+            "-j",
+            "2",
+            "--size",
+            "32MiB",
+            "--block",
+            "256k",
+            "--ignore-free-space",
+            "--json",
+        ])
+        .arg(&json)
+        .arg(fs.path())
+        .assert()
+        .code(1)
+        .get_output()
+        .clone();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(stdout.contains("ENOSPC"), "{stdout}");
+    assert!(stdout.contains("write: FAILED"), "{stdout}");
+    let result = load(&json);
+    assert_matches_schema(&result);
+    assert_eq!(result["status"], "failed");
+    assert_eq!(result["phases"][0]["errors"][0]["kind"], "ENOSPC");
+    let written: u64 = result["phases"][0]["workers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| u(&w["span"]["bytes"]))
+        .sum();
+    assert!(written > 0 && written <= 8 << 20, "{written}");
+    assert!(entries(fs.path()).is_empty(), "{:?}", entries(fs.path()));
+
+    // Without --ignore-free-space the same request is refused before anything is written.
+    let err = iobm()
+        .args(["write", "--size", "32MiB"])
+        .arg(fs.path())
+        .assert()
+        .code(2)
+        .get_output()
+        .stderr
+        .clone();
+    assert!(String::from_utf8(err).unwrap().contains("does not fit"));
+}
+
+#[test]
+fn direct_io_refused_by_the_file_system_is_a_clear_error() {
+    // ramfs has no O_DIRECT (tmpfs has it since Linux 6.6).
+    let Some(fs) = Mount::new("ramfs", "mode=0755") else {
+        return;
+    };
+    let out = iobm()
+        .args(["write", "--direct", "--size", "1MiB", "--block", "4k"])
+        .arg(fs.path())
+        .assert()
+        .code(2)
+        .get_output()
+        .clone();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("--direct") && err.contains("ramfs"), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(entries(fs.path()).is_empty());
+}
+
+#[test]
+fn direct_io_where_supported() {
+    // The build's temp dir is on the disk file system holding the checkout.
+    let data = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let out = iobm()
+        .args([
+            "stream", "--direct", "-j", "2", "--size", "4MiB", "--block", "64k",
+        ])
+        .arg(data.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if stderr.contains("refuses O_DIRECT") {
+        eprintln!("this file system refuses O_DIRECT; checked the clear error instead");
+        assert_eq!(out.status.code(), Some(2));
+        return;
+    }
+    assert!(out.status.success(), "{stderr}");
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(stdout.contains("O_DIRECT"), "{stdout}");
+    // With O_DIRECT, the read is not a page-cache read: no residency check, no cache warning.
+    assert!(
+        !stdout.contains("page cache when the read began"),
+        "{stdout}"
+    );
+    assert!(entries(data.path()).is_empty());
+}
