@@ -128,6 +128,34 @@ impl PhaseOutcome {
     pub fn bytes(&self) -> u64 {
         self.workers.iter().map(|w| w.span.bytes).sum()
     }
+
+    /// A phase that could not begin: no worker ran, one error says why.
+    fn failed_before_start(
+        phase: &Phase,
+        control: &Control,
+        error: &io::Error,
+        what: &str,
+    ) -> Self {
+        let now = control.ns(Instant::now());
+        let empty = WorkerResult::empty(now).outcome;
+        PhaseOutcome {
+            name: phase.name.clone(),
+            op: phase.op,
+            end: PhaseEnd::Failed,
+            start_ns: now,
+            end_ns: now,
+            workers: vec![empty; phase.layout.workers()],
+            latency: Histogram::new(),
+            errors: vec![ErrorCount {
+                kind: error_kind(error),
+                count: 1,
+                first: format!("{what}: {error}"),
+            }],
+            cpu: CpuTimes::default(),
+            resident_before: None,
+            device: None,
+        }
+    }
 }
 
 /// Creates the layout's files, empty, before a write phase (not timed).
@@ -166,6 +194,17 @@ pub fn run_phase(target: &dyn Target, phase: &Phase, control: &Control) -> Phase
     for counter in &control.live {
         counter.0.store(0, Ordering::Relaxed);
     }
+    let dropped = if phase.drop_cache {
+        phase
+            .layout
+            .files
+            .iter()
+            .filter_map(|f| target.drop_cache(&f.name))
+            .collect::<io::Result<Vec<()>>>()
+            .map(|_| ())
+    } else {
+        Ok(())
+    };
     let resident_before = (phase.op == Op::Read && !phase.direct)
         .then(|| {
             phase
@@ -176,6 +215,9 @@ pub fn run_phase(target: &dyn Target, phase: &Phase, control: &Control) -> Phase
                 .sum::<Option<u64>>()
         })
         .flatten();
+    if let Err(e) = dropped {
+        return PhaseOutcome::failed_before_start(phase, control, &e, "drop the page cache");
+    }
     let device_before = target.device_counters();
 
     let shared = Shared {
@@ -564,6 +606,7 @@ mod tests {
             pattern: Pattern::Sequential,
             fsync: FsyncPolicy::End,
             direct: false,
+            drop_cache: false,
             stop: StopRule::Once,
             data: DataKind::Random,
             layout,

@@ -146,6 +146,8 @@ pub struct Phase {
     pub fsync: FsyncPolicy,
     /// Open with `O_DIRECT`.
     pub direct: bool,
+    /// Before the phase (untimed), flush the files and drop their pages from the page cache.
+    pub drop_cache: bool,
     pub stop: StopRule,
     pub data: DataKind,
     pub layout: Layout,
@@ -184,6 +186,7 @@ mod tests {
             pattern,
             fsync: FsyncPolicy::Never,
             direct: false,
+            drop_cache: false,
             stop: StopRule::Once,
             data: DataKind::Random,
             layout: Layout::file_per_worker(2, 1 << 20),

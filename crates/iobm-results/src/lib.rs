@@ -191,6 +191,9 @@ pub struct PhaseSettings {
     pub fsync: String,
     /// Whether O_DIRECT was used.
     pub direct: bool,
+    /// Whether the files were flushed and their pages dropped from the page cache before the
+    /// phase (read phases, unless --keep-cache).
+    pub drop_cache: bool,
     /// Time limit in seconds; null when each worker made one pass over its region.
     pub duration_s: Option<f64>,
     /// Bytes of the phase's data set.

@@ -46,6 +46,9 @@ impl<T: Target> Target for FaultTarget<T> {
     fn resident_bytes(&self, name: &str) -> Option<io::Result<u64>> {
         self.inner.resident_bytes(name)
     }
+    fn drop_cache(&self, name: &str) -> Option<io::Result<()>> {
+        self.inner.drop_cache(name)
+    }
     fn device_counters(&self) -> Option<DeviceCounters> {
         self.inner.device_counters()
     }

@@ -67,6 +67,11 @@ pub trait Target: Send + Sync {
     fn resident_bytes(&self, _name: &str) -> Option<io::Result<u64>> {
         None
     }
+    /// Flushes the object and asks the kernel to drop its cached pages, so the next read comes
+    /// from storage; None when the target has no page cache to drop.
+    fn drop_cache(&self, _name: &str) -> Option<io::Result<()>> {
+        None
+    }
     /// Counters of the block device behind the target, when there is one.
     fn device_counters(&self) -> Option<DeviceCounters> {
         None

@@ -63,6 +63,10 @@ pub struct IoArgs {
     /// Bypass the page cache with O_DIRECT (aligned buffers; block must be a multiple of 4 KiB)
     #[arg(long)]
     pub direct: bool,
+    /// Read what the page cache already holds, instead of flushing the data set and dropping
+    /// its cached pages before each read phase (posix_fadvise DONTNEED, as fio's invalidate=1)
+    #[arg(long)]
+    pub keep_cache: bool,
     /// Stop each phase after this long instead of after one pass (wraps around the data)
     #[arg(short, long, value_name = "DURATION", value_parser = parse_positive_duration)]
     pub duration: Option<Duration>,

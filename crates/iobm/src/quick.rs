@@ -40,6 +40,7 @@ fn step(
         pattern,
         fsync,
         direct: false,
+        drop_cache: op == Op::Read,
         stop: StopRule::Duration(time),
         data: DataKind::Random,
         layout: layout.clone(),

@@ -77,6 +77,7 @@ pub fn phase_result(
             pattern: pattern_name(phase.pattern).to_string(),
             fsync: fsync_name(phase.fsync).to_string(),
             direct: phase.direct,
+            drop_cache: phase.drop_cache,
             duration_s: duration_s(phase.stop),
             data_bytes: phase.layout.total_bytes(),
         },

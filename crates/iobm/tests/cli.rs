@@ -144,17 +144,10 @@ fn stream_reports_every_aggregate_and_saves_a_valid_result() {
         assert_eq!(u(&phase["latency"]["histogram"]["count"]), 96);
         assert_aggregates_recomputable(phase);
     }
-    // The read right after the write is a page-cache read, and the result says so.
+    // The data set's pages were dropped before the read, and the residency was measured after.
     let read = &phases[1];
-    assert!(
-        read["warnings"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|w| w.as_str().unwrap().contains("cache effect")),
-        "{:?}",
-        read["warnings"]
-    );
+    assert_eq!(read["settings"]["drop_cache"], true);
+    assert!(read["cache"]["resident_before_bytes"].is_u64());
     assert!(result["environment"]["storage"]["fs_type"].is_string());
 
     // `iobm report` prints the same numbers from the file alone.
@@ -191,6 +184,7 @@ fn shared_file_random_and_duration() {
             "never",
             "--data",
             "compressible:50",
+            "--keep-cache",
             "--json",
         ])
         .arg(&json)
@@ -206,6 +200,18 @@ fn shared_file_random_and_duration() {
         assert!(u(&phase["latency"]["histogram"]["count"]) > 0);
         assert_aggregates_recomputable(phase);
     }
+    // With --keep-cache the read right after the write is a page-cache read, and it says so.
+    let read = &result["phases"][1];
+    assert_eq!(read["settings"]["drop_cache"], false);
+    assert!(
+        read["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w.as_str().unwrap().contains("cache effect")),
+        "{:?}",
+        read["warnings"]
+    );
     assert!(entries(data.path()).is_empty());
 }
 
