@@ -79,8 +79,12 @@ def main():
         # name, iobm args (after the data set exists), fio args, drop caches first
         ("seq write 1MiB, fsync end",
          None, ["--rw=write", "--bs=1M", "--end_fsync=1"], True),
-        ("seq read 1MiB, page cache", ["--block", "1MiB"], ["--rw=read", "--bs=1M"], False),
-        ("random read 4KiB, page cache", ["--block", "4k", "--random"], ["--rw=randread", "--bs=4k", "--norandommap", "--randrepeat=0"], False),
+        # Both drop the files' cached pages first by default (fio: invalidate=1).
+        ("seq read 1MiB, from storage", ["--block", "1MiB"], ["--rw=read", "--bs=1M"], False),
+        ("seq read 1MiB, page cache", ["--block", "1MiB", "--keep-cache"],
+         ["--rw=read", "--bs=1M", "--invalidate=0"], False),
+        ("random read 4KiB, page cache", ["--block", "4k", "--random", "--keep-cache"],
+         ["--rw=randread", "--bs=4k", "--invalidate=0", "--norandommap", "--randrepeat=0"], False),
         ("seq read 1MiB, O_DIRECT", ["--block", "1MiB", "--direct"], ["--rw=read", "--bs=1M", "--direct=1"], False),
     ]
     results = []

@@ -64,15 +64,15 @@ pub fn phase_warnings(phase: &PhaseResult, ram_bytes: u64) -> Vec<String> {
             ));
         }
     }
-    if phase.op == "write" && !s.direct && s.fsync == "never" && moved > 0 {
+    if phase.op == "write" && !s.direct && moved > 0 {
         match device {
             Some(dev) if pct(dev.written_bytes, moved) < 50.0 => out.push(format!(
-                "cache effect: only {} of the {} written reached the block device {} during the phase; the rest is in the page cache (use --fsync end or --direct)",
+                "cache effect: only {} of the {} written reached the block device {} during the phase; the rest stayed in or was overwritten in the page cache (use --direct, or --fsync end with a data set that is written once)",
                 format_bytes(dev.written_bytes),
                 format_bytes(moved),
                 dev.device
             )),
-            None if moved < ram_bytes => out.push(
+            None if s.fsync == "never" && moved < ram_bytes => out.push(
                 "possible cache effect: without --fsync or --direct, written data may still be in the page cache when the phase ends".into(),
             ),
             _ => {}

@@ -4,10 +4,9 @@
 use crate::cli::{data_name, FsyncArg, IoArgs, ReadArgs, WriteArgs};
 use crate::execute::execute;
 use crate::exit::{Exit, Failure};
-use crate::progress::clear_line;
 use crate::record::{fsync_name, pattern_name};
 use crate::rundir::{locate, Manifest, RunDir};
-use crate::session::{self, describe_io, RunId};
+use crate::session::{self, describe_io, say, RunId};
 use iobm_engine::{
     prepare_objects, Control, DataKind, FsyncPolicy, Layout, Op, Pattern, Phase, StopRule,
 };
@@ -15,10 +14,7 @@ use iobm_report::{render_footer, render_header, render_phase};
 use iobm_results::{env, Config, RunResult, RunStatus};
 use iobm_stats::format_bytes;
 use iobm_target::posix::PosixTarget;
-use iobm_target::{Access, OpenOptions, Target};
 use std::ffi::OsString;
-use std::io::Write;
-use std::path::Path;
 use std::sync::Arc;
 
 const DEFAULT_BLOCK: u64 = 1 << 20;
@@ -64,40 +60,6 @@ fn phase(name: &str, op: Op, io: &IoArgs, block: u64, seed: u64, layout: &Layout
     }
 }
 
-/// Refuses `--direct` early, with a clear message, where the file system does not support it.
-fn probe_direct(target: &PosixTarget, dir: &Path) -> Result<(), Failure> {
-    const PROBE: &str = "direct-io-probe";
-    let opened = target.open(
-        PROBE,
-        OpenOptions {
-            access: Access::Create,
-            direct: true,
-        },
-    );
-    let _ = target.remove(PROBE);
-    match opened {
-        Ok(handle) => {
-            let _ = handle.close();
-            Ok(())
-        }
-        Err(e) => {
-            let fs = env::storage_info(dir).map_or("this file system".into(), |s| s.fs_type);
-            Err(Failure::input(format!(
-                "--direct: {} ({fs}) refuses O_DIRECT: {}",
-                dir.display(),
-                describe_io(&e)
-            )))
-        }
-    }
-}
-
-fn print(text: &str) {
-    clear_line();
-    let mut out = std::io::stdout().lock();
-    let _ = out.write_all(text.as_bytes());
-    let _ = out.flush();
-}
-
 /// Runs the phases and prints the report as it goes.
 fn run_and_report(
     target: &PosixTarget,
@@ -105,10 +67,10 @@ fn run_and_report(
     run: &mut RunResult,
     control: &Arc<Control>,
 ) {
-    print(&render_header(run));
+    say(&render_header(run));
     execute(target, phases, run, control, |r| {
         let latest = r.phases.last().expect("a phase just ran");
-        print(&format!("\n{}", render_phase(latest, &r.environment)));
+        say(&format!("\n{}", render_phase(latest, &r.environment)));
     });
 }
 
@@ -144,7 +106,7 @@ pub fn write(args: WriteArgs, stream: bool, argv: &[OsString]) -> Result<Exit, F
     let rundir = RunDir::create(&args.dir, &run_id.text)?;
     let target = PosixTarget::new(&rundir.path);
     if io.direct {
-        if let Err(f) = probe_direct(&target, &args.dir) {
+        if let Err(f) = session::probe_direct(&target, &args.dir) {
             let _ = rundir.remove(&Layout::file_per_worker(0, 0));
             return Err(f);
         }
@@ -248,7 +210,7 @@ pub fn write(args: WriteArgs, stream: bool, argv: &[OsString]) -> Result<Exit, F
             run.warnings.push(e);
         }
     }
-    print(&format!("\n{}", render_footer(&run)));
+    say(&format!("\n{}", render_footer(&run)));
     session::finish(&run, io.json.as_deref())
 }
 
@@ -263,7 +225,7 @@ pub fn read(args: ReadArgs, argv: &[OsString]) -> Result<Exit, Failure> {
     let target = PosixTarget::new(&data_dir);
     if io.direct {
         session::writable_dir(&data_dir)?;
-        probe_direct(&target, &data_dir)?;
+        session::probe_direct(&target, &data_dir)?;
     }
     let run_id = RunId::generate();
     let control = Arc::new(Control::new(run_id.seed, layout.workers()));
@@ -287,6 +249,6 @@ pub fn read(args: ReadArgs, argv: &[OsString]) -> Result<Exit, Failure> {
     let environment = env::capture(Some(&data_dir));
     let mut run = session::skeleton("read", &run_id, argv, config, environment, &control);
     run_and_report(&target, vec![read_phase], &mut run, &control);
-    print(&format!("\n{}", render_footer(&run)));
+    say(&format!("\n{}", render_footer(&run)));
     session::finish(&run, io.json.as_deref())
 }

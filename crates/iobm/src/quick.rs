@@ -5,14 +5,13 @@
 use crate::cli::QuickArgs;
 use crate::execute::execute;
 use crate::exit::{Exit, Failure};
-use crate::progress::clear_line;
 use crate::rundir::RunDir;
-use crate::session::{self, describe_io, RunId};
+use crate::session::{self, describe_io, say, RunId};
 use iobm_engine::{
     prepare_objects, Control, DataKind, FsyncPolicy, Layout, Op, Pattern, Phase, StopRule,
 };
-use iobm_report::render_header;
 use iobm_report::table::Table;
+use iobm_report::{render_footer, render_header};
 use iobm_results::{env, Config, PhaseResult, RunResult};
 use iobm_stats::{format_bytes, format_duration, AggregateKind, Rate};
 use iobm_target::posix::PosixTarget;
@@ -40,7 +39,7 @@ fn step(
         pattern,
         fsync,
         direct: false,
-        drop_cache: op == Op::Read,
+        drop_cache: false,
         stop: StopRule::Duration(time),
         data: DataKind::Random,
         layout: layout.clone(),
@@ -128,6 +127,9 @@ pub fn quick(args: QuickArgs, argv: &[OsString]) -> Result<Exit, Failure> {
             describe_io(&e)
         )));
     }
+    // O_DIRECT where the file system has it, so every step measures the storage rather than the
+    // page cache; elsewhere buffered, with the cache dropped before each read.
+    let direct = session::probe_direct(&target, &dir).is_ok();
     let t = args.step_time;
     let random = Pattern::Random { seed: run_id.seed };
     let phases = vec![
@@ -168,6 +170,14 @@ pub fn quick(args: QuickArgs, argv: &[OsString]) -> Result<Exit, Failure> {
             &layout,
         ),
     ];
+    let phases: Vec<Phase> = phases
+        .into_iter()
+        .map(|mut p| {
+            p.direct = direct;
+            p.drop_cache = !direct && p.op == Op::Read;
+            p
+        })
+        .collect();
 
     let control = Arc::new(Control::new(run_id.seed, jobs));
     session::stop_on_signals(&control);
@@ -181,34 +191,29 @@ pub fn quick(args: QuickArgs, argv: &[OsString]) -> Result<Exit, Failure> {
         layout: "file_per_job".to_string(),
         pattern: "per step".to_string(),
         fsync: "per step".to_string(),
-        direct: false,
+        direct,
         duration_s: Some(t.as_secs_f64()),
         data: "random".to_string(),
         keep: false,
     };
     let environment = env::capture(Some(&dir));
     let mut run = session::skeleton("quick", &run_id, argv, config, environment, &control);
-    print!("{}", render_header(&run));
-    println!(
-        "\n{} steps of {} each; full details with --json FILE and `iobm report FILE`\n",
+    say(&render_header(&run));
+    say(&format!(
+        "\n{} steps of {} each; full details with --json FILE and `iobm report FILE`\n\n",
         phases.len(),
         format_duration(t)
-    );
-    execute(&target, phases, &mut run, &control, |r| {
-        clear_line();
-        if let Some(p) = r.phases.last() {
-            eprintln!("iobm: {} done", p.name);
-        }
-    });
+    ));
+    execute(&target, phases, &mut run, &control, |_| {});
     if let Err(e) = rundir.remove(&layout) {
         run.warnings.push(e);
     }
-    print!("{}", summary(&run));
+    let mut text = summary(&run);
     for p in &run.phases {
         for w in &p.warnings {
-            println!("  {}: {w}", p.name);
+            text.push_str(&format!("  {}: {w}\n", p.name));
         }
     }
-    println!("\nrun {}: {:?}", run.run_id, run.status);
+    say(&format!("{text}\n{}", render_footer(&run)));
     session::finish(&run, args.json.as_deref())
 }

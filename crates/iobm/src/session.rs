@@ -7,9 +7,12 @@ use iobm_engine::Control;
 use iobm_results::{
     time, ClockInfo, Config, Environment, RunResult, RunStatus, FORMAT, SCHEMA_VERSION,
 };
+use iobm_target::posix::PosixTarget;
+use iobm_target::{Access, OpenOptions, Target};
 use std::ffi::OsString;
-use std::io::Read;
+use std::io::{Read, Write};
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -113,9 +116,31 @@ pub fn writable_dir(dir: &Path) -> Result<(), Failure> {
     Ok(())
 }
 
-/// Checks that `--json FILE` can be written, before anything runs.
+/// Set when the JSON result goes to stdout (`--json -`): the text report then goes to stderr.
+static TEXT_TO_STDERR: AtomicBool = AtomicBool::new(false);
+
+fn is_stdout(path: &Path) -> bool {
+    path.as_os_str() == "-"
+}
+
+/// Prints report text: to stdout, or to stderr when stdout carries the JSON result.
+pub fn say(text: &str) {
+    crate::progress::clear_line();
+    let _ = if TEXT_TO_STDERR.load(Ordering::Relaxed) {
+        std::io::stderr().lock().write_all(text.as_bytes())
+    } else {
+        let mut out = std::io::stdout().lock();
+        out.write_all(text.as_bytes()).and_then(|_| out.flush())
+    };
+}
+
+/// Checks that `--json FILE` can be written, before anything runs; `-` means stdout.
 pub fn json_path_ok(path: Option<&Path>) -> Result<(), Failure> {
     let Some(path) = path else { return Ok(()) };
+    if is_stdout(path) {
+        TEXT_TO_STDERR.store(true, Ordering::Relaxed);
+        return Ok(());
+    }
     if path.is_dir() {
         return Err(Failure::input(format!(
             "--json {}: is a directory; give a file name",
@@ -148,7 +173,15 @@ pub fn describe_io(e: &std::io::Error) -> String {
 /// Saves the result (if asked) and maps its status to the exit code.
 pub fn finish(run: &RunResult, json: Option<&Path>) -> Result<Exit, Failure> {
     if let Some(path) = json {
-        let text = serde_json::to_vec_pretty(run).expect("result serialises");
+        let mut text = serde_json::to_vec_pretty(run).expect("result serialises");
+        if is_stdout(path) {
+            text.push(b'\n');
+            let mut out = std::io::stdout().lock();
+            out.write_all(&text)
+                .and_then(|_| out.flush())
+                .map_err(|e| Failure::run(format!("--json -: cannot write to stdout: {e}")))?;
+            return Ok(exit_code(run));
+        }
         write_atomic(path, &text).map_err(|e| {
             Failure::run(format!(
                 "--json {}: cannot write: {}",
@@ -158,9 +191,41 @@ pub fn finish(run: &RunResult, json: Option<&Path>) -> Result<Exit, Failure> {
         })?;
         eprintln!("iobm: result saved to {}", path.display());
     }
-    Ok(match run.status {
+    Ok(exit_code(run))
+}
+
+fn exit_code(run: &RunResult) -> Exit {
+    match run.status {
         RunStatus::Complete => Exit::Ok,
         RunStatus::Interrupted => Exit::Interrupted,
         RunStatus::Failed => Exit::RunFailed,
-    })
+    }
+}
+
+/// Refuses `--direct` early, with a clear message, where the file system does not support it.
+pub fn probe_direct(target: &PosixTarget, dir: &Path) -> Result<(), Failure> {
+    const PROBE: &str = "direct-io-probe";
+    let opened = target.open(
+        PROBE,
+        OpenOptions {
+            access: Access::Create,
+            direct: true,
+        },
+    );
+    let _ = target.remove(PROBE);
+    match opened {
+        Ok(handle) => {
+            let _ = handle.close();
+            Ok(())
+        }
+        Err(e) => {
+            let fs = iobm_results::env::storage_info(dir)
+                .map_or("this file system".into(), |s| s.fs_type);
+            Err(Failure::input(format!(
+                "--direct: {} ({fs}) refuses O_DIRECT: {}",
+                dir.display(),
+                describe_io(&e)
+            )))
+        }
+    }
 }
