@@ -80,3 +80,173 @@ pub fn phase_warnings(phase: &PhaseResult, ram_bytes: u64) -> Vec<String> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{CacheEvidence, CpuUsage, DeviceIo, Latency, PhaseSettings, Series, WorkerResult};
+    use iobm_stats::{aggregates, Histogram, Progress, WorkerSpan};
+
+    const MIB: u64 = 1 << 20;
+
+    fn phase(op: &str, bytes: [u64; 2], ends: [u64; 2]) -> PhaseResult {
+        let workers: Vec<WorkerResult> = (0..2)
+            .map(|i| WorkerResult {
+                worker: i as u32,
+                rank: 0,
+                host: "h".into(),
+                span: WorkerSpan {
+                    start_ns: 0,
+                    end_ns: ends[i],
+                    bytes: bytes[i],
+                    ops: bytes[i] / MIB,
+                    at_all_started: Progress::default(),
+                    at_first_done: Progress {
+                        bytes: bytes[i] * ends[0].min(ends[1]) / ends[i],
+                        ops: 0,
+                    },
+                },
+                final_sync_ns: 0,
+                series: Series {
+                    interval_ns: 1_000_000_000,
+                    bytes: vec![bytes[i]],
+                    ops: vec![bytes[i] / MIB],
+                },
+            })
+            .collect();
+        let spans: Vec<_> = workers.iter().map(|w| w.span).collect();
+        PhaseResult {
+            name: op.into(),
+            op: op.into(),
+            status: RunStatus::Complete,
+            settings: PhaseSettings {
+                block_bytes: MIB,
+                pattern: "sequential".into(),
+                fsync: "never".into(),
+                direct: false,
+                drop_cache: false,
+                duration_s: None,
+                data_bytes: bytes[0] + bytes[1],
+            },
+            start_ns: 0,
+            end_ns: ends[0].max(ends[1]),
+            workers,
+            latency: Latency {
+                measures: "test".into(),
+                mean_ns: None,
+                p50_ns: None,
+                p90_ns: None,
+                p99_ns: None,
+                p999_ns: None,
+                max_ns: None,
+                histogram: Histogram::new().to_data(),
+            },
+            aggregates: aggregates(&spans),
+            cpu: CpuUsage {
+                user_s: 0.0,
+                system_s: 0.0,
+                cpu_s_per_gib: None,
+            },
+            cache: CacheEvidence {
+                resident_before_bytes: None,
+                device: None,
+            },
+            errors: Vec::new(),
+            warnings: Vec::new(),
+        }
+    }
+
+    const RAM: u64 = 1 << 40;
+
+    #[test]
+    fn even_workers_on_a_device_that_moved_everything_need_no_warning() {
+        let mut p = phase(
+            "read",
+            [100 * MIB, 100 * MIB],
+            [1_000_000_000, 1_000_000_000],
+        );
+        p.cache.resident_before_bytes = Some(0);
+        p.cache.device = Some(DeviceIo {
+            device: "8:0".into(),
+            read_bytes: 200 * MIB,
+            written_bytes: 0,
+        });
+        assert!(
+            phase_warnings(&p, RAM).is_empty(),
+            "{:?}",
+            phase_warnings(&p, RAM)
+        );
+    }
+
+    #[test]
+    fn uneven_workers_are_reported() {
+        let mut p = phase(
+            "read",
+            [100 * MIB, 100 * MIB],
+            [1_000_000_000, 2_000_000_000],
+        );
+        p.cache.resident_before_bytes = Some(0);
+        let w = phase_warnings(&p, 0);
+        assert!(
+            w.iter().any(|w| w.starts_with("aggregates differ")),
+            "{w:?}"
+        );
+    }
+
+    #[test]
+    fn resident_data_and_a_quiet_device_mean_a_cache_effect() {
+        let mut p = phase(
+            "read",
+            [100 * MIB, 100 * MIB],
+            [1_000_000_000, 1_000_000_000],
+        );
+        p.cache.resident_before_bytes = Some(150 * MIB);
+        p.cache.device = Some(DeviceIo {
+            device: "8:0".into(),
+            read_bytes: 10 * MIB,
+            written_bytes: 0,
+        });
+        let w = phase_warnings(&p, RAM);
+        assert!(w.iter().any(|w| w.contains("75% of the data")), "{w:?}");
+        assert!(w.iter().any(|w| w.contains("delivered 10.00 MiB")), "{w:?}");
+        // O_DIRECT reads bypass the cache: nothing to warn about.
+        p.settings.direct = true;
+        assert!(phase_warnings(&p, RAM).is_empty());
+    }
+
+    #[test]
+    fn data_that_fits_in_ram_without_evidence_is_flagged() {
+        let p = phase(
+            "read",
+            [100 * MIB, 100 * MIB],
+            [1_000_000_000, 1_000_000_000],
+        );
+        let w = phase_warnings(&p, RAM);
+        assert!(w.iter().any(|w| w.contains("fits in RAM")), "{w:?}");
+        assert!(phase_warnings(&p, 100 * MIB).is_empty());
+    }
+
+    #[test]
+    fn writes_that_never_reached_the_device_are_flagged() {
+        let mut p = phase(
+            "write",
+            [100 * MIB, 100 * MIB],
+            [1_000_000_000, 1_000_000_000],
+        );
+        p.settings.fsync = "end".into();
+        p.cache.device = Some(DeviceIo {
+            device: "8:0".into(),
+            read_bytes: 0,
+            written_bytes: 20 * MIB,
+        });
+        let w = phase_warnings(&p, RAM);
+        assert!(
+            w.iter().any(|w| w.contains("reached the block device")),
+            "{w:?}"
+        );
+        p.status = RunStatus::Failed;
+        assert!(phase_warnings(&p, RAM)
+            .iter()
+            .any(|w| w.starts_with("failed")));
+    }
+}
