@@ -1,33 +1,38 @@
 #!/usr/bin/env python3
-"""iobm against fio on the same directory, sizes, block sizes and job counts, in one run.
+"""iobm against fio: the same sequential workloads, side by side, in one run.
 
-Measures each tool's whole-process CPU time (user + system, from wait4) and wall time for the
-same amount of data, and prints throughput, CPU-seconds per GiB and the iobm/fio ratios.
-Usage: bench/files_vs_fio.py [DIR] [--size-per-job 1G] [--jobs 2] [--rounds 3]
-Installs fio from Debian when it is missing (as root). Builds iobm in release mode.
+For each file system (tmpfs at /dev/shm, which has no device limit and so shows each tool's own
+cost; and the disk holding DIR, with O_DIRECT) and each job count (1 and 2), runs a sequential
+write and a sequential read with 1 MiB blocks with iobm and with fio (psync engine: the same
+pwrite/pread calls; no preallocation for either). Reports each tool's own bandwidth figure (iobm: makespan; fio: group bw,
+which is the same definition), its whole-process CPU time per GiB (user + system from wait4,
+start-up and clean-up included), and the iobm/fio ratios. Medians of --rounds rounds.
+
+Usage: bench/files_vs_fio.py [--disk-dir DIR] [--size-per-job 1G] [--rounds 3]
+Installs fio from Debian when it is missing (as root); builds iobm in release mode.
 """
 
 import argparse
+import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+GIB = 1 << 30
 
 
 def run(cmd):
-    """Runs cmd; returns (wall seconds, CPU seconds user+system) of the child."""
-    start = time.monotonic()
+    """Runs cmd to completion; returns the child's CPU seconds (user + system)."""
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.monotonic() - start
     err = proc.stderr.read().decode(errors="replace")
     if os.waitstatus_to_exitcode(status) != 0:
         sys.exit(f"failed: {' '.join(cmd)}\n{err}")
-    return wall, usage.ru_utime + usage.ru_stime
+    return usage.ru_utime + usage.ru_stime
 
 
 def ensure_fio():
@@ -35,93 +40,92 @@ def ensure_fio():
         return
     if os.geteuid() == 0 and shutil.which("apt-get"):
         subprocess.run(["apt-get", "update", "-qq"], check=True, stdout=subprocess.DEVNULL)
-        subprocess.run(["apt-get", "install", "-y", "-qq", "fio"], check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(["apt-get", "install", "-y", "-qq", "fio"], check=True,
+                       stdout=subprocess.DEVNULL)
     else:
         sys.exit("please install fio")
 
 
-def parse_size(s):
-    units = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
-    return int(s[:-1]) * units[s[-1].lower()] if s[-1].lower() in units else int(s)
+def iobm_rate(json_path):
+    with open(json_path) as f:
+        phase = json.load(f)["phases"][0]
+    return next(a["bytes_per_s"] for a in phase["aggregates"] if a["kind"] == "makespan")
 
 
-def drop_caches():
-    subprocess.run(["sync"])
-    try:
-        with open("/proc/sys/vm/drop_caches", "w") as f:
-            f.write("3\n")
-    except OSError:
-        pass
+def fio_rate(json_path, rw):
+    with open(json_path) as f:
+        return json.load(f)["jobs"][0][rw]["bw_bytes"]
+
+
+def one_round(iobm, base, jobs, size, direct, gib):
+    """One write and one read with each tool; returns {(tool, op): (bytes/s, cpu-s/GiB)}."""
+    out = {}
+    work = tempfile.mkdtemp(prefix="round-", dir=base)
+    fio_dir = os.path.join(work, "fio")
+    os.mkdir(fio_dir)
+    result = os.path.join(work, "result.json")
+    flags = ["--direct"] if direct else []
+    fio = ["fio", "--name=j", f"--directory={fio_dir}", f"--numjobs={jobs}", f"--size={size}",
+           # fio preallocates files by default; iobm times a write's block allocation like a
+           # real writer, so fio is asked to do the same.
+           "--bs=1M", "--ioengine=psync", "--fallocate=none", "--group_reporting",
+           "--output-format=json",
+           f"--output={result}", f"--direct={int(direct)}"]
+
+    cpu = run([iobm, "write", "--keep", "-j", str(jobs), "--size-per-job", size, "--block", "1MiB",
+               "--fsync", "end" if direct else "never", *flags, "--json", result, work])
+    out[("iobm", "write")] = (iobm_rate(result), cpu / gib)
+    cpu = run(fio + ["--rw=write", f"--end_fsync={int(direct)}"])
+    out[("fio", "write")] = (fio_rate(result, "write"), cpu / gib)
+
+    data = next(os.path.join(work, e) for e in os.listdir(work) if e.startswith("iobm-"))
+    cpu = run([iobm, "read", "--block", "1MiB", *flags, "--json", result, data])
+    out[("iobm", "read")] = (iobm_rate(result), cpu / gib)
+    cpu = run(fio + ["--rw=read"])
+    out[("fio", "read")] = (fio_rate(result, "read"), cpu / gib)
+    shutil.rmtree(work)
+    return out
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("dir", nargs="?", default=None)
+    ap.add_argument("--disk-dir", default=ROOT, help="a directory on the disk to test with O_DIRECT")
     ap.add_argument("--size-per-job", default="1G")
-    ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args()
     ensure_fio()
-    subprocess.run(["cargo", "build", "--release", "--locked", "-q", "-p", "iobm"], cwd=ROOT, check=True)
-    target_dir = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
-    iobm = os.path.join(target_dir, "release", "iobm")
-    base = tempfile.mkdtemp(prefix="iobm-vs-fio-", dir=args.dir)
-    per_job = parse_size(args.size_per_job)
-    jobs = args.jobs
-    gib = per_job * jobs / (1 << 30)
-    fio_dir = os.path.join(base, "fio")
-    os.mkdir(fio_dir)
+    subprocess.run(["cargo", "build", "--release", "--locked", "-q", "-p", "iobm"], cwd=ROOT,
+                   check=True)
+    iobm = os.path.join(os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target")),
+                        "release", "iobm")
     size = args.size_per_job
+    per_job = int(size[:-1]) * {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}[size[-1].upper()]
 
-    fio_common = ["fio", "--name=j", f"--directory={fio_dir}", f"--numjobs={jobs}", f"--size={size}",
-                  "--ioengine=psync", "--group_reporting", "--output=/dev/null"]
-    workloads = [
-        # name, iobm args (after the data set exists), fio args, drop caches first
-        ("seq write 1MiB, fsync end",
-         None, ["--rw=write", "--bs=1M", "--end_fsync=1"], True),
-        # Both drop the files' cached pages first by default (fio: invalidate=1).
-        ("seq read 1MiB, from storage", ["--block", "1MiB"], ["--rw=read", "--bs=1M"], False),
-        ("seq read 1MiB, page cache", ["--block", "1MiB", "--keep-cache"],
-         ["--rw=read", "--bs=1M", "--invalidate=0"], False),
-        ("random read 4KiB, page cache", ["--block", "4k", "--random", "--keep-cache"],
-         ["--rw=randread", "--bs=4k", "--invalidate=0", "--norandommap", "--randrepeat=0"], False),
-        ("seq read 1MiB, O_DIRECT", ["--block", "1MiB", "--direct"], ["--rw=read", "--bs=1M", "--direct=1"], False),
-    ]
-    results = []
-    for name, iobm_args, fio_args, drop in workloads:
-        best = {"iobm": None, "fio": None}
-        for _ in range(args.rounds):
-            for tool in ("iobm", "fio"):
-                if drop:
-                    drop_caches()
-                if tool == "fio":
-                    if iobm_args is None:
-                        shutil.rmtree(fio_dir)
-                        os.mkdir(fio_dir)
-                    cmd = fio_common + fio_args
-                elif iobm_args is None:
-                    for entry in os.listdir(base):
-                        if entry.startswith("iobm-"):
-                            shutil.rmtree(os.path.join(base, entry))
-                    cmd = [iobm, "write", "--keep", "-j", str(jobs), "--size-per-job", size,
-                           "--block", "1MiB", "--fsync", "end", base]
-                else:
-                    data = [e for e in os.listdir(base) if e.startswith("iobm-")][0]
-                    cmd = [iobm, "read", *iobm_args, os.path.join(base, data)]
-                wall, cpu = run(cmd)
-                if best[tool] is None or cpu < best[tool][1]:
-                    best[tool] = (wall, cpu)
-        results.append((name, best))
+    rows = []
+    for label, where, direct in [("tmpfs /dev/shm", "/dev/shm", False),
+                                 ("disk, O_DIRECT", args.disk_dir, True)]:
+        base = tempfile.mkdtemp(prefix="iobm-vs-fio-", dir=where)
+        try:
+            for jobs in (1, 2):
+                gib = per_job * jobs / GIB
+                rounds = [one_round(iobm, base, jobs, size, direct, gib) for _ in range(args.rounds)]
+                for op in ("write", "read"):
+                    med = {tool: (statistics.median(r[(tool, op)][0] for r in rounds),
+                                  statistics.median(r[(tool, op)][1] for r in rounds))
+                           for tool in ("iobm", "fio")}
+                    rows.append((label, jobs, op, med))
+        finally:
+            shutil.rmtree(base, ignore_errors=True)
 
-    print(f"iobm vs fio: {jobs} jobs x {size} ({gib:.2f} GiB) in {base}; best of {args.rounds} rounds by CPU")
-    print(f"{'workload':32} {'tool':5} {'GiB/s':>8} {'CPU-s/GiB':>10}   iobm/fio CPU")
-    for name, best in results:
-        for tool in ("iobm", "fio"):
-            wall, cpu = best[tool]
-            ratio = best["iobm"][1] / best["fio"][1] if tool == "iobm" else None
-            print(f"{name:32} {tool:5} {gib / wall:8.2f} {cpu / gib:10.3f}   "
-                  + (f"{ratio:.2f}" if ratio else ""))
-    shutil.rmtree(base)
+    print(f"iobm vs fio {subprocess.run(['fio', '--version'], capture_output=True, text=True).stdout.strip()}: "
+          f"sequential, 1 MiB blocks, {size} per job, median of {args.rounds} rounds")
+    print("| file system | jobs | op | iobm GiB/s | fio GiB/s | iobm/fio rate "
+          "| iobm CPU-s/GiB | fio CPU-s/GiB | iobm/fio CPU |")
+    print("|---|---:|---|---:|---:|---:|---:|---:|---:|")
+    for label, jobs, op, med in rows:
+        (ir, ic), (fr, fc) = med["iobm"], med["fio"]
+        print(f"| {label} | {jobs} | {op} | {ir / GIB:.2f} | {fr / GIB:.2f} | {ir / fr:.2f} "
+              f"| {ic:.3f} | {fc:.3f} | {ic / fc:.2f} |")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,8 @@
 //! Data to write: a per-worker pool of random bytes generated once before the phase, from which
-//! each block is a slice at a varying aligned start, stamped every 4 KiB with (run id, file,
-//! offset). No copy and no allocation per block; no two 4 KiB chunks of a run are equal.
+//! consecutive blocks are consecutive slices (a ring), each stamped every 4 KiB with (run id,
+//! file, offset). No copy and no allocation per block; no two 4 KiB chunks of a run are equal,
+//! and content repeats only at the pool's length (block + 1 MiB), beyond the records that
+//! storage compresses, while the pool stays small enough to stay in the CPU's caches.
 
 use crate::permute::mix;
 use crate::workload::DataKind;
@@ -10,8 +12,8 @@ use std::alloc::{self, Layout};
 pub const CHUNK: usize = 4096;
 /// Bytes of a stamp: run id, file id, offset, each little-endian u64.
 pub const STAMP_LEN: usize = 24;
-/// Extra pool beyond one block, giving 1024 distinct start offsets.
-const SLACK: usize = 4 << 20;
+/// Pool beyond one block: content repeats no sooner than every block + SLACK bytes.
+const SLACK: usize = 1 << 20;
 
 /// A zeroed heap buffer aligned to [`CHUNK`], as `O_DIRECT` requires.
 pub struct AlignedBuf {
@@ -84,7 +86,8 @@ pub struct DataSource {
     pool: AlignedBuf,
     kind: DataKind,
     block: usize,
-    slots: usize,
+    /// Start of the next block's slice.
+    next: usize,
     run_id: u64,
 }
 
@@ -109,7 +112,7 @@ impl DataSource {
             pool,
             kind,
             block,
-            slots: slack / CHUNK + 1,
+            next: 0,
             run_id,
         }
     }
@@ -119,9 +122,11 @@ impl DataSource {
         if self.kind == DataKind::Zero {
             return &self.pool[..self.block];
         }
-        let slot =
-            (mix(offset ^ file_id.rotate_left(48) ^ self.run_id) % self.slots as u64) as usize;
-        let start = slot * CHUNK;
+        if self.next + self.block > self.pool.len() {
+            self.next = 0;
+        }
+        let start = self.next;
+        self.next += self.block.div_ceil(CHUNK) * CHUNK;
         let block = &mut self.pool[start..start + self.block];
         for (i, chunk) in block.chunks_mut(CHUNK).enumerate() {
             if chunk.len() >= STAMP_LEN {
@@ -167,6 +172,18 @@ mod tests {
         let mut half = DataSource::new(DataKind::Compressible(50), 8192, 1, 1);
         let z = zero_bytes(half.block(0, 0));
         assert!((4096..=4200).contains(&z), "{z}");
+    }
+
+    #[test]
+    fn small_blocks_do_not_repeat_within_the_pool() {
+        let mut src = DataSource::new(DataKind::Random, 4096, 1, 1);
+        let mut bodies = HashSet::new();
+        for i in 0..256u64 {
+            assert!(
+                bodies.insert(src.block(0, i * 4096)[STAMP_LEN..].to_vec()),
+                "block {i}"
+            );
+        }
     }
 
     #[test]
