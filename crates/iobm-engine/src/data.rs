@@ -119,8 +119,20 @@ impl DataSource {
 
     /// The bytes to write at `offset` of file `file_id`: `block` long, stamped.
     pub fn block(&mut self, file_id: u64, offset: u64) -> &[u8] {
+        let start = self.prepare(file_id, offset);
+        self.get(start)
+    }
+
+    /// The block that [`DataSource::prepare`] stamped at `start`.
+    pub fn get(&self, start: usize) -> &[u8] {
+        &self.pool[start..start + self.block]
+    }
+
+    /// Picks and stamps the next block for `offset` of file `file_id`; returns where it starts.
+    /// Done before an operation is timed; [`DataSource::get`] then hands it out.
+    pub fn prepare(&mut self, file_id: u64, offset: u64) -> usize {
         if self.kind == DataKind::Zero {
-            return &self.pool[..self.block];
+            return 0;
         }
         if self.next + self.block > self.pool.len() {
             self.next = 0;
@@ -134,7 +146,7 @@ impl DataSource {
                 chunk[..STAMP_LEN].copy_from_slice(&s);
             }
         }
-        &self.pool[start..start + self.block]
+        start
     }
 }
 

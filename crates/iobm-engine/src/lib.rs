@@ -5,9 +5,12 @@ pub mod cpu;
 pub mod data;
 pub mod permute;
 pub mod runner;
+mod tasks;
 pub mod workload;
 
 pub use runner::{
     prepare_objects, run_phase, Control, ErrorCount, PhaseEnd, PhaseOutcome, WorkerOutcome,
 };
-pub use workload::{DataKind, FileSpec, FsyncPolicy, Layout, Op, Pattern, Phase, Region, StopRule};
+pub use workload::{
+    DataKind, FileSpec, FsyncPolicy, Layout, Op, Pattern, PerChar, Phase, Region, StopRule,
+};

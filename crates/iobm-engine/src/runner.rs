@@ -3,11 +3,10 @@
 //! latency histograms, errors by kind, iobm's CPU time and the cache evidence around the phase.
 
 use crate::cpu::CpuTimes;
-use crate::data::{AlignedBuf, DataSource};
-use crate::permute::Permutation;
-use crate::workload::{FsyncPolicy, Layout, Op, Pattern, Phase, Region, StopRule};
+use crate::tasks::{task_for, Task};
+use crate::workload::{Layout, Op, Phase, StopRule};
 use iobm_stats::{Histogram, Progress, WorkerSpan};
-use iobm_target::{error_kind, Access, DeviceCounters, Handle, OpenOptions, Target};
+use iobm_target::{error_kind, Access, DeviceCounters, OpenOptions, Target};
 use std::io;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Barrier, Mutex};
@@ -237,12 +236,13 @@ pub fn run_phase(target: &dyn Target, phase: &Phase, control: &Control) -> Phase
             .map(|w| {
                 let (shared, ready, go, phase_start) = (&shared, &ready, &go, &phase_start);
                 scope.spawn(move || {
-                    let prepared = Worker::prepare(target, phase, control, w);
+                    let prepared = task_for(target, phase, control.run_id, w)
+                        .map_err(|(e, what)| WorkerError::new(&e, what));
                     ready.wait();
                     go.wait();
                     let origin = *phase_start.lock().unwrap();
                     match prepared {
-                        Ok(worker) => worker.run(shared, origin),
+                        Ok(task) => run_worker(task, w, phase, control, shared, origin),
                         Err(error) => {
                             shared.abort.store(true, Ordering::SeqCst);
                             let now = control.ns(Instant::now());
@@ -259,13 +259,10 @@ pub fn run_phase(target: &dyn Target, phase: &Phase, control: &Control) -> Phase
         *control.phase.lock().unwrap() = Some(LivePhase {
             name: phase.name.clone(),
             started: start,
-            planned_bytes: match phase.stop {
-                StopRule::Once => Some(phase.layout.total_bytes()),
-                StopRule::Duration(_) => None,
-            },
+            planned_bytes: (phase.stop == StopRule::Once).then(|| phase.layout.total_bytes()),
             duration: match phase.stop {
-                StopRule::Once => None,
                 StopRule::Duration(d) => Some(d),
+                _ => None,
             },
         });
         go.wait();
@@ -355,18 +352,6 @@ impl WorkerResult {
     }
 }
 
-/// One worker, prepared (file open, buffers filled) before the barrier so none of that is timed.
-struct Worker<'a> {
-    index: usize,
-    phase: &'a Phase,
-    control: &'a Control,
-    handle: Box<dyn Handle>,
-    region: Region,
-    file_name: &'a str,
-    data: Option<DataSource>,
-    read_buf: Option<AlignedBuf>,
-}
-
 /// What a worker had done before and after its latest operation, for the snapshots.
 #[derive(Default)]
 struct Tally {
@@ -406,194 +391,114 @@ impl Tally {
     }
 }
 
-impl<'a> Worker<'a> {
-    fn prepare(
-        target: &dyn Target,
-        phase: &'a Phase,
-        control: &'a Control,
-        index: usize,
-    ) -> Result<Worker<'a>, WorkerError> {
-        let region = phase.layout.regions[index];
-        let file_name = phase.layout.files[region.file].name.as_str();
-        let access = match phase.op {
-            Op::Write => Access::Write,
-            Op::Read => Access::Read,
+/// Runs one worker's prepared task from the barrier to its stop rule, timing every operation.
+fn run_worker(
+    mut task: Box<dyn Task + '_>,
+    index: usize,
+    phase: &Phase,
+    control: &Control,
+    shared: &Shared,
+    phase_origin: Instant,
+) -> (WorkerResult, Option<WorkerError>) {
+    let live = &control.live[index].0;
+    let deadline = match phase.stop {
+        StopRule::Duration(d) => Some(phase_origin + d),
+        _ => None,
+    };
+    let quota = match phase.stop {
+        StopRule::Ops(total) => {
+            let workers = shared.workers as u64;
+            Some(total / workers + u64::from((index as u64) < total % workers))
+        }
+        _ => None,
+    };
+    let mut latency = Histogram::new();
+    let mut tally = Tally::default();
+    let mut series_bytes: Vec<u64> = Vec::with_capacity(64);
+    let mut series_ops: Vec<u64> = Vec::with_capacity(64);
+    let mut error = None;
+
+    let start = Instant::now();
+    let start_ns = control.ns(start);
+    shared.max_start_ns.fetch_max(start_ns, Ordering::AcqRel);
+    shared.started.fetch_add(1, Ordering::AcqRel);
+
+    let mut i: u64 = 0;
+    let mut last_end = start;
+    loop {
+        if shared.abort.load(Ordering::Relaxed) || control.stop_requested() {
+            break;
+        }
+        if deadline.is_some_and(|d| last_end >= d) || quota.is_some_and(|q| i >= q) {
+            break;
+        }
+        if !task.prepare(i) {
+            break;
+        }
+        let t0 = Instant::now();
+        let result = task.execute();
+        let t1 = Instant::now();
+        let bytes = match result {
+            Ok(bytes) => bytes,
+            Err(e) => {
+                error = Some(WorkerError::new(&e, task.describe()));
+                shared.abort.store(true, Ordering::SeqCst);
+                break;
+            }
         };
-        let handle = target
-            .open(
-                file_name,
-                OpenOptions {
-                    access,
-                    direct: phase.direct,
-                },
-            )
-            .map_err(|e| WorkerError::new(&e, format!("open {file_name}")))?;
-        let block = phase.block as usize;
-        let seed = control.run_id ^ (index as u64).wrapping_mul(0x9e37_79b9);
-        let (data, read_buf) = match phase.op {
-            Op::Write => (
-                Some(DataSource::new(phase.data, block, control.run_id, seed)),
-                None,
-            ),
-            Op::Read => (None, Some(AlignedBuf::zeroed(block))),
-        };
-        Ok(Worker {
-            index,
-            phase,
-            control,
-            handle,
-            region,
-            file_name,
-            data,
-            read_buf,
-        })
+        latency.record(t1.duration_since(t0).as_nanos() as u64);
+        tally.count(bytes);
+        live.fetch_add(bytes, Ordering::Relaxed);
+        let second = t1.saturating_duration_since(phase_origin).as_secs() as usize;
+        if second >= series_bytes.len() {
+            series_bytes.resize(second + 1, 0);
+            series_ops.resize(second + 1, 0);
+        }
+        series_bytes[second] += bytes;
+        series_ops[second] += 1;
+        tally.observe(shared, control.ns(t1));
+        last_end = t1;
+        i += 1;
     }
 
-    fn run(
-        mut self,
-        shared: &Shared,
-        phase_origin: Instant,
-    ) -> (WorkerResult, Option<WorkerError>) {
-        let phase = self.phase;
-        let control = self.control;
-        let live = &control.live[self.index].0;
-        let block = phase.block;
-        let blocks = self.region.len.div_ceil(block);
-        let visit = self.region.visit.unwrap_or(blocks).min(blocks);
-        let seed = control.run_id ^ ((self.index as u64) << 32);
-        let mut order = match phase.pattern {
-            Pattern::Random { seed: s } => Some(Permutation::new(blocks, s ^ seed)),
-            Pattern::Sequential => None,
-        };
-        let deadline = match phase.stop {
-            StopRule::Duration(d) => Some(phase_origin + d),
-            StopRule::Once => None,
-        };
-        let mut latency = Histogram::new();
-        let mut tally = Tally::default();
-        let mut series_bytes: Vec<u64> = Vec::with_capacity(64);
-        let mut series_ops: Vec<u64> = Vec::with_capacity(64);
-        let mut error = None;
-
-        let start = Instant::now();
-        let start_ns = control.ns(start);
-        shared.max_start_ns.fetch_max(start_ns, Ordering::AcqRel);
-        shared.started.fetch_add(1, Ordering::AcqRel);
-
-        let mut i: u64 = 0;
-        let mut last_end = start;
-        loop {
-            if shared.abort.load(Ordering::Relaxed) || control.stop_requested() {
-                break;
-            }
-            if deadline.is_some_and(|d| last_end >= d) {
-                break;
-            }
-            if visit == 0 {
-                break;
-            }
-            let index_in_pass = i % visit;
-            if index_in_pass == 0 && i > 0 {
-                match (&mut order, phase.stop) {
-                    (_, StopRule::Once) => break,
-                    // A fresh order each pass, unless limited to the blocks of the first one.
-                    (Some(p), StopRule::Duration(_)) if self.region.visit.is_none() => {
-                        *p = Permutation::new(blocks, seed ^ i);
-                    }
-                    _ => {}
-                }
-            }
-            let block_index = order
-                .as_ref()
-                .map_or(index_in_pass, |p| p.get(index_in_pass));
-            let rel = block_index * block;
-            let len = block.min(self.region.len - rel) as usize;
-            let offset = self.region.offset + rel;
-
-            let (t0, result) = match phase.op {
-                Op::Write => {
-                    let data = self.data.as_mut().expect("write worker has data");
-                    let buf = &data.block(self.region.file as u64, offset)[..len];
-                    let t0 = Instant::now();
-                    let mut result = self.handle.write_at(buf, offset);
-                    if result.is_ok() && phase.fsync == FsyncPolicy::Each {
-                        result = self.handle.sync();
-                    }
-                    (t0, result)
-                }
-                Op::Read => {
-                    let buf = &mut self.read_buf.as_mut().expect("read worker has a buffer")[..len];
-                    let t0 = Instant::now();
-                    (t0, self.handle.read_at(buf, offset))
-                }
-            };
-            let t1 = Instant::now();
-            if let Err(e) = result {
-                error = Some(WorkerError::new(
-                    &e,
-                    format!("{} {} at offset {offset}", phase.op.name(), self.file_name),
-                ));
-                shared.abort.store(true, Ordering::SeqCst);
-                break;
-            }
-            latency.record(t1.duration_since(t0).as_nanos() as u64);
-            tally.count(len as u64);
-            live.fetch_add(len as u64, Ordering::Relaxed);
-            let second = t1.saturating_duration_since(phase_origin).as_secs() as usize;
-            if second >= series_bytes.len() {
-                series_bytes.resize(second + 1, 0);
-                series_ops.resize(second + 1, 0);
-            }
-            series_bytes[second] += len as u64;
-            series_ops[second] += 1;
-            tally.observe(shared, control.ns(t1));
-            last_end = t1;
-            i += 1;
-        }
-
-        let mut final_sync_ns = 0;
-        if error.is_none() && phase.op == Op::Write && phase.fsync == FsyncPolicy::End {
-            let t0 = Instant::now();
-            if let Err(e) = self.handle.sync() {
-                error = Some(WorkerError::new(&e, format!("fsync {}", self.file_name)));
-                shared.abort.store(true, Ordering::SeqCst);
-            }
-            final_sync_ns = t0.elapsed().as_nanos() as u64;
-        }
-        if let Err(e) = self.handle.close() {
+    // The final fsync and close are inside the worker's interval, even after an error.
+    let final_sync_ns = match task.finish() {
+        Ok(ns) => ns,
+        Err(e) => {
             if error.is_none() {
-                error = Some(WorkerError::new(&e, format!("close {}", self.file_name)));
+                error = Some(WorkerError::new(&e, format!("{} (final fsync or close)", task.describe())));
                 shared.abort.store(true, Ordering::SeqCst);
             }
+            0
         }
-        let end_ns = control.ns(Instant::now());
-        shared.first_done_ns.fetch_min(end_ns, Ordering::AcqRel);
-        tally.before_last = tally.now;
-        tally.observe(shared, end_ns);
+    };
+    let end_ns = control.ns(Instant::now());
+    shared.first_done_ns.fetch_min(end_ns, Ordering::AcqRel);
+    tally.before_last = tally.now;
+    tally.observe(shared, end_ns);
 
-        let span = WorkerSpan {
-            start_ns,
-            end_ns,
-            bytes: tally.now.bytes,
-            ops: tally.now.ops,
-            at_all_started: tally.at_all_started.unwrap_or_default(),
-            at_first_done: tally.at_first_done.unwrap_or(tally.now),
-        };
-        let outcome = WorkerOutcome {
-            span,
-            series_bytes,
-            series_ops,
-            final_sync_ns,
-        };
-        (WorkerResult { outcome, latency }, error)
-    }
+    let span = WorkerSpan {
+        start_ns,
+        end_ns,
+        bytes: tally.now.bytes,
+        ops: tally.now.ops,
+        at_all_started: tally.at_all_started.unwrap_or_default(),
+        at_first_done: tally.at_first_done.unwrap_or(tally.now),
+    };
+    let outcome = WorkerOutcome {
+        span,
+        series_bytes,
+        series_ops,
+        final_sync_ns,
+    };
+    (WorkerResult { outcome, latency }, error)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::data::{stamp, STAMP_LEN};
-    use crate::workload::DataKind;
+    use crate::workload::{DataKind, FsyncPolicy, Pattern};
     use iobm_target::fault::FaultTarget;
     use iobm_target::mem::MemTarget;
     use iobm_target::null::NullTarget;
@@ -607,6 +512,7 @@ mod tests {
             fsync: FsyncPolicy::End,
             direct: false,
             drop_cache: false,
+            truncate: false,
             stop: StopRule::Once,
             data: DataKind::Random,
             layout,

@@ -3,11 +3,39 @@
 
 use std::time::Duration;
 
-/// The operation a phase repeats.
+/// The operation a phase repeats. Byte operations work on blocks of the worker's region; the
+/// metadata operations (create, stat, delete) on whole small files.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Op {
+    /// Write a block (`pwrite`).
     Write,
+    /// Read a block (`pread`).
     Read,
+    /// Read a block, change it, write it back in place (bonnie++ "rewrite").
+    Rewrite,
+    /// Write a block one byte at a time; one operation is one block's worth of bytes.
+    PutChar(PerChar),
+    /// Read a block one byte at a time; one operation is one block's worth of bytes.
+    GetChar(PerChar),
+    /// Read a random block of the region (with replacement); `rewrite_pct` percent of them are
+    /// changed and written back (bonnie++ "seeks").
+    Seek { rewrite_pct: u8 },
+    /// Create a file and write its contents (its `FileSpec::size`).
+    Create,
+    /// Stat a file, and read its contents when it has any.
+    Stat,
+    /// Delete a file.
+    Delete,
+}
+
+/// The two meanings of "per-char" I/O.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PerChar {
+    /// Through a block-sized user-space buffer, one function call per byte (stdio putc/getc, as
+    /// bonnie and bonnie++ 1.0x): limited by the CPU.
+    Buffered,
+    /// One `write(2)`/`read(2)` system call per byte (bonnie++ 1.92 and later).
+    Syscall,
 }
 
 impl Op {
@@ -15,7 +43,29 @@ impl Op {
         match self {
             Op::Write => "write",
             Op::Read => "read",
+            Op::Rewrite => "rewrite",
+            Op::PutChar(_) => "putc",
+            Op::GetChar(_) => "getc",
+            Op::Seek { .. } => "seek",
+            Op::Create => "create",
+            Op::Stat => "stat",
+            Op::Delete => "delete",
         }
+    }
+
+    /// Whether the operation writes file data.
+    pub fn writes(self) -> bool {
+        matches!(self, Op::Write | Op::Rewrite | Op::PutChar(_) | Op::Seek { .. } | Op::Create)
+    }
+
+    /// Whether the operation reads file data (and may be served by a cache).
+    pub fn reads(self) -> bool {
+        matches!(self, Op::Read | Op::Rewrite | Op::GetChar(_) | Op::Seek { .. } | Op::Stat)
+    }
+
+    /// Whether the operation works on many small files rather than blocks of a region.
+    pub fn is_metadata(self) -> bool {
+        matches!(self, Op::Create | Op::Stat | Op::Delete)
     }
 }
 
@@ -46,6 +96,8 @@ pub enum StopRule {
     Once,
     /// When this much time has passed since the phase began, wrapping around its region.
     Duration(Duration),
+    /// After this many operations in all, split evenly over the workers.
+    Ops(u64),
 }
 
 /// What written blocks contain.
@@ -125,6 +177,20 @@ impl Layout {
         }
     }
 
+    /// Many small files for metadata phases: worker w takes files w, w + workers, ...; its
+    /// region's `len` is the bytes of those files.
+    pub fn many_files(workers: usize, files: Vec<FileSpec>) -> Layout {
+        let regions = (0..workers)
+            .map(|w| Region {
+                file: w,
+                offset: 0,
+                len: files.iter().skip(w).step_by(workers).map(|f| f.size).sum(),
+                visit: None,
+            })
+            .collect();
+        Layout { files, regions }
+    }
+
     pub fn workers(&self) -> usize {
         self.regions.len()
     }
@@ -148,6 +214,9 @@ pub struct Phase {
     pub direct: bool,
     /// Before the phase (untimed), flush the files and drop their pages from the page cache.
     pub drop_cache: bool,
+    /// Open files for writing emptied (each of bonnie++'s write tests starts from an empty file);
+    /// only for files written by one worker.
+    pub truncate: bool,
     pub stop: StopRule,
     pub data: DataKind,
     pub layout: Layout,
@@ -187,6 +256,7 @@ mod tests {
             fsync: FsyncPolicy::Never,
             direct: false,
             drop_cache: false,
+            truncate: false,
             stop: StopRule::Once,
             data: DataKind::Random,
             layout: Layout::file_per_worker(2, 1 << 20),

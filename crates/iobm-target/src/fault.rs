@@ -43,6 +43,12 @@ impl<T: Target> Target for FaultTarget<T> {
     fn remove(&self, name: &str) -> io::Result<()> {
         self.inner.remove(name)
     }
+    fn create_dir(&self, name: &str) -> io::Result<()> {
+        self.inner.create_dir(name)
+    }
+    fn remove_dir(&self, name: &str) -> io::Result<()> {
+        self.inner.remove_dir(name)
+    }
     fn resident_bytes(&self, name: &str) -> Option<io::Result<u64>> {
         self.inner.resident_bytes(name)
     }

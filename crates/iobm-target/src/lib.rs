@@ -32,6 +32,9 @@ pub enum Access {
     Read,
     /// Write (and read) an existing object, keeping its contents.
     Write,
+    /// Create an object, or empty one this run created (bonnie++'s write tests each start from
+    /// an empty file).
+    Replace,
 }
 
 /// Options for [`Target::open`].
@@ -51,7 +54,8 @@ pub struct DeviceCounters {
     pub written_bytes: u64,
 }
 
-/// Where the data lives. Implementations: [`posix::PosixTarget`], [`mem::MemTarget`],
+/// Where the data lives. Objects are named by relative paths of plain components (`data.0`,
+/// `d03/0000042`), always inside the target. Implementations: [`posix::PosixTarget`], [`mem::MemTarget`],
 /// [`null::NullTarget`]; [`fault::FaultTarget`] wraps any of them.
 pub trait Target: Send + Sync {
     /// A short description for reports: `posix:/mnt/nfs/iobm-...`.
@@ -63,6 +67,15 @@ pub trait Target: Send + Sync {
     fn len(&self, name: &str) -> io::Result<u64>;
     /// Removes an object this run created.
     fn remove(&self, name: &str) -> io::Result<()>;
+    /// Creates a directory for objects named `dir/...` (metadata tests spread files over
+    /// directories); targets without directories accept and ignore it.
+    fn create_dir(&self, _name: &str) -> io::Result<()> {
+        Ok(())
+    }
+    /// Removes a directory made by [`Target::create_dir`], which must be empty.
+    fn remove_dir(&self, _name: &str) -> io::Result<()> {
+        Ok(())
+    }
     /// Bytes of the object resident in the page cache, when the target can tell.
     fn resident_bytes(&self, _name: &str) -> Option<io::Result<u64>> {
         None

@@ -56,6 +56,11 @@ impl Target for MemTarget {
                 }
                 objects.entry(name.to_string()).or_default().clone()
             }
+            Access::Replace => {
+                let object = objects.entry(name.to_string()).or_default().clone();
+                object.lock().unwrap().clear();
+                object
+            }
             Access::Read | Access::Write => {
                 objects.get(name).ok_or_else(|| not_found(name))?.clone()
             }

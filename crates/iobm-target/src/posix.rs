@@ -24,16 +24,13 @@ impl PosixTarget {
         &self.root
     }
 
+    /// The path of an object: plain components only, so nothing resolves outside the root.
     fn path(&self, name: &str) -> io::Result<PathBuf> {
-        if name.is_empty()
-            || name.contains('/')
-            || name.contains('\0')
-            || name == ".."
-            || name == "."
-        {
+        let plain = |c: &str| !c.is_empty() && c != "." && c != ".." && !c.contains('\0');
+        if !name.split('/').all(plain) {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
-                format!("object name '{name}' is not a plain file name"),
+                format!("object name '{name}' is not a relative path of plain names"),
             ));
         }
         Ok(self.root.join(name))
@@ -60,6 +57,7 @@ impl Target for PosixTarget {
             Access::Create => open.read(true).write(true).create_new(true),
             Access::Read => open.read(true),
             Access::Write => open.read(true).write(true),
+            Access::Replace => open.read(true).write(true).create(true).truncate(true),
         };
         if options.direct {
             open.custom_flags(libc::O_DIRECT);
@@ -74,6 +72,14 @@ impl Target for PosixTarget {
 
     fn remove(&self, name: &str) -> io::Result<()> {
         fs::remove_file(self.path(name)?)
+    }
+
+    fn create_dir(&self, name: &str) -> io::Result<()> {
+        fs::create_dir(self.path(name)?)
+    }
+
+    fn remove_dir(&self, name: &str) -> io::Result<()> {
+        fs::remove_dir(self.path(name)?)
     }
 
     fn resident_bytes(&self, name: &str) -> Option<io::Result<u64>> {
@@ -234,6 +240,20 @@ mod tests {
         t.drop_cache("a").unwrap().unwrap();
         t.remove("a").unwrap();
         assert!(t.path("../x").is_err());
-        assert!(t.path("a/b").is_err());
+        assert!(t.path("a/../../x").is_err());
+        assert!(t.path("/etc/passwd").is_err());
+        assert!(t.path("a//b").is_err());
+        t.create_dir("d").unwrap();
+        let mut h = t.open("d/f", create).unwrap();
+        h.write_at(b"12345678", 0).unwrap();
+        h.close().unwrap();
+        let replace = OpenOptions {
+            access: Access::Replace,
+            direct: false,
+        };
+        t.open("d/f", replace).unwrap().close().unwrap();
+        assert_eq!(t.len("d/f").unwrap(), 0);
+        t.remove("d/f").unwrap();
+        t.remove_dir("d").unwrap();
     }
 }

@@ -53,6 +53,7 @@ fn phase(name: &str, op: Op, io: &IoArgs, block: u64, seed: u64, layout: &Layout
         },
         fsync: FsyncPolicy::Never,
         direct: io.direct,
+        truncate: false,
         drop_cache: op == Op::Read && !io.direct && !io.keep_cache,
         stop: io.duration.map_or(StopRule::Once, StopRule::Duration),
         data: DataKind::Random,

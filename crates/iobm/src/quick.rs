@@ -39,6 +39,7 @@ fn step(
         pattern,
         fsync,
         direct: false,
+        truncate: false,
         drop_cache: false,
         stop: StopRule::Duration(time),
         data: DataKind::Random,

@@ -1,7 +1,7 @@
 //! Turns what the engine measured in a phase into the result contract: per-worker records,
 //! aggregates with formulas, latency summary, CPU cost, cache evidence and warnings.
 
-use iobm_engine::{FsyncPolicy, Pattern, Phase, PhaseEnd, PhaseOutcome, StopRule};
+use iobm_engine::{FsyncPolicy, Op, Pattern, PerChar, Phase, PhaseEnd, PhaseOutcome, StopRule};
 use iobm_results::checks::phase_warnings;
 use iobm_results::{
     CacheEvidence, CpuUsage, DeviceIo, ErrorCount, Latency, PhaseResult, PhaseSettings, RunStatus,
@@ -26,8 +26,8 @@ pub fn fsync_name(f: FsyncPolicy) -> &'static str {
 
 pub fn duration_s(stop: StopRule) -> Option<f64> {
     match stop {
-        StopRule::Once => None,
         StopRule::Duration(d) => Some(d.as_secs_f64()),
+        StopRule::Once | StopRule::Ops(_) => None,
     }
 }
 
@@ -41,18 +41,29 @@ pub fn status(end: PhaseEnd) -> RunStatus {
 
 /// What one operation's latency covers, by operation and flush policy.
 fn measures(phase: &Phase) -> String {
-    let base = format!(
-        "one {}({}) call of {} bytes",
-        if phase.op == iobm_engine::Op::Write {
-            "pwrite"
-        } else {
-            "pread"
-        },
-        if phase.direct { "O_DIRECT" } else { "buffered" },
-        phase.block
-    );
-    if phase.op == iobm_engine::Op::Write && phase.fsync == FsyncPolicy::Each {
-        format!("{base} followed by fsync")
+    let io = if phase.direct { "O_DIRECT" } else { "buffered" };
+    let block = phase.block;
+    let base = match phase.op {
+        Op::Write => format!("one {io} pwrite of {block} bytes"),
+        Op::Read => format!("one {io} pread of {block} bytes"),
+        Op::Rewrite => format!("pread, change and pwrite back of one {block}-byte block ({io})"),
+        Op::PutChar(PerChar::Buffered) => {
+            format!("{block} putc calls into a {block}-byte buffer and its pwrite ({io})")
+        }
+        Op::PutChar(PerChar::Syscall) => format!("{block} one-byte pwrite calls ({io})"),
+        Op::GetChar(PerChar::Buffered) => {
+            format!("a pread of {block} bytes into a buffer and {block} getc calls ({io})")
+        }
+        Op::GetChar(PerChar::Syscall) => format!("{block} one-byte pread calls ({io})"),
+        Op::Seek { rewrite_pct } => format!(
+            "pread of one random {block}-byte block, {rewrite_pct}% of them changed and written back ({io})"
+        ),
+        Op::Create => "create (open O_CREAT|O_EXCL), write its contents, close one file".to_string(),
+        Op::Stat => "stat one file, and read its contents when it has any".to_string(),
+        Op::Delete => "unlink one file".to_string(),
+    };
+    if phase.op.writes() && phase.fsync == FsyncPolicy::Each {
+        format!("{base}, then fsync")
     } else {
         base
     }

@@ -1,0 +1,342 @@
+//! What one worker does per operation. The runner's loop owns timing, stop rules and counting;
+//! a task only prepares operation i (untimed: choosing the offset, stamping the data) and
+//! performs it (timed). Block tasks work on a region of one file; metadata tasks on many files.
+
+use crate::data::{AlignedBuf, DataSource};
+use crate::permute::{mix, Permutation};
+use crate::workload::{FsyncPolicy, Op, Pattern, PerChar, Phase, Region, StopRule};
+use iobm_target::{Access, Handle, OpenOptions, Target};
+use std::io;
+use std::time::Instant;
+
+/// A prepared worker's operations.
+pub(crate) trait Task: Send {
+    /// Sets up operation `i` (counted from 0); false when the worker has no more to do.
+    fn prepare(&mut self, i: u64) -> bool;
+    /// Performs the prepared operation; returns the bytes it moved.
+    fn execute(&mut self) -> io::Result<u64>;
+    /// Names the prepared operation, for error messages.
+    fn describe(&self) -> String;
+    /// Ends the worker's work inside its timed interval (final fsync, close); returns the
+    /// nanoseconds spent in the final fsync.
+    fn finish(&mut self) -> io::Result<u64>;
+}
+
+/// Builds worker `index`'s task for `phase` (opening files and filling buffers: untimed). An
+/// error comes with what was being done.
+pub(crate) fn task_for<'a>(
+    target: &'a dyn Target,
+    phase: &'a Phase,
+    run_id: u64,
+    index: usize,
+) -> Result<Box<dyn Task + 'a>, (io::Error, String)> {
+    let seed = run_id ^ (index as u64).wrapping_mul(0x9e37_79b9);
+    let data = phase
+        .op
+        .writes()
+        .then(|| DataSource::new(phase.data, phase.block as usize, run_id, seed));
+    let buf = AlignedBuf::zeroed(phase.block as usize);
+    if phase.op.is_metadata() {
+        let workers = phase.layout.workers();
+        let mine: Vec<usize> = (index..phase.layout.files.len()).step_by(workers).collect();
+        let order = match phase.pattern {
+            Pattern::Random { seed: s } => Some(Permutation::new(mine.len() as u64, s ^ seed)),
+            Pattern::Sequential => None,
+        };
+        return Ok(Box::new(MetaTask {
+            target,
+            phase,
+            mine,
+            order,
+            data,
+            buf,
+            current: 0,
+        }));
+    }
+    let region = phase.layout.regions[index];
+    let file_name = phase.layout.files[region.file].name.as_str();
+    let access = match (phase.op.writes(), phase.truncate) {
+        (false, _) => Access::Read,
+        (true, false) => Access::Write,
+        (true, true) => Access::Replace,
+    };
+    let handle = target
+        .open(
+            file_name,
+            OpenOptions {
+                access,
+                direct: phase.direct,
+            },
+        )
+        .map_err(|e| (e, format!("open {file_name}")))?;
+    let blocks = region.len.div_ceil(phase.block);
+    let order_seed = run_id ^ ((index as u64) << 32);
+    Ok(Box::new(BlockTask {
+        phase,
+        handle: Some(handle),
+        region,
+        file_name,
+        blocks,
+        visit: region.visit.unwrap_or(blocks).min(blocks),
+        order: match phase.pattern {
+            Pattern::Random { seed: s } => Some(Permutation::new(blocks, s ^ order_seed)),
+            Pattern::Sequential => None,
+        },
+        wrap: matches!(phase.stop, StopRule::Duration(_) | StopRule::Ops(_)),
+        order_seed,
+        rng: mix(seed ^ 0x5eed),
+        data,
+        buf,
+        data_start: 0,
+        offset: 0,
+        len: 0,
+        rewrite: false,
+        checksum: 0,
+    }))
+}
+
+/// One `putc`: a byte into the user-space buffer. Kept out of line, as a library call is.
+#[inline(never)]
+fn putc(buf: &mut [u8], pos: usize, byte: u8) {
+    buf[pos] = byte;
+}
+
+/// One `getc`: a byte from the user-space buffer.
+#[inline(never)]
+fn getc(buf: &[u8], pos: usize) -> u8 {
+    buf[pos]
+}
+
+struct BlockTask<'a> {
+    phase: &'a Phase,
+    handle: Option<Box<dyn Handle>>,
+    region: Region,
+    file_name: &'a str,
+    blocks: u64,
+    visit: u64,
+    order: Option<Permutation>,
+    wrap: bool,
+    order_seed: u64,
+    rng: u64,
+    data: Option<DataSource>,
+    /// Read buffer, stdio-style buffer, or rewrite buffer.
+    buf: AlignedBuf,
+    // The prepared operation.
+    data_start: usize,
+    offset: u64,
+    len: usize,
+    rewrite: bool,
+    /// Sum of bytes read one at a time, so the per-char reads cannot be optimised away.
+    checksum: u64,
+}
+
+impl BlockTask<'_> {
+    fn handle(&mut self) -> &mut dyn Handle {
+        self.handle.as_deref_mut().expect("open until finish")
+    }
+}
+
+impl Task for BlockTask<'_> {
+    fn prepare(&mut self, i: u64) -> bool {
+        let block_index = if let Op::Seek { rewrite_pct } = self.phase.op {
+            if self.blocks == 0 {
+                return false;
+            }
+            self.rng = mix(self.rng);
+            self.rewrite = (self.rng >> 32) % 100 < u64::from(rewrite_pct);
+            self.rng % self.blocks
+        } else {
+            if self.visit == 0 {
+                return false;
+            }
+            let index_in_pass = i % self.visit;
+            if index_in_pass == 0 && i > 0 {
+                if !self.wrap {
+                    return false;
+                }
+                // A fresh order each pass, unless limited to the blocks of the first one.
+                if let (Some(order), None) = (&mut self.order, self.region.visit) {
+                    *order = Permutation::new(self.blocks, self.order_seed ^ i);
+                }
+            }
+            self.order
+                .as_ref()
+                .map_or(index_in_pass, |p| p.get(index_in_pass))
+        };
+        let rel = block_index * self.phase.block;
+        self.len = self.phase.block.min(self.region.len - rel) as usize;
+        self.offset = self.region.offset + rel;
+        if let Some(data) = &mut self.data {
+            self.data_start = data.prepare(self.region.file as u64, self.offset);
+        }
+        true
+    }
+
+    fn execute(&mut self) -> io::Result<u64> {
+        let BlockTask {
+            phase,
+            handle,
+            data,
+            buf,
+            data_start,
+            offset,
+            len,
+            rewrite,
+            checksum,
+            ..
+        } = self;
+        let (offset, len) = (*offset, *len);
+        let handle = handle.as_deref_mut().expect("open until finish");
+        let sync_each = phase.fsync == FsyncPolicy::Each;
+        let written = || &data.as_ref().expect("writers have data").get(*data_start)[..len];
+        match phase.op {
+            Op::Write => handle.write_at(written(), offset)?,
+            Op::Read => handle.read_at(&mut buf[..len], offset)?,
+            Op::Rewrite => {
+                handle.read_at(&mut buf[..len], offset)?;
+                buf[0] ^= 0x5a;
+                handle.write_at(&buf[..len], offset)?;
+            }
+            Op::Seek { .. } => {
+                handle.read_at(&mut buf[..len], offset)?;
+                if *rewrite {
+                    buf[0] ^= 0x5a;
+                    handle.write_at(&buf[..len], offset)?;
+                }
+            }
+            Op::PutChar(PerChar::Buffered) => {
+                for (pos, &byte) in written().iter().enumerate() {
+                    putc(buf, pos, byte);
+                }
+                handle.write_at(&buf[..len], offset)?;
+            }
+            Op::PutChar(PerChar::Syscall) => {
+                let src = written();
+                for pos in 0..len {
+                    handle.write_at(&src[pos..pos + 1], offset + pos as u64)?;
+                }
+            }
+            Op::GetChar(PerChar::Buffered) => {
+                handle.read_at(&mut buf[..len], offset)?;
+                for pos in 0..len {
+                    *checksum += u64::from(getc(buf, pos));
+                }
+            }
+            Op::GetChar(PerChar::Syscall) => {
+                for pos in 0..len {
+                    handle.read_at(&mut buf[pos..pos + 1], offset + pos as u64)?;
+                    *checksum += u64::from(buf[pos]);
+                }
+            }
+            Op::Create | Op::Stat | Op::Delete => unreachable!("metadata ops run as MetaTask"),
+        }
+        let wrote = match phase.op {
+            Op::Seek { .. } => *rewrite,
+            op => op.writes(),
+        };
+        if sync_each && wrote {
+            handle.sync()?;
+        }
+        Ok(len as u64)
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "{} {} at offset {}",
+            self.phase.op.name(),
+            self.file_name,
+            self.offset
+        )
+    }
+
+    fn finish(&mut self) -> io::Result<u64> {
+        std::hint::black_box(self.checksum);
+        let mut sync_ns = 0;
+        if self.phase.op.writes() && self.phase.fsync == FsyncPolicy::End {
+            let t0 = Instant::now();
+            self.handle().sync()?;
+            sync_ns = t0.elapsed().as_nanos() as u64;
+        }
+        if let Some(handle) = self.handle.take() {
+            handle.close()?;
+        }
+        Ok(sync_ns)
+    }
+}
+
+struct MetaTask<'a> {
+    target: &'a dyn Target,
+    phase: &'a Phase,
+    /// Indices of this worker's files in the layout.
+    mine: Vec<usize>,
+    order: Option<Permutation>,
+    data: Option<DataSource>,
+    buf: AlignedBuf,
+    current: usize,
+}
+
+impl MetaTask<'_> {
+    fn name(&self) -> &str {
+        &self.phase.layout.files[self.current].name
+    }
+}
+
+impl Task for MetaTask<'_> {
+    fn prepare(&mut self, i: u64) -> bool {
+        if i >= self.mine.len() as u64 {
+            return false;
+        }
+        let k = self.order.as_ref().map_or(i, |p| p.get(i));
+        self.current = self.mine[k as usize];
+        true
+    }
+
+    fn execute(&mut self) -> io::Result<u64> {
+        let file = &self.phase.layout.files[self.current];
+        let chunk = self.phase.block;
+        let direct = self.phase.direct;
+        match self.phase.op {
+            Op::Create => {
+                let access = Access::Create;
+                let mut handle = self.target.open(&file.name, OpenOptions { access, direct })?;
+                let mut offset = 0;
+                while offset < file.size {
+                    let len = chunk.min(file.size - offset) as usize;
+                    let data = self.data.as_mut().expect("creators have data");
+                    let start = data.prepare(self.current as u64, offset);
+                    handle.write_at(&data.get(start)[..len], offset)?;
+                    offset += len as u64;
+                }
+                if self.phase.fsync != FsyncPolicy::Never {
+                    handle.sync()?;
+                }
+                handle.close()?;
+            }
+            Op::Stat => {
+                let len = self.target.len(&file.name)?;
+                if len > 0 {
+                    let access = Access::Read;
+                    let mut handle = self.target.open(&file.name, OpenOptions { access, direct })?;
+                    let mut offset = 0;
+                    while offset < len {
+                        let n = chunk.min(len - offset) as usize;
+                        handle.read_at(&mut self.buf[..n], offset)?;
+                        offset += n as u64;
+                    }
+                    handle.close()?;
+                }
+            }
+            Op::Delete => self.target.remove(&file.name)?,
+            _ => unreachable!("byte ops run as BlockTask"),
+        }
+        Ok(if self.phase.op == Op::Delete { 0 } else { file.size })
+    }
+
+    fn describe(&self) -> String {
+        format!("{} {}", self.phase.op.name(), self.name())
+    }
+
+    fn finish(&mut self) -> io::Result<u64> {
+        Ok(0)
+    }
+}
