@@ -5,6 +5,7 @@ pub mod cpu;
 pub mod data;
 pub mod permute;
 pub mod runner;
+pub mod suite;
 mod tasks;
 pub mod workload;
 

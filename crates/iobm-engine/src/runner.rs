@@ -610,6 +610,62 @@ mod tests {
     }
 
     #[test]
+    fn the_bonnie_suite_runs_every_test() {
+        use crate::suite::{bonnie, BonnieSpec, MetaSpec};
+        use crate::workload::PerChar;
+        for per_char in [PerChar::Buffered, PerChar::Syscall] {
+            let target = MemTarget::new();
+            let spec = BonnieSpec {
+                size: 256 * 1024,
+                chunk: 8192,
+                per_char,
+                fsync: FsyncPolicy::End,
+                direct: false,
+                drop_cache: true,
+                data: DataKind::Random,
+                seeks: 101,
+                seekers: 5,
+                seek_rewrite_pct: 10,
+                files: Some(MetaSpec {
+                    count: 40,
+                    max_size: 3000,
+                    min_size: 0,
+                    dirs: 4,
+                }),
+                seed: 9,
+            };
+            let plan = bonnie(&spec);
+            let control = Control::new(3, 5);
+            let mut outcomes = Vec::new();
+            for phase in &plan.phases {
+                let out = run_phase(&target, phase, &control);
+                assert_eq!(out.end, PhaseEnd::Completed, "{}: {:?}", phase.name, out.errors);
+                outcomes.push(out);
+            }
+            let per_char_bytes = if per_char == PerChar::Buffered { 256 * 1024 } else { 8192 };
+            assert_eq!(outcomes[0].bytes(), per_char_bytes);
+            for i in [1, 2, 4] {
+                assert_eq!(outcomes[i].bytes(), 256 * 1024, "{}", outcomes[i].name);
+            }
+            assert_eq!(outcomes[3].bytes(), per_char_bytes);
+            let seeks: u64 = outcomes[5].workers.iter().map(|w| w.span.ops).sum();
+            assert_eq!(seeks, 101);
+            let files = &plan.phases[6].layout.files;
+            let file_bytes: u64 = files.iter().map(|f| f.size).sum();
+            for i in 6..12 {
+                let ops: u64 = outcomes[i].workers.iter().map(|w| w.span.ops).sum();
+                assert_eq!(ops, 40, "{}", outcomes[i].name);
+            }
+            assert_eq!(outcomes[6].bytes(), file_bytes);
+            assert_eq!(outcomes[7].bytes(), file_bytes);
+            // Both delete phases left nothing but the byte tests' file behind.
+            assert_eq!(target.names(), ["bonnie.dat"]);
+            // The block write replaced what the per-char write left: one file of full size.
+            assert_eq!(target.contents("bonnie.dat").unwrap().len(), 256 * 1024);
+        }
+    }
+
+    #[test]
     fn missing_object_is_an_error_not_a_panic() {
         let control = Control::new(1, 1);
         let out = run_phase(

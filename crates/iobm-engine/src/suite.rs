@@ -1,0 +1,214 @@
+//! Suites as data: the bonnie-style characterisation is a list of phases in bonnie++'s order
+//! (per-char, block and rewrite output; per-char and block input; random seeks; sequential and
+//! random create, stat and delete), built here and run by the same runner as everything else.
+
+use crate::permute::mix;
+use crate::workload::{
+    DataKind, FileSpec, FsyncPolicy, Layout, Op, Pattern, PerChar, Phase, Region, StopRule,
+};
+
+/// The name of the file the byte tests use.
+pub const BONNIE_FILE: &str = "bonnie.dat";
+
+/// The metadata tests' files (bonnie++ `-n number:max:min:dirs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MetaSpec {
+    /// Files to create (bonnie++ counts in units of 1024).
+    pub count: u64,
+    /// Largest file size in bytes (0: empty files).
+    pub max_size: u64,
+    /// Smallest file size in bytes.
+    pub min_size: u64,
+    /// Directories to spread the files over (0: all in one).
+    pub dirs: u64,
+}
+
+/// What `iobm bonnie` runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BonnieSpec {
+    /// Size of the test file.
+    pub size: u64,
+    /// Bytes per operation ("chunk", 8 KiB in bonnie++).
+    pub chunk: u64,
+    pub per_char: PerChar,
+    pub fsync: FsyncPolicy,
+    pub direct: bool,
+    /// Drop the file's cached pages before each read test.
+    pub drop_cache: bool,
+    pub data: DataKind,
+    /// Random seeks in all, and the workers doing them (bonnie++ 2.x: 8192 and 5).
+    pub seeks: u64,
+    pub seekers: usize,
+    /// Percentage of seeks whose block is changed and written back (bonnie++: 10).
+    pub seek_rewrite_pct: u8,
+    pub files: Option<MetaSpec>,
+    pub seed: u64,
+}
+
+/// The phases, and the directories the metadata tests need made before and removed after.
+#[derive(Debug, Clone)]
+pub struct BonniePlan {
+    pub phases: Vec<Phase>,
+    pub dirs: Vec<String>,
+    /// Every file name the plan may create, for clean-up.
+    pub files: Vec<String>,
+}
+
+/// Bytes the per-char tests move: the whole file when buffered (bonnie++ 1.0x), 1/64 of it with
+/// one system call per byte (bonnie++ 1.92 and later), in whole chunks.
+pub fn per_char_bytes(spec: &BonnieSpec) -> u64 {
+    match spec.per_char {
+        PerChar::Buffered => spec.size,
+        PerChar::Syscall => (spec.size / 64 / spec.chunk).max(1) * spec.chunk,
+    }
+}
+
+pub fn bonnie(spec: &BonnieSpec) -> BonniePlan {
+    let file = |len: u64, workers: usize| Layout {
+        files: vec![FileSpec {
+            name: BONNIE_FILE.to_string(),
+            size: spec.size,
+        }],
+        regions: vec![
+            Region {
+                file: 0,
+                offset: 0,
+                len,
+                visit: None,
+            };
+            workers
+        ],
+    };
+    let phase = |name: &str, op: Op, layout: Layout| Phase {
+        name: name.to_string(),
+        op,
+        block: spec.chunk,
+        pattern: Pattern::Sequential,
+        fsync: spec.fsync,
+        direct: spec.direct,
+        drop_cache: spec.drop_cache && !spec.direct && op.reads() && op != Op::Rewrite,
+        truncate: false,
+        stop: StopRule::Once,
+        data: spec.data,
+        layout,
+    };
+    let per_char = per_char_bytes(spec);
+    let mut phases = vec![
+        Phase {
+            truncate: true,
+            ..phase("per-char write", Op::PutChar(spec.per_char), file(per_char, 1))
+        },
+        Phase {
+            truncate: true,
+            ..phase("block write", Op::Write, file(spec.size, 1))
+        },
+        phase("rewrite", Op::Rewrite, file(spec.size, 1)),
+        phase("per-char read", Op::GetChar(spec.per_char), file(per_char, 1)),
+        phase("block read", Op::Read, file(spec.size, 1)),
+        Phase {
+            stop: StopRule::Ops(spec.seeks),
+            ..phase(
+                "random seeks",
+                Op::Seek {
+                    rewrite_pct: spec.seek_rewrite_pct,
+                },
+                file(spec.size, spec.seekers.max(1)),
+            )
+        },
+    ];
+    let mut dirs = Vec::new();
+    let mut files = vec![BONNIE_FILE.to_string()];
+    if let Some(meta) = spec.files.filter(|m| m.count > 0) {
+        dirs = (0..meta.dirs).map(|d| format!("d{d:04}")).collect();
+        let specs: Vec<FileSpec> = (0..meta.count)
+            .map(|i| {
+                let name = if dirs.is_empty() {
+                    format!("f{i:08}")
+                } else {
+                    format!("{}/f{i:08}", dirs[(i % meta.dirs) as usize])
+                };
+                let span = meta.max_size.saturating_sub(meta.min_size);
+                let size = meta.min_size + mix(spec.seed ^ i) % (span + 1);
+                FileSpec { name, size }
+            })
+            .collect();
+        files.extend(specs.iter().map(|f| f.name.clone()));
+        let layout = Layout::many_files(1, specs);
+        let random = Pattern::Random { seed: spec.seed };
+        for (name, op, pattern) in [
+            ("sequential create", Op::Create, Pattern::Sequential),
+            ("sequential stat", Op::Stat, Pattern::Sequential),
+            ("sequential delete", Op::Delete, Pattern::Sequential),
+            ("random create", Op::Create, random),
+            ("random stat", Op::Stat, random),
+            ("random delete", Op::Delete, random),
+        ] {
+            phases.push(Phase {
+                pattern,
+                drop_cache: false,
+                ..phase(name, op, layout.clone())
+            });
+        }
+    }
+    BonniePlan {
+        phases,
+        dirs,
+        files,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec() -> BonnieSpec {
+        BonnieSpec {
+            size: 1 << 20,
+            chunk: 8192,
+            per_char: PerChar::Syscall,
+            fsync: FsyncPolicy::End,
+            direct: false,
+            drop_cache: true,
+            data: DataKind::Random,
+            seeks: 100,
+            seekers: 5,
+            seek_rewrite_pct: 10,
+            files: Some(MetaSpec {
+                count: 30,
+                max_size: 100,
+                min_size: 10,
+                dirs: 3,
+            }),
+            seed: 1,
+        }
+    }
+
+    #[test]
+    fn phases_in_bonnie_order() {
+        let plan = bonnie(&spec());
+        let names: Vec<&str> = plan.phases.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "per-char write",
+                "block write",
+                "rewrite",
+                "per-char read",
+                "block read",
+                "random seeks",
+                "sequential create",
+                "sequential stat",
+                "sequential delete",
+                "random create",
+                "random stat",
+                "random delete"
+            ]
+        );
+        assert_eq!(plan.phases[0].layout.total_bytes(), 16384);
+        assert_eq!(plan.phases[5].layout.workers(), 5);
+        assert_eq!(plan.dirs, ["d0000", "d0001", "d0002"]);
+        let sizes: Vec<u64> = plan.phases[6].layout.files.iter().map(|f| f.size).collect();
+        assert!(sizes.iter().all(|s| (10..=100).contains(s)), "{sizes:?}");
+        assert_eq!(plan.files.len(), 31);
+    }
+}
