@@ -1,6 +1,8 @@
 //! iobm-report: turns a result document into text for people. Everything printed comes from
 //! the document, so `iobm report saved.json` prints what the run printed.
 
+pub mod bonnie;
+pub mod compare;
 pub mod table;
 pub mod text;
 

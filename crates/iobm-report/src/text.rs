@@ -27,6 +27,10 @@ pub fn render_run(run: &RunResult) -> String {
         out.push('\n');
         out.push_str(&render_phase(phase, &run.environment));
     }
+    if run.bonnie.is_some() {
+        out.push('\n');
+        out.push_str(&crate::bonnie::render_tables(run));
+    }
     out.push('\n');
     out.push_str(&render_footer(run));
     out

@@ -2,6 +2,7 @@
 //! documented here (these doc comments become the JSON Schema in `schema/`), and everything a
 //! report shows can be recomputed from it.
 
+pub mod bonnie;
 pub mod checks;
 pub mod env;
 pub mod time;
@@ -27,6 +28,8 @@ pub struct RunResult {
     pub kind: String,
     /// Identifier of the run; also names its directory `iobm-<run_id>`.
     pub run_id: String,
+    /// A name for the run given with --label (comparisons and CSV lines use it).
+    pub label: Option<String>,
     /// How the run ended.
     pub status: RunStatus,
     /// Wall-clock time the run began, RFC 3339 in UTC.
@@ -41,6 +44,8 @@ pub struct RunResult {
     pub clock: ClockInfo,
     /// The phases in the order they ran.
     pub phases: Vec<PhaseResult>,
+    /// The bonnie++-shaped table (runs of kind "bonnie"), derived from the phases.
+    pub bonnie: Option<BonnieSummary>,
     /// Run-wide warnings (each phase also has its own).
     pub warnings: Vec<String>,
 }
@@ -87,6 +92,64 @@ pub struct Config {
     pub data: String,
     /// Whether the data was kept after the run.
     pub keep: bool,
+    /// The bonnie-style suite's own settings (runs of kind "bonnie").
+    pub bonnie: Option<BonnieConfig>,
+}
+
+/// Settings of `iobm bonnie` beyond the file workload's.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BonnieConfig {
+    /// "buffered" (putc/getc through a user-space buffer, bonnie++ 1.0x) or "syscall" (one
+    /// write(2)/read(2) per byte on 1/64 of the file, bonnie++ 1.92 and later).
+    pub per_char: String,
+    /// Bytes the per-char tests move.
+    pub per_char_bytes: u64,
+    /// Random seeks in all.
+    pub seeks: u64,
+    /// Workers doing the seeks.
+    pub seekers: u32,
+    /// Percentage of seeks whose block is changed and written back.
+    pub seek_rewrite_pct: u8,
+    /// Files of the metadata tests (0: no metadata tests).
+    pub files: u64,
+    /// Largest metadata test file, in bytes.
+    pub max_file_bytes: u64,
+    /// Smallest metadata test file, in bytes.
+    pub min_file_bytes: u64,
+    /// Directories the files are spread over (0: one directory).
+    pub dirs: u64,
+}
+
+/// The bonnie++-shaped table of a bonnie run, derived from its phases.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BonnieSummary {
+    /// One row per test, in bonnie++'s order.
+    pub tests: Vec<BonnieTest>,
+}
+
+/// One test of the bonnie table.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BonnieTest {
+    /// The test ("per-char write", "block write", "rewrite", "per-char read", "block read",
+    /// "random seeks", "sequential create", ...).
+    pub test: String,
+    /// Throughput in KiB/s (bonnie++'s K/sec) for tests that move data; null otherwise.
+    pub kib_per_s: Option<f64>,
+    /// Throughput in MiB/s for tests that move data; null otherwise.
+    pub mib_per_s: Option<f64>,
+    /// Operations per second: seeks/s, or files/s for the metadata tests.
+    pub ops_per_s: f64,
+    /// iobm's CPU time over the test's wall time, percent (over 100 with several workers).
+    pub cpu_pct: f64,
+    /// 99th percentile latency of one operation, ns.
+    pub p99_ns: Option<u64>,
+    /// Largest latency of one operation, ns.
+    pub max_ns: Option<u64>,
+    /// Wall time of the test in seconds.
+    pub seconds: f64,
 }
 
 /// The machine and storage the run measured.

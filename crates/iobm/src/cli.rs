@@ -19,6 +19,19 @@ Examples:
 Sizes take K, M, G, T (powers of 1024, also KiB, MiB, ...) or KB, MB, GB, TB (powers of 1000);
 durations take ms, s, m, h (a plain number is seconds).";
 
+const BONNIE_EXAMPLES: &str = "\
+Examples:
+  iobm bonnie /mnt/nfs                         file of twice the RAM, 8 KiB chunks, 16384 files
+  iobm bonnie --size 8G --fsync each /mnt/lustre --json lustre.json --bonnie-csv lustre.csv
+  iobm bonnie --per-char syscall --files 4:4096:0:16 /mnt/gluster
+  bon_csv2txt < lustre.csv                     bonnie++'s own tools read the CSV line";
+
+const COMPARE_EXAMPLES: &str = "\
+Examples:
+  iobm compare nfs=nfs.json lustre=lustre.json gluster=gluster.json
+  iobm compare --transpose --format markdown a.json b.json
+  iobm compare --format csv *.json > all.csv";
+
 #[derive(Debug, Parser)]
 #[command(
     name = "iobm",
@@ -45,6 +58,12 @@ pub enum Command {
     /// Write, then read back the same data, in one run
     #[command(after_help = format!("{EXAMPLES}\n\n{EXIT_CODES_HELP}"))]
     Stream(WriteArgs),
+    /// bonnie++-style characterisation: per-char, block, rewrite, seeks, metadata
+    #[command(after_help = format!("{BONNIE_EXAMPLES}\n\n{EXIT_CODES_HELP}"))]
+    Bonnie(BonnieArgs),
+    /// Side-by-side table of saved results of one kind, with ratios to the first
+    #[command(after_help = COMPARE_EXAMPLES)]
+    Compare(CompareArgs),
     /// A tour of about 30 seconds on a built-in default directory, with a summary table
     Quick(QuickArgs),
     /// Print a saved result (--json FILE) again, recomputing its aggregates
@@ -121,6 +140,90 @@ pub struct ReadArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct BonnieArgs {
+    /// Directory to measure; the run creates iobm-<run id>/ inside it and writes only there
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
+    /// Size of the test file [default: twice the RAM, as bonnie++, so the page cache cannot hold it]
+    #[arg(short, long, value_name = "SIZE", value_parser = parse_positive_size)]
+    pub size: Option<u64>,
+    /// Bytes per block operation (bonnie++ -s SIZE:CHUNK)
+    #[arg(long, value_name = "SIZE", default_value = "8KiB", value_parser = parse_positive_size)]
+    pub chunk: u64,
+    /// Per-char meaning: buffered (putc/getc through a buffer, bonnie++ 1.0x) or syscall (one write(2)/read(2) per byte on 1/64 of the file, bonnie++ 1.92+)
+    #[arg(long, value_enum, default_value_t = PerCharArg::Buffered)]
+    pub per_char: PerCharArg,
+    /// When written data is forced to storage: never, end (at close, as bonnie++ 2.x) or each (after every write, bonnie++ -b)
+    #[arg(long, value_enum, default_value_t = FsyncArg::End)]
+    pub fsync: FsyncArg,
+    /// Bypass the page cache with O_DIRECT (bonnie++ -D); chunk must be a multiple of 4 KiB
+    #[arg(long)]
+    pub direct: bool,
+    /// Metadata tests as bonnie++ -n: NUMBER[:MAX[:MIN[:DIRS]]], NUMBER in units of 1024 files, sizes in bytes; 0 skips them
+    #[arg(long, value_name = "N[:MAX[:MIN[:DIRS]]]", default_value = "16", value_parser = parse_files)]
+    pub files: FilesArg,
+    /// Random seeks in all (bonnie++ 2.x: 8192)
+    #[arg(long, value_name = "N", default_value_t = 8192, value_parser = clap::value_parser!(u64).range(1..))]
+    pub seeks: u64,
+    /// Workers doing the seeks (bonnie++ 2.x: 5)
+    #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=256))]
+    pub seekers: u32,
+    /// Read what the page cache holds, instead of dropping the file's pages before each read test
+    #[arg(long)]
+    pub keep_cache: bool,
+    /// Content to write: random, zero, or compressible:PCT
+    #[arg(long, value_name = "KIND", default_value = "random", value_parser = parse_data)]
+    pub data: DataKind,
+    /// Name of the run in the CSV line and in comparisons [default: the host name]
+    #[arg(long, value_name = "NAME")]
+    pub label: Option<String>,
+    /// Write bonnie++'s CSV line (format 1.98, for bon_csv2txt and bon_csv2html) to FILE
+    #[arg(long, value_name = "FILE")]
+    pub bonnie_csv: Option<PathBuf>,
+    /// Write the full result document to FILE (- for stdout)
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Run even when the test file is larger than the free space
+    #[arg(long)]
+    pub ignore_free_space: bool,
+}
+
+/// bonnie++'s `-n` specification.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FilesArg {
+    pub count: u64,
+    pub max_size: u64,
+    pub min_size: u64,
+    pub dirs: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PerCharArg {
+    Buffered,
+    Syscall,
+}
+
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// Saved results (--json), each optionally labelled: LABEL=RESULT.json
+    #[arg(value_name = "[LABEL=]RESULT.json", required = true, num_args = 1..)]
+    pub results: Vec<String>,
+    /// Runs as columns and tests as rows
+    #[arg(long)]
+    pub transpose: bool,
+    /// Output format
+    #[arg(long, value_enum, default_value_t = FormatArg::Text)]
+    pub format: FormatArg,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FormatArg {
+    Text,
+    Markdown,
+    Csv,
+}
+
+#[derive(Debug, Args)]
 pub struct QuickArgs {
     /// Directory to measure [default: the system temp directory]
     #[arg(value_name = "DIR")]
@@ -180,6 +283,35 @@ pub fn parse_data(s: &str) -> Result<DataKind, String> {
     }
 }
 
+/// `NUMBER[:MAX[:MIN[:DIRS]]]`, NUMBER in units of 1024 files (bonnie++ -n).
+pub fn parse_files(s: &str) -> Result<FilesArg, String> {
+    let parts: Vec<&str> = s.split(':').collect();
+    if parts.len() > 4 {
+        return Err("expected NUMBER[:MAX[:MIN[:DIRS]]]".into());
+    }
+    let number = |i: usize, what: &str| -> Result<u64, String> {
+        match parts.get(i) {
+            None | Some(&"") => Ok(0),
+            Some(p) => iobm_stats::parse_bytes(p).map_err(|e| format!("{what}: {e}")),
+        }
+    };
+    let files = FilesArg {
+        count: number(0, "NUMBER")?
+            .checked_mul(1024)
+            .ok_or("NUMBER is too large")?,
+        max_size: number(1, "MAX")?,
+        min_size: number(2, "MIN")?,
+        dirs: number(3, "DIRS")?,
+    };
+    if files.min_size > files.max_size {
+        return Err(format!(
+            "MIN ({}) is larger than MAX ({})",
+            files.min_size, files.max_size
+        ));
+    }
+    Ok(files)
+}
+
 /// The name of a data kind, as `--data` takes it.
 pub fn data_name(kind: DataKind) -> String {
     match kind {
@@ -205,6 +337,31 @@ mod tests {
         for k in [DataKind::Random, DataKind::Zero, DataKind::Compressible(5)] {
             assert_eq!(parse_data(&data_name(k)), Ok(k));
         }
+    }
+
+    #[test]
+    fn bonnie_file_specs() {
+        assert_eq!(
+            parse_files("16"),
+            Ok(FilesArg {
+                count: 16384,
+                max_size: 0,
+                min_size: 0,
+                dirs: 0
+            })
+        );
+        assert_eq!(
+            parse_files("1:4k:100:8"),
+            Ok(FilesArg {
+                count: 1024,
+                max_size: 4096,
+                min_size: 100,
+                dirs: 8
+            })
+        );
+        assert!(parse_files("1:10:20").is_err());
+        assert!(parse_files("x").is_err());
+        assert!(parse_files("1:2:3:4:5").is_err());
     }
 
     #[test]

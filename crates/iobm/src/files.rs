@@ -160,6 +160,7 @@ pub fn write(args: WriteArgs, stream: bool, argv: &[OsString]) -> Result<Exit, F
         duration_s: io.duration.map(|d| d.as_secs_f64()),
         data: data_name(args.data),
         keep: args.keep,
+        bonnie: None,
     };
     let environment = env::capture(Some(&args.dir));
     let kind = if stream { "stream" } else { "write" };
@@ -246,6 +247,7 @@ pub fn read(args: ReadArgs, argv: &[OsString]) -> Result<Exit, Failure> {
         duration_s: io.duration.map(|d| d.as_secs_f64()),
         data: manifest.data.clone(),
         keep: true,
+        bonnie: None,
     };
     let environment = env::capture(Some(&data_dir));
     let mut run = session::skeleton("read", &run_id, argv, config, environment, &control);

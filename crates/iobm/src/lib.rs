@@ -1,7 +1,9 @@
 //! iobm: the command-line program. `run` parses arguments, dispatches to a command and turns
 //! its outcome into an exit code, printing bad input as one line.
 
+pub mod bonnie;
 pub mod cli;
+pub mod compare;
 pub mod execute;
 pub mod exit;
 pub mod files;
@@ -50,6 +52,8 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         Command::Write(args) => files::write(args, false, &argv),
         Command::Stream(args) => files::write(args, true, &argv),
         Command::Read(args) => files::read(args, &argv),
+        Command::Bonnie(args) => bonnie::bonnie(args, &argv),
+        Command::Compare(args) => compare::compare(args),
         Command::Quick(args) => quick::quick(args, &argv),
         Command::Report(args) => report::report(args),
     };

@@ -196,6 +196,7 @@ pub fn quick(args: QuickArgs, argv: &[OsString]) -> Result<Exit, Failure> {
         duration_s: Some(t.as_secs_f64()),
         data: "random".to_string(),
         keep: false,
+        bonnie: None,
     };
     let environment = env::capture(Some(&dir));
     let mut run = session::skeleton("quick", &run_id, argv, config, environment, &control);

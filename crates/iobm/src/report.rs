@@ -27,6 +27,9 @@ pub fn recompute(run: &mut RunResult) -> Vec<String> {
         phase.aggregates = fresh;
         phase.warnings = phase_warnings(phase, ram);
     }
+    if run.bonnie.is_some() {
+        run.bonnie = Some(iobm_results::bonnie::summarize(run));
+    }
     differing
 }
 

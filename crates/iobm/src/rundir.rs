@@ -112,12 +112,14 @@ impl RunDir {
     /// Removes the layout's files, the manifest and the directory; anything else found inside
     /// (not ours) is left, and reported.
     pub fn remove(&self, layout: &Layout) -> Result<(), String> {
-        let names = layout
-            .files
-            .iter()
-            .map(|f| f.name.as_str())
-            .chain([MANIFEST]);
-        for name in names {
+        let files: Vec<&str> = layout.files.iter().map(|f| f.name.as_str()).collect();
+        self.remove_named(&files, &[])
+    }
+
+    /// Removes these files (those already gone are fine), the manifest, these directories and
+    /// the run directory itself; anything else found inside (not ours) is left, and reported.
+    pub fn remove_named(&self, files: &[&str], dirs: &[String]) -> Result<(), String> {
+        for name in files.iter().copied().chain([MANIFEST]) {
             match fs::remove_file(self.path.join(name)) {
                 Err(e) if e.kind() != io::ErrorKind::NotFound => {
                     return Err(format!("cannot remove {}/{name}: {e}", self.path.display()))
@@ -125,12 +127,18 @@ impl RunDir {
                 _ => {}
             }
         }
-        fs::remove_dir(&self.path).map_err(|e| {
-            format!(
-                "left {} in place: {e} (it holds files iobm did not create)",
-                self.path.display()
-            )
-        })
+        for dir in dirs.iter().map(|d| self.path.join(d)).chain([self.path.clone()]) {
+            match fs::remove_dir(&dir) {
+                Err(e) if e.kind() != io::ErrorKind::NotFound => {
+                    return Err(format!(
+                        "left {} in place: {e} (it holds files iobm did not create)",
+                        dir.display()
+                    ))
+                }
+                _ => {}
+            }
+        }
+        Ok(())
     }
 }
 

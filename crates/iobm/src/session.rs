@@ -74,6 +74,7 @@ pub fn skeleton(
         schema_version: SCHEMA_VERSION,
         kind: kind.to_string(),
         run_id: run_id.text.clone(),
+        label: None,
         status: RunStatus::Complete,
         started_at: time::rfc3339(now_unix),
         command_line: argv
@@ -88,6 +89,7 @@ pub fn skeleton(
             origin_unix_ns,
         },
         phases: Vec::new(),
+        bonnie: None,
         warnings: Vec::new(),
     }
 }

@@ -1,0 +1,229 @@
+//! `iobm bonnie DIR`: the bonnie-style characterisation. Checks the input, builds the suite's
+//! phases, runs them in the run's own directory, prints a line per test and then bonnie++'s
+//! tables, and saves the JSON result and bonnie++'s CSV line.
+
+use crate::cli::{data_name, BonnieArgs, FsyncArg, PerCharArg};
+use crate::execute::execute;
+use crate::exit::{Exit, Failure};
+use crate::record::fsync_name;
+use crate::rundir::{write_atomic, RunDir};
+use crate::session::{self, describe_io, say, RunId};
+use iobm_engine::suite::{self, BonnieSpec, MetaSpec};
+use iobm_engine::{Control, FsyncPolicy, PerChar};
+use iobm_report::bonnie::{csv_line, render_tables, size_label};
+use iobm_report::render_header;
+use iobm_results::bonnie::summarize;
+use iobm_results::{env, BonnieConfig, Config, PhaseResult};
+use iobm_stats::{format_bytes, format_duration, AggregateKind, Rate};
+use iobm_target::posix::PosixTarget;
+use iobm_target::Target;
+use std::ffi::OsString;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// One line per finished test.
+fn test_line(p: &PhaseResult) -> String {
+    let makespan = p.aggregate(AggregateKind::Makespan);
+    let rate = if suite_moves_data(&p.name) {
+        let r = Rate(makespan.map_or(0.0, |a| a.bytes_per_s));
+        format!("{:.0} K/sec = {r}", r.0 / 1024.0)
+    } else {
+        format!("{:.1}/s", makespan.map_or(0.0, |a| a.ops_per_s))
+    };
+    let wall = p.end_ns.saturating_sub(p.start_ns);
+    let cpu = p.cpu.user_s + p.cpu.system_s;
+    let p99 = p
+        .latency
+        .p99_ns
+        .map_or("-".into(), |v| format_duration(Duration::from_nanos(v)));
+    let errors: String = p
+        .errors
+        .iter()
+        .map(|e| format!("; {} x {} (first: {})", e.count, e.kind, e.first))
+        .collect();
+    format!(
+        "{:<18} {rate}, CPU {:.0}%, p99 {p99}, {} in {}{errors}\n",
+        format!("{}:", p.name),
+        if wall > 0 { 100.0 * cpu * 1e9 / wall as f64 } else { 0.0 },
+        format_bytes(p.bytes()),
+        format_duration(Duration::from_nanos(wall)),
+    )
+}
+
+fn suite_moves_data(test: &str) -> bool {
+    iobm_results::bonnie::BYTE_TESTS.contains(&test)
+}
+
+pub fn bonnie(args: BonnieArgs, argv: &[OsString]) -> Result<Exit, Failure> {
+    session::writable_dir(&args.dir)?;
+    session::json_path_ok(args.json.as_deref())?;
+    if let Some(csv) = &args.bonnie_csv {
+        session::json_path_ok(Some(csv)).map_err(|f| {
+            Failure::input(f.message.replacen("--json", "--bonnie-csv", 1))
+        })?;
+    }
+    let ram = env::ram_bytes();
+    let size = args.size.unwrap_or(2 * ram);
+    let chunk = args.chunk;
+    if chunk > size {
+        return Err(Failure::input(format!(
+            "--chunk {} is larger than the file (--size {})",
+            format_bytes(chunk),
+            format_bytes(size)
+        )));
+    }
+    if args.direct && chunk % 4096 != 0 {
+        return Err(Failure::input(format!(
+            "--chunk {chunk}: --direct needs a multiple of 4 KiB (4096 bytes)"
+        )));
+    }
+    let size = size / chunk * chunk;
+    let files = args.files;
+    let needed = size + files.count * files.max_size;
+    let space = env::space(&args.dir).filter(|&(total, _)| total > 0);
+    if let Some((_, avail)) = space.filter(|&(_, a)| a < needed && !args.ignore_free_space) {
+        return Err(Failure::input(format!(
+            "--size: the test needs {} but {} has {} free (--ignore-free-space to try anyway)",
+            format_bytes(needed),
+            args.dir.display(),
+            format_bytes(avail)
+        )));
+    }
+
+    let run_id = RunId::generate();
+    let spec = BonnieSpec {
+        size,
+        chunk,
+        per_char: match args.per_char {
+            PerCharArg::Buffered => PerChar::Buffered,
+            PerCharArg::Syscall => PerChar::Syscall,
+        },
+        fsync: match args.fsync {
+            FsyncArg::Never => FsyncPolicy::Never,
+            FsyncArg::End => FsyncPolicy::End,
+            FsyncArg::Each => FsyncPolicy::Each,
+        },
+        direct: args.direct,
+        drop_cache: !args.keep_cache,
+        data: args.data,
+        seeks: args.seeks,
+        seekers: args.seekers as usize,
+        seek_rewrite_pct: 10,
+        files: (files.count > 0).then_some(MetaSpec {
+            count: files.count,
+            max_size: files.max_size,
+            min_size: files.min_size,
+            dirs: files.dirs,
+        }),
+        seed: run_id.seed,
+    };
+    let plan = suite::bonnie(&spec);
+
+    let rundir = RunDir::create(&args.dir, &run_id.text)?;
+    let target = PosixTarget::new(&rundir.path);
+    let file_names: Vec<&str> = plan.files.iter().map(String::as_str).collect();
+    let cleanup = |run_warnings: &mut Vec<String>| {
+        if let Err(e) = rundir.remove_named(&file_names, &plan.dirs) {
+            run_warnings.push(e);
+        }
+    };
+    if args.direct {
+        if let Err(f) = session::probe_direct(&target, &args.dir) {
+            cleanup(&mut Vec::new());
+            return Err(f);
+        }
+    }
+    for dir in &plan.dirs {
+        if let Err(e) = target.create_dir(dir) {
+            cleanup(&mut Vec::new());
+            return Err(Failure::run(format!(
+                "{}/{dir}: {}",
+                rundir.path.display(),
+                describe_io(&e)
+            )));
+        }
+    }
+
+    let control = Arc::new(Control::new(run_id.seed, args.seekers.max(1) as usize));
+    session::stop_on_signals(&control);
+    let config = Config {
+        dir: args.dir.display().to_string(),
+        run_dir: rundir.path.display().to_string(),
+        jobs: 1,
+        size_per_job_bytes: size,
+        total_bytes: size,
+        block_bytes: chunk,
+        layout: "file_per_job".to_string(),
+        pattern: "per test".to_string(),
+        fsync: fsync_name(spec.fsync).to_string(),
+        direct: args.direct,
+        duration_s: None,
+        data: data_name(args.data),
+        keep: false,
+        bonnie: Some(BonnieConfig {
+            per_char: match spec.per_char {
+                PerChar::Buffered => "buffered",
+                PerChar::Syscall => "syscall",
+            }
+            .to_string(),
+            per_char_bytes: suite::per_char_bytes(&spec),
+            seeks: spec.seeks,
+            seekers: args.seekers,
+            seek_rewrite_pct: spec.seek_rewrite_pct,
+            files: files.count,
+            max_file_bytes: files.max_size,
+            min_file_bytes: files.min_size,
+            dirs: files.dirs,
+        }),
+    };
+    let environment = env::capture(Some(&args.dir));
+    let mut run = session::skeleton("bonnie", &run_id, argv, config, environment, &control);
+    run.label = args.label.clone();
+    if size < 2 * ram {
+        run.warnings.push(format!(
+            "the file ({}) is smaller than twice the RAM ({}): the page cache can hold much of it, so rates may include cache effects (bonnie++'s rule is 2x RAM; omit --size)",
+            format_bytes(size),
+            format_bytes(2 * ram)
+        ));
+    }
+    say(&render_header(&run));
+    say(&format!(
+        "  bonnie   file {} in {} chunks, per-char {} ({}), {} seeks by {} workers, {} files\n\n",
+        size_label(size),
+        format_bytes(chunk),
+        args.per_char.name(),
+        format_bytes(suite::per_char_bytes(&spec)),
+        spec.seeks,
+        spec.seekers,
+        files.count
+    ));
+    execute(&target, plan.phases.clone(), &mut run, &control, |r| {
+        if let Some(p) = r.phases.last() {
+            say(&test_line(p));
+        }
+    });
+    cleanup(&mut run.warnings);
+    run.bonnie = Some(summarize(&run));
+    say(&format!("\n{}", render_tables(&run)));
+    say(&format!("\n{}", iobm_report::render_footer(&run)));
+    if let Some(path) = &args.bonnie_csv {
+        let line = csv_line(&run).expect("a bonnie run has a table");
+        write_atomic(path, format!("{line}\n").as_bytes()).map_err(|e| {
+            Failure::run(format!(
+                "--bonnie-csv {}: cannot write: {}",
+                path.display(),
+                describe_io(&e)
+            ))
+        })?;
+    }
+    session::finish(&run, args.json.as_deref())
+}
+
+impl PerCharArg {
+    fn name(self) -> &'static str {
+        match self {
+            PerCharArg::Buffered => "buffered",
+            PerCharArg::Syscall => "one system call per byte",
+        }
+    }
+}

@@ -1,0 +1,45 @@
+//! `iobm compare [LABEL=]RESULT.json...`: one side-by-side table of saved runs of one kind.
+
+use crate::cli::{CompareArgs, FormatArg};
+use crate::exit::{Exit, Failure};
+use crate::report::recompute;
+use crate::session::{describe_io, say};
+use iobm_report::compare::{check_kinds, render, Format};
+use iobm_results::RunResult;
+use std::path::Path;
+
+/// Reads `LABEL=PATH` or `PATH`; the label defaults to the run's own, then the file's stem.
+fn load(arg: &str) -> Result<(String, RunResult), Failure> {
+    let (label, path) = match arg.split_once('=') {
+        Some((label, path)) if !label.is_empty() && !Path::new(arg).exists() => {
+            (Some(label.to_string()), path)
+        }
+        _ => (None, arg),
+    };
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Failure::input(format!("{path}: {}", describe_io(&e))))?;
+    let mut run = RunResult::from_json(&text).map_err(|e| Failure::input(format!("{path}: {e}")))?;
+    recompute(&mut run);
+    let label = label.or_else(|| run.label.clone()).unwrap_or_else(|| {
+        Path::new(path)
+            .file_stem()
+            .map_or(path.to_string(), |s| s.to_string_lossy().into_owned())
+    });
+    Ok((label, run))
+}
+
+pub fn compare(args: CompareArgs) -> Result<Exit, Failure> {
+    let runs = args
+        .results
+        .iter()
+        .map(|a| load(a))
+        .collect::<Result<Vec<_>, _>>()?;
+    check_kinds(&runs).map_err(Failure::input)?;
+    let format = match args.format {
+        FormatArg::Text => Format::Text,
+        FormatArg::Markdown => Format::Markdown,
+        FormatArg::Csv => Format::Csv,
+    };
+    say(&render(&runs, args.transpose, format));
+    Ok(Exit::Ok)
+}
