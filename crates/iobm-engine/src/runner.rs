@@ -466,7 +466,10 @@ fn run_worker(
         Ok(ns) => ns,
         Err(e) => {
             if error.is_none() {
-                error = Some(WorkerError::new(&e, format!("{} (final fsync or close)", task.describe())));
+                error = Some(WorkerError::new(
+                    &e,
+                    format!("{} (final fsync or close)", task.describe()),
+                ));
                 shared.abort.store(true, Ordering::SeqCst);
             }
             0
@@ -639,10 +642,20 @@ mod tests {
             let mut outcomes = Vec::new();
             for phase in &plan.phases {
                 let out = run_phase(&target, phase, &control);
-                assert_eq!(out.end, PhaseEnd::Completed, "{}: {:?}", phase.name, out.errors);
+                assert_eq!(
+                    out.end,
+                    PhaseEnd::Completed,
+                    "{}: {:?}",
+                    phase.name,
+                    out.errors
+                );
                 outcomes.push(out);
             }
-            let per_char_bytes = if per_char == PerChar::Buffered { 256 * 1024 } else { 8192 };
+            let per_char_bytes = if per_char == PerChar::Buffered {
+                256 * 1024
+            } else {
+                8192
+            };
             assert_eq!(outcomes[0].bytes(), per_char_bytes);
             for i in [1, 2, 4] {
                 assert_eq!(outcomes[i].bytes(), 256 * 1024, "{}", outcomes[i].name);

@@ -96,14 +96,22 @@ pub fn bonnie(spec: &BonnieSpec) -> BonniePlan {
     let mut phases = vec![
         Phase {
             truncate: true,
-            ..phase("per-char write", Op::PutChar(spec.per_char), file(per_char, 1))
+            ..phase(
+                "per-char write",
+                Op::PutChar(spec.per_char),
+                file(per_char, 1),
+            )
         },
         Phase {
             truncate: true,
             ..phase("block write", Op::Write, file(spec.size, 1))
         },
         phase("rewrite", Op::Rewrite, file(spec.size, 1)),
-        phase("per-char read", Op::GetChar(spec.per_char), file(per_char, 1)),
+        phase(
+            "per-char read",
+            Op::GetChar(spec.per_char),
+            file(per_char, 1),
+        ),
         phase("block read", Op::Read, file(spec.size, 1)),
         Phase {
             stop: StopRule::Ops(spec.seeks),

@@ -298,7 +298,9 @@ impl Task for MetaTask<'_> {
         match self.phase.op {
             Op::Create => {
                 let access = Access::Create;
-                let mut handle = self.target.open(&file.name, OpenOptions { access, direct })?;
+                let mut handle = self
+                    .target
+                    .open(&file.name, OpenOptions { access, direct })?;
                 let mut offset = 0;
                 while offset < file.size {
                     let len = chunk.min(file.size - offset) as usize;
@@ -316,7 +318,9 @@ impl Task for MetaTask<'_> {
                 let len = self.target.len(&file.name)?;
                 if len > 0 {
                     let access = Access::Read;
-                    let mut handle = self.target.open(&file.name, OpenOptions { access, direct })?;
+                    let mut handle = self
+                        .target
+                        .open(&file.name, OpenOptions { access, direct })?;
                     let mut offset = 0;
                     while offset < len {
                         let n = chunk.min(len - offset) as usize;
@@ -329,7 +333,11 @@ impl Task for MetaTask<'_> {
             Op::Delete => self.target.remove(&file.name)?,
             _ => unreachable!("byte ops run as BlockTask"),
         }
-        Ok(if self.phase.op == Op::Delete { 0 } else { file.size })
+        Ok(if self.phase.op == Op::Delete {
+            0
+        } else {
+            file.size
+        })
     }
 
     fn describe(&self) -> String {

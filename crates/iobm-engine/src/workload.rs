@@ -55,12 +55,18 @@ impl Op {
 
     /// Whether the operation writes file data.
     pub fn writes(self) -> bool {
-        matches!(self, Op::Write | Op::Rewrite | Op::PutChar(_) | Op::Seek { .. } | Op::Create)
+        matches!(
+            self,
+            Op::Write | Op::Rewrite | Op::PutChar(_) | Op::Seek { .. } | Op::Create
+        )
     }
 
     /// Whether the operation reads file data (and may be served by a cache).
     pub fn reads(self) -> bool {
-        matches!(self, Op::Read | Op::Rewrite | Op::GetChar(_) | Op::Seek { .. } | Op::Stat)
+        matches!(
+            self,
+            Op::Read | Op::Rewrite | Op::GetChar(_) | Op::Seek { .. } | Op::Stat
+        )
     }
 
     /// Whether the operation works on many small files rather than blocks of a region.

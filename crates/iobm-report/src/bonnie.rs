@@ -2,25 +2,10 @@
 //! tests), with both K/sec and MiB/s, and the CSV line that bonnie++'s `bon_csv2txt` and
 //! `bon_csv2html` read (format 1.98, as bonnie++ 2.00).
 
+use iobm_results::bonnie::{BYTE_TESTS, META_TESTS, SEEK_TEST};
 use iobm_results::{BonnieSummary, BonnieTest, RunResult};
 use std::fmt::Write;
 use std::time::Duration;
-
-const BYTE_TESTS: [&str; 5] = [
-    "per-char write",
-    "block write",
-    "rewrite",
-    "per-char read",
-    "block read",
-];
-const META_TESTS: [&str; 6] = [
-    "sequential create",
-    "sequential stat",
-    "sequential delete",
-    "random create",
-    "random stat",
-    "random delete",
-];
 
 fn find<'a>(summary: &'a BonnieSummary, test: &str) -> Option<&'a BonnieTest> {
     summary.tests.iter().find(|t| t.test == test)
@@ -63,10 +48,11 @@ pub fn render_tables(run: &RunResult) -> String {
         return String::new();
     };
     let mut out = String::new();
+    let file_bytes = run.config.bonnie.as_ref().map_or(0, |b| b.file_bytes);
     let name = format!(
         "{}:{}",
-        run.environment.hostname,
-        size_label(run.config.size_per_job_bytes)
+        run.label.as_deref().unwrap_or(&run.environment.hostname),
+        size_label(file_bytes)
     );
     let _ = writeln!(
         out,
@@ -106,7 +92,7 @@ pub fn render_tables(run: &RunResult) -> String {
             }
         }
     }
-    if let Some(t) = find(summary, "random seeks") {
+    if let Some(t) = find(summary, SEEK_TEST) {
         line.push_str(&format!("{:>6.1} {:>4.0}", t.ops_per_s, t.cpu_pct));
         latencies.push_str(&format!(
             "{:>11}",
@@ -169,7 +155,7 @@ pub fn csv_line(run: &RunResult) -> Option<String> {
         find(summary, test).map_or((String::new(), String::new()), |t| {
             let value = match t.kib_per_s {
                 Some(kib) => format!("{kib:.0}"),
-                None if test == "random seeks" => format!("{:.1}", t.ops_per_s),
+                None if test == SEEK_TEST => format!("{:.1}", t.ops_per_s),
                 None => format!("{:.0}", t.ops_per_s),
             };
             (value, format!("{:.0}", t.cpu_pct))
@@ -187,7 +173,7 @@ pub fn csv_line(run: &RunResult) -> Option<String> {
         "1".into(),
         (u64::from_str_radix(run.run_id.rsplit('-').next().unwrap_or("0"), 16).unwrap_or(0))
             .to_string(),
-        size_label(run.config.size_per_job_bytes),
+        size_label(config.file_bytes),
         if chunk == 8192 {
             String::new()
         } else {
@@ -196,7 +182,7 @@ pub fn csv_line(run: &RunResult) -> Option<String> {
         config.seeks.to_string(),
         config.seekers.to_string(),
     ];
-    for test in BYTE_TESTS.iter().copied().chain(["random seeks"]) {
+    for test in BYTE_TESTS.iter().copied().chain([SEEK_TEST]) {
         let (value, cpu) = rate(test);
         fields.push(value);
         fields.push(cpu);
@@ -217,7 +203,7 @@ pub fn csv_line(run: &RunResult) -> Option<String> {
         fields.push(value);
         fields.push(cpu);
     }
-    for test in BYTE_TESTS.iter().copied().chain(["random seeks"]) {
+    for test in BYTE_TESTS.iter().copied().chain([SEEK_TEST]) {
         fields.push(latency(test));
     }
     for test in META_TESTS {

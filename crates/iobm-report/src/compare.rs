@@ -97,9 +97,9 @@ pub fn render(runs: &[(String, RunResult)], transpose: bool, format: Format) -> 
             }
         } else {
             let mut header = vec!["run".to_string()];
-            for i in 0..tests.len() {
+            for (i, (test, _)) in tests.iter().enumerate() {
                 header.push(test_header(i));
-                header.push(format!("{} ratio", tests[i].0));
+                header.push(format!("{test} ratio"));
             }
             out.push_str(&csv_row(&header));
             for (label, run) in runs {

@@ -4,7 +4,7 @@
 use crate::{BonnieSummary, BonnieTest, PhaseResult, RunResult};
 use iobm_stats::AggregateKind;
 
-/// Tests that move data, reported in K/sec; the others in operations per second.
+/// Tests that move data, reported in K/sec, in bonnie++'s order.
 pub const BYTE_TESTS: [&str; 5] = [
     "per-char write",
     "block write",
@@ -12,6 +12,22 @@ pub const BYTE_TESTS: [&str; 5] = [
     "per-char read",
     "block read",
 ];
+/// The seek test, reported in seeks per second.
+pub const SEEK_TEST: &str = "random seeks";
+/// The metadata tests, reported in files per second, in bonnie++'s order.
+pub const META_TESTS: [&str; 6] = [
+    "sequential create",
+    "sequential stat",
+    "sequential delete",
+    "random create",
+    "random stat",
+    "random delete",
+];
+
+/// Whether a phase of this name is one of the bonnie tests.
+pub fn is_bonnie_test(name: &str) -> bool {
+    BYTE_TESTS.contains(&name) || name == SEEK_TEST || META_TESTS.contains(&name)
+}
 
 fn test_row(phase: &PhaseResult) -> BonnieTest {
     let seconds = phase.end_ns.saturating_sub(phase.start_ns) as f64 / 1e9;
@@ -24,7 +40,11 @@ fn test_row(phase: &PhaseResult) -> BonnieTest {
         kib_per_s: moves_data.then_some(bytes_per_s / 1024.0),
         mib_per_s: moves_data.then_some(bytes_per_s / (1024.0 * 1024.0)),
         ops_per_s: makespan.map_or(0.0, |a| a.ops_per_s),
-        cpu_pct: if seconds > 0.0 { 100.0 * cpu / seconds } else { 0.0 },
+        cpu_pct: if seconds > 0.0 {
+            100.0 * cpu / seconds
+        } else {
+            0.0
+        },
         p99_ns: phase.latency.p99_ns,
         max_ns: phase.latency.max_ns,
         seconds,

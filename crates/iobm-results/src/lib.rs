@@ -100,6 +100,8 @@ pub struct Config {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BonnieConfig {
+    /// Size of the file of the byte tests.
+    pub file_bytes: u64,
     /// "buffered" (putc/getc through a user-space buffer, bonnie++ 1.0x) or "syscall" (one
     /// write(2)/read(2) per byte on 1/64 of the file, bonnie++ 1.92 and later).
     pub per_char: String,

@@ -44,7 +44,11 @@ fn test_line(p: &PhaseResult) -> String {
     format!(
         "{:<18} {rate}, CPU {:.0}%, p99 {p99}, {} in {}{errors}\n",
         format!("{}:", p.name),
-        if wall > 0 { 100.0 * cpu * 1e9 / wall as f64 } else { 0.0 },
+        if wall > 0 {
+            100.0 * cpu * 1e9 / wall as f64
+        } else {
+            0.0
+        },
         format_bytes(p.bytes()),
         format_duration(Duration::from_nanos(wall)),
     )
@@ -58,9 +62,8 @@ pub fn bonnie(args: BonnieArgs, argv: &[OsString]) -> Result<Exit, Failure> {
     session::writable_dir(&args.dir)?;
     session::json_path_ok(args.json.as_deref())?;
     if let Some(csv) = &args.bonnie_csv {
-        session::json_path_ok(Some(csv)).map_err(|f| {
-            Failure::input(f.message.replacen("--json", "--bonnie-csv", 1))
-        })?;
+        session::json_path_ok(Some(csv))
+            .map_err(|f| Failure::input(f.message.replacen("--json", "--bonnie-csv", 1)))?;
     }
     let ram = env::ram_bytes();
     let size = args.size.unwrap_or(2 * ram);
@@ -161,6 +164,7 @@ pub fn bonnie(args: BonnieArgs, argv: &[OsString]) -> Result<Exit, Failure> {
         data: data_name(args.data),
         keep: false,
         bonnie: Some(BonnieConfig {
+            file_bytes: size,
             per_char: match spec.per_char {
                 PerChar::Buffered => "buffered",
                 PerChar::Syscall => "syscall",

@@ -18,7 +18,8 @@ fn load(arg: &str) -> Result<(String, RunResult), Failure> {
     };
     let text = std::fs::read_to_string(path)
         .map_err(|e| Failure::input(format!("{path}: {}", describe_io(&e))))?;
-    let mut run = RunResult::from_json(&text).map_err(|e| Failure::input(format!("{path}: {e}")))?;
+    let mut run =
+        RunResult::from_json(&text).map_err(|e| Failure::input(format!("{path}: {e}")))?;
     recompute(&mut run);
     let label = label.or_else(|| run.label.clone()).unwrap_or_else(|| {
         Path::new(path)

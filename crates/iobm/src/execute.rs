@@ -9,7 +9,7 @@ use iobm_target::Target;
 use std::sync::Arc;
 
 /// Runs `phases` in order, appending each phase's result to `run` and handing it to `on_phase`.
-/// Phases after a write that stopped by time are limited to the data it wrote.
+/// Later phases on the files of a write that stopped by time are limited to the data it wrote.
 pub fn execute(
     target: &dyn Target,
     mut phases: Vec<Phase>,
@@ -27,7 +27,8 @@ pub fn execute(
         let outcome = run_phase(target, &phase, control);
         if phase.op == Op::Write && matches!(phase.stop, StopRule::Duration(_)) {
             let written: Vec<u64> = outcome.workers.iter().map(|w| w.span.bytes).collect();
-            for later in &mut phases[index + 1..] {
+            let same_data = |p: &&mut Phase| p.layout.files == phase.layout.files;
+            for later in phases[index + 1..].iter_mut().filter(same_data) {
                 later.limit_to_written(&phase, &written);
             }
         }

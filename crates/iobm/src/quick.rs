@@ -7,12 +7,16 @@ use crate::execute::execute;
 use crate::exit::{Exit, Failure};
 use crate::rundir::RunDir;
 use crate::session::{self, describe_io, say, RunId};
+use iobm_engine::suite::{self, BonnieSpec, MetaSpec};
+use iobm_engine::PerChar;
 use iobm_engine::{
     prepare_objects, Control, DataKind, FsyncPolicy, Layout, Op, Pattern, Phase, StopRule,
 };
+use iobm_report::bonnie::render_tables;
 use iobm_report::table::Table;
 use iobm_report::{render_footer, render_header};
-use iobm_results::{env, Config, PhaseResult, RunResult};
+use iobm_results::bonnie::{is_bonnie_test, summarize};
+use iobm_results::{env, BonnieConfig, Config, PhaseResult, RunResult};
 use iobm_stats::{format_bytes, format_duration, AggregateKind, Rate};
 use iobm_target::posix::PosixTarget;
 use std::ffi::OsString;
@@ -22,6 +26,7 @@ use std::time::Duration;
 const MIB: u64 = 1 << 20;
 const MAX_PER_JOB: u64 = 256 * MIB;
 const MIN_PER_JOB: u64 = 8 * MIB;
+const BONNIE_SIZE: u64 = 64 * MIB;
 
 fn step(
     name: &str,
@@ -77,7 +82,7 @@ pub fn summary(run: &RunResult) -> String {
         "notes",
     ])
     .left(7);
-    for p in &run.phases {
+    for p in run.phases.iter().filter(|p| !is_bonnie_test(&p.name)) {
         let makespan = p.aggregate(AggregateKind::Makespan);
         let rate = Rate(makespan.map_or(0.0, |a| a.bytes_per_s));
         let lat =
@@ -171,7 +176,7 @@ pub fn quick(args: QuickArgs, argv: &[OsString]) -> Result<Exit, Failure> {
             &layout,
         ),
     ];
-    let phases: Vec<Phase> = phases
+    let mut phases: Vec<Phase> = phases
         .into_iter()
         .map(|mut p| {
             p.direct = direct;
@@ -179,8 +184,30 @@ pub fn quick(args: QuickArgs, argv: &[OsString]) -> Result<Exit, Failure> {
             p
         })
         .collect();
+    // A short bonnie step: every bonnie test on a small file and 1024 empty files.
+    let bonnie_spec = BonnieSpec {
+        size: (per_job / 4).min(BONNIE_SIZE),
+        chunk: 8192,
+        per_char: PerChar::Buffered,
+        fsync: FsyncPolicy::End,
+        direct: false,
+        drop_cache: true,
+        data: DataKind::Random,
+        seeks: 2048,
+        seekers: 5,
+        seek_rewrite_pct: 10,
+        files: Some(MetaSpec {
+            count: 1024,
+            max_size: 0,
+            min_size: 0,
+            dirs: 0,
+        }),
+        seed: run_id.seed,
+    };
+    let bonnie = suite::bonnie(&bonnie_spec);
+    phases.extend(bonnie.phases.iter().cloned());
 
-    let control = Arc::new(Control::new(run_id.seed, jobs));
+    let control = Arc::new(Control::new(run_id.seed, jobs.max(bonnie_spec.seekers)));
     session::stop_on_signals(&control);
     let config = Config {
         dir: dir.display().to_string(),
@@ -196,21 +223,37 @@ pub fn quick(args: QuickArgs, argv: &[OsString]) -> Result<Exit, Failure> {
         duration_s: Some(t.as_secs_f64()),
         data: "random".to_string(),
         keep: false,
-        bonnie: None,
+        bonnie: Some(BonnieConfig {
+            file_bytes: bonnie_spec.size,
+            per_char: "buffered".to_string(),
+            per_char_bytes: suite::per_char_bytes(&bonnie_spec),
+            seeks: bonnie_spec.seeks,
+            seekers: bonnie_spec.seekers as u32,
+            seek_rewrite_pct: bonnie_spec.seek_rewrite_pct,
+            files: 1024,
+            max_file_bytes: 0,
+            min_file_bytes: 0,
+            dirs: 0,
+        }),
     };
     let environment = env::capture(Some(&dir));
     let mut run = session::skeleton("quick", &run_id, argv, config, environment, &control);
     say(&render_header(&run));
     say(&format!(
-        "\n{} steps of {} each; full details with --json FILE and `iobm report FILE`\n\n",
-        phases.len(),
-        format_duration(t)
+        "\n4 steps of {} each, then a bonnie step on a {} file; full details with --json FILE and `iobm report FILE`\n\n",
+        format_duration(t),
+        format_bytes(bonnie_spec.size)
     ));
     execute(&target, phases, &mut run, &control, |_| {});
-    if let Err(e) = rundir.remove(&layout) {
+    let mut ours: Vec<&str> = layout.files.iter().map(|f| f.name.as_str()).collect();
+    ours.extend(bonnie.files.iter().map(String::as_str));
+    if let Err(e) = rundir.remove_named(&ours, &bonnie.dirs) {
         run.warnings.push(e);
     }
+    run.bonnie = Some(summarize(&run));
     let mut text = summary(&run);
+    text.push('\n');
+    text.push_str(&render_tables(&run));
     for p in &run.phases {
         for w in &p.warnings {
             text.push_str(&format!("  {}: {w}\n", p.name));

@@ -127,7 +127,11 @@ impl RunDir {
                 _ => {}
             }
         }
-        for dir in dirs.iter().map(|d| self.path.join(d)).chain([self.path.clone()]) {
+        for dir in dirs
+            .iter()
+            .map(|d| self.path.join(d))
+            .chain([self.path.clone()])
+        {
             match fs::remove_dir(&dir) {
                 Err(e) if e.kind() != io::ErrorKind::NotFound => {
                     return Err(format!(
