@@ -665,9 +665,9 @@ mod tests {
             assert_eq!(seeks, 101);
             let files = &plan.phases[6].layout.files;
             let file_bytes: u64 = files.iter().map(|f| f.size).sum();
-            for i in 6..12 {
-                let ops: u64 = outcomes[i].workers.iter().map(|w| w.span.ops).sum();
-                assert_eq!(ops, 40, "{}", outcomes[i].name);
+            for meta in &outcomes[6..12] {
+                let ops: u64 = meta.workers.iter().map(|w| w.span.ops).sum();
+                assert_eq!(ops, 40, "{}", meta.name);
             }
             assert_eq!(outcomes[6].bytes(), file_bytes);
             assert_eq!(outcomes[7].bytes(), file_bytes);
