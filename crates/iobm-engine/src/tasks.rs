@@ -211,9 +211,9 @@ impl Task for BlockTask<'_> {
                 handle.write_at(&buf[..len], offset)?;
             }
             Op::PutChar(PerChar::Syscall) => {
-                let src = written();
-                for pos in 0..len {
-                    handle.write_at(&src[pos..pos + 1], offset + pos as u64)?;
+                handle.seek(offset)?;
+                for byte in written().chunks(1) {
+                    handle.write_next(byte)?;
                 }
             }
             Op::GetChar(PerChar::Buffered) => {
@@ -223,9 +223,10 @@ impl Task for BlockTask<'_> {
                 }
             }
             Op::GetChar(PerChar::Syscall) => {
-                for pos in 0..len {
-                    handle.read_at(&mut buf[pos..pos + 1], offset + pos as u64)?;
-                    *checksum += u64::from(buf[pos]);
+                handle.seek(offset)?;
+                for byte in buf[..len].chunks_mut(1) {
+                    handle.read_next(byte)?;
+                    *checksum += u64::from(byte[0]);
                 }
             }
             Op::Create | Op::Stat | Op::Delete => unreachable!("metadata ops run as MetaTask"),

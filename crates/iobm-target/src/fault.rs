@@ -66,21 +66,36 @@ struct FaultHandle {
     errno: i32,
 }
 
-impl Handle for FaultHandle {
-    fn write_at(&mut self, buf: &[u8], offset: u64) -> io::Result<()> {
-        let len = buf.len() as u64;
-        let granted = self
-            .budget
+impl FaultHandle {
+    /// Spends `len` bytes of the write budget, or fails with the chosen errno.
+    fn take_budget(&self, len: usize) -> io::Result<()> {
+        let len = len as u64;
+        self.budget
             .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |left| {
                 left.checked_sub(len)
-            });
-        if granted.is_err() {
-            return Err(io::Error::from_raw_os_error(self.errno));
-        }
+            })
+            .map(|_| ())
+            .map_err(|_| io::Error::from_raw_os_error(self.errno))
+    }
+}
+
+impl Handle for FaultHandle {
+    fn write_at(&mut self, buf: &[u8], offset: u64) -> io::Result<()> {
+        self.take_budget(buf.len())?;
         self.inner.write_at(buf, offset)
     }
     fn read_at(&mut self, buf: &mut [u8], offset: u64) -> io::Result<()> {
         self.inner.read_at(buf, offset)
+    }
+    fn seek(&mut self, offset: u64) -> io::Result<()> {
+        self.inner.seek(offset)
+    }
+    fn write_next(&mut self, buf: &[u8]) -> io::Result<()> {
+        self.take_budget(buf.len())?;
+        self.inner.write_next(buf)
+    }
+    fn read_next(&mut self, buf: &mut [u8]) -> io::Result<()> {
+        self.inner.read_next(buf)
     }
     fn sync(&mut self) -> io::Result<()> {
         self.inner.sync()

@@ -96,6 +96,12 @@ pub trait Target: Send + Sync {
 pub trait Handle: Send {
     fn write_at(&mut self, buf: &[u8], offset: u64) -> io::Result<()>;
     fn read_at(&mut self, buf: &mut [u8], offset: u64) -> io::Result<()>;
+    /// Sets the position for [`Handle::write_next`] and [`Handle::read_next`].
+    fn seek(&mut self, offset: u64) -> io::Result<()>;
+    /// Writes at the position and advances it (`write(2)`, as per-char tests use it).
+    fn write_next(&mut self, buf: &[u8]) -> io::Result<()>;
+    /// Reads at the position and advances it (`read(2)`); a short read is `UnexpectedEof`.
+    fn read_next(&mut self, buf: &mut [u8]) -> io::Result<()>;
     /// Forces written data to stable storage.
     fn sync(&mut self) -> io::Result<()>;
     /// Closes the object, reporting errors that a plain drop would hide (NFS flushes on close).

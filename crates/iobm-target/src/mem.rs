@@ -65,7 +65,10 @@ impl Target for MemTarget {
                 objects.get(name).ok_or_else(|| not_found(name))?.clone()
             }
         };
-        Ok(Box::new(MemHandle { object }))
+        Ok(Box::new(MemHandle {
+            object,
+            position: 0,
+        }))
     }
 
     fn len(&self, name: &str) -> io::Result<u64> {
@@ -86,6 +89,7 @@ impl Target for MemTarget {
 
 struct MemHandle {
     object: Object,
+    position: u64,
 }
 
 impl Handle for MemHandle {
@@ -106,6 +110,23 @@ impl Handle for MemHandle {
             return Err(io::ErrorKind::UnexpectedEof.into());
         }
         buf.copy_from_slice(&data[offset as usize..end]);
+        Ok(())
+    }
+
+    fn seek(&mut self, offset: u64) -> io::Result<()> {
+        self.position = offset;
+        Ok(())
+    }
+
+    fn write_next(&mut self, buf: &[u8]) -> io::Result<()> {
+        self.write_at(buf, self.position)?;
+        self.position += buf.len() as u64;
+        Ok(())
+    }
+
+    fn read_next(&mut self, buf: &mut [u8]) -> io::Result<()> {
+        self.read_at(buf, self.position)?;
+        self.position += buf.len() as u64;
         Ok(())
     }
 

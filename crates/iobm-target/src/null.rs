@@ -42,6 +42,15 @@ impl Handle for NullHandle {
     fn read_at(&mut self, _buf: &mut [u8], _offset: u64) -> io::Result<()> {
         Ok(())
     }
+    fn seek(&mut self, _offset: u64) -> io::Result<()> {
+        Ok(())
+    }
+    fn write_next(&mut self, _buf: &[u8]) -> io::Result<()> {
+        Ok(())
+    }
+    fn read_next(&mut self, _buf: &mut [u8]) -> io::Result<()> {
+        Ok(())
+    }
     fn sync(&mut self) -> io::Result<()> {
         Ok(())
     }

@@ -1,0 +1,111 @@
+#!/usr/bin/env python3
+"""iobm bonnie against bonnie++ 2.x: the same directory, file size, chunk and file count, in one run.
+
+Runs bonnie++ (Debian package bonnie++) and `iobm bonnie --per-char syscall` (bonnie++ 2.x's
+per-char: one system call per byte on 1/64 of the file; both fsync each file at close and seek
+with 5 workers, 8192 seeks) on each directory, alternating, --rounds times, and prints both
+tables, bonnie++'s CSV fields side by side and the iobm/bonnie++ ratio of the medians.
+On tmpfs (/dev/shm) there is no device: the per-char rates there measure each tool's own cost
+per byte, and iobm's must not be below bonnie++'s.
+
+Usage: bench/bonnie_vs_bonniepp.py [--dir /dev/shm --dir /work ...] [--size 1G] [--files 16]
+Installs bonnie++ from Debian when it is missing (as root); builds iobm in release mode.
+"""
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# (CSV field index, test) for the rates of bonnie++'s CSV format 1.98.
+FIELDS = [(9, "per-char write K/s"), (11, "block write K/s"), (13, "rewrite K/s"),
+          (15, "per-char read K/s"), (17, "block read K/s"), (19, "seeks /s"),
+          (26, "seq create /s"), (28, "seq stat /s"), (30, "seq delete /s"),
+          (32, "random create /s"), (34, "random stat /s"), (36, "random delete /s")]
+
+
+def ensure_bonnie():
+    if shutil.which("bonnie++"):
+        return
+    if os.geteuid() == 0 and shutil.which("apt-get"):
+        subprocess.run(["apt-get", "update", "-qq"], check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(["apt-get", "install", "-y", "-qq", "bonnie++"], check=True,
+                       stdout=subprocess.DEVNULL)
+    else:
+        sys.exit("please install bonnie++")
+
+
+def number(field):
+    try:
+        return float(field)
+    except ValueError:
+        return None  # bonnie++ prints +++++ for tests too short to time
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--dir", action="append", help="directories to test (default: /dev/shm and the checkout's file system)")
+    ap.add_argument("--size", default="1G", help="file size, as bonnie++ -s takes it (M or G)")
+    ap.add_argument("--files", default="16", help="files in units of 1024 (bonnie++ -n)")
+    ap.add_argument("--rounds", type=int, default=3)
+    args = ap.parse_args()
+    dirs = args.dir or ["/dev/shm", ROOT]
+    ensure_bonnie()
+    subprocess.run(["cargo", "build", "--release", "--locked", "-q", "-p", "iobm"], cwd=ROOT,
+                   check=True)
+    iobm = os.path.join(os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target")),
+                        "release", "iobm")
+    size_mib = int(args.size[:-1]) * (1024 if args.size[-1].upper() == "G" else 1)
+    version = subprocess.run(["dpkg-query", "-W", "-f", "${Version}", "bonnie++"],
+                             capture_output=True, text=True).stdout
+    for where in dirs:
+        base = tempfile.mkdtemp(prefix="iobm-vs-bonnie-", dir=where)
+        lines = {"bonnie++": [], "iobm": []}
+        try:
+            for _ in range(args.rounds):
+                # -r tells bonnie++ the RAM size, so it accepts a file smaller than 2x RAM.
+                out = subprocess.run(
+                    ["bonnie++", "-d", base, "-s", f"{size_mib}M:8k", "-r", str(size_mib // 2),
+                     "-n", args.files, "-u", "root", "-q", "-m", "bonnie++"],
+                    capture_output=True, text=True, check=True).stdout
+                lines["bonnie++"].append(out.strip().splitlines()[-1])
+                csv = os.path.join(base, "iobm.csv")
+                subprocess.run(
+                    [iobm, "bonnie", "--size", f"{size_mib}MiB", "--chunk", "8KiB",
+                     "--per-char", "syscall", "--keep-cache", "--files", args.files,
+                     "--label", "iobm", "--bonnie-csv", csv, base],
+                    check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                with open(csv) as f:
+                    lines["iobm"].append(f.read().strip())
+        finally:
+            shutil.rmtree(base, ignore_errors=True)
+
+        fs = subprocess.run(["stat", "-f", "-c", "%T", where], capture_output=True, text=True).stdout.strip()
+        print(f"\n## {where} ({fs}): {args.size} file, 8 KiB chunks, {args.files}x1024 files, "
+              f"median of {args.rounds} rounds; bonnie++ {version} vs iobm --per-char syscall\n")
+        table = subprocess.run(["bon_csv2txt"], input="\n".join(lines["bonnie++"][:1] + lines["iobm"][:1]) + "\n",
+                               capture_output=True, text=True).stdout
+        print("```\n" + table.rstrip() + "\n```\n")
+        print("| test | bonnie++ | bonnie++ %CPU | iobm | iobm %CPU | iobm/bonnie++ |")
+        print("|---|---:|---:|---:|---:|---:|")
+        for index, test in FIELDS:
+            med = {}
+            for tool, rows in lines.items():
+                values = [number(r.split(",")[index]) for r in rows]
+                cpus = [number(r.split(",")[index + 1]) for r in rows]
+                values = [v for v in values if v is not None]
+                cpus = [c for c in cpus if c is not None]
+                med[tool] = (statistics.median(values) if values else None,
+                             statistics.median(cpus) if cpus else None)
+            (b, bc), (i, ic) = med["bonnie++"], med["iobm"]
+            show = lambda v: "+++++" if v is None else f"{v:.0f}" if v >= 100 else f"{v:.1f}"
+            ratio = f"{i / b:.2f}" if b and i else "n/a"
+            print(f"| {test} | {show(b)} | {show(bc)} | {show(i)} | {show(ic)} | {ratio} |")
+
+
+if __name__ == "__main__":
+    main()
