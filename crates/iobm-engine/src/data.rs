@@ -1,8 +1,9 @@
 //! Data to write: a per-worker pool of random bytes generated once before the phase, from which
 //! consecutive blocks are consecutive slices (a ring), each stamped every 4 KiB with (run id,
 //! file, offset). No copy and no allocation per block; no two 4 KiB chunks of a run are equal,
-//! and content repeats only at the pool's length (block + 1 MiB), beyond the records that
-//! storage compresses, while the pool stays small enough to stay in the CPU's caches.
+//! and content repeats only at the pool's length (block + 256 KiB), beyond the records that
+//! storage compresses (128 KiB for ZFS and btrfs by default), while the pool stays small enough
+//! to stay in the CPU's caches (a 1 MiB pool cost a tenth of the rate of 8 KiB writes on tmpfs).
 
 use crate::permute::mix;
 use crate::workload::DataKind;
@@ -13,7 +14,7 @@ pub const CHUNK: usize = 4096;
 /// Bytes of a stamp: run id, file id, offset, each little-endian u64.
 pub const STAMP_LEN: usize = 24;
 /// Pool beyond one block: content repeats no sooner than every block + SLACK bytes.
-const SLACK: usize = 1 << 20;
+const SLACK: usize = 256 << 10;
 
 /// A zeroed heap buffer aligned to [`CHUNK`], as `O_DIRECT` requires.
 pub struct AlignedBuf {
@@ -190,7 +191,7 @@ mod tests {
     fn small_blocks_do_not_repeat_within_the_pool() {
         let mut src = DataSource::new(DataKind::Random, 4096, 1, 1);
         let mut bodies = HashSet::new();
-        for i in 0..256u64 {
+        for i in 0..64u64 {
             assert!(
                 bodies.insert(src.block(0, i * 4096)[STAMP_LEN..].to_vec()),
                 "block {i}"

@@ -23,7 +23,7 @@ pub struct Control {
     pub origin: Instant,
     /// Seed of the run's data stamps and random orders.
     pub run_id: u64,
-    stop: AtomicBool,
+    stop: &'static AtomicBool,
     live: Vec<LiveCounter>,
     phase: Mutex<Option<LivePhase>>,
 }
@@ -40,10 +40,21 @@ pub struct LivePhase {
 
 impl Control {
     pub fn new(run_id: u64, max_workers: usize) -> Control {
+        Control::with_stop_flag(
+            run_id,
+            max_workers,
+            Box::leak(Box::new(AtomicBool::new(false))),
+        )
+    }
+
+    /// A control whose stop flag is `stop`: a signal handler sets it without needing a thread
+    /// of its own (a second thread would make every system call of a one-worker phase pay for
+    /// a shared file table; see [`run_phase`]).
+    pub fn with_stop_flag(run_id: u64, max_workers: usize, stop: &'static AtomicBool) -> Control {
         Control {
             origin: Instant::now(),
             run_id,
-            stop: AtomicBool::new(false),
+            stop,
             live: (0..max_workers).map(|_| LiveCounter::default()).collect(),
             phase: Mutex::new(None),
         }
@@ -183,6 +194,22 @@ struct Shared {
     abort: AtomicBool,
 }
 
+/// Stamps the start of a phase (after every worker is prepared) and publishes it for progress.
+fn begin(phase: &Phase, control: &Control) -> (CpuTimes, Instant) {
+    let cpu_before = CpuTimes::now();
+    let start = Instant::now();
+    *control.phase.lock().unwrap() = Some(LivePhase {
+        name: phase.name.clone(),
+        started: start,
+        planned_bytes: (phase.stop == StopRule::Once).then(|| phase.layout.total_bytes()),
+        duration: match phase.stop {
+            StopRule::Duration(d) => Some(d),
+            _ => None,
+        },
+    });
+    (cpu_before, start)
+}
+
 /// Runs one phase to its stop rule, Ctrl-C or the first failed operation.
 pub fn run_phase(target: &dyn Target, phase: &Phase, control: &Control) -> PhaseOutcome {
     let workers = phase.layout.workers();
@@ -226,53 +253,60 @@ pub fn run_phase(target: &dyn Target, phase: &Phase, control: &Control) -> Phase
         first_done_ns: AtomicU64::new(u64::MAX),
         abort: AtomicBool::new(false),
     };
-    // Workers prepare, meet the coordinator at `ready`, which then stamps the phase start and
-    // releases them all at `go`: nothing of the preparation is timed or counted as CPU.
-    let ready = Barrier::new(workers + 1);
-    let go = Barrier::new(workers + 1);
-    let phase_start = Mutex::new(Instant::now());
-    let (results, cpu, start, end) = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..workers)
-            .map(|w| {
-                let (shared, ready, go, phase_start) = (&shared, &ready, &go, &phase_start);
-                scope.spawn(move || {
-                    let prepared = task_for(target, phase, control.run_id, w)
-                        .map_err(|(e, what)| WorkerError::new(&e, what));
-                    ready.wait();
-                    go.wait();
-                    let origin = *phase_start.lock().unwrap();
-                    match prepared {
-                        Ok(task) => run_worker(task, w, phase, control, shared, origin),
-                        Err(error) => {
-                            shared.abort.store(true, Ordering::SeqCst);
-                            let now = control.ns(Instant::now());
-                            (WorkerResult::empty(now), Some(error))
-                        }
-                    }
-                })
-            })
-            .collect();
-        ready.wait();
-        let cpu_before = CpuTimes::now();
-        let start = Instant::now();
-        *phase_start.lock().unwrap() = start;
-        *control.phase.lock().unwrap() = Some(LivePhase {
-            name: phase.name.clone(),
-            started: start,
-            planned_bytes: (phase.stop == StopRule::Once).then(|| phase.layout.total_bytes()),
-            duration: match phase.stop {
-                StopRule::Duration(d) => Some(d),
-                _ => None,
-            },
-        });
-        go.wait();
-        let results: Vec<_> = handles
-            .into_iter()
-            .map(|h| h.join().expect("worker thread panicked"))
-            .collect();
+    let prepare = |w: usize| {
+        task_for(target, phase, control.run_id, w).map_err(|(e, what)| WorkerError::new(&e, what))
+    };
+    let work = |w: usize, prepared: Result<Box<dyn Task + '_>, WorkerError>, origin: Instant| {
+        match prepared {
+            Ok(task) => run_worker(task, w, phase, control, &shared, origin),
+            Err(error) => {
+                shared.abort.store(true, Ordering::SeqCst);
+                let now = control.ns(Instant::now());
+                (WorkerResult::empty(now), Some(error))
+            }
+        }
+    };
+    let (results, cpu, start, end) = if workers == 1 {
+        // One worker runs on this thread: a process with a single thread keeps the kernel's
+        // cheap path for file descriptors (no reference counting or position lock per call),
+        // which is a tenth of a one-byte write(2) on tmpfs, as for single-threaded tools.
+        let prepared = prepare(0);
+        let (cpu_before, start) = begin(phase, control);
+        let result = work(0, prepared, start);
         let end = Instant::now();
-        (results, CpuTimes::now().since(cpu_before), start, end)
-    });
+        (vec![result], CpuTimes::now().since(cpu_before), start, end)
+    } else {
+        // Workers prepare, meet the coordinator at `ready`, which then stamps the phase start
+        // and releases them all at `go`: nothing of the preparation is timed or counted as CPU.
+        let ready = Barrier::new(workers + 1);
+        let go = Barrier::new(workers + 1);
+        let phase_start = Mutex::new(Instant::now());
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..workers)
+                .map(|w| {
+                    let (ready, go, phase_start, prepare, work) =
+                        (&ready, &go, &phase_start, &prepare, &work);
+                    scope.spawn(move || {
+                        let prepared = prepare(w);
+                        ready.wait();
+                        go.wait();
+                        let origin = *phase_start.lock().unwrap();
+                        work(w, prepared, origin)
+                    })
+                })
+                .collect();
+            ready.wait();
+            let (cpu_before, start) = begin(phase, control);
+            *phase_start.lock().unwrap() = start;
+            go.wait();
+            let results: Vec<_> = handles
+                .into_iter()
+                .map(|h| h.join().expect("worker thread panicked"))
+                .collect();
+            let end = Instant::now();
+            (results, CpuTimes::now().since(cpu_before), start, end)
+        })
+    };
     *control.phase.lock().unwrap() = None;
     let device_after = target.device_counters();
 

@@ -212,9 +212,7 @@ impl Task for BlockTask<'_> {
             }
             Op::PutChar(PerChar::Syscall) => {
                 handle.seek(offset)?;
-                for byte in written().chunks(1) {
-                    handle.write_next(byte)?;
-                }
+                handle.write_each_byte(written())?;
             }
             Op::GetChar(PerChar::Buffered) => {
                 handle.read_at(&mut buf[..len], offset)?;
@@ -224,10 +222,8 @@ impl Task for BlockTask<'_> {
             }
             Op::GetChar(PerChar::Syscall) => {
                 handle.seek(offset)?;
-                for byte in buf[..len].chunks_mut(1) {
-                    handle.read_next(byte)?;
-                    *checksum += u64::from(byte[0]);
-                }
+                handle.read_each_byte(&mut buf[..len])?;
+                *checksum += buf[..len].iter().map(|&b| u64::from(b)).sum::<u64>();
             }
             Op::Create | Op::Stat | Op::Delete => unreachable!("metadata ops run as MetaTask"),
         }

@@ -97,6 +97,13 @@ impl Handle for FaultHandle {
     fn read_next(&mut self, buf: &mut [u8]) -> io::Result<()> {
         self.inner.read_next(buf)
     }
+    fn write_each_byte(&mut self, buf: &[u8]) -> io::Result<()> {
+        self.take_budget(buf.len())?;
+        self.inner.write_each_byte(buf)
+    }
+    fn read_each_byte(&mut self, buf: &mut [u8]) -> io::Result<()> {
+        self.inner.read_each_byte(buf)
+    }
     fn sync(&mut self) -> io::Result<()> {
         self.inner.sync()
     }

@@ -102,6 +102,14 @@ pub trait Handle: Send {
     fn write_next(&mut self, buf: &[u8]) -> io::Result<()>;
     /// Reads at the position and advances it (`read(2)`); a short read is `UnexpectedEof`.
     fn read_next(&mut self, buf: &mut [u8]) -> io::Result<()>;
+    /// Writes `buf` at the position with one call per byte (per-char tests).
+    fn write_each_byte(&mut self, buf: &[u8]) -> io::Result<()> {
+        buf.chunks(1).try_for_each(|byte| self.write_next(byte))
+    }
+    /// Reads `buf` at the position with one call per byte (per-char tests).
+    fn read_each_byte(&mut self, buf: &mut [u8]) -> io::Result<()> {
+        buf.chunks_mut(1).try_for_each(|byte| self.read_next(byte))
+    }
     /// Forces written data to stable storage.
     fn sync(&mut self) -> io::Result<()>;
     /// Closes the object, reporting errors that a plain drop would hide (NFS flushes on close).

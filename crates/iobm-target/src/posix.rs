@@ -121,32 +121,73 @@ mod sys {
     use std::io;
     use std::os::unix::io::RawFd;
 
-    fn check(rc: libc::c_long) -> io::Result<usize> {
+    /// A system call with up to four arguments; negative results are -errno.
+    #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+    #[inline(always)]
+    unsafe fn call(nr: libc::c_long, a: usize, b: usize, c: usize, d: usize) -> isize {
+        let ret: isize;
+        // SAFETY: the caller passes arguments valid for system call `nr`; the kernel clobbers
+        // only rcx and r11 besides rax.
+        unsafe {
+            std::arch::asm!(
+                "syscall",
+                inlateout("rax") nr as isize => ret,
+                in("rdi") a,
+                in("rsi") b,
+                in("rdx") c,
+                in("r10") d,
+                lateout("rcx") _,
+                lateout("r11") _,
+                options(nostack),
+            );
+        }
+        ret
+    }
+
+    #[cfg(not(all(target_arch = "x86_64", target_os = "linux")))]
+    #[inline(always)]
+    unsafe fn call(nr: libc::c_long, a: usize, b: usize, c: usize, d: usize) -> isize {
+        // SAFETY: as above; glibc's syscall() returns -1 and sets errno on failure.
+        let rc = unsafe { libc::syscall(nr, a, b, c, d) };
         if rc < 0 {
-            Err(io::Error::last_os_error())
+            -(io::Error::last_os_error()
+                .raw_os_error()
+                .unwrap_or(libc::EIO) as isize)
+        } else {
+            rc as isize
+        }
+    }
+
+    fn check(rc: isize) -> io::Result<usize> {
+        if rc < 0 {
+            Err(io::Error::from_raw_os_error(-rc as i32))
         } else {
             Ok(rc as usize)
         }
     }
 
     pub fn pwrite(fd: RawFd, buf: &[u8], offset: u64) -> io::Result<usize> {
+        let (p, n) = (buf.as_ptr() as usize, buf.len());
         // SAFETY: buf is valid for buf.len() bytes; the kernel only reads it.
-        check(unsafe { libc::syscall(libc::SYS_pwrite64, fd, buf.as_ptr(), buf.len(), offset) })
+        check(unsafe { call(libc::SYS_pwrite64, fd as usize, p, n, offset as usize) })
     }
 
     pub fn pread(fd: RawFd, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+        let (p, n) = (buf.as_mut_ptr() as usize, buf.len());
         // SAFETY: buf is valid for buf.len() writable bytes.
-        check(unsafe { libc::syscall(libc::SYS_pread64, fd, buf.as_mut_ptr(), buf.len(), offset) })
+        check(unsafe { call(libc::SYS_pread64, fd as usize, p, n, offset as usize) })
     }
 
     pub fn write(fd: RawFd, buf: &[u8]) -> io::Result<usize> {
+        let (p, n) = (buf.as_ptr() as usize, buf.len());
         // SAFETY: as pwrite.
-        check(unsafe { libc::syscall(libc::SYS_write, fd, buf.as_ptr(), buf.len()) })
+        check(unsafe { call(libc::SYS_write, fd as usize, p, n, 0) })
     }
 
     pub fn read(fd: RawFd, buf: &mut [u8]) -> io::Result<usize> {
+        let (p, n) = (buf.as_mut_ptr() as usize, buf.len());
         // SAFETY: as pread.
-        check(unsafe { libc::syscall(libc::SYS_read, fd, buf.as_mut_ptr(), buf.len()) })
+        check(unsafe { call(libc::SYS_read, fd as usize, p, n, 0) })
     }
 }
 
@@ -200,6 +241,22 @@ impl Handle for PosixHandle {
         all(buf.len(), io::ErrorKind::UnexpectedEof, |done| {
             sys::read(fd, &mut buf[done..])
         })
+    }
+
+    fn write_each_byte(&mut self, buf: &[u8]) -> io::Result<()> {
+        let fd = self.file.as_raw_fd();
+        for byte in buf.chunks(1) {
+            all(1, io::ErrorKind::WriteZero, |_| sys::write(fd, byte))?;
+        }
+        Ok(())
+    }
+
+    fn read_each_byte(&mut self, buf: &mut [u8]) -> io::Result<()> {
+        let fd = self.file.as_raw_fd();
+        for byte in buf.chunks_mut(1) {
+            all(1, io::ErrorKind::UnexpectedEof, |_| sys::read(fd, byte))?;
+        }
+        Ok(())
     }
 
     fn sync(&mut self) -> io::Result<()> {

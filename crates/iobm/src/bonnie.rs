@@ -9,7 +9,7 @@ use crate::record::fsync_name;
 use crate::rundir::{write_atomic, RunDir};
 use crate::session::{self, describe_io, say, RunId};
 use iobm_engine::suite::{self, BonnieSpec, MetaSpec};
-use iobm_engine::{Control, FsyncPolicy, PerChar};
+use iobm_engine::{FsyncPolicy, PerChar};
 use iobm_report::bonnie::{csv_line, render_tables, size_label};
 use iobm_report::render_header;
 use iobm_results::bonnie::summarize;
@@ -18,7 +18,6 @@ use iobm_stats::{format_bytes, format_duration, AggregateKind, Rate};
 use iobm_target::posix::PosixTarget;
 use iobm_target::Target;
 use std::ffi::OsString;
-use std::sync::Arc;
 use std::time::Duration;
 
 /// One line per finished test.
@@ -147,8 +146,7 @@ pub fn bonnie(args: BonnieArgs, argv: &[OsString]) -> Result<Exit, Failure> {
         }
     }
 
-    let control = Arc::new(Control::new(run_id.seed, args.seekers.max(1) as usize));
-    session::stop_on_signals(&control);
+    let control = session::control(&run_id, args.seekers.max(1) as usize);
     let config = Config {
         dir: args.dir.display().to_string(),
         run_dir: rundir.path.display().to_string(),

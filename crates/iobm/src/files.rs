@@ -144,8 +144,7 @@ pub fn write(args: WriteArgs, stream: bool, argv: &[OsString]) -> Result<Exit, F
         phases.push(phase("read", Op::Read, io, block, run_id.seed, &layout));
     }
 
-    let control = Arc::new(Control::new(run_id.seed, jobs as usize));
-    session::stop_on_signals(&control);
+    let control = session::control(&run_id, jobs as usize);
     let config = Config {
         dir: args.dir.display().to_string(),
         run_dir: rundir.path.display().to_string(),
@@ -230,8 +229,7 @@ pub fn read(args: ReadArgs, argv: &[OsString]) -> Result<Exit, Failure> {
         session::probe_direct(&target, &data_dir)?;
     }
     let run_id = RunId::generate();
-    let control = Arc::new(Control::new(run_id.seed, layout.workers()));
-    session::stop_on_signals(&control);
+    let control = session::control(&run_id, layout.workers());
     let read_phase = phase("read", Op::Read, io, block, run_id.seed, &layout);
     let config = Config {
         dir: args.path.display().to_string(),

@@ -13,6 +13,7 @@ pub mod record;
 pub mod report;
 pub mod rundir;
 pub mod session;
+pub mod signals;
 
 use clap::Parser;
 use cli::{Cli, Command};

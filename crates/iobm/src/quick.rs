@@ -9,9 +9,7 @@ use crate::rundir::RunDir;
 use crate::session::{self, describe_io, say, RunId};
 use iobm_engine::suite::{self, BonnieSpec, MetaSpec};
 use iobm_engine::PerChar;
-use iobm_engine::{
-    prepare_objects, Control, DataKind, FsyncPolicy, Layout, Op, Pattern, Phase, StopRule,
-};
+use iobm_engine::{prepare_objects, DataKind, FsyncPolicy, Layout, Op, Pattern, Phase, StopRule};
 use iobm_report::bonnie::render_tables;
 use iobm_report::table::Table;
 use iobm_report::{render_footer, render_header};
@@ -20,7 +18,6 @@ use iobm_results::{env, BonnieConfig, Config, PhaseResult, RunResult};
 use iobm_stats::{format_bytes, format_duration, AggregateKind, Rate};
 use iobm_target::posix::PosixTarget;
 use std::ffi::OsString;
-use std::sync::Arc;
 use std::time::Duration;
 
 const MIB: u64 = 1 << 20;
@@ -207,8 +204,7 @@ pub fn quick(args: QuickArgs, argv: &[OsString]) -> Result<Exit, Failure> {
     let bonnie = suite::bonnie(&bonnie_spec);
     phases.extend(bonnie.phases.iter().cloned());
 
-    let control = Arc::new(Control::new(run_id.seed, jobs.max(bonnie_spec.seekers)));
-    session::stop_on_signals(&control);
+    let control = session::control(&run_id, jobs.max(bonnie_spec.seekers));
     let config = Config {
         dir: dir.display().to_string(),
         run_dir: rundir.path.display().to_string(),

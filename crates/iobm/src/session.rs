@@ -43,18 +43,14 @@ impl RunId {
     }
 }
 
-/// Makes Ctrl-C and SIGTERM stop the workers after their current operation; a second Ctrl-C
-/// exits at once.
-pub fn stop_on_signals(control: &Arc<Control>) {
-    let control = control.clone();
-    let _ = ctrlc::set_handler(move || {
-        if control.stop_requested() {
-            eprintln!("iobm: interrupted again, exiting without cleanup");
-            std::process::exit(Exit::Interrupted as i32);
-        }
-        eprintln!("\riobm: stopping (Ctrl-C again to exit at once)...");
-        control.request_stop();
-    });
+/// The run's control, stopped by Ctrl-C or SIGTERM (see [`crate::signals`]).
+pub fn control(run_id: &RunId, max_workers: usize) -> Arc<Control> {
+    crate::signals::install();
+    Arc::new(Control::with_stop_flag(
+        run_id.seed,
+        max_workers,
+        &crate::signals::STOP,
+    ))
 }
 
 /// The result document before any phase ran.
