@@ -5,10 +5,10 @@
 use crate::cpu::CpuTimes;
 use crate::tasks::{task_for, Task};
 use crate::workload::{Layout, Op, Phase, StopRule};
-use iobm_stats::{Histogram, Progress, WorkerSpan};
+use iobm_stats::{fill_snapshots, Histogram, Progress, Trace, WorkerSpan, TRACE_INTERVAL_NS};
 use iobm_target::{error_kind, Access, DeviceCounters, OpenOptions, Target};
 use std::io;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Barrier, Mutex};
 use std::time::{Duration, Instant};
 
@@ -113,6 +113,8 @@ pub struct WorkerOutcome {
     pub series_ops: Vec<u64>,
     /// Time spent in the final fsync (`--fsync end`), inside the span.
     pub final_sync_ns: u64,
+    /// Progress over time, for the snapshots behind the aggregates.
+    pub trace: Trace,
 }
 
 /// Everything measured in one phase.
@@ -188,9 +190,6 @@ pub fn prepare_objects(target: &dyn Target, layout: &Layout) -> io::Result<()> {
 /// Phase-wide coordination between workers.
 struct Shared {
     workers: usize,
-    started: AtomicUsize,
-    max_start_ns: AtomicU64,
-    first_done_ns: AtomicU64,
     abort: AtomicBool,
 }
 
@@ -248,9 +247,6 @@ pub fn run_phase(target: &dyn Target, phase: &Phase, control: &Control) -> Phase
 
     let shared = Shared {
         workers,
-        started: AtomicUsize::new(0),
-        max_start_ns: AtomicU64::new(0),
-        first_done_ns: AtomicU64::new(u64::MAX),
         abort: AtomicBool::new(false),
     };
     let prepare = |w: usize| {
@@ -327,6 +323,13 @@ pub fn run_phase(target: &dyn Target, phase: &Phase, control: &Control) -> Phase
         }
         outcomes.push(result.outcome);
     }
+    let mut spans: Vec<WorkerSpan> = outcomes.iter().map(|w| w.span).collect();
+    let traces: Vec<Trace> = outcomes.iter_mut().map(|w| std::mem::take(&mut w.trace)).collect();
+    fill_snapshots(&mut spans, &traces);
+    for ((outcome, span), trace) in outcomes.iter_mut().zip(spans).zip(traces) {
+        outcome.span = span;
+        outcome.trace = trace;
+    }
     let end_kind = if !errors.is_empty() {
         PhaseEnd::Failed
     } else if control.stop_requested() {
@@ -380,47 +383,9 @@ impl WorkerResult {
                 series_bytes: Vec::new(),
                 series_ops: Vec::new(),
                 final_sync_ns: 0,
+                trace: Vec::new(),
             },
             latency: Histogram::new(),
-        }
-    }
-}
-
-/// What a worker had done before and after its latest operation, for the snapshots.
-#[derive(Default)]
-struct Tally {
-    now: Progress,
-    before_last: Progress,
-    at_all_started: Option<Progress>,
-    at_first_done: Option<Progress>,
-}
-
-impl Tally {
-    fn count(&mut self, bytes: u64) {
-        self.before_last = self.now;
-        self.now.bytes += bytes;
-        self.now.ops += 1;
-    }
-
-    /// Takes the all-started and first-done snapshots once those instants are known: the
-    /// progress at the instant, to within the operation that was in flight.
-    fn observe(&mut self, shared: &Shared, last_end_ns: u64) {
-        let pick = |instant: u64, t: &Tally| {
-            if last_end_ns <= instant {
-                t.now
-            } else {
-                t.before_last
-            }
-        };
-        if self.at_all_started.is_none() && shared.started.load(Ordering::Acquire) == shared.workers
-        {
-            self.at_all_started = Some(pick(shared.max_start_ns.load(Ordering::Acquire), self));
-        }
-        if self.at_first_done.is_none() {
-            let first = shared.first_done_ns.load(Ordering::Acquire);
-            if first != u64::MAX {
-                self.at_first_done = Some(pick(first, self));
-            }
         }
     }
 }
@@ -447,15 +412,14 @@ fn run_worker(
         _ => None,
     };
     let mut latency = Histogram::new();
-    let mut tally = Tally::default();
+    let mut done = Progress::default();
+    let mut trace: Trace = Vec::with_capacity(1024);
     let mut series_bytes: Vec<u64> = Vec::with_capacity(64);
     let mut series_ops: Vec<u64> = Vec::with_capacity(64);
     let mut error = None;
 
     let start = Instant::now();
     let start_ns = control.ns(start);
-    shared.max_start_ns.fetch_max(start_ns, Ordering::AcqRel);
-    shared.started.fetch_add(1, Ordering::AcqRel);
 
     let mut i: u64 = 0;
     let mut last_end = start;
@@ -481,7 +445,8 @@ fn run_worker(
             }
         };
         latency.record(t1.duration_since(t0).as_nanos() as u64);
-        tally.count(bytes);
+        done.bytes += bytes;
+        done.ops += 1;
         live.fetch_add(bytes, Ordering::Relaxed);
         let second = t1.saturating_duration_since(phase_origin).as_secs() as usize;
         if second >= series_bytes.len() {
@@ -490,7 +455,10 @@ fn run_worker(
         }
         series_bytes[second] += bytes;
         series_ops[second] += 1;
-        tally.observe(shared, control.ns(t1));
+        let t1_ns = control.ns(t1);
+        if trace.last().is_none_or(|&(t, _)| t1_ns - t >= TRACE_INTERVAL_NS) {
+            trace.push((t1_ns, done));
+        }
         last_end = t1;
         i += 1;
     }
@@ -510,23 +478,22 @@ fn run_worker(
         }
     };
     let end_ns = control.ns(Instant::now());
-    shared.first_done_ns.fetch_min(end_ns, Ordering::AcqRel);
-    tally.before_last = tally.now;
-    tally.observe(shared, end_ns);
+    trace.push((end_ns, done));
 
+    // The snapshots are taken from the traces once every worker has finished.
     let span = WorkerSpan {
         start_ns,
         end_ns,
-        bytes: tally.now.bytes,
-        ops: tally.now.ops,
-        at_all_started: tally.at_all_started.unwrap_or_default(),
-        at_first_done: tally.at_first_done.unwrap_or(tally.now),
+        bytes: done.bytes,
+        ops: done.ops,
+        ..WorkerSpan::default()
     };
     let outcome = WorkerOutcome {
         span,
         series_bytes,
         series_ops,
         final_sync_ns,
+        trace,
     };
     (WorkerResult { outcome, latency }, error)
 }

@@ -24,10 +24,40 @@ pub struct WorkerSpan {
     pub bytes: u64,
     /// Operations the worker completed in the phase.
     pub ops: u64,
-    /// What the worker had done when the last worker started (to within one operation).
+    /// What the worker had done when the last worker started (to within a millisecond).
     pub at_all_started: Progress,
-    /// What the worker had done when the first worker finished (to within one operation).
+    /// What the worker had done when the first worker finished (to within a millisecond).
     pub at_first_done: Progress,
+}
+
+/// A worker's progress over time: (stamp in ns, progress by then), sampled at most every
+/// [`TRACE_INTERVAL_NS`] and at the end. Kept in memory to take the snapshots the aggregates
+/// need once every worker (of every rank) has finished.
+pub type Trace = Vec<(u64, Progress)>;
+
+/// Sampling interval of a [`Trace`].
+pub const TRACE_INTERVAL_NS: u64 = 1_000_000;
+
+/// Progress recorded at or before `t_ns` (zero before the first sample).
+pub fn progress_at(trace: &[(u64, Progress)], t_ns: u64) -> Progress {
+    let after = trace.partition_point(|&(t, _)| t <= t_ns);
+    if after == 0 {
+        Progress::default()
+    } else {
+        trace[after - 1].1
+    }
+}
+
+/// Fills every span's `at_all_started` and `at_first_done` from its trace, at the last start
+/// and the first end over all the spans given (all workers of all ranks).
+pub fn fill_snapshots(spans: &mut [WorkerSpan], traces: &[Trace]) {
+    let active = || spans.iter().filter(|s| s.end_ns > s.start_ns);
+    let last_start = active().map(|s| s.start_ns).max().unwrap_or(0);
+    let first_end = active().map(|s| s.end_ns).min().unwrap_or(0);
+    for (span, trace) in spans.iter_mut().zip(traces) {
+        span.at_all_started = progress_at(trace, last_start);
+        span.at_first_done = progress_at(trace, first_end);
+    }
 }
 
 impl WorkerSpan {
@@ -264,6 +294,24 @@ mod tests {
         assert!((steady.bytes_per_s - 3000.0).abs() < 1e-9);
         let warning = disagreement(&aggs, 0.10).unwrap();
         assert!(warning.contains("50%"), "{warning}");
+    }
+
+    #[test]
+    fn snapshots_come_from_traces() {
+        let p = |bytes| Progress { bytes, ops: bytes / 10 };
+        let traces = vec![
+            vec![(10, p(10)), (20, p(20)), (30, p(30))],
+            vec![(15, p(5)), (25, p(15)), (40, p(40))],
+        ];
+        let mut spans = [span(5, 30, 30, 0, 0), span(12, 40, 40, 0, 0)];
+        fill_snapshots(&mut spans, &traces);
+        // Last start 12, first end 30.
+        assert_eq!(spans[0].at_all_started, p(10));
+        assert_eq!(spans[1].at_all_started, p(0));
+        assert_eq!(spans[0].at_first_done, p(30));
+        assert_eq!(spans[1].at_first_done, p(15));
+        assert_eq!(progress_at(&traces[0], 9), p(0));
+        assert_eq!(progress_at(&traces[0], 99), p(30));
     }
 
     #[test]

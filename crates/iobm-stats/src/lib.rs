@@ -5,6 +5,9 @@ pub mod aggregate;
 pub mod histogram;
 pub mod units;
 
-pub use aggregate::{aggregates, disagreement, Aggregate, AggregateKind, Progress, WorkerSpan};
+pub use aggregate::{
+    aggregates, disagreement, fill_snapshots, progress_at, Aggregate, AggregateKind, Progress,
+    Trace, WorkerSpan, TRACE_INTERVAL_NS,
+};
 pub use histogram::{Histogram, HistogramData};
 pub use units::{format_bytes, format_duration, parse_bytes, parse_duration, Rate, UnitError};
