@@ -10,7 +10,8 @@ mod tasks;
 pub mod workload;
 
 pub use runner::{
-    prepare_objects, run_phase, Control, ErrorCount, PhaseEnd, PhaseOutcome, WorkerOutcome,
+    prepare_objects, run_phase, run_phase_gated, Control, ErrorCount, PhaseEnd, PhaseOutcome,
+    WorkerOutcome,
 };
 pub use workload::{
     DataKind, FileSpec, FsyncPolicy, Layout, Op, Pattern, PerChar, Phase, Region, StopRule,

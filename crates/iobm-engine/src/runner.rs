@@ -211,6 +211,17 @@ fn begin(phase: &Phase, control: &Control) -> (CpuTimes, Instant) {
 
 /// Runs one phase to its stop rule, Ctrl-C or the first failed operation.
 pub fn run_phase(target: &dyn Target, phase: &Phase, control: &Control) -> PhaseOutcome {
+    run_phase_gated(target, phase, control, &|| {})
+}
+
+/// [`run_phase`], calling `gate` on this thread once every local worker is prepared and before
+/// the phase starts: the barrier across MPI ranks.
+pub fn run_phase_gated(
+    target: &dyn Target,
+    phase: &Phase,
+    control: &Control,
+    gate: &dyn Fn(),
+) -> PhaseOutcome {
     let workers = phase.layout.workers();
     assert!(
         workers <= control.live.len(),
@@ -267,6 +278,7 @@ pub fn run_phase(target: &dyn Target, phase: &Phase, control: &Control) -> Phase
         // cheap path for file descriptors (no reference counting or position lock per call),
         // which is a tenth of a one-byte write(2) on tmpfs, as for single-threaded tools.
         let prepared = prepare(0);
+        gate();
         let (cpu_before, start) = begin(phase, control);
         let result = work(0, prepared, start);
         let end = Instant::now();
@@ -292,6 +304,7 @@ pub fn run_phase(target: &dyn Target, phase: &Phase, control: &Control) -> Phase
                 })
                 .collect();
             ready.wait();
+            gate();
             let (cpu_before, start) = begin(phase, control);
             *phase_start.lock().unwrap() = start;
             go.wait();
@@ -324,7 +337,10 @@ pub fn run_phase(target: &dyn Target, phase: &Phase, control: &Control) -> Phase
         outcomes.push(result.outcome);
     }
     let mut spans: Vec<WorkerSpan> = outcomes.iter().map(|w| w.span).collect();
-    let traces: Vec<Trace> = outcomes.iter_mut().map(|w| std::mem::take(&mut w.trace)).collect();
+    let traces: Vec<Trace> = outcomes
+        .iter_mut()
+        .map(|w| std::mem::take(&mut w.trace))
+        .collect();
     fill_snapshots(&mut spans, &traces);
     for ((outcome, span), trace) in outcomes.iter_mut().zip(spans).zip(traces) {
         outcome.span = span;
@@ -456,7 +472,10 @@ fn run_worker(
         series_bytes[second] += bytes;
         series_ops[second] += 1;
         let t1_ns = control.ns(t1);
-        if trace.last().is_none_or(|&(t, _)| t1_ns - t >= TRACE_INTERVAL_NS) {
+        if trace
+            .last()
+            .is_none_or(|&(t, _)| t1_ns - t >= TRACE_INTERVAL_NS)
+        {
             trace.push((t1_ns, done));
         }
         last_end = t1;
@@ -637,6 +656,7 @@ mod tests {
                     dirs: 4,
                 }),
                 seed: 9,
+                prefix: String::new(),
             };
             let plan = bonnie(&spec);
             let control = Control::new(3, 5);

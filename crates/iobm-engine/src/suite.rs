@@ -43,6 +43,9 @@ pub struct BonnieSpec {
     pub seek_rewrite_pct: u8,
     pub files: Option<MetaSpec>,
     pub seed: u64,
+    /// Put before every file and directory name, so MPI ranks sharing a directory each have
+    /// their own (`r3.bonnie.dat`).
+    pub prefix: String,
 }
 
 /// The phases, and the directories the metadata tests need made before and removed after.
@@ -66,7 +69,7 @@ pub fn per_char_bytes(spec: &BonnieSpec) -> u64 {
 pub fn bonnie(spec: &BonnieSpec) -> BonniePlan {
     let file = |len: u64, workers: usize| Layout {
         files: vec![FileSpec {
-            name: BONNIE_FILE.to_string(),
+            name: format!("{}{BONNIE_FILE}", spec.prefix),
             size: spec.size,
         }],
         regions: vec![
@@ -125,13 +128,14 @@ pub fn bonnie(spec: &BonnieSpec) -> BonniePlan {
         },
     ];
     let mut dirs = Vec::new();
-    let mut files = vec![BONNIE_FILE.to_string()];
+    let mut files = vec![format!("{}{BONNIE_FILE}", spec.prefix)];
     if let Some(meta) = spec.files.filter(|m| m.count > 0) {
-        dirs = (0..meta.dirs).map(|d| format!("d{d:04}")).collect();
+        let prefix = &spec.prefix;
+        dirs = (0..meta.dirs).map(|d| format!("{prefix}d{d:04}")).collect();
         let specs: Vec<FileSpec> = (0..meta.count)
             .map(|i| {
                 let name = if dirs.is_empty() {
-                    format!("f{i:08}")
+                    format!("{prefix}f{i:08}")
                 } else {
                     format!("{}/f{i:08}", dirs[(i % meta.dirs) as usize])
                 };
@@ -188,7 +192,22 @@ mod tests {
                 dirs: 3,
             }),
             seed: 1,
+            prefix: String::new(),
         }
+    }
+
+    #[test]
+    fn a_prefix_names_every_file_and_directory() {
+        let plan = bonnie(&BonnieSpec {
+            prefix: "r2.".into(),
+            ..spec()
+        });
+        assert!(
+            plan.files.iter().all(|f| f.starts_with("r2.")),
+            "{:?}",
+            plan.files
+        );
+        assert!(plan.dirs.iter().all(|d| d.starts_with("r2.")));
     }
 
     #[test]

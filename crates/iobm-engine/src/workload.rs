@@ -145,6 +145,45 @@ pub struct Layout {
 }
 
 impl Layout {
+    /// The part of a run's layout that rank `rank` of `ranks` works on, `jobs` workers each:
+    /// its own files (`data.G` for global worker G), or its regions of the one shared file.
+    pub fn for_rank(shared: bool, rank: usize, ranks: usize, jobs: usize, size: u64) -> Layout {
+        let first = rank * jobs;
+        if shared {
+            Layout {
+                files: vec![FileSpec {
+                    name: "data.shared".to_string(),
+                    size: size * (jobs * ranks) as u64,
+                }],
+                regions: (first..first + jobs)
+                    .map(|g| Region {
+                        file: 0,
+                        offset: g as u64 * size,
+                        len: size,
+                        visit: None,
+                    })
+                    .collect(),
+            }
+        } else {
+            Layout {
+                files: (first..first + jobs)
+                    .map(|g| FileSpec {
+                        name: format!("data.{g}"),
+                        size,
+                    })
+                    .collect(),
+                regions: (0..jobs)
+                    .map(|w| Region {
+                        file: w,
+                        offset: 0,
+                        len: size,
+                        visit: None,
+                    })
+                    .collect(),
+            }
+        }
+    }
+
     /// One file per worker, each `size_per_worker` long.
     pub fn file_per_worker(workers: usize, size_per_worker: u64) -> Layout {
         Layout {
@@ -267,6 +306,23 @@ mod tests {
             data: DataKind::Random,
             layout: Layout::file_per_worker(2, 1 << 20),
         }
+    }
+
+    #[test]
+    fn ranks_get_disjoint_parts_of_one_layout() {
+        assert_eq!(
+            Layout::for_rank(false, 0, 1, 3, 10),
+            Layout::file_per_worker(3, 10)
+        );
+        assert_eq!(
+            Layout::for_rank(true, 0, 1, 3, 10),
+            Layout::shared_file(3, 10)
+        );
+        let r1 = Layout::for_rank(false, 1, 2, 2, 10);
+        assert_eq!(r1.files[0].name, "data.2");
+        let s1 = Layout::for_rank(true, 1, 2, 2, 10);
+        assert_eq!(s1.files[0].size, 40);
+        assert_eq!((s1.regions[0].offset, s1.regions[1].offset), (20, 30));
     }
 
     #[test]

@@ -44,10 +44,27 @@ pub struct RunResult {
     pub clock: ClockInfo,
     /// The phases in the order they ran.
     pub phases: Vec<PhaseResult>,
+    /// The processes of the run: one without MPI, else one per MPI rank.
+    pub ranks: Vec<RankInfo>,
     /// The bonnie++-shaped table (runs of kind "bonnie"), derived from the phases.
     pub bonnie: Option<BonnieSummary>,
     /// Run-wide warnings (each phase also has its own).
     pub warnings: Vec<String>,
+}
+
+/// One process of a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RankInfo {
+    /// MPI rank (0 without MPI).
+    pub rank: u32,
+    /// Host the rank ran on.
+    pub host: String,
+    /// The rank's wall clock minus rank 0's, in ns, estimated by ping-pong after a barrier; its
+    /// workers' stamps were moved onto rank 0's clock by it.
+    pub clock_offset_ns: i64,
+    /// The offset is right to within this many ns (half the shortest round trip).
+    pub clock_uncertainty_ns: u64,
 }
 
 /// How a run or phase ended.

@@ -298,7 +298,10 @@ mod tests {
 
     #[test]
     fn snapshots_come_from_traces() {
-        let p = |bytes| Progress { bytes, ops: bytes / 10 };
+        let p = |bytes| Progress {
+            bytes,
+            ops: bytes / 10,
+        };
         let traces = vec![
             vec![(10, p(10)), (20, p(20)), (30, p(30))],
             vec![(15, p(5)), (25, p(15)), (40, p(40))],

@@ -5,8 +5,10 @@
 use crate::cli::{data_name, BonnieArgs, FsyncArg, PerCharArg};
 use crate::execute::execute;
 use crate::exit::{Exit, Failure};
+use crate::files::{finish_ranks, run_dir};
+use crate::ranks::Ranks;
 use crate::record::fsync_name;
-use crate::rundir::{write_atomic, RunDir};
+use crate::rundir::write_atomic;
 use crate::session::{self, describe_io, say, RunId};
 use iobm_engine::suite::{self, BonnieSpec, MetaSpec};
 use iobm_engine::{FsyncPolicy, PerChar};
@@ -57,7 +59,8 @@ fn suite_moves_data(test: &str) -> bool {
     iobm_results::bonnie::BYTE_TESTS.contains(&test)
 }
 
-pub fn bonnie(args: BonnieArgs, argv: &[OsString]) -> Result<Exit, Failure> {
+/// Checks the input against the file system; returns the file size and the RAM.
+fn check(args: &BonnieArgs) -> Result<(u64, u64), Failure> {
     session::writable_dir(&args.dir)?;
     session::json_path_ok(args.json.as_deref())?;
     if let Some(csv) = &args.bonnie_csv {
@@ -92,7 +95,20 @@ pub fn bonnie(args: BonnieArgs, argv: &[OsString]) -> Result<Exit, Failure> {
         )));
     }
 
-    let run_id = RunId::generate();
+    Ok((size, ram))
+}
+
+pub fn bonnie(args: BonnieArgs, argv: &[OsString]) -> Result<Exit, Failure> {
+    let ranks = Ranks::connect()?;
+    let checked = check(&args);
+    ranks.agree(checked.as_ref().map(|_| ()).map_err(Failure::clone))?;
+    let (size, ram) = checked?;
+    if !ranks.is_root() {
+        session::silence();
+    }
+    let chunk = args.chunk;
+    let files = args.files;
+    let run_id = ranks.share(&RunId::generate());
     let spec = BonnieSpec {
         size,
         chunk,
@@ -118,32 +134,46 @@ pub fn bonnie(args: BonnieArgs, argv: &[OsString]) -> Result<Exit, Failure> {
             dirs: files.dirs,
         }),
         seed: run_id.seed,
+        prefix: if ranks.size() > 1 {
+            format!("r{}.", ranks.rank())
+        } else {
+            String::new()
+        },
     };
     let plan = suite::bonnie(&spec);
 
-    let rundir = RunDir::create(&args.dir, &run_id.text)?;
+    let rundir = run_dir(&args.dir, &run_id, &ranks)?;
     let target = PosixTarget::new(&rundir.path);
     let file_names: Vec<&str> = plan.files.iter().map(String::as_str).collect();
+    // Every rank removes its own files and directories, then the run directory's owners it.
     let cleanup = |run_warnings: &mut Vec<String>| {
-        if let Err(e) = rundir.remove_named(&file_names, &plan.dirs) {
+        let ours = rundir
+            .remove_files(&file_names)
+            .and_then(|_| rundir.remove_subdirs(&plan.dirs));
+        ranks.barrier();
+        if let Err(e) = ours.and_then(|_| rundir.remove_if_owned()) {
             run_warnings.push(e);
         }
     };
-    if args.direct {
-        if let Err(f) = session::probe_direct(&target, &args.dir) {
-            cleanup(&mut Vec::new());
-            return Err(f);
+    let mut prepared = if args.direct {
+        session::probe_direct(&target, &args.dir, ranks.rank())
+    } else {
+        Ok(())
+    };
+    for dir in &plan.dirs {
+        if prepared.is_ok() {
+            prepared = target.create_dir(dir).map_err(|e| {
+                Failure::run(format!(
+                    "{}/{dir}: {}",
+                    rundir.path.display(),
+                    describe_io(&e)
+                ))
+            });
         }
     }
-    for dir in &plan.dirs {
-        if let Err(e) = target.create_dir(dir) {
-            cleanup(&mut Vec::new());
-            return Err(Failure::run(format!(
-                "{}/{dir}: {}",
-                rundir.path.display(),
-                describe_io(&e)
-            )));
-        }
+    if let Err(f) = ranks.agree(prepared) {
+        cleanup(&mut Vec::new());
+        return Err(f);
     }
 
     let control = session::control(&run_id, args.seekers.max(1) as usize);
@@ -199,16 +229,24 @@ pub fn bonnie(args: BonnieArgs, argv: &[OsString]) -> Result<Exit, Failure> {
         spec.seekers,
         files.count
     ));
-    execute(&target, plan.phases.clone(), &mut run, &control, |r| {
-        if let Some(p) = r.phases.last() {
-            say(&test_line(p));
-        }
-    });
+    run.ranks = ranks.infos(&run.environment.hostname);
+    execute(
+        &target,
+        plan.phases.clone(),
+        &mut run,
+        &control,
+        &ranks,
+        |r| {
+            if let Some(p) = r.phases.last() {
+                say(&test_line(p));
+            }
+        },
+    );
     cleanup(&mut run.warnings);
     run.bonnie = Some(summarize(&run));
     say(&format!("\n{}", render_tables(&run)));
     say(&format!("\n{}", iobm_report::render_footer(&run)));
-    if let Some(path) = &args.bonnie_csv {
+    if let Some(path) = args.bonnie_csv.as_ref().filter(|_| ranks.is_root()) {
         let line = csv_line(&run).expect("a bonnie run has a table");
         write_atomic(path, format!("{line}\n").as_bytes()).map_err(|e| {
             Failure::run(format!(
@@ -218,7 +256,7 @@ pub fn bonnie(args: BonnieArgs, argv: &[OsString]) -> Result<Exit, Failure> {
             ))
         })?;
     }
-    session::finish(&run, args.json.as_deref())
+    finish_ranks(&run, args.json.as_deref(), &ranks)
 }
 
 impl PerCharArg {

@@ -86,6 +86,9 @@ pub struct IoArgs {
     /// its cached pages before each read phase (posix_fadvise DONTNEED, as fio's invalidate=1)
     #[arg(long)]
     pub keep_cache: bool,
+    /// Under MPI, read the data the next rank wrote (IOR -C), so no rank reads from its own cache
+    #[arg(long)]
+    pub reorder: bool,
     /// Stop each phase after this long instead of after one pass (wraps around the data)
     #[arg(short, long, value_name = "DURATION", value_parser = parse_positive_duration)]
     pub duration: Option<Duration>,

@@ -1,30 +1,38 @@
-//! Runs a list of phases against a target and fills in the run's result, printing each phase
-//! as it completes; stops at the first phase that was interrupted or failed.
+//! Runs a list of phases against a target on every rank and fills in the run's result (at rank
+//! 0), handing each merged phase to a printer; stops at the first phase that was interrupted or
+//! failed on any rank.
 
 use crate::progress::ProgressLine;
+use crate::ranks::{RankPhase, Ranks};
 use crate::record::phase_result;
-use iobm_engine::{run_phase, Control, Op, Phase, StopRule};
+use iobm_engine::{run_phase_gated, Control, Op, Phase, StopRule};
 use iobm_results::{RunResult, RunStatus};
 use iobm_target::Target;
 use std::sync::Arc;
 
-/// Runs `phases` in order, appending each phase's result to `run` and handing it to `on_phase`.
-/// Later phases on the files of a write that stopped by time are limited to the data it wrote.
+/// Runs `phases` in order, appending each phase's result to `run` (rank 0) and handing it to
+/// `on_phase`. Later phases on the files of a write that stopped by time are limited to the
+/// data it wrote.
 pub fn execute(
     target: &dyn Target,
     mut phases: Vec<Phase>,
     run: &mut RunResult,
     control: &Arc<Control>,
+    ranks: &Ranks,
     mut on_phase: impl FnMut(&RunResult),
 ) {
-    let _progress = ProgressLine::start(control.clone());
+    let _progress = ranks
+        .is_root()
+        .then(|| ProgressLine::start(control.clone()));
+    let host = run.environment.hostname.clone();
+    let ram = run.environment.ram_bytes;
     for index in 0..phases.len() {
-        if control.stop_requested() {
+        if !ranks.all(!control.stop_requested()) {
             run.status = RunStatus::Interrupted;
             break;
         }
         let phase = phases[index].clone();
-        let outcome = run_phase(target, &phase, control);
+        let outcome = run_phase_gated(target, &phase, control, &|| ranks.barrier());
         if phase.op == Op::Write && matches!(phase.stop, StopRule::Duration(_)) {
             let written: Vec<u64> = outcome.workers.iter().map(|w| w.span.bytes).collect();
             let same_data = |p: &&mut Phase| p.layout.files == phase.layout.files;
@@ -32,15 +40,18 @@ pub fn execute(
                 later.limit_to_written(&phase, &written);
             }
         }
-        let result = phase_result(
-            &phase,
-            &outcome,
-            &run.environment.hostname,
-            run.environment.ram_bytes,
-        );
-        let status = result.status;
-        run.phases.push(result);
-        on_phase(run);
+        let local = RankPhase {
+            phase: phase_result(&phase, &outcome, ranks.rank(), &host, ram),
+            traces: outcome.workers.into_iter().map(|w| w.trace).collect(),
+            origin_unix_ns: run.clock.origin_unix_ns,
+        };
+        let mut status = RunStatus::Complete;
+        if let Some(merged) = ranks.merge(local, run.clock.origin_unix_ns, ram) {
+            status = merged.status;
+            run.phases.push(merged);
+            on_phase(run);
+        }
+        let status = ranks.share(&status);
         if status != RunStatus::Complete {
             run.status = status;
             break;

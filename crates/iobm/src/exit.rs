@@ -22,8 +22,20 @@ Exit codes:
   2    bad input (unknown flag, bad value, missing or unwritable path); nothing was written
   130  interrupted by Ctrl-C or SIGTERM; partial results were printed and saved, data cleaned up";
 
+impl Exit {
+    /// The exit code `code` stands for (another rank's, sent as a number).
+    pub fn from_code(code: u8) -> Exit {
+        match code {
+            0 => Exit::Ok,
+            2 => Exit::BadInput,
+            130 => Exit::Interrupted,
+            _ => Exit::RunFailed,
+        }
+    }
+}
+
 /// A command's failure: one line for the user and the exit code.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Failure {
     pub exit: Exit,
     pub message: String,

@@ -4,6 +4,7 @@
 use crate::cli::{data_name, FsyncArg, IoArgs, ReadArgs, WriteArgs};
 use crate::execute::execute;
 use crate::exit::{Exit, Failure};
+use crate::ranks::Ranks;
 use crate::record::{fsync_name, pattern_name};
 use crate::rundir::{locate, Manifest, RunDir};
 use crate::session::{self, describe_io, say, RunId};
@@ -15,6 +16,7 @@ use iobm_results::{env, Config, RunResult, RunStatus};
 use iobm_stats::format_bytes;
 use iobm_target::posix::PosixTarget;
 use std::ffi::OsString;
+use std::path::Path;
 use std::sync::Arc;
 
 const DEFAULT_BLOCK: u64 = 1 << 20;
@@ -61,22 +63,24 @@ fn phase(name: &str, op: Op, io: &IoArgs, block: u64, seed: u64, layout: &Layout
     }
 }
 
-/// Runs the phases and prints the report as it goes.
+/// Runs the phases on every rank and prints the merged report (rank 0) as it goes.
 fn run_and_report(
     target: &PosixTarget,
     phases: Vec<Phase>,
     run: &mut RunResult,
     control: &Arc<Control>,
+    ranks: &Ranks,
 ) {
+    run.ranks = ranks.infos(&run.environment.hostname);
     say(&render_header(run));
-    execute(target, phases, run, control, |r| {
+    execute(target, phases, run, control, ranks, |r| {
         let latest = r.phases.last().expect("a phase just ran");
         say(&format!("\n{}", render_phase(latest, &r.environment)));
     });
 }
 
-/// `iobm write DIR` and `iobm stream DIR`.
-pub fn write(args: WriteArgs, stream: bool, argv: &[OsString]) -> Result<Exit, Failure> {
+/// Sizes, checked against the block size, `--direct` and the free space (for every rank).
+fn plan_sizes(args: &WriteArgs, ranks: u64) -> Result<(u64, u64), Failure> {
     let io = &args.io;
     session::writable_dir(&args.dir)?;
     session::json_path_ok(io.json.as_deref())?;
@@ -89,8 +93,9 @@ pub fn write(args: WriteArgs, stream: bool, argv: &[OsString]) -> Result<Exit, F
     };
     check_block(block, asked_per_job, io.direct)?;
     let per_job = asked_per_job / block * block;
-    let total = per_job * jobs;
-    // File systems that report no size at all (ramfs, some FUSE mounts) are not checked.
+    // All ranks' data, as on a shared file system. File systems that report no size at all
+    // (ramfs, some FUSE mounts) are not checked.
+    let total = per_job * jobs * ranks;
     let available = env::space(&args.dir)
         .filter(|&(size, _)| size > 0)
         .map(|(_, avail)| avail);
@@ -102,13 +107,45 @@ pub fn write(args: WriteArgs, stream: bool, argv: &[OsString]) -> Result<Exit, F
             args.dir.display()
         )));
     }
+    Ok((asked_per_job, per_job))
+}
 
-    let run_id = RunId::generate();
-    let rundir = RunDir::create(&args.dir, &run_id.text)?;
+/// The run's directory: rank 0 creates it; other ranks join it, or create their own where the
+/// directory is not shared (node-local file systems).
+pub(crate) fn run_dir(parent: &Path, run_id: &RunId, ranks: &Ranks) -> Result<RunDir, Failure> {
+    let root_dir = ranks
+        .is_root()
+        .then(|| RunDir::create(parent, &run_id.text));
+    let root_ok = root_dir
+        .as_ref()
+        .map_or(Ok(()), |r| r.as_ref().map(|_| ()).map_err(Failure::clone));
+    ranks.agree(root_ok)?;
+    let rundir = root_dir.unwrap_or_else(|| RunDir::join_or_create(parent, &run_id.text));
+    ranks.agree(rundir.as_ref().map(|_| ()).map_err(Failure::clone))?;
+    rundir
+}
+
+/// `iobm write DIR` and `iobm stream DIR`, on one process or every MPI rank.
+pub fn write(args: WriteArgs, stream: bool, argv: &[OsString]) -> Result<Exit, Failure> {
+    let ranks = Ranks::connect()?;
+    let io = &args.io;
+    let sizes = plan_sizes(&args, ranks.size() as u64);
+    ranks.agree(sizes.as_ref().map(|_| ()).map_err(Failure::clone))?;
+    let (asked_per_job, per_job) = sizes?;
+    let jobs = args.jobs as u64;
+    let block = io.block.unwrap_or(DEFAULT_BLOCK);
+    let total = per_job * jobs * ranks.size() as u64;
+    if !ranks.is_root() {
+        session::silence();
+    }
+
+    let run_id = ranks.share(&RunId::generate());
+    let rundir = run_dir(&args.dir, &run_id, &ranks)?;
     let target = PosixTarget::new(&rundir.path);
     if io.direct {
-        if let Err(f) = session::probe_direct(&target, &args.dir) {
-            let _ = rundir.remove(&Layout::file_per_worker(0, 0));
+        let probed = session::probe_direct(&target, &args.dir, ranks.rank());
+        if let Err(f) = ranks.agree(probed) {
+            let _ = rundir.remove_if_owned();
             return Err(f);
         }
     }
@@ -117,12 +154,9 @@ pub fn write(args: WriteArgs, stream: bool, argv: &[OsString]) -> Result<Exit, F
     } else {
         "file_per_job"
     };
-    let layout = if args.shared_file {
-        Layout::shared_file(jobs as usize, per_job)
-    } else {
-        Layout::file_per_worker(jobs as usize, per_job)
-    };
-    if per_job != asked_per_job {
+    let (rank, size) = (ranks.rank() as usize, ranks.size() as usize);
+    let layout = Layout::for_rank(args.shared_file, rank, size, jobs as usize, per_job);
+    if per_job != asked_per_job && ranks.is_root() {
         eprintln!(
             "iobm: note: {} per job rounded down to {} (a whole number of {} blocks)",
             format_bytes(asked_per_job),
@@ -140,8 +174,20 @@ pub fn write(args: WriteArgs, stream: bool, argv: &[OsString]) -> Result<Exit, F
     write_phase.data = args.data;
     let mut phases = vec![write_phase];
     if stream {
-        // The same order as the write, so a time-limited random write is read back exactly.
-        phases.push(phase("read", Op::Read, io, block, run_id.seed, &layout));
+        // The same order as the write, so a time-limited random write is read back exactly;
+        // with --reorder, the next rank's data.
+        let reader = if io.reorder {
+            Layout::for_rank(
+                args.shared_file,
+                (rank + 1) % size,
+                size,
+                jobs as usize,
+                per_job,
+            )
+        } else {
+            layout.clone()
+        };
+        phases.push(phase("read", Op::Read, io, block, run_id.seed, &reader));
     }
 
     let control = session::control(&run_id, jobs as usize);
@@ -165,35 +211,54 @@ pub fn write(args: WriteArgs, stream: bool, argv: &[OsString]) -> Result<Exit, F
     let kind = if stream { "stream" } else { "write" };
     let mut run = session::skeleton(kind, &run_id, argv, config, environment, &control);
 
+    // The files: each rank its own, or rank 0 the shared one; rank 0 the manifest.
+    let all_files = Layout::for_rank(args.shared_file, 0, 1, jobs as usize * size, per_job);
     let mut manifest = Manifest::new(
         &run_id.text,
         layout_name,
-        &layout,
+        &all_files,
         block,
         data_name(args.data),
     );
-    let prepared = rundir
-        .save_manifest(&manifest)
-        .and_then(|_| prepare_objects(&target, &layout));
-    if let Err(e) = prepared {
-        let _ = rundir.remove(&layout);
-        return Err(Failure::run(format!(
+    manifest.ranks = size as u32;
+    manifest.jobs = args.jobs;
+    let creates_files = !args.shared_file || ranks.is_root();
+    let prepared = if ranks.is_root() {
+        rundir.save_manifest(&manifest)
+    } else {
+        Ok(())
+    }
+    .and_then(|_| {
+        if creates_files {
+            prepare_objects(&target, &layout)
+        } else {
+            Ok(())
+        }
+    })
+    .map_err(|e| {
+        Failure::run(format!(
             "{}: cannot create the data files: {}",
             rundir.path.display(),
             describe_io(&e)
-        )));
+        ))
+    });
+    if let Err(f) = ranks.agree(prepared) {
+        let _ = rundir.remove(&layout);
+        return Err(f);
     }
-    run_and_report(&target, phases, &mut run, &control);
+    run_and_report(&target, phases, &mut run, &control, &ranks);
 
     // Complete, and (when stopped by time) every region covered at least once.
-    let wrote_all = run.phases.first().is_some_and(|p| {
+    let wrote_all = ranks.share(&run.phases.first().is_some_and(|p| {
         p.status == RunStatus::Complete && p.workers.iter().all(|w| w.span.bytes >= per_job)
-    });
+    }));
     if args.keep && wrote_all {
-        manifest.complete = true;
-        if let Err(e) = rundir.save_manifest(&manifest) {
-            run.warnings
-                .push(format!("could not mark the data set complete: {e}"));
+        if ranks.is_root() {
+            manifest.complete = true;
+            if let Err(e) = rundir.save_manifest(&manifest) {
+                run.warnings
+                    .push(format!("could not mark the data set complete: {e}"));
+            }
         }
         run.warnings.push(format!(
             "data kept in {} (read it with: iobm read {})",
@@ -207,36 +272,81 @@ pub fn write(args: WriteArgs, stream: bool, argv: &[OsString]) -> Result<Exit, F
                     .to_string(),
             );
         }
-        if let Err(e) = rundir.remove(&layout) {
+        // Every rank removes its files, then the directory's owners remove it.
+        let mine: Vec<&str> = if creates_files {
+            layout.files.iter().map(|f| f.name.as_str()).collect()
+        } else {
+            Vec::new()
+        };
+        let files_gone = rundir.remove_files(&mine);
+        ranks.barrier();
+        if let Err(e) = files_gone.and_then(|_| rundir.remove_if_owned()) {
             run.warnings.push(e);
         }
     }
     say(&format!("\n{}", render_footer(&run)));
-    session::finish(&run, io.json.as_deref())
+    finish_ranks(&run, io.json.as_deref(), &ranks)
 }
 
-/// `iobm read PATH`: reads a kept data set; never changes or removes it.
+/// Saves the result at rank 0 and gives every rank rank 0's exit code.
+pub(crate) fn finish_ranks(
+    run: &RunResult,
+    json: Option<&Path>,
+    ranks: &Ranks,
+) -> Result<Exit, Failure> {
+    let exit = if ranks.is_root() {
+        session::finish(run, json)
+    } else {
+        Ok(Exit::Ok)
+    };
+    let code = ranks.share(&exit.as_ref().map_or(Exit::RunFailed as u8, |e| *e as u8));
+    match exit {
+        Err(f) => Err(f),
+        Ok(_) => Ok(Exit::from_code(code)),
+    }
+}
+
+/// `iobm read PATH`: reads a kept data set (on every rank); never changes or removes it.
 pub fn read(args: ReadArgs, argv: &[OsString]) -> Result<Exit, Failure> {
+    let ranks = Ranks::connect()?;
     let io = &args.io;
-    session::json_path_ok(io.json.as_deref())?;
-    let (data_dir, manifest) = locate(&args.path)?;
-    let layout = manifest.layout();
+    let located = session::json_path_ok(io.json.as_deref()).and_then(|_| locate(&args.path));
+    ranks.agree(located.as_ref().map(|_| ()).map_err(Failure::clone))?;
+    let (data_dir, manifest) = located?;
+    let (rank, size) = (ranks.rank() as usize, ranks.size() as usize);
+    if manifest.ranks as usize != size {
+        return Err(Failure::input(format!(
+            "{}: written by {} rank(s); read it with as many (mpirun -np {})",
+            data_dir.display(),
+            manifest.ranks,
+            manifest.ranks
+        )));
+    }
+    if !ranks.is_root() {
+        session::silence();
+    }
+    let shared = manifest.layout == "shared_file";
+    let jobs = manifest.jobs as usize;
+    let per_job = manifest.size_per_job_bytes;
+    let reader = if io.reorder { (rank + 1) % size } else { rank };
+    let layout = Layout::for_rank(shared, reader, size, jobs, per_job);
     let block = io.block.unwrap_or(manifest.block_bytes);
-    check_block(block, manifest.size_per_job_bytes, io.direct)?;
+    check_block(block, per_job, io.direct)?;
     let target = PosixTarget::new(&data_dir);
     if io.direct {
-        session::writable_dir(&data_dir)?;
-        session::probe_direct(&target, &data_dir)?;
+        let probed = session::writable_dir(&data_dir)
+            .and_then(|_| session::probe_direct(&target, &data_dir, ranks.rank()));
+        ranks.agree(probed)?;
     }
-    let run_id = RunId::generate();
+    let run_id = ranks.share(&RunId::generate());
     let control = session::control(&run_id, layout.workers());
     let read_phase = phase("read", Op::Read, io, block, run_id.seed, &layout);
     let config = Config {
         dir: args.path.display().to_string(),
         run_dir: data_dir.display().to_string(),
         jobs: manifest.jobs,
-        size_per_job_bytes: manifest.size_per_job_bytes,
-        total_bytes: layout.total_bytes(),
+        size_per_job_bytes: per_job,
+        total_bytes: per_job * (jobs * size) as u64,
         block_bytes: block,
         layout: manifest.layout.clone(),
         pattern: pattern_name(read_phase.pattern).to_string(),
@@ -249,7 +359,7 @@ pub fn read(args: ReadArgs, argv: &[OsString]) -> Result<Exit, Failure> {
     };
     let environment = env::capture(Some(&data_dir));
     let mut run = session::skeleton("read", &run_id, argv, config, environment, &control);
-    run_and_report(&target, vec![read_phase], &mut run, &control);
+    run_and_report(&target, vec![read_phase], &mut run, &control, &ranks);
     say(&format!("\n{}", render_footer(&run)));
-    session::finish(&run, io.json.as_deref())
+    finish_ranks(&run, io.json.as_deref(), &ranks)
 }

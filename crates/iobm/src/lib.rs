@@ -9,6 +9,7 @@ pub mod exit;
 pub mod files;
 pub mod progress;
 pub mod quick;
+pub mod ranks;
 pub mod record;
 pub mod report;
 pub mod rundir;

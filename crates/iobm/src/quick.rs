@@ -5,6 +5,7 @@
 use crate::cli::QuickArgs;
 use crate::execute::execute;
 use crate::exit::{Exit, Failure};
+use crate::ranks::Ranks;
 use crate::rundir::RunDir;
 use crate::session::{self, describe_io, say, RunId};
 use iobm_engine::suite::{self, BonnieSpec, MetaSpec};
@@ -101,6 +102,12 @@ pub fn summary(run: &RunResult) -> String {
 }
 
 pub fn quick(args: QuickArgs, argv: &[OsString]) -> Result<Exit, Failure> {
+    let ranks = Ranks::connect()?;
+    if ranks.size() > 1 {
+        return Err(Failure::input(
+            "quick runs as one process; under mpirun use write, read, stream or bonnie",
+        ));
+    }
     let dir = args.dir.clone().unwrap_or_else(std::env::temp_dir);
     session::writable_dir(&dir)?;
     session::json_path_ok(args.json.as_deref())?;
@@ -132,7 +139,7 @@ pub fn quick(args: QuickArgs, argv: &[OsString]) -> Result<Exit, Failure> {
     }
     // O_DIRECT where the file system has it, so every step measures the storage rather than the
     // page cache; elsewhere buffered, with the cache dropped before each read.
-    let direct = session::probe_direct(&target, &dir).is_ok();
+    let direct = session::probe_direct(&target, &dir, 0).is_ok();
     let t = args.step_time;
     let random = Pattern::Random { seed: run_id.seed };
     let phases = vec![
@@ -200,6 +207,7 @@ pub fn quick(args: QuickArgs, argv: &[OsString]) -> Result<Exit, Failure> {
             dirs: 0,
         }),
         seed: run_id.seed,
+        prefix: String::new(),
     };
     let bonnie = suite::bonnie(&bonnie_spec);
     phases.extend(bonnie.phases.iter().cloned());
@@ -240,7 +248,8 @@ pub fn quick(args: QuickArgs, argv: &[OsString]) -> Result<Exit, Failure> {
         format_duration(t),
         format_bytes(bonnie_spec.size)
     ));
-    execute(&target, phases, &mut run, &control, |_| {});
+    run.ranks = ranks.infos(&run.environment.hostname);
+    execute(&target, phases, &mut run, &control, &ranks, |_| {});
     let mut ours: Vec<&str> = layout.files.iter().map(|f| f.name.as_str()).collect();
     ours.extend(bonnie.files.iter().map(String::as_str));
     if let Err(e) = rundir.remove_named(&ours, &bonnie.dirs) {

@@ -7,7 +7,7 @@ use iobm_results::{
     CacheEvidence, CpuUsage, DeviceIo, ErrorCount, Latency, PhaseResult, PhaseSettings, RunStatus,
     Series, WorkerResult,
 };
-use iobm_stats::aggregates;
+use iobm_stats::{aggregates, Histogram};
 
 pub fn pattern_name(p: Pattern) -> &'static str {
     match p {
@@ -69,16 +69,40 @@ fn measures(phase: &Phase) -> String {
     }
 }
 
+/// The latency summary of a histogram.
+pub fn latency(measures: String, histogram: &Histogram) -> Latency {
+    Latency {
+        measures,
+        mean_ns: histogram.mean(),
+        p50_ns: histogram.percentile(50.0),
+        p90_ns: histogram.percentile(90.0),
+        p99_ns: histogram.percentile(99.0),
+        p999_ns: histogram.percentile(99.9),
+        max_ns: histogram.max(),
+        histogram: histogram.to_data(),
+    }
+}
+
+/// CPU seconds, and per GiB moved.
+pub fn cpu_usage(user_s: f64, system_s: f64, moved: u64) -> CpuUsage {
+    CpuUsage {
+        user_s,
+        system_s,
+        cpu_s_per_gib: (moved > 0)
+            .then(|| (user_s + system_s) / (moved as f64 / (1u64 << 30) as f64)),
+    }
+}
+
+/// The result of one phase on this process; `rank` and `host` label its workers.
 pub fn phase_result(
     phase: &Phase,
     outcome: &PhaseOutcome,
+    rank: u32,
     host: &str,
     ram_bytes: u64,
 ) -> PhaseResult {
     let spans: Vec<_> = outcome.workers.iter().map(|w| w.span).collect();
     let moved: u64 = spans.iter().map(|s| s.bytes).sum();
-    let cpu_s = (outcome.cpu.user + outcome.cpu.system).as_secs_f64();
-    let l = &outcome.latency;
     let mut result = PhaseResult {
         name: outcome.name.clone(),
         op: outcome.op.name().to_string(),
@@ -100,7 +124,7 @@ pub fn phase_result(
             .enumerate()
             .map(|(i, w)| WorkerResult {
                 worker: i as u32,
-                rank: 0,
+                rank,
                 host: host.to_string(),
                 span: w.span,
                 final_sync_ns: w.final_sync_ns,
@@ -111,22 +135,13 @@ pub fn phase_result(
                 },
             })
             .collect(),
-        latency: Latency {
-            measures: measures(phase),
-            mean_ns: l.mean(),
-            p50_ns: l.percentile(50.0),
-            p90_ns: l.percentile(90.0),
-            p99_ns: l.percentile(99.0),
-            p999_ns: l.percentile(99.9),
-            max_ns: l.max(),
-            histogram: l.to_data(),
-        },
+        latency: latency(measures(phase), &outcome.latency),
         aggregates: aggregates(&spans),
-        cpu: CpuUsage {
-            user_s: outcome.cpu.user.as_secs_f64(),
-            system_s: outcome.cpu.system.as_secs_f64(),
-            cpu_s_per_gib: (moved > 0).then(|| cpu_s / (moved as f64 / (1u64 << 30) as f64)),
-        },
+        cpu: cpu_usage(
+            outcome.cpu.user.as_secs_f64(),
+            outcome.cpu.system.as_secs_f64(),
+            moved,
+        ),
         cache: CacheEvidence {
             resident_before_bytes: outcome.resident_before,
             device: outcome.device.as_ref().map(|(before, after)| DeviceIo {

@@ -3,7 +3,7 @@
 //! what the run created.
 
 use crate::exit::Failure;
-use iobm_engine::{FileSpec, Layout};
+use iobm_engine::Layout;
 use serde::{Deserialize, Serialize};
 use std::fs;
 use std::io;
@@ -27,6 +27,13 @@ pub struct Manifest {
     pub files: Vec<ManifestFile>,
     /// False until the write phase completed; incomplete data sets are not read.
     pub complete: bool,
+    /// MPI ranks that wrote it (jobs is per rank).
+    #[serde(default = "one")]
+    pub ranks: u32,
+}
+
+fn one() -> u32 {
+    1
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -55,26 +62,8 @@ impl Manifest {
                 })
                 .collect(),
             complete: false,
+            ranks: 1,
         }
-    }
-
-    /// The layout the data was written with.
-    pub fn layout(&self) -> Layout {
-        let layout = match self.layout.as_str() {
-            "shared_file" => Layout::shared_file(self.jobs as usize, self.size_per_job_bytes),
-            _ => Layout::file_per_worker(self.jobs as usize, self.size_per_job_bytes),
-        };
-        debug_assert_eq!(
-            layout.files,
-            self.files
-                .iter()
-                .map(|f| FileSpec {
-                    name: f.name.clone(),
-                    size: f.size
-                })
-                .collect::<Vec<_>>()
-        );
-        layout
     }
 }
 
@@ -89,10 +78,13 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     })
 }
 
-/// The directory a run created and owns.
+/// The directory of a run.
 #[derive(Debug)]
 pub struct RunDir {
     pub path: PathBuf,
+    /// Whether this process created it (and so removes it); MPI ranks sharing rank 0's
+    /// directory only remove their own files.
+    pub owned: bool,
 }
 
 impl RunDir {
@@ -101,7 +93,30 @@ impl RunDir {
         let path = parent.join(format!("iobm-{run_id}"));
         fs::create_dir(&path)
             .map_err(|e| Failure::input(format!("cannot create {}: {e}", path.display())))?;
-        Ok(RunDir { path })
+        Ok(RunDir { path, owned: true })
+    }
+
+    /// Joins the directory rank 0 created for the run, or creates it where `parent` is not
+    /// shared with rank 0.
+    pub fn join_or_create(parent: &Path, run_id: &str) -> Result<RunDir, Failure> {
+        let path = parent.join(format!("iobm-{run_id}"));
+        if path.is_dir() {
+            return Ok(RunDir { path, owned: false });
+        }
+        RunDir::create(parent, run_id)
+    }
+
+    /// Removes these files of ours; those already gone are fine.
+    pub fn remove_files(&self, files: &[&str]) -> Result<(), String> {
+        for name in files {
+            match fs::remove_file(self.path.join(name)) {
+                Err(e) if e.kind() != io::ErrorKind::NotFound => {
+                    return Err(format!("cannot remove {}/{name}: {e}", self.path.display()))
+                }
+                _ => {}
+            }
+        }
+        Ok(())
     }
 
     pub fn save_manifest(&self, manifest: &Manifest) -> io::Result<()> {
@@ -116,33 +131,40 @@ impl RunDir {
         self.remove_named(&files, &[])
     }
 
-    /// Removes these files (those already gone are fine), the manifest, these directories and
-    /// the run directory itself; anything else found inside (not ours) is left, and reported.
-    pub fn remove_named(&self, files: &[&str], dirs: &[String]) -> Result<(), String> {
-        for name in files.iter().copied().chain([MANIFEST]) {
-            match fs::remove_file(self.path.join(name)) {
+    /// Removes directories of ours, which must be empty by now.
+    pub fn remove_subdirs(&self, dirs: &[String]) -> Result<(), String> {
+        for dir in dirs {
+            let path = self.path.join(dir);
+            match fs::remove_dir(&path) {
                 Err(e) if e.kind() != io::ErrorKind::NotFound => {
-                    return Err(format!("cannot remove {}/{name}: {e}", self.path.display()))
-                }
-                _ => {}
-            }
-        }
-        for dir in dirs
-            .iter()
-            .map(|d| self.path.join(d))
-            .chain([self.path.clone()])
-        {
-            match fs::remove_dir(&dir) {
-                Err(e) if e.kind() != io::ErrorKind::NotFound => {
-                    return Err(format!(
-                        "left {} in place: {e} (it holds files iobm did not create)",
-                        dir.display()
-                    ))
+                    return Err(format!("left {} in place: {e}", path.display()))
                 }
                 _ => {}
             }
         }
         Ok(())
+    }
+
+    /// When this process owns the run directory: removes the manifest and the directory, which
+    /// holds nothing else of ours by now; anything found inside (not ours) is left, and reported.
+    pub fn remove_if_owned(&self) -> Result<(), String> {
+        if !self.owned {
+            return Ok(());
+        }
+        self.remove_files(&[MANIFEST])?;
+        fs::remove_dir(&self.path).map_err(|e| {
+            format!(
+                "left {} in place: {e} (it holds files iobm did not create)",
+                self.path.display()
+            )
+        })
+    }
+
+    /// Removes these files and directories of ours, then the run directory if ours.
+    pub fn remove_named(&self, files: &[&str], dirs: &[String]) -> Result<(), String> {
+        self.remove_files(files)?;
+        self.remove_subdirs(dirs)?;
+        self.remove_if_owned()
     }
 }
 

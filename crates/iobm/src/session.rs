@@ -17,6 +17,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 /// A run's identity: a readable id (also its directory name) and a numeric seed for data stamps.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct RunId {
     pub text: String,
     pub seed: u64,
@@ -85,6 +86,7 @@ pub fn skeleton(
             origin_unix_ns,
         },
         phases: Vec::new(),
+        ranks: Vec::new(),
         bonnie: None,
         warnings: Vec::new(),
     }
@@ -121,8 +123,19 @@ fn is_stdout(path: &Path) -> bool {
     path.as_os_str() == "-"
 }
 
+/// Set on MPI ranks other than 0, which print nothing (rank 0 reports for all).
+static SILENT: AtomicBool = AtomicBool::new(false);
+
+/// Makes [`say`] print nothing from now on.
+pub fn silence() {
+    SILENT.store(true, Ordering::Relaxed);
+}
+
 /// Prints report text: to stdout, or to stderr when stdout carries the JSON result.
 pub fn say(text: &str) {
+    if SILENT.load(Ordering::Relaxed) {
+        return;
+    }
     crate::progress::clear_line();
     let _ = if TEXT_TO_STDERR.load(Ordering::Relaxed) {
         std::io::stderr().lock().write_all(text.as_bytes())
@@ -201,16 +214,16 @@ fn exit_code(run: &RunResult) -> Exit {
 }
 
 /// Refuses `--direct` early, with a clear message, where the file system does not support it.
-pub fn probe_direct(target: &PosixTarget, dir: &Path) -> Result<(), Failure> {
-    const PROBE: &str = "direct-io-probe";
+pub fn probe_direct(target: &PosixTarget, dir: &Path, rank: u32) -> Result<(), Failure> {
+    let probe = format!("direct-io-probe.{rank}");
     let opened = target.open(
-        PROBE,
+        &probe,
         OpenOptions {
             access: Access::Create,
             direct: true,
         },
     );
-    let _ = target.remove(PROBE);
+    let _ = target.remove(&probe);
     match opened {
         Ok(handle) => {
             let _ = handle.close();

@@ -1,0 +1,120 @@
+//! MPI ranks through rsmpi: barrier, gather to rank 0 and broadcast of byte strings, and the
+//! wall-clock offsets of the ranks (never MPI_Wtime, which Open MPI does not synchronise).
+
+use crate::{wall_ns, ClockOffset, Transport};
+use mpi::environment::Universe;
+use mpi::topology::SimpleCommunicator;
+use mpi::traits::*;
+
+/// Ping-pong exchanges per rank; the one with the shortest round trip is kept.
+const CLOCK_ROUNDS: usize = 16;
+
+pub struct MpiRanks {
+    _universe: Universe,
+    world: SimpleCommunicator,
+    offsets: Vec<ClockOffset>,
+}
+
+impl MpiRanks {
+    pub fn init() -> Result<MpiRanks, String> {
+        let universe = mpi::initialize().ok_or("MPI could not be initialised")?;
+        let world = universe.world();
+        let mut ranks = MpiRanks {
+            _universe: universe,
+            world,
+            offsets: Vec::new(),
+        };
+        ranks.offsets = ranks.measure_offsets();
+        Ok(ranks)
+    }
+
+    /// Rank 0 sends its clock to each rank in turn and takes the reply; offset = reply minus the
+    /// midpoint of the round trip, from the exchange with the shortest round trip.
+    fn measure_offsets(&self) -> Vec<ClockOffset> {
+        self.world.barrier();
+        let rank = self.world.rank();
+        let mut offsets = vec![ClockOffset {
+            rank: 0,
+            offset_ns: 0,
+            uncertainty_ns: 0,
+        }];
+        for peer in 1..self.world.size() {
+            if rank == 0 {
+                let other = self.world.process_at_rank(peer);
+                let mut best: Option<ClockOffset> = None;
+                for _ in 0..CLOCK_ROUNDS {
+                    let t0 = wall_ns();
+                    other.send(&t0);
+                    let (remote, _) = other.receive::<u64>();
+                    let t1 = wall_ns();
+                    let half_rtt = (t1 - t0) / 2;
+                    let offset = remote as i64 - (t0 + half_rtt) as i64;
+                    if best.is_none_or(|b| half_rtt < b.uncertainty_ns) {
+                        best = Some(ClockOffset {
+                            rank: peer as u32,
+                            offset_ns: offset,
+                            uncertainty_ns: half_rtt,
+                        });
+                    }
+                }
+                offsets.extend(best);
+            } else if rank == peer {
+                let root = self.world.process_at_rank(0);
+                for _ in 0..CLOCK_ROUNDS {
+                    let (_, _) = root.receive::<u64>();
+                    root.send(&wall_ns());
+                }
+            }
+        }
+        self.world.barrier();
+        offsets
+    }
+}
+
+impl Transport for MpiRanks {
+    fn rank(&self) -> u32 {
+        self.world.rank() as u32
+    }
+
+    fn size(&self) -> u32 {
+        self.world.size() as u32
+    }
+
+    fn barrier(&self) {
+        self.world.barrier();
+    }
+
+    fn gather(&self, bytes: &[u8]) -> Option<Vec<Vec<u8>>> {
+        if self.world.rank() != 0 {
+            self.world.process_at_rank(0).send(bytes);
+            return None;
+        }
+        let mut all = vec![bytes.to_vec()];
+        for peer in 1..self.world.size() {
+            let (message, _) = self.world.process_at_rank(peer).receive_vec::<u8>();
+            all.push(message);
+        }
+        Some(all)
+    }
+
+    fn broadcast(&self, bytes: &[u8]) -> Vec<u8> {
+        let root = self.world.process_at_rank(0);
+        let mut len = bytes.len() as u64;
+        root.broadcast_into(&mut len);
+        let mut buf = if self.world.rank() == 0 {
+            bytes.to_vec()
+        } else {
+            vec![0u8; len as usize]
+        };
+        root.broadcast_into(&mut buf[..]);
+        buf
+    }
+
+    fn clock_offsets(&self) -> Vec<ClockOffset> {
+        if self.world.rank() == 0 {
+            self.offsets.clone()
+        } else {
+            Vec::new()
+        }
+    }
+}

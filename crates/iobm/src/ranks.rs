@@ -1,0 +1,262 @@
+//! A run over several processes (MPI ranks; one process without MPI). Every rank runs its own
+//! workers; before each phase all ranks pass a barrier; after it rank 0 gathers every rank's
+//! phase, moves the stamps onto its own clock with the measured offsets, and merges them into
+//! one phase whose aggregates cover all workers of all ranks.
+
+use crate::exit::Failure;
+use crate::record::{cpu_usage, latency};
+use iobm_dist::{ClockOffset, Transport};
+use iobm_results::checks::phase_warnings;
+use iobm_results::{CacheEvidence, DeviceIo, PhaseResult, RankInfo, RunStatus};
+use iobm_stats::{aggregates, fill_snapshots, Histogram, Trace};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+
+/// What one rank sends rank 0 after a phase.
+#[derive(Serialize, Deserialize)]
+pub struct RankPhase {
+    pub phase: PhaseResult,
+    /// Each worker's progress trace (for the snapshots across ranks); not kept in results.
+    pub traces: Vec<Trace>,
+    /// Wall-clock time of this rank's stamp 0.
+    pub origin_unix_ns: u64,
+}
+
+/// The processes of this run.
+pub struct Ranks {
+    transport: Box<dyn Transport>,
+    offsets: Vec<ClockOffset>,
+}
+
+impl Ranks {
+    /// Connects to the other ranks when an MPI launcher started this process.
+    pub fn connect() -> Result<Ranks, Failure> {
+        let transport = iobm_dist::connect().map_err(Failure::input)?;
+        let offsets = transport.clock_offsets();
+        Ok(Ranks { transport, offsets })
+    }
+
+    pub fn rank(&self) -> u32 {
+        self.transport.rank()
+    }
+
+    pub fn size(&self) -> u32 {
+        self.transport.size()
+    }
+
+    pub fn is_root(&self) -> bool {
+        self.rank() == 0
+    }
+
+    pub fn barrier(&self) {
+        self.transport.barrier();
+    }
+
+    /// Whether every rank says yes.
+    pub fn all(&self, yes: bool) -> bool {
+        self.transport.all(yes)
+    }
+
+    /// Rank 0's value, on every rank.
+    pub fn share<T: Serialize + DeserializeOwned>(&self, value: &T) -> T {
+        let bytes = self
+            .transport
+            .broadcast(&serde_json::to_vec(value).expect("serialisable"));
+        serde_json::from_slice(&bytes).expect("rank 0 sent a valid value")
+    }
+
+    /// Goes on only if every rank got this far without error; a rank's error (the first one)
+    /// is everybody's, named with its rank when it is not rank 0's.
+    pub fn agree(&self, local: Result<(), Failure>) -> Result<(), Failure> {
+        if self.size() == 1 {
+            return local;
+        }
+        let mine = local.as_ref().err().map(|f| {
+            let who = format!("rank {} ({})", self.rank(), iobm_results::env::hostname());
+            (
+                f.exit as u8,
+                if self.is_root() {
+                    f.message.clone()
+                } else {
+                    format!("{who}: {}", f.message)
+                },
+            )
+        });
+        let gathered = self
+            .transport
+            .gather(&serde_json::to_vec(&mine).expect("serialisable"));
+        let first: Option<(u8, String)> = gathered.and_then(|all| {
+            all.iter()
+                .filter_map(|b| {
+                    serde_json::from_slice::<Option<(u8, String)>>(b)
+                        .ok()
+                        .flatten()
+                })
+                .next()
+        });
+        match self.share(&first) {
+            None => Ok(()),
+            Some((code, message)) => Err(Failure {
+                exit: crate::exit::Exit::from_code(code),
+                message,
+            }),
+        }
+    }
+
+    /// Every rank's host and clock offset (rank 0; others get an empty list).
+    pub fn infos(&self, host: &str) -> Vec<RankInfo> {
+        let hosts = self.transport.gather(host.as_bytes());
+        let Some(hosts) = hosts else {
+            return Vec::new();
+        };
+        hosts
+            .iter()
+            .enumerate()
+            .map(|(rank, host)| {
+                let offset = self.offsets.iter().find(|o| o.rank == rank as u32);
+                RankInfo {
+                    rank: rank as u32,
+                    host: String::from_utf8_lossy(host).into_owned(),
+                    clock_offset_ns: offset.map_or(0, |o| o.offset_ns),
+                    clock_uncertainty_ns: offset.map_or(0, |o| o.uncertainty_ns),
+                }
+            })
+            .collect()
+    }
+
+    /// Gathers a phase from every rank; rank 0 gets them merged onto its clock.
+    pub fn merge(
+        &self,
+        local: RankPhase,
+        root_origin_unix_ns: u64,
+        ram: u64,
+    ) -> Option<PhaseResult> {
+        if self.size() == 1 {
+            let mut phase = local.phase;
+            phase.aggregates = aggregates(&phase.spans());
+            return Some(phase);
+        }
+        let bytes = serde_json::to_vec(&local).expect("serialisable");
+        let all = self.transport.gather(&bytes)?;
+        let parts: Vec<RankPhase> = all
+            .iter()
+            .map(|b| serde_json::from_slice(b).expect("ranks send valid phases"))
+            .collect();
+        Some(merge_phases(parts, &self.offsets, root_origin_unix_ns, ram))
+    }
+}
+
+/// Moves a stamp of a rank whose clock origin is `origin` and offset `offset` onto rank 0's
+/// clock with origin `root_origin`.
+fn shift(stamp: u64, origin: u64, offset: i64, root_origin: u64) -> u64 {
+    (stamp as i128 + origin as i128 - offset as i128 - root_origin as i128).max(0) as u64
+}
+
+/// One phase from every rank's part of it.
+pub fn merge_phases(
+    parts: Vec<RankPhase>,
+    offsets: &[ClockOffset],
+    root_origin: u64,
+    ram: u64,
+) -> PhaseResult {
+    let mut merged: Option<PhaseResult> = None;
+    let mut traces: Vec<Trace> = Vec::new();
+    let mut histogram = Histogram::new();
+    let (mut user_s, mut system_s) = (0.0, 0.0);
+    let mut resident: Option<u64> = Some(0);
+    let mut device: Option<DeviceIo> = None;
+    for (rank, part) in parts.into_iter().enumerate() {
+        let offset = offsets
+            .iter()
+            .find(|o| o.rank == rank as u32)
+            .map_or(0, |o| o.offset_ns);
+        let to_root = |t: u64| shift(t, part.origin_unix_ns, offset, root_origin);
+        let mut phase = part.phase;
+        phase.start_ns = to_root(phase.start_ns);
+        phase.end_ns = to_root(phase.end_ns);
+        for w in &mut phase.workers {
+            w.span.start_ns = to_root(w.span.start_ns);
+            w.span.end_ns = to_root(w.span.end_ns);
+        }
+        traces.extend(
+            part.traces
+                .into_iter()
+                .map(|t| t.into_iter().map(|(s, p)| (to_root(s), p)).collect()),
+        );
+        histogram += &Histogram::from_data(&phase.latency.histogram);
+        user_s += phase.cpu.user_s;
+        system_s += phase.cpu.system_s;
+        resident = resident
+            .zip(phase.cache.resident_before_bytes)
+            .map(|(a, b)| a + b);
+        if let Some(d) = &phase.cache.device {
+            let sum = device.get_or_insert(DeviceIo {
+                device: d.device.clone(),
+                read_bytes: 0,
+                written_bytes: 0,
+            });
+            if sum.device != d.device {
+                sum.device = "several".to_string();
+            }
+            sum.read_bytes += d.read_bytes;
+            sum.written_bytes += d.written_bytes;
+        }
+        match &mut merged {
+            None => merged = Some(phase),
+            Some(m) => {
+                m.start_ns = m.start_ns.min(phase.start_ns);
+                m.end_ns = m.end_ns.max(phase.end_ns);
+                m.status = worst(m.status, phase.status);
+                m.workers.extend(phase.workers);
+                for e in phase.errors {
+                    match m.errors.iter_mut().find(|x| x.kind == e.kind) {
+                        Some(x) => x.count += e.count,
+                        None => m.errors.push(e),
+                    }
+                }
+                m.settings.data_bytes += phase.settings.data_bytes;
+            }
+        }
+    }
+    let mut phase = merged.expect("at least one rank");
+    let mut spans = phase.spans();
+    fill_snapshots(&mut spans, &traces);
+    for (w, span) in phase.workers.iter_mut().zip(spans) {
+        w.span = span;
+    }
+    phase.latency = latency(phase.latency.measures.clone(), &histogram);
+    phase.cpu = cpu_usage(user_s, system_s, phase.bytes());
+    phase.cache = CacheEvidence {
+        resident_before_bytes: resident,
+        device,
+    };
+    phase.aggregates = aggregates(&phase.spans());
+    phase.warnings = phase_warnings(&phase, ram);
+    phase
+}
+
+fn worst(a: RunStatus, b: RunStatus) -> RunStatus {
+    let rank = |s| match s {
+        RunStatus::Complete => 0,
+        RunStatus::Interrupted => 1,
+        RunStatus::Failed => 2,
+    };
+    if rank(b) > rank(a) {
+        b
+    } else {
+        a
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stamps_move_onto_rank_0s_clock() {
+        // Rank 1's origin is 1000 ns after rank 0's on its own clock, which runs 300 ns ahead.
+        assert_eq!(shift(50, 2000, 300, 1000), 750);
+        assert_eq!(shift(0, 1000, 0, 1000), 0);
+        assert_eq!(shift(0, 0, 10, 1000), 0);
+    }
+}
