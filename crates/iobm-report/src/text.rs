@@ -62,9 +62,30 @@ pub fn render_header(run: &RunResult) -> String {
     let stop = c
         .duration_s
         .map_or("one pass".to_string(), |d| format!("for {d}s per phase"));
+    let ranks = if run.ranks.len() > 1 {
+        let hosts: std::collections::BTreeSet<&str> =
+            run.ranks.iter().map(|r| r.host.as_str()).collect();
+        let _ = writeln!(
+            out,
+            "  ranks    {} MPI ranks on {} host(s): {}; clock offsets within {}",
+            run.ranks.len(),
+            hosts.len(),
+            hosts.into_iter().collect::<Vec<_>>().join(", "),
+            format_duration(Duration::from_nanos(
+                run.ranks
+                    .iter()
+                    .map(|r| r.clock_uncertainty_ns)
+                    .max()
+                    .unwrap_or(0)
+            ))
+        );
+        format!("{} ranks x ", run.ranks.len())
+    } else {
+        String::new()
+    };
     let _ = writeln!(
         out,
-        "  workload {} jobs x {} = {}, block {}, {}, {}, fsync {}, {}data {}, {}",
+        "  workload {ranks}{} jobs x {} = {}, block {}, {}, {}, fsync {}, {}data {}, {}",
         c.jobs,
         format_bytes(c.size_per_job_bytes),
         format_bytes(c.total_bytes),
@@ -88,6 +109,33 @@ pub fn render_footer(run: &RunResult) -> String {
     out
 }
 
+/// One line per rank: its workers' bytes over its own span (first start to last end).
+fn rank_table(phase: &PhaseResult) -> String {
+    let mut table = Table::new([
+        "  rank", "host", "workers", "time", "bytes", "MiB/s", "MB/s",
+    ])
+    .left(1);
+    let mut ranks: Vec<u32> = phase.workers.iter().map(|w| w.rank).collect();
+    ranks.dedup();
+    for rank in ranks {
+        let mine: Vec<_> = phase.workers.iter().filter(|w| w.rank == rank).collect();
+        let start = mine.iter().map(|w| w.span.start_ns).min().unwrap_or(0);
+        let end = mine.iter().map(|w| w.span.end_ns).max().unwrap_or(0);
+        let bytes: u64 = mine.iter().map(|w| w.span.bytes).sum();
+        let rate = Rate::from_bytes_secs(bytes, end.saturating_sub(start) as f64 / 1e9);
+        table.row([
+            format!("  {rank}"),
+            mine[0].host.clone(),
+            mine.len().to_string(),
+            format_duration(Duration::from_nanos(end.saturating_sub(start))),
+            format_bytes(bytes),
+            format!("{:.2}", rate.mib_s()),
+            format!("{:.2}", rate.mb_s()),
+        ]);
+    }
+    table.render("")
+}
+
 /// One phase: workers, aggregates, latency, CPU, cache evidence, errors and warnings.
 pub fn render_phase(phase: &PhaseResult, env: &Environment) -> String {
     let mut out = String::new();
@@ -100,10 +148,11 @@ pub fn render_phase(phase: &PhaseResult, env: &Environment) -> String {
         format_bytes(phase.bytes()),
         format_duration(Duration::from_nanos(wall))
     );
+    let several_ranks = phase.workers.iter().any(|w| w.rank > 0);
     let mut workers = Table::new(["  worker", "host", "time", "bytes", "MiB/s", "MB/s"]).left(1);
     for w in &phase.workers {
         let rate = Rate(w.span.bytes_per_s());
-        let label = if w.rank > 0 {
+        let label = if several_ranks {
             format!("  {}.{}", w.rank, w.worker)
         } else {
             format!("  {}", w.worker)
@@ -118,6 +167,9 @@ pub fn render_phase(phase: &PhaseResult, env: &Environment) -> String {
         ]);
     }
     out.push_str(&workers.render(""));
+    if several_ranks {
+        out.push_str(&rank_table(phase));
+    }
 
     let mut aggs = Table::new(["  aggregate", "MiB/s", "MB/s", "ops/s", "formula"]).left(4);
     for a in &phase.aggregates {

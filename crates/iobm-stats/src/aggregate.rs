@@ -154,8 +154,12 @@ fn windowed(kind: AggregateKind, bytes: u64, ops: u64, from_ns: u64, to_ns: u64)
     }
 }
 
+/// The shortest all-active window that gets a steady-state figure: ten trace intervals, so the
+/// snapshots' millisecond error stays small against it.
+pub const STEADY_MIN_WINDOW_NS: u64 = 10 * TRACE_INTERVAL_NS;
+
 /// Every aggregate definition that is defined for these spans. Steady state is left out when
-/// the workers were never all active at once (the last started after the first finished).
+/// the workers were all active at once for less than [`STEADY_MIN_WINDOW_NS`] (or never).
 pub fn aggregates(spans: &[WorkerSpan]) -> Vec<Aggregate> {
     let active: Vec<&WorkerSpan> = spans.iter().filter(|s| s.end_ns > s.start_ns).collect();
     if active.is_empty() {
@@ -189,7 +193,7 @@ pub fn aggregates(spans: &[WorkerSpan]) -> Vec<Aggregate> {
         min_start,
         min_end,
     ));
-    if min_end > max_start {
+    if min_end >= max_start + STEADY_MIN_WINDOW_NS {
         let steady_bytes = active
             .iter()
             .map(|s| s.at_first_done.bytes.saturating_sub(s.at_all_started.bytes))
@@ -322,6 +326,15 @@ mod tests {
         let spans = [span(0, 10, 10, 0, 10), span(20, 30, 10, 0, 0)];
         let aggs = aggregates(&spans);
         assert!(aggs.iter().all(|a| a.kind != AggregateKind::SteadyState));
+        // Overlapping, but for less than the shortest window worth a figure.
+        let ms = 1_000_000;
+        let brief = [
+            span(0, 20 * ms, 10, 0, 10),
+            span(15 * ms, 40 * ms, 10, 0, 0),
+        ];
+        assert!(aggregates(&brief)
+            .iter()
+            .all(|a| a.kind != AggregateKind::SteadyState));
         assert!(aggregates(&[]).is_empty());
     }
 }

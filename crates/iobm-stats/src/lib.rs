@@ -7,7 +7,7 @@ pub mod units;
 
 pub use aggregate::{
     aggregates, disagreement, fill_snapshots, progress_at, Aggregate, AggregateKind, Progress,
-    Trace, WorkerSpan, TRACE_INTERVAL_NS,
+    Trace, WorkerSpan, STEADY_MIN_WINDOW_NS, TRACE_INTERVAL_NS,
 };
 pub use histogram::{Histogram, HistogramData};
 pub use units::{format_bytes, format_duration, parse_bytes, parse_duration, Rate, UnitError};

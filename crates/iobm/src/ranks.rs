@@ -165,6 +165,8 @@ pub fn merge_phases(
     let (mut user_s, mut system_s) = (0.0, 0.0);
     let mut resident: Option<u64> = Some(0);
     let mut device: Option<DeviceIo> = None;
+    // Ranks on one host see the same block device: count each (host, device) once.
+    let mut devices_seen: Vec<(String, String)> = Vec::new();
     for (rank, part) in parts.into_iter().enumerate() {
         let offset = offsets
             .iter()
@@ -189,7 +191,13 @@ pub fn merge_phases(
         resident = resident
             .zip(phase.cache.resident_before_bytes)
             .map(|(a, b)| a + b);
-        if let Some(d) = &phase.cache.device {
+        let host = phase
+            .workers
+            .first()
+            .map_or(String::new(), |w| w.host.clone());
+        let new_device = |d: &DeviceIo| !devices_seen.contains(&(host.clone(), d.device.clone()));
+        if let Some(d) = phase.cache.device.as_ref().filter(|d| new_device(d)) {
+            devices_seen.push((host.clone(), d.device.clone()));
             let sum = device.get_or_insert(DeviceIo {
                 device: d.device.clone(),
                 read_bytes: 0,
@@ -226,8 +234,9 @@ pub fn merge_phases(
     }
     phase.latency = latency(phase.latency.measures.clone(), &histogram);
     phase.cpu = cpu_usage(user_s, system_s, phase.bytes());
+    // Ranks sharing one file each measure all of it: never more than the data set.
     phase.cache = CacheEvidence {
-        resident_before_bytes: resident,
+        resident_before_bytes: resident.map(|r| r.min(phase.settings.data_bytes)),
         device,
     };
     phase.aggregates = aggregates(&phase.spans());

@@ -113,7 +113,6 @@ fn stream_reports_every_aggregate_and_saves_a_valid_result() {
         "sum of rates",
         "makespan",
         "first done",
-        "steady state",
         "sum of bytes_w / (max end_w - min start_w)",
         "p99.9",
         "iobm CPU",
@@ -199,6 +198,16 @@ fn shared_file_random_and_duration() {
         assert_eq!(phase["status"], "complete");
         assert!(u(&phase["latency"]["histogram"]["count"]) > 0);
         assert_aggregates_recomputable(phase);
+    }
+    // Phases of 300 ms have an all-active window long enough for a steady-state figure.
+    for phase in result["phases"].as_array().unwrap() {
+        let kinds: Vec<&str> = phase["aggregates"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a["kind"].as_str().unwrap())
+            .collect();
+        assert_eq!(kinds, ["sum_of_rates", "makespan", "first_done", "steady_state"]);
     }
     // With --keep-cache the read right after the write is a page-cache read, and it says so.
     let read = &result["phases"][1];
@@ -878,4 +887,24 @@ fn compare_puts_runs_side_by_side_and_refuses_mixed_kinds() {
         err.contains("different kinds") && err.contains("bonnie") && err.contains("stream"),
         "{err}"
     );
+}
+
+#[cfg(not(feature = "mpi"))]
+#[test]
+fn started_by_mpirun_without_mpi_support_is_refused() {
+    let data = tempfile::tempdir().unwrap();
+    let out = iobm()
+        .env("OMPI_COMM_WORLD_SIZE", "4")
+        .args(["write", "--size", "1MiB"])
+        .arg(data.path())
+        .assert()
+        .code(2)
+        .get_output()
+        .clone();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("one of 4 ranks") && err.contains("--features mpi"),
+        "{err}"
+    );
+    assert!(entries(data.path()).is_empty());
 }
