@@ -207,7 +207,10 @@ fn shared_file_random_and_duration() {
             .iter()
             .map(|a| a["kind"].as_str().unwrap())
             .collect();
-        assert_eq!(kinds, ["sum_of_rates", "makespan", "first_done", "steady_state"]);
+        assert_eq!(
+            kinds,
+            ["sum_of_rates", "makespan", "first_done", "steady_state"]
+        );
     }
     // With --keep-cache the read right after the write is a page-cache read, and it says so.
     let read = &result["phases"][1];
