@@ -32,8 +32,8 @@ pub enum Access {
     Read,
     /// Write (and read) an existing object, keeping its contents.
     Write,
-    /// Create an object, or empty one this run created (bonnie++'s write tests each start from
-    /// an empty file).
+    /// Create an object anew, removing the one this run made before (bonnie++'s write tests
+    /// each start from a new file).
     Replace,
 }
 

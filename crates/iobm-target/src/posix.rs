@@ -57,7 +57,14 @@ impl Target for PosixTarget {
             Access::Create => open.read(true).write(true).create_new(true),
             Access::Read => open.read(true),
             Access::Write => open.read(true).write(true),
-            Access::Replace => open.read(true).write(true).create(true).truncate(true),
+            // A new file, as bonnie++ does (unlink, then O_EXCL), rather than a truncated one.
+            Access::Replace => {
+                match fs::remove_file(&path) {
+                    Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+                    _ => {}
+                }
+                open.read(true).write(true).create_new(true)
+            }
         };
         if options.direct {
             open.custom_flags(libc::O_DIRECT);
