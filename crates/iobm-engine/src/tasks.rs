@@ -306,7 +306,8 @@ impl Task for MetaTask<'_> {
                     handle.write_at(&data.get(start)[..len], offset)?;
                     offset += len as u64;
                 }
-                if self.phase.fsync != FsyncPolicy::Never {
+                // As bonnie++: created files are synced only under "fsync after every write".
+                if self.phase.fsync == FsyncPolicy::Each {
                     handle.sync()?;
                 }
                 handle.close()?;

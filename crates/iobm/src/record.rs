@@ -63,6 +63,7 @@ fn measures(phase: &Phase) -> String {
         Op::Delete => "unlink one file".to_string(),
     };
     if phase.op.writes() && phase.fsync == FsyncPolicy::Each {
+        // Each write, or each created file, is followed by an fsync.
         format!("{base}, then fsync")
     } else {
         base
