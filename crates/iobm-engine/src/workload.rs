@@ -186,40 +186,12 @@ impl Layout {
 
     /// One file per worker, each `size_per_worker` long.
     pub fn file_per_worker(workers: usize, size_per_worker: u64) -> Layout {
-        Layout {
-            files: (0..workers)
-                .map(|w| FileSpec {
-                    name: format!("data.{w}"),
-                    size: size_per_worker,
-                })
-                .collect(),
-            regions: (0..workers)
-                .map(|w| Region {
-                    file: w,
-                    offset: 0,
-                    len: size_per_worker,
-                    visit: None,
-                })
-                .collect(),
-        }
+        Layout::for_rank(false, 0, 1, workers, size_per_worker)
     }
 
     /// One shared file; worker w owns bytes [w * size, (w + 1) * size).
     pub fn shared_file(workers: usize, size_per_worker: u64) -> Layout {
-        Layout {
-            files: vec![FileSpec {
-                name: "data.shared".to_string(),
-                size: size_per_worker * workers as u64,
-            }],
-            regions: (0..workers)
-                .map(|w| Region {
-                    file: 0,
-                    offset: w as u64 * size_per_worker,
-                    len: size_per_worker,
-                    visit: None,
-                })
-                .collect(),
-        }
+        Layout::for_rank(true, 0, 1, workers, size_per_worker)
     }
 
     /// Many small files for metadata phases: worker w takes files w, w + workers, ...; its
@@ -310,14 +282,12 @@ mod tests {
 
     #[test]
     fn ranks_get_disjoint_parts_of_one_layout() {
-        assert_eq!(
-            Layout::for_rank(false, 0, 1, 3, 10),
-            Layout::file_per_worker(3, 10)
-        );
-        assert_eq!(
-            Layout::for_rank(true, 0, 1, 3, 10),
-            Layout::shared_file(3, 10)
-        );
+        let one = Layout::file_per_worker(3, 10);
+        assert_eq!(one.files[2].name, "data.2");
+        assert_eq!((one.regions[2].file, one.regions[2].offset), (2, 0));
+        let shared = Layout::shared_file(3, 10);
+        assert_eq!(shared.files.len(), 1);
+        assert_eq!(shared.regions[2].offset, 20);
         let r1 = Layout::for_rank(false, 1, 2, 2, 10);
         assert_eq!(r1.files[0].name, "data.2");
         let s1 = Layout::for_rank(true, 1, 2, 2, 10);

@@ -2,7 +2,10 @@
 //! schema, aggregates recomputed from the JSON, safety (only the run's directory, cleaned up),
 //! bad input, a full file system, Ctrl-C, `read` of kept data, `quick` and `report`.
 
+mod common;
+
 use assert_cmd::Command;
+use common::{entries, load, u};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -10,19 +13,6 @@ use std::time::Duration;
 
 fn iobm() -> Command {
     Command::cargo_bin("iobm").unwrap()
-}
-
-fn entries(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
-}
-
-fn load(path: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
 fn assert_matches_schema(result: &Value) {
@@ -38,10 +28,6 @@ fn assert_matches_schema(result: &Value) {
         errors.is_empty(),
         "result does not match schema: {errors:#?}"
     );
-}
-
-fn u(v: &Value) -> u64 {
-    v.as_u64().unwrap()
 }
 
 /// Recomputes every aggregate of a phase from its worker records alone and compares.

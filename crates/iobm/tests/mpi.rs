@@ -3,6 +3,9 @@
 //! `--features mpi`; scripts/test installs Open MPI and runs them.
 #![cfg(feature = "mpi")]
 
+mod common;
+
+use common::{entries, load, phase_bytes as bytes};
 use serde_json::Value;
 use std::path::Path;
 use std::process::{Command, Output};
@@ -22,28 +25,6 @@ fn mpirun(ranks: u32, args: &[&str], dir: &Path) -> Output {
         .arg(dir)
         .output()
         .expect("mpirun runs")
-}
-
-fn load(path: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
-
-fn entries(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
-}
-
-fn bytes(phase: &Value) -> u64 {
-    phase["workers"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|w| w["span"]["bytes"].as_u64().unwrap())
-        .sum()
 }
 
 /// Makespan recomputed from the per-worker stamps of all ranks.

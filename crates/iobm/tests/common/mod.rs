@@ -1,0 +1,35 @@
+//! Helpers shared by the end-to-end tests.
+#![allow(dead_code)] // each test crate uses its own share of them
+
+use serde_json::Value;
+use std::path::Path;
+
+/// The names in a directory, sorted.
+pub fn entries(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// A JSON file.
+pub fn load(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// A JSON number that must be an unsigned integer.
+pub fn u(v: &Value) -> u64 {
+    v.as_u64().unwrap()
+}
+
+/// Bytes moved by all workers of a phase.
+pub fn phase_bytes(phase: &Value) -> u64 {
+    phase["workers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| u(&w["span"]["bytes"]))
+        .sum()
+}
