@@ -375,9 +375,12 @@ struct WorkerError {
 
 impl WorkerError {
     fn new(error: &io::Error, what: String) -> WorkerError {
+        // "No space left on device", without Rust's " (os error 28)": the kind names the errno.
+        let text = error.to_string();
+        let text = text.split(" (os error").next().unwrap_or(&text);
         WorkerError {
             kind: error_kind(error),
-            message: format!("{what}: {error}"),
+            message: format!("{what}: {text}"),
         }
     }
 }

@@ -183,6 +183,15 @@ pub fn describe_io(e: &std::io::Error) -> String {
 
 /// Saves the result (if asked) and maps its status to the exit code.
 pub fn finish(run: &RunResult, json: Option<&Path>) -> Result<Exit, Failure> {
+    let first_error = run.phases.iter().flat_map(|p| &p.errors).next();
+    if let (RunStatus::Failed, Some(e)) = (run.status, first_error) {
+        eprintln!(
+            "iobm: error: the run stopped: {} ({}); partial results are above{}",
+            e.first,
+            e.kind,
+            json.map_or(String::new(), |p| format!(" and in {}", p.display()))
+        );
+    }
     if let Some(path) = json {
         let mut text = serde_json::to_vec_pretty(run).expect("result serialises");
         if is_stdout(path) {

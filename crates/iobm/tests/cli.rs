@@ -543,6 +543,12 @@ fn a_full_file_system_ends_the_run_cleanly() {
         .clone();
     let stdout = String::from_utf8(out.stdout).unwrap();
     assert!(stdout.contains("ENOSPC"), "{stdout}");
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.contains("iobm: error: the run stopped: write data.")
+            && stderr.contains("No space left on device (ENOSPC)"),
+        "{stderr}"
+    );
     assert!(stdout.contains("write: FAILED"), "{stdout}");
     let result = load(&json);
     assert_matches_schema(&result);
