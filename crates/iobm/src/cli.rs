@@ -15,6 +15,7 @@ Examples:
   iobm write --keep --json w.json /data && iobm read /data/iobm-<run id>
   iobm read --random --block 4k --duration 30s /data/iobm-<run id>
   iobm report w.json                          print a saved result again
+  mpirun -np 4 iobm write -j 8 --size-per-job 4G /mnt/nfs   as MPI ranks (build with --features mpi)
 
 Sizes take K, M, G, T (powers of 1024, also KiB, MiB, ...) or KB, MB, GB, TB (powers of 1000);
 durations take ms, s, m, h (a plain number is seconds).";
@@ -92,7 +93,7 @@ pub struct IoArgs {
     /// Stop each phase after this long instead of after one pass (wraps around the data)
     #[arg(short, long, value_name = "DURATION", value_parser = parse_positive_duration)]
     pub duration: Option<Duration>,
-    /// Write the full result document (versioned JSON, see schema/) to FILE
+    /// Write the full result document (versioned JSON, see schema/) to FILE (- for stdout)
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
 }
