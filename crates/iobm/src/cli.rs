@@ -33,6 +33,12 @@ Examples:
   iobm compare --transpose --format markdown a.json b.json
   iobm compare --format csv *.json > all.csv";
 
+const SERVE_EXAMPLES: &str = "\
+Examples:
+  iobm serve /mnt/beegfs --listen 0.0.0.0:9000          prints generated credentials
+  iobm serve /data --access-key AK --secret-key SK --fsync
+  aws --endpoint-url http://127.0.0.1:9000 s3 cp big.bin s3://bucket/big.bin";
+
 #[derive(Debug, Parser)]
 #[command(
     name = "iobm",
@@ -65,6 +71,9 @@ pub enum Command {
     /// Side-by-side table of saved results of one kind, with ratios to the first
     #[command(after_help = COMPARE_EXAMPLES)]
     Compare(CompareArgs),
+    /// An S3 gateway over a directory: buckets are its top-level directories
+    #[command(after_help = SERVE_EXAMPLES)]
+    Serve(ServeArgs),
     /// A tour of about 30 seconds on a built-in default directory, with a summary table
     Quick(QuickArgs),
     /// Print a saved result (--json FILE) again, recomputing its aggregates
@@ -225,6 +234,33 @@ pub enum FormatArg {
     Text,
     Markdown,
     Csv,
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Directory to serve; its top-level directories are the buckets
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
+    /// Address and port to listen on (port 0 picks a free one)
+    #[arg(long, value_name = "ADDR:PORT", default_value = "127.0.0.1:9000")]
+    pub listen: std::net::SocketAddr,
+    /// Access key clients sign with [default: generated and printed]
+    #[arg(
+        long,
+        value_name = "KEY",
+        requires = "secret_key",
+        conflicts_with = "anonymous"
+    )]
+    pub access_key: Option<String>,
+    /// Secret key clients sign with [default: generated and printed]
+    #[arg(long, value_name = "KEY", requires = "access_key")]
+    pub secret_key: Option<String>,
+    /// Accept requests without a signature
+    #[arg(long)]
+    pub anonymous: bool,
+    /// fsync every object before it becomes visible
+    #[arg(long)]
+    pub fsync: bool,
 }
 
 #[derive(Debug, Args)]

@@ -13,6 +13,7 @@ pub mod ranks;
 pub mod record;
 pub mod report;
 pub mod rundir;
+pub mod serve;
 pub mod session;
 pub mod signals;
 
@@ -56,6 +57,7 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         Command::Read(args) => files::read(args, &argv),
         Command::Bonnie(args) => bonnie::bonnie(args, &argv),
         Command::Compare(args) => compare::compare(args),
+        Command::Serve(args) => serve::serve(args),
         Command::Quick(args) => quick::quick(args, &argv),
         Command::Report(args) => report::report(args),
     };

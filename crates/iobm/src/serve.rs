@@ -1,0 +1,63 @@
+//! `iobm serve DIR`: the S3 gateway over a directory, until Ctrl-C or SIGTERM.
+
+use crate::cli::ServeArgs;
+use crate::exit::{Exit, Failure};
+use crate::session;
+use iobm_gateway::Access;
+use std::io::Read;
+
+/// A random credential of `len` characters from `alphabet`.
+fn random_key(len: usize, alphabet: &[u8]) -> String {
+    let mut bytes = vec![0u8; len];
+    let _ = std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut bytes));
+    bytes
+        .iter()
+        .map(|b| alphabet[*b as usize % alphabet.len()] as char)
+        .collect()
+}
+
+pub fn serve(args: ServeArgs) -> Result<Exit, Failure> {
+    session::writable_dir(&args.dir)?;
+    let access = if args.anonymous {
+        Access::Anonymous
+    } else {
+        Access::Keys {
+            access_key: args
+                .access_key
+                .clone()
+                .unwrap_or_else(|| random_key(20, b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567")),
+            secret_key: args.secret_key.clone().unwrap_or_else(|| {
+                random_key(
+                    40,
+                    b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789",
+                )
+            }),
+        }
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Failure::run(format!("cannot start the server runtime: {e}")))?;
+    crate::signals::install();
+    runtime.block_on(async {
+        let listener = iobm_gateway::bind(args.listen).await.map_err(|e| {
+            Failure::input(format!("--listen {}: {}", args.listen, session::describe_io(&e)))
+        })?;
+        let addr = listener.local_addr().map_err(|e| Failure::run(e.to_string()))?;
+        println!("iobm serve: S3 on http://{addr} over {}", args.dir.display());
+        match &access {
+            Access::Keys {
+                access_key,
+                secret_key,
+            } => println!(
+                "  export AWS_ACCESS_KEY_ID={access_key} AWS_SECRET_ACCESS_KEY={secret_key} AWS_ENDPOINT_URL=http://{addr}"
+            ),
+            Access::Anonymous => println!("  anonymous access: requests are not signed"),
+        }
+        println!("  buckets are the top-level directories; Ctrl-C stops");
+        iobm_gateway::serve(&args.dir, listener, access, args.fsync, &crate::signals::STOP)
+            .await
+            .map_err(|e| Failure::run(format!("{}: {}", args.dir.display(), session::describe_io(&e))))
+    })?;
+    Ok(Exit::Ok)
+}
