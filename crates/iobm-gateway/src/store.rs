@@ -285,7 +285,7 @@ mod tests {
     fn publish_is_atomic_and_prune_removes_empty_directories() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path(), true).unwrap();
-        fs::create_dir(store.root().join("b1")).unwrap();
+        fs::create_dir(store.root().join("bk1")).unwrap();
         let temp = store.temp_path();
         fs::write(&temp, b"hello").unwrap();
         let meta = Meta {
@@ -294,7 +294,7 @@ mod tests {
             metadata: HashMap::from([("k".to_string(), "v".to_string())]),
         };
         save_meta(&temp, &meta);
-        let dest = store.object_path("b1", "x/y/z").unwrap();
+        let dest = store.object_path("bk1", "x/y/z").unwrap();
         store.publish(&temp, &dest).unwrap();
         assert_eq!(fs::read(&dest).unwrap(), b"hello");
         assert_eq!(
@@ -302,8 +302,8 @@ mod tests {
             "5d41402abc4b2a76b9719d911017c592"
         );
         fs::remove_file(&dest).unwrap();
-        store.prune(&store.root().join("b1"), &dest);
-        assert!(store.root().join("b1").is_dir());
+        store.prune(&store.root().join("bk1"), &dest);
+        assert!(store.root().join("bk1").is_dir());
         assert!(!store.root().join("b1/x").exists());
     }
 }
