@@ -1,0 +1,306 @@
+"""`iobm serve` against real S3 clients: the aws CLI and boto3, over loopback.
+
+Run by scripts/test (which installs boto3, the aws CLI and pytest); IOBM_BIN names the binary.
+"""
+
+import base64
+import hashlib
+import http.client
+import os
+import signal
+import socket
+import subprocess
+import threading
+import time
+
+import boto3
+import botocore
+import pytest
+from botocore.config import Config
+
+IOBM = os.environ.get("IOBM_BIN", os.path.join(os.path.dirname(__file__), "../../target/debug/iobm"))
+AK, SK = "AKIAIOBMTEST", "iobm-test-secret-key"
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    """An `iobm serve` process on a free port over `root`."""
+
+    def __init__(self, root, *extra):
+        self.root = str(root)
+        self.port = free_port()
+        self.endpoint = f"http://127.0.0.1:{self.port}"
+        self.proc = subprocess.Popen(
+            [IOBM, "serve", self.root, "--listen", f"127.0.0.1:{self.port}", *extra],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        deadline = time.time() + 20
+        while time.time() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
+                return
+            except OSError:
+                time.sleep(0.05)
+        raise RuntimeError("iobm serve did not start: " + self.proc.stdout.read())
+
+    def stop(self, sig=signal.SIGTERM):
+        self.proc.send_signal(sig)
+        self.proc.wait(timeout=10)
+
+
+@pytest.fixture
+def server(tmp_path):
+    root = tmp_path / "root"
+    root.mkdir()
+    s = Server(root, "--access-key", AK, "--secret-key", SK)
+    yield s
+    s.stop()
+
+
+def client(server, secret=SK):
+    return boto3.client(
+        "s3", endpoint_url=server.endpoint, aws_access_key_id=AK, aws_secret_access_key=secret,
+        region_name="us-east-1",
+        config=Config(s3={"addressing_style": "path"}, retries={"max_attempts": 1}))
+
+
+def aws(server, *args):
+    env = dict(os.environ, AWS_ACCESS_KEY_ID=AK, AWS_SECRET_ACCESS_KEY=SK, AWS_DEFAULT_REGION="us-east-1")
+    env.pop("AWS_CA_BUNDLE", None)
+    out = subprocess.run(["aws", "--endpoint-url", server.endpoint, *args], env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
+def test_aws_cli_multipart_copy_list_and_recursive_remove(server, tmp_path):
+    big = tmp_path / "big.bin"
+    big.write_bytes(os.urandom(20 * 1024 * 1024 + 123))
+    aws(server, "s3", "mb", "s3://bkt")
+    aws(server, "s3", "cp", "--only-show-errors", str(big), "s3://bkt/dir/sub/big.bin")
+    aws(server, "s3", "cp", "--only-show-errors", str(big), "s3://bkt/other.bin")
+    listing = aws(server, "s3", "ls", "--recursive", "s3://bkt")
+    assert "dir/sub/big.bin" in listing and "other.bin" in listing
+    back = tmp_path / "back.bin"
+    aws(server, "s3", "cp", "--only-show-errors", "s3://bkt/dir/sub/big.bin", str(back))
+    assert back.read_bytes() == big.read_bytes()
+    head = aws(server, "s3api", "head-object", "--bucket", "bkt", "--key", "dir/sub/big.bin")
+    assert '-3\\""' in head, head  # 8 MiB parts: the MD5-of-MD5s ETag of 3 parts
+    top = aws(server, "s3api", "list-objects-v2", "--bucket", "bkt", "--delimiter", "/")
+    assert '"Prefix": "dir/"' in top and '"Key": "other.bin"' in top
+    aws(server, "s3", "rm", "--recursive", "--only-show-errors", "s3://bkt")
+    assert os.listdir(os.path.join(server.root, "bkt")) == []
+    aws(server, "s3", "rb", "s3://bkt")
+    assert sorted(os.listdir(server.root)) == [".iobm-gateway"]
+
+
+def test_boto3_objects_metadata_ranges_and_digests(server):
+    s3 = client(server)
+    s3.create_bucket(Bucket="data")
+    body = os.urandom(100_000)
+    md5 = base64.b64encode(hashlib.md5(body).digest()).decode()
+    put = s3.put_object(Bucket="data", Key="a/b.bin", Body=body, ContentType="application/x-test",
+                        Metadata={"owner": "iobm"}, ContentMD5=md5)
+    assert put["ETag"] == '"%s"' % hashlib.md5(body).hexdigest()
+    head = s3.head_object(Bucket="data", Key="a/b.bin")
+    assert head["ContentLength"] == len(body)
+    assert head["ContentType"] == "application/x-test"
+    assert head["Metadata"] == {"owner": "iobm"}
+    part = s3.get_object(Bucket="data", Key="a/b.bin", Range="bytes=1000-1999")
+    assert part["Body"].read() == body[1000:2000]
+    assert part["ContentRange"] == "bytes 1000-1999/100000"
+    tail = s3.get_object(Bucket="data", Key="a/b.bin", Range="bytes=-10")["Body"].read()
+    assert tail == body[-10:]
+    with pytest.raises(botocore.exceptions.ClientError) as bad:
+        s3.put_object(Bucket="data", Key="bad", Body=b"x", ContentMD5=md5)
+    assert bad.value.response["Error"]["Code"] == "BadDigest"
+    # HEAD on a missing key or on a "directory" is 404.
+    for key in ["missing", "a"]:
+        with pytest.raises(botocore.exceptions.ClientError) as missing:
+            s3.head_object(Bucket="data", Key=key)
+        assert missing.value.response["ResponseMetadata"]["HTTPStatusCode"] == 404
+    copy = s3.copy_object(Bucket="data", Key="copy.bin", CopySource={"Bucket": "data", "Key": "a/b.bin"})
+    assert copy["CopyObjectResult"]["ETag"] == put["ETag"]
+    assert s3.get_object(Bucket="data", Key="copy.bin")["Body"].read() == body
+    # Empty objects.
+    s3.put_object(Bucket="data", Key="empty", Body=b"")
+    assert s3.get_object(Bucket="data", Key="empty")["Body"].read() == b""
+
+
+def test_boto3_listings_paginate_and_versions_are_null(server):
+    s3 = client(server)
+    s3.create_bucket(Bucket="list")
+    keys = ["a/1", "a/2", "a/3", "b/1", "c", "d"]
+    for k in keys:
+        s3.put_object(Bucket="list", Key=k, Body=k.encode())
+    got, token = [], None
+    while True:
+        kw = {"ContinuationToken": token} if token else {}
+        page = s3.list_objects_v2(Bucket="list", MaxKeys=2, **kw)
+        got += [o["Key"] for o in page.get("Contents", [])]
+        assert all("ETag" in o and o["Size"] > 0 for o in page.get("Contents", []))
+        if not page["IsTruncated"]:
+            break
+        token = page["NextContinuationToken"]
+    assert got == keys
+    v1 = s3.list_objects(Bucket="list", Delimiter="/", MaxKeys=1000)
+    assert [p["Prefix"] for p in v1["CommonPrefixes"]] == ["a/", "b/"]
+    assert [o["Key"] for o in v1["Contents"]] == ["c", "d"]
+    pre = s3.list_objects_v2(Bucket="list", Prefix="a/")
+    assert [o["Key"] for o in pre["Contents"]] == ["a/1", "a/2", "a/3"]
+    versions = s3.list_object_versions(Bucket="list")
+    assert {v["VersionId"] for v in versions["Versions"]} == {"null"}
+    assert s3.get_bucket_versioning(Bucket="list").get("Status") is None
+    s3.get_bucket_location(Bucket="list")
+    deleted = s3.delete_objects(Bucket="list", Delete={"Objects": [{"Key": k} for k in keys]})
+    assert len(deleted["Deleted"]) == len(keys)
+    s3.delete_bucket(Bucket="list")
+    assert "list" not in os.listdir(server.root)
+
+
+def test_boto3_multipart_lifecycle(server):
+    s3 = client(server)
+    s3.create_bucket(Bucket="mpu")
+    up = s3.create_multipart_upload(Bucket="mpu", Key="big", ContentType="video/x-test")
+    uid = up["UploadId"]
+    parts = [os.urandom(5 * 1024 * 1024), os.urandom(1234)]
+    etags = [s3.upload_part(Bucket="mpu", Key="big", UploadId=uid, PartNumber=i + 1, Body=p)["ETag"]
+             for i, p in enumerate(parts)]
+    listed = s3.list_parts(Bucket="mpu", Key="big", UploadId=uid)
+    assert [p["PartNumber"] for p in listed["Parts"]] == [1, 2]
+    assert [u["UploadId"] for u in s3.list_multipart_uploads(Bucket="mpu")["Uploads"]] == [uid]
+    done = s3.complete_multipart_upload(
+        Bucket="mpu", Key="big", UploadId=uid,
+        MultipartUpload={"Parts": [{"PartNumber": i + 1, "ETag": e} for i, e in enumerate(etags)]})
+    expected = hashlib.md5(b"".join(hashlib.md5(p).digest() for p in parts)).hexdigest() + "-2"
+    assert done["ETag"] == '"%s"' % expected
+    obj = s3.get_object(Bucket="mpu", Key="big")
+    assert obj["Body"].read() == b"".join(parts)
+    assert obj["ContentType"] == "video/x-test"
+    aborted = s3.create_multipart_upload(Bucket="mpu", Key="gone")["UploadId"]
+    s3.upload_part(Bucket="mpu", Key="gone", UploadId=aborted, PartNumber=1, Body=b"x")
+    s3.abort_multipart_upload(Bucket="mpu", Key="gone", UploadId=aborted)
+    assert s3.list_multipart_uploads(Bucket="mpu").get("Uploads", []) == []
+    assert os.listdir(os.path.join(server.root, ".iobm-gateway", "uploads")) == []
+
+
+def test_wrong_or_missing_signatures_are_refused(server):
+    good = client(server)
+    good.create_bucket(Bucket="auth")
+    good.put_object(Bucket="auth", Key="k", Body=b"secret")
+    with pytest.raises(botocore.exceptions.ClientError) as wrong:
+        client(server, secret="not-the-secret").get_object(Bucket="auth", Key="k")
+    assert wrong.value.response["ResponseMetadata"]["HTTPStatusCode"] == 403
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+    conn.request("GET", "/auth/k")
+    assert conn.getresponse().status == 403
+    # A presigned URL works without headers, and not once tampered with.
+    url = good.generate_presigned_url("get_object", Params={"Bucket": "auth", "Key": "k"}, ExpiresIn=60)
+    path = url.split(str(server.port), 1)[1]
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+    conn.request("GET", path)
+    response = conn.getresponse()
+    assert response.status == 200 and response.read() == b"secret"
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+    conn.request("GET", path.replace("Signature=", "Signature=0"))
+    assert conn.getresponse().status == 403
+
+
+def test_keys_never_escape_the_directory(tmp_path):
+    root = tmp_path / "root"
+    root.mkdir()
+    s = Server(root, "--anonymous")
+    try:
+        conn = http.client.HTTPConnection("127.0.0.1", s.port, timeout=10)
+        conn.request("PUT", "/pub")
+        assert conn.getresponse().status == 200
+        for path in ["/pub/..%2F..%2Fescaped", "/pub/a/..%2F..%2F..%2Fescaped", "/pub/%2Fescaped",
+                     "/pub/a%00b", "/pub/" + "k" * 1100]:
+            conn = http.client.HTTPConnection("127.0.0.1", s.port, timeout=10)
+            conn.request("PUT", path, body=b"x")
+            status = conn.getresponse().status
+            assert status >= 400, path
+        assert not (tmp_path / "escaped").exists()
+        assert os.listdir(root / "pub") == []
+    finally:
+        s.stop()
+
+
+def test_readers_never_see_a_torn_object(server):
+    s3 = client(server)
+    s3.create_bucket(Bucket="race")
+    versions = [bytes([c]) * (2 * 1024 * 1024) for c in b"ab"]
+    s3.put_object(Bucket="race", Key="k", Body=versions[0])
+    stop = threading.Event()
+    problems = []
+
+    def writer():
+        w = client(server)
+        i = 0
+        while not stop.is_set():
+            w.put_object(Bucket="race", Key="k", Body=versions[i % 2])
+            i += 1
+
+    def reader():
+        r = client(server)
+        for _ in range(25):
+            data = r.get_object(Bucket="race", Key="k")["Body"].read()
+            if data not in versions:
+                problems.append(len(data))
+
+    threads = [threading.Thread(target=writer)] + [threading.Thread(target=reader) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads[1:]:
+        t.join()
+    stop.set()
+    threads[0].join()
+    assert problems == []
+
+
+def test_a_put_cut_short_by_sigkill_leaves_no_object(tmp_path):
+    root = tmp_path / "root"
+    root.mkdir()
+    s = Server(root, "--anonymous")
+    conn = http.client.HTTPConnection("127.0.0.1", s.port, timeout=10)
+    conn.request("PUT", "/kill")
+    assert conn.getresponse().status == 200
+    conn = http.client.HTTPConnection("127.0.0.1", s.port, timeout=10)
+    conn.putrequest("PUT", "/kill/half")
+    conn.putheader("Content-Length", str(64 * 1024 * 1024))
+    conn.endheaders()
+    conn.send(b"z" * (4 * 1024 * 1024))
+    time.sleep(0.5)
+    s.stop(signal.SIGKILL)
+    assert os.listdir(root / "kill") == []
+    tmp = root / ".iobm-gateway" / "tmp"
+    assert len(os.listdir(tmp)) == 1  # the dead gateway's temporary directory
+    s2 = Server(root, "--anonymous")
+    try:
+        conn = http.client.HTTPConnection("127.0.0.1", s2.port, timeout=10)
+        conn.request("HEAD", "/kill/half")
+        assert conn.getresponse().status == 404
+        # The new gateway cleaned the dead one's temporary files and made its own directory.
+        assert len(os.listdir(tmp)) == 1
+    finally:
+        s2.stop()
+
+
+def test_two_gateways_on_one_directory_agree(tmp_path):
+    root = tmp_path / "root"
+    root.mkdir()
+    a = Server(root, "--access-key", AK, "--secret-key", SK)
+    b = Server(root, "--access-key", AK, "--secret-key", SK)
+    try:
+        client(a).create_bucket(Bucket="shared")
+        client(a).put_object(Bucket="shared", Key="x", Body=b"from a")
+        assert client(b).get_object(Bucket="shared", Key="x")["Body"].read() == b"from a"
+        client(b).put_object(Bucket="shared", Key="x", Body=b"from b")
+        assert client(a).get_object(Bucket="shared", Key="x")["Body"].read() == b"from b"
+    finally:
+        a.stop()
+        b.stop()
