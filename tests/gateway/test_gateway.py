@@ -10,6 +10,7 @@ import os
 import signal
 import socket
 import subprocess
+import sys
 import threading
 import time
 
@@ -71,7 +72,7 @@ def client(server, secret=SK):
 def aws(server, *args):
     env = dict(os.environ, AWS_ACCESS_KEY_ID=AK, AWS_SECRET_ACCESS_KEY=SK, AWS_DEFAULT_REGION="us-east-1")
     env.pop("AWS_CA_BUNDLE", None)
-    out = subprocess.run(["aws", "--endpoint-url", server.endpoint, *args], env=env,
+    out = subprocess.run([sys.executable, "-m", "awscli", "--endpoint-url", server.endpoint, *args], env=env,
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     return out.stdout
