@@ -305,3 +305,22 @@ def test_two_gateways_on_one_directory_agree(tmp_path):
     finally:
         a.stop()
         b.stop()
+
+
+def test_memory_does_not_grow_with_object_size(server, tmp_path):
+    size = 200 * 1024 * 1024
+    big = tmp_path / "zeros.bin"
+    with open(big, "wb") as f:
+        f.truncate(size)
+    s3 = client(server)
+    s3.create_bucket(Bucket="mem")
+    with open(big, "rb") as f:
+        s3.put_object(Bucket="mem", Key="z", Body=f)
+    body = s3.get_object(Bucket="mem", Key="z")["Body"]
+    n = 0
+    while chunk := body.read(1 << 20):
+        n += len(chunk)
+    assert n == size
+    with open(f"/proc/{server.proc.pid}/status") as status:
+        peak_kib = next(int(line.split()[1]) for line in status if line.startswith("VmHWM:"))
+    assert peak_kib < 64 * 1024, f"gateway peak RSS {peak_kib} KiB for a {size}-byte object"
