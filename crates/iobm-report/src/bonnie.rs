@@ -14,9 +14,9 @@ fn find<'a>(summary: &'a BonnieSummary, test: &str) -> Option<&'a BonnieTest> {
 /// bonnie++'s size notation: `512M`, `8G`.
 pub fn size_label(bytes: u64) -> String {
     let mib = bytes / (1 << 20);
-    if mib >= 1024 && mib % 1024 == 0 {
+    if mib >= 1024 && mib.is_multiple_of(1024) {
         format!("{}G", mib / 1024)
-    } else if bytes % (1 << 20) == 0 {
+    } else if bytes.is_multiple_of(1 << 20) {
         format!("{mib}M")
     } else {
         format!("{}K", bytes / 1024)

@@ -77,7 +77,7 @@ fn check(args: &BonnieArgs) -> Result<(u64, u64), Failure> {
             format_bytes(size)
         )));
     }
-    if args.direct && chunk % 4096 != 0 {
+    if args.direct && !chunk.is_multiple_of(4096) {
         return Err(Failure::input(format!(
             "--chunk {chunk}: --direct needs a multiple of 4 KiB (4096 bytes)"
         )));

@@ -34,7 +34,7 @@ fn check_block(block: u64, per_job: u64, direct: bool) -> Result<(), Failure> {
             format_bytes(per_job)
         )));
     }
-    if direct && block % DIRECT_ALIGN != 0 {
+    if direct && !block.is_multiple_of(DIRECT_ALIGN) {
         return Err(Failure::input(format!(
             "--block {block}: --direct needs a multiple of 4 KiB (4096 bytes)"
         )));
