@@ -531,7 +531,11 @@ impl S3 for Gateway {
             meta.metadata = input.metadata.unwrap_or_default();
         }
         let temp = self.store.temp_path();
-        fs::copy(&src, &temp).map_err(internal)?;
+        let (from, to) = (src.clone(), temp.clone());
+        tokio::task::spawn_blocking(move || fs::copy(from, to))
+            .await
+            .map_err(|e| s3_error!(e, InternalError))?
+            .map_err(internal)?;
         save_meta(&temp, &meta);
         self.store.publish(&temp, &dest).map_err(|e| {
             let _ = fs::remove_file(&temp);
@@ -819,14 +823,12 @@ impl S3 for Gateway {
         if wanted.is_empty() {
             return Err(s3_error!(MalformedXML, "no parts listed"));
         }
-        let temp = self.store.temp_path();
-        let mut out = fs::File::create(&temp).map_err(internal)?;
         let mut etags = Md5::new();
+        let mut sources = Vec::with_capacity(wanted.len());
         let mut previous = 0;
         for part in &wanted {
             let n = part.part_number.unwrap_or(0);
             if n <= previous {
-                let _ = fs::remove_file(&temp);
                 return Err(s3_error!(InvalidPartOrder));
             }
             previous = n;
@@ -838,17 +840,30 @@ impl S3 for Gateway {
                 .iter()
                 .find(|(m, etag, _)| *m == n && want_etag.as_ref().is_none_or(|w| w == etag))
             else {
-                let _ = fs::remove_file(&temp);
                 return Err(s3_error!(InvalidPart));
             };
-            let mut src = fs::File::open(path).map_err(internal)?;
-            io::copy(&mut src, &mut out).map_err(internal)?;
             let raw: Vec<u8> = (0..etag.len() / 2)
                 .filter_map(|i| u8::from_str_radix(&etag[2 * i..2 * i + 2], 16).ok())
                 .collect();
             etags.update(&raw);
+            sources.push(path.clone());
         }
-        drop(out);
+        // Concatenating gigabytes is blocking work: off the async workers.
+        let temp = self.store.temp_path();
+        let target = temp.clone();
+        let joined = tokio::task::spawn_blocking(move || -> io::Result<()> {
+            let mut out = fs::File::create(&target)?;
+            for path in &sources {
+                io::copy(&mut fs::File::open(path)?, &mut out)?;
+            }
+            Ok(())
+        })
+        .await
+        .map_err(|e| s3_error!(e, InternalError))?;
+        if let Err(e) = joined {
+            let _ = fs::remove_file(&temp);
+            return Err(internal(e));
+        }
         let etag = format!("{}-{}", hex(&etags.finalize()), wanted.len());
         save_meta(
             &temp,
