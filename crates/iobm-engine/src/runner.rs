@@ -455,7 +455,7 @@ fn run_worker(
         let t0 = Instant::now();
         let result = task.execute();
         let t1 = Instant::now();
-        let bytes = match result {
+        let bytes = match result.and_then(|bytes| task.check().map(|_| bytes)) {
             Ok(bytes) => bytes,
             Err(e) => {
                 error = Some(WorkerError::new(&e, task.describe()));
@@ -542,6 +542,7 @@ mod tests {
             stop: StopRule::Once,
             data: DataKind::Random,
             layout,
+            verify: None,
         }
     }
 
@@ -700,6 +701,43 @@ mod tests {
             // The block write replaced what the per-char write left: one file of full size.
             assert_eq!(target.contents("bonnie.dat").unwrap().len(), 256 * 1024);
         }
+    }
+
+    #[test]
+    fn verify_finds_a_misplaced_block() {
+        let target = MemTarget::new();
+        let layout = Layout::file_per_worker(1, 8 * 4096);
+        let control = Control::new(42, 1);
+        prepare_objects(&target, &layout).unwrap();
+        run_phase(&target, &phase(Op::Write, layout.clone(), 4096), &control);
+        let mut read = phase(Op::Read, layout, 4096);
+        read.verify = Some(42);
+        assert_eq!(run_phase(&target, &read, &control).end, PhaseEnd::Completed);
+        // Swap two blocks, as a broken storage might.
+        let mut data = target.contents("data.0").unwrap();
+        let (a, b) = data.split_at_mut(4096 * 4);
+        a[..4096].swap_with_slice(&mut b[..4096]);
+        let mut h = target
+            .open(
+                "data.0",
+                OpenOptions {
+                    access: Access::Write,
+                    direct: false,
+                },
+            )
+            .unwrap();
+        h.write_at(&data, 0).unwrap();
+        let out = run_phase(&target, &read, &control);
+        assert_eq!(out.end, PhaseEnd::Failed);
+        assert_eq!(out.errors[0].kind, "bad data");
+        assert!(
+            out.errors[0].first.contains("offset 0"),
+            "{}",
+            out.errors[0].first
+        );
+        // Another run's stamps are not this run's.
+        read.verify = Some(43);
+        assert_eq!(run_phase(&target, &read, &control).end, PhaseEnd::Failed);
     }
 
     #[test]

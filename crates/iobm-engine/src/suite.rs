@@ -94,6 +94,7 @@ pub fn bonnie(spec: &BonnieSpec) -> BonniePlan {
         stop: StopRule::Once,
         data: spec.data,
         layout,
+        verify: None,
     };
     let per_char = per_char_bytes(spec);
     let mut phases = vec![

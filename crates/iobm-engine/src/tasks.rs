@@ -2,7 +2,7 @@
 //! a task only prepares operation i (untimed: choosing the offset, stamping the data) and
 //! performs it (timed). Block tasks work on a region of one file; metadata tasks on many files.
 
-use crate::data::{AlignedBuf, DataSource};
+use crate::data::{stamp, AlignedBuf, DataSource, CHUNK, STAMP_LEN};
 use crate::permute::{mix, Permutation};
 use crate::workload::{FsyncPolicy, Op, Pattern, PerChar, Phase, Region, StopRule};
 use iobm_target::{Access, Handle, OpenOptions, Target};
@@ -15,6 +15,10 @@ pub(crate) trait Task: Send {
     fn prepare(&mut self, i: u64) -> bool;
     /// Performs the prepared operation; returns the bytes it moved.
     fn execute(&mut self) -> io::Result<u64>;
+    /// Checks what the operation read, untimed (`--verify`).
+    fn check(&mut self) -> io::Result<()> {
+        Ok(())
+    }
     /// Names the prepared operation, for error messages.
     fn describe(&self) -> String;
     /// Ends the worker's work inside its timed interval (final fsync, close); returns the
@@ -235,6 +239,26 @@ impl Task for BlockTask<'_> {
             handle.sync()?;
         }
         Ok(len as u64)
+    }
+
+    fn check(&mut self) -> io::Result<()> {
+        let Some(run_id) = self.phase.verify else {
+            return Ok(());
+        };
+        if self.phase.op != Op::Read {
+            return Ok(());
+        }
+        let file = self.region.file as u64;
+        for (i, chunk) in self.buf[..self.len].chunks(CHUNK).enumerate() {
+            let offset = self.offset + (i * CHUNK) as u64;
+            if chunk.len() >= STAMP_LEN && chunk[..STAMP_LEN] != stamp(run_id, file, offset) {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!("the 4 KiB at offset {offset} do not carry their stamp: lost, misplaced or stale data"),
+                ));
+            }
+        }
+        Ok(())
     }
 
     fn describe(&self) -> String {

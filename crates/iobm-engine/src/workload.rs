@@ -237,6 +237,9 @@ pub struct Phase {
     pub stop: StopRule,
     pub data: DataKind,
     pub layout: Layout,
+    /// Check every 4 KiB read back for the stamp of the run with this id (`--verify`): the
+    /// block is where it belongs and was written by that run.
+    pub verify: Option<u64>,
 }
 
 impl Phase {
@@ -277,6 +280,7 @@ mod tests {
             stop: StopRule::Once,
             data: DataKind::Random,
             layout: Layout::file_per_worker(2, 1 << 20),
+            verify: None,
         }
     }
 

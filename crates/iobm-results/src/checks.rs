@@ -126,6 +126,7 @@ mod tests {
                 direct: false,
                 drop_cache: false,
                 duration_s: None,
+                verify: false,
                 data_bytes: bytes[0] + bytes[1],
             },
             start_ns: 0,

@@ -278,6 +278,8 @@ pub struct PhaseSettings {
     pub drop_cache: bool,
     /// Time limit in seconds; null when each worker made one pass over its region.
     pub duration_s: Option<f64>,
+    /// Whether every 4 KiB read back was checked for its stamp (--verify), outside the timing.
+    pub verify: bool,
     /// Bytes of the phase's data set.
     pub data_bytes: u64,
 }

@@ -28,6 +28,7 @@ pub fn error_kind(error: &io::Error) -> String {
     }
     match error.kind() {
         io::ErrorKind::UnexpectedEof => "short read".to_string(),
+        io::ErrorKind::InvalidData => "bad data".to_string(),
         kind => format!("{kind:?}"),
     }
 }

@@ -60,6 +60,7 @@ fn phase(name: &str, op: Op, io: &IoArgs, block: u64, seed: u64, layout: &Layout
         stop: io.duration.map_or(StopRule::Once, StopRule::Duration),
         data: DataKind::Random,
         layout: layout.clone(),
+        verify: None,
     }
 }
 
@@ -92,6 +93,11 @@ fn plan_sizes(args: &WriteArgs, ranks: u64) -> Result<(u64, u64), Failure> {
         (None, None) => DEFAULT_TOTAL / jobs,
     };
     check_block(block, asked_per_job, io.direct)?;
+    if io.verify && args.data == DataKind::Zero {
+        return Err(Failure::input(
+            "--verify needs stamped data: --data random or compressible:PCT",
+        ));
+    }
     let per_job = asked_per_job / block * block;
     // All ranks' data, as on a shared file system. File systems that report no size at all
     // (ramfs, some FUSE mounts) are not checked.
@@ -187,7 +193,9 @@ pub fn write(args: WriteArgs, stream: bool, argv: &[OsString]) -> Result<Exit, F
         } else {
             layout.clone()
         };
-        phases.push(phase("read", Op::Read, io, block, run_id.seed, &reader));
+        let mut read = phase("read", Op::Read, io, block, run_id.seed, &reader);
+        read.verify = io.verify.then_some(run_id.seed);
+        phases.push(read);
     }
 
     let control = session::control(&run_id, jobs as usize);
@@ -222,6 +230,7 @@ pub fn write(args: WriteArgs, stream: bool, argv: &[OsString]) -> Result<Exit, F
     );
     manifest.ranks = size as u32;
     manifest.jobs = args.jobs;
+    manifest.stamp_seed = (args.data != DataKind::Zero).then_some(run_id.seed);
     let creates_files = !args.shared_file || ranks.is_root();
     let prepared = if ranks.is_root() {
         rundir.save_manifest(&manifest)
@@ -340,7 +349,16 @@ pub fn read(args: ReadArgs, argv: &[OsString]) -> Result<Exit, Failure> {
     }
     let run_id = ranks.share(&RunId::generate());
     let control = session::control(&run_id, layout.workers());
-    let read_phase = phase("read", Op::Read, io, block, run_id.seed, &layout);
+    let mut read_phase = phase("read", Op::Read, io, block, run_id.seed, &layout);
+    if io.verify {
+        let seed = manifest.stamp_seed.ok_or_else(|| {
+            Failure::input(format!(
+                "--verify: {} holds no stamped data (written with --data zero, or by an older iobm)",
+                data_dir.display()
+            ))
+        })?;
+        read_phase.verify = Some(seed);
+    }
     let config = Config {
         dir: args.path.display().to_string(),
         run_dir: data_dir.display().to_string(),

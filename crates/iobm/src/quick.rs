@@ -47,6 +47,7 @@ fn step(
         stop: StopRule::Duration(time),
         data: DataKind::Random,
         layout: layout.clone(),
+        verify: None,
     }
 }
 

@@ -115,6 +115,7 @@ pub fn phase_result(
             direct: phase.direct,
             drop_cache: phase.drop_cache,
             duration_s: duration_s(phase.stop),
+            verify: phase.verify.is_some(),
             data_bytes: phase.layout.total_bytes(),
         },
         start_ns: outcome.start_ns,

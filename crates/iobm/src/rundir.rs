@@ -30,6 +30,9 @@ pub struct Manifest {
     /// MPI ranks that wrote it (jobs is per rank).
     #[serde(default = "one")]
     pub ranks: u32,
+    /// The run id its 4 KiB stamps carry (None for unstamped data), for `read --verify`.
+    #[serde(default)]
+    pub stamp_seed: Option<u64>,
 }
 
 fn one() -> u32 {
@@ -63,6 +66,7 @@ impl Manifest {
                 .collect(),
             complete: false,
             ranks: 1,
+            stamp_seed: None,
         }
     }
 }

@@ -903,3 +903,51 @@ fn started_by_mpirun_without_mpi_support_is_refused() {
     );
     assert!(entries(data.path()).is_empty());
 }
+
+#[test]
+fn verify_checks_what_is_read_back() {
+    let data = tempfile::tempdir().unwrap();
+    iobm()
+        .args([
+            "stream", "--verify", "-j", "2", "--size", "2MiB", "--block", "64k",
+        ])
+        .arg(data.path())
+        .assert()
+        .success();
+    iobm()
+        .args(["write", "--keep", "--size", "1MiB", "--block", "64k"])
+        .arg(data.path())
+        .assert()
+        .success();
+    let run_dir = data.path().join(&entries(data.path())[0]);
+    iobm()
+        .args(["read", "--verify"])
+        .arg(&run_dir)
+        .assert()
+        .success();
+    // Damage one stamp in the middle of the file: the read names the offset.
+    let file = run_dir.join("data.0");
+    let mut bytes = std::fs::read(&file).unwrap();
+    bytes[65536 + 20] ^= 0xff;
+    std::fs::write(&file, &bytes).unwrap();
+    let out = iobm()
+        .args(["read", "--verify"])
+        .arg(&run_dir)
+        .assert()
+        .code(1)
+        .get_output()
+        .clone();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.contains("offset 65536") && stderr.contains("bad data"),
+        "{stderr}"
+    );
+    // Without --verify the damage goes unnoticed, as a plain read would.
+    iobm().arg("read").arg(&run_dir).assert().success();
+    // Unstamped data cannot be verified.
+    iobm()
+        .args(["stream", "--verify", "--data", "zero", "--size", "1MiB"])
+        .arg(data.path())
+        .assert()
+        .code(2);
+}
