@@ -150,7 +150,7 @@ fn a_shared_file_read_back_by_the_next_rank() {
 fn kept_data_is_read_by_as_many_ranks() {
     let data = tempfile::tempdir().unwrap();
     ok(&mpirun(
-        2,
+        4,
         &["write", "--keep", "-j", "2", "--size-per-job", "1MiB"],
         data.path(),
     ));
@@ -159,10 +159,11 @@ fn kept_data_is_read_by_as_many_ranks() {
     let run_dir = data.path().join(&kept[0]);
     let json = data.path().join("r.json");
     ok(&mpirun(
-        2,
+        4,
         &[
             "read",
             "--reorder",
+            "--verify",
             "--block",
             "256k",
             "--json",
@@ -170,10 +171,10 @@ fn kept_data_is_read_by_as_many_ranks() {
         ],
         &run_dir,
     ));
-    assert_eq!(bytes(&load(&json)["phases"][0]), 2 * 2 * (1 << 20));
+    assert_eq!(bytes(&load(&json)["phases"][0]), 4 * 2 * (1 << 20));
     let wrong = mpirun(3, &["read"], &run_dir);
     assert_eq!(wrong.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&wrong.stderr).contains("written by 2 rank(s)"));
+    assert!(String::from_utf8_lossy(&wrong.stderr).contains("written by 4 rank(s)"));
 }
 
 #[test]
@@ -182,7 +183,7 @@ fn bonnie_runs_on_every_rank() {
     let out_dir = tempfile::tempdir().unwrap();
     let json = out_dir.path().join("b.json");
     let stdout = ok(&mpirun(
-        2,
+        4,
         &[
             "bonnie",
             "--size",
@@ -200,7 +201,7 @@ fn bonnie_runs_on_every_rank() {
     let result = load(&json);
     let phases = result["phases"].as_array().unwrap();
     assert_eq!(phases.len(), 12);
-    assert_eq!(bytes(&phases[1]), 2 * (4 << 20));
+    assert_eq!(bytes(&phases[1]), 4 * (4 << 20));
     let ops = |p: &Value| -> u64 {
         p["workers"]
             .as_array()
@@ -209,9 +210,9 @@ fn bonnie_runs_on_every_rank() {
             .map(|w| w["span"]["ops"].as_u64().unwrap())
             .sum()
     };
-    assert_eq!(ops(&phases[5]), 2 * 100);
+    assert_eq!(ops(&phases[5]), 4 * 100);
     for phase in &phases[6..] {
-        assert_eq!(ops(phase), 2 * 1024, "{}", phase["name"]);
+        assert_eq!(ops(phase), 4 * 1024, "{}", phase["name"]);
     }
     assert!(
         entries(data.path()).is_empty(),
