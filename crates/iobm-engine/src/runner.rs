@@ -39,6 +39,8 @@ pub struct LivePhase {
 }
 
 impl Control {
+    /// A control with a stop flag of its own (leaked: one small allocation per control, made
+    /// once per run or test).
     pub fn new(run_id: u64, max_workers: usize) -> Control {
         Control::with_stop_flag(
             run_id,
