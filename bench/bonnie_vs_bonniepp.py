@@ -20,23 +20,13 @@ import subprocess
 import sys
 import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from common import ROOT, build_iobm, ensure_debian
+
 # (CSV field index, test) for the rates of bonnie++'s CSV format 1.98.
 FIELDS = [(9, "per-char write K/s"), (11, "block write K/s"), (13, "rewrite K/s"),
           (15, "per-char read K/s"), (17, "block read K/s"), (19, "seeks /s"),
           (26, "seq create /s"), (28, "seq stat /s"), (30, "seq delete /s"),
           (32, "random create /s"), (34, "random stat /s"), (36, "random delete /s")]
-
-
-def ensure_bonnie():
-    if shutil.which("bonnie++"):
-        return
-    if os.geteuid() == 0 and shutil.which("apt-get"):
-        subprocess.run(["apt-get", "update", "-qq"], check=True, stdout=subprocess.DEVNULL)
-        subprocess.run(["apt-get", "install", "-y", "-qq", "bonnie++"], check=True,
-                       stdout=subprocess.DEVNULL)
-    else:
-        sys.exit("please install bonnie++")
 
 
 def number(field):
@@ -54,11 +44,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args()
     dirs = args.dir or ["/dev/shm", ROOT]
-    ensure_bonnie()
-    subprocess.run(["cargo", "build", "--release", "--locked", "-q", "-p", "iobm"], cwd=ROOT,
-                   check=True)
-    iobm = os.path.join(os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target")),
-                        "release", "iobm")
+    ensure_debian("bonnie++", "bonnie++")
+    iobm = build_iobm()
     size_mib = int(args.size[:-1]) * (1024 if args.size[-1].upper() == "G" else 1)
     version = subprocess.run(["dpkg-query", "-W", "-f", "${Version}", "bonnie++"],
                              capture_output=True, text=True).stdout

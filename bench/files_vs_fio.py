@@ -21,7 +21,8 @@ import subprocess
 import sys
 import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from common import ROOT, build_iobm, ensure_debian
+
 GIB = 1 << 30
 
 
@@ -33,17 +34,6 @@ def run(cmd):
     if os.waitstatus_to_exitcode(status) != 0:
         sys.exit(f"failed: {' '.join(cmd)}\n{err}")
     return usage.ru_utime + usage.ru_stime
-
-
-def ensure_fio():
-    if shutil.which("fio"):
-        return
-    if os.geteuid() == 0 and shutil.which("apt-get"):
-        subprocess.run(["apt-get", "update", "-qq"], check=True, stdout=subprocess.DEVNULL)
-        subprocess.run(["apt-get", "install", "-y", "-qq", "fio"], check=True,
-                       stdout=subprocess.DEVNULL)
-    else:
-        sys.exit("please install fio")
 
 
 def iobm_rate(json_path):
@@ -93,11 +83,8 @@ def main():
     ap.add_argument("--size-per-job", default="1G")
     ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args()
-    ensure_fio()
-    subprocess.run(["cargo", "build", "--release", "--locked", "-q", "-p", "iobm"], cwd=ROOT,
-                   check=True)
-    iobm = os.path.join(os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target")),
-                        "release", "iobm")
+    ensure_debian("fio", "fio")
+    iobm = build_iobm()
     size = args.size_per_job
     per_job = int(size[:-1]) * {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}[size[-1].upper()]
 

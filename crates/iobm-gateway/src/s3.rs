@@ -8,7 +8,7 @@ use futures::StreamExt;
 use md5::{Digest, Md5};
 use s3s::dto::*;
 use s3s::{s3_error, S3Error, S3Request, S3Response, S3Result, S3};
-use std::collections::BTreeMap;
+use std::collections::BTreeSet;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -132,19 +132,21 @@ impl Gateway {
         Ok(out)
     }
 
-    /// Keys and common prefixes after `after`, at most `max`; true when more remain.
-    #[allow(clippy::type_complexity)]
+    /// One page of keys and common prefixes below `prefix` and after `after`, at most
+    /// `max_keys` (default and limit 1000).
     fn list(
         &self,
         bucket: &str,
-        prefix: &str,
+        prefix: Option<&str>,
         delimiter: Option<&str>,
         after: Option<&str>,
-        max: usize,
-    ) -> S3Result<(Vec<Object>, Vec<CommonPrefix>, bool, Option<String>)> {
+        max_keys: Option<i32>,
+    ) -> S3Result<Page> {
+        let prefix = prefix.unwrap_or_default();
+        let max = max_keys.unwrap_or(1000).clamp(0, 1000) as usize;
         let dir = self.bucket(bucket)?;
         let mut objects = Vec::new();
-        let mut prefixes: BTreeMap<String, ()> = BTreeMap::new();
+        let mut prefixes: BTreeSet<String> = BTreeSet::new();
         let mut last = None;
         let mut truncated = false;
         for (key, path) in self.walk(&dir, prefix)? {
@@ -157,7 +159,7 @@ impl Gateway {
                     .map(|i| key[..prefix.len() + i + d.len()].to_string())
             });
             if objects.len() + prefixes.len() >= max
-                && common.as_ref().is_none_or(|c| !prefixes.contains_key(c))
+                && common.as_ref().is_none_or(|c| !prefixes.contains(c))
             {
                 truncated = true;
                 break;
@@ -167,7 +169,7 @@ impl Gateway {
                     if after.is_some_and(|a| c.as_str() <= a) {
                         continue;
                     }
-                    prefixes.insert(c.clone(), ());
+                    prefixes.insert(c.clone());
                     last = Some(c);
                 }
                 None => {
@@ -188,10 +190,17 @@ impl Gateway {
             }
         }
         let prefixes = prefixes
-            .into_keys()
+            .into_iter()
             .map(|p| CommonPrefix { prefix: Some(p) })
             .collect();
-        Ok((objects, prefixes, truncated, last.filter(|_| truncated)))
+        Ok(Page {
+            prefix: prefix.to_string(),
+            max_keys: max as i32,
+            objects,
+            prefixes,
+            truncated,
+            next: last.filter(|_| truncated),
+        })
     }
 
     fn upload_dir(&self, upload_id: &str) -> S3Result<PathBuf> {
@@ -204,6 +213,17 @@ impl Gateway {
         }
         Ok(dir)
     }
+}
+
+/// One page of a listing.
+struct Page {
+    prefix: String,
+    max_keys: i32,
+    objects: Vec<Object>,
+    prefixes: Vec<CommonPrefix>,
+    /// More keys follow; `next` is where the next page starts after.
+    truncated: bool,
+    next: Option<String>,
 }
 
 /// The bucket, key and metadata of a multipart upload, kept in its directory.
@@ -556,31 +576,29 @@ impl S3 for Gateway {
         req: S3Request<ListObjectsV2Input>,
     ) -> S3Result<S3Response<ListObjectsV2Output>> {
         let input = req.input;
-        let prefix = input.prefix.clone().unwrap_or_default();
-        let max = input.max_keys.unwrap_or(1000).clamp(0, 1000) as usize;
         let after = input
             .continuation_token
-            .clone()
-            .or(input.start_after.clone());
-        let (objects, prefixes, truncated, next) = self.list(
+            .as_deref()
+            .or(input.start_after.as_deref());
+        let page = self.list(
             &input.bucket,
-            &prefix,
+            input.prefix.as_deref(),
             input.delimiter.as_deref(),
-            after.as_deref(),
-            max,
+            after,
+            input.max_keys,
         )?;
         Ok(S3Response::new(ListObjectsV2Output {
             name: Some(input.bucket),
-            prefix: Some(prefix),
+            prefix: Some(page.prefix),
             delimiter: input.delimiter,
-            max_keys: Some(max as i32),
-            key_count: Some((objects.len() + prefixes.len()) as i32),
-            is_truncated: Some(truncated),
+            max_keys: Some(page.max_keys),
+            key_count: Some((page.objects.len() + page.prefixes.len()) as i32),
+            is_truncated: Some(page.truncated),
             continuation_token: input.continuation_token,
-            next_continuation_token: next,
+            next_continuation_token: page.next,
             start_after: input.start_after,
-            contents: Some(objects),
-            common_prefixes: Some(prefixes),
+            contents: Some(page.objects),
+            common_prefixes: Some(page.prefixes),
             encoding_type: input.encoding_type,
             ..Default::default()
         }))
@@ -591,25 +609,23 @@ impl S3 for Gateway {
         req: S3Request<ListObjectsInput>,
     ) -> S3Result<S3Response<ListObjectsOutput>> {
         let input = req.input;
-        let prefix = input.prefix.clone().unwrap_or_default();
-        let max = input.max_keys.unwrap_or(1000).clamp(0, 1000) as usize;
-        let (objects, prefixes, truncated, next) = self.list(
+        let page = self.list(
             &input.bucket,
-            &prefix,
+            input.prefix.as_deref(),
             input.delimiter.as_deref(),
             input.marker.as_deref(),
-            max,
+            input.max_keys,
         )?;
         Ok(S3Response::new(ListObjectsOutput {
             name: Some(input.bucket),
-            prefix: Some(prefix),
+            prefix: Some(page.prefix),
             delimiter: input.delimiter,
             marker: input.marker,
-            max_keys: Some(max as i32),
-            is_truncated: Some(truncated),
-            next_marker: next,
-            contents: Some(objects),
-            common_prefixes: Some(prefixes),
+            max_keys: Some(page.max_keys),
+            is_truncated: Some(page.truncated),
+            next_marker: page.next,
+            contents: Some(page.objects),
+            common_prefixes: Some(page.prefixes),
             encoding_type: input.encoding_type,
             ..Default::default()
         }))
@@ -620,16 +636,15 @@ impl S3 for Gateway {
         req: S3Request<ListObjectVersionsInput>,
     ) -> S3Result<S3Response<ListObjectVersionsOutput>> {
         let input = req.input;
-        let prefix = input.prefix.clone().unwrap_or_default();
-        let max = input.max_keys.unwrap_or(1000).clamp(0, 1000) as usize;
-        let (objects, prefixes, truncated, next) = self.list(
+        let page = self.list(
             &input.bucket,
-            &prefix,
+            input.prefix.as_deref(),
             input.delimiter.as_deref(),
             input.key_marker.as_deref(),
-            max,
+            input.max_keys,
         )?;
-        let versions = objects
+        let versions = page
+            .objects
             .into_iter()
             .map(|o| ObjectVersion {
                 key: o.key,
@@ -643,14 +658,14 @@ impl S3 for Gateway {
             .collect();
         Ok(S3Response::new(ListObjectVersionsOutput {
             name: Some(input.bucket),
-            prefix: Some(prefix),
+            prefix: Some(page.prefix),
             delimiter: input.delimiter,
             key_marker: input.key_marker,
-            max_keys: Some(max as i32),
-            is_truncated: Some(truncated),
-            next_key_marker: next,
+            max_keys: Some(page.max_keys),
+            is_truncated: Some(page.truncated),
+            next_key_marker: page.next,
             versions: Some(versions),
-            common_prefixes: Some(prefixes),
+            common_prefixes: Some(page.prefixes),
             ..Default::default()
         }))
     }
@@ -664,12 +679,7 @@ impl S3 for Gateway {
         self.store
             .object_path(&input.bucket, &input.key)
             .map_err(name_error)?;
-        let id = self
-            .store
-            .temp_path()
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
+        let id = Store::new_upload_id();
         let dir = self.store.uploads().join(&id);
         fs::create_dir(&dir).map_err(internal)?;
         let info = UploadInfo {

@@ -11,6 +11,8 @@ use std::fs;
 use std::io;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 /// The gateway's own directory under the root (never a bucket: bucket names cannot start with
 /// a dot).
@@ -43,6 +45,8 @@ pub struct Store {
     root: PathBuf,
     /// Where this instance's temporary files go: `.iobm-gateway/tmp/<host>-<pid>`.
     tmp: PathBuf,
+    /// Numbers this instance's temporary files, which only need to be unique in `tmp`.
+    next_temp: Arc<AtomicU64>,
     uploads: PathBuf,
     pub fsync: bool,
 }
@@ -87,6 +91,7 @@ impl Store {
         Ok(Store {
             root,
             tmp,
+            next_temp: Arc::new(AtomicU64::new(0)),
             uploads,
             fsync,
         })
@@ -126,10 +131,16 @@ impl Store {
 
     /// A new temporary file path of this instance.
     pub fn temp_path(&self) -> PathBuf {
+        let n = self.next_temp.fetch_add(1, Ordering::Relaxed);
+        self.tmp.join(format!("{n:016x}"))
+    }
+
+    /// A new multipart upload id: random, since gateways sharing the root share its uploads.
+    pub fn new_upload_id() -> String {
         let mut bytes = [0u8; 8];
         let _ = fs::File::open("/dev/urandom")
             .and_then(|mut f| io::Read::read_exact(&mut f, &mut bytes));
-        self.tmp.join(format!("{:016x}", u64::from_le_bytes(bytes)))
+        format!("{:016x}", u64::from_le_bytes(bytes))
     }
 
     pub fn uploads(&self) -> &Path {

@@ -14,18 +14,10 @@ pub enum Format {
     Csv,
 }
 
-/// Operations whose results are rates of data; the others are rated per operation.
-fn moves_data(phase: &PhaseResult) -> bool {
-    matches!(
-        phase.op.as_str(),
-        "write" | "read" | "rewrite" | "putc" | "getc"
-    )
-}
-
 /// The value compared for a phase, and its unit.
 pub fn headline(phase: &PhaseResult) -> (f64, &'static str) {
     let makespan = phase.aggregate(AggregateKind::Makespan);
-    if moves_data(phase) {
+    if phase.moves_data() {
         (
             makespan.map_or(0.0, |a| a.bytes_per_s) / (1024.0 * 1024.0),
             "MiB/s",

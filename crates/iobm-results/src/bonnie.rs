@@ -33,7 +33,7 @@ fn test_row(phase: &PhaseResult) -> BonnieTest {
     let seconds = phase.end_ns.saturating_sub(phase.start_ns) as f64 / 1e9;
     let makespan = phase.aggregate(AggregateKind::Makespan);
     let bytes_per_s = makespan.map_or(0.0, |a| a.bytes_per_s);
-    let moves_data = BYTE_TESTS.contains(&phase.name.as_str());
+    let moves_data = phase.moves_data();
     let cpu = phase.cpu.user_s + phase.cpu.system_s;
     BonnieTest {
         test: phase.name.clone(),

@@ -389,6 +389,15 @@ impl PhaseResult {
         self.workers.iter().map(|w| w.span.bytes).sum()
     }
 
+    /// Whether the phase's operations move file data (rated in bytes per second) rather than
+    /// being counted (seeks, creates, stats, deletes: rated in operations per second).
+    pub fn moves_data(&self) -> bool {
+        matches!(
+            self.op.as_str(),
+            "write" | "read" | "rewrite" | "putc" | "getc"
+        )
+    }
+
     pub fn spans(&self) -> Vec<WorkerSpan> {
         self.workers.iter().map(|w| w.span).collect()
     }

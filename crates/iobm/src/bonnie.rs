@@ -5,7 +5,7 @@
 use crate::cli::{data_name, BonnieArgs, FsyncArg, PerCharArg};
 use crate::execute::execute;
 use crate::exit::{Exit, Failure};
-use crate::files::{finish_ranks, run_dir};
+use crate::files::{check_block, finish_ranks, run_dir};
 use crate::ranks::Ranks;
 use crate::record::fsync_name;
 use crate::rundir::write_atomic;
@@ -25,7 +25,7 @@ use std::time::Duration;
 /// One line per finished test.
 fn test_line(p: &PhaseResult) -> String {
     let makespan = p.aggregate(AggregateKind::Makespan);
-    let rate = if suite_moves_data(&p.name) {
+    let rate = if p.moves_data() {
         let r = Rate(makespan.map_or(0.0, |a| a.bytes_per_s));
         format!("{:.0} K/sec = {r}", r.0 / 1024.0)
     } else {
@@ -55,33 +55,17 @@ fn test_line(p: &PhaseResult) -> String {
     )
 }
 
-fn suite_moves_data(test: &str) -> bool {
-    iobm_results::bonnie::BYTE_TESTS.contains(&test)
-}
-
 /// Checks the input against the file system; returns the file size and the RAM.
 fn check(args: &BonnieArgs) -> Result<(u64, u64), Failure> {
     session::writable_dir(&args.dir)?;
     session::json_path_ok(args.json.as_deref())?;
     if let Some(csv) = &args.bonnie_csv {
-        session::json_path_ok(Some(csv))
-            .map_err(|f| Failure::input(f.message.replacen("--json", "--bonnie-csv", 1)))?;
+        session::output_path_ok("--bonnie-csv", csv)?;
     }
     let ram = env::ram_bytes();
     let size = args.size.unwrap_or(2 * ram);
     let chunk = args.chunk;
-    if chunk > size {
-        return Err(Failure::input(format!(
-            "--chunk {} is larger than the file (--size {})",
-            format_bytes(chunk),
-            format_bytes(size)
-        )));
-    }
-    if args.direct && !chunk.is_multiple_of(4096) {
-        return Err(Failure::input(format!(
-            "--chunk {chunk}: --direct needs a multiple of 4 KiB (4096 bytes)"
-        )));
-    }
+    check_block("--chunk", chunk, size, "the file (--size)", args.direct)?;
     let size = size / chunk * chunk;
     let files = args.files;
     let needed = size + files.count * files.max_size;

@@ -25,18 +25,25 @@ const DEFAULT_TOTAL: u64 = 1 << 30;
 /// safe on every device.
 const DIRECT_ALIGN: u64 = 4096;
 
-/// Checks block against the per-job size and `--direct`, naming the flag at fault.
-fn check_block(block: u64, per_job: u64, direct: bool) -> Result<(), Failure> {
-    if block > per_job {
+/// Checks a block size (given with `flag`) against what it must fit in (`limit`, described as
+/// `what`) and against `--direct`.
+pub(crate) fn check_block(
+    flag: &str,
+    block: u64,
+    limit: u64,
+    what: &str,
+    direct: bool,
+) -> Result<(), Failure> {
+    if block > limit {
         return Err(Failure::input(format!(
-            "--block {} is larger than the size per job ({})",
+            "{flag} {} is larger than {what} ({})",
             format_bytes(block),
-            format_bytes(per_job)
+            format_bytes(limit)
         )));
     }
     if direct && !block.is_multiple_of(DIRECT_ALIGN) {
         return Err(Failure::input(format!(
-            "--block {block}: --direct needs a multiple of 4 KiB (4096 bytes)"
+            "{flag} {block}: --direct needs a multiple of 4 KiB (4096 bytes)"
         )));
     }
     Ok(())
@@ -92,7 +99,13 @@ fn plan_sizes(args: &WriteArgs, ranks: u64) -> Result<(u64, u64), Failure> {
         (Some(total), None) => total / jobs,
         (None, None) => DEFAULT_TOTAL / jobs,
     };
-    check_block(block, asked_per_job, io.direct)?;
+    check_block(
+        "--block",
+        block,
+        asked_per_job,
+        "the size per job",
+        io.direct,
+    )?;
     if io.verify && args.data == DataKind::Zero {
         return Err(Failure::input(
             "--verify needs stamped data: --data random or compressible:PCT",
@@ -340,7 +353,7 @@ pub fn read(args: ReadArgs, argv: &[OsString]) -> Result<Exit, Failure> {
     let reader = if io.reorder { (rank + 1) % size } else { rank };
     let layout = Layout::for_rank(shared, reader, size, jobs, per_job);
     let block = io.block.unwrap_or(manifest.block_bytes);
-    check_block(block, per_job, io.direct)?;
+    check_block("--block", block, per_job, "the size per job", io.direct)?;
     let target = PosixTarget::new(&data_dir);
     if io.direct {
         let probed = session::writable_dir(&data_dir)

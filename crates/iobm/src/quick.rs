@@ -26,31 +26,6 @@ const MAX_PER_JOB: u64 = 256 * MIB;
 const MIN_PER_JOB: u64 = 8 * MIB;
 const BONNIE_SIZE: u64 = 64 * MIB;
 
-fn step(
-    name: &str,
-    op: Op,
-    block: u64,
-    pattern: Pattern,
-    fsync: FsyncPolicy,
-    time: Duration,
-    layout: &Layout,
-) -> Phase {
-    Phase {
-        name: name.to_string(),
-        op,
-        block,
-        pattern,
-        fsync,
-        direct: false,
-        truncate: false,
-        drop_cache: false,
-        stop: StopRule::Duration(time),
-        data: DataKind::Random,
-        layout: layout.clone(),
-        verify: None,
-    }
-}
-
 /// A short note on whether a step's number is a storage or a cache rate.
 fn cache_note(phase: &PhaseResult) -> String {
     let resident = phase.cache.resident_before_bytes;
@@ -143,50 +118,51 @@ pub fn quick(args: QuickArgs, argv: &[OsString]) -> Result<Exit, Failure> {
     let direct = session::probe_direct(&target, &dir, 0).is_ok();
     let t = args.step_time;
     let random = Pattern::Random { seed: run_id.seed };
-    let phases = vec![
-        step(
+    let steps = [
+        (
             "sequential write 1MiB",
             Op::Write,
             MIB,
             Pattern::Sequential,
             FsyncPolicy::End,
-            t,
-            &layout,
         ),
-        step(
+        (
             "sequential read 1MiB",
             Op::Read,
             MIB,
             Pattern::Sequential,
             FsyncPolicy::Never,
-            t,
-            &layout,
         ),
-        step(
+        (
             "random read 4KiB",
             Op::Read,
             4096,
             random,
             FsyncPolicy::Never,
-            t,
-            &layout,
         ),
-        step(
+        (
             "random write 4KiB + fsync",
             Op::Write,
             4096,
             random,
             FsyncPolicy::Each,
-            t,
-            &layout,
         ),
     ];
-    let mut phases: Vec<Phase> = phases
+    let mut phases: Vec<Phase> = steps
         .into_iter()
-        .map(|mut p| {
-            p.direct = direct;
-            p.drop_cache = !direct && p.op == Op::Read;
-            p
+        .map(|(name, op, block, pattern, fsync)| Phase {
+            name: name.to_string(),
+            op,
+            block,
+            pattern,
+            fsync,
+            direct,
+            truncate: false,
+            drop_cache: !direct && op == Op::Read,
+            stop: StopRule::Duration(t),
+            data: DataKind::Random,
+            layout: layout.clone(),
+            verify: None,
         })
         .collect();
     // A short bonnie step: every bonnie test on a small file and 1024 empty files.

@@ -4,35 +4,36 @@ use crate::cli::ServeArgs;
 use crate::exit::{Exit, Failure};
 use crate::session;
 use iobm_gateway::Access;
-use std::io::Read;
 
 /// A random credential of `len` characters from `alphabet`.
-fn random_key(len: usize, alphabet: &[u8]) -> String {
+fn random_key(len: usize, alphabet: &[u8]) -> Result<String, Failure> {
     let mut bytes = vec![0u8; len];
-    let _ = std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut bytes));
-    bytes
+    if !session::random_bytes(&mut bytes) {
+        return Err(Failure::run(
+            "cannot read /dev/urandom to make credentials: give --access-key and --secret-key",
+        ));
+    }
+    Ok(bytes
         .iter()
         .map(|b| alphabet[*b as usize % alphabet.len()] as char)
-        .collect()
+        .collect())
 }
 
 pub fn serve(args: ServeArgs) -> Result<Exit, Failure> {
     session::writable_dir(&args.dir)?;
-    let access = if args.anonymous {
-        Access::Anonymous
-    } else {
-        Access::Keys {
-            access_key: args
-                .access_key
-                .clone()
-                .unwrap_or_else(|| random_key(20, b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567")),
-            secret_key: args.secret_key.clone().unwrap_or_else(|| {
-                random_key(
-                    40,
-                    b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789",
-                )
-            }),
-        }
+    let access = match (&args.access_key, &args.secret_key) {
+        _ if args.anonymous => Access::Anonymous,
+        (Some(access_key), Some(secret_key)) => Access::Keys {
+            access_key: access_key.clone(),
+            secret_key: secret_key.clone(),
+        },
+        _ => Access::Keys {
+            access_key: random_key(20, b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567")?,
+            secret_key: random_key(
+                40,
+                b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789",
+            )?,
+        },
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -23,11 +23,17 @@ pub struct RunId {
     pub seed: u64,
 }
 
+/// Fills `buf` from the kernel's random source; false if it could not.
+pub fn random_bytes(buf: &mut [u8]) -> bool {
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(buf))
+        .is_ok()
+}
+
 impl RunId {
     pub fn generate() -> RunId {
         let mut bytes = [0u8; 8];
-        let seeded = std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut bytes));
-        let seed = if seeded.is_ok() {
+        let seed = if random_bytes(&mut bytes) {
             u64::from_le_bytes(bytes)
         } else {
             iobm_engine::permute::mix(time::unix_ns_now() ^ u64::from(std::process::id()))
@@ -152,9 +158,14 @@ pub fn json_path_ok(path: Option<&Path>) -> Result<(), Failure> {
         TEXT_TO_STDERR.store(true, Ordering::Relaxed);
         return Ok(());
     }
+    output_path_ok("--json", path)
+}
+
+/// Checks that the file `flag` names can be written: not a directory, in one that exists.
+pub fn output_path_ok(flag: &str, path: &Path) -> Result<(), Failure> {
     if path.is_dir() {
         return Err(Failure::input(format!(
-            "--json {}: is a directory; give a file name",
+            "{flag} {}: is a directory; give a file name",
             path.display()
         )));
     }
@@ -164,7 +175,7 @@ pub fn json_path_ok(path: Option<&Path>) -> Result<(), Failure> {
         .unwrap_or(Path::new("."));
     if !parent.is_dir() {
         return Err(Failure::input(format!(
-            "--json {}: directory {} does not exist",
+            "{flag} {}: directory {} does not exist",
             path.display(),
             parent.display()
         )));

@@ -5,7 +5,7 @@
 mod common;
 
 use assert_cmd::Command;
-use common::{entries, load, u};
+use common::{entries, load, phase_bytes, u};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -120,8 +120,7 @@ fn stream_reports_every_aggregate_and_saves_a_valid_result() {
     for phase in phases {
         let workers = phase["workers"].as_array().unwrap();
         assert_eq!(workers.len(), 3);
-        let bytes: u64 = workers.iter().map(|w| u(&w["span"]["bytes"])).sum();
-        assert_eq!(bytes, 6 << 20);
+        assert_eq!(phase_bytes(phase), 6 << 20);
         for w in workers {
             let series: u64 = w["series"]["bytes"].as_array().unwrap().iter().map(u).sum();
             assert_eq!(series, u(&w["span"]["bytes"]));
@@ -258,12 +257,7 @@ fn keep_then_read_and_read_of_nothing_explains() {
             .success();
         let result = load(&json);
         assert_eq!(result["kind"], "read");
-        let bytes: u64 = result["phases"][0]["workers"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|w| u(&w["span"]["bytes"]))
-            .sum();
+        let bytes = phase_bytes(&result["phases"][0]);
         assert_eq!(bytes, 2 << 20);
     }
     // Reading never removes the data set.
@@ -273,85 +267,30 @@ fn keep_then_read_and_read_of_nothing_explains() {
 #[test]
 fn bad_input_is_one_line_exit_2_and_writes_nothing() {
     let data = tempfile::tempdir().unwrap();
-    let d = data.path().to_str().unwrap().to_string();
+    let d = data.path().to_str().unwrap();
     let file = data.path().join("plain-file");
     std::fs::write(&file, b"x").unwrap();
-    let cases: Vec<(Vec<String>, &str)> = vec![
+    let f = file.to_str().unwrap();
+    let cases: &[(&[&str], &str)] = &[
+        (&["write", "/nonexistent/dir"], "/nonexistent/dir"),
+        (&["write", f], "not a directory"),
+        (&["write", "--size", "12X", d], "--size"),
+        (&["write", "--size", "0", d], "--size"),
+        (&["write", "--block", "2M", "--size", "1M", d], "--block"),
         (
-            vec!["write".into(), "/nonexistent/dir".into()],
-            "/nonexistent/dir",
-        ),
-        (
-            vec!["write".into(), file.display().to_string()],
-            "not a directory",
-        ),
-        (
-            vec!["write".into(), "--size".into(), "12X".into(), d.clone()],
-            "--size",
-        ),
-        (
-            vec!["write".into(), "--size".into(), "0".into(), d.clone()],
-            "--size",
-        ),
-        (
-            vec![
-                "write".into(),
-                "--block".into(),
-                "2M".into(),
-                "--size".into(),
-                "1M".into(),
-                d.clone(),
-            ],
-            "--block",
-        ),
-        (
-            vec![
-                "write".into(),
-                "--direct".into(),
-                "--block".into(),
-                "1000".into(),
-                "--size".into(),
-                "1M".into(),
-                d.clone(),
-            ],
+            &["write", "--direct", "--block", "1000", "--size", "1M", d],
             "--direct",
         ),
-        (
-            vec!["write".into(), "--frobnicate".into(), d.clone()],
-            "--frobnicate",
-        ),
-        (
-            vec!["write".into(), "--jobs".into(), "0".into(), d.clone()],
-            "--jobs",
-        ),
-        (
-            vec!["write".into(), "--duration".into(), "3x".into(), d.clone()],
-            "--duration",
-        ),
-        (
-            vec!["write".into(), "--data".into(), "ones".into(), d.clone()],
-            "--data",
-        ),
-        (
-            vec!["write".into(), "--size".into(), "1P".into(), d.clone()],
-            "does not fit",
-        ),
-        (
-            vec![
-                "write".into(),
-                "--json".into(),
-                "/nonexistent/x.json".into(),
-                d.clone(),
-            ],
-            "--json",
-        ),
-        (
-            vec!["report".into(), file.display().to_string()],
-            "plain-file",
-        ),
+        (&["write", "--frobnicate", d], "--frobnicate"),
+        (&["write", "--jobs", "0", d], "--jobs"),
+        (&["write", "--duration", "3x", d], "--duration"),
+        (&["write", "--data", "ones", d], "--data"),
+        (&["write", "--size", "1P", d], "does not fit"),
+        (&["write", "--json", "/nonexistent/x.json", d], "--json"),
+        (&["report", f], "plain-file"),
     ];
-    for (args, needle) in cases {
-        let out = iobm().args(&args).assert().code(2).get_output().clone();
+    for &(args, needle) in cases {
+        let out = iobm().args(args).assert().code(2).get_output().clone();
         let err = String::from_utf8(out.stderr).unwrap();
         assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
         assert!(err.contains(needle), "{args:?}: {err:?} lacks {needle:?}");
@@ -554,12 +493,7 @@ fn a_full_file_system_ends_the_run_cleanly() {
     assert_matches_schema(&result);
     assert_eq!(result["status"], "failed");
     assert_eq!(result["phases"][0]["errors"][0]["kind"], "ENOSPC");
-    let written: u64 = result["phases"][0]["workers"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|w| u(&w["span"]["bytes"]))
-        .sum();
+    let written = phase_bytes(&result["phases"][0]);
     assert!(written > 0 && written <= 8 << 20, "{written}");
     assert!(entries(fs.path()).is_empty(), "{:?}", entries(fs.path()));
 
@@ -682,12 +616,7 @@ fn bonnie_runs_every_test_and_writes_a_csv_line_bonnies_tools_read() {
     }
     // Buffered per-char moves the whole file; block tests too; 200 seeks by 5 workers.
     for i in 0..5 {
-        let bytes: u64 = phases[i]["workers"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|w| u(&w["span"]["bytes"]))
-            .sum();
+        let bytes = phase_bytes(&phases[i]);
         assert_eq!(bytes, 8 << 20, "{}", names[i]);
     }
     let seeks = &phases[5]["workers"];
@@ -785,12 +714,7 @@ fn bonnie_syscall_per_char_moves_a_64th() {
     );
     assert_eq!(result["config"]["bonnie"]["per_char"], "syscall");
     for i in [0, 3] {
-        let bytes: u64 = result["phases"][i]["workers"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|w| u(&w["span"]["bytes"]))
-            .sum();
+        let bytes = phase_bytes(&result["phases"][i]);
         assert_eq!(bytes, (8 << 20) / 64);
     }
     assert!(result["phases"][1]["latency"]["measures"]
