@@ -4,8 +4,8 @@
 
 pub mod bonnie;
 pub mod checks;
+pub use iobm_stats::time;
 pub mod env;
-pub mod time;
 
 use iobm_stats::{Aggregate, HistogramData, WorkerSpan};
 use schemars::JsonSchema;

@@ -1,6 +1,43 @@
-//! Names for I/O errors, so failures are counted by kind (`ENOSPC`, `EIO`, ...) in reports.
+//! Names for I/O errors, so failures are counted by kind (`ENOSPC`, `EIO`, `HTTP 503 SlowDown`,
+//! `timeout`, ...) in reports.
 
+use std::fmt;
 use std::io;
+
+/// An S3 or HTTP error answer, carried inside an `io::Error` so every target fails the same way.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpError {
+    pub status: u16,
+    /// The S3 error code from the body (`SlowDown`, `NoSuchKey`), when there was one.
+    pub code: Option<String>,
+    pub message: Option<String>,
+}
+
+impl fmt::Display for HttpError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "HTTP {}", self.status)?;
+        if let Some(code) = &self.code {
+            write!(f, " {code}")?;
+        }
+        if let Some(message) = &self.message {
+            write!(f, ": {message}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for HttpError {}
+
+impl HttpError {
+    pub fn into_io(self) -> io::Error {
+        let kind = match self.status {
+            404 => io::ErrorKind::NotFound,
+            403 => io::ErrorKind::PermissionDenied,
+            _ => io::ErrorKind::Other,
+        };
+        io::Error::new(kind, self)
+    }
+}
 
 /// A stable short name for an error: the errno name for OS errors, otherwise the I/O kind.
 pub fn error_kind(error: &io::Error) -> String {
@@ -26,8 +63,20 @@ pub fn error_kind(error: &io::Error) -> String {
         };
         return name.to_string();
     }
+    if let Some(http) = error.get_ref().and_then(|e| e.downcast_ref::<HttpError>()) {
+        return match &http.code {
+            Some(code) => format!("HTTP {} {code}", http.status),
+            None => format!("HTTP {}", http.status),
+        };
+    }
     match error.kind() {
         io::ErrorKind::UnexpectedEof => "short read".to_string(),
+        io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock => "timeout".to_string(),
+        io::ErrorKind::ConnectionRefused => "connection refused".to_string(),
+        io::ErrorKind::ConnectionReset | io::ErrorKind::BrokenPipe => {
+            "connection reset".to_string()
+        }
+        io::ErrorKind::ConnectionAborted => "connection closed".to_string(),
         io::ErrorKind::InvalidData => "bad data".to_string(),
         kind => format!("{kind:?}"),
     }
@@ -51,6 +100,16 @@ mod tests {
         assert_eq!(
             error_kind(&io::Error::from(io::ErrorKind::UnexpectedEof)),
             "short read"
+        );
+        let slow = HttpError {
+            status: 503,
+            code: Some("SlowDown".into()),
+            message: None,
+        };
+        assert_eq!(error_kind(&slow.into_io()), "HTTP 503 SlowDown");
+        assert_eq!(
+            error_kind(&io::Error::from(io::ErrorKind::ConnectionRefused)),
+            "connection refused"
         );
     }
 }

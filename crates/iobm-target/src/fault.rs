@@ -40,6 +40,10 @@ impl<T: Target> Target for FaultTarget<T> {
     fn len(&self, name: &str) -> io::Result<u64> {
         self.inner.len(name)
     }
+    fn objects(&self, _worker: usize) -> io::Result<Box<dyn crate::Objects + '_>> {
+        Ok(Box::new(crate::objects::ViaHandles::new(self)))
+    }
+
     fn remove(&self, name: &str) -> io::Result<()> {
         self.inner.remove(name)
     }

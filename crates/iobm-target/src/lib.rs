@@ -8,9 +8,11 @@ pub mod errors;
 pub mod fault;
 pub mod mem;
 pub mod null;
+pub mod objects;
 pub mod posix;
 
-pub use errors::error_kind;
+pub use errors::{error_kind, HttpError};
+pub use objects::{Body, ListPage, Objects};
 
 /// What a target can do beyond plain reads and writes.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -65,6 +67,9 @@ pub trait Target: Send + Sync {
     fn open(&self, name: &str, options: OpenOptions) -> io::Result<Box<dyn Handle>>;
     /// The object's length in bytes.
     fn len(&self, name: &str) -> io::Result<u64>;
+    /// Worker `worker`'s session for whole-object operations (put, get, ...), made once per
+    /// worker and phase: it holds the worker's connections.
+    fn objects(&self, worker: usize) -> io::Result<Box<dyn Objects + '_>>;
     /// Removes an object this run created.
     fn remove(&self, name: &str) -> io::Result<()>;
     /// Creates a directory for objects named `dir/...` (metadata tests spread files over

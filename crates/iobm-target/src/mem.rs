@@ -78,6 +78,10 @@ impl Target for MemTarget {
         Ok(len)
     }
 
+    fn objects(&self, _worker: usize) -> io::Result<Box<dyn crate::Objects + '_>> {
+        Ok(Box::new(crate::objects::ViaHandles::new(self)))
+    }
+
     fn remove(&self, name: &str) -> io::Result<()> {
         let mut objects = self.objects.write().unwrap();
         objects

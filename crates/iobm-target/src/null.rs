@@ -28,6 +28,10 @@ impl Target for NullTarget {
         Ok(u64::MAX)
     }
 
+    fn objects(&self, _worker: usize) -> io::Result<Box<dyn crate::Objects + '_>> {
+        Ok(Box::new(crate::objects::ViaHandles::new(self)))
+    }
+
     fn remove(&self, _name: &str) -> io::Result<()> {
         Ok(())
     }

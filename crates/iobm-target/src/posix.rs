@@ -77,6 +77,10 @@ impl Target for PosixTarget {
         Ok(fs::metadata(self.path(name)?)?.len())
     }
 
+    fn objects(&self, _worker: usize) -> io::Result<Box<dyn crate::Objects + '_>> {
+        Ok(Box::new(crate::objects::ViaHandles::new(self)))
+    }
+
     fn remove(&self, name: &str) -> io::Result<()> {
         fs::remove_file(self.path(name)?)
     }

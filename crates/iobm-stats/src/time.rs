@@ -1,4 +1,4 @@
-//! Wall-clock helpers: RFC 3339 stamps without a date-time dependency.
+//! Wall-clock helpers: RFC 3339 and ISO 8601 stamps without a date-time dependency.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -10,12 +10,10 @@ pub fn unix_ns_now() -> u64 {
         .unwrap_or(0)
 }
 
-/// `2026-11-30T07:02:37.123Z` for a time in ns since the Unix epoch.
-pub fn rfc3339(unix_ns: u64) -> String {
+/// (year, month, day, seconds into the day) of a time in ns since the Unix epoch.
+fn civil(unix_ns: u64) -> (i64, i64, i64, u64) {
     let secs = unix_ns / 1_000_000_000;
-    let millis = (unix_ns / 1_000_000) % 1000;
     let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
     // Civil-from-days (Howard Hinnant's algorithm).
     let z = days + 719_468;
     let era = z.div_euclid(146_097);
@@ -26,8 +24,26 @@ pub fn rfc3339(unix_ns: u64) -> String {
     let day = doy - (153 * mp + 2) / 5 + 1;
     let month = if mp < 10 { mp + 3 } else { mp - 9 };
     let year = yoe + era * 400 + i64::from(month <= 2);
+    (year, month, day, secs % 86_400)
+}
+
+/// `2026-11-30T07:02:37.123Z` for a time in ns since the Unix epoch.
+pub fn rfc3339(unix_ns: u64) -> String {
+    let (year, month, day, rem) = civil(unix_ns);
+    let millis = (unix_ns / 1_000_000) % 1000;
     format!(
         "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{millis:03}Z",
+        rem / 3600,
+        (rem / 60) % 60,
+        rem % 60
+    )
+}
+
+/// `20261130T070237Z` (ISO 8601 basic format, as AWS signatures use it).
+pub fn iso8601_basic(unix_ns: u64) -> String {
+    let (year, month, day, rem) = civil(unix_ns);
+    format!(
+        "{year:04}{month:02}{day:02}T{:02}{:02}{:02}Z",
         rem / 3600,
         (rem / 60) % 60,
         rem % 60
@@ -46,5 +62,6 @@ mod tests {
             rfc3339(1_796_022_157_123_000_000),
             "2026-11-30T07:02:37.123Z"
         );
+        assert_eq!(iso8601_basic(1_796_022_157_123_000_000), "20261130T070237Z");
     }
 }

@@ -1,0 +1,391 @@
+//! A blocking HTTP/1.1 client connection, one per worker: requests are written with `writev`
+//! straight from the caller's slices, responses are parsed with `httparse`, and bodies are read
+//! into one reused buffer and handed on without being kept. Keep-alive, `Content-Length`,
+//! chunked and close-delimited bodies; nothing is retried here.
+
+use std::io::{self, IoSlice, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::time::Duration;
+
+/// Size of a connection's receive buffer, and of the reads into it.
+const BUF: usize = 256 << 10;
+/// Largest response head accepted.
+const MAX_HEAD: usize = 64 << 10;
+
+/// The parts of a response head iobm uses.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Head {
+    pub status: u16,
+    pub content_length: Option<u64>,
+    pub chunked: bool,
+    /// The server closes the connection after this response.
+    pub close: bool,
+    pub etag: Option<String>,
+}
+
+/// How long a body is.
+enum Framing {
+    Length(u64),
+    Chunked,
+    UntilClose,
+}
+
+pub struct Connection {
+    addr: SocketAddr,
+    timeout: Duration,
+    stream: Option<TcpStream>,
+    buf: Box<[u8]>,
+    /// Received bytes not yet consumed: buf[start..end].
+    start: usize,
+    end: usize,
+}
+
+fn timed_out(e: io::Error, timeout: Duration) -> io::Error {
+    match e.kind() {
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => io::Error::new(
+            io::ErrorKind::TimedOut,
+            format!("no progress within {timeout:?}"),
+        ),
+        _ => e,
+    }
+}
+
+fn closed() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::ConnectionAborted,
+        "the server closed the connection",
+    )
+}
+
+fn bad(what: &str) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidData,
+        format!("bad HTTP response: {what}"),
+    )
+}
+
+impl Connection {
+    pub fn new(addr: SocketAddr, timeout: Duration) -> Connection {
+        Connection {
+            addr,
+            timeout,
+            stream: None,
+            buf: vec![0; BUF].into_boxed_slice(),
+            start: 0,
+            end: 0,
+        }
+    }
+
+    fn stream(&mut self) -> io::Result<&mut TcpStream> {
+        if self.stream.is_none() {
+            let stream = TcpStream::connect_timeout(&self.addr, self.timeout)
+                .map_err(|e| timed_out(e, self.timeout))?;
+            stream.set_nodelay(true)?;
+            stream.set_read_timeout(Some(self.timeout))?;
+            stream.set_write_timeout(Some(self.timeout))?;
+            self.stream = Some(stream);
+            self.start = 0;
+            self.end = 0;
+        }
+        Ok(self.stream.as_mut().expect("just connected"))
+    }
+
+    /// Drops the connection (after an error or a `Connection: close`); the next request
+    /// connects anew.
+    pub fn reset(&mut self) {
+        self.stream = None;
+        self.start = 0;
+        self.end = 0;
+    }
+
+    /// Sends a request head, then `body` as batches of slices, and reads the response head.
+    /// On any error the connection is dropped.
+    pub fn send(
+        &mut self,
+        head: &[u8],
+        body: &mut dyn FnMut(
+            &mut dyn FnMut(&mut [IoSlice<'_>]) -> io::Result<()>,
+        ) -> io::Result<()>,
+        is_head_request: bool,
+    ) -> io::Result<Head> {
+        let result = self.send_inner(head, body, is_head_request);
+        if result.is_err() {
+            self.reset();
+        }
+        result
+    }
+
+    fn send_inner(
+        &mut self,
+        head: &[u8],
+        body: &mut dyn FnMut(
+            &mut dyn FnMut(&mut [IoSlice<'_>]) -> io::Result<()>,
+        ) -> io::Result<()>,
+        is_head_request: bool,
+    ) -> io::Result<Head> {
+        let timeout = self.timeout;
+        let stream = self.stream()?;
+        stream.write_all(head).map_err(|e| timed_out(e, timeout))?;
+        body(&mut |mut slices| {
+            while !slices.is_empty() {
+                let n = stream
+                    .write_vectored(slices)
+                    .map_err(|e| timed_out(e, timeout))?;
+                if n == 0 {
+                    return Err(io::ErrorKind::WriteZero.into());
+                }
+                IoSlice::advance_slices(&mut slices, n);
+            }
+            Ok(())
+        })?;
+        let mut head = self.read_head()?;
+        if is_head_request || head.status == 204 || head.status == 304 {
+            head.content_length = Some(0);
+            head.chunked = false;
+        }
+        Ok(head)
+    }
+
+    /// Reads more bytes into the buffer (compacting it first when full).
+    fn fill(&mut self) -> io::Result<usize> {
+        if self.end == self.buf.len() {
+            self.buf.copy_within(self.start..self.end, 0);
+            self.end -= self.start;
+            self.start = 0;
+        }
+        let timeout = self.timeout;
+        let stream = self.stream.as_mut().ok_or_else(closed)?;
+        let n = stream
+            .read(&mut self.buf[self.end..])
+            .map_err(|e| timed_out(e, timeout))?;
+        self.end += n;
+        Ok(n)
+    }
+
+    fn read_head(&mut self) -> io::Result<Head> {
+        loop {
+            let mut headers = [httparse::EMPTY_HEADER; 48];
+            let mut response = httparse::Response::new(&mut headers);
+            match response.parse(&self.buf[self.start..self.end]) {
+                Ok(httparse::Status::Complete(len)) => {
+                    let status = response.code.unwrap_or(0);
+                    if (100..200).contains(&status) {
+                        self.start += len;
+                        continue;
+                    }
+                    let mut head = Head {
+                        status,
+                        close: response.version == Some(0),
+                        ..Head::default()
+                    };
+                    for h in response.headers.iter() {
+                        let value = std::str::from_utf8(h.value).map_err(|_| bad("header"))?;
+                        let value = value.trim();
+                        if h.name.eq_ignore_ascii_case("content-length") {
+                            head.content_length =
+                                Some(value.parse().map_err(|_| bad("content-length"))?);
+                        } else if h.name.eq_ignore_ascii_case("transfer-encoding") {
+                            head.chunked = value.eq_ignore_ascii_case("chunked");
+                        } else if h.name.eq_ignore_ascii_case("connection") {
+                            head.close = value.eq_ignore_ascii_case("close");
+                        } else if h.name.eq_ignore_ascii_case("etag") {
+                            head.etag = Some(value.to_string());
+                        }
+                    }
+                    self.start += len;
+                    return Ok(head);
+                }
+                Ok(httparse::Status::Partial) => {
+                    if self.end - self.start >= MAX_HEAD {
+                        return Err(bad("head too long"));
+                    }
+                    if self.fill()? == 0 {
+                        return Err(closed());
+                    }
+                }
+                Err(e) => return Err(bad(&e.to_string())),
+            }
+        }
+    }
+
+    /// Reads the body of the response with head `head`, handing it to `sink` piece by piece;
+    /// returns its length. The connection is dropped on errors and after `Connection: close`.
+    pub fn read_body(&mut self, head: &Head, sink: &mut dyn FnMut(&[u8])) -> io::Result<u64> {
+        let framing = if head.chunked {
+            Framing::Chunked
+        } else if let Some(len) = head.content_length {
+            Framing::Length(len)
+        } else {
+            Framing::UntilClose
+        };
+        let result = match framing {
+            Framing::Length(len) => self.read_exact_into(len, sink),
+            Framing::Chunked => self.read_chunked(sink),
+            Framing::UntilClose => self.read_until_close(sink),
+        };
+        if result.is_err() || head.close || matches!(framing, Framing::UntilClose) {
+            self.reset();
+        }
+        result
+    }
+
+    /// Reads and forgets a body (of an answer whose body iobm does not need).
+    pub fn skip_body(&mut self, head: &Head) -> io::Result<u64> {
+        self.read_body(head, &mut |_| {})
+    }
+
+    /// Reads a small body into a vector (XML answers).
+    pub fn body_bytes(&mut self, head: &Head) -> io::Result<Vec<u8>> {
+        let mut out = Vec::new();
+        self.read_body(head, &mut |b| out.extend_from_slice(b))?;
+        Ok(out)
+    }
+
+    fn read_exact_into(&mut self, len: u64, sink: &mut dyn FnMut(&[u8])) -> io::Result<u64> {
+        let mut left = len;
+        while left > 0 {
+            if self.start == self.end {
+                self.start = 0;
+                self.end = 0;
+                if self.fill()? == 0 {
+                    return Err(closed());
+                }
+            }
+            let n = ((self.end - self.start) as u64).min(left) as usize;
+            sink(&self.buf[self.start..self.start + n]);
+            self.start += n;
+            left -= n as u64;
+        }
+        Ok(len)
+    }
+
+    fn read_until_close(&mut self, sink: &mut dyn FnMut(&[u8])) -> io::Result<u64> {
+        let mut total = 0;
+        loop {
+            if self.start < self.end {
+                sink(&self.buf[self.start..self.end]);
+                total += (self.end - self.start) as u64;
+            }
+            self.start = 0;
+            self.end = 0;
+            if self.fill()? == 0 {
+                return Ok(total);
+            }
+        }
+    }
+
+    /// One CRLF-terminated line (chunk sizes, trailers), without the CRLF.
+    fn line(&mut self) -> io::Result<String> {
+        loop {
+            let pending = &self.buf[self.start..self.end];
+            if let Some(i) = pending.windows(2).position(|w| w == b"\r\n") {
+                let line = String::from_utf8_lossy(&pending[..i]).into_owned();
+                self.start += i + 2;
+                return Ok(line);
+            }
+            if self.end - self.start >= MAX_HEAD {
+                return Err(bad("chunk line too long"));
+            }
+            if self.fill()? == 0 {
+                return Err(closed());
+            }
+        }
+    }
+
+    fn read_chunked(&mut self, sink: &mut dyn FnMut(&[u8])) -> io::Result<u64> {
+        let mut total = 0;
+        loop {
+            let line = self.line()?;
+            let size = line.split(';').next().unwrap_or("").trim();
+            let size = u64::from_str_radix(size, 16).map_err(|_| bad("chunk size"))?;
+            if size == 0 {
+                // Trailers, up to an empty line.
+                while !self.line()?.is_empty() {}
+                return Ok(total);
+            }
+            total += self.read_exact_into(size, sink)?;
+            if !self.line()?.is_empty() {
+                return Err(bad("chunk not followed by CRLF"));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::TcpListener;
+    use std::thread;
+
+    /// A one-shot server that reads one request head and answers `answer`.
+    fn serve(answers: Vec<&'static [u8]>) -> SocketAddr {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        thread::spawn(move || {
+            let (mut s, _) = listener.accept().unwrap();
+            for answer in answers {
+                let mut got = Vec::new();
+                let mut b = [0u8; 4096];
+                while !got.windows(4).any(|w| w == b"\r\n\r\n") {
+                    let n = s.read(&mut b).unwrap();
+                    got.extend_from_slice(&b[..n]);
+                }
+                s.write_all(answer).unwrap();
+            }
+        });
+        addr
+    }
+
+    fn get(conn: &mut Connection) -> io::Result<(Head, Vec<u8>)> {
+        let head = conn.send(b"GET / HTTP/1.1\r\nhost: x\r\n\r\n", &mut |_| Ok(()), false)?;
+        let body = conn.body_bytes(&head)?;
+        Ok((head, body))
+    }
+
+    #[test]
+    fn reads_length_chunked_and_close_delimited_bodies_on_one_connection() {
+        let addr = serve(vec![
+            b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 5\r\nETag: \"e\"\r\n\r\nhello",
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2;x=y\r\nde\r\n0\r\n\r\n",
+            b"HTTP/1.0 503 Slow\r\n\r\nbusy",
+        ]);
+        let mut conn = Connection::new(addr, Duration::from_secs(5));
+        let (head, body) = get(&mut conn).unwrap();
+        assert_eq!(
+            (head.status, head.etag.as_deref(), &body[..]),
+            (200, Some("\"e\""), &b"hello"[..])
+        );
+        let (head, body) = get(&mut conn).unwrap();
+        assert_eq!((head.status, &body[..]), (200, &b"abcde"[..]));
+        let (head, body) = get(&mut conn).unwrap();
+        assert_eq!(
+            (head.status, head.close, &body[..]),
+            (503, true, &b"busy"[..])
+        );
+        assert!(conn.stream.is_none(), "closed after a close-delimited body");
+    }
+
+    #[test]
+    fn a_server_that_hangs_up_is_an_error_not_a_hang() {
+        let addr = serve(vec![b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort"]);
+        let mut conn = Connection::new(addr, Duration::from_secs(5));
+        let err = get(&mut conn).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::ConnectionAborted);
+        let refused = {
+            let l = TcpListener::bind("127.0.0.1:0").unwrap();
+            l.local_addr().unwrap()
+        };
+        let err = get(&mut Connection::new(refused, Duration::from_secs(5))).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::ConnectionRefused);
+    }
+
+    #[test]
+    fn a_silent_server_times_out() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let mut conn = Connection::new(addr, Duration::from_millis(200));
+        let err = get(&mut conn).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::TimedOut);
+        drop(listener);
+    }
+}

@@ -1,0 +1,688 @@
+//! iobm-s3: the S3 target. Each worker owns a blocking HTTP/1.1 connection (several for
+//! multipart uploads) to one of the endpoints; requests are signed with SigV4 in headers, with
+//! `UNSIGNED-PAYLOAD` or the body's SHA-256; bodies go out from the shared data pool with
+//! `writev` and come back into one reused buffer. Nothing is retried here: the engine counts
+//! every failure.
+
+pub mod http;
+pub mod sigv4;
+pub mod xml;
+
+use http::{Connection, Head};
+use iobm_target::{Body, Capabilities, Handle, HttpError, ListPage, Objects, OpenOptions, Target};
+use sha2::{Digest, Sha256};
+use sigv4::{uri_encode, Credentials, Signer, EMPTY_SHA256, UNSIGNED_PAYLOAD};
+use std::fmt::Write as _;
+use std::io::{self, IoSlice};
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// One S3 endpoint (`http://host:port`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Endpoint {
+    /// As given, without a trailing slash.
+    pub url: String,
+    /// The `Host` header: `host:port`.
+    host: String,
+    addr: SocketAddr,
+}
+
+impl Endpoint {
+    /// Parses and resolves `http://host[:port]`; the error says what is wrong.
+    pub fn parse(url: &str) -> Result<Endpoint, String> {
+        let url = url.trim().trim_end_matches('/');
+        let rest = if let Some(rest) = url.strip_prefix("http://") {
+            rest
+        } else if url.starts_with("https://") {
+            return Err(format!(
+                "'{url}': https endpoints are not supported by this build (TLS would be the \
+                 client's bottleneck to measure); use http:// or a TLS-terminating proxy"
+            ));
+        } else {
+            return Err(format!("'{url}' is not an http:// URL"));
+        };
+        if rest.is_empty() || rest.contains('/') {
+            return Err(format!(
+                "'{url}': give only scheme, host and port (path-style buckets are used)"
+            ));
+        }
+        let host = if rest
+            .rsplit_once(':')
+            .is_some_and(|(_, p)| p.parse::<u16>().is_ok())
+            && !rest.ends_with(']')
+        {
+            rest.to_string()
+        } else {
+            format!("{rest}:80")
+        };
+        let addr = host
+            .to_socket_addrs()
+            .map_err(|e| format!("'{url}': cannot resolve: {e}"))?
+            .next()
+            .ok_or_else(|| format!("'{url}': no address"))?;
+        Ok(Endpoint {
+            url: url.to_string(),
+            host: rest.to_string(),
+            addr,
+        })
+    }
+}
+
+/// Whether request bodies are hashed for the signature.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PayloadSigning {
+    /// `x-amz-content-sha256: UNSIGNED-PAYLOAD` (the headers are still signed).
+    Unsigned,
+    /// The SHA-256 of every body, computed inside the operation's time, as clients that hash
+    /// every payload do.
+    Sha256,
+}
+
+impl PayloadSigning {
+    pub fn name(self) -> &'static str {
+        match self {
+            PayloadSigning::Unsigned => "unsigned",
+            PayloadSigning::Sha256 => "sha256",
+        }
+    }
+}
+
+/// Where and how to reach the store.
+#[derive(Debug, Clone)]
+pub struct S3Config {
+    pub endpoints: Vec<Endpoint>,
+    pub bucket: String,
+    /// Every object of the run is named `prefix + name`; ends with `/`.
+    pub prefix: String,
+    /// None: requests are sent unsigned (anonymous).
+    pub credentials: Option<Credentials>,
+    pub region: String,
+    pub payload: PayloadSigning,
+    /// Longest wait for a connection, or for progress of a request or response.
+    pub timeout: Duration,
+}
+
+/// An S3 bucket and run prefix as a target.
+pub struct S3Target {
+    config: S3Config,
+    /// For the untimed work around phases (bucket, cleanup, `len`, `remove`).
+    control: Mutex<Client>,
+}
+
+impl S3Target {
+    pub fn new(config: S3Config) -> S3Target {
+        assert!(!config.endpoints.is_empty(), "at least one endpoint");
+        let control = Mutex::new(Client::new(&config, 0));
+        S3Target { config, control }
+    }
+
+    pub fn config(&self) -> &S3Config {
+        &self.config
+    }
+
+    /// The endpoint worker `worker` talks to: workers are spread round-robin.
+    pub fn endpoint_of(&self, worker: usize) -> &str {
+        &self.config.endpoints[worker % self.config.endpoints.len()].url
+    }
+
+    /// Creates the bucket unless it exists; true when this call created it.
+    pub fn ensure_bucket(&self) -> io::Result<bool> {
+        let mut c = self.control.lock().unwrap();
+        let head = c.request(&self.config, "HEAD", None, &[], &[], None)?;
+        match head.status {
+            200 => return Ok(false),
+            404 => {}
+            _ => return Err(c.error(&head)),
+        }
+        let head = c.request(&self.config, "PUT", None, &[], &[], None)?;
+        if head.status == 200 {
+            c.conn.skip_body(&head)?;
+            Ok(true)
+        } else {
+            Err(c.error(&head))
+        }
+    }
+
+    /// Deletes the bucket (only ever one this run created, once empty).
+    pub fn delete_bucket(&self) -> io::Result<()> {
+        let mut c = self.control.lock().unwrap();
+        let head = c.request(&self.config, "DELETE", None, &[], &[], None)?;
+        c.expect_ok(&head)
+    }
+
+    /// Every key under the run's prefix.
+    pub fn list_all(&self) -> io::Result<Vec<String>> {
+        let mut c = self.control.lock().unwrap();
+        let mut keys = Vec::new();
+        let mut token: Option<String> = None;
+        loop {
+            let (page, next) = c.list_page(&self.config, token.as_deref(), 1000)?;
+            keys.extend(page);
+            match next {
+                Some(t) => token = Some(t),
+                None => return Ok(keys),
+            }
+        }
+    }
+
+    /// Deletes every object under the run's prefix with `threads` connections; returns how many.
+    pub fn remove_all(&self, threads: usize) -> io::Result<u64> {
+        let keys = self.list_all()?;
+        let threads = threads.clamp(1, 32).min(keys.len().max(1));
+        let chunk = keys.len().div_ceil(threads).max(1);
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = keys
+                .chunks(chunk)
+                .enumerate()
+                .map(|(i, keys)| {
+                    let config = &self.config;
+                    scope.spawn(move || -> io::Result<u64> {
+                        let mut c = Client::new(config, i);
+                        for key in keys {
+                            let head = c.request(config, "DELETE", Some(key), &[], &[], None)?;
+                            c.expect_ok(&head)?;
+                        }
+                        Ok(keys.len() as u64)
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("cleanup thread"))
+                .sum()
+        })
+    }
+}
+
+impl Target for S3Target {
+    fn describe(&self) -> String {
+        let urls: Vec<&str> = self
+            .config
+            .endpoints
+            .iter()
+            .map(|e| e.url.as_str())
+            .collect();
+        format!(
+            "s3://{}/{} at {}",
+            self.config.bucket,
+            self.config.prefix,
+            urls.join(", ")
+        )
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::default()
+    }
+
+    fn open(&self, name: &str, _options: OpenOptions) -> io::Result<Box<dyn Handle>> {
+        Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            format!("{name}: S3 objects are written and read whole (use the object operations)"),
+        ))
+    }
+
+    fn len(&self, name: &str) -> io::Result<u64> {
+        let key = format!("{}{name}", self.config.prefix);
+        self.control.lock().unwrap().head(&self.config, &key)
+    }
+
+    fn objects(&self, worker: usize) -> io::Result<Box<dyn Objects + '_>> {
+        Ok(Box::new(S3Session {
+            config: &self.config,
+            client: Client::new(&self.config, worker),
+            helpers: Vec::new(),
+            worker,
+            key: String::new(),
+        }))
+    }
+
+    fn remove(&self, name: &str) -> io::Result<()> {
+        let key = format!("{}{name}", self.config.prefix);
+        let mut c = self.control.lock().unwrap();
+        let head = c.request(&self.config, "DELETE", Some(&key), &[], &[], None)?;
+        c.expect_ok(&head)
+    }
+}
+
+/// What a request sends.
+enum Payload<'a, 'b> {
+    Body(&'a Body<'b>, u64, u64),
+    Bytes(&'a [u8]),
+}
+
+/// One connection with its signer and reused buffers.
+struct Client {
+    endpoint: usize,
+    conn: Connection,
+    signer: Option<Signer>,
+    head: Vec<u8>,
+    path: String,
+    query: String,
+}
+
+impl Client {
+    fn new(config: &S3Config, worker: usize) -> Client {
+        let endpoint = worker % config.endpoints.len();
+        Client {
+            endpoint,
+            conn: Connection::new(config.endpoints[endpoint].addr, config.timeout),
+            signer: config
+                .credentials
+                .clone()
+                .map(|c| Signer::new(c, &config.region, "s3")),
+            head: Vec::with_capacity(1024),
+            path: String::with_capacity(256),
+            query: String::with_capacity(256),
+        }
+    }
+
+    /// Sends one request and reads the response head. `query` pairs are sorted by name and
+    /// not yet encoded; `headers` are extra lower-case headers, signed too.
+    fn request(
+        &mut self,
+        config: &S3Config,
+        method: &str,
+        key: Option<&str>,
+        query: &[(&str, &str)],
+        headers: &[(&str, &str)],
+        payload: Option<Payload<'_, '_>>,
+    ) -> io::Result<Head> {
+        let endpoint = &config.endpoints[self.endpoint];
+        self.path.clear();
+        self.path.push('/');
+        uri_encode(&mut self.path, &config.bucket, false);
+        if let Some(key) = key {
+            self.path.push('/');
+            uri_encode(&mut self.path, key, true);
+        }
+        self.query.clear();
+        for (i, (k, v)) in query.iter().enumerate() {
+            if i > 0 {
+                self.query.push('&');
+            }
+            uri_encode(&mut self.query, k, false);
+            self.query.push('=');
+            uri_encode(&mut self.query, v, false);
+        }
+        let (len, hash) = match &payload {
+            None => (0, EMPTY_SHA256.to_string()),
+            Some(Payload::Bytes(b)) => (b.len() as u64, sigv4::sha256_hex(b)),
+            Some(Payload::Body(body, from, to)) => (
+                to - from,
+                match config.payload {
+                    PayloadSigning::Unsigned => UNSIGNED_PAYLOAD.to_string(),
+                    PayloadSigning::Sha256 => {
+                        let mut hasher = Sha256::new();
+                        body.for_each_batch(*from, *to, &mut |slices| {
+                            slices.iter().for_each(|s| hasher.update(&s[..]));
+                            Ok(())
+                        })?;
+                        sigv4::hex(&hasher.finalize())
+                    }
+                },
+            ),
+        };
+        let amz_date = iobm_stats::time::iso8601_basic(iobm_stats::time::unix_ns_now());
+        let h = &mut self.head;
+        h.clear();
+        let _ = write!(
+            StrWriter(h),
+            "{method} {}{}{} HTTP/1.1\r\nhost: {}\r\ncontent-length: {len}\r\n\
+             x-amz-content-sha256: {hash}\r\nx-amz-date: {amz_date}\r\n",
+            self.path,
+            if self.query.is_empty() { "" } else { "?" },
+            self.query,
+            endpoint.host,
+        );
+        for (name, value) in headers {
+            let _ = write!(StrWriter(h), "{name}: {value}\r\n");
+        }
+        if let Some(signer) = &mut self.signer {
+            let mut signed: Vec<(&str, &str)> = vec![
+                ("host", endpoint.host.as_str()),
+                ("x-amz-content-sha256", hash.as_str()),
+                ("x-amz-date", amz_date.as_str()),
+            ];
+            signed.extend_from_slice(headers);
+            signed.sort_unstable();
+            let sig = signer.sign(method, &self.path, &self.query, &signed, &hash, &amz_date);
+            let _ = write!(StrWriter(h), "authorization: {}\r\n", sig.authorization);
+        }
+        h.extend_from_slice(b"\r\n");
+        let is_head = method == "HEAD";
+        match payload {
+            None => self.conn.send(&self.head, &mut |_| Ok(()), is_head),
+            Some(Payload::Bytes(b)) => {
+                self.conn
+                    .send(&self.head, &mut |f| f(&mut [IoSlice::new(b)]), is_head)
+            }
+            Some(Payload::Body(body, from, to)) => self.conn.send(
+                &self.head,
+                &mut |f| body.for_each_batch(from, to, f),
+                is_head,
+            ),
+        }
+    }
+
+    /// The error an unexpected answer stands for, with the S3 code from its body.
+    fn error(&mut self, head: &Head) -> io::Error {
+        let body = self.conn.body_bytes(head).unwrap_or_default();
+        let body = String::from_utf8_lossy(&body);
+        HttpError {
+            status: head.status,
+            code: xml::text(&body, "Code"),
+            message: xml::text(&body, "Message"),
+        }
+        .into_io()
+    }
+
+    fn expect_ok(&mut self, head: &Head) -> io::Result<()> {
+        if (200..300).contains(&head.status) {
+            self.conn.skip_body(head).map(|_| ())
+        } else {
+            Err(self.error(head))
+        }
+    }
+
+    fn head(&mut self, config: &S3Config, key: &str) -> io::Result<u64> {
+        let head = self.request(config, "HEAD", Some(key), &[], &[], None)?;
+        if head.status != 200 {
+            return Err(self.error(&head));
+        }
+        head.content_length
+            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "HEAD without a length"))
+    }
+
+    /// One page of keys under the run prefix, and the token of the next page.
+    fn list_page(
+        &mut self,
+        config: &S3Config,
+        token: Option<&str>,
+        max: u32,
+    ) -> io::Result<(Vec<String>, Option<String>)> {
+        let max = max.to_string();
+        let mut query = vec![
+            ("list-type", "2"),
+            ("max-keys", max.as_str()),
+            ("prefix", config.prefix.as_str()),
+        ];
+        if let Some(t) = token {
+            query.insert(0, ("continuation-token", t));
+        }
+        let head = self.request(config, "GET", None, &query, &[], None)?;
+        if head.status != 200 {
+            return Err(self.error(&head));
+        }
+        let body = self.conn.body_bytes(&head)?;
+        let body = String::from_utf8_lossy(&body);
+        let keys: Vec<String> = xml::texts(&body, "Key").collect();
+        let truncated = xml::text(&body, "IsTruncated").is_some_and(|t| t == "true");
+        let next = xml::text(&body, "NextContinuationToken");
+        Ok((keys, if truncated { next } else { None }))
+    }
+
+    fn put_part(
+        &mut self,
+        config: &S3Config,
+        key: &str,
+        upload_id: &str,
+        number: u64,
+        body: &Body<'_>,
+        from: u64,
+        to: u64,
+    ) -> io::Result<String> {
+        let n = number.to_string();
+        let query = [("partNumber", n.as_str()), ("uploadId", upload_id)];
+        let head = self.request(
+            config,
+            "PUT",
+            Some(key),
+            &query,
+            &[],
+            Some(Payload::Body(body, from, to)),
+        )?;
+        if head.status != 200 {
+            return Err(self.error(&head));
+        }
+        self.conn.skip_body(&head)?;
+        head.etag
+            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "part answer without ETag"))
+    }
+}
+
+/// `fmt::Write` into a byte vector.
+struct StrWriter<'a>(&'a mut Vec<u8>);
+
+impl std::fmt::Write for StrWriter<'_> {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        self.0.extend_from_slice(s.as_bytes());
+        Ok(())
+    }
+}
+
+/// A worker's object session: its connection, and helpers for multipart uploads.
+struct S3Session<'a> {
+    config: &'a S3Config,
+    client: Client,
+    helpers: Vec<Client>,
+    worker: usize,
+    /// The full key of the current operation (reused).
+    key: String,
+}
+
+impl S3Session<'_> {
+    fn key(&mut self, name: &str) -> String {
+        self.key.clear();
+        self.key.push_str(&self.config.prefix);
+        self.key.push_str(name);
+        std::mem::take(&mut self.key)
+    }
+
+    fn give_back(&mut self, key: String) {
+        self.key = key;
+    }
+}
+
+impl Objects for S3Session<'_> {
+    fn put(&mut self, name: &str, body: &Body<'_>) -> io::Result<()> {
+        let key = self.key(name);
+        let result = self
+            .client
+            .request(
+                self.config,
+                "PUT",
+                Some(&key),
+                &[],
+                &[],
+                Some(Payload::Body(body, 0, body.len())),
+            )
+            .and_then(|head| self.client.expect_ok(&head));
+        self.give_back(key);
+        result
+    }
+
+    fn get(
+        &mut self,
+        name: &str,
+        range: Option<(u64, u64)>,
+        sink: &mut dyn FnMut(&[u8]),
+    ) -> io::Result<u64> {
+        let key = self.key(name);
+        let range_header = range.map(|(a, b)| format!("bytes={a}-{b}"));
+        let headers: &[(&str, &str)] = match &range_header {
+            Some(r) => &[("range", r.as_str())],
+            None => &[],
+        };
+        let result = self
+            .client
+            .request(self.config, "GET", Some(&key), &[], headers, None)
+            .and_then(|head| {
+                if head.status != 200 && head.status != 206 {
+                    return Err(self.client.error(&head));
+                }
+                sink(&[]);
+                self.client.conn.read_body(&head, sink)
+            });
+        self.give_back(key);
+        result
+    }
+
+    fn head(&mut self, name: &str) -> io::Result<u64> {
+        let key = self.key(name);
+        let result = self.client.head(self.config, &key);
+        self.give_back(key);
+        result
+    }
+
+    fn delete(&mut self, name: &str) -> io::Result<()> {
+        let key = self.key(name);
+        let result = self
+            .client
+            .request(self.config, "DELETE", Some(&key), &[], &[], None)
+            .and_then(|head| self.client.expect_ok(&head));
+        self.give_back(key);
+        result
+    }
+
+    fn list(&mut self, after: Option<&str>, max: u32) -> io::Result<ListPage> {
+        let (keys, next) = self.client.list_page(self.config, after, max)?;
+        Ok(ListPage {
+            keys: keys.len() as u64,
+            next,
+        })
+    }
+
+    fn multipart(
+        &mut self,
+        name: &str,
+        body: &Body<'_>,
+        part_size: u64,
+        concurrency: usize,
+    ) -> io::Result<()> {
+        let key = format!("{}{name}", self.config.prefix);
+        let config = self.config;
+        let head =
+            self.client
+                .request(config, "POST", Some(&key), &[("uploads", "")], &[], None)?;
+        if head.status != 200 {
+            return Err(self.client.error(&head));
+        }
+        let answer = String::from_utf8_lossy(&self.client.conn.body_bytes(&head)?).into_owned();
+        let upload_id = xml::text(&answer, "UploadId").ok_or_else(|| {
+            io::Error::new(io::ErrorKind::InvalidData, "no UploadId in the answer")
+        })?;
+        let parts = body.len().div_ceil(part_size).max(1);
+        let lanes = concurrency.clamp(1, parts as usize);
+        while self.helpers.len() < lanes - 1 {
+            let index = self.worker + self.helpers.len() + 1;
+            let mut helper = Client::new(config, index);
+            // Helpers talk to the worker's own endpoint.
+            helper.endpoint = self.client.endpoint;
+            helper.conn = Connection::new(config.endpoints[helper.endpoint].addr, config.timeout);
+            self.helpers.push(helper);
+        }
+        let part_range = |p: u64| (p * part_size, ((p + 1) * part_size).min(body.len()));
+        let lane = |client: &mut Client, first: u64| -> io::Result<Vec<(u64, String)>> {
+            let mut etags = Vec::new();
+            let mut p = first;
+            while p < parts {
+                let (from, to) = part_range(p);
+                etags.push((
+                    p + 1,
+                    client.put_part(config, &key, &upload_id, p + 1, body, from, to)?,
+                ));
+                p += lanes as u64;
+            }
+            Ok(etags)
+        };
+        let (client, helpers) = (&mut self.client, &mut self.helpers[..lanes - 1]);
+        let results: Vec<io::Result<Vec<(u64, String)>>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = helpers
+                .iter_mut()
+                .enumerate()
+                .map(|(i, h)| scope.spawn(move || lane(h, i as u64 + 1)))
+                .collect();
+            let mut results = vec![lane(client, 0)];
+            results.extend(handles.into_iter().map(|h| h.join().expect("part thread")));
+            results
+        });
+        let mut etags = Vec::with_capacity(parts as usize);
+        let mut failure = None;
+        for r in results {
+            match r {
+                Ok(e) => etags.extend(e),
+                Err(e) => failure = failure.or(Some(e)),
+            }
+        }
+        let query = [("uploadId", upload_id.as_str())];
+        if let Some(e) = failure {
+            // Best effort: leave no upload behind.
+            if let Ok(head) = self
+                .client
+                .request(config, "DELETE", Some(&key), &query, &[], None)
+            {
+                let _ = self.client.conn.skip_body(&head);
+            }
+            return Err(e);
+        }
+        etags.sort_unstable();
+        let mut complete = String::from("<CompleteMultipartUpload>");
+        for (n, etag) in &etags {
+            let _ = write!(
+                complete,
+                "<Part><PartNumber>{n}</PartNumber><ETag>{}</ETag></Part>",
+                xml::escape(etag)
+            );
+        }
+        complete.push_str("</CompleteMultipartUpload>");
+        let head = self.client.request(
+            config,
+            "POST",
+            Some(&key),
+            &query,
+            &[],
+            Some(Payload::Bytes(complete.as_bytes())),
+        )?;
+        if head.status != 200 {
+            return Err(self.client.error(&head));
+        }
+        // S3 may answer 200 and put the error in the body.
+        let answer = self.client.conn.body_bytes(&head)?;
+        let answer = String::from_utf8_lossy(&answer);
+        if answer.contains("<Error>") {
+            return Err(HttpError {
+                status: 200,
+                code: xml::text(&answer, "Code"),
+                message: xml::text(&answer, "Message"),
+            }
+            .into_io());
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn endpoints_parse_or_say_why_not() {
+        let e = Endpoint::parse("http://127.0.0.1:9000/").unwrap();
+        assert_eq!(
+            (e.url.as_str(), e.host.as_str()),
+            ("http://127.0.0.1:9000", "127.0.0.1:9000")
+        );
+        assert_eq!(e.addr.port(), 9000);
+        assert_eq!(Endpoint::parse("http://localhost").unwrap().addr.port(), 80);
+        assert!(Endpoint::parse("https://x:1")
+            .unwrap_err()
+            .contains("https"));
+        assert!(Endpoint::parse("ftp://x")
+            .unwrap_err()
+            .contains("not an http"));
+        assert!(Endpoint::parse("http://x:1/bucket")
+            .unwrap_err()
+            .contains("path-style"));
+    }
+}

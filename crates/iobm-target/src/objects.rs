@@ -1,0 +1,300 @@
+//! Whole-object operations (S3's verbs: put, get, head, delete, list, multipart) and the bodies
+//! they send: stamped views of one shared, pre-generated pool, never copied per request.
+
+use crate::{Access, OpenOptions, Target};
+use std::io::{self, IoSlice};
+
+/// Granule of a body: every 4 KiB chunk starts with its stamp.
+pub const BODY_CHUNK: usize = 4096;
+/// Bytes of a stamp: run id, object id, offset in the object, each a little-endian u64.
+pub const BODY_STAMP_LEN: usize = 24;
+/// Chunks handed out per batch (1 MiB): one `writev` of at most 2 × 256 slices.
+pub const BATCH_CHUNKS: usize = 256;
+
+/// The bytes of one object: chunk j is chunk (first + j) of the pool (wrapping), with its first
+/// 24 bytes replaced by the stamp (run id, object id, j × 4 KiB) when stamped. Nothing is copied:
+/// the stamps are separate slices beside the pool's bytes.
+#[derive(Debug, Clone, Copy)]
+pub struct Body<'a> {
+    pool: &'a [u8],
+    first_chunk: usize,
+    len: u64,
+    stamp: Option<(u64, u64)>,
+}
+
+impl<'a> Body<'a> {
+    /// A body of `len` bytes from `pool` (a whole number of 4 KiB chunks), starting at chunk
+    /// `first_chunk`, stamped with (run id, object id) when `stamp` is given.
+    pub fn new(pool: &'a [u8], first_chunk: usize, len: u64, stamp: Option<(u64, u64)>) -> Self {
+        assert!(
+            !pool.is_empty() && pool.len().is_multiple_of(BODY_CHUNK),
+            "pool of whole chunks"
+        );
+        let chunks = pool.len() / BODY_CHUNK;
+        Body {
+            pool,
+            first_chunk: first_chunk % chunks,
+            len,
+            stamp,
+        }
+    }
+
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Hands the bytes [from, to) to `f` in order, as batches of slices of up to 1 MiB.
+    pub fn for_each_batch(
+        &self,
+        from: u64,
+        to: u64,
+        f: &mut dyn FnMut(&mut [IoSlice<'_>]) -> io::Result<()>,
+    ) -> io::Result<()> {
+        let to = to.min(self.len);
+        let chunks = self.pool.len() / BODY_CHUNK;
+        let mut stamps = [[0u8; BODY_STAMP_LEN]; BATCH_CHUNKS];
+        let mut pos = from;
+        while pos < to {
+            let first = pos / BODY_CHUNK as u64;
+            let last = ((to - 1) / BODY_CHUNK as u64).min(first + BATCH_CHUNKS as u64 - 1);
+            if let Some((run, object)) = self.stamp {
+                for (i, j) in (first..=last).enumerate() {
+                    stamps[i][..8].copy_from_slice(&run.to_le_bytes());
+                    stamps[i][8..16].copy_from_slice(&object.to_le_bytes());
+                    stamps[i][16..].copy_from_slice(&(j * BODY_CHUNK as u64).to_le_bytes());
+                }
+            }
+            let mut slices: [IoSlice<'_>; 2 * BATCH_CHUNKS] = [IoSlice::new(&[]); 2 * BATCH_CHUNKS];
+            let mut n = 0;
+            for (i, j) in (first..=last).enumerate() {
+                let chunk_start = j * BODY_CHUNK as u64;
+                let lo = (pos.max(chunk_start) - chunk_start) as usize;
+                let hi = (to.min(chunk_start + BODY_CHUNK as u64) - chunk_start) as usize;
+                let pool_chunk = (self.first_chunk + j as usize) % chunks * BODY_CHUNK;
+                let data = &self.pool[pool_chunk..pool_chunk + BODY_CHUNK];
+                let mut body_from = lo;
+                if self.stamp.is_some() && lo < BODY_STAMP_LEN {
+                    slices[n] = IoSlice::new(&stamps[i][lo..hi.min(BODY_STAMP_LEN)]);
+                    n += 1;
+                    body_from = BODY_STAMP_LEN;
+                }
+                if body_from < hi {
+                    slices[n] = IoSlice::new(&data[body_from..hi]);
+                    n += 1;
+                }
+                pos = chunk_start + hi as u64;
+            }
+            f(&mut slices[..n])?;
+        }
+        Ok(())
+    }
+}
+
+/// One page of a listing.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct ListPage {
+    /// Keys returned in this page.
+    pub keys: u64,
+    /// Where the next page starts; None on the last page.
+    pub next: Option<String>,
+}
+
+/// A worker's session for whole-object operations, holding its connections. Objects are named
+/// like the target's other objects (`obj.17`); an S3 target puts them under its run prefix.
+pub trait Objects: Send {
+    /// Stores `body` as object `name`.
+    fn put(&mut self, name: &str, body: &Body<'_>) -> io::Result<()>;
+    /// Reads the object, or `range` (first, last byte inclusive) of it, handing the bytes to
+    /// `sink` as they arrive without keeping them; `sink` is first called with an empty slice
+    /// when the response begins (time to first byte). Returns the bytes read.
+    fn get(
+        &mut self,
+        name: &str,
+        range: Option<(u64, u64)>,
+        sink: &mut dyn FnMut(&[u8]),
+    ) -> io::Result<u64>;
+    /// The object's size.
+    fn head(&mut self, name: &str) -> io::Result<u64>;
+    fn delete(&mut self, name: &str) -> io::Result<()>;
+    /// Lists up to `max` names after `after` (or from the start) of the run's objects.
+    fn list(&mut self, after: Option<&str>, max: u32) -> io::Result<ListPage>;
+    /// Stores `body` in parts of `part_size` bytes, `concurrency` parts in flight (S3
+    /// multipart upload); targets without multipart store it as one object.
+    fn multipart(
+        &mut self,
+        name: &str,
+        body: &Body<'_>,
+        _part_size: u64,
+        _concurrency: usize,
+    ) -> io::Result<()> {
+        self.put(name, body)
+    }
+}
+
+/// Object operations on any target through its handles: a put creates a file and writes it, a
+/// get reads it back. For file systems, the in-memory and the null target.
+pub struct ViaHandles<'a, T: Target + ?Sized> {
+    target: &'a T,
+    buf: Vec<u8>,
+}
+
+impl<'a, T: Target + ?Sized> ViaHandles<'a, T> {
+    pub fn new(target: &'a T) -> Self {
+        ViaHandles {
+            target,
+            buf: vec![0; BATCH_CHUNKS * BODY_CHUNK],
+        }
+    }
+}
+
+const NO_DIRECT: fn(Access) -> OpenOptions = |access| OpenOptions {
+    access,
+    direct: false,
+};
+
+impl<T: Target + ?Sized> Objects for ViaHandles<'_, T> {
+    fn put(&mut self, name: &str, body: &Body<'_>) -> io::Result<()> {
+        let mut handle = self.target.open(name, NO_DIRECT(Access::Create))?;
+        let mut offset = 0u64;
+        let buf = &mut self.buf;
+        body.for_each_batch(0, body.len(), &mut |slices| {
+            let mut n = 0;
+            for s in slices.iter() {
+                buf[n..n + s.len()].copy_from_slice(s);
+                n += s.len();
+            }
+            handle.write_at(&buf[..n], offset)?;
+            offset += n as u64;
+            Ok(())
+        })?;
+        handle.close()
+    }
+
+    fn get(
+        &mut self,
+        name: &str,
+        range: Option<(u64, u64)>,
+        sink: &mut dyn FnMut(&[u8]),
+    ) -> io::Result<u64> {
+        let mut handle = self.target.open(name, NO_DIRECT(Access::Read))?;
+        sink(&[]);
+        let (from, to) = match range {
+            Some((first, last)) => (first, last + 1),
+            None => (0, self.target.len(name)?),
+        };
+        let mut offset = from;
+        while offset < to {
+            let n = (self.buf.len() as u64).min(to - offset) as usize;
+            handle.read_at(&mut self.buf[..n], offset)?;
+            sink(&self.buf[..n]);
+            offset += n as u64;
+        }
+        handle.close()?;
+        Ok(to - from)
+    }
+
+    fn head(&mut self, name: &str) -> io::Result<u64> {
+        self.target.len(name)
+    }
+
+    fn delete(&mut self, name: &str) -> io::Result<()> {
+        self.target.remove(name)
+    }
+
+    fn list(&mut self, _after: Option<&str>, _max: u32) -> io::Result<ListPage> {
+        Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "listing needs an object store",
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mem::MemTarget;
+
+    fn pool() -> Vec<u8> {
+        (0..4 * BODY_CHUNK).map(|i| (i * 7 % 251) as u8).collect()
+    }
+
+    fn gather(body: &Body<'_>, from: u64, to: u64) -> Vec<u8> {
+        let mut out = Vec::new();
+        body.for_each_batch(from, to, &mut |slices| {
+            slices.iter().for_each(|s| out.extend_from_slice(s));
+            Ok(())
+        })
+        .unwrap();
+        out
+    }
+
+    #[test]
+    fn bodies_are_stamped_per_chunk_and_wrap_around_the_pool() {
+        let pool = pool();
+        let len = 10 * BODY_CHUNK as u64 + 100;
+        let body = Body::new(&pool, 3, len, Some((7, 9)));
+        let all = gather(&body, 0, len);
+        assert_eq!(all.len() as u64, len);
+        for (j, chunk) in all.chunks(BODY_CHUNK).enumerate() {
+            assert_eq!(&chunk[..8], &7u64.to_le_bytes());
+            assert_eq!(&chunk[8..16], &9u64.to_le_bytes());
+            assert_eq!(&chunk[16..24], &((j * BODY_CHUNK) as u64).to_le_bytes());
+            let p = (3 + j) % 4 * BODY_CHUNK;
+            assert_eq!(&chunk[24..], &pool[p + 24..p + chunk.len()], "chunk {j}");
+        }
+        // Any sub-range is the same bytes as the whole, so parts and retries agree.
+        assert_eq!(gather(&body, 10, 5000), &all[10..5000]);
+        assert_eq!(gather(&body, 4096 * 3 + 30, len), &all[4096 * 3 + 30..]);
+        // Other objects differ in every chunk.
+        let other = gather(&Body::new(&pool, 3, len, Some((7, 10))), 0, len);
+        for (a, b) in all.chunks(BODY_CHUNK).zip(other.chunks(BODY_CHUNK)) {
+            assert_ne!(a, b);
+        }
+    }
+
+    #[test]
+    fn large_bodies_come_in_batches_of_one_mib() {
+        let pool = pool();
+        let len = 3 << 20;
+        let body = Body::new(&pool, 0, len, None);
+        let mut batches = Vec::new();
+        body.for_each_batch(0, len, &mut |s| {
+            batches.push(s.iter().map(|s| s.len()).sum::<usize>());
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(batches, vec![1 << 20; 3]);
+    }
+
+    #[test]
+    fn objects_through_handles_round_trip() {
+        let target = MemTarget::new();
+        let mut objects = ViaHandles::new(&target);
+        let pool = pool();
+        let body = Body::new(&pool, 1, 9000, Some((1, 2)));
+        objects.put("a", &body).unwrap();
+        assert_eq!(objects.head("a").unwrap(), 9000);
+        let mut got = Vec::new();
+        let mut calls = 0;
+        let n = objects
+            .get("a", None, &mut |b| {
+                calls += 1;
+                got.extend_from_slice(b)
+            })
+            .unwrap();
+        assert_eq!((n, got.clone()), (9000, gather(&body, 0, 9000)));
+        assert!(calls >= 2, "an empty first call marks the first byte");
+        let mut part = Vec::new();
+        objects
+            .get("a", Some((100, 199)), &mut |b| part.extend_from_slice(b))
+            .unwrap();
+        assert_eq!(part, &got[100..200]);
+        assert!(objects.put("a", &body).is_err(), "never overwrites");
+        objects.delete("a").unwrap();
+        assert!(objects.head("a").is_err());
+    }
+}
