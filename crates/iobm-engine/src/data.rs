@@ -92,23 +92,39 @@ pub struct DataSource {
     run_id: u64,
 }
 
+/// A pool of `len` bytes of `kind` content (unstamped) from `seed`.
+fn pool_of(kind: DataKind, len: usize, seed: u64) -> AlignedBuf {
+    let mut pool = AlignedBuf::zeroed(len);
+    match kind {
+        DataKind::Zero => {}
+        DataKind::Random => fill_random(&mut pool, mix(seed)),
+        DataKind::Compressible(pct) => {
+            fill_random(&mut pool, mix(seed));
+            let zeros = CHUNK * pct.min(100) as usize / 100;
+            for chunk in pool.chunks_mut(CHUNK) {
+                let from = (CHUNK - zeros).max(STAMP_LEN).min(chunk.len());
+                chunk[from..].fill(0);
+            }
+        }
+    }
+    pool
+}
+
+/// Bytes of the pool that object bodies are views of (shared by all workers of a phase): 1 MiB
+/// plus the slack, so content repeats no sooner than every 1.25 MiB, and every 4 KiB chunk of
+/// an object also carries its own stamp.
+pub const OBJECT_POOL: usize = (1 << 20) + SLACK;
+
+/// The shared pool of an object phase.
+pub fn object_pool(kind: DataKind, run_id: u64) -> AlignedBuf {
+    pool_of(kind, OBJECT_POOL, run_id ^ 0x0b1e_c7)
+}
+
 impl DataSource {
     pub fn new(kind: DataKind, block: usize, run_id: u64, seed: u64) -> DataSource {
         let block_rounded = block.div_ceil(CHUNK) * CHUNK;
         let slack = if kind == DataKind::Zero { 0 } else { SLACK };
-        let mut pool = AlignedBuf::zeroed(block_rounded + slack);
-        match kind {
-            DataKind::Zero => {}
-            DataKind::Random => fill_random(&mut pool, mix(seed ^ run_id)),
-            DataKind::Compressible(pct) => {
-                fill_random(&mut pool, mix(seed ^ run_id));
-                let zeros = CHUNK * pct.min(100) as usize / 100;
-                for chunk in pool.chunks_mut(CHUNK) {
-                    let from = (CHUNK - zeros).max(STAMP_LEN).min(chunk.len());
-                    chunk[from..].fill(0);
-                }
-            }
-        }
+        let pool = pool_of(kind, block_rounded + slack, seed ^ run_id);
         DataSource {
             pool,
             kind,

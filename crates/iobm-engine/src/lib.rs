@@ -3,6 +3,7 @@
 
 pub mod cpu;
 pub mod data;
+mod objects;
 pub mod permute;
 pub mod runner;
 pub mod suite;
@@ -14,5 +15,6 @@ pub use runner::{
     WorkerOutcome,
 };
 pub use workload::{
-    DataKind, FileSpec, FsyncPolicy, Layout, Op, Pattern, PerChar, Phase, Region, StopRule,
+    object_name, DataKind, FileSpec, FsyncPolicy, Layout, Mix, ObjectOp, ObjectSpec, Op, Pattern,
+    PerChar, Phase, Region, StopRule,
 };

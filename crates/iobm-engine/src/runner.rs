@@ -3,6 +3,7 @@
 //! latency histograms, errors by kind, iobm's CPU time and the cache evidence around the phase.
 
 use crate::cpu::CpuTimes;
+use crate::data::{object_pool, AlignedBuf};
 use crate::tasks::{task_for, Task};
 use crate::workload::{Layout, Op, Phase, StopRule};
 use iobm_stats::{fill_snapshots, Histogram, Progress, Trace, WorkerSpan, TRACE_INTERVAL_NS};
@@ -130,12 +131,49 @@ pub struct PhaseOutcome {
     pub end_ns: u64,
     pub workers: Vec<WorkerOutcome>,
     pub latency: Histogram,
+    /// Per operation kind ([`Op::classes`]): one entry, or four for a mixed phase.
+    pub by_op: Vec<OpOutcome>,
     pub errors: Vec<ErrorCount>,
     pub cpu: CpuTimes,
     /// Bytes of the phase's files in the page cache just before it began (targets that can tell).
     pub resident_before: Option<u64>,
     /// Device counters before and after the phase (targets backed by a block device).
     pub device: Option<(DeviceCounters, DeviceCounters)>,
+}
+
+/// One kind of operation within a phase.
+#[derive(Debug, Clone)]
+pub struct OpOutcome {
+    pub name: &'static str,
+    /// Operations that succeeded.
+    pub ops: u64,
+    pub bytes: u64,
+    /// Operations that failed (not in `ops`, `bytes` or the latencies).
+    pub errors: u64,
+    pub latency: Histogram,
+    /// Time to first byte of the answer (object gets), else empty.
+    pub ttfb: Histogram,
+}
+
+impl OpOutcome {
+    fn new(name: &'static str) -> OpOutcome {
+        OpOutcome {
+            name,
+            ops: 0,
+            bytes: 0,
+            errors: 0,
+            latency: Histogram::new(),
+            ttfb: Histogram::new(),
+        }
+    }
+
+    fn merge(&mut self, other: &OpOutcome) {
+        self.ops += other.ops;
+        self.bytes += other.bytes;
+        self.errors += other.errors;
+        self.latency += &other.latency;
+        self.ttfb += &other.ttfb;
+    }
 }
 
 impl PhaseOutcome {
@@ -151,7 +189,7 @@ impl PhaseOutcome {
         what: &str,
     ) -> Self {
         let now = control.ns(Instant::now());
-        let empty = WorkerResult::empty(now).outcome;
+        let empty = WorkerResult::empty(now, phase).outcome;
         PhaseOutcome {
             name: phase.name.clone(),
             op: phase.op,
@@ -160,6 +198,12 @@ impl PhaseOutcome {
             end_ns: now,
             workers: vec![empty; phase.layout.workers()],
             latency: Histogram::new(),
+            by_op: phase
+                .op
+                .classes()
+                .iter()
+                .map(|c| OpOutcome::new(c))
+                .collect(),
             errors: vec![ErrorCount {
                 kind: error_kind(error),
                 count: 1,
@@ -192,7 +236,10 @@ pub fn prepare_objects(target: &dyn Target, layout: &Layout) -> io::Result<()> {
 /// Phase-wide coordination between workers.
 struct Shared {
     workers: usize,
+    /// Set when the phase must end: an error (past `max_errors`) or a worker that could not start.
     abort: AtomicBool,
+    /// Failed operations so far, across workers.
+    errors: AtomicU64,
 }
 
 /// Stamps the start of a phase (after every worker is prepared) and publishes it for progress.
@@ -261,9 +308,17 @@ pub fn run_phase_gated(
     let shared = Shared {
         workers,
         abort: AtomicBool::new(false),
+        errors: AtomicU64::new(0),
     };
+    // Object bodies are views of one pool shared by the workers (none is written to it).
+    let pool = match phase.op {
+        Op::Object(_) if phase.op.writes() => object_pool(phase.data, control.run_id),
+        _ => AlignedBuf::zeroed(0),
+    };
+    let pool: &[u8] = &pool;
     let prepare = |w: usize| {
-        task_for(target, phase, control.run_id, w).map_err(|(e, what)| WorkerError::new(&e, what))
+        task_for(target, phase, control.run_id, w, pool)
+            .map_err(|(e, what)| WorkerError::new(&e, what))
     };
     let work = |w: usize, prepared: Result<Box<dyn Task + '_>, WorkerError>, origin: Instant| {
         match prepared {
@@ -271,7 +326,7 @@ pub fn run_phase_gated(
             Err(error) => {
                 shared.abort.store(true, Ordering::SeqCst);
                 let now = control.ns(Instant::now());
-                (WorkerResult::empty(now), Some(error))
+                (WorkerResult::empty(now, phase), vec![error])
             }
         }
     };
@@ -322,16 +377,25 @@ pub fn run_phase_gated(
     let device_after = target.device_counters();
 
     let mut latency = Histogram::new();
+    let mut by_op: Vec<OpOutcome> = phase
+        .op
+        .classes()
+        .iter()
+        .map(|c| OpOutcome::new(c))
+        .collect();
     let mut errors: Vec<ErrorCount> = Vec::new();
     let mut outcomes = Vec::with_capacity(workers);
-    for (result, error) in results {
-        latency += &result.latency;
-        if let Some(error) = error {
+    for (result, worker_errors) in results {
+        for (total, class) in by_op.iter_mut().zip(&result.classes) {
+            latency += &class.latency;
+            total.merge(class);
+        }
+        for error in worker_errors {
             match errors.iter_mut().find(|e| e.kind == error.kind) {
-                Some(e) => e.count += 1,
+                Some(e) => e.count += error.count,
                 None => errors.push(ErrorCount {
                     kind: error.kind,
-                    count: 1,
+                    count: error.count,
                     first: error.message,
                 }),
             }
@@ -348,7 +412,10 @@ pub fn run_phase_gated(
         outcome.span = span;
         outcome.trace = trace;
     }
-    let end_kind = if !errors.is_empty() {
+    // Errors fail the phase when it stopped for them (over `max_errors`, or any with 0).
+    let failed = !errors.is_empty()
+        && (phase.max_errors == 0 || shared.errors.load(Ordering::Relaxed) > phase.max_errors);
+    let end_kind = if failed || (shared.abort.load(Ordering::Relaxed) && !errors.is_empty()) {
         PhaseEnd::Failed
     } else if control.stop_requested() {
         PhaseEnd::Interrupted
@@ -363,6 +430,7 @@ pub fn run_phase_gated(
         end_ns: control.ns(end),
         workers: outcomes,
         latency,
+        by_op,
         errors,
         cpu,
         resident_before,
@@ -372,7 +440,9 @@ pub fn run_phase_gated(
 
 struct WorkerError {
     kind: String,
+    /// The first error of this kind, with what was being done.
     message: String,
+    count: u64,
 }
 
 impl WorkerError {
@@ -383,17 +453,19 @@ impl WorkerError {
         WorkerError {
             kind: error_kind(error),
             message: format!("{what}: {text}"),
+            count: 1,
         }
     }
 }
 
 struct WorkerResult {
     outcome: WorkerOutcome,
-    latency: Histogram,
+    /// Per [`Op::classes`] entry.
+    classes: Vec<OpOutcome>,
 }
 
 impl WorkerResult {
-    fn empty(now_ns: u64) -> WorkerResult {
+    fn empty(now_ns: u64, phase: &Phase) -> WorkerResult {
         WorkerResult {
             outcome: WorkerOutcome {
                 span: WorkerSpan {
@@ -406,7 +478,12 @@ impl WorkerResult {
                 final_sync_ns: 0,
                 trace: Vec::new(),
             },
-            latency: Histogram::new(),
+            classes: phase
+                .op
+                .classes()
+                .iter()
+                .map(|c| OpOutcome::new(c))
+                .collect(),
         }
     }
 }
@@ -419,7 +496,7 @@ fn run_worker(
     control: &Control,
     shared: &Shared,
     phase_origin: Instant,
-) -> (WorkerResult, Option<WorkerError>) {
+) -> (WorkerResult, Vec<WorkerError>) {
     let live = &control.live[index].0;
     let deadline = match phase.stop {
         StopRule::Duration(d) => Some(phase_origin + d),
@@ -432,12 +509,17 @@ fn run_worker(
         }
         _ => None,
     };
-    let mut latency = Histogram::new();
+    let mut classes: Vec<OpOutcome> = phase
+        .op
+        .classes()
+        .iter()
+        .map(|c| OpOutcome::new(c))
+        .collect();
     let mut done = Progress::default();
     let mut trace: Trace = Vec::with_capacity(1024);
     let mut series_bytes: Vec<u64> = Vec::with_capacity(64);
     let mut series_ops: Vec<u64> = Vec::with_capacity(64);
-    let mut error = None;
+    let mut errors: Vec<WorkerError> = Vec::new();
 
     let start = Instant::now();
     let start_ns = control.ns(start);
@@ -457,15 +539,35 @@ fn run_worker(
         let t0 = Instant::now();
         let result = task.execute();
         let t1 = Instant::now();
+        let class = &mut classes[task.class()];
         let bytes = match result.and_then(|bytes| task.check().map(|_| bytes)) {
             Ok(bytes) => bytes,
             Err(e) => {
-                error = Some(WorkerError::new(&e, task.describe()));
-                shared.abort.store(true, Ordering::SeqCst);
-                break;
+                class.errors += 1;
+                let error = WorkerError::new(&e, task.describe());
+                match errors.iter_mut().find(|e| e.kind == error.kind) {
+                    Some(e) => e.count += 1,
+                    None => errors.push(error),
+                }
+                let total = shared.errors.fetch_add(1, Ordering::SeqCst) + 1;
+                if total > phase.max_errors {
+                    shared.abort.store(true, Ordering::SeqCst);
+                    break;
+                }
+                last_end = t1;
+                i += 1;
+                continue;
             }
         };
-        latency.record(t1.duration_since(t0).as_nanos() as u64);
+        let ns = t1.duration_since(t0).as_nanos() as u64;
+        class.latency.record(ns);
+        class.ops += 1;
+        class.bytes += bytes;
+        if let Some(first) = task.first_byte() {
+            class
+                .ttfb
+                .record(first.saturating_duration_since(t0).as_nanos() as u64);
+        }
         done.bytes += bytes;
         done.ops += 1;
         live.fetch_add(bytes, Ordering::Relaxed);
@@ -491,13 +593,12 @@ fn run_worker(
     let final_sync_ns = match task.finish() {
         Ok(ns) => ns,
         Err(e) => {
-            if error.is_none() {
-                error = Some(WorkerError::new(
-                    &e,
-                    format!("{} (final fsync or close)", task.describe()),
-                ));
-                shared.abort.store(true, Ordering::SeqCst);
-            }
+            errors.push(WorkerError::new(
+                &e,
+                format!("{} (final fsync or close)", task.describe()),
+            ));
+            shared.errors.fetch_add(1, Ordering::SeqCst);
+            shared.abort.store(true, Ordering::SeqCst);
             0
         }
     };
@@ -519,7 +620,7 @@ fn run_worker(
         final_sync_ns,
         trace,
     };
-    (WorkerResult { outcome, latency }, error)
+    (WorkerResult { outcome, classes }, errors)
 }
 
 #[cfg(test)]
@@ -545,6 +646,8 @@ mod tests {
             data: DataKind::Random,
             layout,
             verify: None,
+            objects: None,
+            max_errors: 0,
         }
     }
 

@@ -95,6 +95,8 @@ pub fn bonnie(spec: &BonnieSpec) -> BonniePlan {
         data: spec.data,
         layout,
         verify: None,
+        objects: None,
+        max_errors: 0,
     };
     let per_char = per_char_bytes(spec);
     let mut phases = vec![

@@ -3,6 +3,7 @@
 //! performs it (timed). Block tasks work on a region of one file; metadata tasks on many files.
 
 use crate::data::{stamp, AlignedBuf, DataSource, CHUNK, STAMP_LEN};
+use crate::objects::ObjectTask;
 use crate::permute::{mix, Permutation};
 use crate::workload::{FsyncPolicy, Op, Pattern, PerChar, Phase, Region, StopRule};
 use iobm_target::{Access, Handle, OpenOptions, Target};
@@ -21,6 +22,14 @@ pub(crate) trait Task: Send {
     }
     /// Names the prepared operation, for error messages.
     fn describe(&self) -> String;
+    /// Which of the phase's [`Op::classes`] the prepared operation is.
+    fn class(&self) -> usize {
+        0
+    }
+    /// When the answer to the operation began to arrive (object gets: time to first byte).
+    fn first_byte(&self) -> Option<Instant> {
+        None
+    }
     /// Ends the worker's work inside its timed interval (final fsync, close); returns the
     /// nanoseconds spent in the final fsync.
     fn finish(&mut self) -> io::Result<u64>;
@@ -33,8 +42,13 @@ pub(crate) fn task_for<'a>(
     phase: &'a Phase,
     run_id: u64,
     index: usize,
+    pool: &'a [u8],
 ) -> Result<Box<dyn Task + 'a>, (io::Error, String)> {
     let seed = run_id ^ (index as u64).wrapping_mul(0x9e37_79b9);
+    if let Op::Object(op) = phase.op {
+        return ObjectTask::new(target, phase, op, run_id, index, pool)
+            .map(|t| Box::new(t) as Box<dyn Task + 'a>);
+    }
     let data = phase
         .op
         .writes()
@@ -230,6 +244,7 @@ impl Task for BlockTask<'_> {
                 *checksum += buf[..len].iter().map(|&b| u64::from(b)).sum::<u64>();
             }
             Op::Create | Op::Stat | Op::Delete => unreachable!("metadata ops run as MetaTask"),
+            Op::Object(_) => unreachable!("object ops run as ObjectTask"),
         }
         let wrote = match phase.op {
             Op::Seek { .. } => *rewrite,

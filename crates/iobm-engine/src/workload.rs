@@ -26,6 +26,102 @@ pub enum Op {
     Stat,
     /// Delete a file.
     Delete,
+    /// A whole-object operation (S3's verbs) on the phase's [`ObjectSpec`].
+    Object(ObjectOp),
+}
+
+/// Whole-object operations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ObjectOp {
+    /// Store new objects (`obj.K`, K = i × workers + worker).
+    Put,
+    /// Read objects of the data set, whole or a `range` of each.
+    Get,
+    /// Ask for the size of objects of the data set.
+    Head,
+    /// Delete each object of the data set once.
+    Delete,
+    /// List the run's objects, one page per operation, starting over at the end.
+    List,
+    /// Store new objects by multipart upload.
+    Multipart,
+    /// Get, head, put and delete drawn by the [`Mix`] weights.
+    Mixed,
+}
+
+impl ObjectOp {
+    pub fn name(self) -> &'static str {
+        match self {
+            ObjectOp::Put => "put",
+            ObjectOp::Get => "get",
+            ObjectOp::Head => "head",
+            ObjectOp::Delete => "delete",
+            ObjectOp::List => "list",
+            ObjectOp::Multipart => "multipart",
+            ObjectOp::Mixed => "mixed",
+        }
+    }
+}
+
+/// Relative weights of the operations of a mixed phase (warp's defaults: 45/30/15/10).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Mix {
+    pub get: u32,
+    pub head: u32,
+    pub put: u32,
+    pub delete: u32,
+}
+
+impl Default for Mix {
+    fn default() -> Self {
+        Mix {
+            get: 45,
+            head: 30,
+            put: 15,
+            delete: 10,
+        }
+    }
+}
+
+/// The objects of an object phase.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ObjectSpec {
+    /// Objects of the data set (`obj.0` .. `obj.N-1`) that get, head, delete, list and mixed
+    /// work on; for put and multipart with [`StopRule::Once`], how many to store.
+    pub count: u64,
+    /// Smallest and largest object size; sizes are drawn uniformly per object (equal: fixed).
+    pub size: (u64, u64),
+    /// Bytes per ranged GET (from a random offset), None: whole objects.
+    pub range: Option<u64>,
+    pub part_size: u64,
+    pub part_concurrency: usize,
+    pub mix: Mix,
+    /// Keys per listing page.
+    pub page_keys: u32,
+}
+
+impl ObjectSpec {
+    /// The size of object `k`: fixed, or drawn from its number (so readers know it too).
+    pub fn size_of(&self, k: u64) -> u64 {
+        let (min, max) = self.size;
+        if min >= max {
+            min
+        } else {
+            min + crate::permute::mix(k ^ 0x0b1e_c7) % (max - min + 1)
+        }
+    }
+
+    /// Bytes of objects 0..count.
+    pub fn total_bytes(&self) -> u64 {
+        (0..self.count).map(|k| self.size_of(k)).sum()
+    }
+}
+
+/// The name of object `k`.
+pub fn object_name(out: &mut String, k: u64) {
+    use std::fmt::Write;
+    out.clear();
+    let _ = write!(out, "obj.{k}");
 }
 
 /// The two meanings of "per-char" I/O.
@@ -50,6 +146,30 @@ impl Op {
             Op::Create => "create",
             Op::Stat => "stat",
             Op::Delete => "delete",
+            Op::Object(op) => op.name(),
+        }
+    }
+
+    /// The operations whose counts, bytes and latencies are kept apart within a phase (the
+    /// mixed phase has four; every other phase one).
+    pub fn classes(self) -> &'static [&'static str] {
+        match self {
+            Op::Object(ObjectOp::Mixed) => &["get", "head", "put", "delete"],
+            Op::Object(ObjectOp::Put) => &["put"],
+            Op::Object(ObjectOp::Get) => &["get"],
+            Op::Object(ObjectOp::Head) => &["head"],
+            Op::Object(ObjectOp::Delete) => &["delete"],
+            Op::Object(ObjectOp::List) => &["list"],
+            Op::Object(ObjectOp::Multipart) => &["multipart"],
+            Op::Write => &["write"],
+            Op::Read => &["read"],
+            Op::Rewrite => &["rewrite"],
+            Op::PutChar(_) => &["putc"],
+            Op::GetChar(_) => &["getc"],
+            Op::Seek { .. } => &["seek"],
+            Op::Create => &["create"],
+            Op::Stat => &["stat"],
+            Op::Delete => &["delete"],
         }
     }
 
@@ -57,7 +177,12 @@ impl Op {
     pub fn writes(self) -> bool {
         matches!(
             self,
-            Op::Write | Op::Rewrite | Op::PutChar(_) | Op::Seek { .. } | Op::Create
+            Op::Write
+                | Op::Rewrite
+                | Op::PutChar(_)
+                | Op::Seek { .. }
+                | Op::Create
+                | Op::Object(ObjectOp::Put | ObjectOp::Multipart | ObjectOp::Mixed)
         )
     }
 
@@ -65,7 +190,12 @@ impl Op {
     pub fn reads(self) -> bool {
         matches!(
             self,
-            Op::Read | Op::Rewrite | Op::GetChar(_) | Op::Seek { .. } | Op::Stat
+            Op::Read
+                | Op::Rewrite
+                | Op::GetChar(_)
+                | Op::Seek { .. }
+                | Op::Stat
+                | Op::Object(ObjectOp::Get | ObjectOp::Mixed)
         )
     }
 
@@ -240,9 +370,45 @@ pub struct Phase {
     /// Check every 4 KiB read back for the stamp of the run with this id (`--verify`): the
     /// block is where it belongs and was written by that run.
     pub verify: Option<u64>,
+    /// The objects of an object phase ([`Op::Object`]).
+    pub objects: Option<ObjectSpec>,
+    /// Failed operations are counted and the phase goes on, until more than this many failed
+    /// (the phase then fails); 0: the first failure fails the phase.
+    pub max_errors: u64,
 }
 
 impl Phase {
+    /// An object phase: `workers` workers doing `op` on `spec`'s objects until `stop`.
+    pub fn objects(op: ObjectOp, workers: usize, spec: ObjectSpec, stop: StopRule) -> Phase {
+        Phase {
+            name: op.name().to_string(),
+            op: Op::Object(op),
+            block: spec.size.1,
+            pattern: Pattern::Random { seed: 0 },
+            fsync: FsyncPolicy::Never,
+            direct: false,
+            drop_cache: false,
+            truncate: false,
+            stop,
+            data: DataKind::Random,
+            layout: Layout {
+                files: Vec::new(),
+                regions: vec![
+                    Region {
+                        file: 0,
+                        offset: 0,
+                        len: 0,
+                        visit: None,
+                    };
+                    workers
+                ],
+            },
+            verify: None,
+            objects: Some(spec),
+            max_errors: 0,
+        }
+    }
+
     /// Restricts this phase to the data an earlier write phase really wrote, when that write
     /// stopped by time before covering a worker's region: a sequential write wrote a prefix; a
     /// random one wrote the first blocks of its order, which this phase then repeats (it must
@@ -281,6 +447,8 @@ mod tests {
             data: DataKind::Random,
             layout: Layout::file_per_worker(2, 1 << 20),
             verify: None,
+            objects: None,
+            max_errors: 0,
         }
     }
 

@@ -112,6 +112,7 @@ mod tests {
                     bytes: vec![bytes[i]],
                     ops: vec![bytes[i] / MIB],
                 },
+                endpoint: None,
             })
             .collect();
         let spans: Vec<_> = workers.iter().map(|w| w.span).collect();
@@ -154,6 +155,7 @@ mod tests {
             },
             errors: Vec::new(),
             warnings: Vec::new(),
+            operations: Vec::new(),
         }
     }
 

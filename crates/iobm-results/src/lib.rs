@@ -111,6 +111,55 @@ pub struct Config {
     pub keep: bool,
     /// The bonnie-style suite's own settings (runs of kind "bonnie").
     pub bonnie: Option<BonnieConfig>,
+    /// The S3 load's own settings (runs of kind "s3 put", "s3 get", ...).
+    #[serde(default)]
+    pub s3: Option<S3Config>,
+}
+
+/// Settings of `iobm s3`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct S3Config {
+    /// Endpoint URLs; worker w talks to endpoint w mod len.
+    pub endpoints: Vec<String>,
+    /// Whether the endpoint was iobm's own gateway started in-process over `gateway_dir`.
+    pub builtin_gateway: bool,
+    /// Directory the built-in gateway served (null with external endpoints).
+    pub gateway_dir: Option<String>,
+    /// The bucket the objects were in.
+    pub bucket: String,
+    /// Whether this run created the bucket (it then deletes it, unless --keep).
+    pub bucket_created: bool,
+    /// Every object of the run is under this key prefix (unique per run).
+    pub prefix: String,
+    /// Region the requests were signed for.
+    pub region: String,
+    /// "unsigned" (x-amz-content-sha256: UNSIGNED-PAYLOAD) or "sha256" (every body hashed
+    /// inside the operation's time); "none" when requests were not signed at all.
+    pub payload_signing: String,
+    /// Concurrent requests (one connection and worker thread each).
+    pub concurrent: u32,
+    /// Objects of the data set that get, head, delete, list and mixed work on (uploaded first,
+    /// not counted).
+    pub objects: u64,
+    /// Smallest object size in bytes.
+    pub obj_size_min: u64,
+    /// Largest object size in bytes (equal to the smallest: fixed size; else uniform).
+    pub obj_size_max: u64,
+    /// Bytes per ranged GET, null for whole objects.
+    pub range_bytes: Option<u64>,
+    /// Multipart part size in bytes.
+    pub part_size: u64,
+    /// Parts in flight per multipart upload.
+    pub part_concurrency: u32,
+    /// Weights of get, head, put and delete in a mixed run.
+    pub mix: Vec<u32>,
+    /// Times a failed request was tried again (0: failures are only counted).
+    pub retries: u32,
+    /// The run stops (failed) once more requests than this failed.
+    pub max_errors: u64,
+    /// Longest wait for a connection or for progress of a request, in seconds.
+    pub timeout_s: f64,
 }
 
 /// Settings of `iobm bonnie` beyond the file workload's.
@@ -259,6 +308,35 @@ pub struct PhaseResult {
     pub errors: Vec<ErrorCount>,
     /// Warnings about this phase's numbers.
     pub warnings: Vec<String>,
+    /// Object phases: each kind of operation apart (one entry, four in a mixed phase).
+    #[serde(default)]
+    pub operations: Vec<OperationResult>,
+}
+
+/// One kind of object operation within a phase.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OperationResult {
+    /// "put", "get", "head", "delete", "list" or "multipart".
+    pub op: String,
+    /// Operations that succeeded.
+    pub ops: u64,
+    /// Bytes they moved (bodies sent or received).
+    pub bytes: u64,
+    /// Operations that failed (in the phase's errors by kind; not in ops, bytes or latency).
+    pub errors: u64,
+    /// Failed attempts that were tried again (--retries), apart from errors.
+    pub retried: u64,
+    /// ops / (phase end_ns - start_ns): over the phase's wall time, as every worker shares it.
+    pub ops_per_s: f64,
+    /// bytes / (phase end_ns - start_ns), in bytes per second.
+    pub bytes_per_s: f64,
+    /// Latency of one operation: from the request's first byte sent to the answer's last
+    /// byte received.
+    pub latency: Latency,
+    /// Gets: time to first byte, from the request's first byte sent until the answer's status
+    /// line and headers have arrived.
+    pub ttfb: Option<Latency>,
 }
 
 /// A phase's settings.
@@ -300,6 +378,9 @@ pub struct WorkerResult {
     pub final_sync_ns: u64,
     /// Throughput over time.
     pub series: Series,
+    /// The S3 endpoint the worker sent its requests to (object phases).
+    #[serde(default)]
+    pub endpoint: Option<String>,
 }
 
 /// Amounts per fixed interval since the phase began.
@@ -394,7 +475,7 @@ impl PhaseResult {
     pub fn moves_data(&self) -> bool {
         matches!(
             self.op.as_str(),
-            "write" | "read" | "rewrite" | "putc" | "getc"
+            "write" | "read" | "rewrite" | "putc" | "getc" | "put" | "get" | "multipart" | "mixed"
         )
     }
 

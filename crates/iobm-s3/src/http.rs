@@ -7,6 +7,10 @@ use std::io::{self, IoSlice, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
 
+/// Takes the request body, batch by batch, to a writer of slices.
+pub type SendBody<'a> =
+    dyn FnMut(&mut dyn FnMut(&mut [IoSlice<'_>]) -> io::Result<()>) -> io::Result<()> + 'a;
+
 /// Size of a connection's receive buffer, and of the reads into it.
 const BUF: usize = 256 << 10;
 /// Largest response head accepted.
@@ -103,9 +107,7 @@ impl Connection {
     pub fn send(
         &mut self,
         head: &[u8],
-        body: &mut dyn FnMut(
-            &mut dyn FnMut(&mut [IoSlice<'_>]) -> io::Result<()>,
-        ) -> io::Result<()>,
+        body: &mut SendBody<'_>,
         is_head_request: bool,
     ) -> io::Result<Head> {
         let result = self.send_inner(head, body, is_head_request);
@@ -118,9 +120,7 @@ impl Connection {
     fn send_inner(
         &mut self,
         head: &[u8],
-        body: &mut dyn FnMut(
-            &mut dyn FnMut(&mut [IoSlice<'_>]) -> io::Result<()>,
-        ) -> io::Result<()>,
+        body: &mut SendBody<'_>,
         is_head_request: bool,
     ) -> io::Result<Head> {
         let timeout = self.timeout;

@@ -429,8 +429,7 @@ impl Client {
         upload_id: &str,
         number: u64,
         body: &Body<'_>,
-        from: u64,
-        to: u64,
+        (from, to): (u64, u64),
     ) -> io::Result<String> {
         let n = number.to_string();
         let query = [("partNumber", n.as_str()), ("uploadId", upload_id)];
@@ -590,7 +589,7 @@ impl Objects for S3Session<'_> {
                 let (from, to) = part_range(p);
                 etags.push((
                     p + 1,
-                    client.put_part(config, &key, &upload_id, p + 1, body, from, to)?,
+                    client.put_part(config, &key, &upload_id, p + 1, body, (from, to))?,
                 ));
                 p += lanes as u64;
             }

@@ -191,6 +191,7 @@ pub fn bonnie(args: BonnieArgs, argv: &[OsString]) -> Result<Exit, Failure> {
             min_file_bytes: files.min_size,
             dirs: files.dirs,
         }),
+        s3: None,
     };
     let environment = env::capture(Some(&args.dir));
     let mut run = session::skeleton("bonnie", &run_id, argv, config, environment, &control);

@@ -68,6 +68,8 @@ fn phase(name: &str, op: Op, io: &IoArgs, block: u64, seed: u64, layout: &Layout
         data: DataKind::Random,
         layout: layout.clone(),
         verify: None,
+        objects: None,
+        max_errors: 0,
     }
 }
 
@@ -227,6 +229,7 @@ pub fn write(args: WriteArgs, stream: bool, argv: &[OsString]) -> Result<Exit, F
         data: data_name(args.data),
         keep: args.keep,
         bonnie: None,
+        s3: None,
     };
     let environment = env::capture(Some(&args.dir));
     let kind = if stream { "stream" } else { "write" };
@@ -387,6 +390,7 @@ pub fn read(args: ReadArgs, argv: &[OsString]) -> Result<Exit, Failure> {
         data: manifest.data.clone(),
         keep: true,
         bonnie: None,
+        s3: None,
     };
     let environment = env::capture(Some(&data_dir));
     let mut run = session::skeleton("read", &run_id, argv, config, environment, &control);

@@ -163,6 +163,8 @@ pub fn quick(args: QuickArgs, argv: &[OsString]) -> Result<Exit, Failure> {
             data: DataKind::Random,
             layout: layout.clone(),
             verify: None,
+            objects: None,
+            max_errors: 0,
         })
         .collect();
     // A short bonnie step: every bonnie test on a small file and 1024 empty files.
@@ -216,6 +218,7 @@ pub fn quick(args: QuickArgs, argv: &[OsString]) -> Result<Exit, Failure> {
             min_file_bytes: 0,
             dirs: 0,
         }),
+        s3: None,
     };
     let environment = env::capture(Some(&dir));
     let mut run = session::skeleton("quick", &run_id, argv, config, environment, &control);

@@ -61,6 +61,10 @@ fn measures(phase: &Phase) -> String {
         Op::Create => "create (open O_CREAT|O_EXCL), write its contents, close one file".to_string(),
         Op::Stat => "stat one file, and read its contents when it has any".to_string(),
         Op::Delete => "unlink one file".to_string(),
+        Op::Object(_) => {
+            return "one request: from its first byte sent to the answer's last byte received"
+                .to_string()
+        }
     };
     if phase.op.writes() && phase.fsync == FsyncPolicy::Each {
         // Each write, or each created file, is followed by an fsync.
@@ -135,6 +139,7 @@ pub fn phase_result(
                     bytes: w.series_bytes.clone(),
                     ops: w.series_ops.clone(),
                 },
+                endpoint: None,
             })
             .collect(),
         latency: latency(measures(phase), &outcome.latency),
@@ -162,6 +167,7 @@ pub fn phase_result(
             })
             .collect(),
         warnings: Vec::new(),
+        operations: Vec::new(),
     };
     result.warnings = phase_warnings(&result, ram_bytes);
     result

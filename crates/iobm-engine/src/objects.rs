@@ -1,0 +1,432 @@
+//! What one worker does per object operation (put, get, head, delete, list, multipart, and the
+//! mixed draw among them), through its target's [`Objects`] session.
+
+use crate::permute::mix;
+use crate::tasks::Task;
+use crate::workload::{object_name, DataKind, ObjectOp, ObjectSpec, Phase, StopRule};
+use iobm_target::objects::BODY_CHUNK;
+use iobm_target::{Body, Objects, Target};
+use std::io;
+use std::time::Instant;
+
+/// Indices of the mixed phase's classes (see [`crate::Op::classes`]).
+const GET: usize = 0;
+const HEAD: usize = 1;
+const PUT: usize = 2;
+const DELETE: usize = 3;
+
+pub(crate) struct ObjectTask<'a> {
+    phase: &'a Phase,
+    spec: &'a ObjectSpec,
+    op: ObjectOp,
+    session: Box<dyn Objects + 'a>,
+    pool: &'a [u8],
+    run_id: u64,
+    worker: u64,
+    workers: u64,
+    rng: u64,
+    /// Mixed phases: the objects this worker may read or delete (its share of the data set,
+    /// plus what it stored, minus what it deleted).
+    live: Vec<u64>,
+    /// List phases: where the next page starts.
+    list_next: Option<String>,
+    // The prepared operation.
+    class: usize,
+    object: u64,
+    name: String,
+    range: Option<(u64, u64)>,
+    first_byte: Option<Instant>,
+}
+
+impl<'a> ObjectTask<'a> {
+    pub(crate) fn new(
+        target: &'a dyn Target,
+        phase: &'a Phase,
+        op: ObjectOp,
+        run_id: u64,
+        worker: usize,
+        pool: &'a [u8],
+    ) -> Result<ObjectTask<'a>, (io::Error, String)> {
+        let spec = phase
+            .objects
+            .as_ref()
+            .expect("object phases have an ObjectSpec");
+        let session = target
+            .objects(worker)
+            .map_err(|e| (e, format!("connect worker {worker}")))?;
+        let workers = phase.layout.workers() as u64;
+        let worker = worker as u64;
+        let live = if op == ObjectOp::Mixed {
+            (worker..spec.count).step_by(workers as usize).collect()
+        } else {
+            Vec::new()
+        };
+        Ok(ObjectTask {
+            phase,
+            spec,
+            op,
+            session,
+            pool,
+            run_id,
+            worker,
+            workers,
+            rng: mix(run_id ^ (worker << 40) ^ 0x0b1e),
+            live,
+            list_next: None,
+            class: 0,
+            object: 0,
+            name: String::with_capacity(32),
+            range: None,
+            first_byte: None,
+        })
+    }
+
+    fn random(&mut self) -> u64 {
+        self.rng = mix(self.rng);
+        self.rng
+    }
+
+    /// A new object's number: never one of the data set, never another worker's.
+    fn new_object(&self, i: u64) -> u64 {
+        let base = if self.op == ObjectOp::Mixed {
+            self.spec.count
+        } else {
+            0
+        };
+        base + i * self.workers + self.worker
+    }
+
+    fn body(&self) -> Body<'a> {
+        let size = self.spec.size_of(self.object);
+        let chunks = (self.pool.len() / BODY_CHUNK) as u64;
+        let stamp = (self.phase.data != DataKind::Zero).then_some((self.run_id, self.object));
+        Body::new(self.pool, (mix(self.object) % chunks) as usize, size, stamp)
+    }
+
+    /// Picks an object of the data set for a read: this worker's share once in order, or at
+    /// random when the phase runs by time or count.
+    fn pick_existing(&mut self, i: u64) -> bool {
+        if self.spec.count == 0 {
+            return false;
+        }
+        self.object = if self.phase.stop == StopRule::Once {
+            let k = i * self.workers + self.worker;
+            if k >= self.spec.count {
+                return false;
+            }
+            k
+        } else {
+            self.random() % self.spec.count
+        };
+        true
+    }
+}
+
+impl Task for ObjectTask<'_> {
+    fn prepare(&mut self, i: u64) -> bool {
+        self.first_byte = None;
+        self.range = None;
+        match self.op {
+            ObjectOp::Put | ObjectOp::Multipart => {
+                self.object = self.new_object(i);
+                if self.phase.stop == StopRule::Once && self.object >= self.spec.count {
+                    return false;
+                }
+            }
+            ObjectOp::Get | ObjectOp::Head => {
+                if !self.pick_existing(i) {
+                    return false;
+                }
+            }
+            ObjectOp::Delete => {
+                self.object = i * self.workers + self.worker;
+                if self.object >= self.spec.count {
+                    return false;
+                }
+            }
+            ObjectOp::List => {}
+            ObjectOp::Mixed => {
+                let m = self.spec.mix;
+                let total = u64::from(m.get + m.head + m.put + m.delete).max(1);
+                let draw = self.random() % total;
+                let (g, h, p) = (
+                    u64::from(m.get),
+                    u64::from(m.get + m.head),
+                    u64::from(m.get + m.head + m.put),
+                );
+                self.class = match draw {
+                    d if d < g => GET,
+                    d if d < h => HEAD,
+                    d if d < p => PUT,
+                    _ => DELETE,
+                };
+                if self.live.is_empty() && self.class != PUT {
+                    self.class = PUT;
+                }
+                if self.class == PUT {
+                    self.object = self.new_object(i);
+                } else {
+                    let at = (self.random() % self.live.len() as u64) as usize;
+                    self.object = if self.class == DELETE {
+                        self.live.swap_remove(at)
+                    } else {
+                        self.live[at]
+                    };
+                }
+            }
+        }
+        let reads = match self.op {
+            ObjectOp::Get => true,
+            ObjectOp::Mixed => self.class == GET,
+            _ => false,
+        };
+        if let (true, Some(len)) = (reads, self.spec.range) {
+            let size = self.spec.size_of(self.object);
+            let len = len.min(size).max(1);
+            let offset = self.random() % (size - len + 1).max(1);
+            self.range = Some((offset, offset + len - 1));
+        }
+        object_name(&mut self.name, self.object);
+        true
+    }
+
+    fn execute(&mut self) -> io::Result<u64> {
+        let op = match (self.op, self.class) {
+            (ObjectOp::Mixed, GET) => ObjectOp::Get,
+            (ObjectOp::Mixed, HEAD) => ObjectOp::Head,
+            (ObjectOp::Mixed, PUT) => ObjectOp::Put,
+            (ObjectOp::Mixed, _) => ObjectOp::Delete,
+            (op, _) => op,
+        };
+        match op {
+            ObjectOp::Put => {
+                let body = self.body();
+                self.session.put(&self.name, &body)?;
+                if self.op == ObjectOp::Mixed {
+                    self.live.push(self.object);
+                }
+                Ok(body.len())
+            }
+            ObjectOp::Multipart => {
+                let body = self.body();
+                let spec = self.spec;
+                self.session
+                    .multipart(&self.name, &body, spec.part_size, spec.part_concurrency)?;
+                Ok(body.len())
+            }
+            ObjectOp::Get => {
+                let first_byte = &mut self.first_byte;
+                let got = self.session.get(&self.name, self.range, &mut |_| {
+                    if first_byte.is_none() {
+                        *first_byte = Some(Instant::now());
+                    }
+                })?;
+                let expected = match self.range {
+                    Some((a, b)) => b - a + 1,
+                    None => self.spec.size_of(self.object),
+                };
+                if got != expected {
+                    return Err(io::Error::new(
+                        io::ErrorKind::UnexpectedEof,
+                        format!("{got} bytes where {expected} were expected"),
+                    ));
+                }
+                Ok(got)
+            }
+            ObjectOp::Head => {
+                let size = self.session.head(&self.name)?;
+                let expected = self.spec.size_of(self.object);
+                if size != expected {
+                    return Err(io::Error::new(
+                        io::ErrorKind::InvalidData,
+                        format!("size {size} where {expected} was stored"),
+                    ));
+                }
+                Ok(0)
+            }
+            ObjectOp::Delete => {
+                self.session.delete(&self.name)?;
+                Ok(0)
+            }
+            ObjectOp::List => {
+                let page = self
+                    .session
+                    .list(self.list_next.as_deref(), self.spec.page_keys)?;
+                self.list_next = page.next;
+                Ok(0)
+            }
+            ObjectOp::Mixed => unreachable!("drawn above"),
+        }
+    }
+
+    fn describe(&self) -> String {
+        match self.op {
+            ObjectOp::List => "list".to_string(),
+            ObjectOp::Mixed => format!("{} {}", self.phase.op.classes()[self.class], self.name),
+            op => format!("{} {}", op.name(), self.name),
+        }
+    }
+
+    fn class(&self) -> usize {
+        self.class
+    }
+
+    fn first_byte(&self) -> Option<Instant> {
+        self.first_byte
+    }
+
+    fn finish(&mut self) -> io::Result<u64> {
+        Ok(0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::runner::{run_phase, Control, PhaseEnd};
+    use crate::workload::{Mix, ObjectOp, ObjectSpec, Phase, StopRule};
+    use iobm_target::fault::FaultTarget;
+    use iobm_target::mem::MemTarget;
+    use iobm_target::objects::BODY_STAMP_LEN;
+
+    fn spec(count: u64) -> ObjectSpec {
+        ObjectSpec {
+            count,
+            size: (10_000, 50_000),
+            range: None,
+            part_size: 16_384,
+            part_concurrency: 2,
+            mix: Mix::default(),
+            page_keys: 10,
+        }
+    }
+
+    #[test]
+    fn put_get_head_delete_move_every_object_once() {
+        let target = MemTarget::new();
+        let control = Control::new(42, 4);
+        let spec = spec(23);
+        let put = run_phase(
+            &target,
+            &Phase::objects(ObjectOp::Put, 4, spec.clone(), StopRule::Once),
+            &control,
+        );
+        assert_eq!(put.end, PhaseEnd::Completed, "{:?}", put.errors);
+        assert_eq!(put.by_op[0].ops, 23);
+        assert_eq!(put.bytes(), spec.total_bytes());
+        assert_eq!(target.names().len(), 23);
+        // Sizes vary within the range, and every object carries its own stamp.
+        let a = target.contents("obj.3").unwrap();
+        assert_eq!(a.len() as u64, spec.size_of(3));
+        assert_eq!(&a[8..16], &3u64.to_le_bytes());
+        assert_eq!(&a[4096 + 16..4096 + 24], &4096u64.to_le_bytes());
+        let b = target.contents("obj.4").unwrap();
+        assert_ne!(
+            a[BODY_STAMP_LEN..4096],
+            b[BODY_STAMP_LEN..4096],
+            "bodies differ"
+        );
+
+        let get = run_phase(
+            &target,
+            &Phase::objects(ObjectOp::Get, 4, spec.clone(), StopRule::Once),
+            &control,
+        );
+        assert_eq!((get.by_op[0].ops, get.bytes()), (23, spec.total_bytes()));
+        assert_eq!(
+            get.by_op[0].ttfb.count(),
+            23,
+            "every get has a time to first byte"
+        );
+        assert!(get.by_op[0].ttfb.max().unwrap() <= get.by_op[0].latency.max().unwrap());
+
+        let mut ranged = spec.clone();
+        ranged.range = Some(1000);
+        let got = run_phase(
+            &target,
+            &Phase::objects(ObjectOp::Get, 2, ranged, StopRule::Ops(10)),
+            &control,
+        );
+        assert_eq!((got.by_op[0].ops, got.bytes()), (10, 10_000));
+
+        let head = run_phase(
+            &target,
+            &Phase::objects(ObjectOp::Head, 3, spec.clone(), StopRule::Ops(30)),
+            &control,
+        );
+        assert_eq!((head.by_op[0].ops, head.bytes()), (30, 0));
+
+        let delete = run_phase(
+            &target,
+            &Phase::objects(ObjectOp::Delete, 4, spec.clone(), StopRule::Once),
+            &control,
+        );
+        assert_eq!(delete.by_op[0].ops, 23);
+        assert_eq!(
+            target.names().len(),
+            0,
+            "multipart objects were obj.0..3 too"
+        );
+    }
+
+    #[test]
+    fn mixed_phases_draw_by_weight_and_keep_their_own_books() {
+        let target = MemTarget::new();
+        let control = Control::new(7, 3);
+        let spec = spec(30);
+        run_phase(
+            &target,
+            &Phase::objects(ObjectOp::Put, 3, spec.clone(), StopRule::Once),
+            &control,
+        );
+        let mixed = run_phase(
+            &target,
+            &Phase::objects(ObjectOp::Mixed, 3, spec.clone(), StopRule::Ops(2000)),
+            &control,
+        );
+        assert_eq!(mixed.end, PhaseEnd::Completed, "{:?}", mixed.errors);
+        let ops: Vec<u64> = mixed.by_op.iter().map(|o| o.ops).collect();
+        assert_eq!(ops.iter().sum::<u64>(), 2000);
+        // 45/30/15/10 of 2000, within a generous margin.
+        for (got, want) in ops.iter().zip([900, 600, 300, 200]) {
+            assert!(
+                (*got as f64 - want as f64).abs() < want as f64 * 0.25,
+                "{ops:?}"
+            );
+        }
+        assert_eq!(mixed.by_op[1].bytes, 0, "heads move no data");
+        let live = 30 + ops[2] - ops[3];
+        assert_eq!(
+            target.names().len() as u64,
+            live,
+            "puts add, deletes remove"
+        );
+        assert_eq!(mixed.latency.count(), 2000);
+    }
+
+    #[test]
+    fn errors_are_counted_until_the_limit_then_fail_the_phase() {
+        // Writes fail once 64 KiB are stored: the first puts succeed, the rest fail.
+        let target = FaultTarget::fail_writes_after(MemTarget::new(), 64 << 10, libc::ENOSPC);
+        let control = Control::new(1, 2);
+        let mut phase = Phase::objects(ObjectOp::Put, 2, spec(40), StopRule::Once);
+        phase.max_errors = 1000;
+        let out = run_phase(&target, &phase, &control);
+        assert_eq!(
+            out.end,
+            PhaseEnd::Completed,
+            "under the limit the phase goes on"
+        );
+        assert_eq!(out.errors[0].kind, "ENOSPC");
+        assert_eq!(out.by_op[0].ops + out.by_op[0].errors, 40);
+        assert_eq!(out.errors[0].count, out.by_op[0].errors);
+        phase.max_errors = 3;
+        let target = FaultTarget::fail_writes_after(MemTarget::new(), 0, libc::EIO);
+        let out = run_phase(&target, &phase, &control);
+        assert_eq!(out.end, PhaseEnd::Failed);
+        assert!(
+            out.errors[0].count <= 4 + 1,
+            "stops soon after the limit: {:?}",
+            out.errors
+        );
+    }
+}
