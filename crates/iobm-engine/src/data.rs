@@ -117,7 +117,7 @@ pub const OBJECT_POOL: usize = (1 << 20) + SLACK;
 
 /// The shared pool of an object phase.
 pub fn object_pool(kind: DataKind, run_id: u64) -> AlignedBuf {
-    pool_of(kind, OBJECT_POOL, run_id ^ 0x0b1e_c7)
+    pool_of(kind, OBJECT_POOL, run_id ^ 0x000b_1ec7)
 }
 
 impl DataSource {

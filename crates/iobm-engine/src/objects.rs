@@ -215,6 +215,7 @@ impl Task for ObjectTask<'_> {
                 Ok(body.len())
             }
             ObjectOp::Get => {
+                self.first_byte = None;
                 let first_byte = &mut self.first_byte;
                 let got = self.session.get(&self.name, self.range, &mut |_| {
                     if first_byte.is_none() {
@@ -297,6 +298,7 @@ mod tests {
             part_concurrency: 2,
             mix: Mix::default(),
             page_keys: 10,
+            retries: 0,
         }
     }
 

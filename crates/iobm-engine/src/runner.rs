@@ -150,6 +150,8 @@ pub struct OpOutcome {
     pub bytes: u64,
     /// Operations that failed (not in `ops`, `bytes` or the latencies).
     pub errors: u64,
+    /// Failed tries that were tried again (object phases with retries).
+    pub retried: u64,
     pub latency: Histogram,
     /// Time to first byte of the answer (object gets), else empty.
     pub ttfb: Histogram,
@@ -162,6 +164,7 @@ impl OpOutcome {
             ops: 0,
             bytes: 0,
             errors: 0,
+            retried: 0,
             latency: Histogram::new(),
             ttfb: Histogram::new(),
         }
@@ -171,6 +174,7 @@ impl OpOutcome {
         self.ops += other.ops;
         self.bytes += other.bytes;
         self.errors += other.errors;
+        self.retried += other.retried;
         self.latency += &other.latency;
         self.ttfb += &other.ttfb;
     }
@@ -520,6 +524,7 @@ fn run_worker(
     let mut series_bytes: Vec<u64> = Vec::with_capacity(64);
     let mut series_ops: Vec<u64> = Vec::with_capacity(64);
     let mut errors: Vec<WorkerError> = Vec::new();
+    let retries = phase.objects.as_ref().map_or(0, |o| o.retries);
 
     let start = Instant::now();
     let start_ns = control.ns(start);
@@ -537,9 +542,15 @@ fn run_worker(
             break;
         }
         let t0 = Instant::now();
-        let result = task.execute();
+        let mut result = task.execute();
+        let mut tries = 0;
+        while result.is_err() && tries < retries && !control.stop_requested() {
+            tries += 1;
+            result = task.execute();
+        }
         let t1 = Instant::now();
         let class = &mut classes[task.class()];
+        class.retried += u64::from(tries);
         let bytes = match result.and_then(|bytes| task.check().map(|_| bytes)) {
             Ok(bytes) => bytes,
             Err(e) => {

@@ -98,6 +98,9 @@ pub struct ObjectSpec {
     pub mix: Mix,
     /// Keys per listing page.
     pub page_keys: u32,
+    /// Times a failed operation is tried again at once (counted apart; its latency then
+    /// covers every try); 0: failures are only counted.
+    pub retries: u32,
 }
 
 impl ObjectSpec {
@@ -107,7 +110,7 @@ impl ObjectSpec {
         if min >= max {
             min
         } else {
-            min + crate::permute::mix(k ^ 0x0b1e_c7) % (max - min + 1)
+            min + crate::permute::mix(k ^ 0x000b_1ec7) % (max - min + 1)
         }
     }
 

@@ -42,7 +42,19 @@ pub fn render_header(run: &RunResult) -> String {
     let c = &run.config;
     let e = &run.environment;
     let _ = writeln!(out, "iobm {}  run {}", run.kind, run.run_id);
-    let _ = writeln!(out, "  data     {}", c.run_dir);
+    if let Some(s3) = &c.s3 {
+        let gateway = s3.gateway_dir.as_ref().map_or(String::new(), |d| {
+            format!(" (iobm's built-in gateway over {d})")
+        });
+        let _ = writeln!(
+            out,
+            "  target   {} at {}{gateway}",
+            c.run_dir,
+            s3.endpoints.join(", ")
+        );
+    } else {
+        let _ = writeln!(out, "  data     {}", c.run_dir);
+    }
     if let Some(s) = &e.storage {
         let _ = writeln!(
             out,
@@ -83,6 +95,31 @@ pub fn render_header(run: &RunResult) -> String {
     } else {
         String::new()
     };
+    if let Some(s3) = &c.s3 {
+        let size = if s3.obj_size_min == s3.obj_size_max {
+            format_bytes(s3.obj_size_max)
+        } else {
+            format!(
+                "{}..{}",
+                format_bytes(s3.obj_size_min),
+                format_bytes(s3.obj_size_max)
+            )
+        };
+        let data_set = if s3.objects > 0 {
+            format!(", data set {} objects", s3.objects)
+        } else {
+            String::new()
+        };
+        let stop = c
+            .duration_s
+            .map_or("until done or --ops".to_string(), |d| format!("for {d}s"));
+        let _ = writeln!(
+            out,
+            "  workload {} concurrent, objects of {size}{data_set}, payload signing {}, data {}, {stop}",
+            s3.concurrent, s3.payload_signing, c.data
+        );
+        return out;
+    }
     let _ = writeln!(
         out,
         "  workload {ranks}{} jobs x {} = {}, block {}, {}, {}, fsync {}, {}data {}, {}",
@@ -136,6 +173,84 @@ fn rank_table(phase: &PhaseResult) -> String {
     table.render("")
 }
 
+/// Object phases: each kind of operation, and each endpoint's share when there are several.
+fn operations_table(phase: &PhaseResult) -> String {
+    let mut table = Table::new([
+        "  operation",
+        "ops",
+        "ops/s",
+        "MiB/s",
+        "MB/s",
+        "p50",
+        "p99",
+        "max",
+        "TTFB p50",
+        "TTFB p99",
+        "errors",
+        "retried",
+    ])
+    .left(1);
+    for o in &phase.operations {
+        let rate = Rate(o.bytes_per_s);
+        let ttfb = |f: fn(&iobm_results::Latency) -> Option<u64>| ns(o.ttfb.as_ref().and_then(f));
+        table.row([
+            format!("  {}", o.op),
+            o.ops.to_string(),
+            format!("{:.1}", o.ops_per_s),
+            format!("{:.2}", rate.mib_s()),
+            format!("{:.2}", rate.mb_s()),
+            ns(o.latency.p50_ns),
+            ns(o.latency.p99_ns),
+            ns(o.latency.max_ns),
+            ttfb(|l| l.p50_ns),
+            ttfb(|l| l.p99_ns),
+            o.errors.to_string(),
+            o.retried.to_string(),
+        ]);
+    }
+    let mut out = table.render("");
+    out.push_str("  (ops/s and MiB/s per operation: its ops or bytes / the phase's wall time; latency: request sent to answer received; TTFB: to the answer's head)\n");
+    let mut endpoints: Vec<&str> = phase
+        .workers
+        .iter()
+        .filter_map(|w| w.endpoint.as_deref())
+        .collect();
+    endpoints.sort_unstable();
+    endpoints.dedup();
+    if endpoints.len() > 1 {
+        let total = phase.bytes().max(1) as f64;
+        let ops_total = phase.workers.iter().map(|w| w.span.ops).sum::<u64>().max(1) as f64;
+        let mut shares = Table::new([
+            "  endpoint",
+            "workers",
+            "bytes",
+            "share of bytes",
+            "ops",
+            "share of ops",
+        ])
+        .left(1);
+        for e in endpoints {
+            let mine: Vec<_> = phase
+                .workers
+                .iter()
+                .filter(|w| w.endpoint.as_deref() == Some(e))
+                .collect();
+            let bytes: u64 = mine.iter().map(|w| w.span.bytes).sum();
+            let ops: u64 = mine.iter().map(|w| w.span.ops).sum();
+            shares.row([
+                format!("  {e}"),
+                mine.len().to_string(),
+                format_bytes(bytes),
+                format!("{:.1}%", bytes as f64 * 100.0 / total),
+                ops.to_string(),
+                format!("{:.1}%", ops as f64 * 100.0 / ops_total),
+            ]);
+        }
+        out.push_str(&shares.render(""));
+    }
+    out
+}
+
 /// One phase: workers, aggregates, latency, CPU, cache evidence, errors and warnings.
 pub fn render_phase(phase: &PhaseResult, env: &Environment) -> String {
     let mut out = String::new();
@@ -187,6 +302,9 @@ pub fn render_phase(phase: &PhaseResult, env: &Environment) -> String {
     }
     out.push_str(&aggs.render(""));
 
+    if !phase.operations.is_empty() {
+        out.push_str(&operations_table(phase));
+    }
     let l = &phase.latency;
     let _ = writeln!(
         out,

@@ -25,6 +25,8 @@ pub struct Head {
     /// The server closes the connection after this response.
     pub close: bool,
     pub etag: Option<String>,
+    /// The answer has no body whatever its headers say (HEAD, 204, 304).
+    pub no_body: bool,
 }
 
 /// How long a body is.
@@ -139,10 +141,7 @@ impl Connection {
             Ok(())
         })?;
         let mut head = self.read_head()?;
-        if is_head_request || head.status == 204 || head.status == 304 {
-            head.content_length = Some(0);
-            head.chunked = false;
-        }
+        head.no_body = is_head_request || head.status == 204 || head.status == 304;
         Ok(head)
     }
 
@@ -211,7 +210,9 @@ impl Connection {
     /// Reads the body of the response with head `head`, handing it to `sink` piece by piece;
     /// returns its length. The connection is dropped on errors and after `Connection: close`.
     pub fn read_body(&mut self, head: &Head, sink: &mut dyn FnMut(&[u8])) -> io::Result<u64> {
-        let framing = if head.chunked {
+        let framing = if head.no_body {
+            Framing::Length(0)
+        } else if head.chunked {
             Framing::Chunked
         } else if let Some(len) = head.content_length {
             Framing::Length(len)

@@ -39,6 +39,20 @@ Examples:
   iobm serve /data --access-key AK --secret-key SK --fsync
   aws --endpoint-url http://127.0.0.1:9000 s3 cp big.bin s3://bucket/big.bin";
 
+const S3_EXAMPLES: &str = "\
+Examples:
+  iobm s3 put                                   8 MiB PUTs for 1 minute through the built-in gateway
+  iobm s3 get --dir /mnt/beegfs                 the built-in gateway over a directory of your choice
+  iobm s3 put --endpoint http://10.0.0.5:7070 --concurrent 20 --obj-size 8MiB --duration 3m
+  iobm s3 get --endpoint http://gw1:7070,http://gw2:7070 --objects 500 --bucket bench
+  iobm s3 mixed --get 60 --head 20 --put 15 --delete 5 --obj-size-range 4KiB..1MiB
+  iobm s3 multipart --obj-size 256MiB --part-size 16MiB --part-concurrency 8 --ops 20
+
+Credentials come from --access-key/--secret-key or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY;
+--endpoint from AWS_ENDPOINT_URL, --region from AWS_REGION. Every object is written under a
+prefix made for the run (PREFIX/iobm-<run id>/), and removed afterwards unless --keep; a bucket
+is deleted only if the run created it.";
+
 #[derive(Debug, Parser)]
 #[command(
     name = "iobm",
@@ -74,6 +88,9 @@ pub enum Command {
     /// An S3 gateway over a directory: buckets are its top-level directories
     #[command(after_help = SERVE_EXAMPLES)]
     Serve(ServeArgs),
+    /// S3 load: put, get, head, delete, list, multipart or mixed, at high concurrency
+    #[command(after_help = format!("{S3_EXAMPLES}\n\n{EXIT_CODES_HELP}"))]
+    S3(S3Args),
     /// A tour of about 30 seconds on a built-in default directory, with a summary table
     Quick(QuickArgs),
     /// Print a saved result (--json FILE) again, recomputing its aggregates
@@ -267,6 +284,137 @@ pub struct ServeArgs {
     pub fsync: bool,
 }
 
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum S3Op {
+    /// Store new objects
+    Put,
+    /// Read objects of the data set (uploaded first, not counted), whole or --range-size of each
+    Get,
+    /// HEAD objects of the data set
+    Head,
+    /// Delete every object of the data set once
+    Delete,
+    /// List the data set, one page of --page-keys per request
+    List,
+    /// Store new objects by multipart upload
+    Multipart,
+    /// get, head, put and delete drawn by the --get/--head/--put/--delete weights
+    Mixed,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PayloadArg {
+    /// x-amz-content-sha256: UNSIGNED-PAYLOAD (headers still signed)
+    Unsigned,
+    /// Hash every body with SHA-256 for its signature, inside the operation's time
+    Sha256,
+}
+
+#[derive(Debug, Args)]
+pub struct S3Args {
+    /// The operation to load the store with
+    #[arg(value_enum, value_name = "OP")]
+    pub op: S3Op,
+    /// S3 endpoint, http://HOST:PORT; repeat or separate with commas to spread the workers over
+    /// several [default: $AWS_ENDPOINT_URL, else iobm's own gateway started in-process]
+    #[arg(long, value_name = "URL", value_delimiter = ',')]
+    pub endpoint: Vec<String>,
+    /// Directory the built-in gateway serves (without --endpoint) [default: a new temporary directory]
+    #[arg(long, value_name = "DIR", conflicts_with = "endpoint")]
+    pub dir: Option<PathBuf>,
+    /// Bucket to use; created if missing (and then deleted afterwards, unless --keep)
+    #[arg(long, value_name = "NAME", default_value = "iobm")]
+    pub bucket: String,
+    /// Key prefix under which the run makes its own PREFIX/iobm-<run id>/
+    #[arg(long, value_name = "PREFIX", default_value = "")]
+    pub prefix: String,
+    /// Access key [default: $AWS_ACCESS_KEY_ID]
+    #[arg(
+        long,
+        value_name = "KEY",
+        env = "AWS_ACCESS_KEY_ID",
+        hide_env_values = true
+    )]
+    pub access_key: Option<String>,
+    /// Secret key [default: $AWS_SECRET_ACCESS_KEY]
+    #[arg(
+        long,
+        value_name = "KEY",
+        env = "AWS_SECRET_ACCESS_KEY",
+        hide_env_values = true
+    )]
+    pub secret_key: Option<String>,
+    /// Region to sign for [default: $AWS_REGION, else us-east-1]
+    #[arg(long, value_name = "REGION", env = "AWS_REGION")]
+    pub region: Option<String>,
+    /// Concurrent requests: one worker thread and connection each
+    #[arg(short, long, value_name = "N", default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub concurrent: u32,
+    /// Object size
+    #[arg(long, value_name = "SIZE", default_value = "8MiB", value_parser = parse_size, conflicts_with = "obj_size_range")]
+    pub obj_size: u64,
+    /// Object sizes drawn uniformly from MIN..MAX per object (instead of --obj-size)
+    #[arg(long, value_name = "MIN..MAX", value_parser = parse_size_range)]
+    pub obj_size_range: Option<(u64, u64)>,
+    /// Objects of the data set for get, head, delete, list and mixed (uploaded first, not counted)
+    #[arg(long, value_name = "N", default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..))]
+    pub objects: u64,
+    /// Stop after this long
+    #[arg(short, long, value_name = "DURATION", default_value = "1m", value_parser = parse_positive_duration, conflicts_with = "ops")]
+    pub duration: Duration,
+    /// Stop after this many operations in all (instead of --duration)
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub ops: Option<u64>,
+    /// Bytes per ranged GET, from a random offset (get and mixed)
+    #[arg(long, value_name = "SIZE", value_parser = parse_positive_size)]
+    pub range_size: Option<u64>,
+    /// Part size of multipart uploads (S3 wants at least 5 MiB but for the last)
+    #[arg(long, value_name = "SIZE", default_value = "5MiB", value_parser = parse_positive_size)]
+    pub part_size: u64,
+    /// Parts in flight per multipart upload (each on its own connection)
+    #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=256))]
+    pub part_concurrency: u32,
+    /// Keys per list request
+    #[arg(long, value_name = "N", default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub page_keys: u32,
+    /// Mixed: weight of GET
+    #[arg(long = "get", value_name = "W", default_value_t = 45)]
+    pub mix_get: u32,
+    /// Mixed: weight of HEAD
+    #[arg(long = "head", value_name = "W", default_value_t = 30)]
+    pub mix_head: u32,
+    /// Mixed: weight of PUT
+    #[arg(long = "put", value_name = "W", default_value_t = 15)]
+    pub mix_put: u32,
+    /// Mixed: weight of DELETE
+    #[arg(long = "delete", value_name = "W", default_value_t = 10)]
+    pub mix_delete: u32,
+    /// Sign payloads: unsigned (UNSIGNED-PAYLOAD) or sha256 (as clients that hash every body)
+    #[arg(long, value_enum, default_value_t = PayloadArg::Unsigned)]
+    pub payload_signing: PayloadArg,
+    /// Try a failed request again up to N times (counted apart); by default failures are only counted
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub retries: u32,
+    /// End the run (failed) once more than N requests failed
+    #[arg(long, value_name = "N", default_value_t = 100)]
+    pub max_errors: u64,
+    /// Longest wait for a connection, or for progress of a request or an answer
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_positive_duration)]
+    pub timeout: Duration,
+    /// Content of the objects: random (stamped per 4 KiB), zero, or compressible:PCT
+    #[arg(long, value_name = "KIND", default_value = "random", value_parser = parse_data)]
+    pub data: DataKind,
+    /// Leave the objects (and the built-in gateway's directory) after the run
+    #[arg(long)]
+    pub keep: bool,
+    /// Name of the run in comparisons
+    #[arg(long, value_name = "NAME")]
+    pub label: Option<String>,
+    /// Write the full result document to FILE (- for stdout)
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+}
+
 #[derive(Debug, Args)]
 pub struct QuickArgs {
     /// Directory to measure [default: the system temp directory]
@@ -300,6 +448,22 @@ fn parse_positive_size(s: &str) -> Result<u64, String> {
         Ok(v) => Ok(v),
         Err(e) => Err(e.to_string()),
     }
+}
+
+fn parse_size(s: &str) -> Result<u64, String> {
+    iobm_stats::parse_bytes(s).map_err(|e| e.to_string())
+}
+
+/// `MIN..MAX` with sizes that take units.
+fn parse_size_range(s: &str) -> Result<(u64, u64), String> {
+    let (min, max) = s
+        .split_once("..")
+        .ok_or("expected MIN..MAX, e.g. 4KiB..1MiB")?;
+    let (min, max) = (parse_size(min)?, parse_positive_size(max)?);
+    if min > max {
+        return Err(format!("MIN ({min}) is larger than MAX ({max})"));
+    }
+    Ok((min, max))
 }
 
 fn parse_positive_duration(s: &str) -> Result<Duration, String> {
@@ -406,6 +570,13 @@ mod tests {
         assert!(parse_files("1:10:20").is_err());
         assert!(parse_files("x").is_err());
         assert!(parse_files("1:2:3:4:5").is_err());
+    }
+
+    #[test]
+    fn size_ranges() {
+        assert_eq!(parse_size_range("4KiB..1MiB"), Ok((4096, 1 << 20)));
+        assert!(parse_size_range("2M..1M").unwrap_err().contains("larger"));
+        assert!(parse_size_range("1M").unwrap_err().contains("MIN..MAX"));
     }
 
     #[test]

@@ -4,8 +4,8 @@
 use iobm_engine::{FsyncPolicy, Op, Pattern, PerChar, Phase, PhaseEnd, PhaseOutcome, StopRule};
 use iobm_results::checks::phase_warnings;
 use iobm_results::{
-    CacheEvidence, CpuUsage, DeviceIo, ErrorCount, Latency, PhaseResult, PhaseSettings, RunStatus,
-    Series, WorkerResult,
+    CacheEvidence, CpuUsage, DeviceIo, ErrorCount, Latency, OperationResult, PhaseResult,
+    PhaseSettings, RunStatus, Series, WorkerResult,
 };
 use iobm_stats::{aggregates, Histogram};
 
@@ -88,6 +88,36 @@ pub fn latency(measures: String, histogram: &Histogram) -> Latency {
     }
 }
 
+/// Each kind of operation of an object phase, rated over the phase's wall time.
+fn operations(outcome: &PhaseOutcome) -> Vec<OperationResult> {
+    let wall_s = outcome.end_ns.saturating_sub(outcome.start_ns) as f64 / 1e9;
+    let per_s = |n: u64| if wall_s > 0.0 { n as f64 / wall_s } else { 0.0 };
+    outcome
+        .by_op
+        .iter()
+        .map(|o| OperationResult {
+            op: o.name.to_string(),
+            ops: o.ops,
+            bytes: o.bytes,
+            errors: o.errors,
+            retried: o.retried,
+            ops_per_s: per_s(o.ops),
+            bytes_per_s: per_s(o.bytes),
+            latency: latency(
+                format!("one {}: from its request's first byte sent to the answer's last byte received", o.name),
+                &o.latency,
+            ),
+            ttfb: (o.ttfb.count() > 0).then(|| {
+                latency(
+                    "from the request's first byte sent until the answer's status line and headers arrived"
+                        .to_string(),
+                    &o.ttfb,
+                )
+            }),
+        })
+        .collect()
+}
+
 /// CPU seconds, and per GiB moved.
 pub fn cpu_usage(user_s: f64, system_s: f64, moved: u64) -> CpuUsage {
     CpuUsage {
@@ -167,7 +197,10 @@ pub fn phase_result(
             })
             .collect(),
         warnings: Vec::new(),
-        operations: Vec::new(),
+        operations: match phase.op {
+            Op::Object(_) => operations(outcome),
+            _ => Vec::new(),
+        },
     };
     result.warnings = phase_warnings(&result, ram_bytes);
     result

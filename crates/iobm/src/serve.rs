@@ -6,7 +6,7 @@ use crate::session;
 use iobm_gateway::Access;
 
 /// A random credential of `len` characters from `alphabet`.
-fn random_key(len: usize, alphabet: &[u8]) -> Result<String, Failure> {
+pub(crate) fn random_key(len: usize, alphabet: &[u8]) -> Result<String, Failure> {
     let mut bytes = vec![0u8; len];
     if !session::random_bytes(&mut bytes) {
         return Err(Failure::run(

@@ -1,0 +1,458 @@
+//! `iobm s3 OP`: S3 load generation against endpoints, or against iobm's own gateway started
+//! in-process over a directory when none is given. The data set of reading operations is
+//! uploaded first (not counted); everything the run wrote is under a prefix made for it and is
+//! removed afterwards unless `--keep`.
+
+use crate::cli::{PayloadArg, S3Args, S3Op};
+use crate::execute::execute;
+use crate::exit::{Exit, Failure};
+use crate::ranks::Ranks;
+use crate::serve::random_key;
+use crate::session::{self, describe_io, say, RunId};
+use iobm_engine::{run_phase, Mix, ObjectOp, ObjectSpec, Phase, PhaseEnd, StopRule};
+use iobm_report::text::{render_footer, render_header, render_phase};
+use iobm_results::{env, Config, RunStatus, S3Config as S3Settings};
+use iobm_s3::sigv4::Credentials;
+use iobm_s3::{Endpoint, PayloadSigning, S3Config, S3Target};
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
+
+/// iobm's gateway, serving a directory on a free loopback port from a thread of this process.
+pub struct BuiltinGateway {
+    pub url: String,
+    pub dir: PathBuf,
+    pub credentials: Credentials,
+    /// The directory was made for this run (and is removed with the gateway).
+    made_dir: bool,
+    stop: &'static AtomicBool,
+    thread: Option<JoinHandle<std::io::Result<()>>>,
+}
+
+impl BuiltinGateway {
+    /// Starts a gateway over `dir`, or over a new directory in the system temp directory.
+    pub fn start(dir: Option<&Path>, run_id: &RunId) -> Result<BuiltinGateway, Failure> {
+        let (dir, made_dir) = match dir {
+            Some(d) => {
+                session::writable_dir(d)
+                    .map_err(|f| Failure::input(format!("--dir {}", f.message)))?;
+                (d.to_path_buf(), false)
+            }
+            None => {
+                let d = std::env::temp_dir().join(format!("iobm-gateway-{}", run_id.text));
+                std::fs::create_dir(&d).map_err(|e| {
+                    Failure::run(format!(
+                        "{}: cannot create: {}",
+                        d.display(),
+                        describe_io(&e)
+                    ))
+                })?;
+                (d, true)
+            }
+        };
+        let credentials = Credentials {
+            access_key: random_key(20, b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567")?,
+            secret_key: random_key(40, b"abcdefghijklmnopqrstuvwxyz0123456789")?,
+        };
+        let stop: &'static AtomicBool = Box::leak(Box::new(AtomicBool::new(false)));
+        let (tx, rx) = std::sync::mpsc::channel();
+        let access = iobm_gateway::Access::Keys {
+            access_key: credentials.access_key.clone(),
+            secret_key: credentials.secret_key.clone(),
+        };
+        let root = dir.clone();
+        let thread = std::thread::Builder::new()
+            .name("gateway".into())
+            .spawn(move || -> std::io::Result<()> {
+                let runtime = tokio::runtime::Builder::new_multi_thread()
+                    .enable_all()
+                    .thread_name("gateway")
+                    .build()?;
+                runtime.block_on(async {
+                    let listener = match iobm_gateway::bind(([127, 0, 0, 1], 0).into()).await {
+                        Ok(l) => l,
+                        Err(e) => {
+                            let _ = tx.send(Err(e.to_string()));
+                            return Ok(());
+                        }
+                    };
+                    let _ = tx.send(listener.local_addr().map_err(|e| e.to_string()));
+                    iobm_gateway::serve(&root, listener, access, false, stop).await
+                })
+            })
+            .map_err(|e| Failure::run(format!("cannot start the built-in gateway: {e}")))?;
+        let addr = rx
+            .recv()
+            .map_err(|_| Failure::run("the built-in gateway did not start"))?
+            .map_err(|e| Failure::run(format!("the built-in gateway did not start: {e}")))?;
+        Ok(BuiltinGateway {
+            url: format!("http://{addr}"),
+            dir,
+            credentials,
+            made_dir,
+            stop,
+            thread: Some(thread),
+        })
+    }
+
+    /// Stops the gateway; removes its directory if it made it, unless `keep`.
+    pub fn stop(mut self, keep: bool) -> Option<String> {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+        if self.made_dir && !keep {
+            return std::fs::remove_dir_all(&self.dir).err().map(|e| {
+                format!(
+                    "could not remove {}: {}",
+                    self.dir.display(),
+                    describe_io(&e)
+                )
+            });
+        }
+        None
+    }
+}
+
+fn object_op(op: S3Op) -> ObjectOp {
+    match op {
+        S3Op::Put => ObjectOp::Put,
+        S3Op::Get => ObjectOp::Get,
+        S3Op::Head => ObjectOp::Head,
+        S3Op::Delete => ObjectOp::Delete,
+        S3Op::List => ObjectOp::List,
+        S3Op::Multipart => ObjectOp::Multipart,
+        S3Op::Mixed => ObjectOp::Mixed,
+    }
+}
+
+/// The endpoints given (flag, then `AWS_ENDPOINT_URL`), parsed; empty: use the built-in gateway.
+fn endpoints(args: &S3Args) -> Result<Vec<Endpoint>, Failure> {
+    let given: Vec<String> = if args.endpoint.is_empty() {
+        std::env::var("AWS_ENDPOINT_URL")
+            .ok()
+            .filter(|v| !v.trim().is_empty() && args.dir.is_none())
+            .into_iter()
+            .collect()
+    } else {
+        args.endpoint.clone()
+    };
+    given
+        .iter()
+        .filter(|e| !e.trim().is_empty())
+        .map(|e| Endpoint::parse(e).map_err(|m| Failure::input(format!("--endpoint {m}"))))
+        .collect()
+}
+
+fn check_bucket(name: &str) -> Result<(), Failure> {
+    let ok = (3..=63).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'.')
+        && !name.starts_with(['-', '.'])
+        && !name.ends_with(['-', '.']);
+    if ok {
+        Ok(())
+    } else {
+        Err(Failure::input(format!(
+            "--bucket '{name}': bucket names are 3 to 63 lower-case letters, digits, '-' and '.'"
+        )))
+    }
+}
+
+pub fn s3(args: S3Args, argv: &[OsString]) -> Result<Exit, Failure> {
+    let ranks = Ranks::connect()?;
+    if ranks.size() > 1 {
+        return Err(Failure::input(
+            "iobm s3 runs as one process (use --concurrent and several --endpoint); not under MPI",
+        ));
+    }
+    session::json_path_ok(args.json.as_deref())?;
+    check_bucket(&args.bucket)?;
+    let (min, max) = args
+        .obj_size_range
+        .unwrap_or((args.obj_size, args.obj_size));
+    if max == 0 {
+        return Err(Failure::input("--obj-size must be greater than 0"));
+    }
+    if args.op == S3Op::Multipart && args.part_size > max {
+        eprintln!("iobm: note: --part-size is larger than the objects: one part each");
+    }
+    let mix = Mix {
+        get: args.mix_get,
+        head: args.mix_head,
+        put: args.mix_put,
+        delete: args.mix_delete,
+    };
+    if args.op == S3Op::Mixed && mix.get + mix.head + mix.put + mix.delete == 0 {
+        return Err(Failure::input(
+            "--get, --head, --put and --delete are all 0",
+        ));
+    }
+    let prefix = args.prefix.trim_matches('/');
+    if prefix.contains("//") || prefix.split('/').any(|p| p == "..") {
+        return Err(Failure::input(format!(
+            "--prefix '{}': empty or '..' parts",
+            args.prefix
+        )));
+    }
+    let external = endpoints(&args)?;
+
+    let run_id = RunId::generate();
+    let gateway = if external.is_empty() {
+        Some(BuiltinGateway::start(args.dir.as_deref(), &run_id)?)
+    } else {
+        None
+    };
+    let (endpoints, credentials) = match &gateway {
+        Some(g) => (
+            vec![Endpoint::parse(&g.url).map_err(Failure::run)?],
+            Some(g.credentials.clone()),
+        ),
+        None => (
+            external,
+            match (&args.access_key, &args.secret_key) {
+                (Some(a), Some(s)) => Some(Credentials {
+                    access_key: a.clone(),
+                    secret_key: s.clone(),
+                }),
+                (None, None) => {
+                    eprintln!("iobm: note: no credentials (--access-key/--secret-key or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY): requests are not signed");
+                    None
+                }
+                _ => {
+                    return Err(Failure::input(
+                        "--access-key and --secret-key go together (or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)",
+                    ))
+                }
+            },
+        ),
+    };
+    let region = args
+        .region
+        .clone()
+        .or_else(|| std::env::var("AWS_DEFAULT_REGION").ok())
+        .filter(|r| !r.is_empty())
+        .unwrap_or_else(|| "us-east-1".to_string());
+    let key_prefix = if prefix.is_empty() {
+        format!("iobm-{}/", run_id.text)
+    } else {
+        format!("{prefix}/iobm-{}/", run_id.text)
+    };
+    let payload = match args.payload_signing {
+        PayloadArg::Unsigned => PayloadSigning::Unsigned,
+        PayloadArg::Sha256 => PayloadSigning::Sha256,
+    };
+    let target = S3Target::new(S3Config {
+        endpoints: endpoints.clone(),
+        bucket: args.bucket.clone(),
+        prefix: key_prefix.clone(),
+        credentials: credentials.clone(),
+        region: region.clone(),
+        payload,
+        timeout: args.timeout,
+    });
+    let result = run(
+        &args,
+        argv,
+        &target,
+        &run_id,
+        gateway.as_ref(),
+        (min, max),
+        mix,
+    );
+    if let Some(g) = gateway {
+        if let Some(w) = g.stop(args.keep) {
+            eprintln!("iobm: warning: {w}");
+        }
+    }
+    result
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run(
+    args: &S3Args,
+    argv: &[OsString],
+    target: &S3Target,
+    run_id: &RunId,
+    gateway: Option<&BuiltinGateway>,
+    (min, max): (u64, u64),
+    mix: Mix,
+) -> Result<Exit, Failure> {
+    let config = target.config();
+    let where_ = config
+        .endpoints
+        .iter()
+        .map(|e| e.url.as_str())
+        .collect::<Vec<_>>()
+        .join(", ");
+    let bucket_created = target.ensure_bucket().map_err(|e| {
+        let what = iobm_target::error_kind(&e);
+        Failure::run(format!(
+            "{where_}: cannot use bucket '{}': {} ({what})",
+            config.bucket,
+            describe_io(&e)
+        ))
+    })?;
+    let op = object_op(args.op);
+    let needs_data_set = !matches!(op, ObjectOp::Put | ObjectOp::Multipart);
+    let spec = ObjectSpec {
+        count: if needs_data_set { args.objects } else { 0 },
+        size: (min, max),
+        range: args.range_size,
+        part_size: args.part_size,
+        part_concurrency: args.part_concurrency as usize,
+        mix,
+        page_keys: args.page_keys,
+        retries: args.retries,
+    };
+    let workers = args.concurrent as usize;
+    let control = session::control(run_id, workers);
+    let stop = match (op, args.ops) {
+        (_, Some(n)) => StopRule::Ops(n),
+        (ObjectOp::Delete, None) => StopRule::Once,
+        (_, None) => StopRule::Duration(args.duration),
+    };
+    let mut phase = Phase::objects(op, workers, spec.clone(), stop);
+    phase.data = args.data;
+    phase.max_errors = args.max_errors;
+
+    let settings = S3Settings {
+        endpoints: config.endpoints.iter().map(|e| e.url.clone()).collect(),
+        builtin_gateway: gateway.is_some(),
+        gateway_dir: gateway.map(|g| g.dir.display().to_string()),
+        bucket: config.bucket.clone(),
+        bucket_created,
+        prefix: config.prefix.clone(),
+        region: config.region.clone(),
+        payload_signing: if config.credentials.is_some() {
+            config.payload.name().to_string()
+        } else {
+            "none".to_string()
+        },
+        concurrent: args.concurrent,
+        objects: spec.count,
+        obj_size_min: min,
+        obj_size_max: max,
+        range_bytes: args.range_size,
+        part_size: args.part_size,
+        part_concurrency: args.part_concurrency,
+        mix: vec![mix.get, mix.head, mix.put, mix.delete],
+        retries: args.retries,
+        max_errors: args.max_errors,
+        timeout_s: args.timeout.as_secs_f64(),
+    };
+    let run_config = Config {
+        dir: gateway.map_or(where_.clone(), |g| g.dir.display().to_string()),
+        run_dir: format!("s3://{}/{}", config.bucket, config.prefix),
+        jobs: args.concurrent,
+        size_per_job_bytes: max,
+        total_bytes: spec.total_bytes(),
+        block_bytes: max,
+        layout: "objects".to_string(),
+        pattern: "random".to_string(),
+        fsync: "never".to_string(),
+        direct: false,
+        duration_s: crate::record::duration_s(stop),
+        data: crate::cli::data_name(args.data),
+        keep: args.keep,
+        bonnie: None,
+        s3: Some(settings),
+    };
+    let environment = env::capture(gateway.map(|g| g.dir.as_path()));
+    let kind = format!("s3 {}", op.name());
+    let mut run = session::skeleton(&kind, run_id, argv, run_config, environment, &control);
+    run.label = args.label.clone();
+    run.ranks = ranks_info(&run);
+    say(&render_header(&run));
+
+    if needs_data_set {
+        let mut upload = Phase::objects(ObjectOp::Put, workers, spec.clone(), StopRule::Once);
+        upload.data = args.data;
+        let outcome = run_phase(target, &upload, &control);
+        match outcome.end {
+            PhaseEnd::Completed => say(&format!(
+                "data set: {} objects, {} uploaded in {:.1}s (not counted)\n",
+                spec.count,
+                iobm_stats::format_bytes(outcome.bytes()),
+                outcome.end_ns.saturating_sub(outcome.start_ns) as f64 / 1e9
+            )),
+            end => {
+                run.status = if end == PhaseEnd::Interrupted {
+                    RunStatus::Interrupted
+                } else {
+                    RunStatus::Failed
+                };
+                let why = outcome
+                    .errors
+                    .first()
+                    .map_or("interrupted".to_string(), |e| {
+                        format!("{} ({})", e.first, e.kind)
+                    });
+                run.warnings
+                    .push(format!("uploading the data set failed: {why}"));
+            }
+        }
+    }
+    if run.status == RunStatus::Complete {
+        let ranks = Ranks::connect()?;
+        execute(target, vec![phase], &mut run, &control, &ranks, |_| {});
+        for phase in &mut run.phases {
+            for w in &mut phase.workers {
+                w.endpoint = Some(target.endpoint_of(w.worker as usize).to_string());
+            }
+            if gateway.is_some() {
+                phase.warnings.push(
+                    "iobm's CPU time includes the built-in gateway serving the requests in-process"
+                        .to_string(),
+                );
+            }
+            say(&format!("\n{}", render_phase(phase, &run.environment)));
+        }
+    }
+
+    // Clean up even after Ctrl-C: only what is under the run's own prefix.
+    if args.keep {
+        run.warnings.push(format!(
+            "objects kept under s3://{}/{}{}",
+            config.bucket,
+            config.prefix,
+            gateway.map_or(String::new(), |g| format!(
+                " (gateway directory {})",
+                g.dir.display()
+            ))
+        ));
+    } else {
+        match target.remove_all(workers) {
+            Ok(_) => {
+                if bucket_created {
+                    if let Err(e) = target.delete_bucket() {
+                        run.warnings.push(format!(
+                            "could not delete bucket '{}' that this run created: {}",
+                            config.bucket,
+                            describe_io(&e)
+                        ));
+                    }
+                }
+            }
+            Err(e) => run.warnings.push(format!(
+                "cleanup failed, objects may remain under s3://{}/{}: {}",
+                config.bucket,
+                config.prefix,
+                describe_io(&e)
+            )),
+        }
+    }
+    say(&format!("\n{}", render_footer(&run)));
+    session::finish(&run, args.json.as_deref())
+}
+
+fn ranks_info(run: &iobm_results::RunResult) -> Vec<iobm_results::RankInfo> {
+    vec![iobm_results::RankInfo {
+        rank: 0,
+        host: run.environment.hostname.clone(),
+        clock_offset_ns: 0,
+        clock_uncertainty_ns: 0,
+    }]
+}
