@@ -160,6 +160,8 @@ pub struct S3Config {
     pub max_errors: u64,
     /// Longest wait for a connection or for progress of a request, in seconds.
     pub timeout_s: f64,
+    /// Whether every request had a connection of its own (--new-connection).
+    pub new_connection: bool,
 }
 
 /// Settings of `iobm bonnie` beyond the file workload's.

@@ -126,21 +126,45 @@ impl Connection {
         is_head_request: bool,
     ) -> io::Result<Head> {
         let timeout = self.timeout;
+        let closing = head.windows(21).any(|w| w == b"\r\nconnection: close\r\n");
         let stream = self.stream()?;
-        stream.write_all(head).map_err(|e| timed_out(e, timeout))?;
-        body(&mut |mut slices| {
-            while !slices.is_empty() {
-                let n = stream
-                    .write_vectored(slices)
-                    .map_err(|e| timed_out(e, timeout))?;
-                if n == 0 {
-                    return Err(io::ErrorKind::WriteZero.into());
+        // The head goes out with the body's first batch, in one writev.
+        let mut head_pending = Some(head);
+        let mut head_sent = false;
+        {
+            let mut write_all = |slices: &mut [IoSlice<'_>]| -> io::Result<()> {
+                let mut with_head: [IoSlice<'_>; 1 + 2 * iobm_target::objects::BATCH_CHUNKS] =
+                    [IoSlice::new(&[]); 1 + 2 * iobm_target::objects::BATCH_CHUNKS];
+                let mut n = 0;
+                if let Some(h) = head_pending.take() {
+                    with_head[0] = IoSlice::new(h);
+                    n = 1;
+                    head_sent = true;
                 }
-                IoSlice::advance_slices(&mut slices, n);
-            }
-            Ok(())
-        })?;
+                for s in slices.iter() {
+                    with_head[n] = *s;
+                    n += 1;
+                }
+                let mut slices = &mut with_head[..n];
+                while !slices.is_empty() {
+                    let written = stream
+                        .write_vectored(slices)
+                        .map_err(|e| timed_out(e, timeout))?;
+                    if written == 0 {
+                        return Err(io::ErrorKind::WriteZero.into());
+                    }
+                    IoSlice::advance_slices(&mut slices, written);
+                }
+                Ok(())
+            };
+            body(&mut write_all)?;
+        }
+        if !head_sent {
+            stream.write_all(head).map_err(|e| timed_out(e, timeout))?;
+        }
         let mut head = self.read_head()?;
+        // A request that asked to close the connection gets a closing answer, whatever it says.
+        head.close |= closing;
         head.no_body = is_head_request || head.status == 204 || head.status == 304;
         Ok(head)
     }

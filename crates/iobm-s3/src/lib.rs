@@ -101,6 +101,9 @@ pub struct S3Config {
     pub payload: PayloadSigning,
     /// Longest wait for a connection, or for progress of a request or response.
     pub timeout: Duration,
+    /// Open a new connection for every request (`Connection: close`); its setup is then
+    /// inside the operation's time. For servers whose keep-alive is broken.
+    pub new_connection_per_request: bool,
 }
 
 /// An S3 bucket and run prefix as a target.
@@ -131,8 +134,8 @@ impl S3Target {
         let mut c = self.control.lock().unwrap();
         let head = c.request(&self.config, "HEAD", None, &[], &[], None)?;
         match head.status {
-            200 => return Ok(false),
-            404 => {}
+            200 => return c.conn.skip_body(&head).map(|_| false),
+            404 => c.conn.skip_body(&head).map(|_| ())?,
             _ => return Err(c.error(&head)),
         }
         let head = c.request(&self.config, "PUT", None, &[], &[], None)?;
@@ -338,6 +341,9 @@ impl Client {
         for (name, value) in headers {
             let _ = write!(StrWriter(h), "{name}: {value}\r\n");
         }
+        if config.new_connection_per_request {
+            h.extend_from_slice(b"connection: close\r\n");
+        }
         if let Some(signer) = &mut self.signer {
             let mut signed: Vec<(&str, &str)> = vec![
                 ("host", endpoint.host.as_str()),
@@ -390,6 +396,7 @@ impl Client {
         if head.status != 200 {
             return Err(self.error(&head));
         }
+        self.conn.skip_body(&head)?;
         head.content_length
             .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "HEAD without a length"))
     }

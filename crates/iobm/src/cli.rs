@@ -401,6 +401,10 @@ pub struct S3Args {
     /// Longest wait for a connection, or for progress of a request or an answer
     #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_positive_duration)]
     pub timeout: Duration,
+    /// Open a new connection for every request (Connection: close), its setup inside the
+    /// operation's time; by default each worker keeps its connection alive
+    #[arg(long)]
+    pub new_connection: bool,
     /// Content of the objects: random (stamped per 4 KiB), zero, or compressible:PCT
     #[arg(long, value_name = "KIND", default_value = "random", value_parser = parse_data)]
     pub data: DataKind,

@@ -252,6 +252,7 @@ pub fn s3(args: S3Args, argv: &[OsString]) -> Result<Exit, Failure> {
         region: region.clone(),
         payload,
         timeout: args.timeout,
+        new_connection_per_request: args.new_connection,
     });
     let result = run(
         &args,
@@ -342,6 +343,7 @@ fn run(
         retries: args.retries,
         max_errors: args.max_errors,
         timeout_s: args.timeout.as_secs_f64(),
+        new_connection: args.new_connection,
     };
     let run_config = Config {
         dir: gateway.map_or(where_.clone(), |g| g.dir.display().to_string()),
