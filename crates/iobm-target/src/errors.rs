@@ -59,6 +59,9 @@ pub fn error_kind(error: &io::Error) -> String {
             libc::EAGAIN => "EAGAIN",
             libc::ENOMEM => "ENOMEM",
             libc::EBADF => "EBADF",
+            libc::ECONNREFUSED => "connection refused",
+            libc::ECONNRESET | libc::EPIPE => "connection reset",
+            libc::EHOSTUNREACH | libc::ENETUNREACH => "unreachable",
             _ => return format!("errno {code}"),
         };
         return name.to_string();

@@ -5,7 +5,7 @@
 mod common;
 
 use assert_cmd::Command;
-use common::{entries, load, phase_bytes, u};
+use common::{assert_matches_schema, entries, load, phase_bytes, u};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -13,21 +13,6 @@ use std::time::Duration;
 
 fn iobm() -> Command {
     Command::cargo_bin("iobm").unwrap()
-}
-
-fn assert_matches_schema(result: &Value) {
-    let schema_path =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../schema/iobm-result-v1.schema.json");
-    let schema = load(&schema_path);
-    let validator = jsonschema::validator_for(&schema).expect("schema compiles");
-    let errors: Vec<String> = validator
-        .iter_errors(result)
-        .map(|e| format!("{} at {}", e, e.instance_path()))
-        .collect();
-    assert!(
-        errors.is_empty(),
-        "result does not match schema: {errors:#?}"
-    );
 }
 
 /// Recomputes every aggregate of a phase from its worker records alone and compares.

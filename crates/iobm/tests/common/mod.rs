@@ -2,7 +2,7 @@
 #![allow(dead_code)] // each test crate uses its own share of them
 
 use serde_json::Value;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The names in a directory, sorted.
 pub fn entries(dir: &Path) -> Vec<String> {
@@ -32,4 +32,20 @@ pub fn phase_bytes(phase: &Value) -> u64 {
         .iter()
         .map(|w| u(&w["span"]["bytes"]))
         .sum()
+}
+
+/// Fails unless `result` matches the checked-in JSON Schema of the result contract.
+pub fn assert_matches_schema(result: &Value) {
+    let schema_path =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../schema/iobm-result-v1.schema.json");
+    let schema = load(&schema_path);
+    let validator = jsonschema::validator_for(&schema).expect("schema compiles");
+    let errors: Vec<String> = validator
+        .iter_errors(result)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "result does not match schema: {errors:#?}"
+    );
 }

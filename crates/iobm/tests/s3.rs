@@ -1,0 +1,490 @@
+//! `iobm s3` end to end against real S3 servers on loopback: s3s-fs (checks SigV4, files on
+//! disk), moto (in memory, no auth) and iobm's own gateway, in-process and as `iobm serve`.
+//! Every operation runs on every server; results are checked against the schema and against
+//! the per-operation books; cleanup leaves nothing; a server that dies mid-run is counted and
+//! ends the run with partial results saved.
+//!
+//! s3s-fs and moto_server are installed by `scripts/test`, which sets IOBM_REQUIRE_S3_SERVERS=1
+//! so that a missing server fails the tests; a plain `cargo test` skips those two servers.
+
+mod common;
+
+use assert_cmd::Command;
+use common::{assert_matches_schema, load, u};
+use serde_json::Value;
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+const KEY: &str = "AKIOBMTEST";
+const SECRET: &str = "iobmtestsecretiobmtestsecret";
+
+fn iobm() -> Command {
+    let mut c = Command::cargo_bin("iobm").unwrap();
+    c.env_remove("AWS_ENDPOINT_URL")
+        .env("AWS_ACCESS_KEY_ID", KEY)
+        .env("AWS_SECRET_ACCESS_KEY", SECRET);
+    c
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A server process, killed when dropped.
+struct Server {
+    child: Child,
+    url: String,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn wait_for(port: u16, child: &mut Child) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        if let Ok(Some(status)) = child.try_wait() {
+            panic!("server exited before listening: {status}");
+        }
+        assert!(Instant::now() < deadline, "server did not listen on {port}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Starts `program args` listening on a free port; None (skip) when the program is missing
+/// and the test command did not require it.
+fn start(program: &str, args: &[String], port: u16) -> Option<Server> {
+    let found = std::process::Command::new("sh")
+        .args(["-c", &format!("command -v {program}")])
+        .output()
+        .unwrap()
+        .status
+        .success();
+    if !found {
+        assert!(
+            std::env::var("IOBM_REQUIRE_S3_SERVERS").is_err(),
+            "{program} is not installed (scripts/test installs it)"
+        );
+        eprintln!("skipping {program}: not installed (scripts/test installs it)");
+        return None;
+    }
+    let mut child = std::process::Command::new(program)
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for(port, &mut child);
+    Some(Server {
+        child,
+        url: format!("http://127.0.0.1:{port}"),
+    })
+}
+
+fn s3s_fs(root: &Path) -> Option<Server> {
+    let port = free_port();
+    let args = [
+        "--host",
+        "127.0.0.1",
+        "--port",
+        &port.to_string(),
+        "--access-key",
+        KEY,
+        "--secret-key",
+        SECRET,
+        root.to_str().unwrap(),
+    ];
+    start("s3s-fs", &args.map(String::from), port)
+}
+
+fn moto() -> Option<Server> {
+    let port = free_port();
+    start(
+        "moto_server",
+        &["-H", "127.0.0.1", "-p", &port.to_string()].map(String::from),
+        port,
+    )
+}
+
+fn iobm_serve(root: &Path) -> Server {
+    let port = free_port();
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("iobm"))
+        .args([
+            "serve",
+            root.to_str().unwrap(),
+            "--listen",
+            &format!("127.0.0.1:{port}"),
+        ])
+        .args(["--access-key", KEY, "--secret-key", SECRET])
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for(port, &mut child);
+    Server {
+        child,
+        url: format!("http://127.0.0.1:{port}"),
+    }
+}
+
+/// Runs `iobm s3 OP` with small objects and returns its JSON result.
+fn run(endpoint: Option<&str>, op: &str, extra: &[&str]) -> Value {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let mut cmd = iobm();
+    cmd.args(["s3", op, "--objects", "12", "--timeout", "20s"])
+        .args(["--json", json.to_str().unwrap()]);
+    for (flag, default) in [("--obj-size", "64KiB"), ("--concurrent", "3")] {
+        if !extra.contains(&flag) {
+            cmd.args([flag, default]);
+        }
+    }
+    if let Some(e) = endpoint {
+        cmd.args(["--endpoint", e]);
+    }
+    let out = cmd
+        .args(extra)
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "iobm s3 {op} failed: {}\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let result = load(&json);
+    assert_matches_schema(&result);
+    result
+}
+
+/// Checks one result: the operation's books add up, nothing failed.
+fn check(result: &Value, op: &str) {
+    assert_eq!(result["kind"], format!("s3 {op}"));
+    assert_eq!(result["status"], "complete", "{result:#}");
+    let phase = &result["phases"][0];
+    assert!(
+        phase["errors"].as_array().unwrap().is_empty(),
+        "{:#}",
+        phase["errors"]
+    );
+    let ops = phase["operations"].as_array().unwrap();
+    let total_ops: u64 = ops.iter().map(|o| u(&o["ops"])).sum();
+    let worker_ops: u64 = phase["workers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| u(&w["span"]["ops"]))
+        .sum();
+    assert_eq!(total_ops, worker_ops, "operation books match the workers'");
+    assert!(total_ops > 0);
+    for o in ops.iter().filter(|o| o["op"] == "get" && u(&o["ops"]) > 0) {
+        assert!(o["ttfb"]["p50_ns"].as_u64().unwrap() <= o["latency"]["max_ns"].as_u64().unwrap());
+    }
+    let moved: u64 = ops.iter().map(|o| u(&o["bytes"])).sum();
+    match op {
+        "put" | "get" | "multipart" => {
+            assert_eq!(moved, total_ops * 65536, "{op} moves whole objects")
+        }
+        "head" | "delete" | "list" => assert_eq!(moved, 0),
+        _ => {}
+    }
+}
+
+/// Every operation against one endpoint; afterwards the run's prefix is empty.
+fn every_operation(endpoint: &str) {
+    for op in ["put", "get", "head", "list", "delete", "multipart"] {
+        let extra: &[&str] = if op == "multipart" {
+            &[
+                "--ops",
+                "3",
+                "--obj-size",
+                "11MiB",
+                "--part-size",
+                "5MiB",
+                "--part-concurrency",
+                "2",
+            ]
+        } else {
+            &["--ops", "30"]
+        };
+        let result = run(Some(endpoint), op, extra);
+        if op == "multipart" {
+            let phase = &result["phases"][0];
+            assert_eq!(u(&phase["operations"][0]["ops"]), 3);
+            assert_eq!(u(&phase["operations"][0]["bytes"]), 3 * 11 * 1048576);
+        } else {
+            check(&result, op);
+        }
+        if op == "delete" {
+            assert_eq!(
+                u(&result["phases"][0]["operations"][0]["ops"]),
+                12,
+                "each object once"
+            );
+        }
+    }
+    let mixed = run(
+        Some(endpoint),
+        "mixed",
+        &["--ops", "200", "--obj-size", "16KiB"],
+    );
+    let names: Vec<&str> = mixed["phases"][0]["operations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["op"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["get", "head", "put", "delete"]);
+    assert_eq!(mixed["status"], "complete");
+    let ranged = run(
+        Some(endpoint),
+        "get",
+        &["--ops", "20", "--range-size", "1000"],
+    );
+    assert_eq!(u(&ranged["phases"][0]["operations"][0]["bytes"]), 20_000);
+    let hashed = run(
+        Some(endpoint),
+        "put",
+        &["--ops", "10", "--payload-signing", "sha256"],
+    );
+    assert_eq!(hashed["config"]["s3"]["payload_signing"], "sha256");
+    check(&hashed, "put");
+}
+
+#[test]
+fn every_operation_against_s3s_fs() {
+    let root = tempfile::tempdir().unwrap();
+    let Some(server) = s3s_fs(root.path()) else {
+        return;
+    };
+    every_operation(&server.url);
+    // Cleanup left no object of any run (s3s-fs keeps objects as files).
+    let bucket = root.path().join("iobm");
+    let files: Vec<_> = walk(&bucket).into_iter().filter(|p| p.is_file()).collect();
+    assert!(files.is_empty(), "left behind: {files:?}");
+}
+
+#[test]
+fn every_operation_against_moto() {
+    let Some(server) = moto() else { return };
+    every_operation(&server.url);
+}
+
+#[test]
+fn every_operation_against_iobm_serve_with_two_endpoints() {
+    let root = tempfile::tempdir().unwrap();
+    let a = iobm_serve(root.path());
+    let b = iobm_serve(root.path());
+    let both = format!("{},{}", a.url, b.url);
+    every_operation(&both);
+    let result = run(Some(&both), "put", &["--ops", "30", "--concurrent", "4"]);
+    let endpoints: Vec<&str> = result["phases"][0]["workers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["endpoint"].as_str().unwrap())
+        .collect();
+    assert_eq!(endpoints, [&a.url, &b.url, &a.url, &b.url]);
+    let files: Vec<_> = walk(&root.path().join("iobm"))
+        .into_iter()
+        .filter(|p| p.is_file())
+        .collect();
+    assert!(files.is_empty(), "left behind: {files:?}");
+}
+
+#[test]
+fn without_an_endpoint_the_built_in_gateway_serves_and_disappears() {
+    let dir = tempfile::tempdir().unwrap();
+    for op in ["put", "get"] {
+        let result = run(
+            None,
+            op,
+            &["--ops", "24", "--dir", dir.path().to_str().unwrap()],
+        );
+        check(&result, op);
+        assert_eq!(result["config"]["s3"]["builtin_gateway"], true);
+        assert!(result["phases"][0]["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w
+                .as_str()
+                .unwrap()
+                .contains("includes the built-in gateway")));
+    }
+    // The bucket it made is gone again; only the gateway's own bookkeeping directory remains.
+    let left: Vec<_> = walk(dir.path())
+        .into_iter()
+        .filter(|p| !p.to_string_lossy().contains("/.iobm-gateway"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+    // Without --dir: a temporary directory, removed afterwards.
+    let result = run(None, "put", &["--ops", "6"]);
+    let gateway_dir = result["config"]["s3"]["gateway_dir"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(!Path::new(&gateway_dir).exists(), "{gateway_dir} removed");
+}
+
+#[test]
+fn keep_leaves_the_objects_and_never_deletes_a_bucket_it_did_not_create() {
+    let root = tempfile::tempdir().unwrap();
+    std::fs::create_dir(root.path().join("theirs")).unwrap();
+    std::fs::write(root.path().join("theirs/precious"), b"keep me").unwrap();
+    let server = iobm_serve(root.path());
+    let result = run(
+        Some(&server.url),
+        "put",
+        &["--ops", "5", "--bucket", "theirs", "--keep"],
+    );
+    assert_eq!(result["config"]["s3"]["bucket_created"], false);
+    let prefix = result["config"]["s3"]["prefix"].as_str().unwrap();
+    let kept = root.path().join("theirs").join(prefix);
+    assert_eq!(std::fs::read_dir(&kept).unwrap().count(), 5);
+    run(
+        Some(&server.url),
+        "put",
+        &["--ops", "5", "--bucket", "theirs"],
+    );
+    assert_eq!(
+        std::fs::read(root.path().join("theirs/precious")).unwrap(),
+        b"keep me"
+    );
+    assert_eq!(
+        std::fs::read_dir(&kept).unwrap().count(),
+        5,
+        "another run's objects untouched"
+    );
+}
+
+#[test]
+fn a_server_that_dies_mid_run_is_counted_and_the_run_ends_with_results() {
+    let root = tempfile::tempdir().unwrap();
+    let mut server = iobm_serve(root.path());
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("iobm"))
+        .env("AWS_ACCESS_KEY_ID", KEY)
+        .env("AWS_SECRET_ACCESS_KEY", SECRET)
+        .args([
+            "s3",
+            "put",
+            "--endpoint",
+            &server.url,
+            "--duration",
+            "60s",
+            "--concurrent",
+            "2",
+        ])
+        .args([
+            "--obj-size",
+            "64KiB",
+            "--max-errors",
+            "10",
+            "--timeout",
+            "5s",
+        ])
+        .args(["--json", json.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    let _ = server.child.kill();
+    let _ = server.child.wait();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("the run stopped"), "{stderr}");
+    let result = load(&json);
+    assert_matches_schema(&result);
+    let phase = &result["phases"][0];
+    assert_eq!(phase["status"], "failed");
+    assert!(
+        u(&phase["operations"][0]["ops"]) > 0,
+        "work before the failure is kept"
+    );
+    let errors: u64 = phase["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| u(&e["count"]))
+        .sum();
+    // The worker that passes the limit stops the phase; the other's request in flight may fail too.
+    assert!(
+        (11..=12).contains(&errors),
+        "stopped once more than --max-errors failed: {errors}"
+    );
+    let kinds: Vec<&str> = phase["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["kind"].as_str().unwrap())
+        .collect();
+    assert!(
+        kinds.iter().all(|k| [
+            "connection refused",
+            "connection reset",
+            "connection closed"
+        ]
+        .contains(k)),
+        "{kinds:?}"
+    );
+}
+
+#[test]
+fn wrong_credentials_and_bad_input_get_one_line_and_the_right_code() {
+    let root = tempfile::tempdir().unwrap();
+    let server = iobm_serve(root.path());
+    let out = iobm()
+        .args(["s3", "put", "--endpoint", &server.url, "--ops", "1"])
+        .env("AWS_SECRET_ACCESS_KEY", "wrong")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("HTTP 403"), "{err}");
+    for (args, needle) in [
+        (vec!["--endpoint", "ftp://x"], "--endpoint"),
+        (vec!["--endpoint", "https://x:1"], "https"),
+        (vec!["--bucket", "Not_A_Bucket"], "--bucket"),
+        (vec!["--obj-size-range", "2M..1M"], "larger"),
+        (vec!["--duration", "0s"], "--duration"),
+    ] {
+        let out = iobm().args(["s3", "put"]).args(&args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(needle), "{err}");
+    }
+}
+
+/// Every path under `dir`.
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                out.extend(walk(&p));
+            }
+            out.push(p);
+        }
+    }
+    out
+}
