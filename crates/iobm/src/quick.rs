@@ -191,7 +191,11 @@ pub fn quick(args: QuickArgs, argv: &[OsString]) -> Result<Exit, Failure> {
     let bonnie = suite::bonnie(&bonnie_spec);
     phases.extend(bonnie.phases.iter().cloned());
 
-    let control = session::control(&run_id, jobs.max(bonnie_spec.seekers));
+    let control = session::control(
+        &run_id,
+        jobs.max(bonnie_spec.seekers)
+            .max(crate::s3::QUICK_CONCURRENT),
+    );
     let config = Config {
         dir: dir.display().to_string(),
         run_dir: rundir.path.display().to_string(),
@@ -224,12 +228,21 @@ pub fn quick(args: QuickArgs, argv: &[OsString]) -> Result<Exit, Failure> {
     let mut run = session::skeleton("quick", &run_id, argv, config, environment, &control);
     say(&render_header(&run));
     say(&format!(
-        "\n4 steps of {} each, then a bonnie step on a {} file; full details with --json FILE and `iobm report FILE`\n\n",
+        "\n4 steps of {} each, a bonnie step on a {} file, then S3 PUT and GET through the built-in gateway; full details with --json FILE and `iobm report FILE`\n\n",
         format_duration(t),
         format_bytes(bonnie_spec.size)
     ));
     run.ranks = ranks.infos(&run.environment.hostname);
     execute(&target, phases, &mut run, &control, &ranks, |_| {});
+    if run.status == iobm_results::RunStatus::Complete {
+        let gateway_dir = rundir.path.join("s3");
+        let s3 = crate::s3::quick_steps(&mut run, &control, &ranks, &gateway_dir, &run_id, t);
+        if let Err(e) = s3 {
+            run.warnings.push(format!("S3 steps: {e}"));
+        }
+        // The gateway's directory holds nothing of anyone else's: it was made for this run.
+        let _ = std::fs::remove_dir_all(&gateway_dir);
+    }
     let mut ours: Vec<&str> = layout.files.iter().map(|f| f.name.as_str()).collect();
     ours.extend(bonnie.files.iter().map(String::as_str));
     if let Err(e) = rundir.remove_named(&ours, &bonnie.dirs) {

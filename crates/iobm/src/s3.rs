@@ -458,3 +458,79 @@ fn ranks_info(run: &iobm_results::RunResult) -> Vec<iobm_results::RankInfo> {
         clock_uncertainty_ns: 0,
     }]
 }
+
+/// Workers of quick's S3 steps, and their object size.
+pub const QUICK_CONCURRENT: usize = 8;
+const QUICK_OBJECT: u64 = 1 << 20;
+
+/// `iobm quick`'s S3 steps: PUT, then GET of what was stored, each for `step`, through the
+/// built-in gateway over `dir` (inside quick's own run directory), cleaned up afterwards.
+pub fn quick_steps(
+    run: &mut iobm_results::RunResult,
+    control: &std::sync::Arc<iobm_engine::Control>,
+    ranks: &Ranks,
+    dir: &Path,
+    run_id: &RunId,
+    step: std::time::Duration,
+) -> Result<(), String> {
+    std::fs::create_dir(dir).map_err(|e| format!("{}: {}", dir.display(), describe_io(&e)))?;
+    let gateway = BuiltinGateway::start(Some(dir), run_id).map_err(|f| f.message)?;
+    let target = S3Target::new(S3Config {
+        endpoints: vec![Endpoint::parse(&gateway.url)?],
+        bucket: "iobm".to_string(),
+        prefix: format!("iobm-{}/", run_id.text),
+        credentials: Some(gateway.credentials.clone()),
+        region: "us-east-1".to_string(),
+        payload: PayloadSigning::Unsigned,
+        timeout: std::time::Duration::from_secs(60),
+        new_connection_per_request: false,
+    });
+    let mut spec = ObjectSpec {
+        count: 0,
+        size: (QUICK_OBJECT, QUICK_OBJECT),
+        range: None,
+        part_size: QUICK_OBJECT,
+        part_concurrency: 1,
+        mix: Mix::default(),
+        page_keys: 1000,
+        retries: 0,
+    };
+    let result = target
+        .ensure_bucket()
+        .map_err(|e| format!("built-in gateway: {}", describe_io(&e)))
+        .map(|_| {
+            let mut put = Phase::objects(ObjectOp::Put, QUICK_CONCURRENT, spec.clone(), StopRule::Duration(step));
+            put.name = "s3 put 1MiB".to_string();
+            execute(&target, vec![put], run, control, ranks, |_| {});
+            // Every worker stored objects 0, 1, ... of its own: the first `stored` are complete.
+            let stored = run.phases.last().map_or(0, |p| {
+                p.workers.iter().map(|w| w.span.ops).min().unwrap_or(0) * p.workers.len() as u64
+            });
+            if stored > 0 && run.status == RunStatus::Complete {
+                spec.count = stored;
+                let mut get = Phase::objects(ObjectOp::Get, QUICK_CONCURRENT, spec, StopRule::Duration(step));
+                get.name = "s3 get 1MiB".to_string();
+                execute(&target, vec![get], run, control, ranks, |_| {});
+            }
+            for p in run.phases.iter_mut().filter(|p| p.name.starts_with("s3 ")) {
+                p.warnings.push(
+                    "through iobm's built-in gateway on loopback; iobm's CPU time includes the gateway"
+                        .to_string(),
+                );
+                if p.name.starts_with("s3 get") {
+                    p.warnings.push(
+                        "the objects were just written: the gateway likely read them from the page cache"
+                            .to_string(),
+                    );
+                }
+            }
+        });
+    let cleaned = target
+        .remove_all(QUICK_CONCURRENT)
+        .and_then(|_| target.delete_bucket())
+        .map_err(|e| format!("built-in gateway cleanup: {}", describe_io(&e)));
+    if let Some(w) = gateway.stop(false) {
+        run.warnings.push(w);
+    }
+    result.and(cleaned)
+}
