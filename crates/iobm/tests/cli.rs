@@ -7,7 +7,7 @@ mod common;
 use assert_cmd::Command;
 use common::{assert_matches_schema, entries, load, phase_bytes, u};
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
