@@ -391,13 +391,25 @@ fn quick_tours_a_directory_and_prints_a_summary() {
         "p99",
         "Sequential Output",
         "Sequential Create",
+        "s3 put 1MiB",
+        "s3 get 1MiB",
     ] {
         assert!(text.contains(step), "{step} missing:\n{text}");
     }
     let result = load(&json);
     assert_matches_schema(&result);
-    assert_eq!(result["phases"].as_array().unwrap().len(), 4 + 12);
-    assert_eq!(result["bonnie"]["tests"].as_array().unwrap().len(), 16);
+    let phases = result["phases"].as_array().unwrap();
+    assert_eq!(phases.len(), 4 + 12 + 2);
+    // The S3 steps went through the built-in gateway over HTTP, with per-operation books.
+    for (phase, op) in phases[16..].iter().zip(["put", "get"]) {
+        assert_eq!(phase["op"], op);
+        assert!(u(&phase["operations"][0]["ops"]) > 0);
+        assert_eq!(phase["operations"][0]["errors"], 0);
+    }
+    assert_eq!(
+        result["bonnie"]["tests"].as_array().unwrap().len(),
+        phases.len()
+    );
     for phase in result["phases"].as_array().unwrap() {
         assert_eq!(phase["status"], "complete", "{}", phase["errors"]);
     }
