@@ -13,10 +13,9 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
-use tokio::io::{AsyncReadExt, AsyncSeekExt, AsyncWriteExt};
 
 /// Bytes per chunk of a GET body.
-const CHUNK: usize = 256 * 1024;
+const CHUNK: usize = 1 << 20;
 
 /// The gateway's S3 implementation.
 #[derive(Debug, Clone)]
@@ -72,7 +71,9 @@ impl Gateway {
     /// Streams a body to a new temporary file, returning it with its MD5 (hex) and size.
     async fn receive(&self, body: Option<StreamingBlob>) -> S3Result<(PathBuf, [u8; 16], u64)> {
         let temp = self.store.temp_path();
-        let mut file = tokio::fs::File::create(&temp).await.map_err(internal)?;
+        // Plain file writes on this worker thread (block_in_place): no copy into tokio's file
+        // buffer and no hand-off to its blocking pool per chunk.
+        let mut file = fs::File::create(&temp).map_err(internal)?;
         let mut hasher = Md5::new();
         let mut size = 0u64;
         if let Some(mut body) = body {
@@ -84,15 +85,17 @@ impl Gateway {
                         return Err(s3_error!(IncompleteBody, "the body ended early: {e}"));
                     }
                 };
-                hasher.update(&chunk);
+                let written = tokio::task::block_in_place(|| {
+                    hasher.update(&chunk);
+                    io::Write::write_all(&mut file, &chunk)
+                });
                 size += chunk.len() as u64;
-                if let Err(e) = file.write_all(&chunk).await {
-                    let _ = tokio::fs::remove_file(&temp).await;
+                if let Err(e) = written {
+                    let _ = fs::remove_file(&temp);
                     return Err(internal(e));
                 }
             }
         }
-        file.flush().await.map_err(internal)?;
         Ok((temp, hasher.finalize().into(), size))
     }
 
@@ -394,8 +397,8 @@ impl S3 for Gateway {
         let input = req.input;
         let path = self.object(&input.bucket, &input.key)?;
         // Open first: the bytes served are this file's, even if a PUT replaces it meanwhile.
-        let mut file = tokio::fs::File::open(&path).await.map_err(internal)?;
-        let len = file.metadata().await.map_err(internal)?.len();
+        let mut file = fs::File::open(&path).map_err(internal)?;
+        let len = file.metadata().map_err(internal)?.len();
         let meta = load_meta(&path).map_err(internal)?;
         let (start, end, content_range) = match &input.range {
             None => (0, len, None),
@@ -405,22 +408,27 @@ impl S3 for Gateway {
                 (r.start, r.end, Some(cr))
             }
         };
-        file.seek(io::SeekFrom::Start(start))
-            .await
-            .map_err(internal)?;
+        io::Seek::seek(&mut file, io::SeekFrom::Start(start)).map_err(internal)?;
         let body = futures::stream::unfold((file, end - start), |(mut file, left)| async move {
             if left == 0 {
                 return None;
             }
-            let mut buf = vec![0u8; (left as usize).min(CHUNK)];
-            match file.read(&mut buf).await {
-                Ok(0) => Some((
+            // Read on this worker thread into fresh, unzeroed capacity: one copy, from the
+            // file into the chunk that hyper sends.
+            let want = (left as usize).min(CHUNK);
+            let read = tokio::task::block_in_place(|| {
+                let mut buf = Vec::with_capacity(want);
+                io::Read::read_to_end(&mut io::Read::take(&mut file, want as u64), &mut buf)
+                    .map(|_| buf)
+            });
+            match read {
+                Ok(buf) if buf.is_empty() => Some((
                     Err(io::Error::from(io::ErrorKind::UnexpectedEof)),
                     (file, 0),
                 )),
-                Ok(n) => {
-                    buf.truncate(n);
-                    Some((Ok(Bytes::from(buf)), (file, left - n as u64)))
+                Ok(buf) => {
+                    let n = buf.len() as u64;
+                    Some((Ok(Bytes::from(buf)), (file, left - n)))
                 }
                 Err(e) => Some((Err(e), (file, 0))),
             }
