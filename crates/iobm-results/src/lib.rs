@@ -162,6 +162,10 @@ pub struct S3Config {
     pub timeout_s: f64,
     /// Whether every request had a connection of its own (--new-connection).
     pub new_connection: bool,
+    /// Whether the endpoints were https://.
+    pub tls: bool,
+    /// Whether any server certificate was accepted (--insecure).
+    pub insecure: bool,
 }
 
 /// Settings of `iobm bonnie` beyond the file workload's.

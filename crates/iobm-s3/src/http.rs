@@ -3,9 +3,65 @@
 //! into one reused buffer and handed on without being kept. Keep-alive, `Content-Length`,
 //! chunked and close-delimited bodies; nothing is retried here.
 
+use rustls::pki_types::ServerName;
+use rustls::{ClientConfig, ClientConnection, StreamOwned};
 use std::io::{self, IoSlice, Read, Write};
 use std::net::{SocketAddr, TcpStream};
+use std::sync::Arc;
 use std::time::Duration;
+
+/// TLS settings of a connection: the shared configuration and the server's name.
+pub type Tls = (Arc<ClientConfig>, ServerName<'static>);
+
+/// A plain or a TLS connection.
+enum Stream {
+    Plain(TcpStream),
+    Tls(Box<StreamOwned<ClientConnection, TcpStream>>),
+}
+
+/// rustls reports its own failures as `InvalidData` with a rustls error inside: name them TLS.
+fn tls_error(e: io::Error) -> io::Error {
+    let is_tls = e
+        .get_ref()
+        .is_some_and(|inner| inner.downcast_ref::<rustls::Error>().is_some());
+    if is_tls {
+        io::Error::other(iobm_target::TlsError(e.to_string()))
+    } else {
+        e
+    }
+}
+
+impl Read for Stream {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Stream::Plain(s) => s.read(buf),
+            Stream::Tls(s) => s.read(buf).map_err(tls_error),
+        }
+    }
+}
+
+impl Write for Stream {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Stream::Plain(s) => s.write(buf),
+            Stream::Tls(s) => s.write(buf).map_err(tls_error),
+        }
+    }
+
+    fn write_vectored(&mut self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
+        match self {
+            Stream::Plain(s) => s.write_vectored(bufs),
+            Stream::Tls(s) => s.write_vectored(bufs).map_err(tls_error),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Stream::Plain(s) => s.flush(),
+            Stream::Tls(s) => s.flush().map_err(tls_error),
+        }
+    }
+}
 
 /// Takes the request body, batch by batch, to a writer of slices.
 pub type SendBody<'a> =
@@ -39,7 +95,8 @@ enum Framing {
 pub struct Connection {
     addr: SocketAddr,
     timeout: Duration,
-    stream: Option<TcpStream>,
+    tls: Option<Tls>,
+    stream: Option<Stream>,
     buf: Box<[u8]>,
     /// Received bytes not yet consumed: buf[start..end].
     start: usize,
@@ -71,10 +128,11 @@ fn bad(what: &str) -> io::Error {
 }
 
 impl Connection {
-    pub fn new(addr: SocketAddr, timeout: Duration) -> Connection {
+    pub fn new(addr: SocketAddr, timeout: Duration, tls: Option<Tls>) -> Connection {
         Connection {
             addr,
             timeout,
+            tls,
             stream: None,
             buf: vec![0; BUF].into_boxed_slice(),
             start: 0,
@@ -82,14 +140,21 @@ impl Connection {
         }
     }
 
-    fn stream(&mut self) -> io::Result<&mut TcpStream> {
+    fn stream(&mut self) -> io::Result<&mut Stream> {
         if self.stream.is_none() {
             let stream = TcpStream::connect_timeout(&self.addr, self.timeout)
                 .map_err(|e| timed_out(e, self.timeout))?;
             stream.set_nodelay(true)?;
             stream.set_read_timeout(Some(self.timeout))?;
             stream.set_write_timeout(Some(self.timeout))?;
-            self.stream = Some(stream);
+            self.stream = Some(match &self.tls {
+                None => Stream::Plain(stream),
+                Some((config, name)) => {
+                    let conn = ClientConnection::new(config.clone(), name.clone())
+                        .map_err(|e| io::Error::other(iobm_target::TlsError(e.to_string())))?;
+                    Stream::Tls(Box::new(StreamOwned::new(conn, stream)))
+                }
+            });
             self.start = 0;
             self.end = 0;
         }
@@ -162,6 +227,7 @@ impl Connection {
         if !head_sent {
             stream.write_all(head).map_err(|e| timed_out(e, timeout))?;
         }
+        stream.flush().map_err(|e| timed_out(e, timeout))?;
         let mut head = self.read_head()?;
         // A request that asked to close the connection gets a closing answer, whatever it says.
         head.close |= closing;
@@ -374,7 +440,7 @@ mod tests {
             b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2;x=y\r\nde\r\n0\r\n\r\n",
             b"HTTP/1.0 503 Slow\r\n\r\nbusy",
         ]);
-        let mut conn = Connection::new(addr, Duration::from_secs(5));
+        let mut conn = Connection::new(addr, Duration::from_secs(5), None);
         let (head, body) = get(&mut conn).unwrap();
         assert_eq!(
             (head.status, head.etag.as_deref(), &body[..]),
@@ -393,14 +459,14 @@ mod tests {
     #[test]
     fn a_server_that_hangs_up_is_an_error_not_a_hang() {
         let addr = serve(vec![b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort"]);
-        let mut conn = Connection::new(addr, Duration::from_secs(5));
+        let mut conn = Connection::new(addr, Duration::from_secs(5), None);
         let err = get(&mut conn).unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::ConnectionAborted);
         let refused = {
             let l = TcpListener::bind("127.0.0.1:0").unwrap();
             l.local_addr().unwrap()
         };
-        let err = get(&mut Connection::new(refused, Duration::from_secs(5))).unwrap_err();
+        let err = get(&mut Connection::new(refused, Duration::from_secs(5), None)).unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::ConnectionRefused);
     }
 
@@ -408,7 +474,7 @@ mod tests {
     fn a_silent_server_times_out() {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = listener.local_addr().unwrap();
-        let mut conn = Connection::new(addr, Duration::from_millis(200));
+        let mut conn = Connection::new(addr, Duration::from_millis(200), None);
         let err = get(&mut conn).unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::TimedOut);
         drop(listener);

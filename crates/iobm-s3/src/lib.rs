@@ -6,6 +6,7 @@
 
 pub mod http;
 pub mod sigv4;
+pub mod tls;
 pub mod xml;
 
 use http::{Connection, Head};
@@ -15,7 +16,7 @@ use sigv4::{uri_encode, Credentials, Signer, EMPTY_SHA256, UNSIGNED_PAYLOAD};
 use std::fmt::Write as _;
 use std::io::{self, IoSlice};
 use std::net::{SocketAddr, ToSocketAddrs};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// One S3 endpoint (`http://host:port`).
@@ -26,46 +27,53 @@ pub struct Endpoint {
     /// The `Host` header: `host:port`.
     host: String,
     addr: SocketAddr,
+    /// The server name to check its certificate against, for `https://`.
+    tls_name: Option<rustls::pki_types::ServerName<'static>>,
 }
 
 impl Endpoint {
-    /// Parses and resolves `http://host[:port]`; the error says what is wrong.
+    /// Parses and resolves `http://host[:port]` or `https://host[:port]`; the error says what
+    /// is wrong.
     pub fn parse(url: &str) -> Result<Endpoint, String> {
         let url = url.trim().trim_end_matches('/');
-        let rest = if let Some(rest) = url.strip_prefix("http://") {
-            rest
-        } else if url.starts_with("https://") {
-            return Err(format!(
-                "'{url}': https endpoints are not supported by this build (TLS would be the \
-                 client's bottleneck to measure); use http:// or a TLS-terminating proxy"
-            ));
+        let (rest, tls, default_port) = if let Some(rest) = url.strip_prefix("http://") {
+            (rest, false, 80)
+        } else if let Some(rest) = url.strip_prefix("https://") {
+            (rest, true, 443)
         } else {
-            return Err(format!("'{url}' is not an http:// URL"));
+            return Err(format!("'{url}' is not an http:// or https:// URL"));
         };
         if rest.is_empty() || rest.contains('/') {
             return Err(format!(
                 "'{url}': give only scheme, host and port (path-style buckets are used)"
             ));
         }
-        let host = if rest
-            .rsplit_once(':')
-            .is_some_and(|(_, p)| p.parse::<u16>().is_ok())
-            && !rest.ends_with(']')
-        {
-            rest.to_string()
-        } else {
-            format!("{rest}:80")
+        let (name, with_port) = match rest.rsplit_once(':') {
+            Some((h, p)) if p.parse::<u16>().is_ok() && !rest.ends_with(']') => {
+                (h.to_string(), rest.to_string())
+            }
+            _ => (rest.to_string(), format!("{rest}:{default_port}")),
         };
-        let addr = host
+        let addr = with_port
             .to_socket_addrs()
             .map_err(|e| format!("'{url}': cannot resolve: {e}"))?
             .next()
             .ok_or_else(|| format!("'{url}': no address"))?;
+        let tls_name = if tls {
+            Some(tls::server_name(&name).map_err(|e| format!("'{url}': {e}"))?)
+        } else {
+            None
+        };
         Ok(Endpoint {
             url: url.to_string(),
             host: rest.to_string(),
             addr,
+            tls_name,
         })
+    }
+
+    pub fn is_tls(&self) -> bool {
+        self.tls_name.is_some()
     }
 }
 
@@ -102,8 +110,22 @@ pub struct S3Config {
     /// Longest wait for a connection, or for progress of a request or response.
     pub timeout: Duration,
     /// Open a new connection for every request (`Connection: close`); its setup is then
-    /// inside the operation's time. For servers whose keep-alive is broken.
+    /// inside the operation's time.
     pub new_connection_per_request: bool,
+    /// For `https://` endpoints.
+    pub tls: Option<Arc<rustls::ClientConfig>>,
+}
+
+impl S3Config {
+    /// A connection to endpoint `endpoint`.
+    fn connection(&self, endpoint: usize) -> Connection {
+        let e = &self.endpoints[endpoint];
+        let tls = match (&e.tls_name, &self.tls) {
+            (Some(name), Some(config)) => Some((config.clone(), name.clone())),
+            _ => None,
+        };
+        Connection::new(e.addr, self.timeout, tls)
+    }
 }
 
 /// An S3 bucket and run prefix as a target.
@@ -269,7 +291,7 @@ impl Client {
         let endpoint = worker % config.endpoints.len();
         Client {
             endpoint,
-            conn: Connection::new(config.endpoints[endpoint].addr, config.timeout),
+            conn: config.connection(endpoint),
             signer: config
                 .credentials
                 .clone()
@@ -585,7 +607,7 @@ impl Objects for S3Session<'_> {
             let mut helper = Client::new(config, index);
             // Helpers talk to the worker's own endpoint.
             helper.endpoint = self.client.endpoint;
-            helper.conn = Connection::new(config.endpoints[helper.endpoint].addr, config.timeout);
+            helper.conn = config.connection(helper.endpoint);
             self.helpers.push(helper);
         }
         let part_range = |p: u64| (p * part_size, ((p + 1) * part_size).min(body.len()));

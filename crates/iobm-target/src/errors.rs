@@ -28,6 +28,18 @@ impl fmt::Display for HttpError {
 
 impl std::error::Error for HttpError {}
 
+/// A TLS failure (handshake, certificate), carried inside an `io::Error`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TlsError(pub String);
+
+impl fmt::Display for TlsError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "TLS: {}", self.0)
+    }
+}
+
+impl std::error::Error for TlsError {}
+
 impl HttpError {
     pub fn into_io(self) -> io::Error {
         let kind = match self.status {
@@ -65,6 +77,12 @@ pub fn error_kind(error: &io::Error) -> String {
             _ => return format!("errno {code}"),
         };
         return name.to_string();
+    }
+    if error
+        .get_ref()
+        .is_some_and(|e| e.downcast_ref::<TlsError>().is_some())
+    {
+        return "TLS".to_string();
     }
     if let Some(http) = error.get_ref().and_then(|e| e.downcast_ref::<HttpError>()) {
         return match &http.code {

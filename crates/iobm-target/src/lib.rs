@@ -11,7 +11,7 @@ pub mod null;
 pub mod objects;
 pub mod posix;
 
-pub use errors::{error_kind, HttpError};
+pub use errors::{error_kind, HttpError, TlsError};
 pub use objects::{Body, ListPage, Objects};
 
 /// What a target can do beyond plain reads and writes.

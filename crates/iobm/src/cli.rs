@@ -315,10 +315,17 @@ pub struct S3Args {
     /// The operation to load the store with
     #[arg(value_enum, value_name = "OP")]
     pub op: S3Op,
-    /// S3 endpoint, http://HOST:PORT; repeat or separate with commas to spread the workers over
-    /// several [default: $AWS_ENDPOINT_URL, else iobm's own gateway started in-process]
+    /// S3 endpoint, http://HOST:PORT or https://HOST:PORT; repeat or separate with commas to
+    /// spread the workers over several [default: $AWS_ENDPOINT_URL, else iobm's own gateway
+    /// started in-process]
     #[arg(long, value_name = "URL", value_delimiter = ',')]
     pub endpoint: Vec<String>,
+    /// Endpoints given as HOST:PORT (without a scheme) use https:// instead of http://
+    #[arg(long)]
+    pub tls: bool,
+    /// Accept any TLS certificate (self-signed test servers); the connection is still encrypted
+    #[arg(long)]
+    pub insecure: bool,
     /// Directory the built-in gateway serves (without --endpoint) [default: a new temporary directory]
     #[arg(long, value_name = "DIR", conflicts_with = "endpoint")]
     pub dir: Option<PathBuf>,

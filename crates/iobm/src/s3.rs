@@ -138,10 +138,19 @@ fn endpoints(args: &S3Args) -> Result<Vec<Endpoint>, Failure> {
     } else {
         args.endpoint.clone()
     };
+    let scheme = if args.tls { "https" } else { "http" };
     given
         .iter()
-        .filter(|e| !e.trim().is_empty())
-        .map(|e| Endpoint::parse(e).map_err(|m| Failure::input(format!("--endpoint {m}"))))
+        .map(|e| e.trim())
+        .filter(|e| !e.is_empty())
+        .map(|e| {
+            let url = if e.contains("://") {
+                e.to_string()
+            } else {
+                format!("{scheme}://{e}")
+            };
+            Endpoint::parse(&url).map_err(|m| Failure::input(format!("--endpoint {m}")))
+        })
         .collect()
 }
 
@@ -244,7 +253,13 @@ pub fn s3(args: S3Args, argv: &[OsString]) -> Result<Exit, Failure> {
         PayloadArg::Unsigned => PayloadSigning::Unsigned,
         PayloadArg::Sha256 => PayloadSigning::Sha256,
     };
+    let tls = if endpoints.iter().any(Endpoint::is_tls) {
+        Some(iobm_s3::tls::client_config(args.insecure).map_err(Failure::input)?)
+    } else {
+        None
+    };
     let target = S3Target::new(S3Config {
+        tls,
         endpoints: endpoints.clone(),
         bucket: args.bucket.clone(),
         prefix: key_prefix.clone(),
@@ -344,6 +359,8 @@ fn run(
         max_errors: args.max_errors,
         timeout_s: args.timeout.as_secs_f64(),
         new_connection: args.new_connection,
+        tls: config.endpoints.iter().any(Endpoint::is_tls),
+        insecure: args.insecure,
     };
     let run_config = Config {
         dir: gateway.map_or(where_.clone(), |g| g.dir.display().to_string()),
@@ -484,6 +501,7 @@ pub fn quick_steps(
         payload: PayloadSigning::Unsigned,
         timeout: std::time::Duration::from_secs(60),
         new_connection_per_request: false,
+        tls: None,
     });
     let mut spec = ObjectSpec {
         count: 0,

@@ -280,6 +280,38 @@ fn every_operation_against_moto() {
 }
 
 #[test]
+fn https_endpoints_check_certificates_unless_insecure() {
+    let port = free_port();
+    let args = ["-H", "127.0.0.1", "-p", &port.to_string(), "--ssl"].map(String::from);
+    let Some(server) = start("moto_server", &args, port) else {
+        return;
+    };
+    let url = server.url.replace("http://", "https://");
+    // moto's certificate is self-signed: refused, with the reason, before anything is written.
+    let out = iobm()
+        .args(["s3", "put", "--endpoint", &url, "--ops", "1"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("certificate") && err.contains("(TLS)"),
+        "{err}"
+    );
+    let host_port = url.trim_start_matches("https://").to_string();
+    for op in ["put", "get"] {
+        let result = run(
+            Some(&host_port),
+            op,
+            &["--tls", "--insecure", "--ops", "12"],
+        );
+        check(&result, op);
+        assert_eq!(result["config"]["s3"]["tls"], true);
+        assert_eq!(result["config"]["s3"]["endpoints"][0], url);
+    }
+}
+
+#[test]
 fn every_operation_against_iobm_serve_with_two_endpoints() {
     let root = tempfile::tempdir().unwrap();
     let a = iobm_serve(root.path());
@@ -448,6 +480,54 @@ fn a_server_that_dies_mid_run_is_counted_and_the_run_ends_with_results() {
 }
 
 #[test]
+fn ctrl_c_stops_reports_and_removes_what_the_run_wrote() {
+    let root = tempfile::tempdir().unwrap();
+    let server = iobm_serve(root.path());
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("iobm"))
+        .env("AWS_ACCESS_KEY_ID", KEY)
+        .env("AWS_SECRET_ACCESS_KEY", SECRET)
+        .args([
+            "s3",
+            "put",
+            "--endpoint",
+            &server.url,
+            "--duration",
+            "60s",
+            "--concurrent",
+            "2",
+        ])
+        .args(["--obj-size", "64KiB", "--json", json.to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    // SAFETY: kill sends a signal to the child we spawned.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("put: INTERRUPTED"), "{text}");
+    let result = load(&json);
+    assert_matches_schema(&result);
+    assert_eq!(result["status"], "interrupted");
+    assert!(u(&result["phases"][0]["operations"][0]["ops"]) > 0);
+    // Every object the run stored is gone, and so is the bucket it created.
+    assert!(
+        !root.path().join("iobm").exists(),
+        "{:?}",
+        walk(root.path())
+    );
+}
+
+#[test]
 fn wrong_credentials_and_bad_input_get_one_line_and_the_right_code() {
     let root = tempfile::tempdir().unwrap();
     let server = iobm_serve(root.path());
@@ -461,7 +541,7 @@ fn wrong_credentials_and_bad_input_get_one_line_and_the_right_code() {
     assert!(err.contains("HTTP 403"), "{err}");
     for (args, needle) in [
         (vec!["--endpoint", "ftp://x"], "--endpoint"),
-        (vec!["--endpoint", "https://x:1"], "https"),
+        (vec!["--endpoint", "gopher://x:1"], "--endpoint"),
         (vec!["--bucket", "Not_A_Bucket"], "--bucket"),
         (vec!["--obj-size-range", "2M..1M"], "larger"),
         (vec!["--duration", "0s"], "--duration"),
