@@ -270,6 +270,7 @@ pub fn s3(args: S3Args, argv: &[OsString]) -> Result<Exit, Failure> {
         new_connection_per_request: args.new_connection,
     });
     let result = run(
+        &ranks,
         &args,
         argv,
         &target,
@@ -288,6 +289,7 @@ pub fn s3(args: S3Args, argv: &[OsString]) -> Result<Exit, Failure> {
 
 #[allow(clippy::too_many_arguments)]
 fn run(
+    ranks: &Ranks,
     args: &S3Args,
     argv: &[OsString],
     target: &S3Target,
@@ -383,7 +385,7 @@ fn run(
     let kind = format!("s3 {}", op.name());
     let mut run = session::skeleton(&kind, run_id, argv, run_config, environment, &control);
     run.label = args.label.clone();
-    run.ranks = ranks_info(&run);
+    run.ranks = ranks.infos(&run.environment.hostname);
     say(&render_header(&run));
 
     if needs_data_set {
@@ -415,8 +417,7 @@ fn run(
         }
     }
     if run.status == RunStatus::Complete {
-        let ranks = Ranks::connect()?;
-        execute(target, vec![phase], &mut run, &control, &ranks, |_| {});
+        execute(target, vec![phase], &mut run, &control, ranks, |_| {});
         for phase in &mut run.phases {
             for w in &mut phase.workers {
                 w.endpoint = Some(target.endpoint_of(w.worker as usize).to_string());
@@ -465,15 +466,6 @@ fn run(
     }
     say(&format!("\n{}", render_footer(&run)));
     session::finish(&run, args.json.as_deref())
-}
-
-fn ranks_info(run: &iobm_results::RunResult) -> Vec<iobm_results::RankInfo> {
-    vec![iobm_results::RankInfo {
-        rank: 0,
-        host: run.environment.hostname.clone(),
-        clock_offset_ns: 0,
-        clock_uncertainty_ns: 0,
-    }]
 }
 
 /// Workers of quick's S3 steps, and their object size.
