@@ -158,6 +158,11 @@ pub struct OpOutcome {
 }
 
 impl OpOutcome {
+    /// Empty books for each of `op`'s classes.
+    fn per_class(op: Op) -> Vec<OpOutcome> {
+        op.classes().iter().map(|c| OpOutcome::new(c)).collect()
+    }
+
     fn new(name: &'static str) -> OpOutcome {
         OpOutcome {
             name,
@@ -202,12 +207,7 @@ impl PhaseOutcome {
             end_ns: now,
             workers: vec![empty; phase.layout.workers()],
             latency: Histogram::new(),
-            by_op: phase
-                .op
-                .classes()
-                .iter()
-                .map(|c| OpOutcome::new(c))
-                .collect(),
+            by_op: OpOutcome::per_class(phase.op),
             errors: vec![ErrorCount {
                 kind: error_kind(error),
                 count: 1,
@@ -381,12 +381,7 @@ pub fn run_phase_gated(
     let device_after = target.device_counters();
 
     let mut latency = Histogram::new();
-    let mut by_op: Vec<OpOutcome> = phase
-        .op
-        .classes()
-        .iter()
-        .map(|c| OpOutcome::new(c))
-        .collect();
+    let mut by_op: Vec<OpOutcome> = OpOutcome::per_class(phase.op);
     let mut errors: Vec<ErrorCount> = Vec::new();
     let mut outcomes = Vec::with_capacity(workers);
     for (result, worker_errors) in results {
@@ -482,12 +477,7 @@ impl WorkerResult {
                 final_sync_ns: 0,
                 trace: Vec::new(),
             },
-            classes: phase
-                .op
-                .classes()
-                .iter()
-                .map(|c| OpOutcome::new(c))
-                .collect(),
+            classes: OpOutcome::per_class(phase.op),
         }
     }
 }
@@ -513,12 +503,7 @@ fn run_worker(
         }
         _ => None,
     };
-    let mut classes: Vec<OpOutcome> = phase
-        .op
-        .classes()
-        .iter()
-        .map(|c| OpOutcome::new(c))
-        .collect();
+    let mut classes: Vec<OpOutcome> = OpOutcome::per_class(phase.op);
     let mut done = Progress::default();
     let mut trace: Trace = Vec::with_capacity(1024);
     let mut series_bytes: Vec<u64> = Vec::with_capacity(64);

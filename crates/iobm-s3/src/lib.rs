@@ -500,34 +500,25 @@ struct S3Session<'a> {
 }
 
 impl S3Session<'_> {
-    fn key(&mut self, name: &str) -> String {
-        self.key.clear();
-        self.key.push_str(&self.config.prefix);
-        self.key.push_str(name);
-        std::mem::take(&mut self.key)
-    }
-
-    fn give_back(&mut self, key: String) {
+    /// Runs `f` with the client and the full key of object `name`, built in a reused buffer.
+    fn keyed<R>(&mut self, name: &str, f: impl FnOnce(&mut Client, &S3Config, &str) -> R) -> R {
+        let mut key = std::mem::take(&mut self.key);
+        key.clear();
+        key.push_str(&self.config.prefix);
+        key.push_str(name);
+        let result = f(&mut self.client, self.config, &key);
         self.key = key;
+        result
     }
 }
 
 impl Objects for S3Session<'_> {
     fn put(&mut self, name: &str, body: &Body<'_>) -> io::Result<()> {
-        let key = self.key(name);
-        let result = self
-            .client
-            .request(
-                self.config,
-                "PUT",
-                Some(&key),
-                &[],
-                &[],
-                Some(Payload::Body(body, 0, body.len())),
-            )
-            .and_then(|head| self.client.expect_ok(&head));
-        self.give_back(key);
-        result
+        self.keyed(name, |c, config, key| {
+            let payload = Payload::Body(body, 0, body.len());
+            let head = c.request(config, "PUT", Some(key), &[], &[], Some(payload))?;
+            c.expect_ok(&head)
+        })
     }
 
     fn get(
@@ -536,41 +527,30 @@ impl Objects for S3Session<'_> {
         range: Option<(u64, u64)>,
         sink: &mut dyn FnMut(&[u8]),
     ) -> io::Result<u64> {
-        let key = self.key(name);
         let range_header = range.map(|(a, b)| format!("bytes={a}-{b}"));
         let headers: &[(&str, &str)] = match &range_header {
             Some(r) => &[("range", r.as_str())],
             None => &[],
         };
-        let result = self
-            .client
-            .request(self.config, "GET", Some(&key), &[], headers, None)
-            .and_then(|head| {
-                if head.status != 200 && head.status != 206 {
-                    return Err(self.client.error(&head));
-                }
-                sink(&[]);
-                self.client.conn.read_body(&head, sink)
-            });
-        self.give_back(key);
-        result
+        self.keyed(name, |c, config, key| {
+            let head = c.request(config, "GET", Some(key), &[], headers, None)?;
+            if head.status != 200 && head.status != 206 {
+                return Err(c.error(&head));
+            }
+            sink(&[]);
+            c.conn.read_body(&head, sink)
+        })
     }
 
     fn head(&mut self, name: &str) -> io::Result<u64> {
-        let key = self.key(name);
-        let result = self.client.head(self.config, &key);
-        self.give_back(key);
-        result
+        self.keyed(name, |c, config, key| c.head(config, key))
     }
 
     fn delete(&mut self, name: &str) -> io::Result<()> {
-        let key = self.key(name);
-        let result = self
-            .client
-            .request(self.config, "DELETE", Some(&key), &[], &[], None)
-            .and_then(|head| self.client.expect_ok(&head));
-        self.give_back(key);
-        result
+        self.keyed(name, |c, config, key| {
+            let head = c.request(config, "DELETE", Some(key), &[], &[], None)?;
+            c.expect_ok(&head)
+        })
     }
 
     fn list(&mut self, after: Option<&str>, max: u32) -> io::Result<ListPage> {

@@ -403,34 +403,7 @@ fn keep_leaves_the_objects_and_never_deletes_a_bucket_it_did_not_create() {
 fn a_server_that_dies_mid_run_is_counted_and_the_run_ends_with_results() {
     let root = tempfile::tempdir().unwrap();
     let mut server = iobm_serve(root.path());
-    let dir = tempfile::tempdir().unwrap();
-    let json = dir.path().join("r.json");
-    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("iobm"))
-        .env("AWS_ACCESS_KEY_ID", KEY)
-        .env("AWS_SECRET_ACCESS_KEY", SECRET)
-        .args([
-            "s3",
-            "put",
-            "--endpoint",
-            &server.url,
-            "--duration",
-            "60s",
-            "--concurrent",
-            "2",
-        ])
-        .args([
-            "--obj-size",
-            "64KiB",
-            "--max-errors",
-            "10",
-            "--timeout",
-            "5s",
-        ])
-        .args(["--json", json.to_str().unwrap()])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let (child, json, _dir) = long_put(&server.url, &["--max-errors", "10", "--timeout", "5s"]);
     std::thread::sleep(Duration::from_millis(1500));
     let _ = server.child.kill();
     let _ = server.child.wait();
@@ -483,26 +456,7 @@ fn a_server_that_dies_mid_run_is_counted_and_the_run_ends_with_results() {
 fn ctrl_c_stops_reports_and_removes_what_the_run_wrote() {
     let root = tempfile::tempdir().unwrap();
     let server = iobm_serve(root.path());
-    let dir = tempfile::tempdir().unwrap();
-    let json = dir.path().join("r.json");
-    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("iobm"))
-        .env("AWS_ACCESS_KEY_ID", KEY)
-        .env("AWS_SECRET_ACCESS_KEY", SECRET)
-        .args([
-            "s3",
-            "put",
-            "--endpoint",
-            &server.url,
-            "--duration",
-            "60s",
-            "--concurrent",
-            "2",
-        ])
-        .args(["--obj-size", "64KiB", "--json", json.to_str().unwrap()])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let (child, json, _dir) = long_put(&server.url, &[]);
     std::thread::sleep(Duration::from_millis(1500));
     // SAFETY: kill sends a signal to the child we spawned.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
@@ -552,6 +506,33 @@ fn wrong_credentials_and_bad_input_get_one_line_and_the_right_code() {
         assert_eq!(err.lines().count(), 1, "{err}");
         assert!(err.contains(needle), "{err}");
     }
+}
+
+/// Starts a minute-long `iobm s3 put` against `url` with 2 workers and small objects; returns
+/// it, where its JSON result goes, and the directory holding that.
+fn long_put(url: &str, extra: &[&str]) -> (Child, std::path::PathBuf, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("iobm"))
+        .env("AWS_ACCESS_KEY_ID", KEY)
+        .env("AWS_SECRET_ACCESS_KEY", SECRET)
+        .args([
+            "s3",
+            "put",
+            "--endpoint",
+            url,
+            "--duration",
+            "60s",
+            "--concurrent",
+            "2",
+        ])
+        .args(["--obj-size", "64KiB", "--json", json.to_str().unwrap()])
+        .args(extra)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    (child, json, dir)
 }
 
 /// Every path under `dir`.
