@@ -253,6 +253,12 @@ impl Task for ObjectTask<'_> {
                 let page = self
                     .session
                     .list(self.list_next.as_deref(), self.spec.page_keys)?;
+                if page.keys == 0 && self.spec.count > 0 {
+                    return Err(io::Error::new(
+                        io::ErrorKind::InvalidData,
+                        "a page of the listing was empty, yet the data set has objects",
+                    ));
+                }
                 self.list_next = page.next;
                 Ok(0)
             }

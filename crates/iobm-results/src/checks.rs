@@ -17,6 +17,15 @@ fn pct(part: u64, whole: u64) -> f64 {
 }
 
 /// Warnings for one phase of a run on a machine with `ram_bytes` of memory.
+/// A phase's S3 operations went through iobm's own gateway in the same process.
+pub const BUILTIN_GATEWAY_CPU: &str =
+    "through iobm's built-in gateway in this process: iobm's CPU time includes the gateway's";
+/// The objects a GET read had just been written through the same gateway.
+pub const JUST_WRITTEN: &str =
+    "the objects were just written: the gateway likely read them from the page cache";
+/// Notes a run records that cannot be derived from its records again (kept by `iobm report`).
+pub const RUN_NOTES: [&str; 2] = [BUILTIN_GATEWAY_CPU, JUST_WRITTEN];
+
 pub fn phase_warnings(phase: &PhaseResult, ram_bytes: u64) -> Vec<String> {
     let mut out = Vec::new();
     if let Some(w) = disagreement(&phase.aggregates, AGGREGATE_TOLERANCE) {
@@ -26,10 +35,17 @@ pub fn phase_warnings(phase: &PhaseResult, ram_bytes: u64) -> Vec<String> {
         RunStatus::Interrupted => {
             out.push("interrupted: these numbers cover part of the phase".into())
         }
-        RunStatus::Failed => {
-            out.push("failed: these numbers cover the phase up to the first error".into())
-        }
+        RunStatus::Failed => out.push(
+            "failed: these numbers cover the phase until it stopped for errors (failed operations are not in them)"
+                .into(),
+        ),
         RunStatus::Complete => {}
+    }
+    let failed: u64 = phase.errors.iter().map(|e| e.count).sum();
+    if phase.status == RunStatus::Complete && failed > 0 {
+        out.push(format!(
+            "{failed} operations failed and are not in these numbers (see errors)"
+        ));
     }
     let moved = phase.bytes();
     let s = &phase.settings;

@@ -4,7 +4,7 @@
 use crate::cli::ReportArgs;
 use crate::exit::{Exit, Failure};
 use iobm_report::render_run;
-use iobm_results::checks::phase_warnings;
+use iobm_results::checks::{phase_warnings, RUN_NOTES};
 use iobm_results::RunResult;
 use iobm_stats::aggregates;
 
@@ -25,7 +25,14 @@ pub fn recompute(run: &mut RunResult) -> Vec<String> {
             differing.push(phase.name.clone());
         }
         phase.aggregates = fresh;
+        let notes: Vec<String> = phase
+            .warnings
+            .iter()
+            .filter(|w| RUN_NOTES.contains(&w.as_str()))
+            .cloned()
+            .collect();
         phase.warnings = phase_warnings(phase, ram);
+        phase.warnings.extend(notes);
     }
     if run.bonnie.is_some() {
         run.bonnie = Some(iobm_results::bonnie::summarize(run));

@@ -11,6 +11,7 @@ use crate::serve::random_key;
 use crate::session::{self, describe_io, say, RunId};
 use iobm_engine::{run_phase, Mix, ObjectOp, ObjectSpec, Phase, PhaseEnd, StopRule};
 use iobm_report::text::{render_footer, render_header, render_phase};
+use iobm_results::checks::{BUILTIN_GATEWAY_CPU, JUST_WRITTEN};
 use iobm_results::{env, Config, RunStatus, S3Config as S3Settings};
 use iobm_s3::sigv4::Credentials;
 use iobm_s3::{Endpoint, PayloadSigning, S3Config, S3Target};
@@ -423,10 +424,7 @@ fn run(
                 w.endpoint = Some(target.endpoint_of(w.worker as usize).to_string());
             }
             if gateway.is_some() {
-                phase.warnings.push(
-                    "iobm's CPU time includes the built-in gateway serving the requests in-process"
-                        .to_string(),
-                );
+                phase.warnings.push(BUILTIN_GATEWAY_CPU.to_string());
             }
             say(&format!("\n{}", render_phase(phase, &run.environment)));
         }
@@ -509,7 +507,12 @@ pub fn quick_steps(
         .ensure_bucket()
         .map_err(|e| format!("built-in gateway: {}", describe_io(&e)))
         .map(|_| {
-            let mut put = Phase::objects(ObjectOp::Put, QUICK_CONCURRENT, spec.clone(), StopRule::Duration(step));
+            let mut put = Phase::objects(
+                ObjectOp::Put,
+                QUICK_CONCURRENT,
+                spec.clone(),
+                StopRule::Duration(step),
+            );
             put.name = "s3 put 1MiB".to_string();
             execute(&target, vec![put], run, control, ranks, |_| {});
             // Every worker stored objects 0, 1, ... of its own: the first `stored` are complete.
@@ -518,20 +521,19 @@ pub fn quick_steps(
             });
             if stored > 0 && run.status == RunStatus::Complete {
                 spec.count = stored;
-                let mut get = Phase::objects(ObjectOp::Get, QUICK_CONCURRENT, spec, StopRule::Duration(step));
+                let mut get = Phase::objects(
+                    ObjectOp::Get,
+                    QUICK_CONCURRENT,
+                    spec,
+                    StopRule::Duration(step),
+                );
                 get.name = "s3 get 1MiB".to_string();
                 execute(&target, vec![get], run, control, ranks, |_| {});
             }
             for p in run.phases.iter_mut().filter(|p| p.name.starts_with("s3 ")) {
-                p.warnings.push(
-                    "through iobm's built-in gateway on loopback; iobm's CPU time includes the gateway"
-                        .to_string(),
-                );
+                p.warnings.push(BUILTIN_GATEWAY_CPU.to_string());
                 if p.name.starts_with("s3 get") {
-                    p.warnings.push(
-                        "the objects were just written: the gateway likely read them from the page cache"
-                            .to_string(),
-                    );
+                    p.warnings.push(JUST_WRITTEN.to_string());
                 }
             }
         });
