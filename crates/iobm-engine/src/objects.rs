@@ -132,6 +132,9 @@ impl Task for ObjectTask<'_> {
                 if self.phase.stop == StopRule::Once && self.object >= self.spec.count {
                     return false;
                 }
+                if self.spec.max_new.is_some_and(|m| self.object >= m) {
+                    return false;
+                }
             }
             ObjectOp::Get | ObjectOp::Head => {
                 if !self.pick_existing(i) {
@@ -165,6 +168,13 @@ impl Task for ObjectTask<'_> {
                 }
                 if self.class == PUT {
                     self.object = self.new_object(i);
+                    if self
+                        .spec
+                        .max_new
+                        .is_some_and(|m| self.object - self.spec.count >= m)
+                    {
+                        return false;
+                    }
                 } else {
                     let at = (self.random() % self.live.len() as u64) as usize;
                     self.object = if self.class == DELETE {
@@ -305,6 +315,7 @@ mod tests {
             mix: Mix::default(),
             page_keys: 10,
             retries: 0,
+            max_new: None,
         }
     }
 
@@ -409,6 +420,30 @@ mod tests {
             "puts add, deletes remove"
         );
         assert_eq!(mixed.latency.count(), 2000);
+    }
+
+    #[test]
+    fn a_cap_on_new_objects_ends_a_timed_put_early() {
+        let target = MemTarget::new();
+        let control = Control::new(3, 3);
+        let capped = ObjectSpec {
+            max_new: Some(10),
+            ..spec(0)
+        };
+        let phase = Phase::objects(
+            ObjectOp::Put,
+            3,
+            capped,
+            StopRule::Duration(std::time::Duration::from_secs(30)),
+        );
+        let out = run_phase(&target, &phase, &control);
+        assert_eq!(out.end, PhaseEnd::Completed);
+        assert_eq!(out.by_op[0].ops, 10);
+        assert_eq!(target.names().len(), 10);
+        assert!(
+            out.end_ns - out.start_ns < 20_000_000_000,
+            "ended by the cap, not the time"
+        );
     }
 
     #[test]

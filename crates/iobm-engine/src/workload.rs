@@ -101,6 +101,9 @@ pub struct ObjectSpec {
     /// Times a failed operation is tried again at once (counted apart; its latency then
     /// covers every try); 0: failures are only counted.
     pub retries: u32,
+    /// Put, multipart and mixed: store at most this many new objects (a phase that runs by
+    /// time then ends early), so a run cannot fill the store.
+    pub max_new: Option<u64>,
 }
 
 impl ObjectSpec {

@@ -35,6 +35,7 @@ pub async fn serve(
     stop: &AtomicBool,
 ) -> io::Result<()> {
     let store = store::Store::open(root, fsync)?;
+    let bookkeeping = store.bookkeeping_dirs();
     let mut builder = S3ServiceBuilder::new(s3::Gateway { store });
     if let Access::Keys {
         access_key,
@@ -54,6 +55,9 @@ pub async fn serve(
             },
             _ = tick.tick() => {
                 if stop.load(Ordering::Relaxed) {
+                    for dir in &bookkeeping {
+                        let _ = std::fs::remove_dir(dir);
+                    }
                     return Ok(());
                 }
                 continue;

@@ -101,6 +101,18 @@ impl Store {
         &self.root
     }
 
+    /// The bookkeeping directories, innermost first: removed when a gateway stops, each only
+    /// if empty (other gateways may still use them).
+    pub fn bookkeeping_dirs(&self) -> Vec<PathBuf> {
+        let internal = self.root.join(INTERNAL);
+        vec![
+            self.tmp.clone(),
+            internal.join("tmp"),
+            self.uploads.clone(),
+            internal,
+        ]
+    }
+
     pub fn bucket_path(&self, bucket: &str) -> Result<PathBuf, NameError> {
         let ok = (3..=63).contains(&bucket.len())
             && bucket

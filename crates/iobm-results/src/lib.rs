@@ -162,6 +162,9 @@ pub struct S3Config {
     pub timeout_s: f64,
     /// Whether every request had a connection of its own (--new-connection).
     pub new_connection: bool,
+    /// The most new objects the run would store (the built-in gateway: half the free space of
+    /// its directory); null: no limit.
+    pub max_new_objects: Option<u64>,
     /// Whether the endpoints were https://.
     pub tls: bool,
     /// Whether any server certificate was accepted (--insecure).

@@ -306,14 +306,6 @@ fn run(
         .map(|e| e.url.as_str())
         .collect::<Vec<_>>()
         .join(", ");
-    let bucket_created = target.ensure_bucket().map_err(|e| {
-        let what = iobm_target::error_kind(&e);
-        Failure::run(format!(
-            "{where_}: cannot use bucket '{}': {} ({what})",
-            config.bucket,
-            describe_io(&e)
-        ))
-    })?;
     let op = object_op(args.op);
     let needs_data_set = !matches!(op, ObjectOp::Put | ObjectOp::Multipart);
     let spec = ObjectSpec {
@@ -325,7 +317,37 @@ fn run(
         mix,
         page_keys: args.page_keys,
         retries: args.retries,
+        max_new: None,
     };
+    let mut spec = spec;
+    if let Some(g) = gateway {
+        // iobm's own gateway writes to a local file system: the data set must fit in half its
+        // free space, and new objects stop at that half, so a long run cannot fill it.
+        if let Some((_, free)) = env::space(&g.dir) {
+            let data_set = spec.total_bytes();
+            if data_set > free / 2 {
+                return Err(Failure::input(format!(
+                    "--objects {} of {}: {} would take more than half of the {} free in {}",
+                    spec.count,
+                    iobm_stats::format_bytes(max),
+                    iobm_stats::format_bytes(data_set),
+                    iobm_stats::format_bytes(free),
+                    g.dir.display()
+                )));
+            }
+            if matches!(op, ObjectOp::Put | ObjectOp::Multipart | ObjectOp::Mixed) {
+                spec.max_new = Some((free / 2 - data_set) / max.max(1));
+            }
+        }
+    }
+    let bucket_created = target.ensure_bucket().map_err(|e| {
+        let what = iobm_target::error_kind(&e);
+        Failure::run(format!(
+            "{where_}: cannot use bucket '{}': {} ({what})",
+            config.bucket,
+            describe_io(&e)
+        ))
+    })?;
     let workers = args.concurrent as usize;
     let control = session::control(run_id, workers);
     let stop = match (op, args.ops) {
@@ -362,6 +384,7 @@ fn run(
         max_errors: args.max_errors,
         timeout_s: args.timeout.as_secs_f64(),
         new_connection: args.new_connection,
+        max_new_objects: spec.max_new,
         tls: config.endpoints.iter().any(Endpoint::is_tls),
         insecure: args.insecure,
     };
@@ -502,6 +525,7 @@ pub fn quick_steps(
         mix: Mix::default(),
         page_keys: 1000,
         retries: 0,
+        max_new: env::space(dir).map(|(_, free)| free / 2 / QUICK_OBJECT),
     };
     let result = target
         .ensure_bucket()
