@@ -462,6 +462,14 @@ mod tests {
         assert_eq!(out.errors[0].kind, "ENOSPC");
         assert_eq!(out.by_op[0].ops + out.by_op[0].errors, 40);
         assert_eq!(out.errors[0].count, out.by_op[0].errors);
+        // Retries are tried at once and counted apart from the errors.
+        let target = FaultTarget::fail_writes_after(MemTarget::new(), 0, libc::EIO);
+        let mut retrying = Phase::objects(ObjectOp::Put, 2, spec(6), StopRule::Once);
+        retrying.max_errors = 100;
+        retrying.objects.as_mut().unwrap().retries = 2;
+        let out = run_phase(&target, &retrying, &control);
+        assert_eq!((out.by_op[0].errors, out.by_op[0].retried), (6, 12));
+
         phase.max_errors = 3;
         let target = FaultTarget::fail_writes_after(MemTarget::new(), 0, libc::EIO);
         let out = run_phase(&target, &phase, &control);

@@ -471,6 +471,32 @@ mod tests {
     }
 
     #[test]
+    fn a_slow_down_answer_is_an_error_named_by_its_s3_code() {
+        let addr = serve(vec![
+            b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 95\r\n\r\n<Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>",
+        ]);
+        let config = crate::S3Config {
+            endpoints: vec![crate::Endpoint::parse(&format!("http://{addr}")).unwrap()],
+            bucket: "b".into(),
+            prefix: "p/".into(),
+            credentials: None,
+            region: "us-east-1".into(),
+            payload: crate::PayloadSigning::Unsigned,
+            timeout: Duration::from_secs(5),
+            new_connection_per_request: false,
+            tls: None,
+        };
+        let target = crate::S3Target::new(config);
+        let mut session = iobm_target::Target::objects(&target, 0).unwrap();
+        let err = session.get("x", None, &mut |_| {}).unwrap_err();
+        assert_eq!(iobm_target::error_kind(&err), "HTTP 503 SlowDown");
+        assert!(
+            err.to_string().contains("reduce your request rate"),
+            "{err}"
+        );
+    }
+
+    #[test]
     fn a_silent_server_times_out() {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = listener.local_addr().unwrap();
