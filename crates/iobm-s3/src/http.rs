@@ -472,9 +472,12 @@ mod tests {
 
     #[test]
     fn a_slow_down_answer_is_an_error_named_by_its_s3_code() {
-        let addr = serve(vec![
-            b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 95\r\n\r\n<Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>",
-        ]);
+        let body = "<Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>";
+        let answer = format!(
+            "HTTP/1.1 503 Service Unavailable\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        let addr = serve(vec![Box::leak(answer.into_bytes().into_boxed_slice())]);
         let config = crate::S3Config {
             endpoints: vec![crate::Endpoint::parse(&format!("http://{addr}")).unwrap()],
             bucket: "b".into(),
