@@ -9,7 +9,7 @@ use std::time::Duration;
 
 const EXAMPLES: &str = "\
 Examples:
-  iobm quick                                  a 30-second tour in the system temp directory
+  iobm quick                                  a 40-second tour in the system temp directory
   iobm stream --jobs 4 --size 32G /mnt/nfs    write 32 GiB with 4 workers, then read it back
   iobm write -j 8 --size-per-job 4G --block 4MiB --direct /mnt/lustre
   iobm write --keep --json w.json /data && iobm read /data/iobm-<run id>
@@ -91,7 +91,7 @@ pub enum Command {
     /// S3 load: put, get, head, delete, list, multipart or mixed, at high concurrency
     #[command(after_help = format!("{S3_EXAMPLES}\n\n{EXIT_CODES_HELP}"))]
     S3(S3Args),
-    /// A tour of about 30 seconds on a built-in default directory, with a summary table
+    /// A tour of about 40 seconds on a built-in default directory, with a summary table
     Quick(QuickArgs),
     /// Print a saved result (--json FILE) again, recomputing its aggregates
     Report(ReportArgs),

@@ -1,6 +1,7 @@
-//! `iobm quick [DIR]`: the main job on a built-in default. A tour of about 30 seconds in a
+//! `iobm quick [DIR]`: the main job on a built-in default. A tour of about 40 seconds in a
 //! directory of its own (the system temp dir by default): sequential write and read, random
-//! reads, and durable random writes, ending in one summary table. Later suites add steps here.
+//! reads, durable random writes, a short bonnie step, and S3 PUT and GET through the built-in
+//! gateway, ending in one summary table.
 
 use crate::cli::QuickArgs;
 use crate::execute::execute;
