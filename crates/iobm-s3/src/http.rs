@@ -80,7 +80,6 @@ pub struct Head {
     pub chunked: bool,
     /// The server closes the connection after this response.
     pub close: bool,
-    pub etag: Option<String>,
     /// The answer has no body whatever its headers say (HEAD, 204, 304).
     pub no_body: bool,
 }
@@ -98,6 +97,8 @@ pub struct Connection {
     tls: Option<Tls>,
     stream: Option<Stream>,
     buf: Box<[u8]>,
+    /// The `ETag` of the last answer (empty when it had none), in a reused buffer.
+    etag: String,
     /// Received bytes not yet consumed: buf[start..end].
     start: usize,
     end: usize,
@@ -134,6 +135,7 @@ impl Connection {
             timeout,
             tls,
             stream: None,
+            etag: String::new(),
             buf: vec![0; BUF].into_boxed_slice(),
             start: 0,
             end: 0,
@@ -262,6 +264,7 @@ impl Connection {
                         self.start += len;
                         continue;
                     }
+                    self.etag.clear();
                     let mut head = Head {
                         status,
                         close: response.version == Some(0),
@@ -278,7 +281,8 @@ impl Connection {
                         } else if h.name.eq_ignore_ascii_case("connection") {
                             head.close = value.eq_ignore_ascii_case("close");
                         } else if h.name.eq_ignore_ascii_case("etag") {
-                            head.etag = Some(value.to_string());
+                            self.etag.clear();
+                            self.etag.push_str(value);
                         }
                     }
                     self.start += len;
@@ -318,6 +322,11 @@ impl Connection {
             self.reset();
         }
         result
+    }
+
+    /// The `ETag` of the last answer; empty when it had none.
+    pub fn etag(&self) -> &str {
+        &self.etag
     }
 
     /// Reads and forgets a body (of an answer whose body iobm does not need).
@@ -443,8 +452,8 @@ mod tests {
         let mut conn = Connection::new(addr, Duration::from_secs(5), None);
         let (head, body) = get(&mut conn).unwrap();
         assert_eq!(
-            (head.status, head.etag.as_deref(), &body[..]),
-            (200, Some("\"e\""), &b"hello"[..])
+            (head.status, conn.etag(), &body[..]),
+            (200, "\"e\"", &b"hello"[..])
         );
         let (head, body) = get(&mut conn).unwrap();
         assert_eq!((head.status, &body[..]), (200, &b"abcde"[..]));

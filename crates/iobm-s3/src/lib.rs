@@ -259,6 +259,7 @@ impl Target for S3Target {
             helpers: Vec::new(),
             worker,
             key: String::new(),
+            range: String::new(),
         }))
     }
 
@@ -284,6 +285,11 @@ struct Client {
     head: Vec<u8>,
     path: String,
     query: String,
+    /// The payload hash of the request being built.
+    hash: String,
+    /// The `x-amz-date` of the current second, and that second.
+    date: (u64, String),
+    authorization: String,
 }
 
 impl Client {
@@ -299,6 +305,9 @@ impl Client {
             head: Vec::with_capacity(1024),
             path: String::with_capacity(256),
             query: String::with_capacity(256),
+            hash: String::with_capacity(64),
+            date: (0, String::new()),
+            authorization: String::with_capacity(256),
         }
     }
 
@@ -330,25 +339,37 @@ impl Client {
             self.query.push('=');
             uri_encode(&mut self.query, v, false);
         }
-        let (len, hash) = match &payload {
-            None => (0, EMPTY_SHA256.to_string()),
-            Some(Payload::Bytes(b)) => (b.len() as u64, sigv4::sha256_hex(b)),
-            Some(Payload::Body(body, from, to)) => (
-                to - from,
+        self.hash.clear();
+        let len = match &payload {
+            None => {
+                self.hash.push_str(EMPTY_SHA256);
+                0
+            }
+            Some(Payload::Bytes(b)) => {
+                sigv4::push_hex(&mut self.hash, &Sha256::digest(b));
+                b.len() as u64
+            }
+            Some(Payload::Body(body, from, to)) => {
                 match config.payload {
-                    PayloadSigning::Unsigned => UNSIGNED_PAYLOAD.to_string(),
+                    PayloadSigning::Unsigned => self.hash.push_str(UNSIGNED_PAYLOAD),
                     PayloadSigning::Sha256 => {
                         let mut hasher = Sha256::new();
                         body.for_each_batch(*from, *to, &mut |slices| {
                             slices.iter().for_each(|s| hasher.update(&s[..]));
                             Ok(())
                         })?;
-                        sigv4::hex(&hasher.finalize())
+                        sigv4::push_hex(&mut self.hash, &hasher.finalize());
                     }
-                },
-            ),
+                }
+                to - from
+            }
         };
-        let amz_date = iobm_stats::time::iso8601_basic(iobm_stats::time::unix_ns_now());
+        // The date changes once a second: formatted then, not per request.
+        let now = iobm_stats::time::unix_ns_now();
+        if now / 1_000_000_000 != self.date.0 {
+            self.date = (now / 1_000_000_000, iobm_stats::time::iso8601_basic(now));
+        }
+        let (hash, amz_date) = (self.hash.as_str(), self.date.1.as_str());
         let h = &mut self.head;
         h.clear();
         let _ = write!(
@@ -367,15 +388,28 @@ impl Client {
             h.extend_from_slice(b"connection: close\r\n");
         }
         if let Some(signer) = &mut self.signer {
-            let mut signed: Vec<(&str, &str)> = vec![
+            // At most one extra header is signed (range); a fixed array, sorted in place.
+            let mut signed = [("", ""); 4];
+            signed[..3].copy_from_slice(&[
                 ("host", endpoint.host.as_str()),
-                ("x-amz-content-sha256", hash.as_str()),
-                ("x-amz-date", amz_date.as_str()),
-            ];
-            signed.extend_from_slice(headers);
-            signed.sort_unstable();
-            let sig = signer.sign(method, &self.path, &self.query, &signed, &hash, &amz_date);
-            let _ = write!(StrWriter(h), "authorization: {}\r\n", sig.authorization);
+                ("x-amz-content-sha256", hash),
+                ("x-amz-date", amz_date),
+            ]);
+            let n = 3 + headers.len();
+            assert!(n <= signed.len(), "one extra signed header at most");
+            signed[3..n].copy_from_slice(headers);
+            signed[..n].sort_unstable();
+            self.authorization.clear();
+            signer.sign(
+                &mut self.authorization,
+                method,
+                &self.path,
+                &self.query,
+                &signed[..n],
+                hash,
+                amz_date,
+            );
+            let _ = write!(StrWriter(h), "authorization: {}\r\n", self.authorization);
         }
         h.extend_from_slice(b"\r\n");
         let is_head = method == "HEAD";
@@ -474,8 +508,13 @@ impl Client {
             return Err(self.error(&head));
         }
         self.conn.skip_body(&head)?;
-        head.etag
-            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "part answer without ETag"))
+        match self.conn.etag() {
+            "" => Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "part answer without ETag",
+            )),
+            etag => Ok(etag.to_string()),
+        }
     }
 }
 
@@ -497,6 +536,8 @@ struct S3Session<'a> {
     worker: usize,
     /// The full key of the current operation (reused).
     key: String,
+    /// The `Range` header value of the current GET (reused).
+    range: String,
 }
 
 impl S3Session<'_> {
@@ -527,19 +568,23 @@ impl Objects for S3Session<'_> {
         range: Option<(u64, u64)>,
         sink: &mut dyn FnMut(&[u8]),
     ) -> io::Result<u64> {
-        let range_header = range.map(|(a, b)| format!("bytes={a}-{b}"));
-        let headers: &[(&str, &str)] = match &range_header {
-            Some(r) => &[("range", r.as_str())],
-            None => &[],
-        };
-        self.keyed(name, |c, config, key| {
+        let mut range_value = std::mem::take(&mut self.range);
+        range_value.clear();
+        if let Some((first, last)) = range {
+            let _ = write!(range_value, "bytes={first}-{last}");
+        }
+        let range_header = [("range", range_value.as_str())];
+        let headers: &[(&str, &str)] = if range.is_some() { &range_header } else { &[] };
+        let result = self.keyed(name, |c, config, key| {
             let head = c.request(config, "GET", Some(key), &[], headers, None)?;
             if head.status != 200 && head.status != 206 {
                 return Err(c.error(&head));
             }
             sink(&[]);
             c.conn.read_body(&head, sink)
-        })
+        });
+        self.range = range_value;
+        result
     }
 
     fn head(&mut self, name: &str) -> io::Result<u64> {

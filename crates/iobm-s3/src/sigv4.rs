@@ -17,7 +17,8 @@ pub struct Credentials {
     pub secret_key: String,
 }
 
-/// Signs requests for one region and service, reusing its buffers.
+/// Signs requests for one region and service, reusing its buffers: no allocation per request
+/// once warm.
 pub struct Signer {
     credentials: Credentials,
     region: String,
@@ -25,13 +26,7 @@ pub struct Signer {
     /// The date (`YYYYMMDD`) the cached key is for, and the key.
     day_key: Option<(String, [u8; 32])>,
     canonical: String,
-}
-
-/// The headers a signed request carries.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Signature {
-    pub amz_date: String,
-    pub authorization: String,
+    to_sign: String,
 }
 
 fn hmac(key: &[u8], data: &[u8]) -> [u8; 32] {
@@ -40,11 +35,18 @@ fn hmac(key: &[u8], data: &[u8]) -> [u8; 32] {
     mac.finalize().into_bytes().into()
 }
 
+/// Appends the lower-case hex of `bytes` to `out`.
+pub fn push_hex(out: &mut String, bytes: &[u8]) {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    for b in bytes {
+        out.push(DIGITS[(b >> 4) as usize] as char);
+        out.push(DIGITS[(b & 15) as usize] as char);
+    }
+}
+
 pub fn hex(bytes: &[u8]) -> String {
     let mut s = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        let _ = write!(s, "{b:02x}");
-    }
+    push_hex(&mut s, bytes);
     s
 }
 
@@ -72,6 +74,7 @@ impl Signer {
             service: service.to_string(),
             day_key: None,
             canonical: String::with_capacity(512),
+            to_sign: String::with_capacity(256),
         }
     }
 
@@ -90,18 +93,21 @@ impl Signer {
         }
     }
 
-    /// Signs a request. `path` is already URI-encoded; `query` holds encoded `key=value` pairs
-    /// sorted by key; `headers` are lower-case names with trimmed values, sorted by name, and
-    /// must include `host`, `x-amz-content-sha256` and `x-amz-date` (= `amz_date`).
+    /// Signs a request and appends its `Authorization` value to `out`. `path` is already
+    /// URI-encoded; `query` holds encoded `key=value` pairs sorted by key; `headers` are
+    /// lower-case names with trimmed values, sorted by name, and must include `host`,
+    /// `x-amz-content-sha256` and `x-amz-date` (= `amz_date`).
+    #[allow(clippy::too_many_arguments)]
     pub fn sign(
         &mut self,
+        out: &mut String,
         method: &str,
         path: &str,
         query: &str,
         headers: &[(&str, &str)],
         payload_hash: &str,
         amz_date: &str,
-    ) -> Signature {
+    ) {
         let day = &amz_date[..8];
         let c = &mut self.canonical;
         c.clear();
@@ -110,30 +116,35 @@ impl Signer {
             let _ = writeln!(c, "{name}:{value}");
         }
         c.push('\n');
+        let signed_headers_start = c.len();
         for (i, (name, _)) in headers.iter().enumerate() {
             if i > 0 {
                 c.push(';');
             }
             c.push_str(name);
         }
-        let signed_headers_start = c.rfind('\n').expect("has newlines") + 1;
-        let signed_headers = c[signed_headers_start..].to_string();
+        let signed_headers_end = c.len();
         c.push('\n');
         c.push_str(payload_hash);
-        let scope = format!("{day}/{}/{}/aws4_request", self.region, self.service);
-        let to_sign = format!(
-            "AWS4-HMAC-SHA256\n{amz_date}\n{scope}\n{}",
-            sha256_hex(self.canonical.as_bytes())
+        let t = &mut self.to_sign;
+        t.clear();
+        let _ = write!(
+            t,
+            "AWS4-HMAC-SHA256\n{amz_date}\n{day}/{}/{}/aws4_request\n",
+            self.region, self.service
         );
+        push_hex(t, &Sha256::digest(self.canonical.as_bytes()));
         let key = self.key_for(day);
-        let signature = hex(&hmac(&key, to_sign.as_bytes()));
-        Signature {
-            amz_date: amz_date.to_string(),
-            authorization: format!(
-                "AWS4-HMAC-SHA256 Credential={}/{scope}, SignedHeaders={signed_headers}, Signature={signature}",
-                self.credentials.access_key
-            ),
-        }
+        let signature = hmac(&key, self.to_sign.as_bytes());
+        let _ = write!(
+            out,
+            "AWS4-HMAC-SHA256 Credential={}/{day}/{}/{}/aws4_request, SignedHeaders={}, Signature=",
+            self.credentials.access_key,
+            self.region,
+            self.service,
+            &self.canonical[signed_headers_start..signed_headers_end]
+        );
+        push_hex(out, &signature);
     }
 }
 
@@ -153,7 +164,9 @@ mod tests {
             "us-east-1",
             "s3",
         );
-        let sig = signer.sign(
+        let mut authorization = String::new();
+        signer.sign(
+            &mut authorization,
             "GET",
             "/test.txt",
             "",
@@ -167,7 +180,7 @@ mod tests {
             "20130524T000000Z",
         );
         assert_eq!(
-            sig.authorization,
+            authorization,
             "AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/20130524/us-east-1/s3/aws4_request, \
              SignedHeaders=host;range;x-amz-content-sha256;x-amz-date, \
              Signature=f0e8bdb87c964420e857bd35b5d6ed310bd44f0170aba48dd91039c6036bdb41"
