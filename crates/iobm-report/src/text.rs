@@ -322,11 +322,14 @@ pub fn render_phase(phase: &PhaseResult, env: &Environment) -> String {
     let cpu = &phase.cpu;
     let _ = writeln!(
         out,
-        "  iobm CPU: {:.2}s user + {:.2}s system{}",
+        "  iobm CPU: {:.2}s user + {:.2}s system{}{}",
         cpu.user_s,
         cpu.system_s,
         cpu.cpu_s_per_gib
-            .map_or(String::new(), |c| format!(" = {c:.3} CPU-s per GiB moved"))
+            .map_or(String::new(), |c| format!(" = {c:.3} CPU-s per GiB moved")),
+        cpu.gateway_s.map_or(String::new(), |g| format!(
+            "; the built-in gateway used {g:.2}s more, not counted here"
+        ))
     );
     let mut cache = Vec::new();
     if let Some(resident) = phase.cache.resident_before_bytes {

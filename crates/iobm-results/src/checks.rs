@@ -18,8 +18,7 @@ fn pct(part: u64, whole: u64) -> f64 {
 
 /// Warnings for one phase of a run on a machine with `ram_bytes` of memory.
 /// A phase's S3 operations went through iobm's own gateway in the same process.
-pub const BUILTIN_GATEWAY_CPU: &str =
-    "through iobm's built-in gateway in this process: iobm's CPU time includes the gateway's";
+pub const BUILTIN_GATEWAY_CPU: &str = "served by iobm's built-in gateway in this process: its threads' CPU time is apart (cpu.gateway_s), not in iobm's";
 /// The objects a GET read had just been written through the same gateway.
 pub const JUST_WRITTEN: &str =
     "the objects were just written: the gateway likely read them from the page cache";
@@ -164,6 +163,7 @@ mod tests {
                 user_s: 0.0,
                 system_s: 0.0,
                 cpu_s_per_gib: None,
+                gateway_s: None,
             },
             cache: CacheEvidence {
                 resident_before_bytes: None,

@@ -437,6 +437,10 @@ pub struct CpuUsage {
     pub system_s: f64,
     /// (user_s + system_s) per GiB moved; null when nothing moved.
     pub cpu_s_per_gib: Option<f64>,
+    /// CPU seconds of iobm's built-in S3 gateway, which served the phase's requests from
+    /// threads of this process; not in user_s and system_s. Null without it.
+    #[serde(default)]
+    pub gateway_s: Option<f64>,
 }
 
 /// Measurements that tell a storage rate from a cache rate.

@@ -125,6 +125,7 @@ pub fn cpu_usage(user_s: f64, system_s: f64, moved: u64) -> CpuUsage {
         system_s,
         cpu_s_per_gib: (moved > 0)
             .then(|| (user_s + system_s) / (moved as f64 / (1u64 << 30) as f64)),
+        gateway_s: None,
     }
 }
 

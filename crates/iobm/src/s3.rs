@@ -20,6 +20,9 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 
+/// The name of the built-in gateway's threads (how their CPU time is told apart).
+const GATEWAY_THREAD: &str = "gateway";
+
 /// iobm's gateway, serving a directory on a free loopback port from a thread of this process.
 pub struct BuiltinGateway {
     pub url: String,
@@ -64,11 +67,11 @@ impl BuiltinGateway {
         };
         let root = dir.clone();
         let thread = std::thread::Builder::new()
-            .name("gateway".into())
+            .name(GATEWAY_THREAD.into())
             .spawn(move || -> std::io::Result<()> {
                 let runtime = tokio::runtime::Builder::new_multi_thread()
                     .enable_all()
-                    .thread_name("gateway")
+                    .thread_name(GATEWAY_THREAD)
                     .build()?;
                 runtime.block_on(async {
                     let listener = match iobm_gateway::bind(([127, 0, 0, 1], 0).into()).await {
@@ -95,6 +98,53 @@ impl BuiltinGateway {
             stop,
             thread: Some(thread),
         })
+    }
+
+    /// CPU seconds (user, system) the gateway's threads have used so far (from
+    /// /proc/self/task; a pool thread that has exited since is no longer counted).
+    pub fn cpu(&self) -> (f64, f64) {
+        // SAFETY: sysconf has no preconditions.
+        let tick = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+        let mut total = (0.0, 0.0);
+        let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+            return total;
+        };
+        for task in tasks.flatten() {
+            let path = task.path();
+            let name = std::fs::read_to_string(path.join("comm")).unwrap_or_default();
+            if name.trim_end() != GATEWAY_THREAD {
+                continue;
+            }
+            let stat = std::fs::read_to_string(path.join("stat")).unwrap_or_default();
+            // Fields after the ")" that ends the name: state is field 3, utime 14, stime 15.
+            let fields: Vec<&str> = stat
+                .rsplit_once(')')
+                .map_or(Vec::new(), |(_, rest)| rest.split_whitespace().collect());
+            let field = |n: usize| fields.get(n - 3).and_then(|f| f.parse::<f64>().ok());
+            if let (Some(user), Some(system)) = (field(14), field(15)) {
+                total.0 += user / tick;
+                total.1 += system / tick;
+            }
+        }
+        total
+    }
+
+    /// Moves the gateway's CPU time since `before` out of the phases' own, into `gateway_s`.
+    pub fn separate_cpu(&self, before: (f64, f64), phases: &mut [iobm_results::PhaseResult]) {
+        let after = self.cpu();
+        let (user, system) = (after.0 - before.0, after.1 - before.1);
+        for phase in phases {
+            let cpu = &mut phase.cpu;
+            let moved = phase.workers.iter().map(|w| w.span.bytes).sum();
+            let mut own = crate::record::cpu_usage(
+                (cpu.user_s - user).max(0.0),
+                (cpu.system_s - system).max(0.0),
+                moved,
+            );
+            own.gateway_s = Some(user + system);
+            *cpu = own;
+            phase.warnings.push(BUILTIN_GATEWAY_CPU.to_string());
+        }
     }
 
     /// Stops the gateway; removes its directory if it made it, unless `keep`.
@@ -441,13 +491,14 @@ fn run(
         }
     }
     if run.status == RunStatus::Complete {
+        let gateway_before = gateway.map(BuiltinGateway::cpu);
         execute(target, vec![phase], &mut run, &control, ranks, |_| {});
+        if let (Some(g), Some(before)) = (gateway, gateway_before) {
+            g.separate_cpu(before, &mut run.phases);
+        }
         for phase in &mut run.phases {
             for w in &mut phase.workers {
                 w.endpoint = Some(target.endpoint_of(w.worker as usize).to_string());
-            }
-            if gateway.is_some() {
-                phase.warnings.push(BUILTIN_GATEWAY_CPU.to_string());
             }
             say(&format!("\n{}", render_phase(phase, &run.environment)));
         }
@@ -531,6 +582,7 @@ pub fn quick_steps(
         .ensure_bucket()
         .map_err(|e| format!("built-in gateway: {}", describe_io(&e)))
         .map(|_| {
+            let first = run.phases.len();
             let mut put = Phase::objects(
                 ObjectOp::Put,
                 QUICK_CONCURRENT,
@@ -538,7 +590,9 @@ pub fn quick_steps(
                 StopRule::Duration(step),
             );
             put.name = "s3 put 1MiB".to_string();
+            let before = gateway.cpu();
             execute(&target, vec![put], run, control, ranks, |_| {});
+            gateway.separate_cpu(before, &mut run.phases[first..]);
             // Every worker stored objects 0, 1, ... of its own: the first `stored` are complete.
             let stored = run.phases.last().map_or(0, |p| {
                 p.workers.iter().map(|w| w.span.ops).min().unwrap_or(0) * p.workers.len() as u64
@@ -552,10 +606,11 @@ pub fn quick_steps(
                     StopRule::Duration(step),
                 );
                 get.name = "s3 get 1MiB".to_string();
+                let before = gateway.cpu();
                 execute(&target, vec![get], run, control, ranks, |_| {});
+                gateway.separate_cpu(before, &mut run.phases[first + 1..]);
             }
-            for p in run.phases.iter_mut().filter(|p| p.name.starts_with("s3 ")) {
-                p.warnings.push(BUILTIN_GATEWAY_CPU.to_string());
+            for p in run.phases[first..].iter_mut() {
                 if p.name.starts_with("s3 get") {
                     p.warnings.push(JUST_WRITTEN.to_string());
                 }

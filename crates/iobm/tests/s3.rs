@@ -348,16 +348,22 @@ fn without_an_endpoint_the_built_in_gateway_serves_and_disappears() {
             .as_array()
             .unwrap()
             .iter()
-            .any(|w| w.as_str().unwrap().contains("includes the gateway's")));
+            .any(|w| w.as_str().unwrap().contains("cpu.gateway_s")));
+        assert!(result["phases"][0]["cpu"]["gateway_s"].as_f64().is_some());
         // `iobm report` recomputes warnings from the records and keeps this note of the run.
         let saved = dir.path().join("saved.json");
         std::fs::write(&saved, result.to_string()).unwrap();
         let out = iobm().arg("report").arg(&saved).output().unwrap();
-        assert!(String::from_utf8_lossy(&out.stdout).contains("includes the gateway's"));
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.contains("cpu.gateway_s") && text.contains("the built-in gateway used"));
         std::fs::remove_file(&saved).unwrap();
     }
     // The bucket it made is gone again, and so is the gateway's bookkeeping.
     assert!(walk(dir.path()).is_empty(), "{:?}", walk(dir.path()));
+    // The gateway's threads' CPU is told apart from the client's (counted in 10 ms ticks).
+    let heavier = run(None, "put", &["--ops", "100", "--obj-size", "1MiB"]);
+    let cpu = &heavier["phases"][0]["cpu"];
+    assert!(cpu["gateway_s"].as_f64().unwrap() > 0.0, "{cpu}");
     // Without --dir: a temporary directory, removed afterwards.
     let result = run(None, "put", &["--ops", "6"]);
     let gateway_dir = result["config"]["s3"]["gateway_dir"]
