@@ -1,10 +1,11 @@
 //! What one worker does per object operation (put, get, head, delete, list, multipart, and the
 //! mixed draw among them), through its target's [`Objects`] session.
 
+use crate::data;
 use crate::permute::mix;
 use crate::tasks::Task;
 use crate::workload::{object_name, DataKind, ObjectOp, ObjectSpec, Phase, StopRule};
-use iobm_target::objects::BODY_CHUNK;
+use iobm_target::objects::{BODY_CHUNK, BODY_STAMP_LEN};
 use iobm_target::{Body, Objects, Target};
 use std::io;
 use std::time::Instant;
@@ -14,6 +15,38 @@ const GET: usize = 0;
 const HEAD: usize = 1;
 const PUT: usize = 2;
 const DELETE: usize = 3;
+
+/// Checks the stamps of a GET body as it arrives, without keeping it: every 4 KiB chunk of
+/// object `object` starts with (run id, object, offset). Pieces may split a stamp anywhere.
+struct StampCheck {
+    run_id: u64,
+    object: u64,
+    /// Offset in the object of the next byte to arrive.
+    pos: u64,
+    /// The first mismatch, by chunk offset.
+    bad: Option<u64>,
+}
+
+impl StampCheck {
+    fn feed(&mut self, piece: &[u8]) {
+        let chunk = BODY_CHUNK as u64;
+        let end = self.pos + piece.len() as u64;
+        // Chunks whose stamp overlaps [pos, end).
+        let mut c = self.pos / chunk * chunk;
+        while c < end && self.bad.is_none() {
+            let (lo, hi) = (c.max(self.pos), (c + BODY_STAMP_LEN as u64).min(end));
+            if lo < hi {
+                let want = data::stamp(self.run_id, self.object, c);
+                let got = &piece[(lo - self.pos) as usize..(hi - self.pos) as usize];
+                if got != &want[(lo - c) as usize..(hi - c) as usize] {
+                    self.bad = Some(c);
+                }
+            }
+            c += chunk;
+        }
+        self.pos = end;
+    }
+}
 
 pub(crate) struct ObjectTask<'a> {
     phase: &'a Phase,
@@ -227,11 +260,26 @@ impl Task for ObjectTask<'_> {
             ObjectOp::Get => {
                 self.first_byte = None;
                 let first_byte = &mut self.first_byte;
-                let got = self.session.get(&self.name, self.range, &mut |_| {
+                let mut check = self.phase.verify.map(|run_id| StampCheck {
+                    run_id,
+                    object: self.object,
+                    pos: self.range.map_or(0, |(first, _)| first),
+                    bad: None,
+                });
+                let got = self.session.get(&self.name, self.range, &mut |piece| {
                     if first_byte.is_none() {
                         *first_byte = Some(Instant::now());
                     }
+                    if let Some(check) = &mut check {
+                        check.feed(piece);
+                    }
                 })?;
+                if let Some(offset) = check.and_then(|c| c.bad) {
+                    return Err(io::Error::new(
+                        io::ErrorKind::InvalidData,
+                        format!("the 4 KiB at offset {offset} do not carry their stamp: lost, misplaced or stale data"),
+                    ));
+                }
                 let expected = match self.range {
                     Some((a, b)) => b - a + 1,
                     None => self.spec.size_of(self.object),
@@ -304,6 +352,7 @@ mod tests {
     use iobm_target::fault::FaultTarget;
     use iobm_target::mem::MemTarget;
     use iobm_target::objects::BODY_STAMP_LEN;
+    use iobm_target::Target;
 
     fn spec(count: u64) -> ObjectSpec {
         ObjectSpec {
@@ -420,6 +469,57 @@ mod tests {
             "puts add, deletes remove"
         );
         assert_eq!(mixed.latency.count(), 2000);
+    }
+
+    #[test]
+    fn verify_checks_every_stamp_of_whole_and_ranged_gets() {
+        let target = MemTarget::new();
+        let control = Control::new(9, 2);
+        let mut spec = spec(6);
+        run_phase(
+            &target,
+            &Phase::objects(ObjectOp::Put, 2, spec.clone(), StopRule::Once),
+            &control,
+        );
+        let mut get = Phase::objects(ObjectOp::Get, 2, spec.clone(), StopRule::Once);
+        get.verify = Some(9);
+        let clean = run_phase(&target, &get, &control);
+        assert_eq!(clean.end, PhaseEnd::Completed, "{:?}", clean.errors);
+        spec.range = Some(5000);
+        let mut ranged = Phase::objects(ObjectOp::Get, 2, spec.clone(), StopRule::Ops(40));
+        ranged.verify = Some(9);
+        assert_eq!(
+            run_phase(&target, &ranged, &control).end,
+            PhaseEnd::Completed
+        );
+        // One byte of one stamp changed: the whole read fails and names the chunk.
+        let mut obj = target.contents("obj.4").unwrap();
+        obj[8192 + 17] ^= 1;
+        target.remove("obj.4").unwrap();
+        let mut h = target
+            .open(
+                "obj.4",
+                iobm_target::OpenOptions {
+                    access: iobm_target::Access::Create,
+                    direct: false,
+                },
+            )
+            .unwrap();
+        h.write_at(&obj, 0).unwrap();
+        let bad = run_phase(&target, &get, &control);
+        assert_eq!(bad.end, PhaseEnd::Failed);
+        assert_eq!(bad.errors[0].kind, "bad data");
+        assert!(
+            bad.errors[0].first.contains("offset 8192"),
+            "{}",
+            bad.errors[0].first
+        );
+        // Another run's objects do not carry this run's stamps.
+        get.verify = Some(10);
+        assert_eq!(
+            run_phase(&target, &get, &control).errors[0].kind,
+            "bad data"
+        );
     }
 
     #[test]

@@ -90,7 +90,7 @@ pub enum Command {
     Serve(ServeArgs),
     /// S3 load: put, get, head, delete, list, multipart or mixed, at high concurrency
     #[command(after_help = format!("{S3_EXAMPLES}\n\n{EXIT_CODES_HELP}"))]
-    S3(S3Args),
+    S3(Box<S3Args>),
     /// A tour of about 40 seconds on a built-in default directory, with a summary table
     Quick(QuickArgs),
     /// Print a saved result (--json FILE) again, recomputing its aggregates
@@ -408,6 +408,10 @@ pub struct S3Args {
     /// Longest wait for a connection, or for progress of a request or an answer
     #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_positive_duration)]
     pub timeout: Duration,
+    /// Check the stamp (run, object, offset) of every 4 KiB a GET returns, as it arrives (24
+    /// bytes per 4 KiB, inside the timing); lost, misplaced or stale data fails the run
+    #[arg(long)]
+    pub verify: bool,
     /// Open a new connection for every request (Connection: close), its setup inside the
     /// operation's time; by default each worker keeps its connection alive
     #[arg(long)]

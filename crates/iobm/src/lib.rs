@@ -59,7 +59,7 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         Command::Bonnie(args) => bonnie::bonnie(args, &argv),
         Command::Compare(args) => compare::compare(args),
         Command::Serve(args) => serve::serve(args),
-        Command::S3(args) => s3::s3(args, &argv),
+        Command::S3(args) => s3::s3(*args, &argv),
         Command::Quick(args) => quick::quick(args, &argv),
         Command::Report(args) => report::report(args),
     };

@@ -245,6 +245,16 @@ pub fn s3(args: S3Args, argv: &[OsString]) -> Result<Exit, Failure> {
         put: args.mix_put,
         delete: args.mix_delete,
     };
+    if args.verify && args.data == iobm_engine::DataKind::Zero {
+        return Err(Failure::input(
+            "--verify needs stamped data: --data random or compressible:PCT",
+        ));
+    }
+    if args.verify && !matches!(args.op, S3Op::Get | S3Op::Mixed) {
+        return Err(Failure::input(
+            "--verify checks what GETs return: use it with get or mixed",
+        ));
+    }
     if args.op == S3Op::Mixed && mix.get + mix.head + mix.put + mix.delete == 0 {
         return Err(Failure::input(
             "--get, --head, --put and --delete are all 0",
@@ -408,6 +418,7 @@ fn run(
     let mut phase = Phase::objects(op, workers, spec.clone(), stop);
     phase.data = args.data;
     phase.max_errors = args.max_errors;
+    phase.verify = args.verify.then_some(run_id.seed);
 
     let settings = S3Settings {
         endpoints: config.endpoints.iter().map(|e| e.url.clone()).collect(),
