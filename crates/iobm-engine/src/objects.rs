@@ -61,8 +61,9 @@ pub(crate) struct ObjectTask<'a> {
     /// Mixed phases: the objects this worker may read or delete (its share of the data set,
     /// plus what it stored, minus what it deleted).
     live: Vec<u64>,
-    /// List phases: where the next page starts.
+    /// List phases: where the next page starts, and the keys of the last page.
     list_next: Option<String>,
+    list_keys: u64,
     // The prepared operation.
     class: usize,
     object: u64,
@@ -106,6 +107,7 @@ impl<'a> ObjectTask<'a> {
             rng: mix(run_id ^ (worker << 40) ^ 0x0b1e),
             live,
             list_next: None,
+            list_keys: 0,
             class: 0,
             object: 0,
             name: String::with_capacity(32),
@@ -318,6 +320,7 @@ impl Task for ObjectTask<'_> {
                     ));
                 }
                 self.list_next = page.next;
+                self.list_keys = page.keys;
                 Ok(0)
             }
             ObjectOp::Mixed => unreachable!("drawn above"),
@@ -338,6 +341,10 @@ impl Task for ObjectTask<'_> {
 
     fn first_byte(&self) -> Option<Instant> {
         self.first_byte
+    }
+
+    fn keys(&self) -> u64 {
+        self.list_keys
     }
 
     fn finish(&mut self) -> io::Result<u64> {

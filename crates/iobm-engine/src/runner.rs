@@ -152,6 +152,8 @@ pub struct OpOutcome {
     pub errors: u64,
     /// Failed tries that were tried again (object phases with retries).
     pub retried: u64,
+    /// Keys returned (listings).
+    pub keys: u64,
     pub latency: Histogram,
     /// Time to first byte of the answer (object gets), else empty.
     pub ttfb: Histogram,
@@ -170,6 +172,7 @@ impl OpOutcome {
             bytes: 0,
             errors: 0,
             retried: 0,
+            keys: 0,
             latency: Histogram::new(),
             ttfb: Histogram::new(),
         }
@@ -180,6 +183,7 @@ impl OpOutcome {
         self.bytes += other.bytes;
         self.errors += other.errors;
         self.retried += other.retried;
+        self.keys += other.keys;
         self.latency += &other.latency;
         self.ttfb += &other.ttfb;
     }
@@ -559,6 +563,7 @@ fn run_worker(
         class.latency.record(ns);
         class.ops += 1;
         class.bytes += bytes;
+        class.keys += task.keys();
         if let Some(first) = task.first_byte() {
             class
                 .ttfb

@@ -30,6 +30,10 @@ pub(crate) trait Task: Send {
     fn first_byte(&self) -> Option<Instant> {
         None
     }
+    /// Keys the operation returned (object listings).
+    fn keys(&self) -> u64 {
+        0
+    }
     /// Ends the worker's work inside its timed interval (final fsync, close); returns the
     /// nanoseconds spent in the final fsync.
     fn finish(&mut self) -> io::Result<u64>;

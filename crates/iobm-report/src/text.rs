@@ -209,6 +209,16 @@ fn operations_table(phase: &PhaseResult) -> String {
         ]);
     }
     let mut out = table.render("");
+    let wall_s = phase.end_ns.saturating_sub(phase.start_ns) as f64 / 1e9;
+    for o in phase.operations.iter().filter(|o| o.keys > 0) {
+        let _ = writeln!(
+            out,
+            "  {}: {} keys returned, {:.0} keys/s",
+            o.op,
+            o.keys,
+            o.keys as f64 / wall_s.max(1e-9)
+        );
+    }
     out.push_str("  (ops/s and MiB/s per operation: its ops or bytes / the phase's wall time; latency: request sent to answer received; TTFB: to the answer's head)\n");
     let mut endpoints: Vec<&str> = phase
         .workers

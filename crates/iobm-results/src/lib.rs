@@ -336,6 +336,9 @@ pub struct OperationResult {
     pub errors: u64,
     /// Failed attempts that were tried again (--retries), apart from errors.
     pub retried: u64,
+    /// Keys the operations returned (list); 0 for the others.
+    #[serde(default)]
+    pub keys: u64,
     /// ops / (phase end_ns - start_ns): over the phase's wall time, as every worker shares it.
     pub ops_per_s: f64,
     /// bytes / (phase end_ns - start_ns), in bytes per second.

@@ -101,6 +101,7 @@ fn operations(outcome: &PhaseOutcome) -> Vec<OperationResult> {
             bytes: o.bytes,
             errors: o.errors,
             retried: o.retried,
+            keys: o.keys,
             ops_per_s: per_s(o.ops),
             bytes_per_s: per_s(o.bytes),
             latency: latency(

@@ -224,6 +224,14 @@ fn every_operation(endpoint: &str) {
         } else {
             check(&result, op);
         }
+        if op == "list" {
+            let list = &result["phases"][0]["operations"][0];
+            assert_eq!(
+                u(&list["keys"]),
+                12 * u(&list["ops"]),
+                "every page lists the 12 objects"
+            );
+        }
         if op == "delete" {
             assert_eq!(
                 u(&result["phases"][0]["operations"][0]["ops"]),
