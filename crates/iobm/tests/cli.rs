@@ -5,11 +5,10 @@
 mod common;
 
 use assert_cmd::Command;
-use common::{assert_matches_schema, entries, load, phase_bytes, u};
+use common::{assert_matches_schema, entries, interrupt, load, phase_bytes, u};
 use serde_json::Value;
 use std::path::Path;
 use std::process::Stdio;
-use std::time::Duration;
 
 fn iobm() -> Command {
     Command::cargo_bin("iobm").unwrap()
@@ -345,16 +344,7 @@ fn ctrl_c_reports_partial_results_and_cleans_up() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(1500));
-    // SAFETY: signalling our own child process.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(130),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = interrupt(child);
     let stdout = String::from_utf8(out.stdout).unwrap();
     assert!(stdout.contains("write: INTERRUPTED"), "{stdout}");
     let result = load(&json);

@@ -10,7 +10,7 @@
 mod common;
 
 use assert_cmd::Command;
-use common::{assert_matches_schema, load, u};
+use common::{assert_matches_schema, interrupt, load, u};
 use serde_json::Value;
 use std::net::TcpStream;
 use std::path::Path;
@@ -470,16 +470,7 @@ fn ctrl_c_stops_reports_and_removes_what_the_run_wrote() {
     let root = tempfile::tempdir().unwrap();
     let server = iobm_serve(root.path());
     let (child, json, _dir) = long_put(&server.url, &[]);
-    std::thread::sleep(Duration::from_millis(1500));
-    // SAFETY: kill sends a signal to the child we spawned.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(130),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = interrupt(child);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("put: INTERRUPTED"), "{text}");
     let result = load(&json);

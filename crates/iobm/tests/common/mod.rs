@@ -49,3 +49,18 @@ pub fn assert_matches_schema(result: &Value) {
         "result does not match schema: {errors:#?}"
     );
 }
+
+/// Lets `child` run for 1.5 s, sends it SIGINT (Ctrl-C) and waits: it must exit with 130.
+pub fn interrupt(child: std::process::Child) -> std::process::Output {
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    // SAFETY: kill sends a signal to the child process we spawned.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
