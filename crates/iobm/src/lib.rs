@@ -7,6 +7,7 @@ pub mod compare;
 pub mod execute;
 pub mod exit;
 pub mod files;
+pub mod gateway;
 pub mod progress;
 pub mod quick;
 pub mod ranks;

@@ -1,0 +1,158 @@
+//! iobm's S3 gateway started in-process for `iobm s3` without an endpoint and for `iobm quick`:
+//! on a free loopback port over a directory, with random credentials, its threads' CPU time
+//! told apart from the client's.
+
+use crate::exit::Failure;
+use crate::serve::random_key;
+use crate::session::{self, describe_io, RunId};
+use iobm_results::checks::BUILTIN_GATEWAY_CPU;
+use iobm_s3::sigv4::Credentials;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
+
+/// The name of the built-in gateway's threads (how their CPU time is told apart).
+const GATEWAY_THREAD: &str = "gateway";
+
+/// iobm's gateway, serving a directory on a free loopback port from a thread of this process.
+pub struct BuiltinGateway {
+    pub url: String,
+    pub dir: PathBuf,
+    pub credentials: Credentials,
+    /// The directory was made for this run (and is removed with the gateway).
+    made_dir: bool,
+    stop: &'static AtomicBool,
+    thread: Option<JoinHandle<std::io::Result<()>>>,
+}
+
+impl BuiltinGateway {
+    /// Starts a gateway over `dir`, or over a new directory in the system temp directory.
+    pub fn start(dir: Option<&Path>, run_id: &RunId) -> Result<BuiltinGateway, Failure> {
+        let (dir, made_dir) = match dir {
+            Some(d) => {
+                session::writable_dir(d)
+                    .map_err(|f| Failure::input(format!("--dir {}", f.message)))?;
+                (d.to_path_buf(), false)
+            }
+            None => {
+                let d = std::env::temp_dir().join(format!("iobm-gateway-{}", run_id.text));
+                std::fs::create_dir(&d).map_err(|e| {
+                    Failure::run(format!(
+                        "{}: cannot create: {}",
+                        d.display(),
+                        describe_io(&e)
+                    ))
+                })?;
+                (d, true)
+            }
+        };
+        let credentials = Credentials {
+            access_key: random_key(20, b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567")?,
+            secret_key: random_key(40, b"abcdefghijklmnopqrstuvwxyz0123456789")?,
+        };
+        let stop: &'static AtomicBool = Box::leak(Box::new(AtomicBool::new(false)));
+        let (tx, rx) = std::sync::mpsc::channel();
+        let access = iobm_gateway::Access::Keys {
+            access_key: credentials.access_key.clone(),
+            secret_key: credentials.secret_key.clone(),
+        };
+        let root = dir.clone();
+        let thread = std::thread::Builder::new()
+            .name(GATEWAY_THREAD.into())
+            .spawn(move || -> std::io::Result<()> {
+                let runtime = tokio::runtime::Builder::new_multi_thread()
+                    .enable_all()
+                    .thread_name(GATEWAY_THREAD)
+                    .build()?;
+                runtime.block_on(async {
+                    let listener = match iobm_gateway::bind(([127, 0, 0, 1], 0).into()).await {
+                        Ok(l) => l,
+                        Err(e) => {
+                            let _ = tx.send(Err(e.to_string()));
+                            return Ok(());
+                        }
+                    };
+                    let _ = tx.send(listener.local_addr().map_err(|e| e.to_string()));
+                    iobm_gateway::serve(&root, listener, access, false, stop).await
+                })
+            })
+            .map_err(|e| Failure::run(format!("cannot start the built-in gateway: {e}")))?;
+        let addr = rx
+            .recv()
+            .map_err(|_| Failure::run("the built-in gateway did not start"))?
+            .map_err(|e| Failure::run(format!("the built-in gateway did not start: {e}")))?;
+        Ok(BuiltinGateway {
+            url: format!("http://{addr}"),
+            dir,
+            credentials,
+            made_dir,
+            stop,
+            thread: Some(thread),
+        })
+    }
+
+    /// CPU seconds (user, system) the gateway's threads have used so far (from
+    /// /proc/self/task; a pool thread that has exited since is no longer counted).
+    pub fn cpu(&self) -> (f64, f64) {
+        // SAFETY: sysconf has no preconditions.
+        let tick = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+        let mut total = (0.0, 0.0);
+        let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+            return total;
+        };
+        for task in tasks.flatten() {
+            let path = task.path();
+            let name = std::fs::read_to_string(path.join("comm")).unwrap_or_default();
+            if name.trim_end() != GATEWAY_THREAD {
+                continue;
+            }
+            let stat = std::fs::read_to_string(path.join("stat")).unwrap_or_default();
+            // Fields after the ")" that ends the name: state is field 3, utime 14, stime 15.
+            let fields: Vec<&str> = stat
+                .rsplit_once(')')
+                .map_or(Vec::new(), |(_, rest)| rest.split_whitespace().collect());
+            let field = |n: usize| fields.get(n - 3).and_then(|f| f.parse::<f64>().ok());
+            if let (Some(user), Some(system)) = (field(14), field(15)) {
+                total.0 += user / tick;
+                total.1 += system / tick;
+            }
+        }
+        total
+    }
+
+    /// Moves the gateway's CPU time since `before` out of the phases' own, into `gateway_s`.
+    pub fn separate_cpu(&self, before: (f64, f64), phases: &mut [iobm_results::PhaseResult]) {
+        let after = self.cpu();
+        let (user, system) = (after.0 - before.0, after.1 - before.1);
+        for phase in phases {
+            let cpu = &mut phase.cpu;
+            let moved = phase.workers.iter().map(|w| w.span.bytes).sum();
+            let mut own = crate::record::cpu_usage(
+                (cpu.user_s - user).max(0.0),
+                (cpu.system_s - system).max(0.0),
+                moved,
+            );
+            own.gateway_s = Some(user + system);
+            *cpu = own;
+            phase.warnings.push(BUILTIN_GATEWAY_CPU.to_string());
+        }
+    }
+
+    /// Stops the gateway; removes its directory if it made it, unless `keep`.
+    pub fn stop(mut self, keep: bool) -> Option<String> {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+        if self.made_dir && !keep {
+            return std::fs::remove_dir_all(&self.dir).err().map(|e| {
+                format!(
+                    "could not remove {}: {}",
+                    self.dir.display(),
+                    describe_io(&e)
+                )
+            });
+        }
+        None
+    }
+}
