@@ -316,11 +316,19 @@ pub fn render_phase(phase: &PhaseResult, env: &Environment) -> String {
         out.push_str(&operations_table(phase));
     }
     let l = &phase.latency;
+    // Object phases may mix operations and sizes: their latency line covers all of them.
+    let what = if phase.operations.is_empty() {
+        format!(
+            "one {} {}",
+            format_bytes(phase.settings.block_bytes),
+            phase.op
+        )
+    } else {
+        format!("any {} operation", phase.op)
+    };
     let _ = writeln!(
         out,
-        "  latency of one {} {} ({} ops): mean {}  p50 {}  p90 {}  p99 {}  p99.9 {}  max {}",
-        format_bytes(phase.settings.block_bytes),
-        phase.op,
+        "  latency of {what} ({} ops): mean {}  p50 {}  p90 {}  p99 {}  p99.9 {}  max {}",
         l.histogram.count,
         ns(l.mean_ns.map(|m| m as u64)),
         ns(l.p50_ns),
