@@ -317,14 +317,14 @@ pub fn render_phase(phase: &PhaseResult, env: &Environment) -> String {
     }
     let l = &phase.latency;
     // Object phases may mix operations and sizes: their latency line covers all of them.
-    let what = if phase.operations.is_empty() {
-        format!(
+    let what = match phase.operations.len() {
+        0 => format!(
             "one {} {}",
             format_bytes(phase.settings.block_bytes),
             phase.op
-        )
-    } else {
-        format!("any {} operation", phase.op)
+        ),
+        1 => format!("one {}", phase.op),
+        _ => "any operation of the mix".to_string(),
     };
     let _ = writeln!(
         out,
