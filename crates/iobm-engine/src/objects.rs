@@ -476,6 +476,15 @@ mod tests {
             "puts add, deletes remove"
         );
         assert_eq!(mixed.latency.count(), 2000);
+        for o in &mixed.by_op {
+            assert_eq!(
+                o.series_ops.iter().sum::<u64>(),
+                o.ops,
+                "{}: per-second series",
+                o.name
+            );
+            assert_eq!(o.series_bytes.iter().sum::<u64>(), o.bytes);
+        }
     }
 
     #[test]

@@ -157,6 +157,10 @@ pub struct OpOutcome {
     pub latency: Histogram,
     /// Time to first byte of the answer (object gets), else empty.
     pub ttfb: Histogram,
+    /// Operations completed per second of the phase (as [`WorkerOutcome::series_ops`]).
+    pub series_ops: Vec<u64>,
+    /// Bytes completed per second of the phase.
+    pub series_bytes: Vec<u64>,
 }
 
 impl OpOutcome {
@@ -175,6 +179,8 @@ impl OpOutcome {
             keys: 0,
             latency: Histogram::new(),
             ttfb: Histogram::new(),
+            series_ops: Vec::new(),
+            series_bytes: Vec::new(),
         }
     }
 
@@ -186,6 +192,18 @@ impl OpOutcome {
         self.keys += other.keys;
         self.latency += &other.latency;
         self.ttfb += &other.ttfb;
+        add_series(&mut self.series_ops, &other.series_ops);
+        add_series(&mut self.series_bytes, &other.series_bytes);
+    }
+}
+
+/// Adds `other` to `into`, second by second.
+fn add_series(into: &mut Vec<u64>, other: &[u64]) {
+    if into.len() < other.len() {
+        into.resize(other.len(), 0);
+    }
+    for (a, b) in into.iter_mut().zip(other) {
+        *a += b;
     }
 }
 
@@ -579,6 +597,13 @@ fn run_worker(
         }
         series_bytes[second] += bytes;
         series_ops[second] += 1;
+        let class = &mut classes[task.class()];
+        if second >= class.series_ops.len() {
+            class.series_ops.resize(second + 1, 0);
+            class.series_bytes.resize(second + 1, 0);
+        }
+        class.series_ops[second] += 1;
+        class.series_bytes[second] += bytes;
         let t1_ns = control.ns(t1);
         if trace
             .last()

@@ -349,6 +349,9 @@ pub struct OperationResult {
     /// Gets: time to first byte, from the request's first byte sent until the answer's status
     /// line and headers have arrived.
     pub ttfb: Option<Latency>,
+    /// This kind's operations and bytes per second of the phase, over all workers.
+    #[serde(default)]
+    pub series: Option<Series>,
 }
 
 /// A phase's settings.

@@ -108,6 +108,11 @@ fn operations(outcome: &PhaseOutcome) -> Vec<OperationResult> {
                 format!("one {}: from its request's first byte sent to the answer's last byte received", o.name),
                 &o.latency,
             ),
+            series: Some(Series {
+                interval_ns: 1_000_000_000,
+                bytes: o.series_bytes.clone(),
+                ops: o.series_ops.clone(),
+            }),
             ttfb: (o.ttfb.count() > 0).then(|| {
                 latency(
                     "from the request's first byte sent until the answer's status line and headers arrived"

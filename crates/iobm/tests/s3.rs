@@ -185,6 +185,10 @@ fn check(result: &Value, op: &str) {
         .map(|w| u(&w["span"]["ops"]))
         .sum();
     assert_eq!(total_ops, worker_ops, "operation books match the workers'");
+    for o in ops {
+        let per_second: u64 = o["series"]["ops"].as_array().unwrap().iter().map(u).sum();
+        assert_eq!(per_second, u(&o["ops"]), "per-second series of {}", o["op"]);
+    }
     assert!(total_ops > 0);
     for o in ops.iter().filter(|o| o["op"] == "get" && u(&o["ops"]) > 0) {
         assert!(o["ttfb"]["p50_ns"].as_u64().unwrap() <= o["latency"]["max_ns"].as_u64().unwrap());
