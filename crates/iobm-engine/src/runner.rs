@@ -16,7 +16,10 @@ use std::time::{Duration, Instant};
 /// A counter on its own cache line, so workers never contend for one.
 #[derive(Default)]
 #[repr(align(128))]
-struct LiveCounter(AtomicU64);
+struct LiveCounter {
+    bytes: AtomicU64,
+    ops: AtomicU64,
+}
 
 /// Shared between the runner, the workers, a progress display and a Ctrl-C handler.
 pub struct Control {
@@ -74,7 +77,18 @@ impl Control {
 
     /// Bytes moved so far in the phase in flight.
     pub fn live_bytes(&self) -> u64 {
-        self.live.iter().map(|c| c.0.load(Ordering::Relaxed)).sum()
+        self.live
+            .iter()
+            .map(|c| c.bytes.load(Ordering::Relaxed))
+            .sum()
+    }
+
+    /// Operations completed so far in the phase in flight.
+    pub fn live_ops(&self) -> u64 {
+        self.live
+            .iter()
+            .map(|c| c.ops.load(Ordering::Relaxed))
+            .sum()
     }
 
     pub fn live_phase(&self) -> Option<LivePhase> {
@@ -275,7 +289,8 @@ fn begin(phase: &Phase, control: &Control) -> (CpuTimes, Instant) {
     *control.phase.lock().unwrap() = Some(LivePhase {
         name: phase.name.clone(),
         started: start,
-        planned_bytes: (phase.stop == StopRule::Once).then(|| phase.layout.total_bytes()),
+        planned_bytes: Some(phase.layout.total_bytes())
+            .filter(|&total| phase.stop == StopRule::Once && total > 0),
         duration: match phase.stop {
             StopRule::Duration(d) => Some(d),
             _ => None,
@@ -303,7 +318,8 @@ pub fn run_phase_gated(
         "Control sized for fewer workers"
     );
     for counter in &control.live {
-        counter.0.store(0, Ordering::Relaxed);
+        counter.bytes.store(0, Ordering::Relaxed);
+        counter.ops.store(0, Ordering::Relaxed);
     }
     let dropped = if phase.drop_cache {
         phase
@@ -513,7 +529,7 @@ fn run_worker(
     shared: &Shared,
     phase_origin: Instant,
 ) -> (WorkerResult, Vec<WorkerError>) {
-    let live = &control.live[index].0;
+    let live = &control.live[index];
     let deadline = match phase.stop {
         StopRule::Duration(d) => Some(phase_origin + d),
         _ => None,
@@ -589,7 +605,8 @@ fn run_worker(
         }
         done.bytes += bytes;
         done.ops += 1;
-        live.fetch_add(bytes, Ordering::Relaxed);
+        live.bytes.fetch_add(bytes, Ordering::Relaxed);
+        live.ops.fetch_add(1, Ordering::Relaxed);
         let second = t1.saturating_duration_since(phase_origin).as_secs() as usize;
         if second >= series_bytes.len() {
             series_bytes.resize(second + 1, 0);

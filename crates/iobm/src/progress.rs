@@ -38,21 +38,24 @@ impl Drop for ProgressLine {
 
 fn draw(control: &Control, done: &AtomicBool) {
     let tick = Duration::from_millis(500);
-    let mut last = (Instant::now(), 0u64);
+    let mut last = (Instant::now(), 0u64, 0u64);
     while !done.load(Ordering::Relaxed) {
         std::thread::sleep(tick);
         let Some(phase) = control.live_phase() else {
             continue;
         };
         let now = Instant::now();
-        let bytes = control.live_bytes();
+        let (bytes, ops) = (control.live_bytes(), control.live_ops());
         let dt = now.duration_since(last.0).as_secs_f64();
-        let rate = if bytes >= last.1 && dt > 0.0 {
-            (bytes - last.1) as f64 / dt
-        } else {
-            0.0
+        let per_s = |now: u64, before: u64| {
+            if now >= before && dt > 0.0 {
+                (now - before) as f64 / dt
+            } else {
+                0.0
+            }
         };
-        last = (now, bytes);
+        let (rate, ops_rate) = (per_s(bytes, last.1), per_s(ops, last.2));
+        last = (now, bytes, ops);
         let elapsed = now.duration_since(phase.started);
         let eta = match (phase.planned_bytes, phase.duration) {
             (Some(total), _) if rate > 0.0 => {
@@ -72,7 +75,7 @@ fn draw(control: &Control, done: &AtomicBool) {
         };
         let _ = write!(
             std::io::stderr(),
-            "\r\x1b[K{}: {:.1} MiB/s, {eta}",
+            "\r\x1b[K{}: {:.1} MiB/s, {ops_rate:.0} ops/s, {eta}",
             phase.name,
             rate / (1024.0 * 1024.0)
         );
