@@ -44,16 +44,6 @@ pub fn push_hex(out: &mut String, bytes: &[u8]) {
     }
 }
 
-pub fn hex(bytes: &[u8]) -> String {
-    let mut s = String::with_capacity(bytes.len() * 2);
-    push_hex(&mut s, bytes);
-    s
-}
-
-pub fn sha256_hex(data: &[u8]) -> String {
-    hex(&Sha256::digest(data))
-}
-
 /// Percent-encodes `s` as SigV4 wants it: everything but `A-Za-z0-9-_.~` (and `/` when
 /// `keep_slash`, for paths).
 pub fn uri_encode(out: &mut String, s: &str, keep_slash: bool) {
