@@ -9,10 +9,7 @@ use crate::permute::mix;
 use crate::workload::DataKind;
 use std::alloc::{self, Layout};
 
-/// The granule of stamping and of the pool's start offsets (also a safe `O_DIRECT` alignment).
-pub const CHUNK: usize = 4096;
-/// Bytes of a stamp: run id, file id, offset, each little-endian u64.
-pub const STAMP_LEN: usize = 24;
+pub use iobm_target::objects::{stamp, CHUNK, STAMP_LEN};
 /// Pool beyond one block: content repeats no sooner than every block + SLACK bytes.
 const SLACK: usize = 256 << 10;
 
@@ -71,15 +68,6 @@ pub fn fill_random(buf: &mut [u8], seed: u64) {
     let rest = words.into_remainder();
     let last = mix(state ^ 1).to_le_bytes();
     rest.copy_from_slice(&last[..rest.len()]);
-}
-
-/// The stamp written at the start of every 4 KiB chunk: who wrote it and where it belongs.
-pub fn stamp(run_id: u64, file_id: u64, offset: u64) -> [u8; STAMP_LEN] {
-    let mut s = [0u8; STAMP_LEN];
-    s[..8].copy_from_slice(&run_id.to_le_bytes());
-    s[8..16].copy_from_slice(&file_id.to_le_bytes());
-    s[16..].copy_from_slice(&offset.to_le_bytes());
-    s
 }
 
 /// Where a worker's blocks come from.

@@ -1,11 +1,10 @@
 //! What one worker does per object operation (put, get, head, delete, list, multipart, and the
 //! mixed draw among them), through its target's [`Objects`] session.
 
-use crate::data;
 use crate::permute::mix;
 use crate::tasks::Task;
 use crate::workload::{object_name, DataKind, ObjectOp, ObjectSpec, Phase, StopRule};
-use iobm_target::objects::{BODY_CHUNK, BODY_STAMP_LEN};
+use iobm_target::objects::{stamp, CHUNK, STAMP_LEN};
 use iobm_target::{Body, Objects, Target};
 use std::io;
 use std::time::Instant;
@@ -29,14 +28,14 @@ struct StampCheck {
 
 impl StampCheck {
     fn feed(&mut self, piece: &[u8]) {
-        let chunk = BODY_CHUNK as u64;
+        let chunk = CHUNK as u64;
         let end = self.pos + piece.len() as u64;
         // Chunks whose stamp overlaps [pos, end).
         let mut c = self.pos / chunk * chunk;
         while c < end && self.bad.is_none() {
-            let (lo, hi) = (c.max(self.pos), (c + BODY_STAMP_LEN as u64).min(end));
+            let (lo, hi) = (c.max(self.pos), (c + STAMP_LEN as u64).min(end));
             if lo < hi {
-                let want = data::stamp(self.run_id, self.object, c);
+                let want = stamp(self.run_id, self.object, c);
                 let got = &piece[(lo - self.pos) as usize..(hi - self.pos) as usize];
                 if got != &want[(lo - c) as usize..(hi - c) as usize] {
                     self.bad = Some(c);
@@ -133,7 +132,7 @@ impl<'a> ObjectTask<'a> {
 
     fn body(&self) -> Body<'a> {
         let size = self.spec.size_of(self.object);
-        let chunks = (self.pool.len() / BODY_CHUNK) as u64;
+        let chunks = (self.pool.len() / CHUNK) as u64;
         let stamp = (self.phase.data != DataKind::Zero).then_some((self.run_id, self.object));
         Body::new(self.pool, (mix(self.object) % chunks) as usize, size, stamp)
     }
@@ -358,7 +357,7 @@ mod tests {
     use crate::workload::{Mix, ObjectOp, ObjectSpec, Phase, StopRule};
     use iobm_target::fault::FaultTarget;
     use iobm_target::mem::MemTarget;
-    use iobm_target::objects::BODY_STAMP_LEN;
+    use iobm_target::objects::STAMP_LEN;
     use iobm_target::Target;
 
     fn spec(count: u64) -> ObjectSpec {
@@ -395,11 +394,7 @@ mod tests {
         assert_eq!(&a[8..16], &3u64.to_le_bytes());
         assert_eq!(&a[4096 + 16..4096 + 24], &4096u64.to_le_bytes());
         let b = target.contents("obj.4").unwrap();
-        assert_ne!(
-            a[BODY_STAMP_LEN..4096],
-            b[BODY_STAMP_LEN..4096],
-            "bodies differ"
-        );
+        assert_ne!(a[STAMP_LEN..4096], b[STAMP_LEN..4096], "bodies differ");
 
         let get = run_phase(
             &target,

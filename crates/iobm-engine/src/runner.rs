@@ -211,6 +211,14 @@ impl OpOutcome {
     }
 }
 
+/// Adds `n` to second `at` of a per-second series (which grows once a second at most).
+fn add_at(series: &mut Vec<u64>, at: usize, n: u64) {
+    if at >= series.len() {
+        series.resize(at + 1, 0);
+    }
+    series[at] += n;
+}
+
 /// Adds `other` to `into`, second by second.
 fn add_series(into: &mut Vec<u64>, other: &[u64]) {
     if into.len() < other.len() {
@@ -608,19 +616,10 @@ fn run_worker(
         live.bytes.fetch_add(bytes, Ordering::Relaxed);
         live.ops.fetch_add(1, Ordering::Relaxed);
         let second = t1.saturating_duration_since(phase_origin).as_secs() as usize;
-        if second >= series_bytes.len() {
-            series_bytes.resize(second + 1, 0);
-            series_ops.resize(second + 1, 0);
-        }
-        series_bytes[second] += bytes;
-        series_ops[second] += 1;
-        let class = &mut classes[task.class()];
-        if second >= class.series_ops.len() {
-            class.series_ops.resize(second + 1, 0);
-            class.series_bytes.resize(second + 1, 0);
-        }
-        class.series_ops[second] += 1;
-        class.series_bytes[second] += bytes;
+        add_at(&mut series_bytes, second, bytes);
+        add_at(&mut series_ops, second, 1);
+        add_at(&mut class.series_bytes, second, bytes);
+        add_at(&mut class.series_ops, second, 1);
         let t1_ns = control.ns(t1);
         if trace
             .last()

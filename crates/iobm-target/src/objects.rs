@@ -4,10 +4,20 @@
 use crate::{Access, OpenOptions, Target};
 use std::io::{self, IoSlice};
 
-/// Granule of a body: every 4 KiB chunk starts with its stamp.
-pub const BODY_CHUNK: usize = 4096;
-/// Bytes of a stamp: run id, object id, offset in the object, each a little-endian u64.
-pub const BODY_STAMP_LEN: usize = 24;
+/// The granule of stamping: every 4 KiB chunk of what iobm writes, to a file or as an object,
+/// starts with its stamp (also a safe `O_DIRECT` alignment).
+pub const CHUNK: usize = 4096;
+/// Bytes of a stamp: run id, file or object id, offset, each a little-endian u64.
+pub const STAMP_LEN: usize = 24;
+
+/// The stamp at the start of every 4 KiB chunk: who wrote it and where it belongs.
+pub fn stamp(run_id: u64, id: u64, offset: u64) -> [u8; STAMP_LEN] {
+    let mut s = [0u8; STAMP_LEN];
+    s[..8].copy_from_slice(&run_id.to_le_bytes());
+    s[8..16].copy_from_slice(&id.to_le_bytes());
+    s[16..].copy_from_slice(&offset.to_le_bytes());
+    s
+}
 /// Chunks handed out per batch (1 MiB): one `writev` of at most 2 × 256 slices.
 pub const BATCH_CHUNKS: usize = 256;
 
@@ -27,10 +37,10 @@ impl<'a> Body<'a> {
     /// `first_chunk`, stamped with (run id, object id) when `stamp` is given.
     pub fn new(pool: &'a [u8], first_chunk: usize, len: u64, stamp: Option<(u64, u64)>) -> Self {
         assert!(
-            !pool.is_empty() && pool.len().is_multiple_of(BODY_CHUNK),
+            !pool.is_empty() && pool.len().is_multiple_of(CHUNK),
             "pool of whole chunks"
         );
-        let chunks = pool.len() / BODY_CHUNK;
+        let chunks = pool.len() / CHUNK;
         Body {
             pool,
             first_chunk: first_chunk % chunks,
@@ -55,32 +65,30 @@ impl<'a> Body<'a> {
         f: &mut dyn FnMut(&mut [IoSlice<'_>]) -> io::Result<()>,
     ) -> io::Result<()> {
         let to = to.min(self.len);
-        let chunks = self.pool.len() / BODY_CHUNK;
-        let mut stamps = [[0u8; BODY_STAMP_LEN]; BATCH_CHUNKS];
+        let chunks = self.pool.len() / CHUNK;
+        let mut stamps = [[0u8; STAMP_LEN]; BATCH_CHUNKS];
         let mut pos = from;
         while pos < to {
-            let first = pos / BODY_CHUNK as u64;
-            let last = ((to - 1) / BODY_CHUNK as u64).min(first + BATCH_CHUNKS as u64 - 1);
+            let first = pos / CHUNK as u64;
+            let last = ((to - 1) / CHUNK as u64).min(first + BATCH_CHUNKS as u64 - 1);
             if let Some((run, object)) = self.stamp {
                 for (i, j) in (first..=last).enumerate() {
-                    stamps[i][..8].copy_from_slice(&run.to_le_bytes());
-                    stamps[i][8..16].copy_from_slice(&object.to_le_bytes());
-                    stamps[i][16..].copy_from_slice(&(j * BODY_CHUNK as u64).to_le_bytes());
+                    stamps[i] = stamp(run, object, j * CHUNK as u64);
                 }
             }
             let mut slices: [IoSlice<'_>; 2 * BATCH_CHUNKS] = [IoSlice::new(&[]); 2 * BATCH_CHUNKS];
             let mut n = 0;
             for (i, j) in (first..=last).enumerate() {
-                let chunk_start = j * BODY_CHUNK as u64;
+                let chunk_start = j * CHUNK as u64;
                 let lo = (pos.max(chunk_start) - chunk_start) as usize;
-                let hi = (to.min(chunk_start + BODY_CHUNK as u64) - chunk_start) as usize;
-                let pool_chunk = (self.first_chunk + j as usize) % chunks * BODY_CHUNK;
-                let data = &self.pool[pool_chunk..pool_chunk + BODY_CHUNK];
+                let hi = (to.min(chunk_start + CHUNK as u64) - chunk_start) as usize;
+                let pool_chunk = (self.first_chunk + j as usize) % chunks * CHUNK;
+                let data = &self.pool[pool_chunk..pool_chunk + CHUNK];
                 let mut body_from = lo;
-                if self.stamp.is_some() && lo < BODY_STAMP_LEN {
-                    slices[n] = IoSlice::new(&stamps[i][lo..hi.min(BODY_STAMP_LEN)]);
+                if self.stamp.is_some() && lo < STAMP_LEN {
+                    slices[n] = IoSlice::new(&stamps[i][lo..hi.min(STAMP_LEN)]);
                     n += 1;
-                    body_from = BODY_STAMP_LEN;
+                    body_from = STAMP_LEN;
                 }
                 if body_from < hi {
                     slices[n] = IoSlice::new(&data[body_from..hi]);
@@ -146,7 +154,7 @@ impl<'a, T: Target + ?Sized> ViaHandles<'a, T> {
     pub fn new(target: &'a T) -> Self {
         ViaHandles {
             target,
-            buf: vec![0; BATCH_CHUNKS * BODY_CHUNK],
+            buf: vec![0; BATCH_CHUNKS * CHUNK],
         }
     }
 }
@@ -219,7 +227,7 @@ mod tests {
     use crate::mem::MemTarget;
 
     fn pool() -> Vec<u8> {
-        (0..4 * BODY_CHUNK).map(|i| (i * 7 % 251) as u8).collect()
+        (0..4 * CHUNK).map(|i| (i * 7 % 251) as u8).collect()
     }
 
     fn gather(body: &Body<'_>, from: u64, to: u64) -> Vec<u8> {
@@ -235,15 +243,15 @@ mod tests {
     #[test]
     fn bodies_are_stamped_per_chunk_and_wrap_around_the_pool() {
         let pool = pool();
-        let len = 10 * BODY_CHUNK as u64 + 100;
+        let len = 10 * CHUNK as u64 + 100;
         let body = Body::new(&pool, 3, len, Some((7, 9)));
         let all = gather(&body, 0, len);
         assert_eq!(all.len() as u64, len);
-        for (j, chunk) in all.chunks(BODY_CHUNK).enumerate() {
+        for (j, chunk) in all.chunks(CHUNK).enumerate() {
             assert_eq!(&chunk[..8], &7u64.to_le_bytes());
             assert_eq!(&chunk[8..16], &9u64.to_le_bytes());
-            assert_eq!(&chunk[16..24], &((j * BODY_CHUNK) as u64).to_le_bytes());
-            let p = (3 + j) % 4 * BODY_CHUNK;
+            assert_eq!(&chunk[16..24], &((j * CHUNK) as u64).to_le_bytes());
+            let p = (3 + j) % 4 * CHUNK;
             assert_eq!(&chunk[24..], &pool[p + 24..p + chunk.len()], "chunk {j}");
         }
         // Any sub-range is the same bytes as the whole, so parts and retries agree.
@@ -251,7 +259,7 @@ mod tests {
         assert_eq!(gather(&body, 4096 * 3 + 30, len), &all[4096 * 3 + 30..]);
         // Other objects differ in every chunk.
         let other = gather(&Body::new(&pool, 3, len, Some((7, 10))), 0, len);
-        for (a, b) in all.chunks(BODY_CHUNK).zip(other.chunks(BODY_CHUNK)) {
+        for (a, b) in all.chunks(CHUNK).zip(other.chunks(CHUNK)) {
             assert_ne!(a, b);
         }
     }

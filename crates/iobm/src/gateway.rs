@@ -7,6 +7,7 @@ use crate::serve::random_key;
 use crate::session::{self, describe_io, RunId};
 use iobm_results::checks::BUILTIN_GATEWAY_CPU;
 use iobm_s3::sigv4::Credentials;
+use iobm_s3::Endpoint;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
@@ -16,7 +17,8 @@ const GATEWAY_THREAD: &str = "gateway";
 
 /// iobm's gateway, serving a directory on a free loopback port from a thread of this process.
 pub struct BuiltinGateway {
-    pub url: String,
+    /// `http://127.0.0.1:PORT`.
+    pub endpoint: Endpoint,
     pub dir: PathBuf,
     pub credentials: Credentials,
     /// The directory was made for this run (and is removed with the gateway).
@@ -82,7 +84,7 @@ impl BuiltinGateway {
             .map_err(|_| Failure::run("the built-in gateway did not start"))?
             .map_err(|e| Failure::run(format!("the built-in gateway did not start: {e}")))?;
         Ok(BuiltinGateway {
-            url: format!("http://{addr}"),
+            endpoint: Endpoint::parse(&format!("http://{addr}")).map_err(Failure::run)?,
             dir,
             credentials,
             made_dir,

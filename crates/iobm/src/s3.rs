@@ -57,6 +57,24 @@ fn endpoints(args: &S3Args) -> Result<Vec<Endpoint>, Failure> {
         .collect()
 }
 
+impl S3Args {
+    /// Smallest and largest object size.
+    fn sizes(&self) -> (u64, u64) {
+        self.obj_size_range
+            .unwrap_or((self.obj_size, self.obj_size))
+    }
+
+    /// The weights of a mixed run.
+    fn mix(&self) -> Mix {
+        Mix {
+            get: self.mix_get,
+            head: self.mix_head,
+            put: self.mix_put,
+            delete: self.mix_delete,
+        }
+    }
+}
+
 fn check_bucket(name: &str) -> Result<(), Failure> {
     let ok = (3..=63).contains(&name.len())
         && name
@@ -82,21 +100,14 @@ pub fn s3(args: S3Args, argv: &[OsString]) -> Result<Exit, Failure> {
     }
     session::json_path_ok(args.json.as_deref())?;
     check_bucket(&args.bucket)?;
-    let (min, max) = args
-        .obj_size_range
-        .unwrap_or((args.obj_size, args.obj_size));
+    let (_, max) = args.sizes();
     if max == 0 {
         return Err(Failure::input("--obj-size must be greater than 0"));
     }
     if args.op == S3Op::Multipart && args.part_size > max {
         eprintln!("iobm: note: --part-size is larger than the objects: one part each");
     }
-    let mix = Mix {
-        get: args.mix_get,
-        head: args.mix_head,
-        put: args.mix_put,
-        delete: args.mix_delete,
-    };
+    let mix = args.mix();
     if args.verify && args.data == iobm_engine::DataKind::Zero {
         return Err(Failure::input(
             "--verify needs stamped data: --data random or compressible:PCT",
@@ -129,7 +140,7 @@ pub fn s3(args: S3Args, argv: &[OsString]) -> Result<Exit, Failure> {
     };
     let (endpoints, credentials) = match &gateway {
         Some(g) => (
-            vec![Endpoint::parse(&g.url).map_err(Failure::run)?],
+            vec![g.endpoint.clone()],
             Some(g.credentials.clone()),
         ),
         None => (
@@ -173,25 +184,16 @@ pub fn s3(args: S3Args, argv: &[OsString]) -> Result<Exit, Failure> {
     };
     let target = S3Target::new(S3Config {
         tls,
-        endpoints: endpoints.clone(),
+        endpoints,
         bucket: args.bucket.clone(),
-        prefix: key_prefix.clone(),
-        credentials: credentials.clone(),
-        region: region.clone(),
+        prefix: key_prefix,
+        credentials,
+        region,
         payload,
         timeout: args.timeout,
         new_connection_per_request: args.new_connection,
     });
-    let result = run(
-        &ranks,
-        &args,
-        argv,
-        &target,
-        &run_id,
-        gateway.as_ref(),
-        (min, max),
-        mix,
-    );
+    let result = run(&ranks, &args, argv, &target, &run_id, gateway.as_ref());
     if let Some(g) = gateway {
         if let Some(w) = g.stop(args.keep) {
             eprintln!("iobm: warning: {w}");
@@ -200,7 +202,6 @@ pub fn s3(args: S3Args, argv: &[OsString]) -> Result<Exit, Failure> {
     result
 }
 
-#[allow(clippy::too_many_arguments)]
 fn run(
     ranks: &Ranks,
     args: &S3Args,
@@ -208,9 +209,8 @@ fn run(
     target: &S3Target,
     run_id: &RunId,
     gateway: Option<&BuiltinGateway>,
-    (min, max): (u64, u64),
-    mix: Mix,
 ) -> Result<Exit, Failure> {
+    let ((min, max), mix) = (args.sizes(), args.mix());
     let config = target.config();
     let where_ = config
         .endpoints
@@ -420,7 +420,7 @@ pub fn quick_steps(
     std::fs::create_dir(dir).map_err(|e| format!("{}: {}", dir.display(), describe_io(&e)))?;
     let gateway = BuiltinGateway::start(Some(dir), run_id).map_err(|f| f.message)?;
     let target = S3Target::new(S3Config {
-        endpoints: vec![Endpoint::parse(&gateway.url)?],
+        endpoints: vec![gateway.endpoint.clone()],
         bucket: "iobm".to_string(),
         prefix: format!("iobm-{}/", run_id.text),
         credentials: Some(gateway.credentials.clone()),

@@ -14,6 +14,11 @@ fn iobm() -> Command {
     Command::cargo_bin("iobm").unwrap()
 }
 
+/// The standard output of a command that must succeed.
+fn stdout_of(cmd: &mut Command) -> String {
+    String::from_utf8(cmd.assert().success().get_output().stdout.clone()).unwrap()
+}
+
 /// Recomputes every aggregate of a phase from its worker records alone and compares.
 fn assert_aggregates_recomputable(phase: &Value) {
     let workers = phase["workers"].as_array().unwrap();
@@ -119,8 +124,7 @@ fn stream_reports_every_aggregate_and_saves_a_valid_result() {
     assert!(result["environment"]["storage"]["fs_type"].is_string());
 
     // `iobm report` prints the same numbers from the file alone.
-    let report = iobm().arg("report").arg(&json).assert().success();
-    let text = String::from_utf8(report.get_output().stdout.clone()).unwrap();
+    let text = stdout_of(iobm().arg("report").arg(&json));
     let makespan_line = |s: &str| {
         s.lines()
             .find(|l| l.trim_start().starts_with("makespan"))
@@ -285,25 +289,11 @@ fn bad_input_is_one_line_exit_2_and_writes_nothing() {
 
 #[test]
 fn help_shows_examples_units_and_exit_codes() {
-    let out = iobm()
-        .arg("--help")
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let help = String::from_utf8(out).unwrap();
+    let help = stdout_of(iobm().arg("--help"));
     for needle in ["Examples:", "iobm quick", "Exit codes:", "130", "MiB"] {
         assert!(help.contains(needle), "{needle}");
     }
-    let out = iobm()
-        .args(["stream", "--help"])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let help = String::from_utf8(out).unwrap();
+    let help = stdout_of(iobm().args(["stream", "--help"]));
     for flag in [
         "--jobs",
         "--size-per-job",
@@ -362,16 +352,12 @@ fn ctrl_c_reports_partial_results_and_cleans_up() {
 fn quick_tours_a_directory_and_prints_a_summary() {
     let data = tempfile::tempdir().unwrap();
     let json = data.path().join("quick.json");
-    let out = iobm()
-        .args(["quick", "--step-time", "200ms", "--json"])
-        .arg(&json)
-        .arg(data.path())
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let text = String::from_utf8(out).unwrap();
+    let text = stdout_of(
+        iobm()
+            .args(["quick", "--step-time", "200ms", "--json"])
+            .arg(&json)
+            .arg(data.path()),
+    );
     for step in [
         "sequential write 1MiB",
         "sequential read 1MiB",
@@ -547,25 +533,24 @@ fn direct_io_where_supported() {
 fn small_bonnie(data: &Path, out: &Path, name: &str, extra: &[&str]) -> Value {
     let json = out.join(format!("{name}.json"));
     let csv = out.join(format!("{name}.csv"));
-    let assert = iobm()
-        .args([
-            "bonnie",
-            "--size",
-            "8MiB",
-            "--files",
-            "1:1000:0:2",
-            "--seeks",
-            "200",
-        ])
-        .args(["--label", name, "--json"])
-        .arg(&json)
-        .arg("--bonnie-csv")
-        .arg(&csv)
-        .args(extra)
-        .arg(data)
-        .assert()
-        .success();
-    let stdout = String::from_utf8(assert.get_output().stdout.clone()).unwrap();
+    let stdout = stdout_of(
+        iobm()
+            .args([
+                "bonnie",
+                "--size",
+                "8MiB",
+                "--files",
+                "1:1000:0:2",
+                "--seeks",
+                "200",
+            ])
+            .args(["--label", name, "--json"])
+            .arg(&json)
+            .arg("--bonnie-csv")
+            .arg(&csv)
+            .args(extra)
+            .arg(data),
+    );
     assert!(stdout.contains("Sequential Output"), "{stdout}");
     assert!(stdout.contains("Sequential Create"), "{stdout}");
     load(&json)
@@ -723,10 +708,7 @@ fn compare_puts_runs_side_by_side_and_refuses_mixed_kinds() {
             .display()
             .to_string()
     };
-    let text = |args: &[String]| {
-        let out = iobm().arg("compare").args(args).assert().success();
-        String::from_utf8(out.get_output().stdout.clone()).unwrap()
-    };
+    let text = |args: &[String]| stdout_of(iobm().arg("compare").args(args));
     let table = text(&[
         arg("nfs"),
         arg("lustre"),
