@@ -1,18 +1,29 @@
 //! iobm-gateway: `iobm serve`, an S3 gateway over a directory. s3s does HTTP, XML and SigV4
-//! (headers and presigned URLs); [`s3::Gateway`] maps buckets and keys to directories and files
-//! with atomic writes. It also serves as the built-in S3 target of `iobm s3` and `iobm quick`.
+//! (headers and presigned URLs) behind [`guard`]'s stricter checks; [`s3::Gateway`] maps
+//! buckets and keys to directories and files, confined to the directory by the kernel
+//! ([`confine`]), with atomic writes. It also serves as the built-in S3 target of `iobm s3` and
+//! `iobm quick`.
 
+pub mod confine;
+mod conn;
+mod errors;
+pub mod guard;
+mod listing;
+pub mod multipart;
 pub mod s3;
 pub mod store;
 
 use s3s::auth::SimpleAuth;
+use s3s::config::{S3Config, StaticConfigProvider};
 use s3s::service::S3ServiceBuilder;
 use std::io;
 use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
 
 /// Who may call the gateway.
 #[derive(Debug, Clone)]
@@ -26,51 +37,136 @@ pub enum Access {
     Anonymous,
 }
 
+/// How the gateway serves: who may call it, where signatures must be scoped, and what one
+/// connection may hold.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub access: Access,
+    /// fsync every object before it becomes visible.
+    pub fsync: bool,
+    /// The region signatures must name.
+    pub region: String,
+    /// Longest wait for a request's headers, counted from when the connection is ready for
+    /// its next request: it also closes an idle keep-alive connection.
+    pub header_timeout: Duration,
+    /// Longest a request body may stop arriving, or a response stop being read.
+    pub body_timeout: Duration,
+    /// Connections served at once; more wait in the listen backlog.
+    pub max_connections: usize,
+    /// Multipart uploads started longer ago than this are removed (checked every minute or
+    /// sooner).
+    pub abort_incomplete_after: Option<Duration>,
+}
+
+impl Options {
+    pub fn new(access: Access) -> Options {
+        Options {
+            access,
+            fsync: false,
+            region: "us-east-1".into(),
+            header_timeout: Duration::from_secs(30),
+            body_timeout: Duration::from_secs(60),
+            max_connections: 1024,
+            abort_incomplete_after: None,
+        }
+    }
+}
+
+/// How long accepting pauses when the process is out of descriptors.
+const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
+/// How often `stop` is looked at.
+const STOP_POLL: Duration = Duration::from_millis(100);
+
+fn out_of_resources(e: &io::Error) -> bool {
+    matches!(
+        e.raw_os_error(),
+        Some(libc::EMFILE) | Some(libc::ENFILE) | Some(libc::ENOBUFS) | Some(libc::ENOMEM)
+    )
+}
+
 /// Serves `root` on `listener` until `stop` is set (checked every 100 ms).
 pub async fn serve(
     root: &Path,
     listener: TcpListener,
-    access: Access,
-    fsync: bool,
+    options: Options,
     stop: &AtomicBool,
 ) -> io::Result<()> {
-    let store = store::Store::open(root, fsync)?;
-    let bookkeeping = store.bookkeeping_dirs();
-    let mut builder = S3ServiceBuilder::new(s3::Gateway { store });
+    let store = store::Store::open(root, options.fsync)?;
+    let gateway = s3::Gateway {
+        store: store.clone(),
+        body_timeout: options.body_timeout,
+    };
+    let mut builder = S3ServiceBuilder::new(gateway);
+    let mut config = S3Config::default();
+    config.xml_max_body_size = guard::MAX_DELETE_BODY as usize;
+    builder.set_config(Arc::new(StaticConfigProvider::new(Arc::new(config))));
+    let signed = matches!(options.access, Access::Keys { .. });
     if let Access::Keys {
         access_key,
         secret_key,
-    } = access
+    } = options.access
     {
         builder.set_auth(SimpleAuth::from_single(access_key, secret_key));
     }
-    let service = builder.build();
-    let http = hyper_util::server::conn::auto::Builder::new(hyper_util::rt::TokioExecutor::new());
-    let mut tick = tokio::time::interval(Duration::from_millis(100));
-    loop {
-        let (stream, _) = tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok(conn) => conn,
-                Err(_) => continue,
-            },
-            _ = tick.tick() => {
-                if stop.load(Ordering::Relaxed) {
-                    for dir in &bookkeeping {
-                        let _ = std::fs::remove_dir(dir);
-                    }
-                    return Ok(());
+    let service = guard::Guard {
+        inner: builder.build(),
+        region: options.region.as_str().into(),
+        signed,
+    };
+    let mut http = hyper::server::conn::http1::Builder::new();
+    http.timer(hyper_util::rt::TokioTimer::new())
+        .header_read_timeout(options.header_timeout);
+    let sweeper = options.abort_incomplete_after.map(|age| {
+        let store = store.clone();
+        tokio::spawn(async move {
+            let mut every = tokio::time::interval((age / 4).clamp(Duration::from_secs(1), Duration::from_secs(60)));
+            loop {
+                every.tick().await;
+                multipart::sweep(store.uploads_dir(), age);
+            }
+        })
+    });
+    let slots = Arc::new(Semaphore::new(options.max_connections.max(1)));
+    let mut told_exhausted = false;
+    while !stop.load(Ordering::Relaxed) {
+        // A free slot first: at the cap, new connections wait in the kernel's backlog.
+        let Ok(slot) = tokio::time::timeout(STOP_POLL, slots.clone().acquire_owned()).await else {
+            continue;
+        };
+        let slot = slot.expect("the semaphore is never closed");
+        let accepted = match tokio::time::timeout(STOP_POLL, listener.accept()).await {
+            Err(_) => continue,
+            Ok(accepted) => accepted,
+        };
+        let stream = match accepted {
+            Ok((stream, _)) => stream,
+            Err(e) if out_of_resources(&e) => {
+                // Keep serving the connections there are; try again shortly instead of spinning.
+                if !told_exhausted {
+                    eprintln!("iobm serve: cannot accept connections: {e}; pausing accepts");
+                    told_exhausted = true;
                 }
+                tokio::time::sleep(ACCEPT_BACKOFF).await;
                 continue;
             }
+            Err(_) => continue, // the client gave up before the accept (ECONNABORTED and kin)
         };
+        told_exhausted = false;
         let _ = stream.set_nodelay(true);
         let service = service.clone();
         let http = http.clone();
+        let body_timeout = options.body_timeout;
         tokio::spawn(async move {
-            let io = hyper_util::rt::TokioIo::new(stream);
+            let io = hyper_util::rt::TokioIo::new(conn::WriteDeadline::new(stream, body_timeout));
             let _ = http.serve_connection(io, service).await;
+            drop(slot);
         });
     }
+    if let Some(sweeper) = sweeper {
+        sweeper.abort();
+    }
+    store.remove_bookkeeping();
+    Ok(())
 }
 
 /// Binds `addr` (port 0 picks a free one).

@@ -1,48 +1,31 @@
 //! The S3 operations over the [`Store`]: buckets, objects (streamed both ways, ranged GETs,
 //! Content-MD5 checked), listings (V1, V2, versions), copies, multipart uploads, and the
-//! bucket calls that common clients make first (location, versioning).
+//! bucket calls that common clients make first (location, versioning). Every object is served
+//! from one open descriptor: its bytes, size, ETag and metadata all come from the same file.
 
-use crate::store::{hex, load_meta, save_meta, Meta, NameError, Store};
+use crate::errors::{body_error, body_timeout, io_error, store_error};
+use crate::multipart::{self, UploadInfo};
+use crate::store::{hex, load_meta, save_meta, Meta, Store, StoreError, Temp};
 use bytes::Bytes;
 use futures::StreamExt;
 use md5::{Digest, Md5};
 use s3s::dto::*;
-use s3s::{s3_error, S3Error, S3Request, S3Response, S3Result, S3};
-use std::collections::BTreeSet;
-use std::fs;
+use s3s::{s3_error, S3Request, S3Response, S3Result, S3};
 use std::io;
-use std::path::{Path, PathBuf};
-use std::time::SystemTime;
+use std::os::fd::{AsFd, OwnedFd};
+use std::time::{Duration, SystemTime};
 
 /// Bytes per chunk of a GET body.
 const CHUNK: usize = 1 << 20;
+/// Most keys one DeleteObjects request may name (as S3).
+pub const MAX_DELETE_KEYS: usize = 1000;
 
 /// The gateway's S3 implementation.
 #[derive(Debug, Clone)]
 pub struct Gateway {
     pub store: Store,
-}
-
-fn name_error(e: NameError) -> S3Error {
-    match e {
-        NameError::InvalidBucket => s3_error!(InvalidBucketName),
-        NameError::KeyTooLong => s3_error!(KeyTooLongError),
-        NameError::InvalidKey => s3_error!(
-            InvalidArgument,
-            "object key is not a relative path of plain names"
-        ),
-    }
-}
-
-fn internal(e: io::Error) -> S3Error {
-    s3_error!(e, InternalError)
-}
-
-fn last_modified(path: &Path) -> Option<Timestamp> {
-    fs::metadata(path)
-        .and_then(|m| m.modified())
-        .ok()
-        .map(Timestamp::from)
+    /// How long a request body may stop arriving before the request fails.
+    pub body_timeout: Duration,
 }
 
 fn quoted(etag: &str) -> ETag {
@@ -50,193 +33,39 @@ fn quoted(etag: &str) -> ETag {
 }
 
 impl Gateway {
-    fn bucket(&self, bucket: &str) -> S3Result<PathBuf> {
-        let path = self.store.bucket_path(bucket).map_err(name_error)?;
-        if !path.is_dir() {
-            return Err(s3_error!(NoSuchBucket));
-        }
-        Ok(path)
+    pub(crate) fn bucket(&self, bucket: &str) -> S3Result<OwnedFd> {
+        self.store.open_bucket(bucket).map_err(store_error)
     }
 
-    /// The file of an existing object (a directory is not an object).
-    fn object(&self, bucket: &str, key: &str) -> S3Result<PathBuf> {
-        self.bucket(bucket)?;
-        let path = self.store.object_path(bucket, key).map_err(name_error)?;
-        if !path.is_file() {
-            return Err(s3_error!(NoSuchKey));
-        }
-        Ok(path)
-    }
-
-    /// Streams a body to a new temporary file, returning it with its MD5 (hex) and size.
-    async fn receive(&self, body: Option<StreamingBlob>) -> S3Result<(PathBuf, [u8; 16], u64)> {
-        let temp = self.store.temp_path();
-        // Plain file writes on this worker thread (block_in_place): no copy into tokio's file
-        // buffer and no hand-off to its blocking pool per chunk.
-        let mut file = fs::File::create(&temp).map_err(internal)?;
+    /// Streams a body to a new temporary file, returning it with its MD5 and size. A body that
+    /// stops arriving for the body timeout fails the request.
+    pub(crate) async fn receive(
+        &self,
+        body: Option<StreamingBlob>,
+    ) -> S3Result<(Temp, [u8; 16], u64)> {
+        let mut temp = self.store.create_temp().map_err(io_error)?;
         let mut hasher = Md5::new();
         let mut size = 0u64;
         if let Some(mut body) = body {
-            while let Some(chunk) = body.next().await {
-                let chunk = match chunk {
-                    Ok(c) => c,
-                    Err(e) => {
-                        let _ = tokio::fs::remove_file(&temp).await;
-                        return Err(s3_error!(IncompleteBody, "the body ended early: {e}"));
-                    }
+            loop {
+                let chunk = match tokio::time::timeout(self.body_timeout, body.next()).await {
+                    Err(_) => return Err(body_timeout()),
+                    Ok(None) => break,
+                    Ok(Some(Err(e))) => return Err(body_error(e.as_ref())),
+                    Ok(Some(Ok(chunk))) => chunk,
                 };
-                let written = tokio::task::block_in_place(|| {
+                // Plain file writes on this worker thread (block_in_place): no copy into
+                // tokio's file buffer and no hand-off to its blocking pool per chunk.
+                tokio::task::block_in_place(|| {
                     hasher.update(&chunk);
-                    io::Write::write_all(&mut file, &chunk)
-                });
+                    io::Write::write_all(&mut temp.file, &chunk)
+                })
+                .map_err(io_error)?;
                 size += chunk.len() as u64;
-                if let Err(e) = written {
-                    let _ = fs::remove_file(&temp);
-                    return Err(internal(e));
-                }
             }
         }
         Ok((temp, hasher.finalize().into(), size))
     }
-
-    /// Every object of a bucket below `prefix`'s directory, in key order: (key, file).
-    fn walk(&self, bucket_dir: &Path, prefix: &str) -> S3Result<Vec<(String, PathBuf)>> {
-        // Start at the deepest directory the prefix names, to avoid walking the whole bucket.
-        let start_rel = prefix.rfind('/').map_or("", |i| &prefix[..i]);
-        let start = if start_rel.is_empty() {
-            bucket_dir.to_path_buf()
-        } else {
-            bucket_dir.join(start_rel)
-        };
-        let mut out = Vec::new();
-        let mut stack = vec![start];
-        while let Some(dir) = stack.pop() {
-            let Ok(entries) = fs::read_dir(&dir) else {
-                continue;
-            };
-            for entry in entries.flatten() {
-                let path = entry.path();
-                let Ok(rel) = path.strip_prefix(bucket_dir) else {
-                    continue;
-                };
-                let key = rel.to_string_lossy().into_owned();
-                let ty = entry.file_type().map_err(internal)?;
-                if ty.is_dir() {
-                    // Below the prefix, or on the way to it.
-                    if key.starts_with(prefix) || prefix.starts_with(&key) {
-                        stack.push(path);
-                    }
-                } else if ty.is_file() && key.starts_with(prefix) {
-                    out.push((key, path));
-                }
-            }
-        }
-        out.sort();
-        Ok(out)
-    }
-
-    /// One page of keys and common prefixes below `prefix` and after `after`, at most
-    /// `max_keys` (default and limit 1000).
-    fn list(
-        &self,
-        bucket: &str,
-        prefix: Option<&str>,
-        delimiter: Option<&str>,
-        after: Option<&str>,
-        max_keys: Option<i32>,
-    ) -> S3Result<Page> {
-        let prefix = prefix.unwrap_or_default();
-        let max = max_keys.unwrap_or(1000).clamp(0, 1000) as usize;
-        let dir = self.bucket(bucket)?;
-        let mut objects = Vec::new();
-        let mut prefixes: BTreeSet<String> = BTreeSet::new();
-        let mut last = None;
-        let mut truncated = false;
-        for (key, path) in self.walk(&dir, prefix)? {
-            if after.is_some_and(|a| key.as_str() <= a) {
-                continue;
-            }
-            let common = delimiter.filter(|d| !d.is_empty()).and_then(|d| {
-                key[prefix.len()..]
-                    .find(d)
-                    .map(|i| key[..prefix.len() + i + d.len()].to_string())
-            });
-            if objects.len() + prefixes.len() >= max
-                && common.as_ref().is_none_or(|c| !prefixes.contains(c))
-            {
-                truncated = true;
-                break;
-            }
-            match common {
-                Some(c) => {
-                    if after.is_some_and(|a| c.as_str() <= a) {
-                        continue;
-                    }
-                    prefixes.insert(c.clone());
-                    last = Some(c);
-                }
-                None => {
-                    let meta = fs::metadata(&path).map_err(internal)?;
-                    let etag = load_meta(&path).map_err(internal)?.etag;
-                    objects.push(Object {
-                        key: Some(key.clone()),
-                        size: Some(meta.len() as i64),
-                        e_tag: Some(quoted(&etag)),
-                        last_modified: meta.modified().ok().map(Timestamp::from),
-                        storage_class: Some(ObjectStorageClass::from_static(
-                            ObjectStorageClass::STANDARD,
-                        )),
-                        ..Default::default()
-                    });
-                    last = Some(key);
-                }
-            }
-        }
-        let prefixes = prefixes
-            .into_iter()
-            .map(|p| CommonPrefix { prefix: Some(p) })
-            .collect();
-        Ok(Page {
-            prefix: prefix.to_string(),
-            max_keys: max as i32,
-            objects,
-            prefixes,
-            truncated,
-            next: last.filter(|_| truncated),
-        })
-    }
-
-    fn upload_dir(&self, upload_id: &str) -> S3Result<PathBuf> {
-        if upload_id.is_empty() || !upload_id.bytes().all(|b| b.is_ascii_hexdigit()) {
-            return Err(s3_error!(NoSuchUpload));
-        }
-        let dir = self.store.uploads().join(upload_id);
-        if !dir.is_dir() {
-            return Err(s3_error!(NoSuchUpload));
-        }
-        Ok(dir)
-    }
-}
-
-/// One page of a listing.
-struct Page {
-    prefix: String,
-    max_keys: i32,
-    objects: Vec<Object>,
-    prefixes: Vec<CommonPrefix>,
-    /// More keys follow; `next` is where the next page starts after.
-    truncated: bool,
-    next: Option<String>,
-}
-
-/// The bucket, key and metadata of a multipart upload, kept in its directory.
-#[derive(serde::Serialize, serde::Deserialize)]
-struct UploadInfo {
-    bucket: String,
-    key: String,
-    content_type: Option<String>,
-    metadata: std::collections::HashMap<String, String>,
-    initiated_unix: u64,
 }
 
 fn check_content_md5(expected: Option<&str>, got: &[u8; 16]) -> S3Result<()> {
@@ -267,24 +96,51 @@ fn base64_decode(text: &str) -> Option<Vec<u8>> {
     Some(out)
 }
 
+/// A GET body: `len` bytes of `file` from its current position, in chunks read on the worker
+/// thread into fresh, unzeroed capacity (one copy, from the file into the chunk hyper sends).
+fn file_body(file: std::fs::File, len: u64) -> StreamingBlob {
+    let body = futures::stream::unfold((file, len), |(mut file, left)| async move {
+        if left == 0 {
+            return None;
+        }
+        let want = (left as usize).min(CHUNK);
+        let read = tokio::task::block_in_place(|| {
+            let mut buf = Vec::with_capacity(want);
+            io::Read::read_to_end(&mut io::Read::take(&mut file, want as u64), &mut buf)
+                .map(|_| buf)
+        });
+        match read {
+            Ok(buf) if buf.is_empty() => Some((
+                Err(io::Error::from(io::ErrorKind::UnexpectedEof)),
+                (file, 0),
+            )),
+            Ok(buf) => {
+                let n = buf.len() as u64;
+                Some((Ok(Bytes::from(buf)), (file, left - n)))
+            }
+            Err(e) => Some((Err(e), (file, 0))),
+        }
+    });
+    StreamingBlob::wrap(body)
+}
+
 #[async_trait::async_trait]
 impl S3 for Gateway {
     async fn list_buckets(
         &self,
         _req: S3Request<ListBucketsInput>,
     ) -> S3Result<S3Response<ListBucketsOutput>> {
-        let mut buckets = Vec::new();
-        for entry in fs::read_dir(self.store.root()).map_err(internal)?.flatten() {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            if entry.path().is_dir() && self.store.bucket_path(&name).is_ok() {
-                buckets.push(Bucket {
-                    name: Some(name),
-                    creation_date: last_modified(&entry.path()),
-                    ..Default::default()
-                });
-            }
-        }
-        buckets.sort_by(|a, b| a.name.cmp(&b.name));
+        let buckets = self
+            .store
+            .buckets()
+            .map_err(io_error)?
+            .into_iter()
+            .map(|(name, made)| Bucket {
+                name: Some(name),
+                creation_date: Some(Timestamp::from(made)),
+                ..Default::default()
+            })
+            .collect();
         Ok(S3Response::new(ListBucketsOutput {
             buckets: Some(buckets),
             owner: Some(Owner {
@@ -299,16 +155,12 @@ impl S3 for Gateway {
         &self,
         req: S3Request<CreateBucketInput>,
     ) -> S3Result<S3Response<CreateBucketOutput>> {
-        let path = self
-            .store
-            .bucket_path(&req.input.bucket)
-            .map_err(name_error)?;
-        match fs::create_dir(&path) {
+        match self.store.create_bucket(&req.input.bucket) {
             Ok(()) => Ok(S3Response::new(CreateBucketOutput::default())),
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+            Err(StoreError::Io(e)) if e.kind() == io::ErrorKind::AlreadyExists => {
                 Err(s3_error!(BucketAlreadyOwnedByYou))
             }
-            Err(e) => Err(internal(e)),
+            Err(e) => Err(store_error(e)),
         }
     }
 
@@ -316,11 +168,12 @@ impl S3 for Gateway {
         &self,
         req: S3Request<DeleteBucketInput>,
     ) -> S3Result<S3Response<DeleteBucketOutput>> {
-        let path = self.bucket(&req.input.bucket)?;
-        match fs::remove_dir(&path) {
+        match self.store.delete_bucket(&req.input.bucket) {
             Ok(()) => Ok(S3Response::new(DeleteBucketOutput::default())),
-            Err(e) if e.raw_os_error() == Some(libc::ENOTEMPTY) => Err(s3_error!(BucketNotEmpty)),
-            Err(e) => Err(internal(e)),
+            Err(StoreError::Io(e)) if e.raw_os_error() == Some(libc::ENOTEMPTY) => {
+                Err(s3_error!(BucketNotEmpty))
+            }
+            Err(e) => Err(store_error(e)),
         }
     }
 
@@ -353,36 +206,22 @@ impl S3 for Gateway {
         req: S3Request<PutObjectInput>,
     ) -> S3Result<S3Response<PutObjectOutput>> {
         let input = req.input;
-        self.bucket(&input.bucket)?;
-        let dest = self
-            .store
-            .object_path(&input.bucket, &input.key)
-            .map_err(name_error)?;
+        let bucket = self.bucket(&input.bucket)?;
+        crate::store::check_key(&input.key).map_err(store_error)?;
         let (temp, md5, size) = self.receive(input.body).await?;
-        if let Err(e) = check_content_md5(input.content_md5.as_deref(), &md5) {
-            let _ = fs::remove_file(&temp);
-            return Err(e);
-        }
+        check_content_md5(input.content_md5.as_deref(), &md5)?;
         let etag = hex(&md5);
         save_meta(
-            &temp,
+            &temp.file,
             &Meta {
                 etag: etag.clone(),
                 content_type: input.content_type,
                 metadata: input.metadata.unwrap_or_default(),
             },
         );
-        if let Err(e) = self.store.publish(&temp, &dest) {
-            let _ = fs::remove_file(&temp);
-            return Err(if e.kind() == io::ErrorKind::AlreadyExists {
-                s3_error!(
-                    InvalidArgument,
-                    "a key below this one exists: a key cannot also be a prefix"
-                )
-            } else {
-                internal(e)
-            });
-        }
+        self.store
+            .publish(temp, bucket.as_fd(), &input.bucket, &input.key)
+            .map_err(store_error)?;
         Ok(S3Response::new(PutObjectOutput {
             e_tag: Some(quoted(&etag)),
             size: Some(size as i64),
@@ -395,11 +234,15 @@ impl S3 for Gateway {
         req: S3Request<GetObjectInput>,
     ) -> S3Result<S3Response<GetObjectOutput>> {
         let input = req.input;
-        let path = self.object(&input.bucket, &input.key)?;
-        // Open first: the bytes served are this file's, even if a PUT replaces it meanwhile.
-        let mut file = fs::File::open(&path).map_err(internal)?;
-        let len = file.metadata().map_err(internal)?.len();
-        let meta = load_meta(&path).map_err(internal)?;
+        let bucket = self.bucket(&input.bucket)?;
+        // One descriptor for everything: the bytes, size, ETag and metadata served are this
+        // file's, even if a PUT replaces the key meanwhile.
+        let object = self
+            .store
+            .open_object(bucket.as_fd(), &input.bucket, &input.key)
+            .map_err(store_error)?;
+        let meta = load_meta(&object.file).map_err(io_error)?;
+        let len = object.len;
         let (start, end, content_range) = match &input.range {
             None => (0, len, None),
             Some(range) => {
@@ -408,39 +251,16 @@ impl S3 for Gateway {
                 (r.start, r.end, Some(cr))
             }
         };
-        io::Seek::seek(&mut file, io::SeekFrom::Start(start)).map_err(internal)?;
-        let body = futures::stream::unfold((file, end - start), |(mut file, left)| async move {
-            if left == 0 {
-                return None;
-            }
-            // Read on this worker thread into fresh, unzeroed capacity: one copy, from the
-            // file into the chunk that hyper sends.
-            let want = (left as usize).min(CHUNK);
-            let read = tokio::task::block_in_place(|| {
-                let mut buf = Vec::with_capacity(want);
-                io::Read::read_to_end(&mut io::Read::take(&mut file, want as u64), &mut buf)
-                    .map(|_| buf)
-            });
-            match read {
-                Ok(buf) if buf.is_empty() => Some((
-                    Err(io::Error::from(io::ErrorKind::UnexpectedEof)),
-                    (file, 0),
-                )),
-                Ok(buf) => {
-                    let n = buf.len() as u64;
-                    Some((Ok(Bytes::from(buf)), (file, left - n)))
-                }
-                Err(e) => Some((Err(e), (file, 0))),
-            }
-        });
+        let mut file = object.file;
+        io::Seek::seek(&mut file, io::SeekFrom::Start(start)).map_err(io_error)?;
         Ok(S3Response::new(GetObjectOutput {
-            body: Some(StreamingBlob::wrap(body)),
+            body: Some(file_body(file, end - start)),
             content_length: Some((end - start) as i64),
             content_range,
             accept_ranges: Some("bytes".into()),
             content_type: meta.content_type,
             e_tag: Some(quoted(&meta.etag)),
-            last_modified: last_modified(&path),
+            last_modified: Some(Timestamp::from(object.modified)),
             metadata: (!meta.metadata.is_empty()).then_some(meta.metadata),
             ..Default::default()
         }))
@@ -451,15 +271,18 @@ impl S3 for Gateway {
         req: S3Request<HeadObjectInput>,
     ) -> S3Result<S3Response<HeadObjectOutput>> {
         let input = req.input;
-        let path = self.object(&input.bucket, &input.key)?;
-        let len = fs::metadata(&path).map_err(internal)?.len();
-        let meta = load_meta(&path).map_err(internal)?;
+        let bucket = self.bucket(&input.bucket)?;
+        let object = self
+            .store
+            .open_object(bucket.as_fd(), &input.bucket, &input.key)
+            .map_err(store_error)?;
+        let meta = load_meta(&object.file).map_err(io_error)?;
         Ok(S3Response::new(HeadObjectOutput {
-            content_length: Some(len as i64),
+            content_length: Some(object.len as i64),
             accept_ranges: Some("bytes".into()),
             content_type: meta.content_type,
             e_tag: Some(quoted(&meta.etag)),
-            last_modified: last_modified(&path),
+            last_modified: Some(Timestamp::from(object.modified)),
             metadata: (!meta.metadata.is_empty()).then_some(meta.metadata),
             ..Default::default()
         }))
@@ -471,16 +294,9 @@ impl S3 for Gateway {
     ) -> S3Result<S3Response<DeleteObjectOutput>> {
         let input = req.input;
         let bucket = self.bucket(&input.bucket)?;
-        let path = self
-            .store
-            .object_path(&input.bucket, &input.key)
-            .map_err(name_error)?;
-        if path.is_file() {
-            match fs::remove_file(&path) {
-                Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(internal(e)),
-                _ => self.store.prune(&bucket, &path),
-            }
-        }
+        self.store
+            .delete_object(bucket.as_fd(), &input.bucket, &input.key)
+            .map_err(store_error)?;
         Ok(S3Response::new(DeleteObjectOutput::default()))
     }
 
@@ -489,42 +305,35 @@ impl S3 for Gateway {
         req: S3Request<DeleteObjectsInput>,
     ) -> S3Result<S3Response<DeleteObjectsOutput>> {
         let input = req.input;
+        if input.delete.objects.len() > MAX_DELETE_KEYS {
+            return Err(s3_error!(
+                MalformedXML,
+                "a DeleteObjects request names at most {MAX_DELETE_KEYS} keys"
+            ));
+        }
         let bucket = self.bucket(&input.bucket)?;
         let quiet = input.delete.quiet.unwrap_or(false);
         let mut deleted = Vec::new();
         let mut errors = Vec::new();
         for object in input.delete.objects {
-            match self.store.object_path(&input.bucket, &object.key) {
-                Ok(path) => {
-                    let removed = if path.is_file() {
-                        fs::remove_file(&path)
-                    } else {
-                        Ok(())
-                    };
-                    match removed {
-                        Ok(()) => {
-                            self.store.prune(&bucket, &path);
-                            if !quiet {
-                                deleted.push(DeletedObject {
-                                    key: Some(object.key),
-                                    ..Default::default()
-                                });
-                            }
-                        }
-                        Err(e) => errors.push(Error {
-                            code: Some("InternalError".into()),
-                            key: Some(object.key),
-                            message: Some(e.to_string()),
-                            ..Default::default()
-                        }),
-                    }
-                }
-                Err(_) => errors.push(Error {
-                    code: Some("InvalidArgument".into()),
+            match self
+                .store
+                .delete_object(bucket.as_fd(), &input.bucket, &object.key)
+            {
+                Ok(()) if quiet => {}
+                Ok(()) => deleted.push(DeletedObject {
                     key: Some(object.key),
-                    message: Some("invalid key".into()),
                     ..Default::default()
                 }),
+                Err(e) => {
+                    let e = store_error(e);
+                    errors.push(Error {
+                        code: Some(e.code().as_str().to_string()),
+                        key: Some(object.key),
+                        message: e.message().map(str::to_string),
+                        ..Default::default()
+                    });
+                }
             }
         }
         Ok(S3Response::new(DeleteObjectsOutput {
@@ -543,13 +352,14 @@ impl S3 for Gateway {
             CopySource::Bucket { bucket, key, .. } => (bucket.to_string(), key.to_string()),
             _ => return Err(s3_error!(NotImplemented, "copies from access points")),
         };
-        let src = self.object(&src_bucket, &src_key)?;
-        self.bucket(&input.bucket)?;
-        let dest = self
+        let src_dir = self.bucket(&src_bucket)?;
+        let src = self
             .store
-            .object_path(&input.bucket, &input.key)
-            .map_err(name_error)?;
-        let mut meta = load_meta(&src).map_err(internal)?;
+            .open_object(src_dir.as_fd(), &src_bucket, &src_key)
+            .map_err(store_error)?;
+        let dest = self.bucket(&input.bucket)?;
+        crate::store::check_key(&input.key).map_err(store_error)?;
+        let mut meta = load_meta(&src.file).map_err(io_error)?;
         if input
             .metadata_directive
             .as_ref()
@@ -558,21 +368,18 @@ impl S3 for Gateway {
             meta.content_type = input.content_type;
             meta.metadata = input.metadata.unwrap_or_default();
         }
-        let temp = self.store.temp_path();
-        let (from, to) = (src.clone(), temp.clone());
-        tokio::task::spawn_blocking(move || fs::copy(from, to))
-            .await
-            .map_err(|e| s3_error!(e, InternalError))?
-            .map_err(internal)?;
-        save_meta(&temp, &meta);
-        self.store.publish(&temp, &dest).map_err(|e| {
-            let _ = fs::remove_file(&temp);
-            internal(e)
-        })?;
+        let mut temp = self.store.create_temp().map_err(io_error)?;
+        // Copying gigabytes is blocking work: done on this worker thread, kernel to kernel.
+        tokio::task::block_in_place(|| io::copy(&mut &src.file, &mut temp.file))
+            .map_err(io_error)?;
+        save_meta(&temp.file, &meta);
+        self.store
+            .publish(temp, dest.as_fd(), &input.bucket, &input.key)
+            .map_err(store_error)?;
         Ok(S3Response::new(CopyObjectOutput {
             copy_object_result: Some(CopyObjectResult {
                 e_tag: Some(quoted(&meta.etag)),
-                last_modified: last_modified(&dest),
+                last_modified: Some(Timestamp::from(SystemTime::now())),
                 ..Default::default()
             }),
             ..Default::default()
@@ -684,26 +491,15 @@ impl S3 for Gateway {
     ) -> S3Result<S3Response<CreateMultipartUploadOutput>> {
         let input = req.input;
         self.bucket(&input.bucket)?;
-        self.store
-            .object_path(&input.bucket, &input.key)
-            .map_err(name_error)?;
-        let id = Store::new_upload_id();
-        let dir = self.store.uploads().join(&id);
-        fs::create_dir(&dir).map_err(internal)?;
+        crate::store::check_key(&input.key).map_err(store_error)?;
         let info = UploadInfo {
             bucket: input.bucket.clone(),
             key: input.key.clone(),
             content_type: input.content_type,
             metadata: input.metadata.unwrap_or_default(),
-            initiated_unix: SystemTime::now()
-                .duration_since(SystemTime::UNIX_EPOCH)
-                .map_or(0, |d| d.as_secs()),
+            initiated_unix: multipart::now_unix(),
         };
-        fs::write(
-            dir.join("upload.json"),
-            serde_json::to_vec(&info).expect("serialisable"),
-        )
-        .map_err(internal)?;
+        let id = multipart::create(self.store.uploads_dir(), &info).map_err(io_error)?;
         Ok(S3Response::new(CreateMultipartUploadOutput {
             bucket: Some(input.bucket),
             key: Some(input.key),
@@ -717,25 +513,15 @@ impl S3 for Gateway {
         req: S3Request<UploadPartInput>,
     ) -> S3Result<S3Response<UploadPartOutput>> {
         let input = req.input;
-        let dir = self.upload_dir(&input.upload_id)?;
+        let (dir, _) =
+            multipart::open(self.store.uploads_dir(), &input.upload_id).map_err(store_error)?;
         if !(1..=10000).contains(&input.part_number) {
             return Err(s3_error!(InvalidArgument, "part number must be 1 to 10000"));
         }
         let (temp, md5, _) = self.receive(input.body).await?;
-        if let Err(e) = check_content_md5(input.content_md5.as_deref(), &md5) {
-            let _ = fs::remove_file(&temp);
-            return Err(e);
-        }
+        check_content_md5(input.content_md5.as_deref(), &md5)?;
         let etag = hex(&md5);
-        let part = dir.join(format!("part.{:05}.{etag}", input.part_number));
-        // A part uploaded again replaces the earlier one.
-        for entry in fs::read_dir(&dir).map_err(internal)?.flatten() {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            if name.starts_with(&format!("part.{:05}.", input.part_number)) {
-                let _ = fs::remove_file(entry.path());
-            }
-        }
-        fs::rename(&temp, &part).map_err(internal)?;
+        multipart::store_part(dir.as_fd(), temp, input.part_number, &etag).map_err(store_error)?;
         Ok(S3Response::new(UploadPartOutput {
             e_tag: Some(quoted(&etag)),
             ..Default::default()
@@ -747,15 +533,20 @@ impl S3 for Gateway {
         req: S3Request<ListPartsInput>,
     ) -> S3Result<S3Response<ListPartsOutput>> {
         let input = req.input;
-        let dir = self.upload_dir(&input.upload_id)?;
-        let parts = read_parts(&dir)?
+        let (dir, _) =
+            multipart::open(self.store.uploads_dir(), &input.upload_id).map_err(store_error)?;
+        let parts = multipart::parts(dir.as_fd())
+            .map_err(io_error)?
             .into_iter()
-            .map(|(n, etag, path)| Part {
-                part_number: Some(n),
-                e_tag: Some(quoted(&etag)),
-                size: fs::metadata(&path).ok().map(|m| m.len() as i64),
-                last_modified: last_modified(&path),
-                ..Default::default()
+            .map(|p| {
+                let st = multipart::open_part(dir.as_fd(), &p).and_then(|f| f.metadata());
+                Part {
+                    part_number: Some(p.number),
+                    e_tag: Some(quoted(&p.etag)),
+                    size: st.as_ref().ok().map(|m| m.len() as i64),
+                    last_modified: st.ok().and_then(|m| m.modified().ok()).map(Timestamp::from),
+                    ..Default::default()
+                }
             })
             .collect();
         Ok(S3Response::new(ListPartsOutput {
@@ -775,35 +566,36 @@ impl S3 for Gateway {
         let input = req.input;
         self.bucket(&input.bucket)?;
         let prefix = input.prefix.clone().unwrap_or_default();
-        let mut uploads = Vec::new();
-        for entry in fs::read_dir(self.store.uploads())
-            .map_err(internal)?
-            .flatten()
-        {
-            let Ok(text) = fs::read(entry.path().join("upload.json")) else {
-                continue;
-            };
-            let Ok(info) = serde_json::from_slice::<UploadInfo>(&text) else {
-                continue;
-            };
-            if info.bucket == input.bucket && info.key.starts_with(&prefix) {
-                uploads.push(MultipartUpload {
-                    key: Some(info.key),
-                    upload_id: Some(entry.file_name().to_string_lossy().into_owned()),
-                    initiated: Some(Timestamp::from(
-                        SystemTime::UNIX_EPOCH
-                            + std::time::Duration::from_secs(info.initiated_unix),
-                    )),
-                    ..Default::default()
-                });
-            }
-        }
-        uploads.sort_by(|a, b| (&a.key, &a.upload_id).cmp(&(&b.key, &b.upload_id)));
+        let max = input.max_uploads.unwrap_or(1000).clamp(1, 1000) as usize;
+        let after = (
+            input.key_marker.as_deref().unwrap_or_default(),
+            input.upload_id_marker.as_deref().unwrap_or_default(),
+        );
+        let (page, truncated) =
+            multipart::list(self.store.uploads_dir(), &input.bucket, &prefix, after, max)
+                .map_err(io_error)?;
+        let next = page.last().filter(|_| truncated).cloned();
+        let uploads = page
+            .into_iter()
+            .map(|(id, info)| MultipartUpload {
+                key: Some(info.key),
+                upload_id: Some(id),
+                initiated: Some(Timestamp::from(
+                    SystemTime::UNIX_EPOCH + Duration::from_secs(info.initiated_unix),
+                )),
+                ..Default::default()
+            })
+            .collect();
         Ok(S3Response::new(ListMultipartUploadsOutput {
             bucket: Some(input.bucket),
             prefix: Some(prefix),
+            key_marker: input.key_marker,
+            upload_id_marker: input.upload_id_marker,
+            max_uploads: Some(max as i32),
+            next_key_marker: next.as_ref().map(|(_, info)| info.key.clone()),
+            next_upload_id_marker: next.map(|(id, _)| id),
             uploads: Some(uploads),
-            is_truncated: Some(false),
+            is_truncated: Some(truncated),
             ..Default::default()
         }))
     }
@@ -812,9 +604,15 @@ impl S3 for Gateway {
         &self,
         req: S3Request<AbortMultipartUploadInput>,
     ) -> S3Result<S3Response<AbortMultipartUploadOutput>> {
-        let dir = self.upload_dir(&req.input.upload_id)?;
-        fs::remove_dir_all(&dir).map_err(internal)?;
-        Ok(S3Response::new(AbortMultipartUploadOutput::default()))
+        let uploads = self.store.uploads_dir();
+        let id = &req.input.upload_id;
+        multipart::open(uploads, id).map_err(store_error)?;
+        match multipart::remove(uploads, id) {
+            Ok(()) => Ok(S3Response::new(AbortMultipartUploadOutput::default())),
+            // Completed or aborted by another request meanwhile.
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Err(s3_error!(NoSuchUpload)),
+            Err(e) => Err(io_error(e)),
+        }
     }
 
     async fn complete_multipart_upload(
@@ -822,18 +620,13 @@ impl S3 for Gateway {
         req: S3Request<CompleteMultipartUploadInput>,
     ) -> S3Result<S3Response<CompleteMultipartUploadOutput>> {
         let input = req.input;
-        let dir = self.upload_dir(&input.upload_id)?;
-        let info: UploadInfo =
-            serde_json::from_slice(&fs::read(dir.join("upload.json")).map_err(internal)?)
-                .map_err(|e| s3_error!(e, InternalError))?;
+        let uploads = self.store.uploads_dir();
+        let (dir, info) = multipart::open(uploads, &input.upload_id).map_err(store_error)?;
         if info.bucket != input.bucket || info.key != input.key {
             return Err(s3_error!(NoSuchUpload));
         }
-        let dest = self
-            .store
-            .object_path(&input.bucket, &input.key)
-            .map_err(name_error)?;
-        let stored = read_parts(&dir)?;
+        let bucket = self.bucket(&input.bucket)?;
+        let stored = multipart::parts(dir.as_fd()).map_err(io_error)?;
         let wanted = input
             .multipart_upload
             .and_then(|m| m.parts)
@@ -854,48 +647,52 @@ impl S3 for Gateway {
                 .e_tag
                 .as_ref()
                 .map(|e| e.value().trim_matches('"').to_string());
-            let Some((_, etag, path)) = stored
+            let Some(found) = stored
                 .iter()
-                .find(|(m, etag, _)| *m == n && want_etag.as_ref().is_none_or(|w| w == etag))
+                .find(|p| p.number == n && want_etag.as_ref().is_none_or(|w| *w == p.etag))
             else {
                 return Err(s3_error!(InvalidPart));
             };
-            let raw: Vec<u8> = (0..etag.len() / 2)
-                .filter_map(|i| u8::from_str_radix(&etag[2 * i..2 * i + 2], 16).ok())
+            let raw: Vec<u8> = (0..found.etag.len() / 2)
+                .filter_map(|i| u8::from_str_radix(&found.etag[2 * i..2 * i + 2], 16).ok())
                 .collect();
             etags.update(&raw);
-            sources.push(path.clone());
+            sources.push(found);
         }
-        // Concatenating gigabytes is blocking work: off the async workers.
-        let temp = self.store.temp_path();
-        let target = temp.clone();
-        let joined = tokio::task::spawn_blocking(move || -> io::Result<()> {
-            let mut out = fs::File::create(&target)?;
-            for path in &sources {
-                io::copy(&mut fs::File::open(path)?, &mut out)?;
-            }
-            Ok(())
-        })
-        .await
-        .map_err(|e| s3_error!(e, InternalError))?;
-        if let Err(e) = joined {
-            let _ = fs::remove_file(&temp);
-            return Err(internal(e));
-        }
+        // From here on this request owns the upload: concurrent completes find none.
+        let claimed = multipart::claim(uploads, &input.upload_id).map_err(store_error)?;
         let etag = format!("{}-{}", hex(&etags.finalize()), wanted.len());
-        save_meta(
-            &temp,
-            &Meta {
-                etag: etag.clone(),
-                content_type: info.content_type,
-                metadata: info.metadata,
-            },
-        );
-        self.store.publish(&temp, &dest).map_err(|e| {
-            let _ = fs::remove_file(&temp);
-            internal(e)
-        })?;
-        let _ = fs::remove_dir_all(&dir);
+        let joined = (|| -> S3Result<()> {
+            let mut temp = self.store.create_temp().map_err(io_error)?;
+            // Concatenating gigabytes is blocking work: done on this worker thread.
+            tokio::task::block_in_place(|| -> io::Result<()> {
+                for part in &sources {
+                    io::copy(&mut multipart::open_part(dir.as_fd(), part)?, &mut temp.file)?;
+                }
+                Ok(())
+            })
+            .map_err(io_error)?;
+            save_meta(
+                &temp.file,
+                &Meta {
+                    etag: etag.clone(),
+                    content_type: info.content_type.clone(),
+                    metadata: info.metadata.clone(),
+                },
+            );
+            self.store
+                .publish(temp, bucket.as_fd(), &input.bucket, &input.key)
+                .map_err(store_error)
+        })();
+        match joined {
+            Ok(()) => {
+                let _ = multipart::remove(uploads, &claimed);
+            }
+            Err(e) => {
+                multipart::unclaim(uploads, &claimed, &input.upload_id);
+                return Err(e);
+            }
+        }
         Ok(S3Response::new(CompleteMultipartUploadOutput {
             bucket: Some(input.bucket),
             key: Some(input.key),
@@ -903,26 +700,6 @@ impl S3 for Gateway {
             ..Default::default()
         }))
     }
-}
-
-/// The parts of an upload: (number, etag, file), by number.
-fn read_parts(dir: &Path) -> S3Result<Vec<(i32, String, PathBuf)>> {
-    let mut parts = Vec::new();
-    for entry in fs::read_dir(dir).map_err(internal)?.flatten() {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        let mut fields = name.splitn(3, '.');
-        if fields.next() != Some("part") {
-            continue;
-        }
-        let (Some(n), Some(etag)) = (fields.next(), fields.next()) else {
-            continue;
-        };
-        if let Ok(n) = n.parse::<i32>() {
-            parts.push((n, etag.to_string(), entry.path()));
-        }
-    }
-    parts.sort();
-    Ok(parts)
 }
 
 #[cfg(test)]

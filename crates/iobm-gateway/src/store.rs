@@ -1,18 +1,27 @@
 //! The gateway's file system side: buckets are top-level directories of the root, object keys
-//! map to files below them (`/` makes directories). Names are checked so nothing resolves
-//! outside the root. Objects are written to a temporary file and renamed into place only when
-//! complete; their ETag, content type and user metadata live in extended attributes of the
-//! file, so deleting an object leaves nothing behind.
+//! map to files below them (`/` makes directories). Every open, create, rename, unlink and
+//! directory walk goes through descriptors resolved beneath the root by [`crate::confine`], so
+//! neither a name nor a symbolic link planted in the directory leads outside it. Objects are
+//! written to a temporary file and renamed into place only when complete; their ETag, content
+//! type and user metadata live in extended attributes of the file, read through the descriptor
+//! that is served, so an object's headers always describe the bytes sent.
 
+use crate::confine::{crossed_link, open_beneath};
 use md5::{Digest, Md5};
+use rustix::fs::{
+    fgetxattr, fsetxattr, fstat, mkdirat, openat, renameat, statat, unlinkat, AtFlags, Dir,
+    FileType, Mode, OFlags, XattrFlags,
+};
+use rustix::io::Errno;
 use std::collections::HashMap;
-use std::ffi::CString;
-use std::fs;
+use std::fs::File;
 use std::io;
-use std::os::unix::ffi::OsStrExt;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::{Duration, SystemTime};
 
 /// The gateway's own directory under the root (never a bucket: bucket names cannot start with
 /// a dot).
@@ -22,13 +31,38 @@ const XATTR_CONTENT_TYPE: &str = "user.iobm.content-type";
 const XATTR_METADATA: &str = "user.iobm.metadata";
 /// Longest key S3 accepts, in bytes.
 pub const MAX_KEY: usize = 1024;
+/// How often a directory creation or rename is tried again when a concurrent delete removed
+/// the directory it needs meanwhile.
+const RACE_RETRIES: usize = 16;
 
-/// Why a name cannot be used.
-#[derive(Debug, PartialEq, Eq)]
-pub enum NameError {
+/// Why a request on the store failed.
+#[derive(Debug)]
+pub enum StoreError {
     InvalidBucket,
     InvalidKey,
     KeyTooLong,
+    NoSuchBucket,
+    NoSuchKey,
+    NoSuchUpload,
+    /// The path (bucket/key) crosses a symbolic link: refused, wherever it points.
+    SymlinkCrossed(String),
+    /// Objects exist below this key: a key cannot also be a prefix.
+    KeyIsPrefix,
+    /// A prefix of this key is an object.
+    PrefixIsObject,
+    Io(io::Error),
+}
+
+impl From<io::Error> for StoreError {
+    fn from(e: io::Error) -> Self {
+        StoreError::Io(e)
+    }
+}
+
+impl From<Errno> for StoreError {
+    fn from(e: Errno) -> Self {
+        StoreError::Io(e.into())
+    }
 }
 
 /// What is kept about an object besides its bytes.
@@ -40,14 +74,53 @@ pub struct Meta {
     pub metadata: HashMap<String, String>,
 }
 
+/// An open object: its bytes and what the descriptor says of them.
+#[derive(Debug)]
+pub struct Object {
+    pub file: File,
+    pub len: u64,
+    pub modified: SystemTime,
+}
+
+/// A file being written in the gateway's temporary directory; removed when dropped unless it
+/// was moved into place.
+#[derive(Debug)]
+pub struct Temp {
+    dir: Arc<OwnedFd>,
+    name: String,
+    pub file: File,
+    placed: bool,
+}
+
+impl Drop for Temp {
+    fn drop(&mut self) {
+        if !self.placed {
+            let _ = unlinkat(self.dir.as_fd(), self.name.as_str(), AtFlags::empty());
+        }
+    }
+}
+
+impl Temp {
+    /// Renames the file to `name` in `dir` (the move that makes it visible).
+    pub(crate) fn place_in(&mut self, dir: BorrowedFd<'_>, name: &str) -> Result<(), Errno> {
+        renameat(self.dir.as_fd(), self.name.as_str(), dir, name)?;
+        self.placed = true;
+        Ok(())
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct Store {
     root: PathBuf,
-    /// Where this instance's temporary files go: `.iobm-gateway/tmp/<host>-<pid>`.
-    tmp: PathBuf,
-    /// Numbers this instance's temporary files, which only need to be unique in `tmp`.
+    root_fd: Arc<OwnedFd>,
+    internal_fd: Arc<OwnedFd>,
+    /// `.iobm-gateway/tmp`, and in it this instance's directory `<host>-<pid>`.
+    tmp_all_fd: Arc<OwnedFd>,
+    tmp_name: String,
+    tmp_fd: Arc<OwnedFd>,
+    uploads_fd: Arc<OwnedFd>,
+    /// Numbers this instance's temporary files, which only need to be unique in its directory.
     next_temp: Arc<AtomicU64>,
-    uploads: PathBuf,
     pub fsync: bool,
 }
 
@@ -63,36 +136,137 @@ fn host_pid() -> String {
     )
 }
 
+const DIR_FLAGS: OFlags = OFlags::RDONLY.union(OFlags::DIRECTORY);
+
+/// Opens directory `name` in `parent`, making it first if needed; never through a link.
+fn ensure_dir(parent: BorrowedFd<'_>, name: &str) -> io::Result<OwnedFd> {
+    match mkdirat(parent, name, Mode::from_bits_truncate(0o777)) {
+        Ok(()) | Err(Errno::EXIST) => {}
+        Err(e) => return Err(e.into()),
+    }
+    open_beneath(parent, name, DIR_FLAGS, Mode::empty()).map_err(|e| {
+        if crossed_link(&e) {
+            io::Error::other(format!("{name} is a symbolic link: refusing to use it"))
+        } else {
+            e
+        }
+    })
+}
+
+/// The entries of a directory (not `.` and `..`) with their types, links reported as links.
+pub fn entries(dir: BorrowedFd<'_>) -> io::Result<Vec<(String, FileType)>> {
+    let mut out = Vec::new();
+    for entry in Dir::read_from(dir)? {
+        let entry = entry?;
+        let Ok(name) = entry.file_name().to_str() else {
+            continue; // not UTF-8: no key names it
+        };
+        if name == "." || name == ".." {
+            continue;
+        }
+        let mut ty = entry.file_type();
+        if ty == FileType::Unknown {
+            ty = match statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
+                Ok(st) => FileType::from_raw_mode(st.st_mode),
+                Err(_) => continue,
+            };
+        }
+        out.push((name.to_string(), ty));
+    }
+    Ok(out)
+}
+
+/// Removes directory `name` of `parent` with the files in it (not links' targets).
+pub fn remove_flat_dir(parent: BorrowedFd<'_>, name: &str) -> io::Result<()> {
+    let dir = openat(
+        parent,
+        name,
+        DIR_FLAGS | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::empty(),
+    )?;
+    for (entry, ty) in entries(dir.as_fd())? {
+        if ty != FileType::Directory {
+            let _ = unlinkat(dir.as_fd(), entry.as_str(), AtFlags::empty());
+        }
+    }
+    Ok(unlinkat(parent, name, AtFlags::REMOVEDIR)?)
+}
+
+fn is_missing(e: Errno) -> bool {
+    matches!(e, Errno::NOENT | Errno::NOTDIR)
+}
+
+fn modified(st: &rustix::fs::Stat) -> SystemTime {
+    SystemTime::UNIX_EPOCH
+        + Duration::new(st.st_mtime.max(0) as u64, st.st_mtime_nsec.clamp(0, 999_999_999) as u32)
+}
+
+/// The directory part and the last name of a key.
+fn split_key(key: &str) -> (&str, &str) {
+    key.rsplit_once('/').unwrap_or(("", key))
+}
+
+pub fn check_bucket_name(bucket: &str) -> Result<(), StoreError> {
+    let ok = (3..=63).contains(&bucket.len())
+        && bucket
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'.')
+        && !bucket.starts_with(['.', '-'])
+        && !bucket.ends_with(['.', '-'])
+        && !bucket.contains("..");
+    if ok {
+        Ok(())
+    } else {
+        Err(StoreError::InvalidBucket)
+    }
+}
+
+/// A key is a relative path of plain names: no `.`, `..`, NUL or empty parts.
+pub fn check_key(key: &str) -> Result<(), StoreError> {
+    if key.len() > MAX_KEY {
+        return Err(StoreError::KeyTooLong);
+    }
+    let plain =
+        |c: &str| !c.is_empty() && c != "." && c != ".." && !c.contains('\0') && c.len() <= 255;
+    if key.is_empty() || !key.split('/').all(plain) {
+        return Err(StoreError::InvalidKey);
+    }
+    Ok(())
+}
+
 impl Store {
     /// Opens the root, cleaning temporary files left by dead gateways of this host (a PUT cut
     /// short by SIGKILL never became an object).
     pub fn open(root: &Path, fsync: bool) -> io::Result<Store> {
         let root = root.canonicalize()?;
-        let tmp_all = root.join(INTERNAL).join("tmp");
-        let uploads = root.join(INTERNAL).join("uploads");
-        fs::create_dir_all(&tmp_all)?;
-        fs::create_dir_all(&uploads)?;
+        let root_fd: OwnedFd =
+            rustix::fs::open(&root, DIR_FLAGS | OFlags::CLOEXEC, Mode::empty())?;
+        let internal_fd = ensure_dir(root_fd.as_fd(), INTERNAL)?;
+        let tmp_all_fd = ensure_dir(internal_fd.as_fd(), "tmp")?;
+        let uploads_fd = ensure_dir(internal_fd.as_fd(), "uploads")?;
         let me = host_pid();
         let (host, _) = me.rsplit_once('-').unwrap_or((&me, ""));
-        for entry in fs::read_dir(&tmp_all)?.flatten() {
-            let name = entry.file_name().to_string_lossy().into_owned();
+        for (name, ty) in entries(tmp_all_fd.as_fd())? {
             let Some((h, pid)) = name.rsplit_once('-') else {
                 continue;
             };
             let pid: i32 = pid.parse().unwrap_or(0);
             // SAFETY: kill with signal 0 only checks whether the process exists.
             let alive = pid > 0 && unsafe { libc::kill(pid, 0) } == 0;
-            if h == host && !alive {
-                let _ = fs::remove_dir_all(entry.path());
+            if ty == FileType::Directory && h == host && !alive {
+                let _ = remove_flat_dir(tmp_all_fd.as_fd(), &name);
             }
         }
-        let tmp = tmp_all.join(me);
-        fs::create_dir_all(&tmp)?;
+        let tmp_fd = ensure_dir(tmp_all_fd.as_fd(), &me)?;
         Ok(Store {
             root,
-            tmp,
+            root_fd: Arc::new(root_fd),
+            internal_fd: Arc::new(internal_fd),
+            tmp_all_fd: Arc::new(tmp_all_fd),
+            tmp_name: me,
+            tmp_fd: Arc::new(tmp_fd),
+            uploads_fd: Arc::new(uploads_fd),
             next_temp: Arc::new(AtomicU64::new(0)),
-            uploads,
             fsync,
         })
     }
@@ -101,147 +275,336 @@ impl Store {
         &self.root
     }
 
-    /// The bookkeeping directories, innermost first: removed when a gateway stops, each only
-    /// if empty (other gateways may still use them).
-    pub fn bookkeeping_dirs(&self) -> Vec<PathBuf> {
-        let internal = self.root.join(INTERNAL);
-        vec![
-            self.tmp.clone(),
-            internal.join("tmp"),
-            self.uploads.clone(),
-            internal,
-        ]
-    }
-
-    pub fn bucket_path(&self, bucket: &str) -> Result<PathBuf, NameError> {
-        let ok = (3..=63).contains(&bucket.len())
-            && bucket
-                .bytes()
-                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'.')
-            && !bucket.starts_with(['.', '-'])
-            && !bucket.ends_with(['.', '-'])
-            && !bucket.contains("..");
-        if ok {
-            Ok(self.root.join(bucket))
-        } else {
-            Err(NameError::InvalidBucket)
+    /// Removes this instance's bookkeeping directories, each only if empty (other gateways may
+    /// still use them).
+    pub fn remove_bookkeeping(&self) {
+        let _ = unlinkat(
+            self.tmp_all_fd.as_fd(),
+            self.tmp_name.as_str(),
+            AtFlags::REMOVEDIR,
+        );
+        for name in ["tmp", "uploads"] {
+            let _ = unlinkat(self.internal_fd.as_fd(), name, AtFlags::REMOVEDIR);
         }
+        let _ = unlinkat(self.root_fd.as_fd(), INTERNAL, AtFlags::REMOVEDIR);
     }
 
-    /// The file of `key` in `bucket`: plain components only, no `..`, no NUL, no empty parts.
-    pub fn object_path(&self, bucket: &str, key: &str) -> Result<PathBuf, NameError> {
-        if key.len() > MAX_KEY {
-            return Err(NameError::KeyTooLong);
-        }
-        let plain =
-            |c: &str| !c.is_empty() && c != "." && c != ".." && !c.contains('\0') && c.len() <= 255;
-        if key.is_empty() || !key.split('/').all(plain) {
-            return Err(NameError::InvalidKey);
-        }
-        Ok(self.bucket_path(bucket)?.join(key))
-    }
-
-    /// A new temporary file path of this instance.
-    pub fn temp_path(&self) -> PathBuf {
-        let n = self.next_temp.fetch_add(1, Ordering::Relaxed);
-        self.tmp.join(format!("{n:016x}"))
-    }
-
-    /// A new multipart upload id: random, since gateways sharing the root share its uploads.
-    pub fn new_upload_id() -> String {
-        let mut bytes = [0u8; 8];
-        let _ = fs::File::open("/dev/urandom")
-            .and_then(|mut f| io::Read::read_exact(&mut f, &mut bytes));
-        format!("{:016x}", u64::from_le_bytes(bytes))
-    }
-
-    pub fn uploads(&self) -> &Path {
-        &self.uploads
-    }
-
-    /// Moves a complete temporary file into place as `dest`, atomically (readers see the old
-    /// object or the new one), making the key's directories.
-    pub fn publish(&self, temp: &Path, dest: &Path) -> io::Result<()> {
-        if let Some(parent) = dest.parent() {
-            fs::create_dir_all(parent)?;
-        }
-        if self.fsync {
-            fs::File::open(temp)?.sync_all()?;
-        }
-        if dest.is_dir() {
-            return Err(io::Error::new(
-                io::ErrorKind::AlreadyExists,
-                "a key with this prefix exists",
-            ));
-        }
-        fs::rename(temp, dest)
-    }
-
-    /// Removes empty directories between `file` and its bucket, after a delete.
-    pub fn prune(&self, bucket: &Path, file: &Path) {
-        let mut dir = file.parent();
-        while let Some(d) = dir {
-            if d == bucket || !d.starts_with(bucket) || fs::remove_dir(d).is_err() {
-                break;
+    /// The directory of an existing bucket.
+    pub fn open_bucket(&self, bucket: &str) -> Result<OwnedFd, StoreError> {
+        check_bucket_name(bucket)?;
+        open_beneath(self.root_fd.as_fd(), bucket, DIR_FLAGS, Mode::empty()).map_err(|e| {
+            if crossed_link(&e) {
+                StoreError::SymlinkCrossed(bucket.to_string())
+            } else if matches!(e.raw_os_error(), Some(libc::ENOENT) | Some(libc::ENOTDIR)) {
+                StoreError::NoSuchBucket
+            } else {
+                StoreError::Io(e)
             }
-            dir = d.parent();
+        })
+    }
+
+    /// Makes a bucket; `AlreadyExists` if the name is taken (by anything).
+    pub fn create_bucket(&self, bucket: &str) -> Result<(), StoreError> {
+        check_bucket_name(bucket)?;
+        Ok(mkdirat(
+            self.root_fd.as_fd(),
+            bucket,
+            Mode::from_bits_truncate(0o777),
+        )?)
+    }
+
+    /// Removes an empty bucket (`ENOTEMPTY` otherwise).
+    pub fn delete_bucket(&self, bucket: &str) -> Result<(), StoreError> {
+        drop(self.open_bucket(bucket)?);
+        Ok(unlinkat(self.root_fd.as_fd(), bucket, AtFlags::REMOVEDIR)?)
+    }
+
+    /// The buckets (directories with bucket names, not links) and when each was made.
+    pub fn buckets(&self) -> io::Result<Vec<(String, SystemTime)>> {
+        let mut out = Vec::new();
+        for (name, ty) in entries(self.root_fd.as_fd())? {
+            if ty != FileType::Directory || check_bucket_name(&name).is_err() {
+                continue;
+            }
+            if let Ok(st) = statat(self.root_fd.as_fd(), name.as_str(), AtFlags::SYMLINK_NOFOLLOW) {
+                out.push((name, modified(&st)));
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    /// Opens an object for reading: a regular file (not a directory, link, FIFO or device).
+    pub fn open_object(
+        &self,
+        bucket_fd: BorrowedFd<'_>,
+        bucket: &str,
+        key: &str,
+    ) -> Result<Object, StoreError> {
+        check_key(key)?;
+        // O_NONBLOCK: opening a FIFO planted in the directory must not wait for a writer.
+        let fd = open_beneath(
+            bucket_fd,
+            key,
+            OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY,
+            Mode::empty(),
+        )
+        .map_err(|e| {
+            if crossed_link(&e) {
+                StoreError::SymlinkCrossed(format!("{bucket}/{key}"))
+            } else if matches!(
+                e.raw_os_error(),
+                Some(libc::ENOENT) | Some(libc::ENOTDIR) | Some(libc::ENXIO)
+            ) {
+                StoreError::NoSuchKey
+            } else {
+                StoreError::Io(e)
+            }
+        })?;
+        let st = fstat(&fd)?;
+        if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
+            return Err(StoreError::NoSuchKey);
+        }
+        Ok(Object {
+            file: File::from(fd),
+            len: st.st_size as u64,
+            modified: modified(&st),
+        })
+    }
+
+    /// A new temporary file of this instance.
+    pub fn create_temp(&self) -> io::Result<Temp> {
+        let name = format!("{:016x}", self.next_temp.fetch_add(1, Ordering::Relaxed));
+        let fd = openat(
+            self.tmp_fd.as_fd(),
+            name.as_str(),
+            OFlags::RDWR | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::from_bits_truncate(0o666),
+        )?;
+        Ok(Temp {
+            dir: self.tmp_fd.clone(),
+            name,
+            file: File::from(fd),
+            placed: false,
+        })
+    }
+
+    /// Opens (making them as needed) the directories `dirs` below the bucket; `None` for the
+    /// bucket itself. Retries when a concurrent delete prunes a directory just made.
+    fn make_dirs(
+        &self,
+        bucket_fd: BorrowedFd<'_>,
+        bucket: &str,
+        dirs: &str,
+    ) -> Result<Option<OwnedFd>, StoreError> {
+        let mut held: Option<OwnedFd> = None;
+        let mut walked = 0;
+        for name in dirs.split('/').filter(|n| !n.is_empty()) {
+            walked += name.len() + 1;
+            let at = held.as_ref().map_or(bucket_fd, |fd| fd.as_fd());
+            let mut tries = 0;
+            let fd = loop {
+                match mkdirat(at, name, Mode::from_bits_truncate(0o777)) {
+                    Ok(()) | Err(Errno::EXIST) => {}
+                    Err(e) => return Err(e.into()),
+                }
+                match open_beneath(at, name, DIR_FLAGS, Mode::empty()) {
+                    Ok(fd) => break fd,
+                    Err(e) if crossed_link(&e) => {
+                        return Err(StoreError::SymlinkCrossed(format!(
+                            "{bucket}/{}",
+                            &dirs[..walked - 1]
+                        )))
+                    }
+                    Err(e) => match e.raw_os_error() {
+                        Some(libc::ENOTDIR) => return Err(StoreError::PrefixIsObject),
+                        Some(libc::ENOENT) if tries < RACE_RETRIES => tries += 1,
+                        _ => return Err(e.into()),
+                    },
+                }
+            };
+            held = Some(fd);
+        }
+        Ok(held)
+    }
+
+    /// Moves a complete temporary file into place as `key`, atomically (readers see the old
+    /// object or the new one), making the key's directories.
+    pub fn publish(
+        &self,
+        mut temp: Temp,
+        bucket_fd: BorrowedFd<'_>,
+        bucket: &str,
+        key: &str,
+    ) -> Result<(), StoreError> {
+        check_key(key)?;
+        if self.fsync {
+            temp.file.sync_all()?;
+        }
+        let (dirs, leaf) = split_key(key);
+        let mut tries = 0;
+        loop {
+            let parent = self.make_dirs(bucket_fd, bucket, dirs)?;
+            let at = parent.as_ref().map_or(bucket_fd, |fd| fd.as_fd());
+            match temp.place_in(at, leaf) {
+                Ok(()) => return Ok(()),
+                // A delete of the last sibling removed the directory after it was opened.
+                Err(Errno::NOENT) if tries < RACE_RETRIES => tries += 1,
+                Err(Errno::ISDIR | Errno::NOTEMPTY | Errno::EXIST) => {
+                    return Err(StoreError::KeyIsPrefix)
+                }
+                Err(e) => return Err(e.into()),
+            }
         }
     }
-}
 
-fn xattr_set(path: &Path, name: &str, value: &[u8]) -> io::Result<()> {
-    let p = CString::new(path.as_os_str().as_bytes())?;
-    let n = CString::new(name)?;
-    // SAFETY: valid NUL-terminated strings and a buffer of value.len() bytes.
-    let rc = unsafe {
-        libc::setxattr(
-            p.as_ptr(),
-            n.as_ptr(),
-            value.as_ptr().cast(),
-            value.len(),
-            0,
-        )
-    };
-    if rc == 0 {
+    /// Deletes an object if there is one (deleting a missing key succeeds, as in S3), then the
+    /// directories its removal left empty.
+    pub fn delete_object(
+        &self,
+        bucket_fd: BorrowedFd<'_>,
+        bucket: &str,
+        key: &str,
+    ) -> Result<(), StoreError> {
+        check_key(key)?;
+        let (dirs, leaf) = split_key(key);
+        let parent = if dirs.is_empty() {
+            None
+        } else {
+            match open_beneath(bucket_fd, dirs, DIR_FLAGS, Mode::empty()) {
+                Ok(fd) => Some(fd),
+                Err(e) if crossed_link(&e) => {
+                    return Err(StoreError::SymlinkCrossed(format!("{bucket}/{key}")))
+                }
+                Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT) | Some(libc::ENOTDIR)) => {
+                    return Ok(())
+                }
+                Err(e) => return Err(e.into()),
+            }
+        };
+        let at = parent.as_ref().map_or(bucket_fd, |fd| fd.as_fd());
+        let st = match statat(at, leaf, AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(st) => st,
+            Err(e) if is_missing(e) => return Ok(()),
+            Err(e) => return Err(e.into()),
+        };
+        match FileType::from_raw_mode(st.st_mode) {
+            FileType::RegularFile => match unlinkat(at, leaf, AtFlags::empty()) {
+                Ok(()) | Err(Errno::NOENT) => {}
+                Err(e) => return Err(e.into()),
+            },
+            FileType::Symlink => return Err(StoreError::SymlinkCrossed(format!("{bucket}/{key}"))),
+            _ => return Ok(()), // a directory (a prefix) or something else: not an object
+        }
+        drop(parent);
+        self.prune(bucket_fd, dirs);
         Ok(())
-    } else {
-        Err(io::Error::last_os_error())
+    }
+
+    /// Removes the empty directories of `dirs`, deepest first, stopping at the first that is
+    /// not empty.
+    fn prune(&self, bucket_fd: BorrowedFd<'_>, dirs: &str) {
+        let mut rest = dirs;
+        while !rest.is_empty() {
+            let (parent, name) = split_key(rest);
+            let held = if parent.is_empty() {
+                None
+            } else {
+                match open_beneath(bucket_fd, parent, DIR_FLAGS, Mode::empty()) {
+                    Ok(fd) => Some(fd),
+                    Err(_) => return,
+                }
+            };
+            let at = held.as_ref().map_or(bucket_fd, |fd| fd.as_fd());
+            if unlinkat(at, name, AtFlags::REMOVEDIR).is_err() {
+                return;
+            }
+            rest = parent;
+        }
+    }
+
+    /// Every key of a bucket that starts with `prefix`, sorted. Links are skipped, and so are
+    /// directories the prefix rules out.
+    pub fn keys(&self, bucket_fd: BorrowedFd<'_>, prefix: &str) -> io::Result<Vec<String>> {
+        // Start at the deepest directory the prefix names, to avoid walking the whole bucket.
+        let start = prefix.rfind('/').map_or("", |i| &prefix[..i]);
+        if !start.is_empty() && check_key(start).is_err() {
+            return Ok(Vec::new());
+        }
+        let mut out = Vec::new();
+        let mut stack = vec![start.to_string()];
+        while let Some(rel) = stack.pop() {
+            let held = if rel.is_empty() {
+                None
+            } else {
+                match open_beneath(bucket_fd, &rel, DIR_FLAGS, Mode::empty()) {
+                    Ok(fd) => Some(fd),
+                    Err(_) => continue, // gone meanwhile, or a link
+                }
+            };
+            let dir = held.as_ref().map_or(bucket_fd, |fd| fd.as_fd());
+            let Ok(list) = entries(dir) else {
+                continue;
+            };
+            for (name, ty) in list {
+                let key = if rel.is_empty() {
+                    name
+                } else {
+                    format!("{rel}/{name}")
+                };
+                match ty {
+                    FileType::Directory if key.starts_with(prefix) || prefix.starts_with(&key) => {
+                        stack.push(key)
+                    }
+                    FileType::RegularFile if key.starts_with(prefix) => out.push(key),
+                    _ => {}
+                }
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    /// The directory of multipart uploads.
+    pub fn uploads_dir(&self) -> BorrowedFd<'_> {
+        self.uploads_fd.as_fd()
     }
 }
 
-fn xattr_get(path: &Path, name: &str) -> Option<Vec<u8>> {
-    let p = CString::new(path.as_os_str().as_bytes()).ok()?;
-    let n = CString::new(name).ok()?;
-    let mut buf = vec![0u8; 64 * 1024];
-    // SAFETY: valid NUL-terminated strings; buf is writable for its length.
-    let len = unsafe { libc::getxattr(p.as_ptr(), n.as_ptr(), buf.as_mut_ptr().cast(), buf.len()) };
-    if len < 0 {
-        return None;
+fn xattr(file: &File, name: &str) -> Option<Vec<u8>> {
+    let mut small = [0u8; 1024];
+    match fgetxattr(file, name, &mut small[..]) {
+        Ok(n) => Some(small[..n].to_vec()),
+        Err(Errno::RANGE) => {
+            let mut big = vec![0u8; 64 * 1024];
+            let n = fgetxattr(file, name, &mut big[..]).ok()?;
+            big.truncate(n);
+            Some(big)
+        }
+        Err(_) => None,
     }
-    buf.truncate(len as usize);
-    Some(buf)
 }
 
 /// Saves an object's metadata on its (temporary) file. File systems without user extended
 /// attributes keep only the bytes; the ETag is then recomputed when asked for.
-pub fn save_meta(path: &Path, meta: &Meta) {
-    let _ = xattr_set(path, XATTR_ETAG, meta.etag.as_bytes());
+pub fn save_meta(file: &File, meta: &Meta) {
+    let _ = fsetxattr(file, XATTR_ETAG, meta.etag.as_bytes(), XattrFlags::empty());
     if let Some(ct) = &meta.content_type {
-        let _ = xattr_set(path, XATTR_CONTENT_TYPE, ct.as_bytes());
+        let _ = fsetxattr(file, XATTR_CONTENT_TYPE, ct.as_bytes(), XattrFlags::empty());
     }
     if !meta.metadata.is_empty() {
         let json = serde_json::to_vec(&meta.metadata).expect("a string map serialises");
-        let _ = xattr_set(path, XATTR_METADATA, &json);
+        let _ = fsetxattr(file, XATTR_METADATA, &json, XattrFlags::empty());
     }
 }
 
-/// An object's metadata; the ETag is computed from the bytes for files the gateway did not
-/// write.
-pub fn load_meta(path: &Path) -> io::Result<Meta> {
-    let text = |name| xattr_get(path, name).and_then(|v| String::from_utf8(v).ok());
+/// An object's metadata, from the open file; the ETag is computed from the bytes for files the
+/// gateway did not write.
+pub fn load_meta(file: &File) -> io::Result<Meta> {
+    let text = |name| xattr(file, name).and_then(|v| String::from_utf8(v).ok());
     let etag = match text(XATTR_ETAG) {
         Some(etag) => etag,
-        None => md5_file(path)?,
+        None => md5_file(file)?,
     };
     Ok(Meta {
         etag,
@@ -252,17 +615,18 @@ pub fn load_meta(path: &Path) -> io::Result<Meta> {
     })
 }
 
-/// Hex MD5 of a file's bytes.
-pub fn md5_file(path: &Path) -> io::Result<String> {
-    let mut file = fs::File::open(path)?;
+/// Hex MD5 of a file's bytes (read by offset: the file position is left alone).
+pub fn md5_file(file: &File) -> io::Result<String> {
     let mut hasher = Md5::new();
     let mut buf = vec![0u8; 1 << 20];
+    let mut offset = 0;
     loop {
-        let n = io::Read::read(&mut file, &mut buf)?;
+        let n = file.read_at(&mut buf, offset)?;
         if n == 0 {
             break;
         }
         hasher.update(&buf[..n]);
+        offset += n as u64;
     }
     Ok(hex(&hasher.finalize()))
 }
@@ -272,61 +636,4 @@ pub fn hex(bytes: &[u8]) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn names_never_leave_the_root() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path(), false).unwrap();
-        assert!(store.object_path("bucket", "a/b/c.txt").is_ok());
-        for key in [
-            "../x",
-            "a/../../x",
-            "/etc/passwd",
-            "a//b",
-            "a/./b",
-            "x\0y",
-            "",
-        ] {
-            assert_eq!(
-                store.object_path("bucket", key),
-                Err(NameError::InvalidKey),
-                "{key:?}"
-            );
-        }
-        assert_eq!(
-            store.object_path("bucket", &"k".repeat(2000)),
-            Err(NameError::KeyTooLong)
-        );
-        for bucket in ["..", ".iobm-gateway", "a", "UPPER", "a/b", "x..y"] {
-            assert!(store.bucket_path(bucket).is_err(), "{bucket}");
-        }
-    }
-
-    #[test]
-    fn publish_is_atomic_and_prune_removes_empty_directories() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path(), true).unwrap();
-        fs::create_dir(store.root().join("bk1")).unwrap();
-        let temp = store.temp_path();
-        fs::write(&temp, b"hello").unwrap();
-        let meta = Meta {
-            etag: md5_file(&temp).unwrap(),
-            content_type: Some("text/plain".into()),
-            metadata: HashMap::from([("k".to_string(), "v".to_string())]),
-        };
-        save_meta(&temp, &meta);
-        let dest = store.object_path("bk1", "x/y/z").unwrap();
-        store.publish(&temp, &dest).unwrap();
-        assert_eq!(fs::read(&dest).unwrap(), b"hello");
-        assert_eq!(
-            load_meta(&dest).unwrap().etag,
-            "5d41402abc4b2a76b9719d911017c592"
-        );
-        fs::remove_file(&dest).unwrap();
-        store.prune(&store.root().join("bk1"), &dest);
-        assert!(store.root().join("bk1").is_dir());
-        assert!(!store.root().join("b1/x").exists());
-    }
-}
+mod tests;

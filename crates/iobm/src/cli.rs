@@ -282,6 +282,23 @@ pub struct ServeArgs {
     /// fsync every object before it becomes visible
     #[arg(long)]
     pub fsync: bool,
+    /// The region signatures must name (AWS_REGION, else us-east-1)
+    #[arg(long, value_name = "REGION", env = "AWS_REGION", default_value = "us-east-1")]
+    pub region: String,
+    /// Close a connection whose request headers have not all arrived this long after it became
+    /// ready for a request (also closes idle keep-alive connections)
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_positive_duration)]
+    pub header_timeout: Duration,
+    /// Fail a request whose body stops arriving, or whose response stops being read, this long
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_positive_duration)]
+    pub body_timeout: Duration,
+    /// Connections served at once; more wait in the listen backlog
+    #[arg(long, value_name = "N", default_value_t = 1024, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub max_connections: u32,
+    /// Remove multipart uploads started longer ago than this [default: kept until completed or
+    /// aborted]
+    #[arg(long, value_name = "DURATION", value_parser = parse_positive_duration)]
+    pub abort_incomplete_after: Option<Duration>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

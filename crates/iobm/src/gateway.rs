@@ -29,7 +29,12 @@ pub struct BuiltinGateway {
 
 impl BuiltinGateway {
     /// Starts a gateway over `dir`, or over a new directory in the system temp directory.
-    pub fn start(dir: Option<&Path>, run_id: &RunId) -> Result<BuiltinGateway, Failure> {
+    /// Signatures must name `region`, as the client's do.
+    pub fn start(
+        dir: Option<&Path>,
+        run_id: &RunId,
+        region: &str,
+    ) -> Result<BuiltinGateway, Failure> {
         let (dir, made_dir) = match dir {
             Some(d) => {
                 session::writable_dir(d)
@@ -54,9 +59,12 @@ impl BuiltinGateway {
         };
         let stop: &'static AtomicBool = Box::leak(Box::new(AtomicBool::new(false)));
         let (tx, rx) = std::sync::mpsc::channel();
-        let access = iobm_gateway::Access::Keys {
-            access_key: credentials.access_key.clone(),
-            secret_key: credentials.secret_key.clone(),
+        let options = iobm_gateway::Options {
+            region: region.to_string(),
+            ..iobm_gateway::Options::new(iobm_gateway::Access::Keys {
+                access_key: credentials.access_key.clone(),
+                secret_key: credentials.secret_key.clone(),
+            })
         };
         let root = dir.clone();
         let thread = std::thread::Builder::new()
@@ -75,7 +83,7 @@ impl BuiltinGateway {
                         }
                     };
                     let _ = tx.send(listener.local_addr().map_err(|e| e.to_string()));
-                    iobm_gateway::serve(&root, listener, access, false, stop).await
+                    iobm_gateway::serve(&root, listener, options, stop).await
                 })
             })
             .map_err(|e| Failure::run(format!("cannot start the built-in gateway: {e}")))?;

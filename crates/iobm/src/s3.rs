@@ -132,9 +132,15 @@ pub fn s3(args: S3Args, argv: &[OsString]) -> Result<Exit, Failure> {
     }
     let external = endpoints(&args)?;
 
+    let region = args
+        .region
+        .clone()
+        .or_else(|| std::env::var("AWS_DEFAULT_REGION").ok())
+        .filter(|r| !r.is_empty())
+        .unwrap_or_else(|| "us-east-1".to_string());
     let run_id = RunId::generate();
     let gateway = if external.is_empty() {
-        Some(BuiltinGateway::start(args.dir.as_deref(), &run_id)?)
+        Some(BuiltinGateway::start(args.dir.as_deref(), &run_id, &region)?)
     } else {
         None
     };
@@ -162,12 +168,6 @@ pub fn s3(args: S3Args, argv: &[OsString]) -> Result<Exit, Failure> {
             },
         ),
     };
-    let region = args
-        .region
-        .clone()
-        .or_else(|| std::env::var("AWS_DEFAULT_REGION").ok())
-        .filter(|r| !r.is_empty())
-        .unwrap_or_else(|| "us-east-1".to_string());
     let key_prefix = if prefix.is_empty() {
         format!("iobm-{}/", run_id.text)
     } else {
@@ -418,13 +418,14 @@ pub fn quick_steps(
     step: std::time::Duration,
 ) -> Result<(), String> {
     std::fs::create_dir(dir).map_err(|e| format!("{}: {}", dir.display(), describe_io(&e)))?;
-    let gateway = BuiltinGateway::start(Some(dir), run_id).map_err(|f| f.message)?;
+    let region = "us-east-1";
+    let gateway = BuiltinGateway::start(Some(dir), run_id, region).map_err(|f| f.message)?;
     let target = S3Target::new(S3Config {
         endpoints: vec![gateway.endpoint.clone()],
         bucket: "iobm".to_string(),
         prefix: format!("iobm-{}/", run_id.text),
         credentials: Some(gateway.credentials.clone()),
-        region: "us-east-1".to_string(),
+        region: region.to_string(),
         payload: PayloadSigning::Unsigned,
         timeout: std::time::Duration::from_secs(60),
         new_connection_per_request: false,

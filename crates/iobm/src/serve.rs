@@ -3,7 +3,7 @@
 use crate::cli::ServeArgs;
 use crate::exit::{Exit, Failure};
 use crate::session;
-use iobm_gateway::Access;
+use iobm_gateway::{Access, Options};
 
 /// A random credential of `len` characters from `alphabet`.
 pub(crate) fn random_key(len: usize, alphabet: &[u8]) -> Result<String, Failure> {
@@ -55,8 +55,20 @@ pub fn serve(args: ServeArgs) -> Result<Exit, Failure> {
             ),
             Access::Anonymous => println!("  anonymous access: requests are not signed"),
         }
+        if !addr.ip().is_loopback() {
+            println!("  plain HTTP: keys are not sent, but every request and object is readable on the network");
+        }
         println!("  buckets are the top-level directories; Ctrl-C stops");
-        iobm_gateway::serve(&args.dir, listener, access, args.fsync, &crate::signals::STOP)
+        let options = Options {
+            fsync: args.fsync,
+            region: args.region.clone(),
+            header_timeout: args.header_timeout,
+            body_timeout: args.body_timeout,
+            max_connections: args.max_connections as usize,
+            abort_incomplete_after: args.abort_incomplete_after,
+            ..Options::new(access)
+        };
+        iobm_gateway::serve(&args.dir, listener, options, &crate::signals::STOP)
             .await
             .map_err(|e| Failure::run(format!("{}: {}", args.dir.display(), session::describe_io(&e))))
     })?;

@@ -1,0 +1,136 @@
+//! How failures are answered: each store or I/O condition a client can act on gets S3's code
+//! and status (a full disk is `XMinioStorageFull` 507, as MinIO answers; no descriptors left is
+//! `SlowDown` 503), never a bare `InternalError`; a refused symbolic link is logged once.
+
+use crate::store::StoreError;
+use hyper::StatusCode;
+use s3s::{s3_error, S3Error, S3ErrorCode};
+use std::collections::HashSet;
+use std::io;
+use std::sync::Mutex;
+
+/// How many distinct refused paths are logged (each once); later ones are counted only.
+const LOGGED_PATHS: usize = 1024;
+
+static REFUSED: Mutex<Option<HashSet<String>>> = Mutex::new(None);
+
+/// Logs a path that crosses a symbolic link, the first time it is refused.
+fn log_refusal(path: &str) {
+    let mut seen = REFUSED.lock().unwrap_or_else(|p| p.into_inner());
+    let seen = seen.get_or_insert_with(HashSet::new);
+    if seen.len() < LOGGED_PATHS && seen.insert(path.to_string()) {
+        eprintln!("iobm serve: refused {path}: it crosses a symbolic link");
+    }
+}
+
+/// An error with a code s3s does not know, and its status.
+pub fn custom(code: &'static str, status: StatusCode, message: String) -> S3Error {
+    let mut e = S3Error::with_message(S3ErrorCode::Custom(code.into()), message);
+    e.set_status_code(status);
+    e
+}
+
+pub fn store_error(e: StoreError) -> S3Error {
+    match e {
+        StoreError::InvalidBucket => s3_error!(InvalidBucketName),
+        StoreError::InvalidKey => s3_error!(
+            InvalidArgument,
+            "object key is not a relative path of plain names"
+        ),
+        StoreError::KeyTooLong => s3_error!(KeyTooLongError),
+        StoreError::NoSuchBucket => s3_error!(NoSuchBucket),
+        StoreError::NoSuchKey => s3_error!(NoSuchKey),
+        StoreError::NoSuchUpload => s3_error!(NoSuchUpload),
+        StoreError::SymlinkCrossed(path) => {
+            log_refusal(&path);
+            s3_error!(AccessDenied, "the path crosses a symbolic link")
+        }
+        StoreError::KeyIsPrefix => s3_error!(
+            InvalidArgument,
+            "a key below this one exists: a key cannot also be a prefix"
+        ),
+        StoreError::PrefixIsObject => s3_error!(
+            InvalidArgument,
+            "a prefix of this key is an object: a key cannot also be a prefix"
+        ),
+        StoreError::Io(e) => io_error(e),
+    }
+}
+
+pub fn io_error(e: io::Error) -> S3Error {
+    match e.raw_os_error() {
+        Some(libc::ENOSPC) => custom(
+            "XMinioStorageFull",
+            StatusCode::INSUFFICIENT_STORAGE,
+            "no space left on the gateway's file system".into(),
+        ),
+        Some(libc::EDQUOT) => custom(
+            "XMinioStorageFull",
+            StatusCode::INSUFFICIENT_STORAGE,
+            "the gateway's disk quota is exceeded".into(),
+        ),
+        Some(libc::EMFILE) | Some(libc::ENFILE) => s3_error!(
+            SlowDown,
+            "the gateway is out of file descriptors: reduce the request rate"
+        ),
+        _ => s3_error!(e, InternalError),
+    }
+}
+
+/// What a request body's failure means: the checks s3s runs as the body arrives (payload hash,
+/// chunk signatures) name themselves in their messages, s3s's types being private.
+pub fn body_error(e: &(dyn std::error::Error + 'static)) -> S3Error {
+    let text = e.to_string();
+    if text.contains("Sha256Mismatch") {
+        custom(
+            "XAmzContentSHA256Mismatch",
+            StatusCode::BAD_REQUEST,
+            "the body's SHA-256 does not match x-amz-content-sha256".into(),
+        )
+    } else if text.contains("SignatureMismatch") {
+        s3_error!(
+            SignatureDoesNotMatch,
+            "a chunk signature of the body does not match"
+        )
+    } else {
+        s3_error!(IncompleteBody, "the body ended early: {text}")
+    }
+}
+
+/// A body that stopped arriving for the body timeout.
+pub fn body_timeout() -> S3Error {
+    s3_error!(
+        RequestTimeout,
+        "the body stopped arriving: no bytes within the body timeout"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn full_disks_and_descriptor_exhaustion_have_their_own_answers() {
+        let full = io_error(io::Error::from_raw_os_error(libc::ENOSPC));
+        assert_eq!(full.code().as_str(), "XMinioStorageFull");
+        assert_eq!(full.status_code(), Some(StatusCode::INSUFFICIENT_STORAGE));
+        let quota = io_error(io::Error::from_raw_os_error(libc::EDQUOT));
+        assert_eq!(quota.code().as_str(), "XMinioStorageFull");
+        let fds = io_error(io::Error::from_raw_os_error(libc::EMFILE));
+        assert_eq!(fds.code(), &S3ErrorCode::SlowDown);
+        let eio = io_error(io::Error::from_raw_os_error(libc::EIO));
+        assert_eq!(eio.code(), &S3ErrorCode::InternalError);
+    }
+
+    #[test]
+    fn symlink_refusals_are_access_denied() {
+        let e = store_error(StoreError::SymlinkCrossed("bkt/lnk".into()));
+        assert_eq!(e.code(), &S3ErrorCode::AccessDenied);
+        assert!(REFUSED
+            .lock()
+            .unwrap()
+            .as_ref()
+            .unwrap()
+            .contains("bkt/lnk"));
+    }
+}

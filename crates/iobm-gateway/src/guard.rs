@@ -1,0 +1,445 @@
+//! The checks that run before s3s sees a request, where AWS is stricter than s3s: every
+//! `x-amz-*` header and `host` must be signed, the signature's scope must name this gateway's
+//! region and the service `s3`, `x-amz-content-sha256` must be a hex SHA-256 or one of the
+//! named payload kinds, a presigned URL lives at most 7 days, and a DeleteObjects body is
+//! refused by its length before it is read.
+
+use hyper::body::Incoming;
+use hyper::header::{HeaderMap, AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE};
+use hyper::{Request, Response, StatusCode};
+use s3s::service::S3Service;
+use s3s::{Body, HttpError, HttpResponse};
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+/// Longest a presigned URL may be valid, in seconds (AWS's limit: 7 days).
+pub const MAX_PRESIGNED_EXPIRY_S: u64 = 7 * 24 * 3600;
+/// Largest DeleteObjects body taken (1000 keys of up to 1024 bytes fit with room to spare).
+pub const MAX_DELETE_BODY: u64 = 4 << 20;
+
+const PAYLOAD_KINDS: [&str; 6] = [
+    "UNSIGNED-PAYLOAD",
+    "STREAMING-UNSIGNED-PAYLOAD-TRAILER",
+    "STREAMING-AWS4-HMAC-SHA256-PAYLOAD",
+    "STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER",
+    "STREAMING-AWS4-ECDSA-P256-SHA256-PAYLOAD",
+    "STREAMING-AWS4-ECDSA-P256-SHA256-PAYLOAD-TRAILER",
+];
+
+/// Why a request is refused before it reaches s3s.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    pub status: StatusCode,
+    pub code: &'static str,
+    pub message: String,
+}
+
+impl Refusal {
+    fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Refusal {
+        Refusal {
+            status,
+            code,
+            message: message.into(),
+        }
+    }
+
+    /// The S3 error document.
+    pub fn document(&self) -> String {
+        let message = self
+            .message
+            .replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;");
+        format!(
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>{}</Code><Message>{message}</Message></Error>",
+            self.code
+        )
+    }
+
+    pub fn response(&self) -> HttpResponse {
+        let mut response = Response::new(Body::from(self.document()));
+        *response.status_mut() = self.status;
+        response
+            .headers_mut()
+            .insert(CONTENT_TYPE, "application/xml".parse().expect("valid"));
+        response
+    }
+}
+
+/// What a request's signature says of itself.
+struct Scope<'a> {
+    region: &'a str,
+    service: &'a str,
+    signed_headers: Vec<&'a str>,
+}
+
+/// `AK/date/region/service/aws4_request`.
+fn parse_credential(credential: &str) -> Option<(&str, &str)> {
+    let parts: Vec<&str> = credential.split('/').collect();
+    match parts.as_slice() {
+        [_, _, region, service, "aws4_request"] => Some((region, service)),
+        _ => None,
+    }
+}
+
+fn header_scope(authorization: &str) -> Result<Scope<'_>, Refusal> {
+    let malformed = |m: &str| {
+        Refusal::new(
+            StatusCode::BAD_REQUEST,
+            "AuthorizationHeaderMalformed",
+            format!("The authorization header is malformed; {m}"),
+        )
+    };
+    let fields = authorization
+        .strip_prefix("AWS4-HMAC-SHA256")
+        .ok_or_else(|| malformed("the algorithm is not AWS4-HMAC-SHA256"))?;
+    let mut credential = None;
+    let mut signed = None;
+    for field in fields.split(',') {
+        let field = field.trim();
+        if let Some(v) = field.strip_prefix("Credential=") {
+            credential = Some(v);
+        } else if let Some(v) = field.strip_prefix("SignedHeaders=") {
+            signed = Some(v);
+        }
+    }
+    let (region, service) = credential
+        .and_then(parse_credential)
+        .ok_or_else(|| malformed("the Credential is not AK/date/region/service/aws4_request"))?;
+    let signed = signed.ok_or_else(|| malformed("it has no SignedHeaders"))?;
+    Ok(Scope {
+        region,
+        service,
+        signed_headers: signed.split(';').collect(),
+    })
+}
+
+fn query_param<'a>(query: &'a str, name: &str) -> Option<&'a str> {
+    query
+        .split('&')
+        .find_map(|pair| pair.strip_prefix(name)?.strip_prefix('='))
+}
+
+fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        match (bytes[i], bytes.get(i + 1), bytes.get(i + 2)) {
+            (b'%', Some(&h), Some(&l)) if hex(h).is_some() && hex(l).is_some() => {
+                out.push((hex(h).unwrap() * 16 + hex(l).unwrap()) as u8);
+                i += 3;
+            }
+            (b'+', _, _) => {
+                out.push(b' ');
+                i += 1;
+            }
+            (b, _, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn check_scope(
+    region: &str,
+    service: &str,
+    expected_region: &str,
+    code: &'static str,
+) -> Result<(), Refusal> {
+    if region != expected_region {
+        return Err(Refusal::new(
+            StatusCode::BAD_REQUEST,
+            code,
+            format!("the region '{region}' is wrong; expecting '{expected_region}'"),
+        ));
+    }
+    if service != "s3" {
+        return Err(Refusal::new(
+            StatusCode::BAD_REQUEST,
+            code,
+            format!("the service '{service}' is wrong; expecting 's3'"),
+        ));
+    }
+    Ok(())
+}
+
+fn check_signed_headers(
+    headers: &HeaderMap,
+    signed: &[&str],
+    exempt: &[&str],
+) -> Result<(), Refusal> {
+    if !signed.contains(&"host") {
+        return Err(Refusal::new(
+            StatusCode::FORBIDDEN,
+            "AccessDenied",
+            "the host header must be signed",
+        ));
+    }
+    let mut unsigned: Vec<&str> = headers
+        .keys()
+        .map(|n| n.as_str())
+        .filter(|n| n.starts_with("x-amz-") && !signed.contains(n) && !exempt.contains(n))
+        .collect();
+    if unsigned.is_empty() {
+        return Ok(());
+    }
+    unsigned.sort_unstable();
+    unsigned.dedup();
+    Err(Refusal::new(
+        StatusCode::FORBIDDEN,
+        "AccessDenied",
+        format!(
+            "There were headers present in the request which were not signed: {}",
+            unsigned.join(", ")
+        ),
+    ))
+}
+
+/// Checks one request's head. `signed`: the gateway requires signatures.
+pub fn check(
+    method: &hyper::Method,
+    query: &str,
+    headers: &HeaderMap,
+    region: &str,
+    signed: bool,
+) -> Result<(), Refusal> {
+    if let Some(value) = headers.get("x-amz-content-sha256") {
+        let value = value.to_str().unwrap_or_default();
+        let hash = value.len() == 64 && value.bytes().all(|b| b.is_ascii_hexdigit());
+        if !hash && !PAYLOAD_KINDS.contains(&value) {
+            return Err(Refusal::new(
+                StatusCode::BAD_REQUEST,
+                "InvalidArgument",
+                "x-amz-content-sha256 must be UNSIGNED-PAYLOAD, a STREAMING- value or a hex SHA-256",
+            ));
+        }
+    }
+    if method == hyper::Method::POST
+        && query
+            .split('&')
+            .any(|p| p == "delete" || p.starts_with("delete="))
+    {
+        let length = headers
+            .get(CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+        if length.is_some_and(|n| n > MAX_DELETE_BODY) {
+            return Err(Refusal::new(
+                StatusCode::BAD_REQUEST,
+                "MalformedXML",
+                format!("a DeleteObjects body is at most {MAX_DELETE_BODY} bytes"),
+            ));
+        }
+    }
+    if !signed {
+        return Ok(());
+    }
+    if let Some(authorization) = headers.get(AUTHORIZATION) {
+        let authorization = authorization.to_str().unwrap_or_default();
+        if authorization.starts_with("AWS4-") {
+            let scope = header_scope(authorization)?;
+            check_scope(
+                scope.region,
+                scope.service,
+                region,
+                "AuthorizationHeaderMalformed",
+            )?;
+            check_signed_headers(headers, &scope.signed_headers, &[])?;
+        }
+    } else if let Some(credential) = query_param(query, "X-Amz-Credential") {
+        let bad = |m: String| {
+            Refusal::new(
+                StatusCode::BAD_REQUEST,
+                "AuthorizationQueryParametersError",
+                m,
+            )
+        };
+        let credential = percent_decode(credential);
+        let (cred_region, service) = parse_credential(&credential).ok_or_else(|| {
+            bad("X-Amz-Credential is not AK/date/region/service/aws4_request".into())
+        })?;
+        check_scope(
+            cred_region,
+            service,
+            region,
+            "AuthorizationQueryParametersError",
+        )?;
+        let expires = query_param(query, "X-Amz-Expires").and_then(|v| v.parse::<u64>().ok());
+        if !expires.is_some_and(|s| (1..=MAX_PRESIGNED_EXPIRY_S).contains(&s)) {
+            return Err(bad(format!(
+                "X-Amz-Expires must be a number of seconds from 1 to {MAX_PRESIGNED_EXPIRY_S} (7 days)"
+            )));
+        }
+        let signed_headers = percent_decode(query_param(query, "X-Amz-SignedHeaders").unwrap_or(""));
+        let signed_headers: Vec<&str> = signed_headers.split(';').collect();
+        // The payload hash of a presigned request is checked against the body by s3s.
+        check_signed_headers(headers, &signed_headers, &["x-amz-content-sha256"])?;
+    }
+    Ok(())
+}
+
+/// s3s behind [`check`].
+#[derive(Clone)]
+pub struct Guard {
+    pub inner: S3Service,
+    pub region: Arc<str>,
+    pub signed: bool,
+}
+
+impl hyper::service::Service<Request<Incoming>> for Guard {
+    type Response = HttpResponse;
+    type Error = HttpError;
+    type Future = Pin<Box<dyn Future<Output = Result<HttpResponse, HttpError>> + Send>>;
+
+    fn call(&self, req: Request<Incoming>) -> Self::Future {
+        let verdict = check(
+            req.method(),
+            req.uri().query().unwrap_or_default(),
+            req.headers(),
+            &self.region,
+            self.signed,
+        );
+        match verdict {
+            Ok(()) => hyper::service::Service::call(&self.inner, req),
+            Err(refusal) => {
+                let response = refusal.response();
+                Box::pin(async move { Ok(response) })
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hyper::Method;
+
+    fn headers(pairs: &[(&str, &str)]) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for (k, v) in pairs {
+            map.append(
+                hyper::header::HeaderName::from_bytes(k.as_bytes()).unwrap(),
+                v.parse().unwrap(),
+            );
+        }
+        map
+    }
+
+    const AUTH: &str = "AWS4-HMAC-SHA256 Credential=AK/20261130/us-east-1/s3/aws4_request, SignedHeaders=host;x-amz-content-sha256;x-amz-date, Signature=00";
+
+    fn code(r: Result<(), Refusal>) -> &'static str {
+        r.map_or_else(|e| e.code, |()| "ok")
+    }
+
+    #[test]
+    fn header_signatures_must_cover_every_amz_header_and_name_this_region() {
+        let base = [
+            ("authorization", AUTH),
+            ("x-amz-date", "20261130T000000Z"),
+            ("x-amz-content-sha256", "UNSIGNED-PAYLOAD"),
+        ];
+        let ok = headers(&base);
+        assert_eq!(code(check(&Method::PUT, "", &ok, "us-east-1", true)), "ok");
+        let mut added = base.to_vec();
+        added.push(("x-amz-meta-injected", "1"));
+        let refused = check(&Method::PUT, "", &headers(&added), "us-east-1", true).unwrap_err();
+        assert_eq!(refused.status, StatusCode::FORBIDDEN);
+        assert!(refused.message.contains("x-amz-meta-injected"));
+        assert_eq!(
+            code(check(&Method::PUT, "", &ok, "eu-west-1", true)),
+            "AuthorizationHeaderMalformed"
+        );
+        let ec2 = AUTH.replace("/s3/", "/ec2/");
+        let mut other = base.to_vec();
+        other[0] = ("authorization", &ec2);
+        assert_eq!(
+            code(check(&Method::GET, "", &headers(&other), "us-east-1", true)),
+            "AuthorizationHeaderMalformed"
+        );
+        let no_host = AUTH.replace("host;", "");
+        other[0] = ("authorization", &no_host);
+        assert_eq!(
+            code(check(&Method::GET, "", &headers(&other), "us-east-1", true)),
+            "AccessDenied"
+        );
+        // Anonymous gateways do not look at signatures.
+        assert_eq!(
+            code(check(&Method::PUT, "", &headers(&added), "eu-west-1", false)),
+            "ok"
+        );
+    }
+
+    #[test]
+    fn payload_hashes_are_hex_or_a_named_kind() {
+        for (value, want) in [
+            ("zz", "InvalidArgument"),
+            ("UNSIGNED-PAYLOAD", "ok"),
+            ("STREAMING-AWS4-HMAC-SHA256-PAYLOAD", "ok"),
+            (
+                "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+                "ok",
+            ),
+            (
+                "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b85",
+                "InvalidArgument",
+            ),
+        ] {
+            let h = headers(&[("x-amz-content-sha256", value)]);
+            assert_eq!(
+                code(check(&Method::PUT, "", &h, "us-east-1", false)),
+                want,
+                "{value}"
+            );
+        }
+    }
+
+    #[test]
+    fn presigned_urls_live_at_most_seven_days_in_this_region() {
+        let url = |region: &str, expires: u64| {
+            format!(
+                "X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AK%2F20261130%2F{region}%2Fs3%2Faws4_request&X-Amz-Date=20261130T000000Z&X-Amz-Expires={expires}&X-Amz-SignedHeaders=host&X-Amz-Signature=00"
+            )
+        };
+        let none = HeaderMap::new();
+        let get = |q: &str, h: &HeaderMap| code(check(&Method::GET, q, h, "us-east-1", true));
+        assert_eq!(get(&url("us-east-1", 3600), &none), "ok");
+        assert_eq!(get(&url("us-east-1", 604_800), &none), "ok");
+        assert_eq!(
+            get(&url("us-east-1", 115 * 86_400), &none),
+            "AuthorizationQueryParametersError"
+        );
+        assert_eq!(
+            get(&url("ap-south-1", 60), &none),
+            "AuthorizationQueryParametersError"
+        );
+        let extra = headers(&[("x-amz-meta-a", "1")]);
+        assert_eq!(get(&url("us-east-1", 60), &extra), "AccessDenied");
+    }
+
+    #[test]
+    fn oversized_delete_bodies_are_refused_unread() {
+        let big = headers(&[("content-length", "300000000")]);
+        assert_eq!(
+            code(check(&Method::POST, "delete", &big, "us-east-1", false)),
+            "MalformedXML"
+        );
+        let small = headers(&[("content-length", "3000")]);
+        assert_eq!(
+            code(check(&Method::POST, "delete=", &small, "us-east-1", false)),
+            "ok"
+        );
+    }
+
+    #[test]
+    fn error_documents_are_s3_xml() {
+        let r = Refusal::new(StatusCode::FORBIDDEN, "AccessDenied", "a < b");
+        assert!(r
+            .document()
+            .ends_with("<Error><Code>AccessDenied</Code><Message>a &lt; b</Message></Error>"));
+        assert_eq!(r.response().status(), StatusCode::FORBIDDEN);
+    }
+}
