@@ -163,7 +163,11 @@ mod tests {
         std::fs::create_dir_all(root.path().join("b/d")).unwrap();
         std::fs::write(root.path().join("b/d/f"), b"ok").unwrap();
         symlink(outside.path(), root.path().join("b/out")).unwrap();
-        symlink(outside.path().join("secret"), root.path().join("b/file-link")).unwrap();
+        symlink(
+            outside.path().join("secret"),
+            root.path().join("b/file-link"),
+        )
+        .unwrap();
         symlink("d", root.path().join("b/inner")).unwrap();
         let fd = dir_fd(root.path());
         for resolver in [Resolver::Openat2, Resolver::Components] {

@@ -28,15 +28,17 @@ impl<S> WriteDeadline<S> {
     }
 
     /// Turns a pending write into a timeout once it has waited `limit`.
-    fn stalled<T>(&mut self, cx: &mut Context<'_>, poll: Poll<io::Result<T>>) -> Poll<io::Result<T>> {
+    fn stalled<T>(
+        &mut self,
+        cx: &mut Context<'_>,
+        poll: Poll<io::Result<T>>,
+    ) -> Poll<io::Result<T>> {
         if poll.is_ready() {
             self.waiting = None;
             return poll;
         }
         let limit = self.limit;
-        let timer = self
-            .waiting
-            .get_or_insert_with(|| Box::pin(sleep(limit)));
+        let timer = self.waiting.get_or_insert_with(|| Box::pin(sleep(limit)));
         if timer.as_mut().poll(cx).is_ready() {
             timer.as_mut().reset(Instant::now() + limit);
             return Poll::Ready(Err(io::Error::new(

@@ -121,20 +121,17 @@ fn query_param<'a>(query: &'a str, name: &str) -> Option<&'a str> {
         .find_map(|pair| pair.strip_prefix(name)?.strip_prefix('='))
 }
 
-fn percent_decode(text: &str) -> String {
+/// `%XX` escapes decoded; `None` if the result is not UTF-8.
+pub(crate) fn percent_decode(text: &str) -> Option<String> {
     let bytes = text.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
     while i < bytes.len() {
-        let hex = |b: u8| (b as char).to_digit(16);
-        match (bytes[i], bytes.get(i + 1), bytes.get(i + 2)) {
-            (b'%', Some(&h), Some(&l)) if hex(h).is_some() && hex(l).is_some() => {
-                out.push((hex(h).unwrap() * 16 + hex(l).unwrap()) as u8);
+        let hex = |at: usize| bytes.get(at).and_then(|&b| (b as char).to_digit(16));
+        match (bytes[i], hex(i + 1), hex(i + 2)) {
+            (b'%', Some(h), Some(l)) => {
+                out.push((h * 16 + l) as u8);
                 i += 3;
-            }
-            (b'+', _, _) => {
-                out.push(b' ');
-                i += 1;
             }
             (b, _, _) => {
                 out.push(b);
@@ -142,7 +139,7 @@ fn percent_decode(text: &str) -> String {
             }
         }
     }
-    String::from_utf8_lossy(&out).into_owned()
+    String::from_utf8(out).ok()
 }
 
 fn check_scope(
@@ -258,7 +255,7 @@ pub fn check(
                 m,
             )
         };
-        let credential = percent_decode(credential);
+        let credential = percent_decode(credential).unwrap_or_default();
         let (cred_region, service) = parse_credential(&credential).ok_or_else(|| {
             bad("X-Amz-Credential is not AK/date/region/service/aws4_request".into())
         })?;
@@ -274,10 +271,30 @@ pub fn check(
                 "X-Amz-Expires must be a number of seconds from 1 to {MAX_PRESIGNED_EXPIRY_S} (7 days)"
             )));
         }
-        let signed_headers = percent_decode(query_param(query, "X-Amz-SignedHeaders").unwrap_or(""));
+        let signed_headers =
+            percent_decode(query_param(query, "X-Amz-SignedHeaders").unwrap_or_default())
+                .unwrap_or_default();
         let signed_headers: Vec<&str> = signed_headers.split(';').collect();
         // The payload hash of a presigned request is checked against the body by s3s.
         check_signed_headers(headers, &signed_headers, &["x-amz-content-sha256"])?;
+    } else if let Some(expires) = query_param(query, "Expires") {
+        // A SigV2 presigned URL: `Expires` is when it stops working, in Unix seconds.
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        if query_param(query, "Signature").is_some()
+            && expires
+                .parse::<u64>()
+                .map_or(true, |t| t > now + MAX_PRESIGNED_EXPIRY_S)
+        {
+            return Err(Refusal::new(
+                StatusCode::BAD_REQUEST,
+                "AuthorizationQueryParametersError",
+                format!(
+                    "Expires must be at most {MAX_PRESIGNED_EXPIRY_S} seconds (7 days) from now"
+                ),
+            ));
+        }
     }
     Ok(())
 }
@@ -368,7 +385,13 @@ mod tests {
         );
         // Anonymous gateways do not look at signatures.
         assert_eq!(
-            code(check(&Method::PUT, "", &headers(&added), "eu-west-1", false)),
+            code(check(
+                &Method::PUT,
+                "",
+                &headers(&added),
+                "eu-west-1",
+                false
+            )),
             "ok"
         );
     }
@@ -418,6 +441,16 @@ mod tests {
         );
         let extra = headers(&[("x-amz-meta-a", "1")]);
         assert_eq!(get(&url("us-east-1", 60), &extra), "AccessDenied");
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs();
+        let v2 = |expires: u64| format!("AWSAccessKeyId=AK&Signature=x&Expires={expires}");
+        assert_eq!(get(&v2(now + 3600), &none), "ok");
+        assert_eq!(
+            get(&v2(now + 115 * 86_400), &none),
+            "AuthorizationQueryParametersError"
+        );
     }
 
     #[test]

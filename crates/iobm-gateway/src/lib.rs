@@ -12,6 +12,7 @@ mod listing;
 pub mod multipart;
 pub mod s3;
 pub mod store;
+mod whole;
 
 use s3s::auth::SimpleAuth;
 use s3s::config::{S3Config, StaticConfigProvider};
@@ -96,11 +97,12 @@ pub async fn serve(
         store: store.clone(),
         body_timeout: options.body_timeout,
     };
-    let mut builder = S3ServiceBuilder::new(gateway);
+    let signed = matches!(options.access, Access::Keys { .. });
+    let mut builder = S3ServiceBuilder::new(gateway.clone());
+    builder.set_route(whole::IgnoredRange { gateway, signed });
     let mut config = S3Config::default();
     config.xml_max_body_size = guard::MAX_DELETE_BODY as usize;
     builder.set_config(Arc::new(StaticConfigProvider::new(Arc::new(config))));
-    let signed = matches!(options.access, Access::Keys { .. });
     if let Access::Keys {
         access_key,
         secret_key,
@@ -119,7 +121,9 @@ pub async fn serve(
     let sweeper = options.abort_incomplete_after.map(|age| {
         let store = store.clone();
         tokio::spawn(async move {
-            let mut every = tokio::time::interval((age / 4).clamp(Duration::from_secs(1), Duration::from_secs(60)));
+            let mut every = tokio::time::interval(
+                (age / 4).clamp(Duration::from_secs(1), Duration::from_secs(60)),
+            );
             loop {
                 every.tick().await;
                 multipart::sweep(store.uploads_dir(), age);

@@ -98,7 +98,7 @@ fn base64_decode(text: &str) -> Option<Vec<u8>> {
 
 /// A GET body: `len` bytes of `file` from its current position, in chunks read on the worker
 /// thread into fresh, unzeroed capacity (one copy, from the file into the chunk hyper sends).
-fn file_body(file: std::fs::File, len: u64) -> StreamingBlob {
+pub(crate) fn file_body(file: std::fs::File, len: u64) -> StreamingBlob {
     let body = futures::stream::unfold((file, len), |(mut file, left)| async move {
         if left == 0 {
             return None;
@@ -667,7 +667,10 @@ impl S3 for Gateway {
             // Concatenating gigabytes is blocking work: done on this worker thread.
             tokio::task::block_in_place(|| -> io::Result<()> {
                 for part in &sources {
-                    io::copy(&mut multipart::open_part(dir.as_fd(), part)?, &mut temp.file)?;
+                    io::copy(
+                        &mut multipart::open_part(dir.as_fd(), part)?,
+                        &mut temp.file,
+                    )?;
                 }
                 Ok(())
             })

@@ -198,7 +198,10 @@ fn is_missing(e: Errno) -> bool {
 
 fn modified(st: &rustix::fs::Stat) -> SystemTime {
     SystemTime::UNIX_EPOCH
-        + Duration::new(st.st_mtime.max(0) as u64, st.st_mtime_nsec.clamp(0, 999_999_999) as u32)
+        + Duration::new(
+            st.st_mtime.max(0) as u64,
+            st.st_mtime_nsec.clamp(0, 999_999_999) as u32,
+        )
 }
 
 /// The directory part and the last name of a key.
@@ -239,8 +242,7 @@ impl Store {
     /// short by SIGKILL never became an object).
     pub fn open(root: &Path, fsync: bool) -> io::Result<Store> {
         let root = root.canonicalize()?;
-        let root_fd: OwnedFd =
-            rustix::fs::open(&root, DIR_FLAGS | OFlags::CLOEXEC, Mode::empty())?;
+        let root_fd: OwnedFd = rustix::fs::open(&root, DIR_FLAGS | OFlags::CLOEXEC, Mode::empty())?;
         let internal_fd = ensure_dir(root_fd.as_fd(), INTERNAL)?;
         let tmp_all_fd = ensure_dir(internal_fd.as_fd(), "tmp")?;
         let uploads_fd = ensure_dir(internal_fd.as_fd(), "uploads")?;
@@ -326,7 +328,11 @@ impl Store {
             if ty != FileType::Directory || check_bucket_name(&name).is_err() {
                 continue;
             }
-            if let Ok(st) = statat(self.root_fd.as_fd(), name.as_str(), AtFlags::SYMLINK_NOFOLLOW) {
+            if let Ok(st) = statat(
+                self.root_fd.as_fd(),
+                name.as_str(),
+                AtFlags::SYMLINK_NOFOLLOW,
+            ) {
                 out.push((name, modified(&st)));
             }
         }

@@ -283,7 +283,12 @@ pub struct ServeArgs {
     #[arg(long)]
     pub fsync: bool,
     /// The region signatures must name (AWS_REGION, else us-east-1)
-    #[arg(long, value_name = "REGION", env = "AWS_REGION", default_value = "us-east-1")]
+    #[arg(
+        long,
+        value_name = "REGION",
+        env = "AWS_REGION",
+        default_value = "us-east-1"
+    )]
     pub region: String,
     /// Close a connection whose request headers have not all arrived this long after it became
     /// ready for a request (also closes idle keep-alive connections)

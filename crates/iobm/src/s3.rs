@@ -140,7 +140,11 @@ pub fn s3(args: S3Args, argv: &[OsString]) -> Result<Exit, Failure> {
         .unwrap_or_else(|| "us-east-1".to_string());
     let run_id = RunId::generate();
     let gateway = if external.is_empty() {
-        Some(BuiltinGateway::start(args.dir.as_deref(), &run_id, &region)?)
+        Some(BuiltinGateway::start(
+            args.dir.as_deref(),
+            &run_id,
+            &region,
+        )?)
     } else {
         None
     };

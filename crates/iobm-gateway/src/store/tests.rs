@@ -38,7 +38,15 @@ fn files_below(dir: &Path) -> Vec<PathBuf> {
 #[test]
 fn names_are_plain_relative_paths() {
     assert!(check_key("a/b/c.txt").is_ok());
-    for key in ["../x", "a/../../x", "/etc/passwd", "a//b", "a/./b", "x\0y", ""] {
+    for key in [
+        "../x",
+        "a/../../x",
+        "/etc/passwd",
+        "a//b",
+        "a/./b",
+        "x\0y",
+        "",
+    ] {
         assert!(
             matches!(check_key(key), Err(StoreError::InvalidKey)),
             "{key:?}"
@@ -107,7 +115,11 @@ fn planted() -> Planted {
     put(&store, "bkt", "real/file", b"inside").unwrap();
     symlink(outside.path(), root.path().join("etcbkt")).unwrap();
     symlink(outside.path(), root.path().join("bkt/lnkdir")).unwrap();
-    symlink(outside.path().join("passwd"), root.path().join("bkt/lnkfile")).unwrap();
+    symlink(
+        outside.path().join("passwd"),
+        root.path().join("bkt/lnkfile"),
+    )
+    .unwrap();
     symlink("real", root.path().join("bkt/inner")).unwrap();
     Planted {
         root,
@@ -158,10 +170,7 @@ fn no_request_crosses_a_planted_link() {
     }
     for key in ["lnkdir/new.txt", "lnkdir/newsub/deep.txt", "inner/new"] {
         assert!(
-            matches!(
-                put(s, "bkt", key, b"x"),
-                Err(StoreError::SymlinkCrossed(_))
-            ),
+            matches!(put(s, "bkt", key, b"x"), Err(StoreError::SymlinkCrossed(_))),
             "{key}"
         );
     }
@@ -185,7 +194,11 @@ fn planted_fifos_and_devices_are_not_objects() {
         p.store.open_object(b.as_fd(), "bkt", "fifo"),
         Err(StoreError::NoSuchKey)
     ));
-    assert!(!p.store.keys(b.as_fd(), "").unwrap().contains(&"fifo".into()));
+    assert!(!p
+        .store
+        .keys(b.as_fd(), "")
+        .unwrap()
+        .contains(&"fifo".into()));
 }
 
 /// Keys made of the characters that matter to paths, and of the planted links' names.

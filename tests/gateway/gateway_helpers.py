@@ -1,0 +1,60 @@
+"""What the gateway tests share: the `iobm serve` process, and clients of it."""
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import boto3
+from botocore.config import Config
+
+IOBM = os.environ.get("IOBM_BIN", os.path.join(os.path.dirname(__file__), "../../target/debug/iobm"))
+AK, SK = "AKIAIOBMTEST", "iobm-test-secret-key"
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    """An `iobm serve` process on a free port over `root`."""
+
+    def __init__(self, root, *extra):
+        self.root = str(root)
+        self.port = free_port()
+        self.endpoint = f"http://127.0.0.1:{self.port}"
+        self.proc = subprocess.Popen(
+            [IOBM, "serve", self.root, "--listen", f"127.0.0.1:{self.port}", *extra],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        deadline = time.time() + 20
+        while time.time() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
+                return
+            except OSError:
+                time.sleep(0.05)
+        raise RuntimeError("iobm serve did not start: " + self.proc.stdout.read())
+
+    def stop(self, sig=signal.SIGTERM):
+        self.proc.send_signal(sig)
+        self.proc.wait(timeout=10)
+
+
+def client(server, secret=SK):
+    return boto3.client(
+        "s3", endpoint_url=server.endpoint, aws_access_key_id=AK, aws_secret_access_key=secret,
+        region_name="us-east-1",
+        config=Config(s3={"addressing_style": "path"}, retries={"max_attempts": 1}))
+
+
+def aws(server, *args):
+    env = dict(os.environ, AWS_ACCESS_KEY_ID=AK, AWS_SECRET_ACCESS_KEY=SK, AWS_DEFAULT_REGION="us-east-1")
+    env.pop("AWS_CA_BUNDLE", None)
+    out = subprocess.run([sys.executable, "-m", "awscli", "--endpoint-url", server.endpoint, *args], env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    return out.stdout
