@@ -483,3 +483,40 @@ def test_a_full_file_system_is_answered_as_storage_full(tmp_path):
             s.stop()
     finally:
         subprocess.run(["umount", str(root)], check=True)
+
+
+def test_https_with_a_certificate_of_ones_own(tmp_path):
+    # A certificate authority of the test's own, and the gateway's certificate signed by it.
+    ca, ca_key = tmp_path / "ca.pem", tmp_path / "ca-key.pem"
+    cert, key, csr = tmp_path / "cert.pem", tmp_path / "key.pem", tmp_path / "cert.csr"
+    openssl = lambda *args: subprocess.run(["openssl", *args], check=True, capture_output=True)
+    openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=iobm test CA",
+            "-keyout", str(ca_key), "-out", str(ca))
+    openssl("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1", "-keyout", str(key), "-out", str(csr))
+    ext = tmp_path / "ext.cnf"
+    ext.write_text("subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\n")
+    openssl("x509", "-req", "-in", str(csr), "-CA", str(ca), "-CAkey", str(ca_key), "-CAcreateserial",
+            "-days", "2", "-extfile", str(ext), "-out", str(cert))
+    root = tmp_path / "root"
+    root.mkdir()
+    s = Server(root, "--access-key", AK, "--secret-key", SK, "--tls-cert", str(cert), "--tls-key", str(key))
+    try:
+        endpoint = f"https://127.0.0.1:{s.port}"
+        s3 = boto3.client("s3", endpoint_url=endpoint, aws_access_key_id=AK, aws_secret_access_key=SK,
+                          region_name=REGION, verify=str(ca),
+                          config=Config(s3={"addressing_style": "path"}, retries={"max_attempts": 1}))
+        s3.create_bucket(Bucket="tls")
+        s3.put_object(Bucket="tls", Key="k", Body=b"over TLS")
+        assert s3.get_object(Bucket="tls", Key="k")["Body"].read() == b"over TLS"
+        # iobm's own client trusts it through AWS_CA_BUNDLE.
+        env = dict(os.environ, AWS_ACCESS_KEY_ID=AK, AWS_SECRET_ACCESS_KEY=SK, AWS_CA_BUNDLE=str(ca))
+        run = subprocess.run([IOBM, "s3", "put", "--endpoint", endpoint, "--bucket", "tls", "--objects", "20",
+                              "--obj-size", "64KiB", "--concurrent", "2", "--ops", "20"],
+                             env=env, capture_output=True, text=True, timeout=120)
+        assert run.returncode == 0, run.stderr
+        # Plain HTTP to the TLS port gets no S3 answer.
+        with pytest.raises((ConnectionError, http.client.HTTPException, OSError)):
+            send(s, "GET", "/tls/k")
+    finally:
+        s.stop()
+    assert "S3 on https://" in s.proc.stdout.read()

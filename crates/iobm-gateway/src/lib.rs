@@ -12,6 +12,7 @@ mod listing;
 pub mod multipart;
 pub mod s3;
 pub mod store;
+pub mod tls;
 mod whole;
 
 use s3s::auth::SimpleAuth;
@@ -57,6 +58,8 @@ pub struct Options {
     /// Multipart uploads started longer ago than this are removed (checked every minute or
     /// sooner).
     pub abort_incomplete_after: Option<Duration>,
+    /// HTTPS instead of plain HTTP ([`tls::server_config`]).
+    pub tls: Option<Arc<rustls::ServerConfig>>,
 }
 
 impl Options {
@@ -69,6 +72,7 @@ impl Options {
             body_timeout: Duration::from_secs(60),
             max_connections: 1024,
             abort_incomplete_after: None,
+            tls: None,
         }
     }
 }
@@ -130,6 +134,7 @@ pub async fn serve(
             }
         })
     });
+    let tls = options.tls.clone().map(tokio_rustls::TlsAcceptor::from);
     let slots = Arc::new(Semaphore::new(options.max_connections.max(1)));
     let mut told_exhausted = false;
     while !stop.load(Ordering::Relaxed) {
@@ -159,10 +164,25 @@ pub async fn serve(
         let _ = stream.set_nodelay(true);
         let service = service.clone();
         let http = http.clone();
-        let body_timeout = options.body_timeout;
+        let stream = conn::WriteDeadline::new(stream, options.body_timeout);
+        let tls = tls.clone();
+        let handshake_timeout = options.header_timeout;
         tokio::spawn(async move {
-            let io = hyper_util::rt::TokioIo::new(conn::WriteDeadline::new(stream, body_timeout));
-            let _ = http.serve_connection(io, service).await;
+            match tls {
+                None => {
+                    let io = hyper_util::rt::TokioIo::new(stream);
+                    let _ = http.serve_connection(io, service).await;
+                }
+                Some(acceptor) => {
+                    // A handshake is bounded like a request's headers.
+                    let handshake =
+                        tokio::time::timeout(handshake_timeout, acceptor.accept(stream));
+                    if let Ok(Ok(stream)) = handshake.await {
+                        let io = hyper_util::rt::TokioIo::new(stream);
+                        let _ = http.serve_connection(io, service).await;
+                    }
+                }
+            }
             drop(slot);
         });
     }

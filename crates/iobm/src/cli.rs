@@ -304,6 +304,12 @@ pub struct ServeArgs {
     /// aborted]
     #[arg(long, value_name = "DURATION", value_parser = parse_positive_duration)]
     pub abort_incomplete_after: Option<Duration>,
+    /// Serve HTTPS with this PEM certificate chain (with --tls-key)
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// The PEM private key of --tls-cert
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -35,6 +35,13 @@ pub fn serve(args: ServeArgs) -> Result<Exit, Failure> {
             )?,
         },
     };
+    let tls = match (&args.tls_cert, &args.tls_key) {
+        (Some(cert), Some(key)) => {
+            Some(iobm_gateway::tls::server_config(cert, key).map_err(Failure::input)?)
+        }
+        _ => None,
+    };
+    let scheme = if tls.is_some() { "https" } else { "http" };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -45,18 +52,22 @@ pub fn serve(args: ServeArgs) -> Result<Exit, Failure> {
             Failure::input(format!("--listen {}: {}", args.listen, session::describe_io(&e)))
         })?;
         let addr = listener.local_addr().map_err(|e| Failure::run(e.to_string()))?;
-        println!("iobm serve: S3 on http://{addr} over {}", args.dir.display());
+        println!("iobm serve: S3 on {scheme}://{addr} over {}", args.dir.display());
         match &access {
             Access::Keys {
                 access_key,
                 secret_key,
             } => println!(
-                "  export AWS_ACCESS_KEY_ID={access_key} AWS_SECRET_ACCESS_KEY={secret_key} AWS_ENDPOINT_URL=http://{addr}"
+                "  export AWS_ACCESS_KEY_ID={access_key} AWS_SECRET_ACCESS_KEY={secret_key} AWS_ENDPOINT_URL={scheme}://{addr}"
             ),
             Access::Anonymous => println!("  anonymous access: requests are not signed"),
         }
-        if !addr.ip().is_loopback() {
+        if tls.is_none() && !addr.ip().is_loopback() {
             println!("  plain HTTP: keys are not sent, but every request and object is readable on the network");
+        }
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } == 0 {
+            println!("  running as root: an unprivileged user that owns DIR is enough and safer");
         }
         println!("  buckets are the top-level directories; Ctrl-C stops");
         let options = Options {
@@ -66,6 +77,7 @@ pub fn serve(args: ServeArgs) -> Result<Exit, Failure> {
             body_timeout: args.body_timeout,
             max_connections: args.max_connections as usize,
             abort_incomplete_after: args.abort_incomplete_after,
+            tls,
             ..Options::new(access)
         };
         iobm_gateway::serve(&args.dir, listener, options, &crate::signals::STOP)
