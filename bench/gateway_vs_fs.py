@@ -8,6 +8,7 @@ a disk file system both reads may come from the page cache; the default, tmpfs, 
 both. Rates are the makespan aggregate; the client and the gateway share this machine's CPUs.
 
   python3 bench/gateway_vs_fs.py [--dir /dev/shm] [--objects 32] [--size 64MiB] [--concurrent 8]
+                                 [--iobm PATH]   # another build, to compare two versions
 """
 
 import argparse
@@ -40,10 +41,12 @@ def main():
     ap.add_argument("--size", default="64MiB")
     ap.add_argument("--concurrent", type=int, default=8)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--iobm", help="an iobm binary to measure instead of building this checkout")
     args = ap.parse_args()
-    iobm = build_iobm()
+    iobm = args.iobm or build_iobm()
     size = int(args.size[:-3]) << 20 if args.size.endswith("MiB") else int(args.size)
     per_job = size * args.objects // args.concurrent
+    block = min(8 << 20, per_job // 4096 * 4096)
     work = tempfile.mkdtemp(prefix="iobm-gw-bench-")
     root = tempfile.mkdtemp(dir=args.dir, prefix="iobm-gw-bench-")
     s = socket.socket()
@@ -61,7 +64,7 @@ def main():
         for r in range(args.rounds):
             j = os.path.join(work, f"raw{r}.json")
             subprocess.run([iobm, "stream", args.dir, "-j", str(args.concurrent), "--size-per-job",
-                            str(per_job), "--block", "8MiB", "--fsync", "never", "--json", j], **q)
+                            str(per_job), "--block", str(block), "--fsync", "never", "--json", j], **q)
             rows["write"].append(makespan(j, "write"))
             rows["read"].append(makespan(j, "read"))
             common = ["--endpoint", f"http://127.0.0.1:{port}", "--bucket", "gwbench",
