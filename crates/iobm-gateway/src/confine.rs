@@ -70,13 +70,53 @@ pub fn open_with(
     flags: OFlags,
     mode: Mode,
 ) -> io::Result<OwnedFd> {
-    match open_raw(resolver, dir, path, flags, mode) {
+    let flags = flags | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    if path.is_empty()
+        || path
+            .split('/')
+            .any(|c| c.is_empty() || c == "." || c == "..")
+    {
+        return Err(io::Error::from_raw_os_error(libc::EXDEV));
+    }
+    let opened = match resolver {
+        Resolver::Openat2 => {
+            let resolve =
+                ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
+            loop {
+                match openat2(dir, path, flags, mode, resolve) {
+                    // The kernel asks for a retry when a rename raced the lookup.
+                    Err(Errno::AGAIN) => continue,
+                    other => break other.map_err(io::Error::from),
+                }
+            }
+        }
+        Resolver::Components => walk(dir, path, flags, mode),
+    };
+    match opened {
         // O_DIRECTORY on a link says "not a directory": tell a link apart from a file.
         Err(e) if e.raw_os_error() == Some(libc::ENOTDIR) && has_link(dir, path) => {
             Err(io::Error::from_raw_os_error(libc::ELOOP))
         }
         result => result,
     }
+}
+
+/// One `O_NOFOLLOW` open per component of `path`, each relative to the one before.
+fn walk(dir: BorrowedFd<'_>, path: &str, flags: OFlags, mode: Mode) -> io::Result<OwnedFd> {
+    let (parents, last) = path.rsplit_once('/').unwrap_or(("", path));
+    let mut held: Option<OwnedFd> = None;
+    for name in parents.split('/').filter(|n| !n.is_empty()) {
+        let at = held.as_ref().map_or(dir, |fd| fd.as_fd());
+        let next = openat(
+            at,
+            name,
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::empty(),
+        )?;
+        held = Some(next);
+    }
+    let at = held.as_ref().map_or(dir, |fd| fd.as_fd());
+    Ok(openat(at, last, flags, mode)?)
 }
 
 /// Whether a component of `path` (looked at in order, up to the first that is not a
@@ -96,54 +136,6 @@ fn has_link(dir: BorrowedFd<'_>, path: &str) -> bool {
         end += 1;
     }
     false
-}
-
-fn open_raw(
-    resolver: Resolver,
-    dir: BorrowedFd<'_>,
-    path: &str,
-    flags: OFlags,
-    mode: Mode,
-) -> io::Result<OwnedFd> {
-    let flags = flags | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-    if path.is_empty()
-        || path
-            .split('/')
-            .any(|c| c.is_empty() || c == "." || c == "..")
-    {
-        return Err(io::Error::from_raw_os_error(libc::EXDEV));
-    }
-    match resolver {
-        Resolver::Openat2 => {
-            let resolve =
-                ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
-            loop {
-                match openat2(dir, path, flags, mode, resolve) {
-                    // The kernel asks for a retry when a rename raced the lookup.
-                    Err(Errno::AGAIN) => continue,
-                    other => return other.map_err(io::Error::from),
-                }
-            }
-        }
-        Resolver::Components => {
-            let (parents, last) = path.rsplit_once('/').unwrap_or(("", path));
-            let mut held: Option<OwnedFd> = None;
-            if !parents.is_empty() {
-                for name in parents.split('/') {
-                    let at = held.as_ref().map_or(dir, |fd| fd.as_fd());
-                    let next = openat(
-                        at,
-                        name,
-                        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-                        Mode::empty(),
-                    )?;
-                    held = Some(next);
-                }
-            }
-            let at = held.as_ref().map_or(dir, |fd| fd.as_fd());
-            Ok(openat(at, last, flags, mode)?)
-        }
-    }
 }
 
 #[cfg(test)]

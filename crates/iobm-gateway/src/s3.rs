@@ -5,7 +5,7 @@
 
 use crate::errors::{body_error, body_timeout, io_error, store_error};
 use crate::multipart::{self, UploadInfo};
-use crate::store::{hex, load_meta, save_meta, Meta, Store, StoreError, Temp};
+use crate::store::{hex, load_meta, save_meta, Meta, Object, Store, StoreError, Temp};
 use bytes::Bytes;
 use futures::StreamExt;
 use md5::{Digest, Md5};
@@ -35,6 +35,18 @@ fn quoted(etag: &str) -> ETag {
 impl Gateway {
     pub(crate) fn bucket(&self, bucket: &str) -> S3Result<OwnedFd> {
         self.store.open_bucket(bucket).map_err(store_error)
+    }
+
+    /// An object and its metadata, both from one descriptor: the bytes, size, ETag and
+    /// metadata served are this file's, even if a PUT replaces the key meanwhile.
+    pub(crate) fn object(&self, bucket: &str, key: &str) -> S3Result<(Object, Meta)> {
+        let dir = self.bucket(bucket)?;
+        let object = self
+            .store
+            .open_object(dir.as_fd(), bucket, key)
+            .map_err(store_error)?;
+        let meta = load_meta(&object.file).map_err(io_error)?;
+        Ok((object, meta))
     }
 
     /// Streams a body to a new temporary file, returning it with its MD5 and size. A body that
@@ -234,14 +246,7 @@ impl S3 for Gateway {
         req: S3Request<GetObjectInput>,
     ) -> S3Result<S3Response<GetObjectOutput>> {
         let input = req.input;
-        let bucket = self.bucket(&input.bucket)?;
-        // One descriptor for everything: the bytes, size, ETag and metadata served are this
-        // file's, even if a PUT replaces the key meanwhile.
-        let object = self
-            .store
-            .open_object(bucket.as_fd(), &input.bucket, &input.key)
-            .map_err(store_error)?;
-        let meta = load_meta(&object.file).map_err(io_error)?;
+        let (object, meta) = self.object(&input.bucket, &input.key)?;
         let len = object.len;
         let (start, end, content_range) = match &input.range {
             None => (0, len, None),
@@ -271,12 +276,7 @@ impl S3 for Gateway {
         req: S3Request<HeadObjectInput>,
     ) -> S3Result<S3Response<HeadObjectOutput>> {
         let input = req.input;
-        let bucket = self.bucket(&input.bucket)?;
-        let object = self
-            .store
-            .open_object(bucket.as_fd(), &input.bucket, &input.key)
-            .map_err(store_error)?;
-        let meta = load_meta(&object.file).map_err(io_error)?;
+        let (object, meta) = self.object(&input.bucket, &input.key)?;
         Ok(S3Response::new(HeadObjectOutput {
             content_length: Some(object.len as i64),
             accept_ranges: Some("bytes".into()),

@@ -3,17 +3,14 @@
 //! with the whole object, where s3s would refuse the header. An s3s route, so the request's
 //! signature is checked first as for any other.
 
-use crate::errors::{io_error, store_error};
 use crate::guard::percent_decode;
 use crate::s3::{file_body, Gateway};
-use crate::store::load_meta;
 use hyper::header::{HeaderName, HeaderValue, ACCEPT_RANGES, CONTENT_LENGTH, CONTENT_TYPE, ETAG};
 use hyper::http::Extensions;
 use hyper::{HeaderMap, Method, Uri};
 use s3s::dto::{Range, Timestamp, TimestampFormat};
 use s3s::route::S3Route;
 use s3s::{s3_error, Body, S3Request, S3Response, S3Result};
-use std::os::fd::AsFd;
 
 pub struct IgnoredRange {
     pub gateway: Gateway,
@@ -66,12 +63,7 @@ impl S3Route for IgnoredRange {
 
     async fn call(&self, req: S3Request<Body>) -> S3Result<S3Response<Body>> {
         let (bucket, key) = bucket_and_key(&req.uri).ok_or_else(|| s3_error!(NoSuchKey))?;
-        let store = &self.gateway.store;
-        let dir = store.open_bucket(&bucket).map_err(store_error)?;
-        let object = store
-            .open_object(dir.as_fd(), &bucket, &key)
-            .map_err(store_error)?;
-        let meta = load_meta(&object.file).map_err(io_error)?;
+        let (object, meta) = self.gateway.object(&bucket, &key)?;
         let mut headers = HeaderMap::new();
         let value = |s: &str| HeaderValue::from_str(s).map_err(|e| s3_error!(e, InternalError));
         headers.insert(CONTENT_LENGTH, HeaderValue::from(object.len));
