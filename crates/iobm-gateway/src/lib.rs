@@ -9,10 +9,12 @@ mod conn;
 mod errors;
 pub mod guard;
 mod listing;
+mod meta;
 pub mod multipart;
 pub mod s3;
 pub mod store;
 pub mod tls;
+mod uploads;
 mod whole;
 
 use s3s::auth::SimpleAuth;

@@ -3,21 +3,18 @@
 //! directory walk goes through descriptors resolved beneath the root by [`crate::confine`], so
 //! neither a name nor a symbolic link planted in the directory leads outside it. Objects are
 //! written to a temporary file and renamed into place only when complete; their ETag, content
-//! type and user metadata live in extended attributes of the file, read through the descriptor
-//! that is served, so an object's headers always describe the bytes sent.
+//! type and user metadata live in extended attributes of the file ([`crate::meta`]), read
+//! through the descriptor that is served, so an object's headers always describe the bytes sent.
 
 use crate::confine::{crossed_link, open_beneath};
-use md5::{Digest, Md5};
+pub use crate::meta::{hex, load_meta, md5_file, save_meta, Meta};
 use rustix::fs::{
-    fgetxattr, fsetxattr, fstat, mkdirat, openat, renameat, statat, unlinkat, AtFlags, Dir,
-    FileType, Mode, OFlags, XattrFlags,
+    fstat, mkdirat, openat, renameat, statat, unlinkat, AtFlags, Dir, FileType, Mode, OFlags,
 };
 use rustix::io::Errno;
-use std::collections::HashMap;
 use std::fs::File;
 use std::io;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -26,9 +23,6 @@ use std::time::{Duration, SystemTime};
 /// The gateway's own directory under the root (never a bucket: bucket names cannot start with
 /// a dot).
 pub const INTERNAL: &str = ".iobm-gateway";
-const XATTR_ETAG: &str = "user.iobm.etag";
-const XATTR_CONTENT_TYPE: &str = "user.iobm.content-type";
-const XATTR_METADATA: &str = "user.iobm.metadata";
 /// Longest key S3 accepts, in bytes.
 pub const MAX_KEY: usize = 1024;
 /// How often a directory creation or rename is tried again when a concurrent delete removed
@@ -63,15 +57,6 @@ impl From<Errno> for StoreError {
     fn from(e: Errno) -> Self {
         StoreError::Io(e.into())
     }
-}
-
-/// What is kept about an object besides its bytes.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Meta {
-    /// Hex MD5 (or MD5-of-MD5s with `-N` for multipart uploads), without quotes.
-    pub etag: String,
-    pub content_type: Option<String>,
-    pub metadata: HashMap<String, String>,
 }
 
 /// An open object: its bytes and what the descriptor says of them.
@@ -575,70 +560,6 @@ impl Store {
     pub fn uploads_dir(&self) -> BorrowedFd<'_> {
         self.uploads_fd.as_fd()
     }
-}
-
-fn xattr(file: &File, name: &str) -> Option<Vec<u8>> {
-    let mut small = [0u8; 1024];
-    match fgetxattr(file, name, &mut small[..]) {
-        Ok(n) => Some(small[..n].to_vec()),
-        Err(Errno::RANGE) => {
-            let mut big = vec![0u8; 64 * 1024];
-            let n = fgetxattr(file, name, &mut big[..]).ok()?;
-            big.truncate(n);
-            Some(big)
-        }
-        Err(_) => None,
-    }
-}
-
-/// Saves an object's metadata on its (temporary) file. File systems without user extended
-/// attributes keep only the bytes; the ETag is then recomputed when asked for.
-pub fn save_meta(file: &File, meta: &Meta) {
-    let _ = fsetxattr(file, XATTR_ETAG, meta.etag.as_bytes(), XattrFlags::empty());
-    if let Some(ct) = &meta.content_type {
-        let _ = fsetxattr(file, XATTR_CONTENT_TYPE, ct.as_bytes(), XattrFlags::empty());
-    }
-    if !meta.metadata.is_empty() {
-        let json = serde_json::to_vec(&meta.metadata).expect("a string map serialises");
-        let _ = fsetxattr(file, XATTR_METADATA, &json, XattrFlags::empty());
-    }
-}
-
-/// An object's metadata, from the open file; the ETag is computed from the bytes for files the
-/// gateway did not write.
-pub fn load_meta(file: &File) -> io::Result<Meta> {
-    let text = |name| xattr(file, name).and_then(|v| String::from_utf8(v).ok());
-    let etag = match text(XATTR_ETAG) {
-        Some(etag) => etag,
-        None => md5_file(file)?,
-    };
-    Ok(Meta {
-        etag,
-        content_type: text(XATTR_CONTENT_TYPE),
-        metadata: text(XATTR_METADATA)
-            .and_then(|j| serde_json::from_str(&j).ok())
-            .unwrap_or_default(),
-    })
-}
-
-/// Hex MD5 of a file's bytes (read by offset: the file position is left alone).
-pub fn md5_file(file: &File) -> io::Result<String> {
-    let mut hasher = Md5::new();
-    let mut buf = vec![0u8; 1 << 20];
-    let mut offset = 0;
-    loop {
-        let n = file.read_at(&mut buf, offset)?;
-        if n == 0 {
-            break;
-        }
-        hasher.update(&buf[..n]);
-        offset += n as u64;
-    }
-    Ok(hex(&hasher.finalize()))
-}
-
-pub fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[cfg(test)]

@@ -1,4 +1,5 @@
 use super::*;
+use md5::{Digest, Md5};
 use proptest::prelude::*;
 use std::fs;
 use std::os::unix::fs::symlink;

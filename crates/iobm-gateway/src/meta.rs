@@ -1,0 +1,87 @@
+//! What is kept about an object besides its bytes: its ETag, content type and user metadata, in
+//! extended attributes of the object's file, written and read through its descriptor.
+
+use md5::{Digest, Md5};
+use rustix::fs::{fgetxattr, fsetxattr, XattrFlags};
+use rustix::io::Errno;
+use std::collections::HashMap;
+use std::fs::File;
+use std::io;
+use std::os::unix::fs::FileExt;
+
+const XATTR_ETAG: &str = "user.iobm.etag";
+const XATTR_CONTENT_TYPE: &str = "user.iobm.content-type";
+const XATTR_METADATA: &str = "user.iobm.metadata";
+
+/// What is kept about an object besides its bytes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Meta {
+    /// Hex MD5 (or MD5-of-MD5s with `-N` for multipart uploads), without quotes.
+    pub etag: String,
+    pub content_type: Option<String>,
+    pub metadata: HashMap<String, String>,
+}
+
+fn xattr(file: &File, name: &str) -> Option<Vec<u8>> {
+    let mut small = [0u8; 1024];
+    match fgetxattr(file, name, &mut small[..]) {
+        Ok(n) => Some(small[..n].to_vec()),
+        Err(Errno::RANGE) => {
+            let mut big = vec![0u8; 64 * 1024];
+            let n = fgetxattr(file, name, &mut big[..]).ok()?;
+            big.truncate(n);
+            Some(big)
+        }
+        Err(_) => None,
+    }
+}
+
+/// Saves an object's metadata on its (temporary) file. File systems without user extended
+/// attributes keep only the bytes; the ETag is then recomputed when asked for.
+pub fn save_meta(file: &File, meta: &Meta) {
+    let _ = fsetxattr(file, XATTR_ETAG, meta.etag.as_bytes(), XattrFlags::empty());
+    if let Some(ct) = &meta.content_type {
+        let _ = fsetxattr(file, XATTR_CONTENT_TYPE, ct.as_bytes(), XattrFlags::empty());
+    }
+    if !meta.metadata.is_empty() {
+        let json = serde_json::to_vec(&meta.metadata).expect("a string map serialises");
+        let _ = fsetxattr(file, XATTR_METADATA, &json, XattrFlags::empty());
+    }
+}
+
+/// An object's metadata, from the open file; the ETag is computed from the bytes for files the
+/// gateway did not write.
+pub fn load_meta(file: &File) -> io::Result<Meta> {
+    let text = |name| xattr(file, name).and_then(|v| String::from_utf8(v).ok());
+    let etag = match text(XATTR_ETAG) {
+        Some(etag) => etag,
+        None => md5_file(file)?,
+    };
+    Ok(Meta {
+        etag,
+        content_type: text(XATTR_CONTENT_TYPE),
+        metadata: text(XATTR_METADATA)
+            .and_then(|j| serde_json::from_str(&j).ok())
+            .unwrap_or_default(),
+    })
+}
+
+/// Hex MD5 of a file's bytes (read by offset: the file position is left alone).
+pub fn md5_file(file: &File) -> io::Result<String> {
+    let mut hasher = Md5::new();
+    let mut buf = vec![0u8; 1 << 20];
+    let mut offset = 0;
+    loop {
+        let n = file.read_at(&mut buf, offset)?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buf[..n]);
+        offset += n as u64;
+    }
+    Ok(hex(&hasher.finalize()))
+}
+
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}

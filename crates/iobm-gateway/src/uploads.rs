@@ -1,0 +1,235 @@
+//! The multipart-upload operations of the S3 API over [`crate::multipart`]'s directories:
+//! create, upload part, list parts and uploads (paged), abort, and complete (one winner among
+//! concurrent completes; a failed completion can be tried again).
+
+use crate::errors::{io_error, store_error};
+use crate::multipart::{self, UploadInfo};
+use crate::s3::{check_content_md5, quoted, Gateway};
+use crate::store::{hex, save_meta, Meta};
+use md5::{Digest, Md5};
+use s3s::dto::*;
+use s3s::{s3_error, S3Request, S3Response, S3Result};
+use std::io;
+use std::os::fd::AsFd;
+use std::time::{Duration, SystemTime};
+
+impl Gateway {
+    pub(crate) async fn create_multipart_upload_at(
+        &self,
+        req: S3Request<CreateMultipartUploadInput>,
+    ) -> S3Result<S3Response<CreateMultipartUploadOutput>> {
+        let input = req.input;
+        self.bucket(&input.bucket)?;
+        crate::store::check_key(&input.key).map_err(store_error)?;
+        let info = UploadInfo {
+            bucket: input.bucket.clone(),
+            key: input.key.clone(),
+            content_type: input.content_type,
+            metadata: input.metadata.unwrap_or_default(),
+            initiated_unix: multipart::now_unix(),
+        };
+        let id = multipart::create(self.store.uploads_dir(), &info).map_err(io_error)?;
+        Ok(S3Response::new(CreateMultipartUploadOutput {
+            bucket: Some(input.bucket),
+            key: Some(input.key),
+            upload_id: Some(id),
+            ..Default::default()
+        }))
+    }
+
+    pub(crate) async fn upload_part_at(
+        &self,
+        req: S3Request<UploadPartInput>,
+    ) -> S3Result<S3Response<UploadPartOutput>> {
+        let input = req.input;
+        let (dir, _) =
+            multipart::open(self.store.uploads_dir(), &input.upload_id).map_err(store_error)?;
+        if !(1..=10000).contains(&input.part_number) {
+            return Err(s3_error!(InvalidArgument, "part number must be 1 to 10000"));
+        }
+        let (temp, md5, _) = self.receive(input.body).await?;
+        check_content_md5(input.content_md5.as_deref(), &md5)?;
+        let etag = hex(&md5);
+        multipart::store_part(dir.as_fd(), temp, input.part_number, &etag).map_err(store_error)?;
+        Ok(S3Response::new(UploadPartOutput {
+            e_tag: Some(quoted(&etag)),
+            ..Default::default()
+        }))
+    }
+
+    pub(crate) async fn list_parts_at(
+        &self,
+        req: S3Request<ListPartsInput>,
+    ) -> S3Result<S3Response<ListPartsOutput>> {
+        let input = req.input;
+        let (dir, _) =
+            multipart::open(self.store.uploads_dir(), &input.upload_id).map_err(store_error)?;
+        let parts = multipart::parts(dir.as_fd())
+            .map_err(io_error)?
+            .into_iter()
+            .map(|p| {
+                let st = multipart::open_part(dir.as_fd(), &p).and_then(|f| f.metadata());
+                Part {
+                    part_number: Some(p.number),
+                    e_tag: Some(quoted(&p.etag)),
+                    size: st.as_ref().ok().map(|m| m.len() as i64),
+                    last_modified: st.ok().and_then(|m| m.modified().ok()).map(Timestamp::from),
+                    ..Default::default()
+                }
+            })
+            .collect();
+        Ok(S3Response::new(ListPartsOutput {
+            bucket: Some(input.bucket),
+            key: Some(input.key),
+            upload_id: Some(input.upload_id),
+            parts: Some(parts),
+            is_truncated: Some(false),
+            ..Default::default()
+        }))
+    }
+
+    pub(crate) async fn list_multipart_uploads_at(
+        &self,
+        req: S3Request<ListMultipartUploadsInput>,
+    ) -> S3Result<S3Response<ListMultipartUploadsOutput>> {
+        let input = req.input;
+        self.bucket(&input.bucket)?;
+        let prefix = input.prefix.clone().unwrap_or_default();
+        let max = input.max_uploads.unwrap_or(1000).clamp(1, 1000) as usize;
+        let after = (
+            input.key_marker.as_deref().unwrap_or_default(),
+            input.upload_id_marker.as_deref().unwrap_or_default(),
+        );
+        let (page, truncated) =
+            multipart::list(self.store.uploads_dir(), &input.bucket, &prefix, after, max)
+                .map_err(io_error)?;
+        let next = page.last().filter(|_| truncated).cloned();
+        let uploads = page
+            .into_iter()
+            .map(|(id, info)| MultipartUpload {
+                key: Some(info.key),
+                upload_id: Some(id),
+                initiated: Some(Timestamp::from(
+                    SystemTime::UNIX_EPOCH + Duration::from_secs(info.initiated_unix),
+                )),
+                ..Default::default()
+            })
+            .collect();
+        Ok(S3Response::new(ListMultipartUploadsOutput {
+            bucket: Some(input.bucket),
+            prefix: Some(prefix),
+            key_marker: input.key_marker,
+            upload_id_marker: input.upload_id_marker,
+            max_uploads: Some(max as i32),
+            next_key_marker: next.as_ref().map(|(_, info)| info.key.clone()),
+            next_upload_id_marker: next.map(|(id, _)| id),
+            uploads: Some(uploads),
+            is_truncated: Some(truncated),
+            ..Default::default()
+        }))
+    }
+
+    pub(crate) async fn abort_multipart_upload_at(
+        &self,
+        req: S3Request<AbortMultipartUploadInput>,
+    ) -> S3Result<S3Response<AbortMultipartUploadOutput>> {
+        let uploads = self.store.uploads_dir();
+        let id = &req.input.upload_id;
+        multipart::open(uploads, id).map_err(store_error)?;
+        match multipart::remove(uploads, id) {
+            Ok(()) => Ok(S3Response::new(AbortMultipartUploadOutput::default())),
+            // Completed or aborted by another request meanwhile.
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Err(s3_error!(NoSuchUpload)),
+            Err(e) => Err(io_error(e)),
+        }
+    }
+
+    pub(crate) async fn complete_multipart_upload_at(
+        &self,
+        req: S3Request<CompleteMultipartUploadInput>,
+    ) -> S3Result<S3Response<CompleteMultipartUploadOutput>> {
+        let input = req.input;
+        let uploads = self.store.uploads_dir();
+        let (dir, info) = multipart::open(uploads, &input.upload_id).map_err(store_error)?;
+        if info.bucket != input.bucket || info.key != input.key {
+            return Err(s3_error!(NoSuchUpload));
+        }
+        let bucket = self.bucket(&input.bucket)?;
+        let stored = multipart::parts(dir.as_fd()).map_err(io_error)?;
+        let wanted = input
+            .multipart_upload
+            .and_then(|m| m.parts)
+            .unwrap_or_default();
+        if wanted.is_empty() {
+            return Err(s3_error!(MalformedXML, "no parts listed"));
+        }
+        let mut etags = Md5::new();
+        let mut sources = Vec::with_capacity(wanted.len());
+        let mut previous = 0;
+        for part in &wanted {
+            let n = part.part_number.unwrap_or(0);
+            if n <= previous {
+                return Err(s3_error!(InvalidPartOrder));
+            }
+            previous = n;
+            let want_etag = part
+                .e_tag
+                .as_ref()
+                .map(|e| e.value().trim_matches('"').to_string());
+            let Some(found) = stored
+                .iter()
+                .find(|p| p.number == n && want_etag.as_ref().is_none_or(|w| *w == p.etag))
+            else {
+                return Err(s3_error!(InvalidPart));
+            };
+            let raw: Vec<u8> = (0..found.etag.len() / 2)
+                .filter_map(|i| u8::from_str_radix(&found.etag[2 * i..2 * i + 2], 16).ok())
+                .collect();
+            etags.update(&raw);
+            sources.push(found);
+        }
+        // From here on this request owns the upload: concurrent completes find none.
+        let claimed = multipart::claim(uploads, &input.upload_id).map_err(store_error)?;
+        let etag = format!("{}-{}", hex(&etags.finalize()), wanted.len());
+        let joined = (|| -> S3Result<()> {
+            let mut temp = self.store.create_temp().map_err(io_error)?;
+            // Concatenating gigabytes is blocking work: done on this worker thread.
+            tokio::task::block_in_place(|| -> io::Result<()> {
+                for part in &sources {
+                    io::copy(
+                        &mut multipart::open_part(dir.as_fd(), part)?,
+                        &mut temp.file,
+                    )?;
+                }
+                Ok(())
+            })
+            .map_err(io_error)?;
+            save_meta(
+                &temp.file,
+                &Meta {
+                    etag: etag.clone(),
+                    content_type: info.content_type.clone(),
+                    metadata: info.metadata.clone(),
+                },
+            );
+            self.store
+                .publish(temp, bucket.as_fd(), &input.bucket, &input.key)
+                .map_err(store_error)
+        })();
+        match joined {
+            Ok(()) => {
+                let _ = multipart::remove(uploads, &claimed);
+            }
+            Err(e) => {
+                multipart::unclaim(uploads, &claimed, &input.upload_id);
+                return Err(e);
+            }
+        }
+        Ok(S3Response::new(CompleteMultipartUploadOutput {
+            bucket: Some(input.bucket),
+            key: Some(input.key),
+            e_tag: Some(quoted(&etag)),
+            ..Default::default()
+        }))
+    }
+}
