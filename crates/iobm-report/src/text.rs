@@ -13,6 +13,7 @@ fn status_word(status: RunStatus) -> &'static str {
         RunStatus::Complete => "complete",
         RunStatus::Interrupted => "INTERRUPTED",
         RunStatus::Failed => "FAILED",
+        RunStatus::Running => "UNFINISHED (still running, or killed before its end)",
     }
 }
 

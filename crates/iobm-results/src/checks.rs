@@ -38,7 +38,7 @@ pub fn phase_warnings(phase: &PhaseResult, ram_bytes: u64) -> Vec<String> {
             "failed: these numbers cover the phase until it stopped for errors (failed operations are not in them)"
                 .into(),
         ),
-        RunStatus::Complete => {}
+        RunStatus::Complete | RunStatus::Running => {}
     }
     let failed: u64 = phase.errors.iter().map(|e| e.count).sum();
     if phase.status == RunStatus::Complete && failed > 0 {

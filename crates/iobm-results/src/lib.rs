@@ -77,6 +77,10 @@ pub enum RunStatus {
     Interrupted,
     /// An operation failed (ENOSPC, EIO, ...); results are partial.
     Failed,
+    /// The run had not ended when this document was written: it is still going, or it was
+    /// killed (power loss, the OOM killer, a batch system's time limit). The phases in it are
+    /// complete; the document is rewritten after every phase.
+    Running,
 }
 
 /// The resolved options of a run.

@@ -6,6 +6,7 @@ use crate::cli::{data_name, BonnieArgs, FsyncArg, PerCharArg};
 use crate::execute::execute;
 use crate::exit::{Exit, Failure};
 use crate::files::{check_block, finish_ranks, run_dir};
+use crate::observe::ResultFile;
 use crate::ranks::Ranks;
 use crate::record::fsync_name;
 use crate::rundir::write_atomic;
@@ -215,17 +216,19 @@ pub fn bonnie(args: BonnieArgs, argv: &[OsString]) -> Result<Exit, Failure> {
         files.count
     ));
     run.ranks = ranks.infos(&run.environment.hostname);
+    let mut print = |r: &iobm_results::RunResult| {
+        if let Some(p) = r.phases.last() {
+            say(&test_line(p));
+        }
+    };
+    let mut saved = ResultFile::new(args.json.as_deref());
     execute(
         &target,
         plan.phases.clone(),
         &mut run,
         &control,
         &ranks,
-        |r| {
-            if let Some(p) = r.phases.last() {
-                say(&test_line(p));
-            }
-        },
+        &mut [&mut print, &mut saved],
     );
     cleanup(&mut run.warnings);
     run.bonnie = Some(summarize(&run));

@@ -1,7 +1,8 @@
 //! Runs a list of phases against a target on every rank and fills in the run's result (at rank
-//! 0), handing each merged phase to a printer; stops at the first phase that was interrupted or
-//! failed on any rank.
+//! 0), handing the run to its observers after each merged phase; stops at the first phase that
+//! was interrupted or failed on any rank.
 
+use crate::observe::Observer;
 use crate::progress::ProgressLine;
 use crate::ranks::{RankPhase, Ranks};
 use crate::record::phase_result;
@@ -10,20 +11,25 @@ use iobm_results::{RunResult, RunStatus};
 use iobm_target::Target;
 use std::sync::Arc;
 
-/// Runs `phases` in order, appending each phase's result to `run` (rank 0) and handing it to
-/// `on_phase`. Later phases on the files of a write that stopped by time are limited to the
-/// data it wrote.
+/// Runs `phases` in order, appending each phase's result to `run` (rank 0) and handing the run
+/// to every observer. Later phases on the files of a write that stopped by time are limited to
+/// the data it wrote.
 pub fn execute(
     target: &dyn Target,
     mut phases: Vec<Phase>,
     run: &mut RunResult,
     control: &Arc<Control>,
     ranks: &Ranks,
-    mut on_phase: impl FnMut(&RunResult),
+    observers: &mut [&mut dyn Observer],
 ) {
     let _progress = ranks
         .is_root()
         .then(|| ProgressLine::start(control.clone()));
+    if ranks.is_root() {
+        for o in observers.iter_mut() {
+            o.started(run);
+        }
+    }
     let host = run.environment.hostname.clone();
     let ram = run.environment.ram_bytes;
     for index in 0..phases.len() {
@@ -49,7 +55,9 @@ pub fn execute(
         if let Some(merged) = ranks.merge(local, run.clock.origin_unix_ns, ram) {
             status = merged.status;
             run.phases.push(merged);
-            on_phase(run);
+            for o in observers.iter_mut() {
+                o.phase_done(run);
+            }
         }
         let status = ranks.share(&status);
         if status != RunStatus::Complete {

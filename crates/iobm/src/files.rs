@@ -4,6 +4,7 @@
 use crate::cli::{data_name, FsyncArg, IoArgs, ReadArgs, WriteArgs};
 use crate::execute::execute;
 use crate::exit::{Exit, Failure};
+use crate::observe::ResultFile;
 use crate::ranks::Ranks;
 use crate::record::{fsync_name, pattern_name};
 use crate::rundir::{locate, Manifest, RunDir};
@@ -73,20 +74,31 @@ fn phase(name: &str, op: Op, io: &IoArgs, block: u64, seed: u64, layout: &Layout
     }
 }
 
-/// Runs the phases on every rank and prints the merged report (rank 0) as it goes.
+/// Runs the phases on every rank and prints the merged report (rank 0) as it goes, saving the
+/// result so far to `json` after each phase.
 fn run_and_report(
     target: &PosixTarget,
     phases: Vec<Phase>,
     run: &mut RunResult,
     control: &Arc<Control>,
     ranks: &Ranks,
+    json: Option<&Path>,
 ) {
     run.ranks = ranks.infos(&run.environment.hostname);
     say(&render_header(run));
-    execute(target, phases, run, control, ranks, |r| {
+    let mut print = |r: &RunResult| {
         let latest = r.phases.last().expect("a phase just ran");
         say(&format!("\n{}", render_phase(latest, &r.environment)));
-    });
+    };
+    let mut saved = ResultFile::new(json);
+    execute(
+        target,
+        phases,
+        run,
+        control,
+        ranks,
+        &mut [&mut print, &mut saved],
+    );
 }
 
 /// Sizes, checked against the block size, `--direct` and the free space (for every rank).
@@ -271,7 +283,14 @@ pub fn write(args: WriteArgs, stream: bool, argv: &[OsString]) -> Result<Exit, F
         let _ = rundir.remove(&layout);
         return Err(f);
     }
-    run_and_report(&target, phases, &mut run, &control, &ranks);
+    run_and_report(
+        &target,
+        phases,
+        &mut run,
+        &control,
+        &ranks,
+        io.json.as_deref(),
+    );
 
     // Complete, and (when stopped by time) every region covered at least once.
     let wrote_all = ranks.share(&run.phases.first().is_some_and(|p| {
@@ -394,7 +413,14 @@ pub fn read(args: ReadArgs, argv: &[OsString]) -> Result<Exit, Failure> {
     };
     let environment = env::capture(Some(&data_dir));
     let mut run = session::skeleton("read", &run_id, argv, config, environment, &control);
-    run_and_report(&target, vec![read_phase], &mut run, &control, &ranks);
+    run_and_report(
+        &target,
+        vec![read_phase],
+        &mut run,
+        &control,
+        &ranks,
+        io.json.as_deref(),
+    );
     say(&format!("\n{}", render_footer(&run)));
     finish_ranks(&run, io.json.as_deref(), &ranks)
 }

@@ -8,6 +8,7 @@ pub mod execute;
 pub mod exit;
 pub mod files;
 pub mod gateway;
+pub mod observe;
 pub mod progress;
 pub mod quick;
 pub mod ranks;

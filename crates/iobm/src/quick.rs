@@ -6,6 +6,7 @@
 use crate::cli::QuickArgs;
 use crate::execute::execute;
 use crate::exit::{Exit, Failure};
+use crate::observe::ResultFile;
 use crate::ranks::Ranks;
 use crate::rundir::RunDir;
 use crate::session::{self, describe_io, say, RunId};
@@ -234,10 +235,26 @@ pub fn quick(args: QuickArgs, argv: &[OsString]) -> Result<Exit, Failure> {
         format_bytes(bonnie_spec.size)
     ));
     run.ranks = ranks.infos(&run.environment.hostname);
-    execute(&target, phases, &mut run, &control, &ranks, |_| {});
+    let mut saved = ResultFile::new(args.json.as_deref());
+    execute(
+        &target,
+        phases,
+        &mut run,
+        &control,
+        &ranks,
+        &mut [&mut saved],
+    );
     if run.status == iobm_results::RunStatus::Complete {
         let gateway_dir = rundir.path.join("s3");
-        let s3 = crate::s3::quick_steps(&mut run, &control, &ranks, &gateway_dir, &run_id, t);
+        let s3 = crate::s3::quick_steps(
+            &mut run,
+            &control,
+            &ranks,
+            &gateway_dir,
+            &run_id,
+            t,
+            &mut saved,
+        );
         if let Err(e) = s3 {
             run.warnings.push(format!("S3 steps: {e}"));
         }

@@ -244,7 +244,7 @@ pub fn merge_phases(
 
 fn worst(a: RunStatus, b: RunStatus) -> RunStatus {
     let rank = |s| match s {
-        RunStatus::Complete => 0,
+        RunStatus::Complete | RunStatus::Running => 0,
         RunStatus::Interrupted => 1,
         RunStatus::Failed => 2,
     };

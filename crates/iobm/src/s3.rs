@@ -7,6 +7,7 @@ use crate::cli::{PayloadArg, S3Args, S3Op};
 use crate::execute::execute;
 use crate::exit::{Exit, Failure};
 use crate::gateway::BuiltinGateway;
+use crate::observe::ResultFile;
 use crate::ranks::Ranks;
 use crate::session::{self, describe_io, say, RunId};
 use iobm_engine::{run_phase, Mix, ObjectOp, ObjectSpec, Phase, PhaseEnd, StopRule};
@@ -359,7 +360,15 @@ fn run(
     }
     if run.status == RunStatus::Complete {
         let gateway_before = gateway.map(BuiltinGateway::cpu);
-        execute(target, vec![phase], &mut run, &control, ranks, |_| {});
+        let mut saved = ResultFile::new(args.json.as_deref());
+        execute(
+            target,
+            vec![phase],
+            &mut run,
+            &control,
+            ranks,
+            &mut [&mut saved],
+        );
         if let (Some(g), Some(before)) = (gateway, gateway_before) {
             g.separate_cpu(before, &mut run.phases);
         }
@@ -420,6 +429,7 @@ pub fn quick_steps(
     dir: &Path,
     run_id: &RunId,
     step: std::time::Duration,
+    saved: &mut ResultFile,
 ) -> Result<(), String> {
     std::fs::create_dir(dir).map_err(|e| format!("{}: {}", dir.display(), describe_io(&e)))?;
     let region = "us-east-1";
@@ -459,7 +469,7 @@ pub fn quick_steps(
             );
             put.name = "s3 put 1MiB".to_string();
             let before = gateway.cpu();
-            execute(&target, vec![put], run, control, ranks, |_| {});
+            execute(&target, vec![put], run, control, ranks, &mut [saved]);
             gateway.separate_cpu(before, &mut run.phases[first..]);
             // Every worker stored objects 0, 1, ... of its own: the first `stored` are complete.
             let stored = run.phases.last().map_or(0, |p| {
@@ -475,7 +485,7 @@ pub fn quick_steps(
                 );
                 get.name = "s3 get 1MiB".to_string();
                 let before = gateway.cpu();
-                execute(&target, vec![get], run, control, ranks, |_| {});
+                execute(&target, vec![get], run, control, ranks, &mut [saved]);
                 gateway.separate_cpu(before, &mut run.phases[first + 1..]);
             }
             for p in run.phases[first..].iter_mut() {

@@ -229,7 +229,7 @@ fn exit_code(run: &RunResult) -> Exit {
     match run.status {
         RunStatus::Complete => Exit::Ok,
         RunStatus::Interrupted => Exit::Interrupted,
-        RunStatus::Failed => Exit::RunFailed,
+        RunStatus::Failed | RunStatus::Running => Exit::RunFailed,
     }
 }
 

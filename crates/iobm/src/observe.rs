@@ -1,0 +1,69 @@
+//! Observers of a run: what is handed the run as it goes (before the first phase, then after
+//! each phase on rank 0). The text a command prints is one; the result file is another.
+
+use crate::rundir::write_atomic;
+use crate::session::describe_io;
+use iobm_results::{RunResult, RunStatus};
+use std::path::Path;
+
+pub trait Observer {
+    /// Before the first phase.
+    fn started(&mut self, _run: &RunResult) {}
+    /// After each phase, with the run so far.
+    fn phase_done(&mut self, run: &RunResult);
+}
+
+/// A closure sees each phase.
+impl<F: FnMut(&RunResult)> Observer for F {
+    fn phase_done(&mut self, run: &RunResult) {
+        self(run)
+    }
+}
+
+/// `--json FILE`: the result document, rewritten atomically before the first phase and after
+/// every phase with status `running`, so a run killed by SIGKILL, the OOM killer or a batch
+/// system's time limit leaves a valid document with every phase it completed. The command
+/// writes the final document at its end.
+pub struct ResultFile<'a> {
+    path: Option<&'a Path>,
+    warned: bool,
+}
+
+impl<'a> ResultFile<'a> {
+    /// Saves nothing for `None` or `-` (stdout gets the one final document).
+    pub fn new(path: Option<&'a Path>) -> ResultFile<'a> {
+        ResultFile {
+            path: path.filter(|p| p.as_os_str() != "-"),
+            warned: false,
+        }
+    }
+
+    fn save(&mut self, run: &RunResult) {
+        let Some(path) = self.path else {
+            return;
+        };
+        let mut doc = serde_json::to_value(run).expect("result serialises");
+        doc["status"] = serde_json::to_value(RunStatus::Running).expect("status serialises");
+        let text = serde_json::to_vec_pretty(&doc).expect("result serialises");
+        if let Err(e) = write_atomic(path, &text) {
+            if !self.warned {
+                eprintln!(
+                    "iobm: warning: --json {}: cannot save the results so far: {}",
+                    path.display(),
+                    describe_io(&e)
+                );
+                self.warned = true;
+            }
+        }
+    }
+}
+
+impl Observer for ResultFile<'_> {
+    fn started(&mut self, run: &RunResult) {
+        self.save(run);
+    }
+
+    fn phase_done(&mut self, run: &RunResult) {
+        self.save(run);
+    }
+}
