@@ -392,21 +392,22 @@ fn quick_tours_a_directory_and_prints_a_summary() {
     assert_eq!(entries(data.path()), ["quick.json"]);
 }
 
-/// A small file system mounted for one test (needs root, as CI has).
+/// A small file system mounted for one test. Such tests need root and are marked ignored:
+/// `scripts/test` runs them when it runs as root (as CI does) and counts them skipped otherwise.
 struct Mount(tempfile::TempDir);
 
 impl Mount {
     /// A tmpfs of this size.
-    fn tmpfs(size: &str) -> Option<Mount> {
+    fn tmpfs(size: &str) -> Mount {
         Mount::new("tmpfs", &format!("size={size}"))
     }
 
-    fn new(fs_type: &str, options: &str) -> Option<Mount> {
+    fn new(fs_type: &str, options: &str) -> Mount {
         // SAFETY: geteuid has no preconditions.
-        if unsafe { libc::geteuid() } != 0 {
-            eprintln!("not root: cannot mount a {fs_type} for this test");
-            return None;
-        }
+        assert!(
+            unsafe { libc::geteuid() } == 0,
+            "this test mounts a {fs_type} and needs root"
+        );
         let dir = tempfile::tempdir().unwrap();
         let ok = std::process::Command::new("mount")
             .args(["-t", fs_type, "-o", options, fs_type])
@@ -415,7 +416,7 @@ impl Mount {
             .unwrap()
             .success();
         assert!(ok, "mount {fs_type} failed although running as root");
-        Some(Mount(dir))
+        Mount(dir)
     }
     fn path(&self) -> &Path {
         self.0.path()
@@ -431,8 +432,9 @@ impl Drop for Mount {
 }
 
 #[test]
+#[ignore = "needs root: mounts a tmpfs (scripts/test runs it as root)"]
 fn a_full_file_system_ends_the_run_cleanly() {
-    let Some(fs) = Mount::tmpfs("8m") else { return };
+    let fs = Mount::tmpfs("8m");
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("full.json");
     let out = iobm()
@@ -483,11 +485,10 @@ fn a_full_file_system_ends_the_run_cleanly() {
 }
 
 #[test]
+#[ignore = "needs root: mounts a ramfs (scripts/test runs it as root)"]
 fn direct_io_refused_by_the_file_system_is_a_clear_error() {
     // ramfs has no O_DIRECT (tmpfs has it since Linux 6.6).
-    let Some(fs) = Mount::new("ramfs", "mode=0755") else {
-        return;
-    };
+    let fs = Mount::new("ramfs", "mode=0755");
     let out = iobm()
         .args(["write", "--direct", "--size", "1MiB", "--block", "4k"])
         .arg(fs.path())
