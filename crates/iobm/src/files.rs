@@ -101,9 +101,20 @@ fn run_and_report(
     );
 }
 
-/// Sizes, checked against the block size, `--direct` and the free space (for every rank).
-fn plan_sizes(args: &WriteArgs, ranks: u64) -> Result<(u64, u64), Failure> {
+/// Sizes, checked against the block size, `--direct` and the free space (for every rank), and
+/// the flags that only apply to reading refused on `write`.
+fn plan_sizes(args: &WriteArgs, ranks: u64, stream: bool) -> Result<(u64, u64), Failure> {
     let io = &args.io;
+    let read_flags = [
+        ("--verify", io.verify),
+        ("--keep-cache", io.keep_cache),
+        ("--reorder", io.reorder),
+    ];
+    if let Some((flag, _)) = read_flags.iter().find(|(_, set)| *set && !stream) {
+        return Err(Failure::input(format!(
+            "{flag} applies to reading: iobm write only writes (use iobm stream, or iobm read on a kept data set)"
+        )));
+    }
     session::writable_dir(&args.dir)?;
     session::json_path_ok(io.json.as_deref())?;
     let jobs = args.jobs as u64;
@@ -162,7 +173,7 @@ pub(crate) fn run_dir(parent: &Path, run_id: &RunId, ranks: &Ranks) -> Result<Ru
 pub fn write(args: WriteArgs, stream: bool, argv: &[OsString]) -> Result<Exit, Failure> {
     let ranks = Ranks::connect()?;
     let io = &args.io;
-    let sizes = plan_sizes(&args, ranks.size() as u64);
+    let sizes = plan_sizes(&args, ranks.size() as u64, stream);
     ranks.agree(sizes.as_ref().map(|_| ()).map_err(Failure::clone))?;
     let (asked_per_job, per_job) = sizes?;
     let jobs = args.jobs as u64;

@@ -1,5 +1,6 @@
 //! iobm: the command-line program. `run` parses arguments, dispatches to a command and turns
-//! its outcome into an exit code, printing bad input as one line.
+//! its outcome into an exit code: bad arguments get clap's whole message (what is wrong, the
+//! valid values, the usage line), iobm's own checks one line.
 
 pub mod bonnie;
 pub mod cli;
@@ -48,9 +49,9 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
                     },
                 );
             }
+            // clap's whole message: what is wrong, the valid values, the usage line.
             let rendered = e.render().to_string();
-            let first = rendered.lines().next().unwrap_or("bad arguments");
-            eprintln!("iobm: {first}");
+            eprintln!("iobm: {}", rendered.trim_end());
             return ExitCode::from(Exit::BadInput as u8);
         }
     };

@@ -180,7 +180,9 @@ pub fn output_path_ok(flag: &str, path: &Path) -> Result<(), Failure> {
             parent.display()
         )));
     }
-    Ok(())
+    // The file is replaced through a temporary file in the same directory: it must be writable.
+    writable_dir(parent)
+        .map_err(|f| Failure::input(format!("{flag} {}: {}", path.display(), f.message)))
 }
 
 /// "No such file or directory" without Rust's "(os error 2)".

@@ -253,36 +253,68 @@ fn keep_then_read_and_read_of_nothing_explains() {
 }
 
 #[test]
-fn bad_input_is_one_line_exit_2_and_writes_nothing() {
+fn bad_input_is_named_exit_2_and_writes_nothing() {
     let data = tempfile::tempdir().unwrap();
     let d = data.path().to_str().unwrap();
     let file = data.path().join("plain-file");
     std::fs::write(&file, b"x").unwrap();
     let f = file.to_str().unwrap();
-    let cases: &[(&[&str], &str)] = &[
+    // iobm's own checks: one line naming the flag or path.
+    let checked: &[(&[&str], &str)] = &[
         (&["write", "/nonexistent/dir"], "/nonexistent/dir"),
         (&["write", f], "not a directory"),
-        (&["write", "--size", "12X", d], "--size"),
-        (&["write", "--size", "0", d], "--size"),
         (&["write", "--block", "2M", "--size", "1M", d], "--block"),
         (
             &["write", "--direct", "--block", "1000", "--size", "1M", d],
             "--direct",
         ),
-        (&["write", "--frobnicate", d], "--frobnicate"),
-        (&["write", "--jobs", "0", d], "--jobs"),
-        (&["write", "--duration", "3x", d], "--duration"),
-        (&["write", "--data", "ones", d], "--data"),
         (&["write", "--size", "1P", d], "does not fit"),
         (&["write", "--json", "/nonexistent/x.json", d], "--json"),
         (&["report", f], "plain-file"),
+        (&["write", "--verify", d], "--verify applies to reading"),
+        (
+            &["write", "--keep-cache", d],
+            "--keep-cache applies to reading",
+        ),
+        (&["write", "--reorder", d], "--reorder applies to reading"),
     ];
-    for &(args, needle) in cases {
+    // Argument errors: clap's whole message, the flag named in its first line, the valid
+    // values where there is a list, and the usage or a pointer to --help.
+    let parsed: &[(&[&str], &str, &str)] = &[
+        (&["write", "--size", "12X", d], "--size", ""),
+        (&["write", "--size", "0", d], "--size", ""),
+        (&["write", "--frobnicate", d], "--frobnicate", ""),
+        (&["write", "--jobs", "0", d], "--jobs", ""),
+        (&["write", "--duration", "3x", d], "--duration", ""),
+        (&["write", "--data", "ones", d], "--data", ""),
+        (
+            &["write", "--fsync", "always", d],
+            "--fsync",
+            "never, end, each",
+        ),
+        (&["s3", "gett"], "gett", "put, get, head"),
+        (&["write"], "required arguments", "<DIR>"),
+    ];
+    let run = |args: &[&str]| {
         let out = iobm().args(args).assert().code(2).get_output().clone();
-        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(out.stdout.is_empty(), "{args:?}");
+        String::from_utf8(out.stderr).unwrap()
+    };
+    for &(args, needle) in checked {
+        let err = run(args);
         assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
         assert!(err.contains(needle), "{args:?}: {err:?} lacks {needle:?}");
-        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+    for &(args, needle, more) in parsed {
+        let err = run(args);
+        let first = err.lines().next().unwrap();
+        assert!(first.starts_with("iobm: error: "), "{args:?}: {err}");
+        assert!(first.contains(needle), "{args:?}: {err:?} lacks {needle:?}");
+        assert!(err.contains(more), "{args:?}: {err:?} lacks {more:?}");
+        assert!(
+            err.contains("Usage: iobm") || err.contains("--help"),
+            "{args:?}: {err}"
+        );
     }
     assert_eq!(entries(data.path()), ["plain-file"]);
 }
@@ -482,6 +514,30 @@ fn a_full_file_system_ends_the_run_cleanly() {
         .stderr
         .clone();
     assert!(String::from_utf8(err).unwrap().contains("does not fit"));
+}
+
+#[test]
+#[ignore = "needs root: mounts a read-only tmpfs (scripts/test runs it as root)"]
+fn json_into_a_directory_that_cannot_be_written_is_refused_before_the_run() {
+    let ro = Mount::new("tmpfs", "ro,size=1m");
+    let data = tempfile::tempdir().unwrap();
+    let json = ro.path().join("r.json");
+    let out = iobm()
+        .args(["write", "--size", "1MiB", "--json"])
+        .arg(&json)
+        .arg(data.path())
+        .assert()
+        .code(2)
+        .get_output()
+        .clone();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("--json") && err.contains("not writable"),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty());
+    assert!(entries(data.path()).is_empty());
 }
 
 #[test]
