@@ -11,8 +11,8 @@ mod tasks;
 pub mod workload;
 
 pub use runner::{
-    prepare_objects, run_phase, run_phase_gated, Control, ErrorCount, PhaseEnd, PhaseOutcome,
-    WorkerOutcome,
+    prepare_objects, run_phase, run_phase_gated, Control, ErrorCount, LivePhase, PhaseEnd,
+    PhaseOutcome, WorkerOutcome,
 };
 pub use workload::{
     object_name, DataKind, FileSpec, FsyncPolicy, Layout, Mix, ObjectOp, ObjectSpec, Op, Pattern,

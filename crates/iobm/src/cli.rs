@@ -136,10 +136,10 @@ pub struct WriteArgs {
     /// Worker threads
     #[arg(short, long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub jobs: u32,
-    /// Total bytes, split evenly over the jobs [default: 1GiB]
+    /// Total bytes, split evenly over the jobs (of all MPI ranks) [default: 1GiB]
     #[arg(short, long, value_name = "SIZE", value_parser = parse_positive_size, conflicts_with = "size_per_job")]
     pub size: Option<u64>,
-    /// Bytes per job (instead of --size)
+    /// Bytes per job, on every rank (instead of --size)
     #[arg(long, value_name = "SIZE", value_parser = parse_positive_size)]
     pub size_per_job: Option<u64>,
     /// One file per job (the default)

@@ -119,10 +119,11 @@ fn plan_sizes(args: &WriteArgs, ranks: u64, stream: bool) -> Result<(u64, u64), 
     session::json_path_ok(io.json.as_deref())?;
     let jobs = args.jobs as u64;
     let block = io.block.unwrap_or(DEFAULT_BLOCK);
+    // --size is the total over every rank's jobs, as the workload line shows it.
     let asked_per_job = match (args.size, args.size_per_job) {
         (_, Some(per_job)) => per_job,
-        (Some(total), None) => total / jobs,
-        (None, None) => DEFAULT_TOTAL / jobs,
+        (Some(total), None) => total / (jobs * ranks),
+        (None, None) => DEFAULT_TOTAL / (jobs * ranks),
     };
     check_block(
         "--block",

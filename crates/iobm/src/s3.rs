@@ -392,7 +392,13 @@ fn run(
             ))
         ));
     } else {
-        match target.remove_all(workers) {
+        crate::progress::note(&format!(
+            "deleting the run's objects under s3://{}/{} ...",
+            config.bucket, config.prefix
+        ));
+        let removed = target.remove_all(workers);
+        crate::progress::clear_line();
+        match removed {
             Ok(_) => {
                 if bucket_created {
                     if let Err(e) = target.delete_bucket() {

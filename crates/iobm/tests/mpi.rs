@@ -178,6 +178,28 @@ fn kept_data_is_read_by_as_many_ranks() {
 }
 
 #[test]
+fn size_is_the_total_over_every_ranks_jobs() {
+    let data = tempfile::tempdir().unwrap();
+    let out_dir = tempfile::tempdir().unwrap();
+    let json = out_dir.path().join("s.json");
+    let args = [
+        "write", "-j", "2", "--size", "8MiB", "--block", "256k", "--json",
+    ];
+    let stdout = ok(&mpirun(
+        2,
+        &[&args[..], &[json.to_str().unwrap()]].concat(),
+        data.path(),
+    ));
+    assert!(
+        stdout.contains("2 ranks x 2 jobs x 2.00 MiB = 8.00 MiB"),
+        "{stdout}"
+    );
+    let result = load(&json);
+    assert_eq!(bytes(&result["phases"][0]), 8 << 20);
+    assert_eq!(result["config"]["total_bytes"], 8 << 20);
+}
+
+#[test]
 fn bonnie_runs_on_every_rank() {
     let data = tempfile::tempdir().unwrap();
     let out_dir = tempfile::tempdir().unwrap();
