@@ -3,20 +3,20 @@
 //! tables, and saves the JSON result and bonnie++'s CSV line.
 
 use crate::cli::{data_name, BonnieArgs, FsyncArg, PerCharArg};
-use crate::execute::execute;
-use crate::exit::{Exit, Failure};
 use crate::files::{check_block, finish_ranks, run_dir};
-use crate::observe::ResultFile;
-use crate::ranks::Ranks;
-use crate::record::fsync_name;
-use crate::rundir::write_atomic;
-use crate::session::{self, describe_io, say, RunId};
 use iobm_engine::suite::{self, BonnieSpec, MetaSpec};
 use iobm_engine::{FsyncPolicy, PerChar};
 use iobm_report::bonnie::{csv_line, render_tables, size_label};
 use iobm_report::render_header;
 use iobm_results::bonnie::summarize;
 use iobm_results::{env, BonnieConfig, Config, PhaseResult};
+use iobm_run::atomic::write_atomic;
+use iobm_run::execute::execute;
+use iobm_run::exit::{Exit, Failure};
+use iobm_run::observe::ResultFile;
+use iobm_run::ranks::Ranks;
+use iobm_run::record::fsync_name;
+use iobm_run::session::{self, describe_io, say, RunId};
 use iobm_stats::{format_bytes, format_duration, AggregateKind, Rate};
 use iobm_target::posix::PosixTarget;
 use iobm_target::Target;

@@ -1,9 +1,9 @@
 //! The command line: subcommands, flags, their defaults and help text. Values with units are
 //! parsed here so a bad one is reported with the flag that carries it.
 
-use crate::exit::EXIT_CODES_HELP;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use iobm_engine::DataKind;
+use iobm_run::exit::EXIT_CODES_HELP;
 use std::path::PathBuf;
 use std::time::Duration;
 

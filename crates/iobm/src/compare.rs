@@ -1,11 +1,11 @@
 //! `iobm compare [LABEL=]RESULT.json...`: one side-by-side table of saved runs of one kind.
 
 use crate::cli::{CompareArgs, FormatArg};
-use crate::exit::{Exit, Failure};
-use crate::report::recompute;
-use crate::session::{describe_io, say};
 use iobm_report::compare::{check_kinds, render, Format};
 use iobm_results::RunResult;
+use iobm_run::exit::{Exit, Failure};
+use iobm_run::recompute::recompute;
+use iobm_run::session::{describe_io, say};
 use std::path::Path;
 
 /// Reads `LABEL=PATH` or `PATH`; the label defaults to the run's own, then the file's stem.

@@ -2,18 +2,18 @@
 //! run's own directory, run the phases, report, save, and clean up.
 
 use crate::cli::{data_name, FsyncArg, IoArgs, ReadArgs, WriteArgs};
-use crate::execute::execute;
-use crate::exit::{Exit, Failure};
-use crate::observe::ResultFile;
-use crate::ranks::Ranks;
-use crate::record::{fsync_name, pattern_name};
 use crate::rundir::{locate, Manifest, RunDir};
-use crate::session::{self, describe_io, say, RunId};
 use iobm_engine::{
     prepare_objects, Control, DataKind, FsyncPolicy, Layout, Op, Pattern, Phase, StopRule,
 };
 use iobm_report::{render_footer, render_header, render_phase};
 use iobm_results::{env, Config, RunResult, RunStatus};
+use iobm_run::execute::execute;
+use iobm_run::exit::{Exit, Failure};
+use iobm_run::observe::ResultFile;
+use iobm_run::ranks::Ranks;
+use iobm_run::record::{fsync_name, pattern_name};
+use iobm_run::session::{self, describe_io, say, RunId};
 use iobm_stats::format_bytes;
 use iobm_target::posix::PosixTarget;
 use std::ffi::OsString;

@@ -2,10 +2,10 @@
 //! on a free loopback port over a directory, with random credentials, its threads' CPU time
 //! told apart from the client's.
 
-use crate::exit::Failure;
 use crate::serve::random_key;
-use crate::session::{self, describe_io, RunId};
 use iobm_results::checks::BUILTIN_GATEWAY_CPU;
+use iobm_run::exit::Failure;
+use iobm_run::session::{self, describe_io, RunId};
 use iobm_s3::sigv4::Credentials;
 use iobm_s3::Endpoint;
 use std::path::{Path, PathBuf};
@@ -137,7 +137,7 @@ impl BuiltinGateway {
         for phase in phases {
             let cpu = &mut phase.cpu;
             let moved = phase.workers.iter().map(|w| w.span.bytes).sum();
-            let mut own = crate::record::cpu_usage(
+            let mut own = iobm_run::record::cpu_usage(
                 (cpu.user_s - user).max(0.0),
                 (cpu.system_s - system).max(0.0),
                 moved,

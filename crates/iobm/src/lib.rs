@@ -5,25 +5,17 @@
 pub mod bonnie;
 pub mod cli;
 pub mod compare;
-pub mod execute;
-pub mod exit;
 pub mod files;
 pub mod gateway;
-pub mod observe;
-pub mod progress;
 pub mod quick;
-pub mod ranks;
-pub mod record;
 pub mod report;
 pub mod rundir;
 pub mod s3;
 pub mod serve;
-pub mod session;
-pub mod signals;
 
 use clap::Parser;
 use cli::{Cli, Command};
-use exit::Exit;
+use iobm_run::exit::Exit;
 use std::ffi::OsString;
 use std::process::ExitCode;
 

@@ -4,12 +4,7 @@
 //! gateway, ending in one summary table.
 
 use crate::cli::QuickArgs;
-use crate::execute::execute;
-use crate::exit::{Exit, Failure};
-use crate::observe::ResultFile;
-use crate::ranks::Ranks;
 use crate::rundir::RunDir;
-use crate::session::{self, describe_io, say, RunId};
 use iobm_engine::suite::{self, BonnieSpec, MetaSpec};
 use iobm_engine::PerChar;
 use iobm_engine::{prepare_objects, DataKind, FsyncPolicy, Layout, Op, Pattern, Phase, StopRule};
@@ -18,6 +13,11 @@ use iobm_report::table::Table;
 use iobm_report::{render_footer, render_header};
 use iobm_results::bonnie::{is_bonnie_test, summarize};
 use iobm_results::{env, BonnieConfig, Config, PhaseResult, RunResult};
+use iobm_run::execute::execute;
+use iobm_run::exit::{Exit, Failure};
+use iobm_run::observe::ResultFile;
+use iobm_run::ranks::Ranks;
+use iobm_run::session::{self, describe_io, say, RunId};
 use iobm_stats::{format_bytes, format_duration, AggregateKind, Rate};
 use iobm_target::posix::PosixTarget;
 use std::ffi::OsString;

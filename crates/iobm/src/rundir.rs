@@ -2,8 +2,8 @@
 //! the manifest that lets `iobm read` find and check kept data, and the cleanup that removes only
 //! what the run created.
 
-use crate::exit::Failure;
 use iobm_engine::Layout;
+use iobm_run::exit::Failure;
 use serde::{Deserialize, Serialize};
 use std::fs;
 use std::io;
@@ -71,36 +71,6 @@ impl Manifest {
     }
 }
 
-/// Writes `bytes` to `path` through a temporary file of its own, fsynced, and a rename: readers
-/// never see half, and a crash leaves the old document or the new one.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    let name = path.file_name().unwrap_or_default().to_string_lossy();
-    // A name of iobm's own, created new: an existing file is never overwritten by the temporary.
-    let tmp = dir.join(format!(".{name}.iobm-{}.tmp", std::process::id()));
-    let written = fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&tmp)
-        .and_then(|mut f| {
-            io::Write::write_all(&mut f, bytes)?;
-            f.sync_all()
-        })
-        .and_then(|()| fs::rename(&tmp, path));
-    if written.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    written?;
-    // The rename itself survives a power loss once the directory is synced.
-    if let Ok(d) = fs::File::open(dir) {
-        let _ = d.sync_all();
-    }
-    Ok(())
-}
-
 /// The directory of a run.
 #[derive(Debug)]
 pub struct RunDir {
@@ -144,7 +114,7 @@ impl RunDir {
 
     pub fn save_manifest(&self, manifest: &Manifest) -> io::Result<()> {
         let text = serde_json::to_vec_pretty(manifest).expect("manifest serialises");
-        write_atomic(&self.path.join(MANIFEST), &text)
+        iobm_run::atomic::write_atomic(&self.path.join(MANIFEST), &text)
     }
 
     /// Removes the layout's files, the manifest and the directory; anything else found inside

@@ -4,16 +4,16 @@
 //! removed afterwards unless `--keep`. Also `iobm quick`'s S3 steps.
 
 use crate::cli::{PayloadArg, S3Args, S3Op};
-use crate::execute::execute;
-use crate::exit::{Exit, Failure};
 use crate::gateway::BuiltinGateway;
-use crate::observe::ResultFile;
-use crate::ranks::Ranks;
-use crate::session::{self, describe_io, say, RunId};
 use iobm_engine::{run_phase, Mix, ObjectOp, ObjectSpec, Phase, PhaseEnd, StopRule};
 use iobm_report::text::{render_footer, render_header, render_phase};
 use iobm_results::checks::JUST_WRITTEN;
 use iobm_results::{env, Config, RunStatus, S3Config as S3Settings};
+use iobm_run::execute::execute;
+use iobm_run::exit::{Exit, Failure};
+use iobm_run::observe::ResultFile;
+use iobm_run::ranks::Ranks;
+use iobm_run::session::{self, describe_io, say, RunId};
 use iobm_s3::sigv4::Credentials;
 use iobm_s3::{Endpoint, PayloadSigning, S3Config, S3Target};
 use std::ffi::OsString;
@@ -317,7 +317,7 @@ fn run(
         pattern: "random".to_string(),
         fsync: "never".to_string(),
         direct: false,
-        duration_s: crate::record::duration_s(stop),
+        duration_s: iobm_run::record::duration_s(stop),
         data: crate::cli::data_name(args.data),
         keep: args.keep,
         bonnie: None,
@@ -392,12 +392,12 @@ fn run(
             ))
         ));
     } else {
-        crate::progress::note(&format!(
+        iobm_run::progress::note(&format!(
             "deleting the run's objects under s3://{}/{} ...",
             config.bucket, config.prefix
         ));
         let removed = target.remove_all(workers);
-        crate::progress::clear_line();
+        iobm_run::progress::clear_line();
         match removed {
             Ok(_) => {
                 if bucket_created {

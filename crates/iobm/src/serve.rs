@@ -1,9 +1,9 @@
 //! `iobm serve DIR`: the S3 gateway over a directory, until Ctrl-C or SIGTERM.
 
 use crate::cli::ServeArgs;
-use crate::exit::{Exit, Failure};
-use crate::session;
 use iobm_gateway::{Access, Options};
+use iobm_run::exit::{Exit, Failure};
+use iobm_run::session;
 
 /// A random credential of `len` characters from `alphabet`.
 pub(crate) fn random_key(len: usize, alphabet: &[u8]) -> Result<String, Failure> {
@@ -64,7 +64,7 @@ pub fn serve(args: ServeArgs) -> Result<Exit, Failure> {
         .enable_all()
         .build()
         .map_err(|e| Failure::run(format!("cannot start the server runtime: {e}")))?;
-    crate::signals::install();
+    iobm_run::signals::install();
     runtime.block_on(async {
         let listener = iobm_gateway::bind(args.listen).await.map_err(|e| {
             Failure::input(format!("--listen {}: {}", args.listen, session::describe_io(&e)))
@@ -98,7 +98,7 @@ pub fn serve(args: ServeArgs) -> Result<Exit, Failure> {
             tls,
             ..Options::new(access)
         };
-        iobm_gateway::serve(&args.dir, listener, options, &crate::signals::STOP)
+        iobm_gateway::serve(&args.dir, listener, options, &iobm_run::signals::STOP)
             .await
             .map_err(|e| Failure::run(format!("{}: {}", args.dir.display(), session::describe_io(&e))))
     })?;

@@ -1,8 +1,8 @@
 //! What every command shares: the run id, the result skeleton, Ctrl-C handling, checks on the
 //! paths given, and finishing a run (save the JSON, choose the exit code).
 
+use crate::atomic::write_atomic;
 use crate::exit::{Exit, Failure};
-use crate::rundir::write_atomic;
 use iobm_engine::Control;
 use iobm_results::{
     time, ClockInfo, Config, Environment, RunResult, RunStatus, FORMAT, SCHEMA_VERSION,

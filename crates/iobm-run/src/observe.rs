@@ -1,7 +1,7 @@
 //! Observers of a run: what is handed the run as it goes (before the first phase, then after
 //! each phase on rank 0). The text a command prints is one; the result file is another.
 
-use crate::rundir::write_atomic;
+use crate::atomic::write_atomic;
 use crate::session::describe_io;
 use iobm_results::{RunResult, RunStatus};
 use std::path::Path;

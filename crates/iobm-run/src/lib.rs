@@ -1,0 +1,17 @@
+//! iobm-run: the run layer under every command. A command checks its flags and builds its
+//! phases; this crate runs them on every rank ([`execute`]), turns what the engine measured into
+//! the result contract ([`record`]), merges the ranks' phases onto one clock ([`ranks`]), hands
+//! the run to its observers after each phase (the printed report, the result file saved as the
+//! run goes: [`observe`]), draws the progress line, handles Ctrl-C ([`signals`]) and maps the
+//! outcome to an exit code ([`exit`]).
+
+pub mod atomic;
+pub mod execute;
+pub mod exit;
+pub mod observe;
+pub mod progress;
+pub mod ranks;
+pub mod recompute;
+pub mod record;
+pub mod session;
+pub mod signals;
