@@ -676,20 +676,8 @@ mod tests {
 
     fn phase(op: Op, layout: Layout, block: u64) -> Phase {
         Phase {
-            name: op.name().to_string(),
-            op,
-            block,
-            pattern: Pattern::Sequential,
             fsync: FsyncPolicy::End,
-            direct: false,
-            drop_cache: false,
-            truncate: false,
-            stop: StopRule::Once,
-            data: DataKind::Random,
-            layout,
-            verify: None,
-            objects: None,
-            max_errors: 0,
+            ..Phase::new(op.name(), op, block, layout)
         }
     }
 

@@ -83,20 +83,11 @@ pub fn bonnie(spec: &BonnieSpec) -> BonniePlan {
         ],
     };
     let phase = |name: &str, op: Op, layout: Layout| Phase {
-        name: name.to_string(),
-        op,
-        block: spec.chunk,
-        pattern: Pattern::Sequential,
         fsync: spec.fsync,
         direct: spec.direct,
         drop_cache: spec.drop_cache && !spec.direct && op.reads() && op != Op::Rewrite,
-        truncate: false,
-        stop: StopRule::Once,
         data: spec.data,
-        layout,
-        verify: None,
-        objects: None,
-        max_errors: 0,
+        ..Phase::new(name, op, spec.chunk, layout)
     };
     let per_char = per_char_bytes(spec);
     let mut phases = vec![

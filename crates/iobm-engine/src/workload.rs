@@ -384,34 +384,48 @@ pub struct Phase {
 }
 
 impl Phase {
-    /// An object phase: `workers` workers doing `op` on `spec`'s objects until `stop`.
-    pub fn objects(op: ObjectOp, workers: usize, spec: ObjectSpec, stop: StopRule) -> Phase {
+    /// A phase of `op` in `block`-byte operations over `layout`, with the common settings:
+    /// sequential, buffered, no fsync, one pass, random data, no verification, stopped by its
+    /// first failure. Callers change what differs (`Phase { fsync, ..Phase::new(...) }`).
+    pub fn new(name: impl Into<String>, op: Op, block: u64, layout: Layout) -> Phase {
         Phase {
-            name: op.name().to_string(),
-            op: Op::Object(op),
-            block: spec.size.1,
-            pattern: Pattern::Random { seed: 0 },
+            name: name.into(),
+            op,
+            block,
+            pattern: Pattern::Sequential,
             fsync: FsyncPolicy::Never,
             direct: false,
             drop_cache: false,
             truncate: false,
-            stop,
+            stop: StopRule::Once,
             data: DataKind::Random,
-            layout: Layout {
-                files: Vec::new(),
-                regions: vec![
-                    Region {
-                        file: 0,
-                        offset: 0,
-                        len: 0,
-                        visit: None,
-                    };
-                    workers
-                ],
-            },
+            layout,
             verify: None,
-            objects: Some(spec),
+            objects: None,
             max_errors: 0,
+        }
+    }
+
+    /// An object phase: `workers` workers doing `op` on `spec`'s objects until `stop`.
+    pub fn objects(op: ObjectOp, workers: usize, spec: ObjectSpec, stop: StopRule) -> Phase {
+        let layout = Layout {
+            files: Vec::new(),
+            regions: vec![
+                Region {
+                    file: 0,
+                    offset: 0,
+                    len: 0,
+                    visit: None,
+                };
+                workers
+            ],
+        };
+        let block = spec.size.1;
+        Phase {
+            pattern: Pattern::Random { seed: 0 },
+            stop,
+            objects: Some(spec),
+            ..Phase::new(op.name(), Op::Object(op), block, layout)
         }
     }
 
@@ -441,20 +455,8 @@ mod tests {
 
     fn phase(pattern: Pattern, block: u64) -> Phase {
         Phase {
-            name: "p".into(),
-            op: Op::Read,
-            block,
             pattern,
-            fsync: FsyncPolicy::Never,
-            direct: false,
-            drop_cache: false,
-            truncate: false,
-            stop: StopRule::Once,
-            data: DataKind::Random,
-            layout: Layout::file_per_worker(2, 1 << 20),
-            verify: None,
-            objects: None,
-            max_errors: 0,
+            ..Phase::new("p", Op::Read, block, Layout::file_per_worker(2, 1 << 20))
         }
     }
 

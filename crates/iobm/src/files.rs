@@ -53,24 +53,15 @@ pub(crate) fn check_block(
 /// The phases' common shape.
 fn phase(name: &str, op: Op, io: &IoArgs, block: u64, seed: u64, layout: &Layout) -> Phase {
     Phase {
-        name: name.to_string(),
-        op,
-        block,
         pattern: if io.random {
             Pattern::Random { seed }
         } else {
             Pattern::Sequential
         },
-        fsync: FsyncPolicy::Never,
         direct: io.direct,
-        truncate: false,
         drop_cache: op == Op::Read && !io.direct && !io.keep_cache,
         stop: io.duration.map_or(StopRule::Once, StopRule::Duration),
-        data: DataKind::Random,
-        layout: layout.clone(),
-        verify: None,
-        objects: None,
-        max_errors: 0,
+        ..Phase::new(name, op, block, layout.clone())
     }
 }
 

@@ -153,20 +153,12 @@ pub fn quick(args: QuickArgs, argv: &[OsString]) -> Result<Exit, Failure> {
     let mut phases: Vec<Phase> = steps
         .into_iter()
         .map(|(name, op, block, pattern, fsync)| Phase {
-            name: name.to_string(),
-            op,
-            block,
             pattern,
             fsync,
             direct,
-            truncate: false,
             drop_cache: !direct && op == Op::Read,
             stop: StopRule::Duration(t),
-            data: DataKind::Random,
-            layout: layout.clone(),
-            verify: None,
-            objects: None,
-            max_errors: 0,
+            ..Phase::new(name, op, block, layout.clone())
         })
         .collect();
     // A short bonnie step: every bonnie test on a small file and 1024 empty files.
