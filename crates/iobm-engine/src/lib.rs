@@ -7,6 +7,7 @@ mod objects;
 pub mod permute;
 pub mod runner;
 pub mod suite;
+mod task;
 mod tasks;
 pub mod workload;
 

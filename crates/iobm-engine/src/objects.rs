@@ -2,7 +2,7 @@
 //! mixed draw among them), through its target's [`Objects`] session.
 
 use crate::permute::mix;
-use crate::tasks::Task;
+use crate::task::Task;
 use crate::workload::{object_name, DataKind, ObjectOp, ObjectSpec, Phase, StopRule};
 use iobm_target::objects::{stamp, CHUNK, STAMP_LEN};
 use iobm_target::{Body, Objects, Target};

@@ -4,7 +4,9 @@
 
 use crate::cpu::CpuTimes;
 use crate::data::{object_pool, AlignedBuf};
-use crate::tasks::{task_for, Task};
+use crate::objects::ObjectTask;
+use crate::task::Task;
+use crate::tasks::file_task;
 use crate::workload::{Layout, Op, Phase, StopRule};
 use iobm_stats::{fill_snapshots, Histogram, Progress, Trace, WorkerSpan, TRACE_INTERVAL_NS};
 use iobm_target::{error_kind, Access, DeviceCounters, OpenOptions, Target};
@@ -366,9 +368,14 @@ pub fn run_phase_gated(
         _ => AlignedBuf::zeroed(0),
     };
     let pool: &[u8] = &pool;
+    // Building a worker's task (opening files, filling buffers) is untimed.
     let prepare = |w: usize| {
-        task_for(target, phase, control.run_id, w, pool)
-            .map_err(|(e, what)| WorkerError::new(&e, what))
+        let task = match phase.op {
+            Op::Object(op) => ObjectTask::new(target, phase, op, control.run_id, w, pool)
+                .map(|t| Box::new(t) as Box<dyn Task + '_>),
+            _ => file_task(target, phase, control.run_id, w),
+        };
+        task.map_err(|(e, what)| WorkerError::new(&e, what))
     };
     let work = |w: usize, prepared: Result<Box<dyn Task + '_>, WorkerError>, origin: Instant| {
         match prepared {

@@ -1,58 +1,23 @@
-//! What one worker does per operation. The runner's loop owns timing, stop rules and counting;
-//! a task only prepares operation i (untimed: choosing the offset, stamping the data) and
-//! performs it (timed). Block tasks work on a region of one file; metadata tasks on many files.
+//! What one worker of a file phase does per operation ([`crate::task::Task`]): block tasks work
+//! on a region of one file; metadata tasks on many files.
 
 use crate::data::{stamp, AlignedBuf, DataSource, CHUNK, STAMP_LEN};
-use crate::objects::ObjectTask;
 use crate::permute::{mix, Permutation};
+use crate::task::Task;
 use crate::workload::{FsyncPolicy, Op, Pattern, PerChar, Phase, Region, StopRule};
 use iobm_target::{Access, Handle, OpenOptions, Target};
 use std::io;
 use std::time::Instant;
 
-/// A prepared worker's operations.
-pub(crate) trait Task: Send {
-    /// Sets up operation `i` (counted from 0); false when the worker has no more to do.
-    fn prepare(&mut self, i: u64) -> bool;
-    /// Performs the prepared operation; returns the bytes it moved.
-    fn execute(&mut self) -> io::Result<u64>;
-    /// Checks what the operation read, untimed (`--verify`).
-    fn check(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-    /// Names the prepared operation, for error messages.
-    fn describe(&self) -> String;
-    /// Which of the phase's [`Op::classes`] the prepared operation is.
-    fn class(&self) -> usize {
-        0
-    }
-    /// When the answer to the operation began to arrive (object gets: time to first byte).
-    fn first_byte(&self) -> Option<Instant> {
-        None
-    }
-    /// Keys the operation returned (object listings).
-    fn keys(&self) -> u64 {
-        0
-    }
-    /// Ends the worker's work inside its timed interval (final fsync, close); returns the
-    /// nanoseconds spent in the final fsync.
-    fn finish(&mut self) -> io::Result<u64>;
-}
-
-/// Builds worker `index`'s task for `phase` (opening files and filling buffers: untimed). An
-/// error comes with what was being done.
-pub(crate) fn task_for<'a>(
+/// Builds worker `index`'s task for a file phase (opening files and filling buffers: untimed).
+/// An error comes with what was being done.
+pub(crate) fn file_task<'a>(
     target: &'a dyn Target,
     phase: &'a Phase,
     run_id: u64,
     index: usize,
-    pool: &'a [u8],
 ) -> Result<Box<dyn Task + 'a>, (io::Error, String)> {
     let seed = run_id ^ (index as u64).wrapping_mul(0x9e37_79b9);
-    if let Op::Object(op) = phase.op {
-        return ObjectTask::new(target, phase, op, run_id, index, pool)
-            .map(|t| Box::new(t) as Box<dyn Task + 'a>);
-    }
     let data = phase
         .op
         .writes()

@@ -1,0 +1,36 @@
+//! The seam between the runner and what a worker does. The runner's loop owns timing, stop
+//! rules and counting; a task only prepares operation i (untimed: choosing the offset, stamping
+//! the data) and performs it (timed). File phases have block and metadata tasks
+//! ([`crate::tasks`]), object phases object tasks ([`crate::objects`]).
+
+use std::io;
+use std::time::Instant;
+
+/// A prepared worker's operations.
+pub(crate) trait Task: Send {
+    /// Sets up operation `i` (counted from 0); false when the worker has no more to do.
+    fn prepare(&mut self, i: u64) -> bool;
+    /// Performs the prepared operation; returns the bytes it moved.
+    fn execute(&mut self) -> io::Result<u64>;
+    /// Checks what the operation read, untimed (`--verify`).
+    fn check(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+    /// Names the prepared operation, for error messages.
+    fn describe(&self) -> String;
+    /// Which of the phase's [`Op::classes`] the prepared operation is.
+    fn class(&self) -> usize {
+        0
+    }
+    /// When the answer to the operation began to arrive (object gets: time to first byte).
+    fn first_byte(&self) -> Option<Instant> {
+        None
+    }
+    /// Keys the operation returned (object listings).
+    fn keys(&self) -> u64 {
+        0
+    }
+    /// Ends the worker's work inside its timed interval (final fsync, close); returns the
+    /// nanoseconds spent in the final fsync.
+    fn finish(&mut self) -> io::Result<u64>;
+}
