@@ -59,7 +59,7 @@ fn test_line(p: &PhaseResult) -> String {
 /// Checks the input against the file system; returns the file size and the RAM.
 fn check(args: &BonnieArgs) -> Result<(u64, u64), Failure> {
     session::writable_dir(&args.dir)?;
-    session::json_path_ok(args.json.as_deref())?;
+    session::json_path_ok(args.output.json())?;
     if let Some(csv) = &args.bonnie_csv {
         session::output_path_ok("--bonnie-csv", csv)?;
     }
@@ -221,7 +221,7 @@ pub fn bonnie(args: BonnieArgs, argv: &[OsString]) -> Result<Exit, Failure> {
             say(&test_line(p));
         }
     };
-    let mut saved = ResultFile::new(args.json.as_deref());
+    let mut saved = ResultFile::new(args.output.json());
     execute(
         &target,
         plan.phases.clone(),
@@ -244,7 +244,7 @@ pub fn bonnie(args: BonnieArgs, argv: &[OsString]) -> Result<Exit, Failure> {
             ))
         })?;
     }
-    finish_ranks(&run, args.json.as_deref(), &ranks)
+    finish_ranks(&run, args.output.json(), &ranks)
 }
 
 impl PerCharArg {

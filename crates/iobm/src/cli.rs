@@ -123,9 +123,23 @@ pub struct IoArgs {
     /// Stop each phase after this long instead of after one pass (wraps around the data)
     #[arg(short, long, value_name = "DURATION", value_parser = parse_positive_duration)]
     pub duration: Option<Duration>,
-    /// Write the full result document (versioned JSON, see schema/) to FILE (- for stdout)
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+/// The output flags, shared by every command that runs a workload.
+#[derive(Debug, Args)]
+pub struct OutputArgs {
+    /// Save the full result document (versioned JSON, see schema/) to FILE, rewritten after
+    /// every phase so a killed run keeps what it measured; - prints it to stdout at the end
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+}
+
+impl OutputArgs {
+    pub fn json(&self) -> Option<&std::path::Path> {
+        self.json.as_deref()
+    }
 }
 
 #[derive(Debug, Args)]
@@ -214,9 +228,8 @@ pub struct BonnieArgs {
     /// Write bonnie++'s CSV line (format 1.98, for bon_csv2txt and bon_csv2html) to FILE
     #[arg(long, value_name = "FILE")]
     pub bonnie_csv: Option<PathBuf>,
-    /// Write the full result document to FILE (- for stdout)
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
+    #[command(flatten)]
+    pub output: OutputArgs,
     /// Run even when the test file is larger than the free space
     #[arg(long)]
     pub ignore_free_space: bool,
@@ -453,9 +466,8 @@ pub struct S3Args {
     /// Name of the run in comparisons
     #[arg(long, value_name = "NAME")]
     pub label: Option<String>,
-    /// Write the full result document to FILE (- for stdout)
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 #[derive(Debug, Args)]
@@ -466,9 +478,8 @@ pub struct QuickArgs {
     /// Time per step
     #[arg(long, value_name = "DURATION", default_value = "6s", value_parser = parse_positive_duration)]
     pub step_time: Duration,
-    /// Write the full result document to FILE
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 #[derive(Debug, Args)]

@@ -107,7 +107,7 @@ fn plan_sizes(args: &WriteArgs, ranks: u64, stream: bool) -> Result<(u64, u64), 
         )));
     }
     session::writable_dir(&args.dir)?;
-    session::json_path_ok(io.json.as_deref())?;
+    session::json_path_ok(io.output.json())?;
     let jobs = args.jobs as u64;
     let block = io.block.unwrap_or(DEFAULT_BLOCK);
     // --size is the total over every rank's jobs, as the workload line shows it.
@@ -292,7 +292,7 @@ pub fn write(args: WriteArgs, stream: bool, argv: &[OsString]) -> Result<Exit, F
         &mut run,
         &control,
         &ranks,
-        io.json.as_deref(),
+        io.output.json(),
     );
 
     // Complete, and (when stopped by time) every region covered at least once.
@@ -332,7 +332,7 @@ pub fn write(args: WriteArgs, stream: bool, argv: &[OsString]) -> Result<Exit, F
         }
     }
     say(&format!("\n{}", render_footer(&run)));
-    finish_ranks(&run, io.json.as_deref(), &ranks)
+    finish_ranks(&run, io.output.json(), &ranks)
 }
 
 /// Saves the result at rank 0 and gives every rank rank 0's exit code.
@@ -357,7 +357,7 @@ pub(crate) fn finish_ranks(
 pub fn read(args: ReadArgs, argv: &[OsString]) -> Result<Exit, Failure> {
     let ranks = Ranks::connect()?;
     let io = &args.io;
-    let located = session::json_path_ok(io.json.as_deref()).and_then(|_| locate(&args.path));
+    let located = session::json_path_ok(io.output.json()).and_then(|_| locate(&args.path));
     ranks.agree(located.as_ref().map(|_| ()).map_err(Failure::clone))?;
     let (data_dir, manifest) = located?;
     let (rank, size) = (ranks.rank() as usize, ranks.size() as usize);
@@ -422,8 +422,8 @@ pub fn read(args: ReadArgs, argv: &[OsString]) -> Result<Exit, Failure> {
         &mut run,
         &control,
         &ranks,
-        io.json.as_deref(),
+        io.output.json(),
     );
     say(&format!("\n{}", render_footer(&run)));
-    finish_ranks(&run, io.json.as_deref(), &ranks)
+    finish_ranks(&run, io.output.json(), &ranks)
 }

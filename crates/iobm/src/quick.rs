@@ -88,7 +88,7 @@ pub fn quick(args: QuickArgs, argv: &[OsString]) -> Result<Exit, Failure> {
     }
     let dir = args.dir.clone().unwrap_or_else(std::env::temp_dir);
     session::writable_dir(&dir)?;
-    session::json_path_ok(args.json.as_deref())?;
+    session::json_path_ok(args.output.json())?;
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     let jobs = cpus.clamp(1, 4);
     let available = env::space(&dir)
@@ -227,7 +227,7 @@ pub fn quick(args: QuickArgs, argv: &[OsString]) -> Result<Exit, Failure> {
         format_bytes(bonnie_spec.size)
     ));
     run.ranks = ranks.infos(&run.environment.hostname);
-    let mut saved = ResultFile::new(args.json.as_deref());
+    let mut saved = ResultFile::new(args.output.json());
     execute(
         &target,
         phases,
@@ -268,5 +268,5 @@ pub fn quick(args: QuickArgs, argv: &[OsString]) -> Result<Exit, Failure> {
         }
     }
     say(&format!("{text}\n{}", render_footer(&run)));
-    session::finish(&run, args.json.as_deref())
+    session::finish(&run, args.output.json())
 }

@@ -99,7 +99,7 @@ pub fn s3(args: S3Args, argv: &[OsString]) -> Result<Exit, Failure> {
             "iobm s3 runs as one process (use --concurrent and several --endpoint); not under MPI",
         ));
     }
-    session::json_path_ok(args.json.as_deref())?;
+    session::json_path_ok(args.output.json())?;
     check_bucket(&args.bucket)?;
     let (_, max) = args.sizes();
     if max == 0 {
@@ -360,7 +360,7 @@ fn run(
     }
     if run.status == RunStatus::Complete {
         let gateway_before = gateway.map(BuiltinGateway::cpu);
-        let mut saved = ResultFile::new(args.json.as_deref());
+        let mut saved = ResultFile::new(args.output.json());
         execute(
             target,
             vec![phase],
@@ -419,7 +419,7 @@ fn run(
         }
     }
     say(&format!("\n{}", render_footer(&run)));
-    session::finish(&run, args.json.as_deref())
+    session::finish(&run, args.output.json())
 }
 
 /// Workers of quick's S3 steps, and their object size.
