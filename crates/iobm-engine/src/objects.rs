@@ -3,17 +3,13 @@
 
 use crate::permute::mix;
 use crate::task::Task;
-use crate::workload::{object_name, DataKind, ObjectOp, ObjectSpec, Phase, StopRule};
+use crate::workload::{object_name, DataKind, ObjectOp, ObjectSpec, Phase, StopRule, MIXED};
 use iobm_target::objects::{stamp, CHUNK, STAMP_LEN};
 use iobm_target::{Body, Objects, Target};
 use std::io;
 use std::time::Instant;
 
 /// Indices of the mixed phase's classes (see [`crate::Op::classes`]).
-const GET: usize = 0;
-const HEAD: usize = 1;
-const PUT: usize = 2;
-const DELETE: usize = 3;
 
 /// Checks the stamps of a GET body as it arrives, without keeping it: every 4 KiB chunk of
 /// object `object` starts with (run id, object, offset). Pieces may split a stamp anywhere.
@@ -71,7 +67,20 @@ pub(crate) struct ObjectTask<'a> {
     first_byte: Option<Instant>,
 }
 
+/// The index of a mixed phase's operation among its classes.
+fn class_of(op: ObjectOp) -> usize {
+    MIXED.iter().position(|&m| m == op).unwrap_or(0)
+}
+
 impl<'a> ObjectTask<'a> {
+    /// The operation prepared now: the phase's own, or the one a mixed phase drew.
+    fn current(&self) -> ObjectOp {
+        match self.op {
+            ObjectOp::Mixed => MIXED[self.class],
+            op => op,
+        }
+    }
+
     pub(crate) fn new(
         target: &'a dyn Target,
         phase: &'a Phase,
@@ -184,23 +193,22 @@ impl Task for ObjectTask<'_> {
             ObjectOp::List => {}
             ObjectOp::Mixed => {
                 let m = self.spec.mix;
-                let total = u64::from(m.get + m.head + m.put + m.delete).max(1);
-                let draw = self.random() % total;
-                let (g, h, p) = (
-                    u64::from(m.get),
-                    u64::from(m.get + m.head),
-                    u64::from(m.get + m.head + m.put),
-                );
-                self.class = match draw {
-                    d if d < g => GET,
-                    d if d < h => HEAD,
-                    d if d < p => PUT,
-                    _ => DELETE,
-                };
-                if self.live.is_empty() && self.class != PUT {
-                    self.class = PUT;
+                let total: u64 = MIXED.iter().map(|&op| u64::from(m.weight(op))).sum();
+                let mut draw = self.random() % total.max(1);
+                self.class = MIXED
+                    .iter()
+                    .position(|&op| {
+                        let w = u64::from(m.weight(op));
+                        draw < w || {
+                            draw -= w;
+                            false
+                        }
+                    })
+                    .unwrap_or(MIXED.len() - 1);
+                if self.live.is_empty() && self.current() != ObjectOp::Put {
+                    self.class = class_of(ObjectOp::Put);
                 }
-                if self.class == PUT {
+                if self.current() == ObjectOp::Put {
                     self.object = self.new_object(i);
                     if self
                         .spec
@@ -211,7 +219,7 @@ impl Task for ObjectTask<'_> {
                     }
                 } else {
                     let at = (self.random() % self.live.len() as u64) as usize;
-                    self.object = if self.class == DELETE {
+                    self.object = if self.current() == ObjectOp::Delete {
                         self.live.swap_remove(at)
                     } else {
                         self.live[at]
@@ -219,11 +227,7 @@ impl Task for ObjectTask<'_> {
                 }
             }
         }
-        let reads = match self.op {
-            ObjectOp::Get => true,
-            ObjectOp::Mixed => self.class == GET,
-            _ => false,
-        };
+        let reads = self.current() == ObjectOp::Get;
         if let (true, Some(len)) = (reads, self.spec.range) {
             let size = self.spec.size_of(self.object);
             let len = len.min(size).max(1);
@@ -235,13 +239,7 @@ impl Task for ObjectTask<'_> {
     }
 
     fn execute(&mut self) -> io::Result<u64> {
-        let op = match (self.op, self.class) {
-            (ObjectOp::Mixed, GET) => ObjectOp::Get,
-            (ObjectOp::Mixed, HEAD) => ObjectOp::Head,
-            (ObjectOp::Mixed, PUT) => ObjectOp::Put,
-            (ObjectOp::Mixed, _) => ObjectOp::Delete,
-            (op, _) => op,
-        };
+        let op = self.current();
         match op {
             ObjectOp::Put => {
                 let body = self.body();

@@ -6,6 +6,7 @@ use crate::permute::mix;
 use crate::workload::{
     DataKind, FileSpec, FsyncPolicy, Layout, Op, Pattern, PerChar, Phase, Region, StopRule,
 };
+use iobm_stats::names::bonnie::*;
 
 /// The name of the file the byte tests use.
 pub const BONNIE_FILE: &str = "bonnie.dat";
@@ -94,26 +95,22 @@ pub fn bonnie(spec: &BonnieSpec) -> BonniePlan {
         Phase {
             truncate: true,
             ..phase(
-                "per-char write",
+                PER_CHAR_WRITE,
                 Op::PutChar(spec.per_char),
                 file(per_char, 1),
             )
         },
         Phase {
             truncate: true,
-            ..phase("block write", Op::Write, file(spec.size, 1))
+            ..phase(BLOCK_WRITE, Op::Write, file(spec.size, 1))
         },
-        phase("rewrite", Op::Rewrite, file(spec.size, 1)),
-        phase(
-            "per-char read",
-            Op::GetChar(spec.per_char),
-            file(per_char, 1),
-        ),
-        phase("block read", Op::Read, file(spec.size, 1)),
+        phase(REWRITE, Op::Rewrite, file(spec.size, 1)),
+        phase(PER_CHAR_READ, Op::GetChar(spec.per_char), file(per_char, 1)),
+        phase(BLOCK_READ, Op::Read, file(spec.size, 1)),
         Phase {
             stop: StopRule::Ops(spec.seeks),
             ..phase(
-                "random seeks",
+                SEEKS,
                 Op::Seek {
                     rewrite_pct: spec.seek_rewrite_pct,
                 },
@@ -142,12 +139,12 @@ pub fn bonnie(spec: &BonnieSpec) -> BonniePlan {
         let layout = Layout::many_files(1, specs);
         let random = Pattern::Random { seed: spec.seed };
         for (name, op, pattern) in [
-            ("sequential create", Op::Create, Pattern::Sequential),
-            ("sequential stat", Op::Stat, Pattern::Sequential),
-            ("sequential delete", Op::Delete, Pattern::Sequential),
-            ("random create", Op::Create, random),
-            ("random stat", Op::Stat, random),
-            ("random delete", Op::Delete, random),
+            (SEQUENTIAL_CREATE, Op::Create, Pattern::Sequential),
+            (SEQUENTIAL_STAT, Op::Stat, Pattern::Sequential),
+            (SEQUENTIAL_DELETE, Op::Delete, Pattern::Sequential),
+            (RANDOM_CREATE, Op::Create, random),
+            (RANDOM_STAT, Op::Stat, random),
+            (RANDOM_DELETE, Op::Delete, random),
         ] {
             phases.push(Phase {
                 pattern,

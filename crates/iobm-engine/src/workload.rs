@@ -49,8 +49,22 @@ pub enum ObjectOp {
     Mixed,
 }
 
+/// The operations of a mixed phase, in the order of its per-class books ([`Op::classes`]).
+pub const MIXED: [ObjectOp; 4] = [
+    ObjectOp::Get,
+    ObjectOp::Head,
+    ObjectOp::Put,
+    ObjectOp::Delete,
+];
+const MIXED_NAMES: [&str; 4] = [
+    MIXED[0].name(),
+    MIXED[1].name(),
+    MIXED[2].name(),
+    MIXED[3].name(),
+];
+
 impl ObjectOp {
-    pub fn name(self) -> &'static str {
+    pub const fn name(self) -> &'static str {
         match self {
             ObjectOp::Put => "put",
             ObjectOp::Get => "get",
@@ -70,6 +84,19 @@ pub struct Mix {
     pub head: u32,
     pub put: u32,
     pub delete: u32,
+}
+
+impl Mix {
+    /// The weight of one of the [`MIXED`] operations.
+    pub fn weight(&self, op: ObjectOp) -> u32 {
+        match op {
+            ObjectOp::Get => self.get,
+            ObjectOp::Head => self.head,
+            ObjectOp::Put => self.put,
+            ObjectOp::Delete => self.delete,
+            _ => 0,
+        }
+    }
 }
 
 impl Default for Mix {
@@ -160,7 +187,7 @@ impl Op {
     /// mixed phase has four; every other phase one).
     pub fn classes(self) -> &'static [&'static str] {
         match self {
-            Op::Object(ObjectOp::Mixed) => &["get", "head", "put", "delete"],
+            Op::Object(ObjectOp::Mixed) => &MIXED_NAMES,
             Op::Object(ObjectOp::Put) => &["put"],
             Op::Object(ObjectOp::Get) => &["get"],
             Op::Object(ObjectOp::Head) => &["head"],

@@ -4,30 +4,10 @@
 use crate::{BonnieSummary, BonnieTest, PhaseResult, RunResult};
 use iobm_stats::AggregateKind;
 
-/// Tests that move data, reported in K/sec, in bonnie++'s order.
-pub const BYTE_TESTS: [&str; 5] = [
-    "per-char write",
-    "block write",
-    "rewrite",
-    "per-char read",
-    "block read",
-];
-/// The seek test, reported in seeks per second.
-pub const SEEK_TEST: &str = "random seeks";
-/// The metadata tests, reported in files per second, in bonnie++'s order.
-pub const META_TESTS: [&str; 6] = [
-    "sequential create",
-    "sequential stat",
-    "sequential delete",
-    "random create",
-    "random stat",
-    "random delete",
-];
-
-/// Whether a phase of this name is one of the bonnie tests.
-pub fn is_bonnie_test(name: &str) -> bool {
-    BYTE_TESTS.contains(&name) || name == SEEK_TEST || META_TESTS.contains(&name)
-}
+/// The test names, one source for the suite that runs them and the tables that show them.
+pub use iobm_stats::names::bonnie::{
+    is_test as is_bonnie_test, BYTE_TESTS, META_TESTS, SEEKS as SEEK_TEST,
+};
 
 fn test_row(phase: &PhaseResult) -> BonnieTest {
     let seconds = phase.end_ns.saturating_sub(phase.start_ns) as f64 / 1e9;

@@ -3,6 +3,7 @@
 
 pub mod aggregate;
 pub mod histogram;
+pub mod names;
 pub mod time;
 pub mod units;
 
