@@ -9,8 +9,6 @@ use iobm_target::{Body, Objects, Target};
 use std::io;
 use std::time::Instant;
 
-/// Indices of the mixed phase's classes (see [`crate::Op::classes`]).
-
 /// Checks the stamps of a GET body as it arrives, without keeping it: every 4 KiB chunk of
 /// object `object` starts with (run id, object, offset). Pieces may split a stamp anywhere.
 struct StampCheck {

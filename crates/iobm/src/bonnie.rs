@@ -2,10 +2,10 @@
 //! phases, runs them in the run's own directory, prints a line per test and then bonnie++'s
 //! tables, and saves the JSON result and bonnie++'s CSV line.
 
-use crate::cli::{data_name, BonnieArgs, FsyncArg, PerCharArg};
+use crate::cli::{data_name, BonnieArgs, PerCharArg};
 use crate::files::{check_block, finish_ranks, run_dir};
 use iobm_engine::suite::{self, BonnieSpec, MetaSpec};
-use iobm_engine::{FsyncPolicy, PerChar};
+use iobm_engine::PerChar;
 use iobm_report::bonnie::{csv_line, render_tables, size_label};
 use iobm_report::render_header;
 use iobm_results::bonnie::summarize;
@@ -101,11 +101,7 @@ pub fn bonnie(args: BonnieArgs, argv: &[OsString]) -> Result<Exit, Failure> {
             PerCharArg::Buffered => PerChar::Buffered,
             PerCharArg::Syscall => PerChar::Syscall,
         },
-        fsync: match args.fsync {
-            FsyncArg::Never => FsyncPolicy::Never,
-            FsyncArg::End => FsyncPolicy::End,
-            FsyncArg::Each => FsyncPolicy::Each,
-        },
+        fsync: args.fsync.into(),
         direct: args.direct,
         drop_cache: !args.keep_cache,
         data: args.data,

@@ -496,6 +496,16 @@ pub enum FsyncArg {
     Each,
 }
 
+impl From<FsyncArg> for iobm_engine::FsyncPolicy {
+    fn from(arg: FsyncArg) -> Self {
+        match arg {
+            FsyncArg::Never => iobm_engine::FsyncPolicy::Never,
+            FsyncArg::End => iobm_engine::FsyncPolicy::End,
+            FsyncArg::Each => iobm_engine::FsyncPolicy::Each,
+        }
+    }
+}
+
 fn parse_positive_size(s: &str) -> Result<u64, String> {
     match iobm_stats::parse_bytes(s) {
         Ok(0) => Err("must be greater than 0".to_string()),

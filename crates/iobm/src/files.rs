@@ -1,11 +1,9 @@
 //! `iobm write`, `iobm read` and `iobm stream`: check the input, lay out the data set in the
 //! run's own directory, run the phases, report, save, and clean up.
 
-use crate::cli::{data_name, FsyncArg, IoArgs, ReadArgs, WriteArgs};
+use crate::cli::{data_name, IoArgs, ReadArgs, WriteArgs};
 use crate::rundir::{locate, Manifest, RunDir};
-use iobm_engine::{
-    prepare_objects, Control, DataKind, FsyncPolicy, Layout, Op, Pattern, Phase, StopRule,
-};
+use iobm_engine::{prepare_objects, Control, DataKind, Layout, Op, Pattern, Phase, StopRule};
 use iobm_report::{render_footer, render_header, render_phase};
 use iobm_results::{env, Config, RunResult, RunStatus};
 use iobm_run::execute::execute;
@@ -202,11 +200,7 @@ pub fn write(args: WriteArgs, stream: bool, argv: &[OsString]) -> Result<Exit, F
     }
 
     let mut write_phase = phase("write", Op::Write, io, block, run_id.seed, &layout);
-    write_phase.fsync = match args.fsync {
-        FsyncArg::Never => FsyncPolicy::Never,
-        FsyncArg::End => FsyncPolicy::End,
-        FsyncArg::Each => FsyncPolicy::Each,
-    };
+    write_phase.fsync = args.fsync.into();
     write_phase.data = args.data;
     let mut phases = vec![write_phase];
     if stream {
