@@ -94,7 +94,7 @@ impl<'a> ObjectTask<'a> {
         let session = target
             .objects(worker)
             .map_err(|e| (e, format!("connect worker {worker}")))?;
-        let workers = phase.layout.workers() as u64;
+        let workers = phase.workers as u64;
         let worker = worker as u64;
         let live = if op == ObjectOp::Mixed {
             (worker..spec.count).step_by(workers as usize).collect()

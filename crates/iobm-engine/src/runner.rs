@@ -251,7 +251,7 @@ impl PhaseOutcome {
             end: PhaseEnd::Failed,
             start_ns: now,
             end_ns: now,
-            workers: vec![empty; phase.layout.workers()],
+            workers: vec![empty; phase.workers],
             latency: Histogram::new(),
             by_op: OpOutcome::per_class(phase.op),
             errors: vec![ErrorCount {
@@ -322,7 +322,7 @@ pub fn run_phase_gated(
     control: &Control,
     gate: &dyn Fn(),
 ) -> PhaseOutcome {
-    let workers = phase.layout.workers();
+    let workers = phase.workers;
     assert!(
         workers <= control.live.len(),
         "Control sized for fewer workers"

@@ -69,6 +69,7 @@ pub fn per_char_bytes(spec: &BonnieSpec) -> u64 {
 
 pub fn bonnie(spec: &BonnieSpec) -> BonniePlan {
     let file = |len: u64, workers: usize| Layout {
+        shared: false,
         files: vec![FileSpec {
             name: format!("{}{BONNIE_FILE}", spec.prefix),
             size: spec.size,

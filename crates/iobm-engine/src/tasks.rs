@@ -24,7 +24,7 @@ pub(crate) fn file_task<'a>(
         .then(|| DataSource::new(phase.data, phase.block as usize, run_id, seed));
     let buf = AlignedBuf::zeroed(phase.block as usize);
     if phase.op.is_metadata() {
-        let workers = phase.layout.workers();
+        let workers = phase.workers;
         let mine: Vec<usize> = (index..phase.layout.files.len()).step_by(workers).collect();
         let order = match phase.pattern {
             Pattern::Random { seed: s } => Some(Permutation::new(mine.len() as u64, s ^ seed)),

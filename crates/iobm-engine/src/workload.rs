@@ -248,6 +248,15 @@ pub enum Pattern {
     },
 }
 
+impl Pattern {
+    pub fn name(self) -> &'static str {
+        match self {
+            Pattern::Sequential => "sequential",
+            Pattern::Random { .. } => "random",
+        }
+    }
+}
+
 /// When written data is forced to stable storage.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FsyncPolicy {
@@ -256,6 +265,16 @@ pub enum FsyncPolicy {
     End,
     /// After every write, inside that operation's latency (bonnie++ -b).
     Each,
+}
+
+impl FsyncPolicy {
+    pub fn name(self) -> &'static str {
+        match self {
+            FsyncPolicy::Never => "never",
+            FsyncPolicy::End => "end",
+            FsyncPolicy::Each => "each",
+        }
+    }
 }
 
 /// When a worker stops.
@@ -278,6 +297,17 @@ pub enum DataKind {
     Zero,
     /// Random and stamped, with this percentage of every 4 KiB set to zero.
     Compressible(u8),
+}
+
+impl DataKind {
+    /// As results and `--data` name it: `random`, `zero`, `compressible:PCT`.
+    pub fn name(self) -> String {
+        match self {
+            DataKind::Random => "random".into(),
+            DataKind::Zero => "zero".into(),
+            DataKind::Compressible(p) => format!("compressible:{p}"),
+        }
+    }
 }
 
 /// One file of the layout.
@@ -305,6 +335,8 @@ pub struct Layout {
     pub files: Vec<FileSpec>,
     /// One region per worker; regions never overlap.
     pub regions: Vec<Region>,
+    /// The workers share one file (`--shared-file`), each in its own region.
+    pub shared: bool,
 }
 
 impl Layout {
@@ -314,6 +346,7 @@ impl Layout {
         let first = rank * jobs;
         if shared {
             Layout {
+                shared: true,
                 files: vec![FileSpec {
                     name: "data.shared".to_string(),
                     size: size * (jobs * ranks) as u64,
@@ -329,6 +362,7 @@ impl Layout {
             }
         } else {
             Layout {
+                shared: false,
                 files: (first..first + jobs)
                     .map(|g| FileSpec {
                         name: format!("data.{g}"),
@@ -368,7 +402,11 @@ impl Layout {
                 visit: None,
             })
             .collect();
-        Layout { files, regions }
+        Layout {
+            files,
+            regions,
+            shared: false,
+        }
     }
 
     pub fn workers(&self) -> usize {
@@ -403,6 +441,9 @@ pub struct Phase {
     /// Check every 4 KiB read back for the stamp of the run with this id (`--verify`): the
     /// block is where it belongs and was written by that run.
     pub verify: Option<u64>,
+    /// Workers running the phase: one per region of the layout for file phases (set from it by
+    /// [`Phase::new`]), the concurrency of an object phase.
+    pub workers: usize,
     /// The objects of an object phase ([`Op::Object`]).
     pub objects: Option<ObjectSpec>,
     /// Failed operations are counted and the phase goes on, until more than this many failed
@@ -426,33 +467,28 @@ impl Phase {
             truncate: false,
             stop: StopRule::Once,
             data: DataKind::Random,
-            layout,
             verify: None,
+            workers: layout.workers(),
             objects: None,
             max_errors: 0,
+            layout,
         }
     }
 
     /// An object phase: `workers` workers doing `op` on `spec`'s objects until `stop`.
     pub fn objects(op: ObjectOp, workers: usize, spec: ObjectSpec, stop: StopRule) -> Phase {
-        let layout = Layout {
-            files: Vec::new(),
-            regions: vec![
-                Region {
-                    file: 0,
-                    offset: 0,
-                    len: 0,
-                    visit: None,
-                };
-                workers
-            ],
-        };
         let block = spec.size.1;
+        let no_files = Layout {
+            files: Vec::new(),
+            regions: Vec::new(),
+            shared: false,
+        };
         Phase {
             pattern: Pattern::Random { seed: 0 },
             stop,
+            workers,
             objects: Some(spec),
-            ..Phase::new(op.name(), Op::Object(op), block, layout)
+            ..Phase::new(op.name(), Op::Object(op), block, no_files)
         }
     }
 

@@ -1,28 +1,13 @@
 //! Turns what the engine measured in a phase into the result contract: per-worker records,
 //! aggregates with formulas, latency summary, CPU cost, cache evidence and warnings.
 
-use iobm_engine::{FsyncPolicy, Op, Pattern, PerChar, Phase, PhaseEnd, PhaseOutcome, StopRule};
+use iobm_engine::{FsyncPolicy, Op, PerChar, Phase, PhaseEnd, PhaseOutcome, StopRule};
 use iobm_results::checks::phase_warnings;
 use iobm_results::{
     CacheEvidence, CpuUsage, DeviceIo, ErrorCount, Latency, OperationResult, PhaseResult,
     PhaseSettings, RunStatus, Series, WorkerResult,
 };
 use iobm_stats::{aggregates, Histogram};
-
-pub fn pattern_name(p: Pattern) -> &'static str {
-    match p {
-        Pattern::Sequential => "sequential",
-        Pattern::Random { .. } => "random",
-    }
-}
-
-pub fn fsync_name(f: FsyncPolicy) -> &'static str {
-    match f {
-        FsyncPolicy::Never => "never",
-        FsyncPolicy::End => "end",
-        FsyncPolicy::Each => "each",
-    }
-}
 
 pub fn duration_s(stop: StopRule) -> Option<f64> {
     match stop {
@@ -151,8 +136,8 @@ pub fn phase_result(
         status: status(outcome.end),
         settings: PhaseSettings {
             block_bytes: phase.block,
-            pattern: pattern_name(phase.pattern).to_string(),
-            fsync: fsync_name(phase.fsync).to_string(),
+            pattern: phase.pattern.name().to_string(),
+            fsync: phase.fsync.name().to_string(),
             direct: phase.direct,
             drop_cache: phase.drop_cache,
             duration_s: duration_s(phase.stop),

@@ -2,7 +2,7 @@
 //! phases, runs them in the run's own directory, prints a line per test and then bonnie++'s
 //! tables, and saves the JSON result and bonnie++'s CSV line.
 
-use crate::cli::{data_name, BonnieArgs, PerCharArg};
+use crate::cli::{BonnieArgs, PerCharArg};
 use crate::files::{check_block, finish_ranks, run_dir};
 use iobm_engine::suite::{self, BonnieSpec, MetaSpec};
 use iobm_engine::PerChar;
@@ -14,8 +14,8 @@ use iobm_run::atomic::write_atomic;
 use iobm_run::execute::execute;
 use iobm_run::exit::{Exit, Failure};
 use iobm_run::observe::ResultFile;
+use iobm_run::plan::{self, Placement};
 use iobm_run::ranks::Ranks;
-use iobm_run::record::fsync_name;
 use iobm_run::session::{self, describe_io, say, RunId};
 use iobm_stats::{format_bytes, format_duration, AggregateKind, Rate};
 use iobm_target::posix::PosixTarget;
@@ -159,19 +159,6 @@ pub fn bonnie(args: BonnieArgs, argv: &[OsString]) -> Result<Exit, Failure> {
 
     let control = session::control(&run_id, args.seekers.max(1) as usize);
     let config = Config {
-        dir: args.dir.display().to_string(),
-        run_dir: rundir.path.display().to_string(),
-        jobs: 1,
-        size_per_job_bytes: size,
-        total_bytes: size,
-        block_bytes: chunk,
-        layout: "file_per_job".to_string(),
-        pattern: "per test".to_string(),
-        fsync: fsync_name(spec.fsync).to_string(),
-        direct: args.direct,
-        duration_s: None,
-        data: data_name(args.data),
-        keep: false,
         bonnie: Some(BonnieConfig {
             file_bytes: size,
             per_char: match spec.per_char {
@@ -188,7 +175,15 @@ pub fn bonnie(args: BonnieArgs, argv: &[OsString]) -> Result<Exit, Failure> {
             min_file_bytes: files.min_size,
             dirs: files.dirs,
         }),
-        s3: None,
+        ..plan::config(
+            &plan.phases,
+            Placement {
+                dir: args.dir.display().to_string(),
+                run_dir: rundir.path.display().to_string(),
+                keep: false,
+                ranks: 1,
+            },
+        )
     };
     let environment = env::capture(Some(&args.dir));
     let mut run = session::skeleton("bonnie", &run_id, argv, config, environment, &control);

@@ -585,14 +585,6 @@ pub fn parse_files(s: &str) -> Result<FilesArg, String> {
 }
 
 /// The name of a data kind, as `--data` takes it.
-pub fn data_name(kind: DataKind) -> String {
-    match kind {
-        DataKind::Random => "random".into(),
-        DataKind::Zero => "zero".into(),
-        DataKind::Compressible(p) => format!("compressible:{p}"),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -607,7 +599,7 @@ mod tests {
         assert!(parse_data("compressible:140").is_err());
         assert!(parse_data("ones").is_err());
         for k in [DataKind::Random, DataKind::Zero, DataKind::Compressible(5)] {
-            assert_eq!(parse_data(&data_name(k)), Ok(k));
+            assert_eq!(parse_data(&k.name()), Ok(k));
         }
     }
 

@@ -1,7 +1,7 @@
 //! `iobm write`, `iobm read` and `iobm stream`: check the input, lay out the data set in the
 //! run's own directory, run the phases, report, save, and clean up.
 
-use crate::cli::{data_name, IoArgs, ReadArgs, WriteArgs};
+use crate::cli::{IoArgs, ReadArgs, WriteArgs};
 use crate::rundir::{locate, Manifest, RunDir};
 use iobm_engine::{prepare_objects, Control, DataKind, Layout, Op, Pattern, Phase, StopRule};
 use iobm_report::{render_footer, render_header, render_phase};
@@ -9,8 +9,8 @@ use iobm_results::{env, Config, RunResult, RunStatus};
 use iobm_run::execute::execute;
 use iobm_run::exit::{Exit, Failure};
 use iobm_run::observe::ResultFile;
+use iobm_run::plan::{self, Placement};
 use iobm_run::ranks::Ranks;
-use iobm_run::record::{fsync_name, pattern_name};
 use iobm_run::session::{self, describe_io, say, RunId};
 use iobm_stats::format_bytes;
 use iobm_target::posix::PosixTarget;
@@ -168,7 +168,6 @@ pub fn write(args: WriteArgs, stream: bool, argv: &[OsString]) -> Result<Exit, F
     let (asked_per_job, per_job) = sizes?;
     let jobs = args.jobs as u64;
     let block = io.block.unwrap_or(DEFAULT_BLOCK);
-    let total = per_job * jobs * ranks.size() as u64;
     if !ranks.is_root() {
         session::silence();
     }
@@ -223,23 +222,15 @@ pub fn write(args: WriteArgs, stream: bool, argv: &[OsString]) -> Result<Exit, F
     }
 
     let control = session::control(&run_id, jobs as usize);
-    let config = Config {
-        dir: args.dir.display().to_string(),
-        run_dir: rundir.path.display().to_string(),
-        jobs: args.jobs,
-        size_per_job_bytes: per_job,
-        total_bytes: total,
-        block_bytes: block,
-        layout: layout_name.to_string(),
-        pattern: pattern_name(phases[0].pattern).to_string(),
-        fsync: fsync_name(phases[0].fsync).to_string(),
-        direct: io.direct,
-        duration_s: io.duration.map(|d| d.as_secs_f64()),
-        data: data_name(args.data),
-        keep: args.keep,
-        bonnie: None,
-        s3: None,
-    };
+    let config = plan::config(
+        &phases,
+        Placement {
+            dir: args.dir.display().to_string(),
+            run_dir: rundir.path.display().to_string(),
+            keep: args.keep,
+            ranks: size as u32,
+        },
+    );
     let environment = env::capture(Some(&args.dir));
     let kind = if stream { "stream" } else { "write" };
     let mut run = session::skeleton(kind, &run_id, argv, config, environment, &control);
@@ -251,7 +242,7 @@ pub fn write(args: WriteArgs, stream: bool, argv: &[OsString]) -> Result<Exit, F
         layout_name,
         &all_files,
         block,
-        data_name(args.data),
+        args.data.name(),
     );
     manifest.ranks = size as u32;
     manifest.jobs = args.jobs;
@@ -392,21 +383,17 @@ pub fn read(args: ReadArgs, argv: &[OsString]) -> Result<Exit, Failure> {
         read_phase.verify = Some(seed);
     }
     let config = Config {
-        dir: args.path.display().to_string(),
-        run_dir: data_dir.display().to_string(),
-        jobs: manifest.jobs,
-        size_per_job_bytes: per_job,
-        total_bytes: per_job * (jobs * size) as u64,
-        block_bytes: block,
-        layout: manifest.layout.clone(),
-        pattern: pattern_name(read_phase.pattern).to_string(),
-        fsync: "never".to_string(),
-        direct: io.direct,
-        duration_s: io.duration.map(|d| d.as_secs_f64()),
+        // What the data set holds is what was written, as its manifest says.
         data: manifest.data.clone(),
-        keep: true,
-        bonnie: None,
-        s3: None,
+        ..plan::config(
+            std::slice::from_ref(&read_phase),
+            Placement {
+                dir: args.path.display().to_string(),
+                run_dir: data_dir.display().to_string(),
+                keep: true,
+                ranks: size as u32,
+            },
+        )
     };
     let environment = env::capture(Some(&data_dir));
     let mut run = session::skeleton("read", &run_id, argv, config, environment, &control);

@@ -16,6 +16,7 @@ use iobm_results::{env, BonnieConfig, Config, PhaseResult, RunResult};
 use iobm_run::execute::execute;
 use iobm_run::exit::{Exit, Failure};
 use iobm_run::observe::ResultFile;
+use iobm_run::plan::{self, Placement};
 use iobm_run::ranks::Ranks;
 use iobm_run::session::{self, describe_io, say, RunId};
 use iobm_stats::{format_bytes, format_duration, AggregateKind, Rate};
@@ -191,19 +192,6 @@ pub fn quick(args: QuickArgs, argv: &[OsString]) -> Result<Exit, Failure> {
             .max(crate::s3::QUICK_CONCURRENT),
     );
     let config = Config {
-        dir: dir.display().to_string(),
-        run_dir: rundir.path.display().to_string(),
-        jobs: jobs as u32,
-        size_per_job_bytes: per_job,
-        total_bytes: layout.total_bytes(),
-        block_bytes: MIB,
-        layout: "file_per_job".to_string(),
-        pattern: "per step".to_string(),
-        fsync: "per step".to_string(),
-        direct,
-        duration_s: Some(t.as_secs_f64()),
-        data: "random".to_string(),
-        keep: false,
         bonnie: Some(BonnieConfig {
             file_bytes: bonnie_spec.size,
             per_char: "buffered".to_string(),
@@ -216,7 +204,15 @@ pub fn quick(args: QuickArgs, argv: &[OsString]) -> Result<Exit, Failure> {
             min_file_bytes: 0,
             dirs: 0,
         }),
-        s3: None,
+        ..plan::config(
+            &phases,
+            Placement {
+                dir: dir.display().to_string(),
+                run_dir: rundir.path.display().to_string(),
+                keep: false,
+                ranks: 1,
+            },
+        )
     };
     let environment = env::capture(Some(&dir));
     let mut run = session::skeleton("quick", &run_id, argv, config, environment, &control);

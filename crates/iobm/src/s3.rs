@@ -12,6 +12,7 @@ use iobm_results::{env, Config, RunStatus, S3Config as S3Settings};
 use iobm_run::execute::execute;
 use iobm_run::exit::{Exit, Failure};
 use iobm_run::observe::ResultFile;
+use iobm_run::plan::{self, Placement};
 use iobm_run::ranks::Ranks;
 use iobm_run::session::{self, describe_io, say, RunId};
 use iobm_s3::sigv4::Credentials;
@@ -307,21 +308,18 @@ fn run(
         insecure: args.insecure,
     };
     let run_config = Config {
-        dir: gateway.map_or(where_.clone(), |g| g.dir.display().to_string()),
-        run_dir: format!("s3://{}/{}", config.bucket, config.prefix),
-        jobs: args.concurrent,
-        size_per_job_bytes: max,
-        total_bytes: spec.total_bytes(),
-        block_bytes: max,
-        layout: "objects".to_string(),
-        pattern: "random".to_string(),
-        fsync: "never".to_string(),
-        direct: false,
-        duration_s: iobm_run::record::duration_s(stop),
-        data: crate::cli::data_name(args.data),
-        keep: args.keep,
-        bonnie: None,
         s3: Some(settings),
+        // A GET's objects were uploaded with this data before the phase.
+        data: args.data.name(),
+        ..plan::config(
+            std::slice::from_ref(&phase),
+            Placement {
+                dir: gateway.map_or(where_.clone(), |g| g.dir.display().to_string()),
+                run_dir: format!("s3://{}/{}", config.bucket, config.prefix),
+                keep: args.keep,
+                ranks: 1,
+            },
+        )
     };
     let environment = env::capture(gateway.map(|g| g.dir.as_path()));
     let kind = format!("s3 {}", op.name());

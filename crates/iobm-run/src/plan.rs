@@ -1,0 +1,155 @@
+//! The result's `Config`, derived from what a command planned (its phases and where they run)
+//! instead of written out by every command: one place decides how a plan is described.
+
+use iobm_engine::{Op, Phase, StopRule};
+use iobm_results::Config;
+
+/// Where a plan runs and what it leaves behind.
+#[derive(Debug, Clone)]
+pub struct Placement {
+    /// The directory (or endpoint) given on the command line.
+    pub dir: String,
+    /// The directory the run created there, or the data set or key prefix it works on.
+    pub run_dir: String,
+    /// The data is kept after the run.
+    pub keep: bool,
+    /// Processes that each run the phases (MPI ranks).
+    pub ranks: u32,
+}
+
+/// One name when every phase agrees, else "per phase".
+fn common(names: impl Iterator<Item = String>) -> String {
+    let names: Vec<String> = names.collect();
+    match names.first() {
+        Some(first) if names.iter().all(|n| n == first) => first.clone(),
+        Some(_) => "per phase".to_string(),
+        None => String::new(),
+    }
+}
+
+/// The configuration of a run of `phases` (at least one) placed at `at`. The first phase sets
+/// the workers and block; sizes are the largest data set of any phase over all ranks; the fsync
+/// policy is the writing phases'; the data written is the first writing phase's.
+pub fn config(phases: &[Phase], at: Placement) -> Config {
+    let first = &phases[0];
+    let ranks = u64::from(at.ranks.max(1));
+    let (size_per_job, total, layout) = match &first.objects {
+        Some(spec) => (spec.size.1, spec.total_bytes(), "objects"),
+        None => {
+            let per_job = phases
+                .iter()
+                .flat_map(|p| p.layout.regions.iter().map(|r| r.len))
+                .max()
+                .unwrap_or(0);
+            // A phase's data set is its files (several workers may read one, as bonnie's
+            // seekers do); each rank has its own files unless they share one.
+            let total = phases
+                .iter()
+                .map(|p| {
+                    let files: u64 = p.layout.files.iter().map(|f| f.size).sum();
+                    if p.layout.shared {
+                        files
+                    } else {
+                        files * ranks
+                    }
+                })
+                .max()
+                .unwrap_or(0);
+            let layout = if first.layout.shared {
+                "shared_file"
+            } else {
+                "file_per_job"
+            };
+            (per_job, total, layout)
+        }
+    };
+    let writer = phases.iter().find(|p| p.op.writes() && p.op != Op::Rewrite);
+    let mut writers = phases.iter().filter(|p| p.op.writes()).peekable();
+    Config {
+        dir: at.dir,
+        run_dir: at.run_dir,
+        jobs: first.workers as u32,
+        size_per_job_bytes: size_per_job,
+        total_bytes: total,
+        block_bytes: first.block,
+        layout: layout.to_string(),
+        pattern: common(phases.iter().map(|p| p.pattern.name().to_string())),
+        // Only writes are fsynced: reads do not make a stream's policy "per phase".
+        fsync: match writers.peek() {
+            Some(_) => common(writers.map(|p| p.fsync.name().to_string())),
+            None => "never".to_string(),
+        },
+        direct: phases.iter().any(|p| p.direct),
+        duration_s: match first.stop {
+            StopRule::Duration(d) => Some(d.as_secs_f64()),
+            StopRule::Once | StopRule::Ops(_) => None,
+        },
+        data: writer.map_or("none written".to_string(), |p| p.data.name()),
+        keep: at.keep,
+        bonnie: None,
+        s3: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iobm_engine::{DataKind, FsyncPolicy, Layout, Pattern};
+    use std::time::Duration;
+
+    fn at(ranks: u32) -> Placement {
+        Placement {
+            dir: "/mnt".into(),
+            run_dir: "/mnt/iobm-x".into(),
+            keep: false,
+            ranks,
+        }
+    }
+
+    #[test]
+    fn a_stream_is_described_by_its_write_and_read() {
+        // Rank 0 of 2, 4 workers each, in one shared file of 8 MiB.
+        let layout = Layout::for_rank(true, 0, 2, 4, 1 << 20);
+        let write = Phase {
+            fsync: FsyncPolicy::End,
+            data: DataKind::Compressible(50),
+            stop: StopRule::Duration(Duration::from_secs(30)),
+            ..Phase::new("write", Op::Write, 4096, layout.clone())
+        };
+        let read = Phase {
+            stop: StopRule::Duration(Duration::from_secs(30)),
+            ..Phase::new("read", Op::Read, 4096, layout)
+        };
+        let c = config(&[write, read], at(2));
+        assert_eq!((c.jobs, c.block_bytes), (4, 4096));
+        assert_eq!(c.size_per_job_bytes, 1 << 20);
+        assert_eq!(c.total_bytes, 8 << 20);
+        assert_eq!(c.layout, "shared_file");
+        assert_eq!(c.pattern, "sequential");
+        assert_eq!(c.fsync, "end");
+        assert_eq!(c.data, "compressible:50");
+        assert_eq!(c.duration_s, Some(30.0));
+        assert!(!c.direct);
+    }
+
+    #[test]
+    fn a_read_alone_wrote_nothing_and_random_order_is_named() {
+        let read = Phase {
+            pattern: Pattern::Random { seed: 1 },
+            direct: true,
+            ..Phase::new(
+                "read",
+                Op::Read,
+                1 << 20,
+                Layout::file_per_worker(2, 8 << 20),
+            )
+        };
+        let c = config(&[read], at(1));
+        assert_eq!(c.layout, "file_per_job");
+        assert_eq!(c.pattern, "random");
+        assert_eq!(c.data, "none written");
+        assert_eq!(c.fsync, "never");
+        assert!(c.direct);
+        assert_eq!(c.total_bytes, 16 << 20);
+    }
+}
