@@ -355,6 +355,10 @@ pub fn run_phase_gated(
     if let Err(e) = dropped {
         return PhaseOutcome::failed_before_start(phase, control, &e, "drop the page cache");
     }
+    if phase.direct && !target.capabilities().direct_io {
+        let e = io::Error::new(io::ErrorKind::Unsupported, "this target has no O_DIRECT");
+        return PhaseOutcome::failed_before_start(phase, control, &e, "open with O_DIRECT");
+    }
     let device_before = target.device_counters();
 
     let shared = Shared {
@@ -686,6 +690,21 @@ mod tests {
             fsync: FsyncPolicy::End,
             ..Phase::new(op.name(), op, block, layout)
         }
+    }
+
+    #[test]
+    fn direct_io_on_a_target_without_it_fails_before_any_operation() {
+        let target = MemTarget::new();
+        let layout = Layout::file_per_worker(1, 4096);
+        prepare_objects(&target, &layout).unwrap();
+        let p = Phase {
+            direct: true,
+            ..phase(Op::Write, layout, 4096)
+        };
+        let out = run_phase(&target, &p, &Control::new(1, 1));
+        assert_eq!(out.end, PhaseEnd::Failed);
+        assert_eq!(out.bytes(), 0);
+        assert!(out.errors[0].first.contains("O_DIRECT"), "{:?}", out.errors);
     }
 
     #[test]

@@ -7,8 +7,7 @@ use iobm_engine::Control;
 use iobm_results::{
     time, ClockInfo, Config, Environment, RunResult, RunStatus, FORMAT, SCHEMA_VERSION,
 };
-use iobm_target::posix::PosixTarget;
-use iobm_target::{Access, OpenOptions, Target};
+use iobm_target::Target;
 use std::ffi::OsString;
 use std::io::{Read, Write};
 use std::path::Path;
@@ -235,30 +234,17 @@ fn exit_code(run: &RunResult) -> Exit {
     }
 }
 
-/// Refuses `--direct` early, with a clear message, where the file system does not support it.
-pub fn probe_direct(target: &PosixTarget, dir: &Path, rank: u32) -> Result<(), Failure> {
-    let probe = format!("direct-io-probe.{rank}");
-    let opened = target.open(
-        &probe,
-        OpenOptions {
-            access: Access::Create,
-            direct: true,
-        },
-    );
-    let _ = target.remove(&probe);
-    match opened {
-        Ok(handle) => {
-            let _ = handle.close();
-            Ok(())
-        }
-        Err(e) => {
+/// Refuses `--direct` early, with a clear message, where the storage does not support it.
+pub fn probe_direct(target: &dyn Target, dir: &Path, rank: u32) -> Result<(), Failure> {
+    target
+        .probe_direct(&format!("direct-io-probe.{rank}"))
+        .map_err(|e| {
             let fs = iobm_results::env::storage_info(dir)
                 .map_or("this file system".into(), |s| s.fs_type);
-            Err(Failure::input(format!(
+            Failure::input(format!(
                 "--direct: {} ({fs}) refuses O_DIRECT: {}",
                 dir.display(),
                 describe_io(&e)
-            )))
-        }
-    }
+            ))
+        })
 }

@@ -142,17 +142,13 @@ impl S3Target {
         S3Target { config, control }
     }
 
-    pub fn config(&self) -> &S3Config {
-        &self.config
-    }
-
     /// The endpoint worker `worker` talks to: workers are spread round-robin.
-    pub fn endpoint_of(&self, worker: usize) -> &str {
+    fn endpoint(&self, worker: usize) -> &str {
         &self.config.endpoints[worker % self.config.endpoints.len()].url
     }
 
     /// Creates the bucket unless it exists; true when this call created it.
-    pub fn ensure_bucket(&self) -> io::Result<bool> {
+    fn ensure_bucket(&self) -> io::Result<bool> {
         let mut c = self.control.lock().unwrap();
         let head = c.request(&self.config, "HEAD", None, &[], &[], None)?;
         match head.status {
@@ -170,14 +166,14 @@ impl S3Target {
     }
 
     /// Deletes the bucket (only ever one this run created, once empty).
-    pub fn delete_bucket(&self) -> io::Result<()> {
+    fn delete_bucket(&self) -> io::Result<()> {
         let mut c = self.control.lock().unwrap();
         let head = c.request(&self.config, "DELETE", None, &[], &[], None)?;
         c.expect_ok(&head)
     }
 
     /// Every key under the run's prefix.
-    pub fn list_all(&self) -> io::Result<Vec<String>> {
+    fn list_all(&self) -> io::Result<Vec<String>> {
         let mut c = self.control.lock().unwrap();
         let mut keys = Vec::new();
         let mut token: Option<String> = None;
@@ -192,7 +188,7 @@ impl S3Target {
     }
 
     /// Deletes every object under the run's prefix with `threads` connections; returns how many.
-    pub fn remove_all(&self, threads: usize) -> io::Result<u64> {
+    fn remove_all(&self, threads: usize) -> io::Result<u64> {
         let keys = self.list_all()?;
         let threads = threads.clamp(1, 32).min(keys.len().max(1));
         let chunk = keys.len().div_ceil(threads).max(1);
@@ -221,23 +217,24 @@ impl S3Target {
 }
 
 impl Target for S3Target {
-    fn describe(&self) -> String {
-        let urls: Vec<&str> = self
-            .config
-            .endpoints
-            .iter()
-            .map(|e| e.url.as_str())
-            .collect();
-        format!(
-            "s3://{}/{} at {}",
-            self.config.bucket,
-            self.config.prefix,
-            urls.join(", ")
-        )
-    }
-
     fn capabilities(&self) -> Capabilities {
         Capabilities::default()
+    }
+
+    fn prepare(&self) -> io::Result<bool> {
+        self.ensure_bucket()
+    }
+
+    fn remove_run_objects(&self, threads: usize) -> io::Result<u64> {
+        self.remove_all(threads)
+    }
+
+    fn remove_place(&self) -> io::Result<()> {
+        self.delete_bucket()
+    }
+
+    fn endpoint_of(&self, worker: usize) -> Option<&str> {
+        Some(self.endpoint(worker))
     }
 
     fn open(&self, name: &str, _options: OpenOptions) -> io::Result<Box<dyn Handle>> {

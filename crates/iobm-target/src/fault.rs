@@ -24,11 +24,11 @@ impl<T: Target> FaultTarget<T> {
 }
 
 impl<T: Target> Target for FaultTarget<T> {
-    fn describe(&self) -> String {
-        format!("fault({})", self.inner.describe())
-    }
     fn capabilities(&self) -> Capabilities {
         self.inner.capabilities()
+    }
+    fn probe_direct(&self, probe: &str) -> io::Result<()> {
+        self.inner.probe_direct(probe)
     }
     fn open(&self, name: &str, options: OpenOptions) -> io::Result<Box<dyn Handle>> {
         Ok(Box::new(FaultHandle {

@@ -14,15 +14,12 @@ pub mod posix;
 pub use errors::{error_kind, HttpError, TlsError};
 pub use objects::{Body, ListPage, Objects};
 
-/// What a target can do beyond plain reads and writes.
+/// What a target can do beyond plain reads and writes, as the engine asks before a phase.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Capabilities {
     /// Can bypass the page cache (`O_DIRECT`); buffers and offsets must then be aligned.
+    /// Whether the storage behind it accepts that is asked with [`Target::probe_direct`].
     pub direct_io: bool,
-    /// Can force data to stable storage (`fsync`).
-    pub sync: bool,
-    /// Can tell how much of an object sits in the page cache.
-    pub residency: bool,
 }
 
 /// How an object is opened.
@@ -60,9 +57,15 @@ pub struct DeviceCounters {
 /// `d03/0000042`), always inside the target. Implementations: [`posix::PosixTarget`], [`mem::MemTarget`],
 /// [`null::NullTarget`]; [`fault::FaultTarget`] wraps any of them.
 pub trait Target: Send + Sync {
-    /// A short description for reports: `posix:/mnt/nfs/iobm-...`.
-    fn describe(&self) -> String;
     fn capabilities(&self) -> Capabilities;
+    /// Whether the storage accepts `O_DIRECT`, tried by creating and removing the object
+    /// `probe`; an error says why not.
+    fn probe_direct(&self, _probe: &str) -> io::Result<()> {
+        Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "this target has no O_DIRECT",
+        ))
+    }
     /// Opens (or creates) an object. Called once per worker and phase, never per operation.
     fn open(&self, name: &str, options: OpenOptions) -> io::Result<Box<dyn Handle>>;
     /// The object's length in bytes.
@@ -92,6 +95,25 @@ pub trait Target: Send + Sync {
     }
     /// Counters of the block device behind the target, when there is one.
     fn device_counters(&self) -> Option<DeviceCounters> {
+        None
+    }
+    /// Makes the place the run's objects go (an S3 bucket) unless it exists; true when this
+    /// call made it. Targets in a directory the command created have nothing to make.
+    fn prepare(&self) -> io::Result<bool> {
+        Ok(false)
+    }
+    /// Removes every object the run stored under its own name prefix, with up to `threads`
+    /// connections; returns how many. Targets whose objects the command removes by name
+    /// return 0.
+    fn remove_run_objects(&self, _threads: usize) -> io::Result<u64> {
+        Ok(0)
+    }
+    /// Removes the place [`Target::prepare`] made, which must be empty.
+    fn remove_place(&self) -> io::Result<()> {
+        Ok(())
+    }
+    /// Where worker `worker`'s requests go (an S3 endpoint), for per-endpoint reports.
+    fn endpoint_of(&self, _worker: usize) -> Option<&str> {
         None
     }
 }

@@ -36,10 +36,6 @@ fn not_found(name: &str) -> io::Error {
 }
 
 impl Target for MemTarget {
-    fn describe(&self) -> String {
-        "mem".to_string()
-    }
-
     fn capabilities(&self) -> Capabilities {
         Capabilities::default()
     }

@@ -8,16 +8,12 @@ use std::io;
 pub struct NullTarget;
 
 impl Target for NullTarget {
-    fn describe(&self) -> String {
-        "null".to_string()
+    fn capabilities(&self) -> Capabilities {
+        Capabilities { direct_io: true }
     }
 
-    fn capabilities(&self) -> Capabilities {
-        Capabilities {
-            direct_io: true,
-            sync: true,
-            residency: false,
-        }
+    fn probe_direct(&self, _probe: &str) -> io::Result<()> {
+        Ok(())
     }
 
     fn open(&self, _name: &str, _options: OpenOptions) -> io::Result<Box<dyn Handle>> {

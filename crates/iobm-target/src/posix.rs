@@ -38,16 +38,18 @@ impl PosixTarget {
 }
 
 impl Target for PosixTarget {
-    fn describe(&self) -> String {
-        format!("posix:{}", self.root.display())
+    fn capabilities(&self) -> Capabilities {
+        Capabilities { direct_io: true }
     }
 
-    fn capabilities(&self) -> Capabilities {
-        Capabilities {
-            direct_io: true,
-            sync: true,
-            residency: true,
-        }
+    fn probe_direct(&self, probe: &str) -> io::Result<()> {
+        let options = OpenOptions {
+            access: Access::Create,
+            direct: true,
+        };
+        let opened = self.open(probe, options);
+        let _ = self.remove(probe);
+        opened?.close()
     }
 
     fn open(&self, name: &str, options: OpenOptions) -> io::Result<Box<dyn Handle>> {

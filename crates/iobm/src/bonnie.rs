@@ -4,6 +4,7 @@
 
 use crate::cli::{BonnieArgs, PerCharArg};
 use crate::files::{check_block, finish_ranks, run_dir};
+use crate::targets::{self, Storage};
 use iobm_engine::suite::{self, BonnieSpec, MetaSpec};
 use iobm_engine::PerChar;
 use iobm_report::bonnie::{csv_line, render_tables, size_label};
@@ -18,8 +19,6 @@ use iobm_run::plan::{self, Placement};
 use iobm_run::ranks::Ranks;
 use iobm_run::session::{self, describe_io, say, RunId};
 use iobm_stats::{format_bytes, format_duration, AggregateKind, Rate};
-use iobm_target::posix::PosixTarget;
-use iobm_target::Target;
 use std::ffi::OsString;
 use std::time::Duration;
 
@@ -124,7 +123,8 @@ pub fn bonnie(args: BonnieArgs, argv: &[OsString]) -> Result<Exit, Failure> {
     let plan = suite::bonnie(&spec);
 
     let rundir = run_dir(&args.dir, &run_id, &ranks)?;
-    let target = PosixTarget::new(&rundir.path);
+    let storage = targets::open(Storage::Directory(&rundir.path));
+    let target = storage.as_ref();
     let file_names: Vec<&str> = plan.files.iter().map(String::as_str).collect();
     // Every rank removes its own files and directories, then the run directory's owners it.
     let cleanup = |run_warnings: &mut Vec<String>| {
@@ -137,7 +137,7 @@ pub fn bonnie(args: BonnieArgs, argv: &[OsString]) -> Result<Exit, Failure> {
         }
     };
     let mut prepared = if args.direct {
-        session::probe_direct(&target, &args.dir, ranks.rank())
+        session::probe_direct(target, &args.dir, ranks.rank())
     } else {
         Ok(())
     };
@@ -214,7 +214,7 @@ pub fn bonnie(args: BonnieArgs, argv: &[OsString]) -> Result<Exit, Failure> {
     };
     let mut saved = ResultFile::new(args.output.json());
     execute(
-        &target,
+        target,
         plan.phases.clone(),
         &mut run,
         &control,

@@ -3,6 +3,7 @@
 
 use crate::cli::{IoArgs, ReadArgs, WriteArgs};
 use crate::rundir::{locate, Manifest, RunDir};
+use crate::targets::{self, Storage};
 use iobm_engine::{prepare_objects, Control, DataKind, Layout, Op, Pattern, Phase, StopRule};
 use iobm_report::{render_footer, render_header, render_phase};
 use iobm_results::{env, Config, RunResult, RunStatus};
@@ -13,7 +14,7 @@ use iobm_run::plan::{self, Placement};
 use iobm_run::ranks::Ranks;
 use iobm_run::session::{self, describe_io, say, RunId};
 use iobm_stats::format_bytes;
-use iobm_target::posix::PosixTarget;
+use iobm_target::Target;
 use std::ffi::OsString;
 use std::path::Path;
 use std::sync::Arc;
@@ -66,7 +67,7 @@ fn phase(name: &str, op: Op, io: &IoArgs, block: u64, seed: u64, layout: &Layout
 /// Runs the phases on every rank and prints the merged report (rank 0) as it goes, saving the
 /// result so far to `json` after each phase.
 fn run_and_report(
-    target: &PosixTarget,
+    target: &dyn Target,
     phases: Vec<Phase>,
     run: &mut RunResult,
     control: &Arc<Control>,
@@ -174,9 +175,10 @@ pub fn write(args: WriteArgs, stream: bool, argv: &[OsString]) -> Result<Exit, F
 
     let run_id = ranks.share(&RunId::generate());
     let rundir = run_dir(&args.dir, &run_id, &ranks)?;
-    let target = PosixTarget::new(&rundir.path);
+    let storage = targets::open(Storage::Directory(&rundir.path));
+    let target = storage.as_ref();
     if io.direct {
-        let probed = session::probe_direct(&target, &args.dir, ranks.rank());
+        let probed = session::probe_direct(target, &args.dir, ranks.rank());
         if let Err(f) = ranks.agree(probed) {
             let _ = rundir.remove_if_owned();
             return Err(f);
@@ -255,7 +257,7 @@ pub fn write(args: WriteArgs, stream: bool, argv: &[OsString]) -> Result<Exit, F
     }
     .and_then(|_| {
         if creates_files {
-            prepare_objects(&target, &layout)
+            prepare_objects(target, &layout)
         } else {
             Ok(())
         }
@@ -271,14 +273,7 @@ pub fn write(args: WriteArgs, stream: bool, argv: &[OsString]) -> Result<Exit, F
         let _ = rundir.remove(&layout);
         return Err(f);
     }
-    run_and_report(
-        &target,
-        phases,
-        &mut run,
-        &control,
-        &ranks,
-        io.output.json(),
-    );
+    run_and_report(target, phases, &mut run, &control, &ranks, io.output.json());
 
     // Complete, and (when stopped by time) every region covered at least once.
     let wrote_all = ranks.share(&run.phases.first().is_some_and(|p| {
@@ -364,10 +359,11 @@ pub fn read(args: ReadArgs, argv: &[OsString]) -> Result<Exit, Failure> {
     let layout = Layout::for_rank(shared, reader, size, jobs, per_job);
     let block = io.block.unwrap_or(manifest.block_bytes);
     check_block("--block", block, per_job, "the size per job", io.direct)?;
-    let target = PosixTarget::new(&data_dir);
+    let storage = targets::open(Storage::Directory(&data_dir));
+    let target = storage.as_ref();
     if io.direct {
         let probed = session::writable_dir(&data_dir)
-            .and_then(|_| session::probe_direct(&target, &data_dir, ranks.rank()));
+            .and_then(|_| session::probe_direct(target, &data_dir, ranks.rank()));
         ranks.agree(probed)?;
     }
     let run_id = ranks.share(&RunId::generate());
@@ -398,7 +394,7 @@ pub fn read(args: ReadArgs, argv: &[OsString]) -> Result<Exit, Failure> {
     let environment = env::capture(Some(&data_dir));
     let mut run = session::skeleton("read", &run_id, argv, config, environment, &control);
     run_and_report(
-        &target,
+        target,
         vec![read_phase],
         &mut run,
         &control,

@@ -12,6 +12,7 @@ pub mod report;
 pub mod rundir;
 pub mod s3;
 pub mod serve;
+pub mod targets;
 
 use clap::Parser;
 use cli::{Cli, Command};

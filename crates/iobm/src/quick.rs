@@ -5,6 +5,7 @@
 
 use crate::cli::QuickArgs;
 use crate::rundir::RunDir;
+use crate::targets::{self, Storage};
 use iobm_engine::suite::{self, BonnieSpec, MetaSpec};
 use iobm_engine::PerChar;
 use iobm_engine::{prepare_objects, DataKind, FsyncPolicy, Layout, Op, Pattern, Phase, StopRule};
@@ -20,7 +21,6 @@ use iobm_run::plan::{self, Placement};
 use iobm_run::ranks::Ranks;
 use iobm_run::session::{self, describe_io, say, RunId};
 use iobm_stats::{format_bytes, format_duration, AggregateKind, Rate};
-use iobm_target::posix::PosixTarget;
 use std::ffi::OsString;
 use std::time::Duration;
 
@@ -106,9 +106,10 @@ pub fn quick(args: QuickArgs, argv: &[OsString]) -> Result<Exit, Failure> {
     }
     let run_id = RunId::generate();
     let rundir = RunDir::create(&dir, &run_id.text)?;
-    let target = PosixTarget::new(&rundir.path);
+    let storage = targets::open(Storage::Directory(&rundir.path));
+    let target = storage.as_ref();
     let layout = Layout::file_per_worker(jobs, per_job);
-    if let Err(e) = prepare_objects(&target, &layout) {
+    if let Err(e) = prepare_objects(target, &layout) {
         let _ = rundir.remove(&layout);
         return Err(Failure::run(format!(
             "{}: {}",
@@ -118,7 +119,7 @@ pub fn quick(args: QuickArgs, argv: &[OsString]) -> Result<Exit, Failure> {
     }
     // O_DIRECT where the file system has it, so every step measures the storage rather than the
     // page cache; elsewhere buffered, with the cache dropped before each read.
-    let direct = session::probe_direct(&target, &dir, 0).is_ok();
+    let direct = session::probe_direct(target, &dir, 0).is_ok();
     let t = args.step_time;
     let random = Pattern::Random { seed: run_id.seed };
     let steps = [
@@ -225,7 +226,7 @@ pub fn quick(args: QuickArgs, argv: &[OsString]) -> Result<Exit, Failure> {
     run.ranks = ranks.infos(&run.environment.hostname);
     let mut saved = ResultFile::new(args.output.json());
     execute(
-        &target,
+        target,
         phases,
         &mut run,
         &control,

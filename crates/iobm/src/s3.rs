@@ -5,6 +5,7 @@
 
 use crate::cli::{PayloadArg, S3Args, S3Op};
 use crate::gateway::BuiltinGateway;
+use crate::targets::{self, Storage};
 use iobm_engine::{run_phase, Mix, ObjectOp, ObjectSpec, Phase, PhaseEnd, StopRule};
 use iobm_report::text::{render_footer, render_header, render_phase};
 use iobm_results::checks::JUST_WRITTEN;
@@ -16,7 +17,8 @@ use iobm_run::plan::{self, Placement};
 use iobm_run::ranks::Ranks;
 use iobm_run::session::{self, describe_io, say, RunId};
 use iobm_s3::sigv4::Credentials;
-use iobm_s3::{Endpoint, PayloadSigning, S3Config, S3Target};
+use iobm_s3::{Endpoint, PayloadSigning, S3Config};
+use iobm_target::Target;
 use std::ffi::OsString;
 use std::path::Path;
 
@@ -188,7 +190,7 @@ pub fn s3(args: S3Args, argv: &[OsString]) -> Result<Exit, Failure> {
     } else {
         None
     };
-    let target = S3Target::new(S3Config {
+    let config = S3Config {
         tls,
         endpoints,
         bucket: args.bucket.clone(),
@@ -198,8 +200,16 @@ pub fn s3(args: S3Args, argv: &[OsString]) -> Result<Exit, Failure> {
         payload,
         timeout: args.timeout,
         new_connection_per_request: args.new_connection,
-    });
-    let result = run(&ranks, &args, argv, &target, &run_id, gateway.as_ref());
+    };
+    let target = targets::open(Storage::S3(config.clone()));
+    let result = run(
+        &ranks,
+        &args,
+        argv,
+        (target.as_ref(), &config),
+        &run_id,
+        gateway.as_ref(),
+    );
     if let Some(g) = gateway {
         if let Some(w) = g.stop(args.keep) {
             eprintln!("iobm: warning: {w}");
@@ -212,12 +222,11 @@ fn run(
     ranks: &Ranks,
     args: &S3Args,
     argv: &[OsString],
-    target: &S3Target,
+    (target, config): (&dyn Target, &S3Config),
     run_id: &RunId,
     gateway: Option<&BuiltinGateway>,
 ) -> Result<Exit, Failure> {
     let ((min, max), mix) = (args.sizes(), args.mix());
-    let config = target.config();
     let where_ = config
         .endpoints
         .iter()
@@ -258,7 +267,7 @@ fn run(
             }
         }
     }
-    let bucket_created = target.ensure_bucket().map_err(|e| {
+    let bucket_created = target.prepare().map_err(|e| {
         let what = iobm_target::error_kind(&e);
         Failure::run(format!(
             "{where_}: cannot use bucket '{}': {} ({what})",
@@ -372,7 +381,7 @@ fn run(
         }
         for phase in &mut run.phases {
             for w in &mut phase.workers {
-                w.endpoint = Some(target.endpoint_of(w.worker as usize).to_string());
+                w.endpoint = target.endpoint_of(w.worker as usize).map(str::to_string);
             }
             say(&format!("\n{}", render_phase(phase, &run.environment)));
         }
@@ -394,12 +403,12 @@ fn run(
             "deleting the run's objects under s3://{}/{} ...",
             config.bucket, config.prefix
         ));
-        let removed = target.remove_all(workers);
+        let removed = target.remove_run_objects(workers);
         iobm_run::progress::clear_line();
         match removed {
             Ok(_) => {
                 if bucket_created {
-                    if let Err(e) = target.delete_bucket() {
+                    if let Err(e) = target.remove_place() {
                         run.warnings.push(format!(
                             "could not delete bucket '{}' that this run created: {}",
                             config.bucket,
@@ -438,7 +447,7 @@ pub fn quick_steps(
     std::fs::create_dir(dir).map_err(|e| format!("{}: {}", dir.display(), describe_io(&e)))?;
     let region = "us-east-1";
     let gateway = BuiltinGateway::start(Some(dir), run_id, region).map_err(|f| f.message)?;
-    let target = S3Target::new(S3Config {
+    let storage = targets::open(Storage::S3(S3Config {
         endpoints: vec![gateway.endpoint.clone()],
         bucket: "iobm".to_string(),
         prefix: format!("iobm-{}/", run_id.text),
@@ -448,7 +457,8 @@ pub fn quick_steps(
         timeout: std::time::Duration::from_secs(60),
         new_connection_per_request: false,
         tls: None,
-    });
+    }));
+    let target = storage.as_ref();
     let mut spec = ObjectSpec {
         count: 0,
         size: (QUICK_OBJECT, QUICK_OBJECT),
@@ -461,7 +471,7 @@ pub fn quick_steps(
         max_new: env::space(dir).map(|(_, free)| free / 2 / QUICK_OBJECT),
     };
     let result = target
-        .ensure_bucket()
+        .prepare()
         .map_err(|e| format!("built-in gateway: {}", describe_io(&e)))
         .map(|_| {
             let first = run.phases.len();
@@ -473,7 +483,7 @@ pub fn quick_steps(
             );
             put.name = "s3 put 1MiB".to_string();
             let before = gateway.cpu();
-            execute(&target, vec![put], run, control, ranks, &mut [saved]);
+            execute(target, vec![put], run, control, ranks, &mut [saved]);
             gateway.separate_cpu(before, &mut run.phases[first..]);
             // Every worker stored objects 0, 1, ... of its own: the first `stored` are complete.
             let stored = run.phases.last().map_or(0, |p| {
@@ -489,7 +499,7 @@ pub fn quick_steps(
                 );
                 get.name = "s3 get 1MiB".to_string();
                 let before = gateway.cpu();
-                execute(&target, vec![get], run, control, ranks, &mut [saved]);
+                execute(target, vec![get], run, control, ranks, &mut [saved]);
                 gateway.separate_cpu(before, &mut run.phases[first + 1..]);
             }
             for p in run.phases[first..].iter_mut() {
@@ -499,8 +509,8 @@ pub fn quick_steps(
             }
         });
     let cleaned = target
-        .remove_all(QUICK_CONCURRENT)
-        .and_then(|_| target.delete_bucket())
+        .remove_run_objects(QUICK_CONCURRENT)
+        .and_then(|_| target.remove_place())
         .map_err(|e| format!("built-in gateway cleanup: {}", describe_io(&e)));
     if let Some(w) = gateway.stop(false) {
         run.warnings.push(w);
