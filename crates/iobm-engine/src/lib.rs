@@ -1,9 +1,11 @@
 //! iobm-engine: runs workloads (phases described as data) across worker threads, with a barrier
 //! before each phase, and times every operation the same way whatever the target.
 
+pub mod control;
 pub mod cpu;
 pub mod data;
 mod objects;
+pub mod outcome;
 pub mod permute;
 pub mod runner;
 pub mod suite;
@@ -11,10 +13,9 @@ mod task;
 mod tasks;
 pub mod workload;
 
-pub use runner::{
-    prepare_objects, run_phase, run_phase_gated, Control, ErrorCount, LivePhase, PhaseEnd,
-    PhaseOutcome, WorkerOutcome,
-};
+pub use control::{Control, LivePhase};
+pub use outcome::{ErrorCount, PhaseEnd, PhaseOutcome, WorkerOutcome};
+pub use runner::{prepare_objects, run_phase, run_phase_gated};
 pub use workload::{
     object_name, DataKind, FileSpec, FsyncPolicy, Layout, Mix, ObjectOp, ObjectSpec, Op, Pattern,
     PerChar, Phase, Region, StopRule,

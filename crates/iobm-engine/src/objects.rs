@@ -349,8 +349,9 @@ impl Task for ObjectTask<'_> {
 
 #[cfg(test)]
 mod tests {
-    use crate::runner::{run_phase, Control, PhaseEnd};
+    use crate::runner::run_phase;
     use crate::workload::{Mix, ObjectOp, ObjectSpec, Phase, StopRule};
+    use crate::{Control, PhaseEnd};
     use iobm_target::fault::FaultTarget;
     use iobm_target::mem::MemTarget;
     use iobm_target::objects::STAMP_LEN;

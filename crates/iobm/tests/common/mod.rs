@@ -1,6 +1,7 @@
 //! Helpers shared by the end-to-end tests.
 #![allow(dead_code)] // each test crate uses its own share of them
 
+use assert_cmd::Command;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -63,4 +64,59 @@ pub fn interrupt(child: std::process::Child) -> std::process::Output {
         String::from_utf8_lossy(&out.stderr)
     );
     out
+}
+
+pub fn iobm() -> Command {
+    Command::cargo_bin("iobm").unwrap()
+}
+
+/// The standard output of a command that must succeed.
+pub fn stdout_of(cmd: &mut Command) -> String {
+    String::from_utf8(cmd.assert().success().get_output().stdout.clone()).unwrap()
+}
+
+/// Recomputes every aggregate of a phase from its worker records alone and compares.
+pub fn assert_aggregates_recomputable(phase: &Value) {
+    let workers = phase["workers"].as_array().unwrap();
+    let spans: Vec<(f64, f64, f64, f64, f64)> = workers
+        .iter()
+        .map(|w| {
+            let s = &w["span"];
+            (
+                u(&s["start_ns"]) as f64,
+                u(&s["end_ns"]) as f64,
+                u(&s["bytes"]) as f64,
+                u(&s["at_all_started"]["bytes"]) as f64,
+                u(&s["at_first_done"]["bytes"]) as f64,
+            )
+        })
+        .collect();
+    let total: f64 = spans.iter().map(|s| s.2).sum();
+    let min_start = spans.iter().map(|s| s.0).fold(f64::MAX, f64::min);
+    let max_start = spans.iter().map(|s| s.0).fold(0.0, f64::max);
+    let min_end = spans.iter().map(|s| s.1).fold(f64::MAX, f64::min);
+    let max_end = spans.iter().map(|s| s.1).fold(0.0, f64::max);
+    let expected = |kind: &str| -> f64 {
+        match kind {
+            "sum_of_rates" => spans.iter().map(|s| s.2 / ((s.1 - s.0) / 1e9)).sum(),
+            "makespan" => total / ((max_end - min_start) / 1e9),
+            "first_done" => spans.iter().map(|s| s.4).sum::<f64>() / ((min_end - min_start) / 1e9),
+            "steady_state" => {
+                spans.iter().map(|s| s.4 - s.3).sum::<f64>() / ((min_end - max_start) / 1e9)
+            }
+            other => panic!("unknown aggregate {other}"),
+        }
+    };
+    let aggs = phase["aggregates"].as_array().unwrap();
+    assert!(aggs.len() >= 3, "{aggs:?}");
+    for a in aggs {
+        let kind = a["kind"].as_str().unwrap();
+        let got = a["bytes_per_s"].as_f64().unwrap();
+        let want = expected(kind);
+        assert!(
+            (got - want).abs() <= 1e-6 * want.max(1.0),
+            "{kind}: saved {got}, recomputed {want}"
+        );
+        assert!(!a["formula"].as_str().unwrap().is_empty());
+    }
 }

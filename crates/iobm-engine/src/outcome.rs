@@ -1,0 +1,191 @@
+//! What a phase measured: per-worker spans and series, per-operation books, errors by kind,
+//! CPU time and the cache evidence around it; the runner fills it in, the run layer records it.
+
+use crate::control::Control;
+use crate::cpu::CpuTimes;
+use crate::workload::{Op, Phase};
+use iobm_stats::{Histogram, Trace, WorkerSpan};
+use iobm_target::{error_kind, DeviceCounters};
+use std::io;
+use std::time::Instant;
+
+/// How a phase ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PhaseEnd {
+    Completed,
+    /// Stopped by [`Control::request_stop`] (Ctrl-C).
+    Interrupted,
+    /// Stopped because an operation failed (ENOSPC, EIO, ...).
+    Failed,
+}
+
+/// Errors of one kind in a phase.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ErrorCount {
+    /// `ENOSPC`, `EIO`, `short read`, ...
+    pub kind: String,
+    pub count: u64,
+    /// The first error of this kind, with its object and offset.
+    pub first: String,
+}
+
+/// One worker's result for a phase.
+#[derive(Debug, Clone)]
+pub struct WorkerOutcome {
+    pub span: WorkerSpan,
+    /// Bytes completed per second of the phase (index k = ops ending in [k s, k+1 s) after the
+    /// phase began).
+    pub series_bytes: Vec<u64>,
+    pub series_ops: Vec<u64>,
+    /// Time spent in the final fsync (`--fsync end`), inside the span.
+    pub final_sync_ns: u64,
+    /// Progress over time, for the snapshots behind the aggregates.
+    pub trace: Trace,
+}
+
+/// Everything measured in one phase.
+#[derive(Debug, Clone)]
+pub struct PhaseOutcome {
+    pub name: String,
+    pub op: Op,
+    pub end: PhaseEnd,
+    /// When the barrier released the workers, ns since the run's origin.
+    pub start_ns: u64,
+    pub end_ns: u64,
+    pub workers: Vec<WorkerOutcome>,
+    pub latency: Histogram,
+    /// Per operation kind ([`Op::classes`]): one entry, or four for a mixed phase.
+    pub by_op: Vec<OpOutcome>,
+    pub errors: Vec<ErrorCount>,
+    pub cpu: CpuTimes,
+    /// Bytes of the phase's files in the page cache just before it began (targets that can tell).
+    pub resident_before: Option<u64>,
+    /// Device counters before and after the phase (targets backed by a block device).
+    pub device: Option<(DeviceCounters, DeviceCounters)>,
+}
+
+/// One kind of operation within a phase.
+#[derive(Debug, Clone)]
+pub struct OpOutcome {
+    pub name: &'static str,
+    /// Operations that succeeded.
+    pub ops: u64,
+    pub bytes: u64,
+    /// Operations that failed (not in `ops`, `bytes` or the latencies).
+    pub errors: u64,
+    /// Failed tries that were tried again (object phases with retries).
+    pub retried: u64,
+    /// Keys returned (listings).
+    pub keys: u64,
+    pub latency: Histogram,
+    /// Time to first byte of the answer (object gets), else empty.
+    pub ttfb: Histogram,
+    /// Operations completed per second of the phase (as [`WorkerOutcome::series_ops`]).
+    pub series_ops: Vec<u64>,
+    /// Bytes completed per second of the phase.
+    pub series_bytes: Vec<u64>,
+}
+
+impl OpOutcome {
+    /// Empty books for each of `op`'s classes.
+    pub(crate) fn per_class(op: Op) -> Vec<OpOutcome> {
+        op.classes().iter().map(|c| OpOutcome::new(c)).collect()
+    }
+
+    pub(crate) fn new(name: &'static str) -> OpOutcome {
+        OpOutcome {
+            name,
+            ops: 0,
+            bytes: 0,
+            errors: 0,
+            retried: 0,
+            keys: 0,
+            latency: Histogram::new(),
+            ttfb: Histogram::new(),
+            series_ops: Vec::new(),
+            series_bytes: Vec::new(),
+        }
+    }
+
+    pub(crate) fn merge(&mut self, other: &OpOutcome) {
+        self.ops += other.ops;
+        self.bytes += other.bytes;
+        self.errors += other.errors;
+        self.retried += other.retried;
+        self.keys += other.keys;
+        self.latency += &other.latency;
+        self.ttfb += &other.ttfb;
+        add_series(&mut self.series_ops, &other.series_ops);
+        add_series(&mut self.series_bytes, &other.series_bytes);
+    }
+}
+
+/// Adds `n` to second `at` of a per-second series (which grows once a second at most).
+pub(crate) fn add_at(series: &mut Vec<u64>, at: usize, n: u64) {
+    if at >= series.len() {
+        series.resize(at + 1, 0);
+    }
+    series[at] += n;
+}
+
+/// Adds `other` to `into`, second by second.
+pub(crate) fn add_series(into: &mut Vec<u64>, other: &[u64]) {
+    if into.len() < other.len() {
+        into.resize(other.len(), 0);
+    }
+    for (a, b) in into.iter_mut().zip(other) {
+        *a += b;
+    }
+}
+
+impl WorkerOutcome {
+    /// A worker that did nothing, at `now_ns`.
+    pub(crate) fn empty(now_ns: u64) -> WorkerOutcome {
+        WorkerOutcome {
+            span: WorkerSpan {
+                start_ns: now_ns,
+                end_ns: now_ns,
+                ..WorkerSpan::default()
+            },
+            series_bytes: Vec::new(),
+            series_ops: Vec::new(),
+            final_sync_ns: 0,
+            trace: Vec::new(),
+        }
+    }
+}
+
+impl PhaseOutcome {
+    pub fn bytes(&self) -> u64 {
+        self.workers.iter().map(|w| w.span.bytes).sum()
+    }
+
+    /// A phase that could not begin: no worker ran, one error says why.
+    pub(crate) fn failed_before_start(
+        phase: &Phase,
+        control: &Control,
+        error: &io::Error,
+        what: &str,
+    ) -> Self {
+        let now = control.ns(Instant::now());
+        let empty = WorkerOutcome::empty(now);
+        PhaseOutcome {
+            name: phase.name.clone(),
+            op: phase.op,
+            end: PhaseEnd::Failed,
+            start_ns: now,
+            end_ns: now,
+            workers: vec![empty; phase.workers],
+            latency: Histogram::new(),
+            by_op: OpOutcome::per_class(phase.op),
+            errors: vec![ErrorCount {
+                kind: error_kind(error),
+                count: 1,
+                first: format!("{what}: {error}"),
+            }],
+            cpu: CpuTimes::default(),
+            resident_before: None,
+            device: None,
+        }
+    }
+}

@@ -1,0 +1,235 @@
+use super::*;
+use crate::data::{stamp, STAMP_LEN};
+use crate::workload::{DataKind, FsyncPolicy, Pattern};
+use iobm_target::fault::FaultTarget;
+use iobm_target::mem::MemTarget;
+use iobm_target::null::NullTarget;
+use std::time::Duration;
+
+fn phase(op: Op, layout: Layout, block: u64) -> Phase {
+    Phase {
+        fsync: FsyncPolicy::End,
+        ..Phase::new(op.name(), op, block, layout)
+    }
+}
+
+#[test]
+fn direct_io_on_a_target_without_it_fails_before_any_operation() {
+    let target = MemTarget::new();
+    let layout = Layout::file_per_worker(1, 4096);
+    prepare_objects(&target, &layout).unwrap();
+    let p = Phase {
+        direct: true,
+        ..phase(Op::Write, layout, 4096)
+    };
+    let out = run_phase(&target, &p, &Control::new(1, 1));
+    assert_eq!(out.end, PhaseEnd::Failed);
+    assert_eq!(out.bytes(), 0);
+    assert!(out.errors[0].first.contains("O_DIRECT"), "{:?}", out.errors);
+}
+
+#[test]
+fn write_then_read_moves_every_byte_once() {
+    let target = MemTarget::new();
+    let layout = Layout::file_per_worker(3, 10 * 4096 + 100);
+    let control = Control::new(99, 3);
+    prepare_objects(&target, &layout).unwrap();
+    let write = run_phase(&target, &phase(Op::Write, layout.clone(), 4096), &control);
+    assert_eq!(write.end, PhaseEnd::Completed);
+    assert_eq!(write.bytes(), 3 * (10 * 4096 + 100));
+    assert_eq!(write.latency.count(), 3 * 11);
+    for (w, worker) in write.workers.iter().enumerate() {
+        let s = worker.span;
+        assert_eq!(s.ops, 11);
+        assert_eq!(worker.series_bytes.iter().sum::<u64>(), s.bytes);
+        assert!(s.end_ns >= s.start_ns && s.start_ns >= write.start_ns);
+        assert!(s.at_first_done.bytes <= s.bytes);
+        let data = target.contents(&format!("data.{w}")).unwrap();
+        assert_eq!(data.len() as u64, 10 * 4096 + 100);
+        assert_eq!(&data[8192..8192 + STAMP_LEN], &stamp(99, w as u64, 8192));
+    }
+    let read = run_phase(&target, &phase(Op::Read, layout, 4096), &control);
+    assert_eq!(read.end, PhaseEnd::Completed);
+    assert_eq!(read.bytes(), write.bytes());
+}
+
+#[test]
+fn random_order_covers_each_block_of_a_shared_file_once() {
+    let target = MemTarget::new();
+    let layout = Layout::shared_file(4, 16 * 512);
+    let control = Control::new(5, 4);
+    prepare_objects(&target, &layout).unwrap();
+    let mut p = phase(Op::Write, layout, 512);
+    p.pattern = Pattern::Random { seed: 3 };
+    let out = run_phase(&target, &p, &control);
+    assert_eq!(out.bytes(), 4 * 16 * 512);
+    let data = target.contents("data.shared").unwrap();
+    for block in 0..64u64 {
+        let at = (block * 512) as usize;
+        // Each 512-byte block starts a 4 KiB chunk of its own data source, so carries a stamp.
+        assert_eq!(&data[at + 16..at + 24], &(block * 512).to_le_bytes());
+    }
+}
+
+#[test]
+fn duration_stop_wraps_and_stops_in_time() {
+    let control = Control::new(1, 2);
+    let mut p = phase(Op::Write, Layout::file_per_worker(2, 64 * 1024), 4096);
+    p.stop = StopRule::Duration(Duration::from_millis(200));
+    p.pattern = Pattern::Random { seed: 1 };
+    let out = run_phase(&NullTarget, &p, &control);
+    assert_eq!(out.end, PhaseEnd::Completed);
+    assert!(out.bytes() > 2 * 64 * 1024, "should wrap: {}", out.bytes());
+    let elapsed = (out.end_ns - out.start_ns) as f64 / 1e9;
+    assert!((0.2..5.0).contains(&elapsed), "{elapsed}");
+}
+
+#[test]
+fn a_full_file_system_fails_the_phase_with_counted_errors() {
+    let target = FaultTarget::fail_writes_after(MemTarget::new(), 5 * 4096, libc::ENOSPC);
+    let layout = Layout::file_per_worker(2, 64 * 4096);
+    prepare_objects(&target, &layout).unwrap();
+    let control = Control::new(1, 2);
+    let out = run_phase(&target, &phase(Op::Write, layout, 4096), &control);
+    assert_eq!(out.end, PhaseEnd::Failed);
+    assert_eq!(out.errors.len(), 1);
+    assert_eq!(out.errors[0].kind, "ENOSPC");
+    assert!(
+        out.errors[0].first.contains("write data."),
+        "{}",
+        out.errors[0].first
+    );
+    assert_eq!(out.bytes(), 5 * 4096);
+}
+
+#[test]
+fn stop_request_interrupts() {
+    let control = Control::new(1, 1);
+    let mut p = phase(Op::Read, Layout::file_per_worker(1, 4096), 4096);
+    p.stop = StopRule::Duration(Duration::from_secs(60));
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            std::thread::sleep(Duration::from_millis(100));
+            control.request_stop();
+        });
+        let out = run_phase(&NullTarget, &p, &control);
+        assert_eq!(out.end, PhaseEnd::Interrupted);
+        assert!(out.bytes() > 0);
+    });
+}
+
+#[test]
+fn the_bonnie_suite_runs_every_test() {
+    use crate::suite::{bonnie, BonnieSpec, MetaSpec};
+    use crate::workload::PerChar;
+    for per_char in [PerChar::Buffered, PerChar::Syscall] {
+        let target = MemTarget::new();
+        let spec = BonnieSpec {
+            size: 256 * 1024,
+            chunk: 8192,
+            per_char,
+            fsync: FsyncPolicy::End,
+            direct: false,
+            drop_cache: true,
+            data: DataKind::Random,
+            seeks: 101,
+            seekers: 5,
+            seek_rewrite_pct: 10,
+            files: Some(MetaSpec {
+                count: 40,
+                max_size: 3000,
+                min_size: 0,
+                dirs: 4,
+            }),
+            seed: 9,
+            prefix: String::new(),
+        };
+        let plan = bonnie(&spec);
+        let control = Control::new(3, 5);
+        let mut outcomes = Vec::new();
+        for phase in &plan.phases {
+            let out = run_phase(&target, phase, &control);
+            assert_eq!(
+                out.end,
+                PhaseEnd::Completed,
+                "{}: {:?}",
+                phase.name,
+                out.errors
+            );
+            outcomes.push(out);
+        }
+        let per_char_bytes = if per_char == PerChar::Buffered {
+            256 * 1024
+        } else {
+            8192
+        };
+        assert_eq!(outcomes[0].bytes(), per_char_bytes);
+        for i in [1, 2, 4] {
+            assert_eq!(outcomes[i].bytes(), 256 * 1024, "{}", outcomes[i].name);
+        }
+        assert_eq!(outcomes[3].bytes(), per_char_bytes);
+        let seeks: u64 = outcomes[5].workers.iter().map(|w| w.span.ops).sum();
+        assert_eq!(seeks, 101);
+        let files = &plan.phases[6].layout.files;
+        let file_bytes: u64 = files.iter().map(|f| f.size).sum();
+        for meta in &outcomes[6..12] {
+            let ops: u64 = meta.workers.iter().map(|w| w.span.ops).sum();
+            assert_eq!(ops, 40, "{}", meta.name);
+        }
+        assert_eq!(outcomes[6].bytes(), file_bytes);
+        assert_eq!(outcomes[7].bytes(), file_bytes);
+        // Both delete phases left nothing but the byte tests' file behind.
+        assert_eq!(target.names(), ["bonnie.dat"]);
+        // The block write replaced what the per-char write left: one file of full size.
+        assert_eq!(target.contents("bonnie.dat").unwrap().len(), 256 * 1024);
+    }
+}
+
+#[test]
+fn verify_finds_a_misplaced_block() {
+    let target = MemTarget::new();
+    let layout = Layout::file_per_worker(1, 8 * 4096);
+    let control = Control::new(42, 1);
+    prepare_objects(&target, &layout).unwrap();
+    run_phase(&target, &phase(Op::Write, layout.clone(), 4096), &control);
+    let mut read = phase(Op::Read, layout, 4096);
+    read.verify = Some(42);
+    assert_eq!(run_phase(&target, &read, &control).end, PhaseEnd::Completed);
+    // Swap two blocks, as a broken storage might.
+    let mut data = target.contents("data.0").unwrap();
+    let (a, b) = data.split_at_mut(4096 * 4);
+    a[..4096].swap_with_slice(&mut b[..4096]);
+    let mut h = target
+        .open(
+            "data.0",
+            OpenOptions {
+                access: Access::Write,
+                direct: false,
+            },
+        )
+        .unwrap();
+    h.write_at(&data, 0).unwrap();
+    let out = run_phase(&target, &read, &control);
+    assert_eq!(out.end, PhaseEnd::Failed);
+    assert_eq!(out.errors[0].kind, "bad data");
+    assert!(
+        out.errors[0].first.contains("offset 0"),
+        "{}",
+        out.errors[0].first
+    );
+    // Another run's stamps are not this run's.
+    read.verify = Some(43);
+    assert_eq!(run_phase(&target, &read, &control).end, PhaseEnd::Failed);
+}
+
+#[test]
+fn missing_object_is_an_error_not_a_panic() {
+    let control = Control::new(1, 1);
+    let out = run_phase(
+        &MemTarget::new(),
+        &phase(Op::Read, Layout::file_per_worker(1, 4096), 4096),
+        &control,
+    );
+    assert_eq!(out.end, PhaseEnd::Failed);
+    assert!(out.errors[0].first.starts_with("open data.0"));
+}

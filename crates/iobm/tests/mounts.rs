@@ -1,0 +1,142 @@
+//! Runs on small file systems mounted for the test (root only: marked ignored, run by
+//! `scripts/test` as root): a full tmpfs ends the run cleanly with partial results, a
+//! read-only one refuses `--json` before the run, a ramfs refuses `--direct` clearly.
+
+mod common;
+
+use common::{assert_matches_schema, entries, iobm, load, phase_bytes};
+use std::path::Path;
+
+/// A small file system mounted for one test. Such tests need root and are marked ignored:
+/// `scripts/test` runs them when it runs as root (as CI does) and counts them skipped otherwise.
+struct Mount(tempfile::TempDir);
+
+impl Mount {
+    /// A tmpfs of this size.
+    fn tmpfs(size: &str) -> Mount {
+        Mount::new("tmpfs", &format!("size={size}"))
+    }
+
+    fn new(fs_type: &str, options: &str) -> Mount {
+        // SAFETY: geteuid has no preconditions.
+        assert!(
+            unsafe { libc::geteuid() } == 0,
+            "this test mounts a {fs_type} and needs root"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let ok = std::process::Command::new("mount")
+            .args(["-t", fs_type, "-o", options, fs_type])
+            .arg(dir.path())
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "mount {fs_type} failed although running as root");
+        Mount(dir)
+    }
+    fn path(&self) -> &Path {
+        self.0.path()
+    }
+}
+
+impl Drop for Mount {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg(self.0.path())
+            .status();
+    }
+}
+
+#[test]
+#[ignore = "needs root: mounts a tmpfs (scripts/test runs it as root)"]
+fn a_full_file_system_ends_the_run_cleanly() {
+    let fs = Mount::tmpfs("8m");
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("full.json");
+    let out = iobm()
+        .args([
+            "write",
+            "-j",
+            "2",
+            "--size",
+            "32MiB",
+            "--block",
+            "256k",
+            "--ignore-free-space",
+            "--json",
+        ])
+        .arg(&json)
+        .arg(fs.path())
+        .assert()
+        .code(1)
+        .get_output()
+        .clone();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(stdout.contains("ENOSPC"), "{stdout}");
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.contains("iobm: error: the run stopped: write data.")
+            && stderr.contains("No space left on device (ENOSPC)"),
+        "{stderr}"
+    );
+    assert!(stdout.contains("write: FAILED"), "{stdout}");
+    let result = load(&json);
+    assert_matches_schema(&result);
+    assert_eq!(result["status"], "failed");
+    assert_eq!(result["phases"][0]["errors"][0]["kind"], "ENOSPC");
+    let written = phase_bytes(&result["phases"][0]);
+    assert!(written > 0 && written <= 8 << 20, "{written}");
+    assert!(entries(fs.path()).is_empty(), "{:?}", entries(fs.path()));
+
+    // Without --ignore-free-space the same request is refused before anything is written.
+    let err = iobm()
+        .args(["write", "--size", "32MiB"])
+        .arg(fs.path())
+        .assert()
+        .code(2)
+        .get_output()
+        .stderr
+        .clone();
+    assert!(String::from_utf8(err).unwrap().contains("does not fit"));
+}
+
+#[test]
+#[ignore = "needs root: mounts a read-only tmpfs (scripts/test runs it as root)"]
+fn json_into_a_directory_that_cannot_be_written_is_refused_before_the_run() {
+    let ro = Mount::new("tmpfs", "ro,size=1m");
+    let data = tempfile::tempdir().unwrap();
+    let json = ro.path().join("r.json");
+    let out = iobm()
+        .args(["write", "--size", "1MiB", "--json"])
+        .arg(&json)
+        .arg(data.path())
+        .assert()
+        .code(2)
+        .get_output()
+        .clone();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("--json") && err.contains("not writable"),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty());
+    assert!(entries(data.path()).is_empty());
+}
+
+#[test]
+#[ignore = "needs root: mounts a ramfs (scripts/test runs it as root)"]
+fn direct_io_refused_by_the_file_system_is_a_clear_error() {
+    // ramfs has no O_DIRECT (tmpfs has it since Linux 6.6).
+    let fs = Mount::new("ramfs", "mode=0755");
+    let out = iobm()
+        .args(["write", "--direct", "--size", "1MiB", "--block", "4k"])
+        .arg(fs.path())
+        .assert()
+        .code(2)
+        .get_output()
+        .clone();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("--direct") && err.contains("ramfs"), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(entries(fs.path()).is_empty());
+}
