@@ -22,8 +22,8 @@ pub const BUILTIN_GATEWAY_CPU: &str = "served by iobm's built-in gateway in this
 /// The objects a GET read had just been written through the same gateway.
 pub const JUST_WRITTEN: &str =
     "the objects were just written: the gateway likely read them from the page cache";
-/// Notes a run records that cannot be derived from its records again (kept by `iobm report`).
-pub const RUN_NOTES: [&str; 2] = [BUILTIN_GATEWAY_CPU, JUST_WRITTEN];
+/// The notes documents of schema 1 kept only among their warnings, before phases had `notes`.
+pub const LEGACY_NOTES: [&str; 2] = [BUILTIN_GATEWAY_CPU, JUST_WRITTEN];
 
 pub fn phase_warnings(phase: &PhaseResult, ram_bytes: u64) -> Vec<String> {
     let mut out = Vec::new();
@@ -171,6 +171,7 @@ mod tests {
             },
             errors: Vec::new(),
             warnings: Vec::new(),
+            notes: Vec::new(),
             operations: Vec::new(),
         }
     }

@@ -319,11 +319,24 @@ pub struct PhaseResult {
     pub cache: CacheEvidence,
     /// Failed operations by kind (empty when none failed).
     pub errors: Vec<ErrorCount>,
-    /// Warnings about this phase's numbers.
+    /// Warnings about this phase's numbers: the checks on its records, then its notes.
     pub warnings: Vec<String>,
+    /// What the run recorded about the phase that its records cannot show again (the built-in
+    /// gateway's CPU told apart, data just written); `iobm report` keeps these and recomputes
+    /// the other warnings.
+    #[serde(default)]
+    pub notes: Vec<String>,
     /// Object phases: each kind of operation apart (one entry, four in a mixed phase).
     #[serde(default)]
     pub operations: Vec<OperationResult>,
+}
+
+impl PhaseResult {
+    /// Records a note, shown among the warnings.
+    pub fn note(&mut self, text: &str) {
+        self.notes.push(text.to_string());
+        self.warnings.push(text.to_string());
+    }
 }
 
 /// One kind of object operation within a phase.

@@ -239,6 +239,7 @@ pub fn merge_phases(
     };
     phase.aggregates = aggregates(&phase.spans());
     phase.warnings = phase_warnings(&phase, ram);
+    phase.warnings.extend(phase.notes.iter().cloned());
     phase
 }
 

@@ -1,7 +1,7 @@
 //! Aggregates and warnings computed again from a saved run's per-worker records (`iobm report`,
 //! `iobm compare`): what is printed never depends on derived values stored in the document.
 
-use iobm_results::checks::{phase_warnings, RUN_NOTES};
+use iobm_results::checks::{phase_warnings, LEGACY_NOTES};
 use iobm_results::RunResult;
 use iobm_stats::aggregates;
 
@@ -22,14 +22,17 @@ pub fn recompute(run: &mut RunResult) -> Vec<String> {
             differing.push(phase.name.clone());
         }
         phase.aggregates = fresh;
-        let notes: Vec<String> = phase
-            .warnings
-            .iter()
-            .filter(|w| RUN_NOTES.contains(&w.as_str()))
-            .cloned()
-            .collect();
+        if phase.notes.is_empty() {
+            // Written before phases had notes: they are among the warnings.
+            phase.notes = phase
+                .warnings
+                .iter()
+                .filter(|w| LEGACY_NOTES.contains(&w.as_str()))
+                .cloned()
+                .collect();
+        }
         phase.warnings = phase_warnings(phase, ram);
-        phase.warnings.extend(notes);
+        phase.warnings.extend(phase.notes.iter().cloned());
     }
     if run.bonnie.is_some() {
         run.bonnie = Some(iobm_results::bonnie::summarize(run));

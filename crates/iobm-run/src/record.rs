@@ -189,6 +189,7 @@ pub fn phase_result(
             })
             .collect(),
         warnings: Vec::new(),
+        notes: Vec::new(),
         operations: match phase.op {
             Op::Object(_) => operations(outcome),
             _ => Vec::new(),

@@ -153,3 +153,33 @@ fn ranks_merge_onto_rank_0s_clock_with_uneven_workers_and_a_failed_rank() {
     assert!(window > 3.0, "the shifted ranks widen the window: {window}");
     assert!((rate - bytes as f64 / window).abs() <= 1e-6 * rate);
 }
+
+#[test]
+fn report_recomputes_warnings_and_keeps_notes_old_and_new() {
+    use iobm_results::checks::JUST_WRITTEN;
+    let mut part = write_part(&MemTarget::new(), 2, 0);
+    part.phase.note(JUST_WRITTEN);
+    part.phase
+        .warnings
+        .push("a stale warning the records do not support".into());
+    let mut run: iobm_results::RunResult = serde_json::from_str(
+        &std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../iobm/tests/fixtures/stream.json"
+        ))
+        .unwrap(),
+    )
+    .unwrap();
+    run.phases = vec![part.phase.clone()];
+    iobm_run::recompute::recompute(&mut run);
+    let w = &run.phases[0].warnings;
+    assert!(w.contains(&JUST_WRITTEN.to_string()), "{w:?}");
+    assert!(!w.iter().any(|w| w.starts_with("a stale")), "{w:?}");
+    // A document from before phases had notes: the note is found among its warnings.
+    let mut old = part.phase;
+    old.notes.clear();
+    run.phases = vec![old];
+    iobm_run::recompute::recompute(&mut run);
+    assert_eq!(run.phases[0].notes, vec![JUST_WRITTEN.to_string()]);
+    assert!(run.phases[0].warnings.contains(&JUST_WRITTEN.to_string()));
+}

@@ -144,7 +144,7 @@ impl BuiltinGateway {
             );
             own.gateway_s = Some(user + system);
             *cpu = own;
-            phase.warnings.push(BUILTIN_GATEWAY_CPU.to_string());
+            phase.note(BUILTIN_GATEWAY_CPU);
         }
     }
 

@@ -504,7 +504,7 @@ pub fn quick_steps(
             }
             for p in run.phases[first..].iter_mut() {
                 if p.name.starts_with("s3 get") {
-                    p.warnings.push(JUST_WRITTEN.to_string());
+                    p.note(JUST_WRITTEN);
                 }
             }
         });
