@@ -91,9 +91,26 @@ fn run_and_report(
     );
 }
 
-/// Sizes, checked against the block size, `--direct` and the free space (for every rank), and
-/// the flags that only apply to reading refused on `write`.
-fn plan_sizes(args: &WriteArgs, ranks: u64, stream: bool) -> Result<(u64, u64), Failure> {
+/// The sizes of a write, checked before anything is created.
+#[derive(Debug, Clone, Copy)]
+struct Sizes {
+    jobs: usize,
+    block: u64,
+    /// What --size or --size-per-job asked for each job, and that rounded down to whole blocks.
+    asked_per_job: u64,
+    per_job: u64,
+}
+
+/// Every check of `write` and `stream`, on every rank, before anything is created: the flags
+/// that only apply to reading, the directories, sizes against the block size, `--direct` and
+/// the free space.
+fn checked(args: &WriteArgs, ranks: &Ranks, stream: bool) -> Result<Sizes, Failure> {
+    let sizes = check_write(args, ranks.size() as u64, stream);
+    ranks.agree(sizes.as_ref().map(|_| ()).map_err(Failure::clone))?;
+    sizes
+}
+
+fn check_write(args: &WriteArgs, ranks: u64, stream: bool) -> Result<Sizes, Failure> {
     let io = &args.io;
     let read_flags = [
         ("--verify", io.verify),
@@ -142,7 +159,12 @@ fn plan_sizes(args: &WriteArgs, ranks: u64, stream: bool) -> Result<(u64, u64), 
             args.dir.display()
         )));
     }
-    Ok((asked_per_job, per_job))
+    Ok(Sizes {
+        jobs: args.jobs as usize,
+        block,
+        asked_per_job,
+        per_job,
+    })
 }
 
 /// The run's directory: rank 0 creates it; other ranks join it, or create their own where the
@@ -160,159 +182,198 @@ pub(crate) fn run_dir(parent: &Path, run_id: &RunId, ranks: &Ranks) -> Result<Ru
     rundir
 }
 
-/// `iobm write DIR` and `iobm stream DIR`, on one process or every MPI rank.
+/// `iobm write DIR` and `iobm stream DIR`, on one process or every MPI rank: flags checked,
+/// the data set laid out in the run's own directory, the phases planned and run, the data kept
+/// or removed.
 pub fn write(args: WriteArgs, stream: bool, argv: &[OsString]) -> Result<Exit, Failure> {
     let ranks = Ranks::connect()?;
-    let io = &args.io;
-    let sizes = plan_sizes(&args, ranks.size() as u64, stream);
-    ranks.agree(sizes.as_ref().map(|_| ()).map_err(Failure::clone))?;
-    let (asked_per_job, per_job) = sizes?;
-    let jobs = args.jobs as u64;
-    let block = io.block.unwrap_or(DEFAULT_BLOCK);
+    let sizes = checked(&args, &ranks, stream)?;
     if !ranks.is_root() {
         session::silence();
     }
-
     let run_id = ranks.share(&RunId::generate());
-    let rundir = run_dir(&args.dir, &run_id, &ranks)?;
-    let storage = targets::open(Storage::Directory(&rundir.path));
-    let target = storage.as_ref();
-    if io.direct {
-        let probed = session::probe_direct(target, &args.dir, ranks.rank());
-        if let Err(f) = ranks.agree(probed) {
-            let _ = rundir.remove_if_owned();
-            return Err(f);
-        }
-    }
-    let layout_name = if args.shared_file {
-        "shared_file"
-    } else {
-        "file_per_job"
-    };
-    let (rank, size) = (ranks.rank() as usize, ranks.size() as usize);
-    let layout = Layout::for_rank(args.shared_file, rank, size, jobs as usize, per_job);
-    if per_job != asked_per_job && ranks.is_root() {
-        eprintln!(
-            "iobm: note: {} per job rounded down to {} (a whole number of {} blocks)",
-            format_bytes(asked_per_job),
-            format_bytes(per_job),
-            format_bytes(block)
-        );
-    }
-
-    let mut write_phase = phase("write", Op::Write, io, block, run_id.seed, &layout);
-    write_phase.fsync = args.fsync.into();
-    write_phase.data = args.data;
-    let mut phases = vec![write_phase];
-    if stream {
-        // The same order as the write, so a time-limited random write is read back exactly;
-        // with --reorder, the next rank's data.
-        let reader = if io.reorder {
-            Layout::for_rank(
-                args.shared_file,
-                (rank + 1) % size,
-                size,
-                jobs as usize,
-                per_job,
-            )
-        } else {
-            layout.clone()
-        };
-        let mut read = phase("read", Op::Read, io, block, run_id.seed, &reader);
-        read.verify = io.verify.then_some(run_id.seed);
-        phases.push(read);
-    }
-
-    let control = session::control(&run_id, jobs as usize);
+    let data = DataSet::create(&args, sizes, &run_id, &ranks)?;
+    let phases = write_phases(&args, sizes, &data, stream, run_id.seed, &ranks);
+    let control = session::control(&run_id, sizes.jobs);
     let config = plan::config(
         &phases,
         Placement {
             dir: args.dir.display().to_string(),
-            run_dir: rundir.path.display().to_string(),
+            run_dir: data.dir.path.display().to_string(),
             keep: args.keep,
-            ranks: size as u32,
+            ranks: ranks.size(),
         },
     );
     let environment = env::capture(Some(&args.dir));
     let kind = if stream { "stream" } else { "write" };
     let mut run = session::skeleton(kind, &run_id, argv, config, environment, &control);
+    let target = data.target.as_ref();
+    let json = args.io.output.json();
+    run_and_report(target, phases, &mut run, &control, &ranks, json);
+    data.keep_or_remove(&mut run, &ranks, args.keep, sizes.per_job);
+    say(&format!("\n{}", render_footer(&run)));
+    finish_ranks(&run, json, &ranks)
+}
 
-    // The files: each rank its own, or rank 0 the shared one; rank 0 the manifest.
-    let all_files = Layout::for_rank(args.shared_file, 0, 1, jobs as usize * size, per_job);
-    let mut manifest = Manifest::new(
-        &run_id.text,
-        layout_name,
-        &all_files,
-        block,
-        args.data.name(),
-    );
-    manifest.ranks = size as u32;
-    manifest.jobs = args.jobs;
-    manifest.stamp_seed = (args.data != DataKind::Zero).then_some(run_id.seed);
-    let creates_files = !args.shared_file || ranks.is_root();
-    let prepared = if ranks.is_root() {
-        rundir.save_manifest(&manifest)
-    } else {
-        Ok(())
+/// The write, then for `stream` the read of the same data (in the same order, so a
+/// time-limited random write is read back exactly), or with --reorder the next rank's.
+fn write_phases(
+    args: &WriteArgs,
+    sizes: Sizes,
+    data: &DataSet,
+    stream: bool,
+    seed: u64,
+    ranks: &Ranks,
+) -> Vec<Phase> {
+    let io = &args.io;
+    let write = Phase {
+        fsync: args.fsync.into(),
+        data: args.data,
+        ..phase("write", Op::Write, io, sizes.block, seed, &data.layout)
+    };
+    let mut phases = vec![write];
+    if stream {
+        let (rank, size) = (ranks.rank() as usize, ranks.size() as usize);
+        let reader = if io.reorder {
+            let next = (rank + 1) % size;
+            Layout::for_rank(args.shared_file, next, size, sizes.jobs, sizes.per_job)
+        } else {
+            data.layout.clone()
+        };
+        let mut read = phase("read", Op::Read, io, sizes.block, seed, &reader);
+        read.verify = io.verify.then_some(seed);
+        phases.push(read);
     }
-    .and_then(|_| {
-        if creates_files {
-            prepare_objects(target, &layout)
+    phases
+}
+
+/// A data set being written: the run's own directory and its target, this rank's files, and
+/// the manifest that lets `iobm read` find it again.
+struct DataSet {
+    dir: RunDir,
+    target: Box<dyn Target>,
+    layout: Layout,
+    manifest: Manifest,
+    /// This rank created files (all but rank 0 share rank 0's file with --shared-file).
+    creates_files: bool,
+}
+
+impl DataSet {
+    /// Makes the run's directory, probes `--direct`, and creates the (empty) files and the
+    /// manifest; on failure removes what it made.
+    fn create(
+        args: &WriteArgs,
+        sizes: Sizes,
+        run_id: &RunId,
+        ranks: &Ranks,
+    ) -> Result<DataSet, Failure> {
+        let dir = run_dir(&args.dir, run_id, ranks)?;
+        let target = targets::open(Storage::Directory(&dir.path));
+        if args.io.direct {
+            let probed = session::probe_direct(target.as_ref(), &args.dir, ranks.rank());
+            if let Err(f) = ranks.agree(probed) {
+                let _ = dir.remove_if_owned();
+                return Err(f);
+            }
+        }
+        let (rank, size) = (ranks.rank() as usize, ranks.size() as usize);
+        let (jobs, per_job) = (sizes.jobs, sizes.per_job);
+        let layout = Layout::for_rank(args.shared_file, rank, size, jobs, per_job);
+        if per_job != sizes.asked_per_job && ranks.is_root() {
+            eprintln!(
+                "iobm: note: {} per job rounded down to {} (a whole number of {} blocks)",
+                format_bytes(sizes.asked_per_job),
+                format_bytes(per_job),
+                format_bytes(sizes.block)
+            );
+        }
+        // The files: each rank its own, or rank 0 the shared one; rank 0 the manifest.
+        let all_files = Layout::for_rank(args.shared_file, 0, 1, jobs * size, per_job);
+        let layout_name = if args.shared_file {
+            "shared_file"
+        } else {
+            "file_per_job"
+        };
+        let mut manifest = Manifest::new(
+            &run_id.text,
+            layout_name,
+            &all_files,
+            sizes.block,
+            args.data.name(),
+        );
+        manifest.ranks = size as u32;
+        manifest.jobs = args.jobs;
+        manifest.stamp_seed = (args.data != DataKind::Zero).then_some(run_id.seed);
+        let creates_files = !args.shared_file || ranks.is_root();
+        let prepared = if ranks.is_root() {
+            dir.save_manifest(&manifest)
         } else {
             Ok(())
         }
-    })
-    .map_err(|e| {
-        Failure::run(format!(
-            "{}: cannot create the data files: {}",
-            rundir.path.display(),
-            describe_io(&e)
-        ))
-    });
-    if let Err(f) = ranks.agree(prepared) {
-        let _ = rundir.remove(&layout);
-        return Err(f);
-    }
-    run_and_report(target, phases, &mut run, &control, &ranks, io.output.json());
-
-    // Complete, and (when stopped by time) every region covered at least once.
-    let wrote_all = ranks.share(&run.phases.first().is_some_and(|p| {
-        p.status == RunStatus::Complete && p.workers.iter().all(|w| w.span.bytes >= per_job)
-    }));
-    if args.keep && wrote_all {
-        if ranks.is_root() {
-            manifest.complete = true;
-            if let Err(e) = rundir.save_manifest(&manifest) {
-                run.warnings
-                    .push(format!("could not mark the data set complete: {e}"));
+        .and_then(|_| {
+            if creates_files {
+                prepare_objects(target.as_ref(), &layout)
+            } else {
+                Ok(())
             }
+        })
+        .map_err(|e| {
+            Failure::run(format!(
+                "{}: cannot create the data files: {}",
+                dir.path.display(),
+                describe_io(&e)
+            ))
+        });
+        if let Err(f) = ranks.agree(prepared) {
+            let _ = dir.remove(&layout);
+            return Err(f);
         }
-        run.warnings.push(format!(
-            "data kept in {} (read it with: iobm read {})",
-            rundir.path.display(),
-            rundir.path.display()
-        ));
-    } else {
-        if args.keep {
+        Ok(DataSet {
+            dir,
+            target,
+            layout,
+            manifest,
+            creates_files,
+        })
+    }
+
+    /// With --keep, a complete write that covered the data set is kept and marked complete;
+    /// anything else is removed: every rank its files, then the directory's owners it.
+    fn keep_or_remove(mut self, run: &mut RunResult, ranks: &Ranks, keep: bool, per_job: u64) {
+        let wrote_all = ranks.share(&run.phases.first().is_some_and(|p| {
+            p.status == RunStatus::Complete && p.workers.iter().all(|w| w.span.bytes >= per_job)
+        }));
+        let path = self.dir.path.display().to_string();
+        if keep && wrote_all {
+            if ranks.is_root() {
+                self.manifest.complete = true;
+                if let Err(e) = self.dir.save_manifest(&self.manifest) {
+                    run.warnings
+                        .push(format!("could not mark the data set complete: {e}"));
+                }
+            }
+            run.warnings.push(format!(
+                "data kept in {path} (read it with: iobm read {path})"
+            ));
+            return;
+        }
+        if keep {
             run.warnings.push(
                 "--keep: the write did not complete or did not cover the data set, so it was removed"
                     .to_string(),
             );
         }
-        // Every rank removes its files, then the directory's owners remove it.
-        let mine: Vec<&str> = if creates_files {
-            layout.files.iter().map(|f| f.name.as_str()).collect()
+        let mine: Vec<&str> = if self.creates_files {
+            self.layout.files.iter().map(|f| f.name.as_str()).collect()
         } else {
             Vec::new()
         };
-        let files_gone = rundir.remove_files(&mine);
+        let files_gone = self.dir.remove_files(&mine);
         ranks.barrier();
-        if let Err(e) = files_gone.and_then(|_| rundir.remove_if_owned()) {
+        if let Err(e) = files_gone.and_then(|_| self.dir.remove_if_owned()) {
             run.warnings.push(e);
         }
     }
-    say(&format!("\n{}", render_footer(&run)));
-    finish_ranks(&run, io.output.json(), &ranks)
 }
 
 /// Saves the result at rank 0 and gives every rank rank 0's exit code.
