@@ -4,8 +4,9 @@
 
 use crate::cli::{BonnieArgs, PerCharArg};
 use crate::files::{check_block, finish_ranks, run_dir};
+use crate::rundir::RunDir;
 use crate::targets::{self, Storage};
-use iobm_engine::suite::{self, BonnieSpec, MetaSpec};
+use iobm_engine::suite::{self, BonniePlan, BonnieSpec, MetaSpec};
 use iobm_engine::PerChar;
 use iobm_report::bonnie::{csv_line, render_tables, size_label};
 use iobm_report::render_header;
@@ -19,6 +20,7 @@ use iobm_run::plan::{self, Placement};
 use iobm_run::ranks::Ranks;
 use iobm_run::session::{self, describe_io, say, RunId};
 use iobm_stats::{format_bytes, format_duration, AggregateKind, Rate};
+use iobm_target::Target;
 use std::ffi::OsString;
 use std::time::Duration;
 
@@ -82,6 +84,8 @@ fn check(args: &BonnieArgs) -> Result<(u64, u64), Failure> {
     Ok((size, ram))
 }
 
+/// `iobm bonnie DIR` on one process or every MPI rank: input checked, the suite planned, its
+/// directories made, every test run, then bonnie++'s tables and CSV line.
 pub fn bonnie(args: BonnieArgs, argv: &[OsString]) -> Result<Exit, Failure> {
     let ranks = Ranks::connect()?;
     let checked = check(&args);
@@ -90,96 +94,19 @@ pub fn bonnie(args: BonnieArgs, argv: &[OsString]) -> Result<Exit, Failure> {
     if !ranks.is_root() {
         session::silence();
     }
-    let chunk = args.chunk;
-    let files = args.files;
     let run_id = ranks.share(&RunId::generate());
-    let spec = BonnieSpec {
-        size,
-        chunk,
-        per_char: match args.per_char {
-            PerCharArg::Buffered => PerChar::Buffered,
-            PerCharArg::Syscall => PerChar::Syscall,
-        },
-        fsync: args.fsync.into(),
-        direct: args.direct,
-        drop_cache: !args.keep_cache,
-        data: args.data,
-        seeks: args.seeks,
-        seekers: args.seekers as usize,
-        seek_rewrite_pct: 10,
-        files: (files.count > 0).then_some(MetaSpec {
-            count: files.count,
-            max_size: files.max_size,
-            min_size: files.min_size,
-            dirs: files.dirs,
-        }),
-        seed: run_id.seed,
-        prefix: if ranks.size() > 1 {
-            format!("r{}.", ranks.rank())
-        } else {
-            String::new()
-        },
-    };
+    let spec = suite_spec(&args, size, run_id.seed, &ranks);
     let plan = suite::bonnie(&spec);
-
-    let rundir = run_dir(&args.dir, &run_id, &ranks)?;
-    let storage = targets::open(Storage::Directory(&rundir.path));
-    let target = storage.as_ref();
-    let file_names: Vec<&str> = plan.files.iter().map(String::as_str).collect();
-    // Every rank removes its own files and directories, then the run directory's owners it.
-    let cleanup = |run_warnings: &mut Vec<String>| {
-        let ours = rundir
-            .remove_files(&file_names)
-            .and_then(|_| rundir.remove_subdirs(&plan.dirs));
-        ranks.barrier();
-        if let Err(e) = ours.and_then(|_| rundir.remove_if_owned()) {
-            run_warnings.push(e);
-        }
-    };
-    let mut prepared = if args.direct {
-        session::probe_direct(target, &args.dir, ranks.rank())
-    } else {
-        Ok(())
-    };
-    for dir in &plan.dirs {
-        if prepared.is_ok() {
-            prepared = target.create_dir(dir).map_err(|e| {
-                Failure::run(format!(
-                    "{}/{dir}: {}",
-                    rundir.path.display(),
-                    describe_io(&e)
-                ))
-            });
-        }
-    }
-    if let Err(f) = ranks.agree(prepared) {
-        cleanup(&mut Vec::new());
-        return Err(f);
-    }
+    let files = SuiteFiles::create(&args, &plan, &run_id, &ranks)?;
 
     let control = session::control(&run_id, args.seekers.max(1) as usize);
     let config = Config {
-        bonnie: Some(BonnieConfig {
-            file_bytes: size,
-            per_char: match spec.per_char {
-                PerChar::Buffered => "buffered",
-                PerChar::Syscall => "syscall",
-            }
-            .to_string(),
-            per_char_bytes: suite::per_char_bytes(&spec),
-            seeks: spec.seeks,
-            seekers: args.seekers,
-            seek_rewrite_pct: spec.seek_rewrite_pct,
-            files: files.count,
-            max_file_bytes: files.max_size,
-            min_file_bytes: files.min_size,
-            dirs: files.dirs,
-        }),
+        bonnie: Some(bonnie_config(&args, &spec)),
         ..plan::config(
             &plan.phases,
             Placement {
                 dir: args.dir.display().to_string(),
-                run_dir: rundir.path.display().to_string(),
+                run_dir: files.dir.path.display().to_string(),
                 keep: false,
                 ranks: 1,
             },
@@ -199,12 +126,12 @@ pub fn bonnie(args: BonnieArgs, argv: &[OsString]) -> Result<Exit, Failure> {
     say(&format!(
         "  bonnie   file {} in {} chunks, per-char {} ({}), {} seeks by {} workers, {} files\n\n",
         size_label(size),
-        format_bytes(chunk),
+        format_bytes(spec.chunk),
         args.per_char.name(),
         format_bytes(suite::per_char_bytes(&spec)),
         spec.seeks,
         spec.seekers,
-        files.count
+        args.files.count
     ));
     run.ranks = ranks.infos(&run.environment.hostname);
     let mut print = |r: &iobm_results::RunResult| {
@@ -213,15 +140,17 @@ pub fn bonnie(args: BonnieArgs, argv: &[OsString]) -> Result<Exit, Failure> {
         }
     };
     let mut saved = ResultFile::new(args.output.json());
+    let target = files.target.as_ref();
+    let phases = plan.phases.clone();
     execute(
         target,
-        plan.phases.clone(),
+        phases,
         &mut run,
         &control,
         &ranks,
         &mut [&mut print, &mut saved],
     );
-    cleanup(&mut run.warnings);
+    files.remove(&plan, &ranks, &mut run.warnings);
     run.bonnie = Some(summarize(&run));
     say(&format!("\n{}", render_tables(&run)));
     say(&format!("\n{}", iobm_report::render_footer(&run)));
@@ -236,6 +165,110 @@ pub fn bonnie(args: BonnieArgs, argv: &[OsString]) -> Result<Exit, Failure> {
         })?;
     }
     finish_ranks(&run, args.output.json(), &ranks)
+}
+
+/// The suite's settings from the flags; each MPI rank's files carry its own prefix.
+fn suite_spec(args: &BonnieArgs, size: u64, seed: u64, ranks: &Ranks) -> BonnieSpec {
+    let files = args.files;
+    BonnieSpec {
+        size,
+        chunk: args.chunk,
+        per_char: match args.per_char {
+            PerCharArg::Buffered => PerChar::Buffered,
+            PerCharArg::Syscall => PerChar::Syscall,
+        },
+        fsync: args.fsync.into(),
+        direct: args.direct,
+        drop_cache: !args.keep_cache,
+        data: args.data,
+        seeks: args.seeks,
+        seekers: args.seekers as usize,
+        seek_rewrite_pct: 10,
+        files: (files.count > 0).then_some(MetaSpec {
+            count: files.count,
+            max_size: files.max_size,
+            min_size: files.min_size,
+            dirs: files.dirs,
+        }),
+        seed,
+        prefix: if ranks.size() > 1 {
+            format!("r{}.", ranks.rank())
+        } else {
+            String::new()
+        },
+    }
+}
+
+/// The suite's own settings in the result.
+fn bonnie_config(args: &BonnieArgs, spec: &BonnieSpec) -> BonnieConfig {
+    let files = args.files;
+    BonnieConfig {
+        file_bytes: spec.size,
+        per_char: match spec.per_char {
+            PerChar::Buffered => "buffered",
+            PerChar::Syscall => "syscall",
+        }
+        .to_string(),
+        per_char_bytes: suite::per_char_bytes(spec),
+        seeks: spec.seeks,
+        seekers: args.seekers,
+        seek_rewrite_pct: spec.seek_rewrite_pct,
+        files: files.count,
+        max_file_bytes: files.max_size,
+        min_file_bytes: files.min_size,
+        dirs: files.dirs,
+    }
+}
+
+/// Where the suite runs: the run's own directory and its target, with the metadata tests'
+/// directories made.
+struct SuiteFiles {
+    dir: RunDir,
+    target: Box<dyn Target>,
+}
+
+impl SuiteFiles {
+    fn create(
+        args: &BonnieArgs,
+        plan: &BonniePlan,
+        run_id: &RunId,
+        ranks: &Ranks,
+    ) -> Result<SuiteFiles, Failure> {
+        let dir = run_dir(&args.dir, run_id, ranks)?;
+        let target = targets::open(Storage::Directory(&dir.path));
+        let files = SuiteFiles { dir, target };
+        let mut prepared = if args.direct {
+            session::probe_direct(files.target.as_ref(), &args.dir, ranks.rank())
+        } else {
+            Ok(())
+        };
+        for d in &plan.dirs {
+            if prepared.is_ok() {
+                prepared = files.target.create_dir(d).map_err(|e| {
+                    let path = files.dir.path.display();
+                    Failure::run(format!("{path}/{d}: {}", describe_io(&e)))
+                });
+            }
+        }
+        if let Err(f) = ranks.agree(prepared) {
+            files.remove(plan, ranks, &mut Vec::new());
+            return Err(f);
+        }
+        Ok(files)
+    }
+
+    /// Every rank removes its own files and directories, then the run directory's owners it.
+    fn remove(&self, plan: &BonniePlan, ranks: &Ranks, warnings: &mut Vec<String>) {
+        let names: Vec<&str> = plan.files.iter().map(String::as_str).collect();
+        let ours = self
+            .dir
+            .remove_files(&names)
+            .and_then(|_| self.dir.remove_subdirs(&plan.dirs));
+        ranks.barrier();
+        if let Err(e) = ours.and_then(|_| self.dir.remove_if_owned()) {
+            warnings.push(e);
+        }
+    }
 }
 
 impl PerCharArg {
