@@ -95,13 +95,8 @@ fn check_bucket(name: &str) -> Result<(), Failure> {
     }
 }
 
-pub fn s3(args: S3Args, argv: &[OsString]) -> Result<Exit, Failure> {
-    let ranks = Ranks::connect()?;
-    if ranks.size() > 1 {
-        return Err(Failure::input(
-            "iobm s3 runs as one process (use --concurrent and several --endpoint); not under MPI",
-        ));
-    }
+/// Every check of the flags, before anything is started or created.
+fn check_args(args: &S3Args) -> Result<(), Failure> {
     session::json_path_ok(args.output.json())?;
     check_bucket(&args.bucket)?;
     let (_, max) = args.sizes();
@@ -134,6 +129,19 @@ pub fn s3(args: S3Args, argv: &[OsString]) -> Result<Exit, Failure> {
             args.prefix
         )));
     }
+    Ok(())
+}
+
+/// `iobm s3 OP`: flags checked, the built-in gateway started when no endpoint is named, the
+/// target set up, the load run, the run's objects removed.
+pub fn s3(args: S3Args, argv: &[OsString]) -> Result<Exit, Failure> {
+    let ranks = Ranks::connect()?;
+    if ranks.size() > 1 {
+        return Err(Failure::input(
+            "iobm s3 runs as one process (use --concurrent and several --endpoint); not under MPI",
+        ));
+    }
+    check_args(&args)?;
     let external = endpoints(&args)?;
 
     let region = args
@@ -176,6 +184,7 @@ pub fn s3(args: S3Args, argv: &[OsString]) -> Result<Exit, Failure> {
             },
         ),
     };
+    let prefix = args.prefix.trim_matches('/');
     let key_prefix = if prefix.is_empty() {
         format!("iobm-{}/", run_id.text)
     } else {
@@ -226,7 +235,6 @@ fn run(
     run_id: &RunId,
     gateway: Option<&BuiltinGateway>,
 ) -> Result<Exit, Failure> {
-    let ((min, max), mix) = (args.sizes(), args.mix());
     let where_ = config
         .endpoints
         .iter()
@@ -234,6 +242,89 @@ fn run(
         .collect::<Vec<_>>()
         .join(", ");
     let op = object_op(args.op);
+    let needs_data_set = !matches!(op, ObjectOp::Put | ObjectOp::Multipart);
+    let spec = object_spec(args, op, gateway)?;
+    let bucket_created = target.prepare().map_err(|e| {
+        let what = iobm_target::error_kind(&e);
+        Failure::run(format!(
+            "{where_}: cannot use bucket '{}': {} ({what})",
+            config.bucket,
+            describe_io(&e)
+        ))
+    })?;
+    let workers = args.concurrent as usize;
+    let control = session::control(run_id, workers);
+    let stop = match (op, args.ops) {
+        (_, Some(n)) => StopRule::Ops(n),
+        (ObjectOp::Delete, None) => StopRule::Once,
+        (_, None) => StopRule::Duration(args.duration),
+    };
+    let mut phase = Phase::objects(op, workers, spec.clone(), stop);
+    phase.data = args.data;
+    phase.max_errors = args.max_errors;
+    phase.verify = args.verify.then_some(run_id.seed);
+
+    let settings = s3_settings(args, config, gateway, bucket_created, &spec);
+    let run_config = Config {
+        s3: Some(settings),
+        // A GET's objects were uploaded with this data before the phase.
+        data: args.data.name(),
+        ..plan::config(
+            std::slice::from_ref(&phase),
+            Placement {
+                dir: gateway.map_or(where_.clone(), |g| g.dir.display().to_string()),
+                run_dir: format!("s3://{}/{}", config.bucket, config.prefix),
+                keep: args.keep,
+                ranks: 1,
+            },
+        )
+    };
+    let environment = env::capture(gateway.map(|g| g.dir.as_path()));
+    let kind = format!("s3 {}", op.name());
+    let mut run = session::skeleton(&kind, run_id, argv, run_config, environment, &control);
+    run.label = args.label.clone();
+    run.ranks = ranks.infos(&run.environment.hostname);
+    say(&render_header(&run));
+
+    if needs_data_set {
+        upload_data_set(target, args, &spec, &control, &mut run);
+    }
+    if run.status == RunStatus::Complete {
+        let gateway_before = gateway.map(BuiltinGateway::cpu);
+        let mut saved = ResultFile::new(args.output.json());
+        execute(
+            target,
+            vec![phase],
+            &mut run,
+            &control,
+            ranks,
+            &mut [&mut saved],
+        );
+        if let (Some(g), Some(before)) = (gateway, gateway_before) {
+            g.separate_cpu(before, &mut run.phases);
+        }
+        for phase in &mut run.phases {
+            for w in &mut phase.workers {
+                w.endpoint = target.endpoint_of(w.worker as usize).map(str::to_string);
+            }
+            say(&format!("\n{}", render_phase(phase, &run.environment)));
+        }
+    }
+
+    // Clean up even after Ctrl-C: only what is under the run's own prefix.
+    clean_up(target, args, config, gateway, bucket_created, &mut run);
+    say(&format!("\n{}", render_footer(&run)));
+    session::finish(&run, args.output.json())
+}
+
+/// The objects of the run: the data set for get, head, delete, list and mixed; through the
+/// built-in gateway, a data set that fits in half its free space and a cap on new objects.
+fn object_spec(
+    args: &S3Args,
+    op: ObjectOp,
+    gateway: Option<&BuiltinGateway>,
+) -> Result<ObjectSpec, Failure> {
+    let ((min, max), mix) = (args.sizes(), args.mix());
     let needs_data_set = !matches!(op, ObjectOp::Put | ObjectOp::Multipart);
     let spec = ObjectSpec {
         count: if needs_data_set { args.objects } else { 0 },
@@ -267,27 +358,19 @@ fn run(
             }
         }
     }
-    let bucket_created = target.prepare().map_err(|e| {
-        let what = iobm_target::error_kind(&e);
-        Failure::run(format!(
-            "{where_}: cannot use bucket '{}': {} ({what})",
-            config.bucket,
-            describe_io(&e)
-        ))
-    })?;
-    let workers = args.concurrent as usize;
-    let control = session::control(run_id, workers);
-    let stop = match (op, args.ops) {
-        (_, Some(n)) => StopRule::Ops(n),
-        (ObjectOp::Delete, None) => StopRule::Once,
-        (_, None) => StopRule::Duration(args.duration),
-    };
-    let mut phase = Phase::objects(op, workers, spec.clone(), stop);
-    phase.data = args.data;
-    phase.max_errors = args.max_errors;
-    phase.verify = args.verify.then_some(run_id.seed);
+    Ok(spec)
+}
 
-    let settings = S3Settings {
+/// The S3 settings of the result.
+fn s3_settings(
+    args: &S3Args,
+    config: &S3Config,
+    gateway: Option<&BuiltinGateway>,
+    bucket_created: bool,
+    spec: &ObjectSpec,
+) -> S3Settings {
+    let ((min, max), mix) = (args.sizes(), args.mix());
+    S3Settings {
         endpoints: config.endpoints.iter().map(|e| e.url.clone()).collect(),
         builtin_gateway: gateway.is_some(),
         gateway_dir: gateway.map(|g| g.dir.display().to_string()),
@@ -315,79 +398,57 @@ fn run(
         max_new_objects: spec.max_new,
         tls: config.endpoints.iter().any(Endpoint::is_tls),
         insecure: args.insecure,
-    };
-    let run_config = Config {
-        s3: Some(settings),
-        // A GET's objects were uploaded with this data before the phase.
-        data: args.data.name(),
-        ..plan::config(
-            std::slice::from_ref(&phase),
-            Placement {
-                dir: gateway.map_or(where_.clone(), |g| g.dir.display().to_string()),
-                run_dir: format!("s3://{}/{}", config.bucket, config.prefix),
-                keep: args.keep,
-                ranks: 1,
-            },
-        )
-    };
-    let environment = env::capture(gateway.map(|g| g.dir.as_path()));
-    let kind = format!("s3 {}", op.name());
-    let mut run = session::skeleton(&kind, run_id, argv, run_config, environment, &control);
-    run.label = args.label.clone();
-    run.ranks = ranks.infos(&run.environment.hostname);
-    say(&render_header(&run));
+    }
+}
 
-    if needs_data_set {
-        let mut upload = Phase::objects(ObjectOp::Put, workers, spec.clone(), StopRule::Once);
-        upload.data = args.data;
-        let outcome = run_phase(target, &upload, &control);
-        match outcome.end {
-            PhaseEnd::Completed => say(&format!(
-                "data set: {} objects, {} uploaded in {:.1}s (not counted)\n",
-                spec.count,
-                iobm_stats::format_bytes(outcome.bytes()),
-                outcome.end_ns.saturating_sub(outcome.start_ns) as f64 / 1e9
-            )),
-            end => {
-                run.status = if end == PhaseEnd::Interrupted {
-                    RunStatus::Interrupted
-                } else {
-                    RunStatus::Failed
-                };
-                let why = outcome
-                    .errors
-                    .first()
-                    .map_or("interrupted".to_string(), |e| {
-                        format!("{} ({})", e.first, e.kind)
-                    });
-                run.warnings
-                    .push(format!("uploading the data set failed: {why}"));
-            }
+/// Uploads the data set that get, head, delete, list and mixed work on (not counted); a failed
+/// upload ends the run.
+fn upload_data_set(
+    target: &dyn Target,
+    args: &S3Args,
+    spec: &ObjectSpec,
+    control: &iobm_engine::Control,
+    run: &mut iobm_results::RunResult,
+) {
+    let workers = args.concurrent as usize;
+    let mut upload = Phase::objects(ObjectOp::Put, workers, spec.clone(), StopRule::Once);
+    upload.data = args.data;
+    let outcome = run_phase(target, &upload, control);
+    match outcome.end {
+        PhaseEnd::Completed => say(&format!(
+            "data set: {} objects, {} uploaded in {:.1}s (not counted)\n",
+            spec.count,
+            iobm_stats::format_bytes(outcome.bytes()),
+            outcome.end_ns.saturating_sub(outcome.start_ns) as f64 / 1e9
+        )),
+        end => {
+            run.status = if end == PhaseEnd::Interrupted {
+                RunStatus::Interrupted
+            } else {
+                RunStatus::Failed
+            };
+            let why = outcome
+                .errors
+                .first()
+                .map_or("interrupted".to_string(), |e| {
+                    format!("{} ({})", e.first, e.kind)
+                });
+            run.warnings
+                .push(format!("uploading the data set failed: {why}"));
         }
     }
-    if run.status == RunStatus::Complete {
-        let gateway_before = gateway.map(BuiltinGateway::cpu);
-        let mut saved = ResultFile::new(args.output.json());
-        execute(
-            target,
-            vec![phase],
-            &mut run,
-            &control,
-            ranks,
-            &mut [&mut saved],
-        );
-        if let (Some(g), Some(before)) = (gateway, gateway_before) {
-            g.separate_cpu(before, &mut run.phases);
-        }
-        for phase in &mut run.phases {
-            for w in &mut phase.workers {
-                w.endpoint = target.endpoint_of(w.worker as usize).map(str::to_string);
-            }
-            say(&format!("\n{}", render_phase(phase, &run.environment)));
-        }
-    }
+}
 
-    // Clean up even after Ctrl-C: only what is under the run's own prefix.
+/// Removes the run's objects (and the bucket, if the run created it) unless `--keep`.
+fn clean_up(
+    target: &dyn Target,
+    args: &S3Args,
+    config: &S3Config,
+    gateway: Option<&BuiltinGateway>,
+    bucket_created: bool,
+    run: &mut iobm_results::RunResult,
+) {
+    let workers = args.concurrent as usize;
     if args.keep {
         run.warnings.push(format!(
             "objects kept under s3://{}/{}{}",
@@ -425,8 +486,6 @@ fn run(
             )),
         }
     }
-    say(&format!("\n{}", render_footer(&run)));
-    session::finish(&run, args.output.json())
 }
 
 /// Workers of quick's S3 steps, and their object size.
