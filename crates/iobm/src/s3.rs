@@ -132,6 +132,58 @@ fn check_args(args: &S3Args) -> Result<(), Failure> {
     Ok(())
 }
 
+/// The key pair requests are signed with, from the flags or `AWS_*`; none: unsigned.
+fn credentials(args: &S3Args) -> Result<Option<Credentials>, Failure> {
+    match (&args.access_key, &args.secret_key) {
+        (Some(a), Some(s)) => Ok(Some(Credentials {
+            access_key: a.clone(),
+            secret_key: s.clone(),
+        })),
+        (None, None) => {
+            eprintln!("iobm: note: no credentials (--access-key/--secret-key or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY): requests are not signed");
+            Ok(None)
+        }
+        _ => Err(Failure::input(
+            "--access-key and --secret-key go together (or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)",
+        )),
+    }
+}
+
+/// How the client talks to the endpoints: the run's own key prefix, signing, TLS.
+fn client_config(
+    args: &S3Args,
+    endpoints: Vec<Endpoint>,
+    credentials: Option<Credentials>,
+    region: String,
+    run_id: &RunId,
+) -> Result<S3Config, Failure> {
+    let prefix = args.prefix.trim_matches('/');
+    let key_prefix = if prefix.is_empty() {
+        format!("iobm-{}/", run_id.text)
+    } else {
+        format!("{prefix}/iobm-{}/", run_id.text)
+    };
+    let tls = if endpoints.iter().any(Endpoint::is_tls) {
+        Some(iobm_s3::tls::client_config(args.insecure).map_err(Failure::input)?)
+    } else {
+        None
+    };
+    Ok(S3Config {
+        tls,
+        endpoints,
+        bucket: args.bucket.clone(),
+        prefix: key_prefix,
+        credentials,
+        region,
+        payload: match args.payload_signing {
+            PayloadArg::Unsigned => PayloadSigning::Unsigned,
+            PayloadArg::Sha256 => PayloadSigning::Sha256,
+        },
+        timeout: args.timeout,
+        new_connection_per_request: args.new_connection,
+    })
+}
+
 /// `iobm s3 OP`: flags checked, the built-in gateway started when no endpoint is named, the
 /// target set up, the load run, the run's objects removed.
 pub fn s3(args: S3Args, argv: &[OsString]) -> Result<Exit, Failure> {
@@ -143,7 +195,12 @@ pub fn s3(args: S3Args, argv: &[OsString]) -> Result<Exit, Failure> {
     }
     check_args(&args)?;
     let external = endpoints(&args)?;
-
+    // Checked before anything starts; the built-in gateway brings its own.
+    let credentials = if external.is_empty() {
+        None
+    } else {
+        credentials(&args)?
+    };
     let region = args
         .region
         .clone()
@@ -161,54 +218,18 @@ pub fn s3(args: S3Args, argv: &[OsString]) -> Result<Exit, Failure> {
         None
     };
     let (endpoints, credentials) = match &gateway {
-        Some(g) => (
-            vec![g.endpoint.clone()],
-            Some(g.credentials.clone()),
-        ),
-        None => (
-            external,
-            match (&args.access_key, &args.secret_key) {
-                (Some(a), Some(s)) => Some(Credentials {
-                    access_key: a.clone(),
-                    secret_key: s.clone(),
-                }),
-                (None, None) => {
-                    eprintln!("iobm: note: no credentials (--access-key/--secret-key or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY): requests are not signed");
-                    None
-                }
-                _ => {
-                    return Err(Failure::input(
-                        "--access-key and --secret-key go together (or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)",
-                    ))
-                }
-            },
-        ),
+        Some(g) => (vec![g.endpoint.clone()], Some(g.credentials.clone())),
+        None => (external, credentials),
     };
-    let prefix = args.prefix.trim_matches('/');
-    let key_prefix = if prefix.is_empty() {
-        format!("iobm-{}/", run_id.text)
-    } else {
-        format!("{prefix}/iobm-{}/", run_id.text)
-    };
-    let payload = match args.payload_signing {
-        PayloadArg::Unsigned => PayloadSigning::Unsigned,
-        PayloadArg::Sha256 => PayloadSigning::Sha256,
-    };
-    let tls = if endpoints.iter().any(Endpoint::is_tls) {
-        Some(iobm_s3::tls::client_config(args.insecure).map_err(Failure::input)?)
-    } else {
-        None
-    };
-    let config = S3Config {
-        tls,
-        endpoints,
-        bucket: args.bucket.clone(),
-        prefix: key_prefix,
-        credentials,
-        region,
-        payload,
-        timeout: args.timeout,
-        new_connection_per_request: args.new_connection,
+    let config = client_config(&args, endpoints, credentials, region, &run_id);
+    let config = match config {
+        Ok(c) => c,
+        Err(f) => {
+            if let Some(g) = gateway {
+                g.stop(false);
+            }
+            return Err(f);
+        }
     };
     let target = targets::open(Storage::S3(config.clone()));
     let result = run(
