@@ -22,6 +22,7 @@ use iobm_run::ranks::Ranks;
 use iobm_run::session::{self, describe_io, say, RunId};
 use iobm_stats::{format_bytes, format_duration, AggregateKind, Rate};
 use std::ffi::OsString;
+use std::path::Path;
 use std::time::Duration;
 
 const MIB: u64 = 1 << 20;
@@ -88,22 +89,7 @@ pub fn quick(args: QuickArgs, argv: &[OsString]) -> Result<Exit, Failure> {
         ));
     }
     let dir = args.dir.clone().unwrap_or_else(std::env::temp_dir);
-    session::writable_dir(&dir)?;
-    session::json_path_ok(args.output.json())?;
-    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let jobs = cpus.clamp(1, 4);
-    let available = env::space(&dir)
-        .filter(|&(size, _)| size > 0)
-        .map_or(u64::MAX, |(_, a)| a);
-    let per_job = (available / 4 / jobs as u64).min(MAX_PER_JOB) / MIB * MIB;
-    if per_job < MIN_PER_JOB {
-        return Err(Failure::input(format!(
-            "{}: only {} free; quick needs {} (pass another DIR)",
-            dir.display(),
-            format_bytes(available),
-            format_bytes(4 * MIN_PER_JOB * jobs as u64)
-        )));
-    }
+    let (jobs, per_job) = checked(&dir, &args)?;
     let run_id = RunId::generate();
     let rundir = RunDir::create(&dir, &run_id.text)?;
     let storage = targets::open(Storage::Directory(&rundir.path));
@@ -121,90 +107,17 @@ pub fn quick(args: QuickArgs, argv: &[OsString]) -> Result<Exit, Failure> {
     // page cache; elsewhere buffered, with the cache dropped before each read.
     let direct = session::probe_direct(target, &dir, 0).is_ok();
     let t = args.step_time;
-    let random = Pattern::Random { seed: run_id.seed };
-    let steps = [
-        (
-            "sequential write 1MiB",
-            Op::Write,
-            MIB,
-            Pattern::Sequential,
-            FsyncPolicy::End,
-        ),
-        (
-            "sequential read 1MiB",
-            Op::Read,
-            MIB,
-            Pattern::Sequential,
-            FsyncPolicy::Never,
-        ),
-        (
-            "random read 4KiB",
-            Op::Read,
-            4096,
-            random,
-            FsyncPolicy::Never,
-        ),
-        (
-            "random write 4KiB + fsync",
-            Op::Write,
-            4096,
-            random,
-            FsyncPolicy::Each,
-        ),
-    ];
-    let mut phases: Vec<Phase> = steps
-        .into_iter()
-        .map(|(name, op, block, pattern, fsync)| Phase {
-            pattern,
-            fsync,
-            direct,
-            drop_cache: !direct && op == Op::Read,
-            stop: StopRule::Duration(t),
-            ..Phase::new(name, op, block, layout.clone())
-        })
-        .collect();
-    // A short bonnie step: every bonnie test on a small file and 1024 empty files.
-    let bonnie_spec = BonnieSpec {
-        size: (per_job / 4).min(BONNIE_SIZE),
-        chunk: 8192,
-        per_char: PerChar::Buffered,
-        fsync: FsyncPolicy::End,
-        direct: false,
-        drop_cache: true,
-        data: DataKind::Random,
-        seeks: 2048,
-        seekers: 5,
-        seek_rewrite_pct: 10,
-        files: Some(MetaSpec {
-            count: 1024,
-            max_size: 0,
-            min_size: 0,
-            dirs: 0,
-        }),
-        seed: run_id.seed,
-        prefix: String::new(),
-    };
+    let mut phases = steps(&layout, direct, t, run_id.seed);
+    let bonnie_spec = bonnie_step(per_job, run_id.seed);
     let bonnie = suite::bonnie(&bonnie_spec);
     phases.extend(bonnie.phases.iter().cloned());
 
-    let control = session::control(
-        &run_id,
-        jobs.max(bonnie_spec.seekers)
-            .max(crate::s3::QUICK_CONCURRENT),
-    );
+    let workers = jobs
+        .max(bonnie_spec.seekers)
+        .max(crate::s3::QUICK_CONCURRENT);
+    let control = session::control(&run_id, workers);
     let config = Config {
-        bonnie: Some(BonnieConfig {
-            file_bytes: bonnie_spec.size,
-            per_char: "buffered".to_string(),
-            per_char_bytes: suite::per_char_bytes(&bonnie_spec),
-            seeks: bonnie_spec.seeks,
-            seekers: bonnie_spec.seekers as u32,
-            seek_rewrite_pct: bonnie_spec.seek_rewrite_pct,
-            files: 1024,
-            max_file_bytes: 0,
-            min_file_bytes: 0,
-            dirs: 0,
-        }),
+        bonnie: Some(bonnie_config(&bonnie_spec)),
         ..plan::config(
             &phases,
             Placement {
@@ -256,14 +169,126 @@ pub fn quick(args: QuickArgs, argv: &[OsString]) -> Result<Exit, Failure> {
         run.warnings.push(e);
     }
     run.bonnie = Some(summarize(&run));
-    let mut text = summary(&run);
+    say(&format!("{}\n{}", summary_text(&run), render_footer(&run)));
+    session::finish(&run, args.output.json())
+}
+
+/// The directory and `--json` checked; returns the workers and the bytes each writes (a
+/// quarter of the free space at most, shared by the workers).
+fn checked(dir: &Path, args: &QuickArgs) -> Result<(usize, u64), Failure> {
+    session::writable_dir(dir)?;
+    session::json_path_ok(args.output.json())?;
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let jobs = cpus.clamp(1, 4);
+    let available = env::space(dir)
+        .filter(|&(size, _)| size > 0)
+        .map_or(u64::MAX, |(_, a)| a);
+    let per_job = (available / 4 / jobs as u64).min(MAX_PER_JOB) / MIB * MIB;
+    if per_job < MIN_PER_JOB {
+        return Err(Failure::input(format!(
+            "{}: only {} free; quick needs {} (pass another DIR)",
+            dir.display(),
+            format_bytes(available),
+            format_bytes(4 * MIN_PER_JOB * jobs as u64)
+        )));
+    }
+    Ok((jobs, per_job))
+}
+
+/// The four file steps, each for `t`.
+fn steps(layout: &Layout, direct: bool, t: std::time::Duration, seed: u64) -> Vec<Phase> {
+    let random = Pattern::Random { seed };
+    let sequential = Pattern::Sequential;
+    [
+        (
+            "sequential write 1MiB",
+            Op::Write,
+            MIB,
+            sequential,
+            FsyncPolicy::End,
+        ),
+        (
+            "sequential read 1MiB",
+            Op::Read,
+            MIB,
+            sequential,
+            FsyncPolicy::Never,
+        ),
+        (
+            "random read 4KiB",
+            Op::Read,
+            4096,
+            random,
+            FsyncPolicy::Never,
+        ),
+        (
+            "random write 4KiB + fsync",
+            Op::Write,
+            4096,
+            random,
+            FsyncPolicy::Each,
+        ),
+    ]
+    .into_iter()
+    .map(|(name, op, block, pattern, fsync)| Phase {
+        pattern,
+        fsync,
+        direct,
+        drop_cache: !direct && op == Op::Read,
+        stop: StopRule::Duration(t),
+        ..Phase::new(name, op, block, layout.clone())
+    })
+    .collect()
+}
+
+/// A short bonnie step: every bonnie test on a small file and 1024 empty files.
+fn bonnie_step(per_job: u64, seed: u64) -> BonnieSpec {
+    BonnieSpec {
+        size: (per_job / 4).min(BONNIE_SIZE),
+        chunk: 8192,
+        per_char: PerChar::Buffered,
+        fsync: FsyncPolicy::End,
+        direct: false,
+        drop_cache: true,
+        data: DataKind::Random,
+        seeks: 2048,
+        seekers: 5,
+        seek_rewrite_pct: 10,
+        files: Some(MetaSpec {
+            count: 1024,
+            max_size: 0,
+            min_size: 0,
+            dirs: 0,
+        }),
+        seed,
+        prefix: String::new(),
+    }
+}
+
+fn bonnie_config(spec: &BonnieSpec) -> BonnieConfig {
+    BonnieConfig {
+        file_bytes: spec.size,
+        per_char: "buffered".to_string(),
+        per_char_bytes: suite::per_char_bytes(spec),
+        seeks: spec.seeks,
+        seekers: spec.seekers as u32,
+        seek_rewrite_pct: spec.seek_rewrite_pct,
+        files: 1024,
+        max_file_bytes: 0,
+        min_file_bytes: 0,
+        dirs: 0,
+    }
+}
+
+/// The summary table, bonnie's tables and every warning, by step.
+fn summary_text(run: &RunResult) -> String {
+    let mut text = summary(run);
     text.push('\n');
-    text.push_str(&render_tables(&run));
+    text.push_str(&render_tables(run));
     for p in &run.phases {
         for w in &p.warnings {
             text.push_str(&format!("  {}: {w}\n", p.name));
         }
     }
-    say(&format!("{text}\n{}", render_footer(&run)));
-    session::finish(&run, args.output.json())
+    text
 }
