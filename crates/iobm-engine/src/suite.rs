@@ -206,23 +206,12 @@ mod tests {
     fn phases_in_bonnie_order() {
         let plan = bonnie(&spec());
         let names: Vec<&str> = plan.phases.iter().map(|p| p.name.as_str()).collect();
-        assert_eq!(
-            names,
-            [
-                "per-char write",
-                "block write",
-                "rewrite",
-                "per-char read",
-                "block read",
-                "random seeks",
-                "sequential create",
-                "sequential stat",
-                "sequential delete",
-                "random create",
-                "random stat",
-                "random delete"
-            ]
-        );
+        let bonnie_order: Vec<&str> = BYTE_TESTS
+            .into_iter()
+            .chain([SEEKS])
+            .chain(META_TESTS)
+            .collect();
+        assert_eq!(names, bonnie_order);
         assert_eq!(plan.phases[0].layout.total_bytes(), 16384);
         assert_eq!(plan.phases[5].layout.workers(), 5);
         assert_eq!(plan.dirs, ["d0000", "d0001", "d0002"]);

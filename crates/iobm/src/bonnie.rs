@@ -101,7 +101,7 @@ pub fn bonnie(args: BonnieArgs, argv: &[OsString]) -> Result<Exit, Failure> {
 
     let control = session::control(&run_id, args.seekers.max(1) as usize);
     let config = Config {
-        bonnie: Some(bonnie_config(&args, &spec)),
+        bonnie: Some(bonnie_config(&spec)),
         ..plan::config(
             &plan.phases,
             Placement {
@@ -199,9 +199,14 @@ fn suite_spec(args: &BonnieArgs, size: u64, seed: u64, ranks: &Ranks) -> BonnieS
     }
 }
 
-/// The suite's own settings in the result.
-fn bonnie_config(args: &BonnieArgs, spec: &BonnieSpec) -> BonnieConfig {
-    let files = args.files;
+/// The suite's own settings in the result (also for quick's bonnie step).
+pub(crate) fn bonnie_config(spec: &BonnieSpec) -> BonnieConfig {
+    let files = spec.files.unwrap_or(MetaSpec {
+        count: 0,
+        max_size: 0,
+        min_size: 0,
+        dirs: 0,
+    });
     BonnieConfig {
         file_bytes: spec.size,
         per_char: match spec.per_char {
@@ -211,7 +216,7 @@ fn bonnie_config(args: &BonnieArgs, spec: &BonnieSpec) -> BonnieConfig {
         .to_string(),
         per_char_bytes: suite::per_char_bytes(spec),
         seeks: spec.seeks,
-        seekers: args.seekers,
+        seekers: spec.seekers as u32,
         seek_rewrite_pct: spec.seek_rewrite_pct,
         files: files.count,
         max_file_bytes: files.max_size,

@@ -13,7 +13,7 @@ use iobm_report::bonnie::render_tables;
 use iobm_report::table::Table;
 use iobm_report::{render_footer, render_header};
 use iobm_results::bonnie::{is_bonnie_test, summarize};
-use iobm_results::{env, BonnieConfig, Config, PhaseResult, RunResult};
+use iobm_results::{env, Config, PhaseResult, RunResult};
 use iobm_run::execute::execute;
 use iobm_run::exit::{Exit, Failure};
 use iobm_run::observe::ResultFile;
@@ -117,7 +117,7 @@ pub fn quick(args: QuickArgs, argv: &[OsString]) -> Result<Exit, Failure> {
         .max(crate::s3::QUICK_CONCURRENT);
     let control = session::control(&run_id, workers);
     let config = Config {
-        bonnie: Some(bonnie_config(&bonnie_spec)),
+        bonnie: Some(crate::bonnie::bonnie_config(&bonnie_spec)),
         ..plan::config(
             &phases,
             Placement {
@@ -262,21 +262,6 @@ fn bonnie_step(per_job: u64, seed: u64) -> BonnieSpec {
         }),
         seed,
         prefix: String::new(),
-    }
-}
-
-fn bonnie_config(spec: &BonnieSpec) -> BonnieConfig {
-    BonnieConfig {
-        file_bytes: spec.size,
-        per_char: "buffered".to_string(),
-        per_char_bytes: suite::per_char_bytes(spec),
-        seeks: spec.seeks,
-        seekers: spec.seekers as u32,
-        seek_rewrite_pct: spec.seek_rewrite_pct,
-        files: 1024,
-        max_file_bytes: 0,
-        min_file_bytes: 0,
-        dirs: 0,
     }
 }
 
