@@ -1,6 +1,7 @@
 //! Workloads as data: a phase says what every worker does (operation, block size, order,
 //! flushing, stop rule) over a layout of files and per-worker regions.
 
+use iobm_stats::names::ops;
 use std::time::Duration;
 
 /// The operation a phase repeats. Byte operations work on blocks of the worker's region; the
@@ -66,13 +67,13 @@ const MIXED_NAMES: [&str; 4] = [
 impl ObjectOp {
     pub const fn name(self) -> &'static str {
         match self {
-            ObjectOp::Put => "put",
-            ObjectOp::Get => "get",
-            ObjectOp::Head => "head",
-            ObjectOp::Delete => "delete",
-            ObjectOp::List => "list",
-            ObjectOp::Multipart => "multipart",
-            ObjectOp::Mixed => "mixed",
+            ObjectOp::Put => ops::PUT,
+            ObjectOp::Get => ops::GET,
+            ObjectOp::Head => ops::HEAD,
+            ObjectOp::Delete => ops::DELETE,
+            ObjectOp::List => ops::LIST,
+            ObjectOp::Multipart => ops::MULTIPART,
+            ObjectOp::Mixed => ops::MIXED,
         }
     }
 }
@@ -170,15 +171,15 @@ pub enum PerChar {
 impl Op {
     pub fn name(self) -> &'static str {
         match self {
-            Op::Write => "write",
-            Op::Read => "read",
-            Op::Rewrite => "rewrite",
-            Op::PutChar(_) => "putc",
-            Op::GetChar(_) => "getc",
-            Op::Seek { .. } => "seek",
-            Op::Create => "create",
-            Op::Stat => "stat",
-            Op::Delete => "delete",
+            Op::Write => ops::WRITE,
+            Op::Read => ops::READ,
+            Op::Rewrite => ops::REWRITE,
+            Op::PutChar(_) => ops::PUTC,
+            Op::GetChar(_) => ops::GETC,
+            Op::Seek { .. } => ops::SEEK,
+            Op::Create => ops::CREATE,
+            Op::Stat => ops::STAT,
+            Op::Delete => ops::DELETE,
             Op::Object(op) => op.name(),
         }
     }
@@ -188,21 +189,21 @@ impl Op {
     pub fn classes(self) -> &'static [&'static str] {
         match self {
             Op::Object(ObjectOp::Mixed) => &MIXED_NAMES,
-            Op::Object(ObjectOp::Put) => &["put"],
-            Op::Object(ObjectOp::Get) => &["get"],
-            Op::Object(ObjectOp::Head) => &["head"],
-            Op::Object(ObjectOp::Delete) => &["delete"],
-            Op::Object(ObjectOp::List) => &["list"],
-            Op::Object(ObjectOp::Multipart) => &["multipart"],
-            Op::Write => &["write"],
-            Op::Read => &["read"],
-            Op::Rewrite => &["rewrite"],
-            Op::PutChar(_) => &["putc"],
-            Op::GetChar(_) => &["getc"],
-            Op::Seek { .. } => &["seek"],
-            Op::Create => &["create"],
-            Op::Stat => &["stat"],
-            Op::Delete => &["delete"],
+            Op::Object(ObjectOp::Put) => &[ops::PUT],
+            Op::Object(ObjectOp::Get) => &[ops::GET],
+            Op::Object(ObjectOp::Head) => &[ops::HEAD],
+            Op::Object(ObjectOp::Delete) => &[ops::DELETE],
+            Op::Object(ObjectOp::List) => &[ops::LIST],
+            Op::Object(ObjectOp::Multipart) => &[ops::MULTIPART],
+            Op::Write => &[ops::WRITE],
+            Op::Read => &[ops::READ],
+            Op::Rewrite => &[ops::REWRITE],
+            Op::PutChar(_) => &[ops::PUTC],
+            Op::GetChar(_) => &[ops::GETC],
+            Op::Seek { .. } => &[ops::SEEK],
+            Op::Create => &[ops::CREATE],
+            Op::Stat => &[ops::STAT],
+            Op::Delete => &[ops::DELETE],
         }
     }
 
@@ -515,6 +516,33 @@ impl Phase {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn operations_that_move_data_are_named_so_for_readers_of_results() {
+        use iobm_stats::names::ops::moves_data;
+        let moving = [
+            Op::Write,
+            Op::Read,
+            Op::Rewrite,
+            Op::PutChar(PerChar::Buffered),
+            Op::GetChar(PerChar::Syscall),
+            Op::Object(ObjectOp::Put),
+            Op::Object(ObjectOp::Get),
+            Op::Object(ObjectOp::Multipart),
+            Op::Object(ObjectOp::Mixed),
+        ];
+        let counted = [
+            Op::Seek { rewrite_pct: 10 },
+            Op::Create,
+            Op::Stat,
+            Op::Delete,
+            Op::Object(ObjectOp::Head),
+            Op::Object(ObjectOp::Delete),
+            Op::Object(ObjectOp::List),
+        ];
+        assert!(moving.iter().all(|op| moves_data(op.name())));
+        assert!(!counted.iter().any(|op| moves_data(op.name())));
+    }
 
     fn phase(pattern: Pattern, block: u64) -> Phase {
         Phase {

@@ -509,10 +509,7 @@ impl PhaseResult {
     /// Whether the phase's operations move file data (rated in bytes per second) rather than
     /// being counted (seeks, creates, stats, deletes: rated in operations per second).
     pub fn moves_data(&self) -> bool {
-        matches!(
-            self.op.as_str(),
-            "write" | "read" | "rewrite" | "putc" | "getc" | "put" | "get" | "multipart" | "mixed"
-        )
+        iobm_stats::names::ops::moves_data(&self.op)
     }
 
     pub fn spans(&self) -> Vec<WorkerSpan> {

@@ -1,6 +1,34 @@
 //! Names that parts which do not depend on each other must agree on, kept in one place: the
-//! bonnie tests, which the engine's suite builds as phases and the results and reports find
-//! again by name in a saved run.
+//! operations, which the engine names and a saved run's readers rate by name, and the bonnie
+//! tests, which the engine's suite builds as phases and the results and reports find again.
+
+/// The operations as results name them (`phases[].op`).
+pub mod ops {
+    pub const WRITE: &str = "write";
+    pub const READ: &str = "read";
+    pub const REWRITE: &str = "rewrite";
+    pub const PUTC: &str = "putc";
+    pub const GETC: &str = "getc";
+    pub const SEEK: &str = "seek";
+    pub const CREATE: &str = "create";
+    pub const STAT: &str = "stat";
+    pub const DELETE: &str = "delete";
+    pub const PUT: &str = "put";
+    pub const GET: &str = "get";
+    pub const HEAD: &str = "head";
+    pub const LIST: &str = "list";
+    pub const MULTIPART: &str = "multipart";
+    pub const MIXED: &str = "mixed";
+
+    /// Operations that move data bytes, rated in bytes per second; the others (seeks,
+    /// creates, stats, deletes, heads, lists) are counted in operations per second.
+    pub const MOVING_DATA: [&str; 9] =
+        [WRITE, READ, REWRITE, PUTC, GETC, PUT, GET, MULTIPART, MIXED];
+
+    pub fn moves_data(op: &str) -> bool {
+        MOVING_DATA.contains(&op)
+    }
+}
 
 /// The bonnie-style tests, in bonnie++'s order.
 pub mod bonnie {
