@@ -65,6 +65,22 @@ const MIXED_NAMES: [&str; 4] = [
 ];
 
 impl ObjectOp {
+    /// Every object operation, in the order `iobm s3 --help` lists them.
+    pub const ALL: [ObjectOp; 7] = [
+        ObjectOp::Put,
+        ObjectOp::Get,
+        ObjectOp::Head,
+        ObjectOp::Delete,
+        ObjectOp::List,
+        ObjectOp::Multipart,
+        ObjectOp::Mixed,
+    ];
+
+    /// The operation of this name.
+    pub fn from_name(name: &str) -> Option<ObjectOp> {
+        ObjectOp::ALL.into_iter().find(|op| op.name() == name)
+    }
+
     pub const fn name(self) -> &'static str {
         match self {
             ObjectOp::Put => ops::PUT,

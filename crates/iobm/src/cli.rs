@@ -1,8 +1,9 @@
 //! The command line: subcommands, flags, their defaults and help text. Values with units are
 //! parsed here so a bad one is reported with the flag that carries it.
 
+use clap::builder::TypedValueParser;
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use iobm_engine::DataKind;
+use iobm_engine::{DataKind, ObjectOp};
 use iobm_run::exit::EXIT_CODES_HELP;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -325,22 +326,27 @@ pub struct ServeArgs {
     pub tls_key: Option<PathBuf>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum S3Op {
-    /// Store new objects
-    Put,
-    /// Read objects of the data set (uploaded first, not counted), whole or --range-size of each
-    Get,
-    /// HEAD objects of the data set
-    Head,
-    /// Delete every object of the data set once
-    Delete,
-    /// List the data set, one page of --page-keys per request
-    List,
-    /// Store new objects by multipart upload
-    Multipart,
-    /// get, head, put and delete drawn by the --get/--head/--put/--delete weights
-    Mixed,
+/// `iobm s3 OP`: the engine's object operations, each with its help line.
+fn object_op() -> impl TypedValueParser<Value = ObjectOp> {
+    let help = |op: ObjectOp| {
+        match op {
+        ObjectOp::Put => "Store new objects",
+        ObjectOp::Get => {
+            "Read objects of the data set (uploaded first, not counted), whole or --range-size of each"
+        }
+        ObjectOp::Head => "HEAD objects of the data set",
+        ObjectOp::Delete => "Delete every object of the data set once",
+        ObjectOp::List => "List the data set, one page of --page-keys per request",
+        ObjectOp::Multipart => "Store new objects by multipart upload",
+        ObjectOp::Mixed => {
+            "get, head, put and delete drawn by the --get/--head/--put/--delete weights"
+        }
+    }
+    };
+    clap::builder::PossibleValuesParser::new(
+        ObjectOp::ALL.map(|op| clap::builder::PossibleValue::new(op.name()).help(help(op))),
+    )
+    .map(|name| ObjectOp::from_name(&name).expect("one of the possible values"))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -354,8 +360,8 @@ pub enum PayloadArg {
 #[derive(Debug, Args)]
 pub struct S3Args {
     /// The operation to load the store with
-    #[arg(value_enum, value_name = "OP")]
-    pub op: S3Op,
+    #[arg(value_name = "OP", value_parser = object_op())]
+    pub op: ObjectOp,
     /// S3 endpoint, http://HOST:PORT or https://HOST:PORT; repeat or separate with commas to
     /// spread the workers over several [default: $AWS_ENDPOINT_URL, else iobm's own gateway
     /// started in-process]

@@ -3,7 +3,7 @@
 //! uploaded first (not counted); everything the run wrote is under a prefix made for it and is
 //! removed afterwards unless `--keep`. Also `iobm quick`'s S3 steps.
 
-use crate::cli::{PayloadArg, S3Args, S3Op};
+use crate::cli::{PayloadArg, S3Args};
 use crate::gateway::BuiltinGateway;
 use crate::targets::{self, Storage};
 use iobm_engine::{run_phase, Mix, ObjectOp, ObjectSpec, Phase, PhaseEnd, StopRule};
@@ -21,18 +21,6 @@ use iobm_s3::{Endpoint, PayloadSigning, S3Config};
 use iobm_target::Target;
 use std::ffi::OsString;
 use std::path::Path;
-
-fn object_op(op: S3Op) -> ObjectOp {
-    match op {
-        S3Op::Put => ObjectOp::Put,
-        S3Op::Get => ObjectOp::Get,
-        S3Op::Head => ObjectOp::Head,
-        S3Op::Delete => ObjectOp::Delete,
-        S3Op::List => ObjectOp::List,
-        S3Op::Multipart => ObjectOp::Multipart,
-        S3Op::Mixed => ObjectOp::Mixed,
-    }
-}
 
 /// The endpoints given (flag, then `AWS_ENDPOINT_URL`), parsed; empty: use the built-in gateway.
 fn endpoints(args: &S3Args) -> Result<Vec<Endpoint>, Failure> {
@@ -103,7 +91,7 @@ fn check_args(args: &S3Args) -> Result<(), Failure> {
     if max == 0 {
         return Err(Failure::input("--obj-size must be greater than 0"));
     }
-    if args.op == S3Op::Multipart && args.part_size > max {
+    if args.op == ObjectOp::Multipart && args.part_size > max {
         eprintln!("iobm: note: --part-size is larger than the objects: one part each");
     }
     let mix = args.mix();
@@ -112,12 +100,12 @@ fn check_args(args: &S3Args) -> Result<(), Failure> {
             "--verify needs stamped data: --data random or compressible:PCT",
         ));
     }
-    if args.verify && !matches!(args.op, S3Op::Get | S3Op::Mixed) {
+    if args.verify && !matches!(args.op, ObjectOp::Get | ObjectOp::Mixed) {
         return Err(Failure::input(
             "--verify checks what GETs return: use it with get or mixed",
         ));
     }
-    if args.op == S3Op::Mixed && mix.get + mix.head + mix.put + mix.delete == 0 {
+    if args.op == ObjectOp::Mixed && mix.get + mix.head + mix.put + mix.delete == 0 {
         return Err(Failure::input(
             "--get, --head, --put and --delete are all 0",
         ));
@@ -262,7 +250,7 @@ fn run(
         .map(|e| e.url.as_str())
         .collect::<Vec<_>>()
         .join(", ");
-    let op = object_op(args.op);
+    let op = args.op;
     let needs_data_set = !matches!(op, ObjectOp::Put | ObjectOp::Multipart);
     let spec = object_spec(args, op, gateway)?;
     let bucket_created = target.prepare().map_err(|e| {
