@@ -8,7 +8,7 @@ pwrite/pread calls; no preallocation for either). Reports each tool's own bandwi
 which is the same definition), its whole-process CPU time per GiB (user + system from wait4,
 start-up and clean-up included), and the iobm/fio ratios. Medians of --rounds rounds.
 
-Usage: bench/files_vs_fio.py [--disk-dir DIR] [--size-per-job 1G] [--rounds 3]
+Usage: bench/files_vs_fio.py [--disk-dir DIR] [--size-per-job 1G] [--rounds 3] [--iobm PATH]
 Installs fio from Debian when it is missing (as root); builds iobm in release mode.
 """
 
@@ -82,9 +82,10 @@ def main():
     ap.add_argument("--disk-dir", default=ROOT, help="a directory on the disk to test with O_DIRECT")
     ap.add_argument("--size-per-job", default="1G")
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--iobm", help="an iobm binary to measure instead of building this checkout")
     args = ap.parse_args()
     ensure_debian("fio", "fio")
-    iobm = build_iobm()
+    iobm = args.iobm or build_iobm()
     size = args.size_per_job
     per_job = int(size[:-1]) * {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}[size[-1].upper()]
 

@@ -11,7 +11,7 @@ Peers are measured as whole processes, so their start-up (interpreter, imports) 
 its measured phase from --json (its data set upload for GET is not counted, as for the peers,
 whose GET reads what their PUT wrote).
 
-  python3 bench/s3_vs_peers.py [--objects 64] [--size 8MiB] [--concurrent 20] [--rounds 3]
+  python3 bench/s3_vs_peers.py [--objects 64] [--size 8MiB] [--concurrent 20] [--rounds 3] [--iobm PATH]
 """
 
 import argparse
@@ -86,12 +86,13 @@ def main():
     ap.add_argument("--size", default="8MiB")
     ap.add_argument("--concurrent", type=int, default=20)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--iobm", help="an iobm binary to measure instead of building this checkout")
     ap.add_argument("--dir", default="/dev/shm", help="where the server keeps the objects")
     args = ap.parse_args()
     size = parse_size(args.size)
     ensure_debian("rclone", "rclone")
     subprocess.run([sys.executable, "-c", "import boto3, awscli"], check=True)
-    iobm = build_iobm()
+    iobm = args.iobm or build_iobm()
     root = tempfile.mkdtemp(dir=args.dir, prefix="iobm-bench-")
     src = tempfile.mkdtemp(dir=args.dir, prefix="iobm-bench-src-")
     dst = tempfile.mkdtemp(dir=args.dir, prefix="iobm-bench-dst-")
