@@ -520,3 +520,25 @@ def test_https_with_a_certificate_of_ones_own(tmp_path):
     finally:
         s.stop()
     assert "S3 on https://" in s.proc.stdout.read()
+
+
+def test_the_gateway_says_when_it_serves_plain_http_beyond_loopback_or_runs_as_root(tmp_path):
+    root = tmp_path / "root"
+    root.mkdir()
+    port = free_port()
+    proc = subprocess.Popen([IOBM, "serve", str(root), "--anonymous", "--listen", f"0.0.0.0:{port}"],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.time() + 20
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                assert time.time() < deadline, "iobm serve did not start"
+                time.sleep(0.05)
+    finally:
+        proc.terminate()
+        out = proc.communicate(timeout=10)[0]
+    assert "plain HTTP" in out and "readable on the network" in out, out
+    assert ("running as root" in out) == (os.geteuid() == 0), out
