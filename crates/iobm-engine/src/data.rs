@@ -1,9 +1,10 @@
-//! Data to write: a per-worker pool of random bytes generated once before the phase, from which
-//! consecutive blocks are consecutive slices (a ring), each stamped every 4 KiB with (run id,
-//! file, offset). No copy and no allocation per block; no two 4 KiB chunks of a run are equal,
-//! and content repeats only at the pool's length (block + 256 KiB), beyond the records that
-//! storage compresses (128 KiB for ZFS and btrfs by default), while the pool stays small enough
-//! to stay in the CPU's caches (a 1 MiB pool cost a tenth of the rate of 8 KiB writes on tmpfs).
+//! Data to write, and to check what is read back against. File data is a pure function of (run,
+//! file, offset) ([`Generator`]): every 512-byte unit is a 512-byte piece of a 256 KiB random
+//! base (chosen by a hash of run, file and unit) XORed with a 64-bit key from the same hash, so no
+//! two units of a data set are equal and no compressor finds a match, while the base stays in the
+//! CPU's caches; every 4 KiB at an absolute 4 KiB boundary starts with a stamp (run id, file,
+//! offset) that names where a misplaced or stale block came from. Object bodies are views of a
+//! shared pool with a stamp per 4 KiB ([`object_pool`]).
 
 use crate::permute::mix;
 use crate::workload::DataKind;
@@ -70,16 +71,6 @@ pub fn fill_random(buf: &mut [u8], seed: u64) {
     rest.copy_from_slice(&last[..rest.len()]);
 }
 
-/// Where a worker's blocks come from.
-pub struct DataSource {
-    pool: AlignedBuf,
-    kind: DataKind,
-    block: usize,
-    /// Start of the next block's slice.
-    next: usize,
-    run_id: u64,
-}
-
 /// A pool of `len` bytes of `kind` content (unstamped) from `seed`.
 fn pool_of(kind: DataKind, len: usize, seed: u64) -> AlignedBuf {
     let mut pool = AlignedBuf::zeroed(len);
@@ -108,50 +99,143 @@ pub fn object_pool(kind: DataKind, run_id: u64) -> AlignedBuf {
     pool_of(kind, OBJECT_POOL, run_id ^ 0x000b_1ec7)
 }
 
-impl DataSource {
-    pub fn new(kind: DataKind, block: usize, run_id: u64, seed: u64) -> DataSource {
-        let block_rounded = block.div_ceil(CHUNK) * CHUNK;
-        let slack = if kind == DataKind::Zero { 0 } else { SLACK };
-        let pool = pool_of(kind, block_rounded + slack, seed ^ run_id);
-        DataSource {
-            pool,
-            kind,
-            block,
-            next: 0,
-            run_id,
-        }
+/// Bytes per unit of the generator: the smallest piece that is unique across a data set.
+pub const UNIT: usize = 512;
+/// Bytes of the random base the units are drawn from.
+const BASE: usize = 256 << 10;
+
+/// The bytes of a data set: a pure function of (run, file, offset) for a data kind, so writers
+/// on any rank and a later reader produce the same bytes without sharing anything but the run
+/// id.
+pub struct Generator {
+    kind: DataKind,
+    run_id: u64,
+    base: Vec<u64>,
+}
+
+impl Generator {
+    pub fn new(kind: DataKind, run_id: u64) -> Generator {
+        let mut bytes = vec![0u8; BASE];
+        // The same base for every run: runs differ by their keys, so a reader can regenerate
+        // another run's bytes and recognise them.
+        fill_random(&mut bytes, 0x0ba5_e000);
+        let base = bytes
+            .chunks_exact(8)
+            .map(|w| u64::from_le_bytes(w.try_into().expect("8 bytes")))
+            .collect();
+        Generator { kind, run_id, base }
     }
 
-    /// The bytes to write at `offset` of file `file_id`: `block` long, stamped.
-    pub fn block(&mut self, file_id: u64, offset: u64) -> &[u8] {
-        let start = self.prepare(file_id, offset);
-        self.get(start)
+    pub fn kind(&self) -> DataKind {
+        self.kind
     }
 
-    /// The block that [`DataSource::prepare`] stamped at `start`.
-    pub fn get(&self, start: usize) -> &[u8] {
-        &self.pool[start..start + self.block]
+    pub fn run_id(&self) -> u64 {
+        self.run_id
     }
 
-    /// Picks and stamps the next block for `offset` of file `file_id`; returns where it starts.
-    /// Done before an operation is timed; [`DataSource::get`] then hands it out.
-    pub fn prepare(&mut self, file_id: u64, offset: u64) -> usize {
+    /// Writes the bytes of `file` at `offset .. offset + out.len()` into `out`.
+    pub fn fill(&self, out: &mut [u8], file: u64, offset: u64) {
+        self.fill_run(out, self.run_id, file, offset);
+    }
+
+    /// As [`Generator::fill`], for the data of another run (to recognise stale blocks).
+    pub fn fill_run(&self, out: &mut [u8], run_id: u64, file: u64, offset: u64) {
         if self.kind == DataKind::Zero {
-            return 0;
+            out.fill(0);
+            return;
         }
-        if self.next + self.block > self.pool.len() {
-            self.next = 0;
+        let units = (BASE / UNIT) as u64;
+        let mut pos = 0;
+        while pos < out.len() {
+            let at = offset + pos as u64;
+            let unit = at / UNIT as u64;
+            let within = (at % UNIT as u64) as usize;
+            let take = (UNIT - within).min(out.len() - pos);
+            let key = mix(run_id ^ mix(file ^ mix(unit)));
+            let first_word = ((key >> 32) % units) as usize * (UNIT / 8);
+            let words = &self.base[first_word..first_word + UNIT / 8];
+            let piece = &mut out[pos..pos + take];
+            if within == 0 && take == UNIT {
+                for (o, w) in piece.chunks_exact_mut(8).zip(words) {
+                    o.copy_from_slice(&(w ^ key).to_le_bytes());
+                }
+            } else {
+                for (i, o) in piece.iter_mut().enumerate() {
+                    let j = within + i;
+                    *o = ((words[j / 8] ^ key) >> (8 * (j % 8))) as u8;
+                }
+            }
+            pos += take;
         }
-        let start = self.next;
-        self.next += self.block.div_ceil(CHUNK) * CHUNK;
-        let block = &mut self.pool[start..start + self.block];
-        for (i, chunk) in block.chunks_mut(CHUNK).enumerate() {
-            if chunk.len() >= STAMP_LEN {
-                let s = stamp(self.run_id, file_id, offset + (i * CHUNK) as u64);
-                chunk[..STAMP_LEN].copy_from_slice(&s);
+        // A stamp at every absolute 4 KiB boundary; compressible data zeroes each 4 KiB's tail.
+        let first_chunk = offset / CHUNK as u64;
+        let last_chunk = (offset + out.len() as u64).div_ceil(CHUNK as u64);
+        let zeros = match self.kind {
+            DataKind::Compressible(pct) => CHUNK * pct.min(100) as usize / 100,
+            _ => 0,
+        };
+        for c in first_chunk..last_chunk {
+            let chunk_at = c * CHUNK as u64;
+            let s = stamp(run_id, file, chunk_at);
+            let mut write = |from: usize, bytes: &[u8]| {
+                for (i, &b) in bytes.iter().enumerate() {
+                    let abs = chunk_at + (from + i) as u64;
+                    if abs >= offset && abs < offset + out.len() as u64 {
+                        out[(abs - offset) as usize] = b;
+                    }
+                }
+            };
+            write(0, &s);
+            if zeros > 0 {
+                let keep = (CHUNK - zeros).max(STAMP_LEN);
+                let lo = (chunk_at + keep as u64).max(offset);
+                let hi = (chunk_at + CHUNK as u64).min(offset + out.len() as u64);
+                if lo < hi {
+                    out[(lo - offset) as usize..(hi - offset) as usize].fill(0);
+                }
             }
         }
-        start
+    }
+}
+
+/// The 64-bit id a file's data and stamps carry: a hash of its name, the same on every rank.
+pub fn file_key(name: &str) -> u64 {
+    name.bytes()
+        .fold(0xcbf2_9ce4_8422_2325_u64, |h, b| mix(h ^ u64::from(b)))
+}
+
+/// Where a worker's blocks come from: the generator and one block-sized aligned buffer.
+pub struct DataSource {
+    generator: Generator,
+    out: AlignedBuf,
+    block: usize,
+}
+
+impl DataSource {
+    pub fn new(kind: DataKind, block: usize, run_id: u64) -> DataSource {
+        DataSource {
+            generator: Generator::new(kind, run_id),
+            out: AlignedBuf::zeroed(block.div_ceil(CHUNK) * CHUNK),
+            block,
+        }
+    }
+
+    /// The bytes to write at `offset` of file `file`: `block` long.
+    pub fn block(&mut self, file: u64, offset: u64) -> &[u8] {
+        self.prepare(file, offset);
+        self.get()
+    }
+
+    /// The block that [`DataSource::prepare`] made.
+    pub fn get(&self) -> &[u8] {
+        &self.out[..self.block]
+    }
+
+    /// Makes the block for `offset` of file `file`, before the operation is timed.
+    pub fn prepare(&mut self, file: u64, offset: u64) {
+        self.generator
+            .fill(&mut self.out[..self.block], file, offset);
     }
 }
 
@@ -161,53 +245,61 @@ mod tests {
     use std::collections::HashSet;
 
     #[test]
-    fn blocks_are_aligned_stamped_and_unique() {
-        let mut src = DataSource::new(DataKind::Random, 64 * 1024, 7, 1);
-        let mut chunks = HashSet::new();
-        for offset in (0..64u64).map(|i| i * 64 * 1024) {
-            let block = src.block(3, offset).to_vec();
-            assert_eq!(src.block(3, offset).as_ptr() as usize % CHUNK, 0);
-            for (i, chunk) in block.chunks(CHUNK).enumerate() {
-                assert_eq!(
-                    &chunk[..STAMP_LEN],
-                    &stamp(7, 3, offset + (i * CHUNK) as u64)
-                );
-                assert!(chunks.insert(chunk.to_vec()), "duplicate chunk");
+    fn every_512_bytes_of_a_data_set_are_unique_and_every_4k_is_stamped() {
+        let mut units = HashSet::new();
+        for file in ["data.0", "data.1"].map(file_key) {
+            let mut src = DataSource::new(DataKind::Random, 64 * 1024, 7);
+            for offset in (0..64u64).map(|i| i * 64 * 1024) {
+                let block = src.block(file, offset).to_vec();
+                assert_eq!(src.get().as_ptr() as usize % CHUNK, 0);
+                for (i, chunk) in block.chunks(CHUNK).enumerate() {
+                    assert_eq!(
+                        &chunk[..STAMP_LEN],
+                        &stamp(7, file, offset + (i * CHUNK) as u64)
+                    );
+                }
+                for unit in block.chunks(UNIT) {
+                    assert!(units.insert(unit.to_vec()), "a duplicate 512-byte unit");
+                }
             }
         }
     }
 
     #[test]
+    fn bytes_depend_only_on_run_file_and_offset_whatever_the_block() {
+        let g = Generator::new(DataKind::Random, 3);
+        let mut whole = vec![0u8; 3 * CHUNK];
+        g.fill(&mut whole, 9, 1000);
+        for (at, len) in [(1000u64, 7usize), (1003, 600), (4096, 4096), (5000, 2000)] {
+            let mut part = vec![0u8; len];
+            g.fill(&mut part, 9, at);
+            let from = (at - 1000) as usize;
+            assert_eq!(part, whole[from..from + len], "{at}+{len}");
+        }
+        let mut other_run = vec![0u8; 3 * CHUNK];
+        g.fill_run(&mut other_run, 4, 9, 1000);
+        assert_ne!(other_run, whole);
+    }
+
+    #[test]
     fn random_data_does_not_compress_but_zero_and_compressible_do() {
         let distinct = |b: &[u8]| b.iter().collect::<HashSet<_>>().len();
-        let mut random = DataSource::new(DataKind::Random, 8192, 1, 1);
+        let mut random = DataSource::new(DataKind::Random, 8192, 1);
         assert_eq!(distinct(random.block(0, 0)), 256);
         let zero_bytes = |b: &[u8]| b.iter().filter(|&&x| x == 0).count();
         assert!(zero_bytes(random.block(0, 0)) < 100);
-        let mut zero = DataSource::new(DataKind::Zero, 8192, 1, 1);
+        let mut zero = DataSource::new(DataKind::Zero, 8192, 1);
         assert_eq!(zero_bytes(zero.block(0, 0)), 8192);
-        let mut half = DataSource::new(DataKind::Compressible(50), 8192, 1, 1);
+        let mut half = DataSource::new(DataKind::Compressible(50), 8192, 1);
         let z = zero_bytes(half.block(0, 0));
         assert!((4096..=4200).contains(&z), "{z}");
     }
 
     #[test]
-    fn small_blocks_do_not_repeat_within_the_pool() {
-        let mut src = DataSource::new(DataKind::Random, 4096, 1, 1);
-        let mut bodies = HashSet::new();
-        for i in 0..64u64 {
-            assert!(
-                bodies.insert(src.block(0, i * 4096)[STAMP_LEN..].to_vec()),
-                "block {i}"
-            );
-        }
-    }
-
-    #[test]
     fn odd_block_sizes() {
-        let mut src = DataSource::new(DataKind::Random, 1000, 1, 1);
+        let mut src = DataSource::new(DataKind::Random, 1000, 1);
         assert_eq!(src.block(0, 5000).len(), 1000);
-        let mut tiny = DataSource::new(DataKind::Random, 10, 1, 1);
+        let mut tiny = DataSource::new(DataKind::Random, 10, 1);
         assert_eq!(tiny.block(0, 0).len(), 10);
     }
 }

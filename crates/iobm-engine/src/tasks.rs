@@ -1,10 +1,10 @@
 //! What one worker of a file phase does per operation ([`crate::task::Task`]): block tasks work
 //! on a region of one file; metadata tasks on many files.
 
-use crate::data::{stamp, AlignedBuf, DataSource, CHUNK, STAMP_LEN};
+use crate::data::{file_key, AlignedBuf, DataSource, Generator, CHUNK, STAMP_LEN};
 use crate::permute::{mix, Permutation};
 use crate::task::Task;
-use crate::workload::{FsyncPolicy, Op, Pattern, PerChar, Phase, Region, StopRule};
+use crate::workload::{FsyncPolicy, Layout, Op, Pattern, PerChar, Phase, Region, StopRule};
 use iobm_target::{Access, Handle, OpenOptions, Target};
 use std::io;
 use std::time::Instant;
@@ -21,7 +21,7 @@ pub(crate) fn file_task<'a>(
     let data = phase
         .op
         .writes()
-        .then(|| DataSource::new(phase.data, phase.block as usize, run_id, seed));
+        .then(|| DataSource::new(phase.data, phase.block as usize, run_id));
     let buf = AlignedBuf::zeroed(phase.block as usize);
     if phase.op.is_metadata() {
         let workers = phase.workers;
@@ -74,12 +74,80 @@ pub(crate) fn file_task<'a>(
         rng: mix(seed ^ 0x5eed),
         data,
         buf,
-        data_start: 0,
+        file: file_key(file_name),
+        verify: phase
+            .verify
+            .filter(|_| phase.op == Op::Read)
+            .map(|run_id| Verifier {
+                generator: Generator::new(phase.data, run_id),
+                expected: AlignedBuf::zeroed(phase.block as usize),
+            }),
         offset: 0,
         len: 0,
         rewrite: false,
         checksum: 0,
     }))
+}
+
+/// `--verify`: every byte a read returns against what was written there.
+struct Verifier {
+    generator: Generator,
+    expected: AlignedBuf,
+}
+
+impl Verifier {
+    /// Compares `found`, read at `offset` of `file`, with what the run wrote there; a mismatch
+    /// names the 4 KiB that differ and what they hold instead: another run's data (stale), the
+    /// data of another place (misplaced), or bytes nobody wrote (corrupt).
+    fn check(
+        &mut self,
+        found: &[u8],
+        file: u64,
+        offset: u64,
+        layout: &Layout,
+    ) -> Result<(), String> {
+        let expected = &mut self.expected[..found.len()];
+        self.generator.fill(expected, file, offset);
+        let Some(first) = found.iter().zip(expected.iter()).position(|(a, b)| a != b) else {
+            return Ok(());
+        };
+        let at = offset + first as u64;
+        let chunk_at = at / CHUNK as u64 * CHUNK as u64;
+        let from = chunk_at.saturating_sub(offset) as usize;
+        let chunk = &found[from..found.len().min(from + CHUNK)];
+        let differ = chunk
+            .iter()
+            .zip(&expected[from..from + chunk.len()])
+            .filter(|(a, b)| a != b)
+            .count();
+        let whole_stamp = chunk_at >= offset && chunk.len() >= STAMP_LEN;
+        let stamp_of = |c: &[u8]| {
+            let word = |i: usize| u64::from_le_bytes(c[i..i + 8].try_into().expect("8 bytes"));
+            (word(0), word(8), word(16))
+        };
+        let what = if whole_stamp && chunk[..STAMP_LEN] != expected[from..from + STAMP_LEN] {
+            let (run, other, other_at) = stamp_of(chunk);
+            let mut theirs = vec![0u8; chunk.len()];
+            self.generator.fill_run(&mut theirs, run, other, other_at);
+            let name = layout
+                .files
+                .iter()
+                .find(|f| file_key(&f.name) == other)
+                .map_or(format!("file id {other:#x}"), |f| f.name.clone());
+            if theirs != chunk {
+                format!("corrupt: {differ} of their bytes differ from what was written there, the first at offset {at}, its stamp among them")
+            } else if run != self.generator.run_id() {
+                format!("stale: they hold data another run (id {run:#x}) wrote at {name} offset {other_at}")
+            } else {
+                format!("misplaced: they hold the data of {name} offset {other_at}")
+            }
+        } else {
+            format!("corrupt: {differ} of their bytes differ from what was written there, the first at offset {at}")
+        };
+        Err(format!(
+            "the 4 KiB at offset {chunk_at} are not what was written there: {what}"
+        ))
+    }
 }
 
 /// One `putc`: a byte into the user-space buffer. Kept out of line, as a library call is.
@@ -108,8 +176,10 @@ struct BlockTask<'a> {
     data: Option<DataSource>,
     /// Read buffer, stdio-style buffer, or rewrite buffer.
     buf: AlignedBuf,
+    /// The id the file's data and stamps carry.
+    file: u64,
+    verify: Option<Verifier>,
     // The prepared operation.
-    data_start: usize,
     offset: u64,
     len: usize,
     rewrite: bool,
@@ -154,7 +224,7 @@ impl Task for BlockTask<'_> {
         self.len = self.phase.block.min(self.region.len - rel) as usize;
         self.offset = self.region.offset + rel;
         if let Some(data) = &mut self.data {
-            self.data_start = data.prepare(self.region.file as u64, self.offset);
+            data.prepare(self.file, self.offset);
         }
         true
     }
@@ -165,7 +235,6 @@ impl Task for BlockTask<'_> {
             handle,
             data,
             buf,
-            data_start,
             offset,
             len,
             rewrite,
@@ -175,7 +244,7 @@ impl Task for BlockTask<'_> {
         let (offset, len) = (*offset, *len);
         let handle = handle.as_deref_mut().expect("open until finish");
         let sync_each = phase.fsync == FsyncPolicy::Each;
-        let written = || &data.as_ref().expect("writers have data").get(*data_start)[..len];
+        let written = || &data.as_ref().expect("writers have data").get()[..len];
         match phase.op {
             Op::Write => handle.write_at(written(), offset)?,
             Op::Read => handle.read_at(&mut buf[..len], offset)?,
@@ -226,23 +295,13 @@ impl Task for BlockTask<'_> {
     }
 
     fn check(&mut self) -> io::Result<()> {
-        let Some(run_id) = self.phase.verify else {
+        let Some(verifier) = &mut self.verify else {
             return Ok(());
         };
-        if self.phase.op != Op::Read {
-            return Ok(());
-        }
-        let file = self.region.file as u64;
-        for (i, chunk) in self.buf[..self.len].chunks(CHUNK).enumerate() {
-            let offset = self.offset + (i * CHUNK) as u64;
-            if chunk.len() >= STAMP_LEN && chunk[..STAMP_LEN] != stamp(run_id, file, offset) {
-                return Err(io::Error::new(
-                    io::ErrorKind::InvalidData,
-                    format!("the 4 KiB at offset {offset} do not carry their stamp: lost, misplaced or stale data"),
-                ));
-            }
-        }
-        Ok(())
+        let found = &self.buf[..self.len];
+        verifier
+            .check(found, self.file, self.offset, &self.phase.layout)
+            .map_err(|what| io::Error::new(io::ErrorKind::InvalidData, what))
     }
 
     fn describe(&self) -> String {
@@ -310,8 +369,8 @@ impl Task for MetaTask<'_> {
                 while offset < file.size {
                     let len = chunk.min(file.size - offset) as usize;
                     let data = self.data.as_mut().expect("creators have data");
-                    let start = data.prepare(self.current as u64, offset);
-                    handle.write_at(&data.get(start)[..len], offset)?;
+                    data.prepare(file_key(&file.name), offset);
+                    handle.write_at(&data.get()[..len], offset)?;
                     offset += len as u64;
                 }
                 // As bonnie++: created files are synced only under "fsync after every write".

@@ -2,7 +2,7 @@
 //! run's own directory, run the phases, report, save, and clean up.
 
 use crate::cli::{IoArgs, ReadArgs, WriteArgs};
-use crate::rundir::{locate, Manifest, RunDir};
+use crate::rundir::{locate, Manifest, RunDir, GENERATOR};
 use crate::targets::{self, Storage};
 use iobm_engine::{prepare_objects, Control, DataKind, Layout, Op, Pattern, Phase, StopRule};
 use iobm_report::{render_footer, render_header, render_phase};
@@ -242,6 +242,8 @@ fn write_phases(
         };
         let mut read = phase("read", Op::Read, io, sizes.block, seed, &reader);
         read.verify = io.verify.then_some(seed);
+        // What was written, for --verify to regenerate.
+        read.data = args.data;
         phases.push(read);
     }
     phases
@@ -437,7 +439,20 @@ pub fn read(args: ReadArgs, argv: &[OsString]) -> Result<Exit, Failure> {
                 data_dir.display()
             ))
         })?;
+        if manifest.generator != GENERATOR {
+            return Err(Failure::input(format!(
+                "--verify: {} was written by an older iobm whose data this one cannot regenerate; write it again",
+                data_dir.display()
+            )));
+        }
         read_phase.verify = Some(seed);
+        read_phase.data = crate::cli::parse_data(&manifest.data).map_err(|e| {
+            Failure::input(format!(
+                "{}: data '{}': {e}",
+                data_dir.display(),
+                manifest.data
+            ))
+        })?;
     }
     let config = Config {
         // What the data set holds is what was written, as its manifest says.

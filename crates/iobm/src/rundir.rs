@@ -33,7 +33,14 @@ pub struct Manifest {
     /// The run id its 4 KiB stamps carry (None for unstamped data), for `read --verify`.
     #[serde(default)]
     pub stamp_seed: Option<u64>,
+    /// The version of the data generator that wrote it: `read --verify` regenerates every byte
+    /// and needs the same one (0: before data was a function of run, file and offset).
+    #[serde(default)]
+    pub generator: u32,
 }
+
+/// The data generator of this iobm ([`iobm_engine::data::Generator`]).
+pub const GENERATOR: u32 = 2;
 
 fn one() -> u32 {
     1
@@ -67,6 +74,7 @@ impl Manifest {
             complete: false,
             ranks: 1,
             stamp_seed: None,
+            generator: GENERATOR,
         }
     }
 }

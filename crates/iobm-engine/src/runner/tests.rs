@@ -1,5 +1,5 @@
 use super::*;
-use crate::data::{stamp, STAMP_LEN};
+use crate::data::{file_key, stamp, Generator, STAMP_LEN};
 use crate::workload::{DataKind, FsyncPolicy, Pattern};
 use iobm_target::fault::FaultTarget;
 use iobm_target::mem::MemTarget;
@@ -46,7 +46,11 @@ fn write_then_read_moves_every_byte_once() {
         assert!(s.at_first_done.bytes <= s.bytes);
         let data = target.contents(&format!("data.{w}")).unwrap();
         assert_eq!(data.len() as u64, 10 * 4096 + 100);
-        assert_eq!(&data[8192..8192 + STAMP_LEN], &stamp(99, w as u64, 8192));
+        let file = file_key(&format!("data.{w}"));
+        assert_eq!(&data[8192..8192 + STAMP_LEN], &stamp(99, file, 8192));
+        let mut expected = vec![0u8; data.len()];
+        Generator::new(DataKind::Random, 99).fill(&mut expected, file, 0);
+        assert!(data == expected, "data.{w} is not what the generator makes");
     }
     let read = run_phase(&target, &phase(Op::Read, layout, 4096), &control);
     assert_eq!(read.end, PhaseEnd::Completed);
@@ -63,12 +67,11 @@ fn random_order_covers_each_block_of_a_shared_file_once() {
     p.pattern = Pattern::Random { seed: 3 };
     let out = run_phase(&target, &p, &control);
     assert_eq!(out.bytes(), 4 * 16 * 512);
+    // Every block was written once, at its place: the file is the generator's bytes.
     let data = target.contents("data.shared").unwrap();
-    for block in 0..64u64 {
-        let at = (block * 512) as usize;
-        // Each 512-byte block starts a 4 KiB chunk of its own data source, so carries a stamp.
-        assert_eq!(&data[at + 16..at + 24], &(block * 512).to_le_bytes());
-    }
+    let mut expected = vec![0u8; data.len()];
+    Generator::new(DataKind::Random, 5).fill(&mut expected, file_key("data.shared"), 0);
+    assert!(data == expected);
 }
 
 #[test]

@@ -1,0 +1,87 @@
+//! `--verify` checks every byte a read returns and names what it found instead: corrupt bytes,
+//! a block of another place (misplaced), a block of another run (stale), or a file cut short.
+
+mod common;
+
+use common::{entries, iobm};
+use std::path::{Path, PathBuf};
+
+/// A kept data set of 1 MiB in `parent`; returns its directory.
+fn kept(parent: &Path) -> PathBuf {
+    let before = entries(parent);
+    iobm()
+        .args(["write", "--keep", "--size", "1MiB", "--block", "64k"])
+        .arg(parent)
+        .assert()
+        .success();
+    let made = entries(parent)
+        .into_iter()
+        .find(|e| !before.contains(e))
+        .unwrap();
+    parent.join(made)
+}
+
+/// `iobm read --verify` of `dir`, which must fail with `code`; its standard error.
+fn verify_fails(dir: &Path, code: i32) -> String {
+    let out = iobm()
+        .args(["read", "--verify"])
+        .arg(dir)
+        .assert()
+        .code(code)
+        .get_output()
+        .clone();
+    String::from_utf8(out.stderr).unwrap()
+}
+
+#[test]
+fn every_kind_of_damage_is_caught_and_named() {
+    let parent = tempfile::tempdir().unwrap();
+    let ours = kept(parent.path());
+    let other = kept(parent.path());
+    let file = ours.join("data.0");
+    let pristine = std::fs::read(&file).unwrap();
+    let theirs = std::fs::read(other.join("data.0")).unwrap();
+    iobm()
+        .args(["read", "--verify"])
+        .arg(&ours)
+        .assert()
+        .success();
+    let damaged_with = |change: &dyn Fn(&mut Vec<u8>), code: i32| {
+        let mut bytes = pristine.clone();
+        change(&mut bytes);
+        std::fs::write(&file, &bytes).unwrap();
+        verify_fails(&ours, code)
+    };
+    let damaged = |change: &dyn Fn(&mut Vec<u8>)| damaged_with(change, 1);
+
+    // One byte in the middle of a 4 KiB chunk, where no stamp is.
+    let err = damaged(&|b| b[100_000] ^= 0x01);
+    assert!(
+        err.contains("the 4 KiB at offset 98304")
+            && err.contains("corrupt: 1 of their bytes differ")
+            && err.contains("first at offset 100000")
+            && err.contains("bad data"),
+        "{err}"
+    );
+    // Two blocks swapped.
+    let err = damaged(&|b| {
+        let (a, c) = b.split_at_mut(16384);
+        a[8192..12288].swap_with_slice(&mut c[..4096]);
+    });
+    assert!(
+        err.contains("the 4 KiB at offset 8192")
+            && err.contains("misplaced: they hold the data of data.0 offset 16384"),
+        "{err}"
+    );
+    // A block another run wrote at the same place.
+    let err = damaged(&|b| b[32768..36864].copy_from_slice(&theirs[32768..36864]));
+    assert!(
+        err.contains("the 4 KiB at offset 32768")
+            && err.contains("stale: they hold data another run"),
+        "{err}"
+    );
+    // The file cut short: found before anything is read.
+    let err = damaged_with(&|b| b.truncate(500_000), 2);
+    assert!(err.contains("data.0"), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+}
