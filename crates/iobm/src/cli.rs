@@ -114,8 +114,8 @@ pub struct IoArgs {
     /// its cached pages before each read phase (posix_fadvise DONTNEED, as fio's invalidate=1)
     #[arg(long)]
     pub keep_cache: bool,
-    /// Check the stamp (run, file, offset) of every 4 KiB read back, outside the timing; a
-    /// block that is lost, misplaced or stale fails the run
+    /// Check every byte read back against what was written, outside the timing; a block that
+    /// is corrupt, misplaced or stale fails the run and is named
     #[arg(long)]
     pub verify: bool,
     /// Under MPI, read the data the next rank wrote (IOR -C), so no rank reads from its own cache

@@ -1,0 +1,69 @@
+//! What the storage is offered: a data set written by `iobm write` does not compress with zstd
+//! (long window) or xz and holds no duplicate 512-byte or 4 KiB block; `compressible:50`
+//! compresses about 2x. Uses the zstd and xz programs, which scripts/test installs.
+
+mod common;
+
+use common::{entries, iobm};
+use std::collections::HashSet;
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+/// The files of a kept data set of `size` written with `--data data`, concatenated.
+fn data_set(size: &str, data: &str) -> Vec<u8> {
+    let parent = tempfile::tempdir().unwrap();
+    iobm()
+        .args([
+            "write", "--keep", "-j", "2", "--block", "1M", "--size", size,
+        ])
+        .args(["--data", data])
+        .arg(parent.path())
+        .assert()
+        .success();
+    let dir = parent.path().join(&entries(parent.path())[0]);
+    let mut bytes = std::fs::read(dir.join("data.0")).unwrap();
+    bytes.extend(std::fs::read(dir.join("data.1")).unwrap());
+    bytes
+}
+
+/// Bytes in over bytes out of `program args` compressing `input`.
+fn ratio(program: &str, args: &[&str], input: &[u8]) -> f64 {
+    let mut child = Command::new(program)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| {
+            panic!("{program} is needed for this test (scripts/test installs it): {e}")
+        });
+    let mut stdin = child.stdin.take().unwrap();
+    let data = input.to_vec();
+    let feeder = std::thread::spawn(move || stdin.write_all(&data).unwrap());
+    let out = child.wait_with_output().unwrap();
+    feeder.join().unwrap();
+    assert!(out.status.success(), "{program} failed");
+    input.len() as f64 / out.stdout.len() as f64
+}
+
+fn duplicates(bytes: &[u8], size: usize) -> usize {
+    let mut seen = HashSet::new();
+    bytes.chunks(size).filter(|c| !seen.insert(*c)).count()
+}
+
+#[test]
+fn random_data_neither_compresses_nor_deduplicates() {
+    let bytes = data_set("32MiB", "random");
+    assert_eq!(bytes.len(), 32 << 20);
+    let zstd = ratio("zstd", &["-q", "--long=27", "-3", "-c"], &bytes);
+    let xz = ratio("xz", &["-1", "-c"], &bytes);
+    assert!(zstd <= 1.01 && xz <= 1.01, "zstd {zstd}, xz {xz}");
+    assert_eq!(duplicates(&bytes, 512), 0);
+    assert_eq!(duplicates(&bytes, 4096), 0);
+}
+
+#[test]
+fn compressible_data_compresses_as_asked() {
+    let bytes = data_set("16MiB", "compressible:50");
+    let zstd = ratio("zstd", &["-q", "--long=27", "-3", "-c"], &bytes);
+    assert!((1.8..=2.2).contains(&zstd), "zstd {zstd}");
+}
