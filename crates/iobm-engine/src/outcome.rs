@@ -39,6 +39,9 @@ pub struct WorkerOutcome {
     pub series_ops: Vec<u64>,
     /// Time spent in the final fsync (`--fsync end`), inside the span.
     pub final_sync_ns: u64,
+    /// Time spent checking what was read (`--verify`), inside the span, outside every
+    /// operation's latency.
+    pub verify_ns: u64,
     /// Progress over time, for the snapshots behind the aggregates.
     pub trace: Trace,
 }
@@ -150,6 +153,7 @@ impl WorkerOutcome {
             series_bytes: Vec::new(),
             series_ops: Vec::new(),
             final_sync_ns: 0,
+            verify_ns: 0,
             trace: Vec::new(),
         }
     }

@@ -314,6 +314,7 @@ fn run_worker(
 
     let mut i: u64 = 0;
     let mut last_end = start;
+    let mut verify_ns = 0u64;
     loop {
         if shared.abort.load(Ordering::Relaxed) || control.stop_requested() {
             break;
@@ -334,7 +335,13 @@ fn run_worker(
         let t1 = Instant::now();
         let class = &mut classes[task.class()];
         class.retried += u64::from(tries);
-        let bytes = match result.and_then(|bytes| task.check().map(|_| bytes)) {
+        let checked = result.and_then(|bytes| {
+            let checking = Instant::now();
+            let verdict = task.check().map(|_| bytes);
+            verify_ns += checking.elapsed().as_nanos() as u64;
+            verdict
+        });
+        let bytes = match checked {
             Ok(bytes) => bytes,
             Err(e) => {
                 class.errors += 1;
@@ -412,6 +419,7 @@ fn run_worker(
         series_bytes,
         series_ops,
         final_sync_ns,
+        verify_ns,
         trace,
     };
     (WorkerResult { outcome, classes }, errors)

@@ -350,6 +350,14 @@ pub fn render_phase(phase: &PhaseResult, env: &Environment) -> String {
             "; the built-in gateway used {g:.2}s more, not counted here"
         ))
     );
+    let verify_ns: u64 = phase.workers.iter().map(|w| w.verify_ns).sum();
+    if phase.settings.verify && verify_ns > 0 {
+        let _ = writeln!(
+            out,
+            "  verify: every byte read was checked, {} over all workers (in the phase's time and rates, not in the latencies)",
+            format_duration(Duration::from_nanos(verify_ns))
+        );
+    }
     let mut cache = Vec::new();
     if let Some(resident) = phase.cache.resident_before_bytes {
         cache.push(format!(

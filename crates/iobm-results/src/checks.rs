@@ -122,6 +122,7 @@ mod tests {
                     },
                 },
                 final_sync_ns: 0,
+                verify_ns: 0,
                 series: Series {
                     interval_ns: 1_000_000_000,
                     bytes: vec![bytes[i]],

@@ -408,6 +408,10 @@ pub struct WorkerResult {
     pub span: WorkerSpan,
     /// Time spent in the final fsync (fsync "end"), included in the span, in ns.
     pub final_sync_ns: u64,
+    /// Time spent checking every byte read back (`--verify`), in ns: included in the span (so
+    /// in the phase's rates), not in any operation's latency.
+    #[serde(default)]
+    pub verify_ns: u64,
     /// Throughput over time.
     pub series: Series,
     /// The S3 endpoint the worker sent its requests to (object phases).

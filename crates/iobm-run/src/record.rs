@@ -156,6 +156,7 @@ pub fn phase_result(
                 host: host.to_string(),
                 span: w.span,
                 final_sync_ns: w.final_sync_ns,
+                verify_ns: w.verify_ns,
                 series: Series {
                     interval_ns: 1_000_000_000,
                     bytes: w.series_bytes.clone(),
