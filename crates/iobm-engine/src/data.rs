@@ -3,16 +3,14 @@
 //! base (chosen by a hash of run, file and unit) XORed with a 64-bit key from the same hash, so no
 //! two units of a data set are equal and no compressor finds a match, while the base stays in the
 //! CPU's caches; every 4 KiB at an absolute 4 KiB boundary starts with a stamp (run id, file,
-//! offset) that names where a misplaced or stale block came from. Object bodies are views of a
-//! shared pool with a stamp per 4 KiB ([`object_pool`]).
+//! offset) that names where a misplaced or stale block came from. Object bodies are the same
+//! function of (run, object, offset).
 
 use crate::permute::mix;
 use crate::workload::DataKind;
 use std::alloc::{self, Layout};
 
 pub use iobm_target::objects::{stamp, CHUNK, STAMP_LEN};
-/// Pool beyond one block: content repeats no sooner than every block + SLACK bytes.
-const SLACK: usize = 256 << 10;
 
 /// A zeroed heap buffer aligned to [`CHUNK`], as `O_DIRECT` requires.
 pub struct AlignedBuf {
@@ -69,34 +67,6 @@ pub fn fill_random(buf: &mut [u8], seed: u64) {
     let rest = words.into_remainder();
     let last = mix(state ^ 1).to_le_bytes();
     rest.copy_from_slice(&last[..rest.len()]);
-}
-
-/// A pool of `len` bytes of `kind` content (unstamped) from `seed`.
-fn pool_of(kind: DataKind, len: usize, seed: u64) -> AlignedBuf {
-    let mut pool = AlignedBuf::zeroed(len);
-    match kind {
-        DataKind::Zero => {}
-        DataKind::Random => fill_random(&mut pool, mix(seed)),
-        DataKind::Compressible(pct) => {
-            fill_random(&mut pool, mix(seed));
-            let zeros = CHUNK * pct.min(100) as usize / 100;
-            for chunk in pool.chunks_mut(CHUNK) {
-                let from = (CHUNK - zeros).max(STAMP_LEN).min(chunk.len());
-                chunk[from..].fill(0);
-            }
-        }
-    }
-    pool
-}
-
-/// Bytes of the pool that object bodies are views of (shared by all workers of a phase): 1 MiB
-/// plus the slack, so content repeats no sooner than every 1.25 MiB, and every 4 KiB chunk of
-/// an object also carries its own stamp.
-pub const OBJECT_POOL: usize = (1 << 20) + SLACK;
-
-/// The shared pool of an object phase.
-pub fn object_pool(kind: DataKind, run_id: u64) -> AlignedBuf {
-    pool_of(kind, OBJECT_POOL, run_id ^ 0x000b_1ec7)
 }
 
 /// Bytes per unit of the generator: the smallest piece that is unique across a data set.
@@ -196,6 +166,12 @@ impl Generator {
                 }
             }
         }
+    }
+}
+
+impl iobm_target::objects::Content for Generator {
+    fn fill(&self, out: &mut [u8], id: u64, offset: u64) {
+        Generator::fill(self, out, id, offset);
     }
 }
 

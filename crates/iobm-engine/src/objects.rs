@@ -1,43 +1,74 @@
 //! What one worker does per object operation (put, get, head, delete, list, multipart, and the
 //! mixed draw among them), through its target's [`Objects`] session.
 
+use crate::data::Generator;
 use crate::permute::mix;
 use crate::task::Task;
-use crate::workload::{object_name, DataKind, ObjectOp, ObjectSpec, Phase, StopRule, MIXED};
+use crate::workload::{object_name, ObjectOp, ObjectSpec, Phase, StopRule, MIXED};
 use iobm_target::objects::{stamp, CHUNK, STAMP_LEN};
 use iobm_target::{Body, Objects, Target};
 use std::io;
 use std::time::Instant;
 
-/// Checks the stamps of a GET body as it arrives, without keeping it: every 4 KiB chunk of
-/// object `object` starts with (run id, object, offset). Pieces may split a stamp anywhere.
-struct StampCheck {
-    run_id: u64,
+/// Checks every byte of a GET body as it arrives, without keeping it, against what the run
+/// stored there; the first mismatch is named by its 4 KiB and what its stamp says they hold.
+struct ByteCheck<'b> {
+    content: &'b Generator,
     object: u64,
     /// Offset in the object of the next byte to arrive.
     pos: u64,
-    /// The first mismatch, by chunk offset.
-    bad: Option<u64>,
+    expected: &'b mut [u8],
+    bad: Option<String>,
+    /// Time spent checking, kept out of the operation's latency.
+    ns: u64,
 }
 
-impl StampCheck {
+impl ByteCheck<'_> {
     fn feed(&mut self, piece: &[u8]) {
-        let chunk = CHUNK as u64;
-        let end = self.pos + piece.len() as u64;
-        // Chunks whose stamp overlaps [pos, end).
-        let mut c = self.pos / chunk * chunk;
-        while c < end && self.bad.is_none() {
-            let (lo, hi) = (c.max(self.pos), (c + STAMP_LEN as u64).min(end));
-            if lo < hi {
-                let want = stamp(self.run_id, self.object, c);
-                let got = &piece[(lo - self.pos) as usize..(hi - self.pos) as usize];
-                if got != &want[(lo - c) as usize..(hi - c) as usize] {
-                    self.bad = Some(c);
-                }
+        let t = Instant::now();
+        let mut done = 0;
+        while done < piece.len() && self.bad.is_none() {
+            let n = (piece.len() - done).min(self.expected.len());
+            let at = self.pos + done as u64;
+            let expected = &mut self.expected[..n];
+            self.content.fill(expected, self.object, at);
+            let found = &piece[done..done + n];
+            if let Some(i) = found.iter().zip(expected.iter()).position(|(a, b)| a != b) {
+                self.bad = Some(self.describe(piece, at + i as u64));
             }
-            c += chunk;
+            done += n;
         }
-        self.pos = end;
+        self.pos += piece.len() as u64;
+        self.ns += t.elapsed().as_nanos() as u64;
+    }
+
+    /// What the 4 KiB around `first` hold: when they arrived whole in `piece`, their stamp
+    /// says whose they may be, and regenerating those bytes tells stale or misplaced data from
+    /// corrupt bytes.
+    fn describe(&self, piece: &[u8], first: u64) -> String {
+        let chunk_at = first / CHUNK as u64 * CHUNK as u64;
+        let (piece_at, piece_end) = (self.pos, self.pos + piece.len() as u64);
+        let corrupt =
+            format!("corrupt: bytes differ from what was stored, the first at offset {first}");
+        let what = if chunk_at >= piece_at && chunk_at + CHUNK as u64 <= piece_end {
+            let chunk = &piece[(chunk_at - piece_at) as usize..][..CHUNK];
+            let word = |i: usize| u64::from_le_bytes(chunk[i..i + 8].try_into().expect("8 bytes"));
+            let (run, object, offset) = (word(0), word(8), word(16));
+            let mut theirs = [0u8; CHUNK];
+            self.content.fill_run(&mut theirs, run, object, offset);
+            if chunk[..STAMP_LEN] == stamp(self.content.run_id(), self.object, chunk_at)
+                || theirs[..] != chunk[..]
+            {
+                corrupt
+            } else if run != self.content.run_id() {
+                format!("stale: they hold data another run (id {run:#x}) stored")
+            } else {
+                format!("misplaced: they hold the data of object {object} offset {offset}")
+            }
+        } else {
+            corrupt
+        };
+        format!("the 4 KiB at offset {chunk_at} are not what was stored there: {what}")
     }
 }
 
@@ -46,8 +77,11 @@ pub(crate) struct ObjectTask<'a> {
     spec: &'a ObjectSpec,
     op: ObjectOp,
     session: Box<dyn Objects + 'a>,
-    pool: &'a [u8],
-    run_id: u64,
+    content: &'a Generator,
+    /// Where a GET's expected bytes are made (`--verify`).
+    expected: Vec<u8>,
+    /// Time the last operation spent checking what it read.
+    verify_ns: u64,
     worker: u64,
     workers: u64,
     rng: u64,
@@ -85,7 +119,7 @@ impl<'a> ObjectTask<'a> {
         op: ObjectOp,
         run_id: u64,
         worker: usize,
-        pool: &'a [u8],
+        content: &'a Generator,
     ) -> Result<ObjectTask<'a>, (io::Error, String)> {
         let spec = phase
             .objects
@@ -106,8 +140,13 @@ impl<'a> ObjectTask<'a> {
             spec,
             op,
             session,
-            pool,
-            run_id,
+            content,
+            expected: if phase.verify.is_some() {
+                vec![0; 64 << 10]
+            } else {
+                Vec::new()
+            },
+            verify_ns: 0,
             worker,
             workers,
             rng: mix(run_id ^ (worker << 40) ^ 0x0b1e),
@@ -138,10 +177,7 @@ impl<'a> ObjectTask<'a> {
     }
 
     fn body(&self) -> Body<'a> {
-        let size = self.spec.size_of(self.object);
-        let chunks = (self.pool.len() / CHUNK) as u64;
-        let stamp = (self.phase.data != DataKind::Zero).then_some((self.run_id, self.object));
-        Body::new(self.pool, (mix(self.object) % chunks) as usize, size, stamp)
+        Body::new(self.content, self.object, self.spec.size_of(self.object))
     }
 
     /// Picks an object of the data set for a read: this worker's share once in order, or at
@@ -257,11 +293,13 @@ impl Task for ObjectTask<'_> {
             ObjectOp::Get => {
                 self.first_byte = None;
                 let first_byte = &mut self.first_byte;
-                let mut check = self.phase.verify.map(|run_id| StampCheck {
-                    run_id,
+                let mut check = self.phase.verify.map(|_| ByteCheck {
+                    content: self.content,
                     object: self.object,
                     pos: self.range.map_or(0, |(first, _)| first),
+                    expected: &mut self.expected,
                     bad: None,
+                    ns: 0,
                 });
                 let got = self.session.get(&self.name, self.range, &mut |piece| {
                     if first_byte.is_none() {
@@ -271,11 +309,11 @@ impl Task for ObjectTask<'_> {
                         check.feed(piece);
                     }
                 })?;
-                if let Some(offset) = check.and_then(|c| c.bad) {
-                    return Err(io::Error::new(
-                        io::ErrorKind::InvalidData,
-                        format!("the 4 KiB at offset {offset} do not carry their stamp: lost, misplaced or stale data"),
-                    ));
+                if let Some(check) = check {
+                    self.verify_ns = check.ns;
+                    if let Some(what) = check.bad {
+                        return Err(io::Error::new(io::ErrorKind::InvalidData, what));
+                    }
                 }
                 let expected = match self.range {
                     Some((a, b)) => b - a + 1,
@@ -340,6 +378,10 @@ impl Task for ObjectTask<'_> {
 
     fn keys(&self) -> u64 {
         self.list_keys
+    }
+
+    fn take_verify_ns(&mut self) -> u64 {
+        std::mem::take(&mut self.verify_ns)
     }
 
     fn finish(&mut self) -> io::Result<u64> {
@@ -480,7 +522,7 @@ mod tests {
     }
 
     #[test]
-    fn verify_checks_every_stamp_of_whole_and_ranged_gets() {
+    fn verify_checks_every_byte_of_whole_and_ranged_gets() {
         let target = MemTarget::new();
         let control = Control::new(9, 2);
         let mut spec = spec(6);
@@ -514,19 +556,23 @@ mod tests {
             )
             .unwrap();
         h.write_at(&obj, 0).unwrap();
+        // Another run's objects are not this run's: stale.
+        let mut other_run = get.clone();
+        other_run.verify = Some(10);
+        let stale = run_phase(&target, &other_run, &control);
+        assert_eq!(stale.errors[0].kind, "bad data");
+        assert!(
+            stale.errors[0].first.contains("stale"),
+            "{}",
+            stale.errors[0].first
+        );
         let bad = run_phase(&target, &get, &control);
         assert_eq!(bad.end, PhaseEnd::Failed);
         assert_eq!(bad.errors[0].kind, "bad data");
         assert!(
-            bad.errors[0].first.contains("offset 8192"),
+            bad.errors[0].first.contains("offset 8192") && bad.errors[0].first.contains("corrupt"),
             "{}",
             bad.errors[0].first
-        );
-        // Another run's objects do not carry this run's stamps.
-        get.verify = Some(10);
-        assert_eq!(
-            run_phase(&target, &get, &control).errors[0].kind,
-            "bad data"
         );
     }
 

@@ -4,7 +4,7 @@
 
 use crate::control::{Control, LivePhase};
 use crate::cpu::CpuTimes;
-use crate::data::{object_pool, AlignedBuf};
+use crate::data::Generator;
 use crate::objects::ObjectTask;
 use crate::outcome::{add_at, ErrorCount, OpOutcome, PhaseEnd, PhaseOutcome, WorkerOutcome};
 use crate::task::Task;
@@ -117,16 +117,13 @@ pub fn run_phase_gated(
         abort: AtomicBool::new(false),
         errors: AtomicU64::new(0),
     };
-    // Object bodies are views of one pool shared by the workers (none is written to it).
-    let pool = match phase.op {
-        Op::Object(_) if phase.op.writes() => object_pool(phase.data, control.run_id),
-        _ => AlignedBuf::zeroed(0),
-    };
-    let pool: &[u8] = &pool;
+    // Object bodies are made by one generator shared by the workers (it is only read).
+    let content = Generator::new(phase.data, phase.verify.unwrap_or(control.run_id));
+    let content = &content;
     // Building a worker's task (opening files, filling buffers) is untimed.
     let prepare = |w: usize| {
         let task = match phase.op {
-            Op::Object(op) => ObjectTask::new(target, phase, op, control.run_id, w, pool)
+            Op::Object(op) => ObjectTask::new(target, phase, op, control.run_id, w, content)
                 .map(|t| Box::new(t) as Box<dyn Task + '_>),
             _ => file_task(target, phase, control.run_id, w),
         };
@@ -333,6 +330,9 @@ fn run_worker(
             result = task.execute();
         }
         let t1 = Instant::now();
+        // A GET checked as it arrived: the check is verification time, not latency.
+        let checked_inline = task.take_verify_ns();
+        verify_ns += checked_inline;
         let class = &mut classes[task.class()];
         class.retried += u64::from(tries);
         let checked = result.and_then(|bytes| {
@@ -360,7 +360,7 @@ fn run_worker(
                 continue;
             }
         };
-        let ns = t1.duration_since(t0).as_nanos() as u64;
+        let ns = (t1.duration_since(t0).as_nanos() as u64).saturating_sub(checked_inline);
         class.latency.record(ns);
         class.ops += 1;
         class.bytes += bytes;

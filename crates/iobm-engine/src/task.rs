@@ -30,6 +30,11 @@ pub(crate) trait Task: Send {
     fn keys(&self) -> u64 {
         0
     }
+    /// Time the operation spent checking what it read as it arrived (object GETs with
+    /// `--verify`): taken out of its latency and counted as verification.
+    fn take_verify_ns(&mut self) -> u64 {
+        0
+    }
     /// Ends the worker's work inside its timed interval (final fsync, close); returns the
     /// nanoseconds spent in the final fsync.
     fn finish(&mut self) -> io::Result<u64>;

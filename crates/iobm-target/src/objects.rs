@@ -1,5 +1,6 @@
 //! Whole-object operations (S3's verbs: put, get, head, delete, list, multipart) and the bodies
-//! they send: stamped views of one shared, pre-generated pool, never copied per request.
+//! they send: made on the fly by the run's content ([`Content`]) into a reused buffer of the
+//! sending thread, 1 MiB at a time.
 
 use crate::{Access, OpenOptions, Target};
 use std::io::{self, IoSlice};
@@ -18,35 +19,39 @@ pub fn stamp(run_id: u64, id: u64, offset: u64) -> [u8; STAMP_LEN] {
     s[16..].copy_from_slice(&offset.to_le_bytes());
     s
 }
-/// Chunks handed out per batch (1 MiB): one `writev` of at most 2 × 256 slices.
+/// Chunks handed out per batch (1 MiB).
 pub const BATCH_CHUNKS: usize = 256;
+const BATCH: usize = BATCH_CHUNKS * CHUNK;
 
-/// The bytes of one object: chunk j is chunk (first + j) of the pool (wrapping), with its first
-/// 24 bytes replaced by the stamp (run id, object id, j × 4 KiB) when stamped. Nothing is copied:
-/// the stamps are separate slices beside the pool's bytes.
-#[derive(Debug, Clone, Copy)]
+/// What a run writes: a pure function of (object or file id, offset), so bodies can be made
+/// whenever and wherever they are sent, and checked when they come back.
+pub trait Content: Sync {
+    /// Writes the bytes of `id` at `offset .. offset + out.len()` into `out`.
+    fn fill(&self, out: &mut [u8], id: u64, offset: u64);
+}
+
+thread_local! {
+    /// Each sending thread's batch buffer, made once.
+    static BATCH_BUF: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// The bytes of one object: `len` bytes of `id` from the run's content.
+#[derive(Clone, Copy)]
 pub struct Body<'a> {
-    pool: &'a [u8],
-    first_chunk: usize,
+    content: &'a dyn Content,
+    id: u64,
     len: u64,
-    stamp: Option<(u64, u64)>,
+}
+
+impl std::fmt::Debug for Body<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Body {{ id: {}, len: {} }}", self.id, self.len)
+    }
 }
 
 impl<'a> Body<'a> {
-    /// A body of `len` bytes from `pool` (a whole number of 4 KiB chunks), starting at chunk
-    /// `first_chunk`, stamped with (run id, object id) when `stamp` is given.
-    pub fn new(pool: &'a [u8], first_chunk: usize, len: u64, stamp: Option<(u64, u64)>) -> Self {
-        assert!(
-            !pool.is_empty() && pool.len().is_multiple_of(CHUNK),
-            "pool of whole chunks"
-        );
-        let chunks = pool.len() / CHUNK;
-        Body {
-            pool,
-            first_chunk: first_chunk % chunks,
-            len,
-            stamp,
-        }
+    pub fn new(content: &'a dyn Content, id: u64, len: u64) -> Self {
+        Body { content, id, len }
     }
 
     pub fn len(&self) -> u64 {
@@ -57,7 +62,8 @@ impl<'a> Body<'a> {
         self.len == 0
     }
 
-    /// Hands the bytes [from, to) to `f` in order, as batches of slices of up to 1 MiB.
+    /// Hands the bytes [from, to) to `f` in order, in batches of up to 1 MiB made into the
+    /// calling thread's reused buffer.
     pub fn for_each_batch(
         &self,
         from: u64,
@@ -65,40 +71,20 @@ impl<'a> Body<'a> {
         f: &mut dyn FnMut(&mut [IoSlice<'_>]) -> io::Result<()>,
     ) -> io::Result<()> {
         let to = to.min(self.len);
-        let chunks = self.pool.len() / CHUNK;
-        let mut stamps = [[0u8; STAMP_LEN]; BATCH_CHUNKS];
-        let mut pos = from;
-        while pos < to {
-            let first = pos / CHUNK as u64;
-            let last = ((to - 1) / CHUNK as u64).min(first + BATCH_CHUNKS as u64 - 1);
-            if let Some((run, object)) = self.stamp {
-                for (i, j) in (first..=last).enumerate() {
-                    stamps[i] = stamp(run, object, j * CHUNK as u64);
-                }
+        BATCH_BUF.with(|cell| {
+            let mut buf = cell.borrow_mut();
+            if buf.len() < BATCH {
+                buf.resize(BATCH, 0);
             }
-            let mut slices: [IoSlice<'_>; 2 * BATCH_CHUNKS] = [IoSlice::new(&[]); 2 * BATCH_CHUNKS];
-            let mut n = 0;
-            for (i, j) in (first..=last).enumerate() {
-                let chunk_start = j * CHUNK as u64;
-                let lo = (pos.max(chunk_start) - chunk_start) as usize;
-                let hi = (to.min(chunk_start + CHUNK as u64) - chunk_start) as usize;
-                let pool_chunk = (self.first_chunk + j as usize) % chunks * CHUNK;
-                let data = &self.pool[pool_chunk..pool_chunk + CHUNK];
-                let mut body_from = lo;
-                if self.stamp.is_some() && lo < STAMP_LEN {
-                    slices[n] = IoSlice::new(&stamps[i][lo..hi.min(STAMP_LEN)]);
-                    n += 1;
-                    body_from = STAMP_LEN;
-                }
-                if body_from < hi {
-                    slices[n] = IoSlice::new(&data[body_from..hi]);
-                    n += 1;
-                }
-                pos = chunk_start + hi as u64;
+            let mut pos = from;
+            while pos < to {
+                let n = (to - pos).min(BATCH as u64) as usize;
+                self.content.fill(&mut buf[..n], self.id, pos);
+                f(&mut [IoSlice::new(&buf[..n])])?;
+                pos += n as u64;
             }
-            f(&mut slices[..n])?;
-        }
-        Ok(())
+            Ok(())
+        })
     }
 }
 
@@ -226,8 +212,15 @@ mod tests {
     use super::*;
     use crate::mem::MemTarget;
 
-    fn pool() -> Vec<u8> {
-        (0..4 * CHUNK).map(|i| (i * 7 % 251) as u8).collect()
+    /// Content whose byte at `offset` of `id` is a simple function of both.
+    struct Counting;
+
+    impl Content for Counting {
+        fn fill(&self, out: &mut [u8], id: u64, offset: u64) {
+            for (i, b) in out.iter_mut().enumerate() {
+                *b = ((offset + i as u64) * 7 + id * 13) as u8;
+            }
+        }
     }
 
     fn gather(body: &Body<'_>, from: u64, to: u64) -> Vec<u8> {
@@ -241,34 +234,22 @@ mod tests {
     }
 
     #[test]
-    fn bodies_are_stamped_per_chunk_and_wrap_around_the_pool() {
-        let pool = pool();
+    fn bodies_are_their_content_whatever_the_range() {
         let len = 10 * CHUNK as u64 + 100;
-        let body = Body::new(&pool, 3, len, Some((7, 9)));
+        let body = Body::new(&Counting, 9, len);
         let all = gather(&body, 0, len);
-        assert_eq!(all.len() as u64, len);
-        for (j, chunk) in all.chunks(CHUNK).enumerate() {
-            assert_eq!(&chunk[..8], &7u64.to_le_bytes());
-            assert_eq!(&chunk[8..16], &9u64.to_le_bytes());
-            assert_eq!(&chunk[16..24], &((j * CHUNK) as u64).to_le_bytes());
-            let p = (3 + j) % 4 * CHUNK;
-            assert_eq!(&chunk[24..], &pool[p + 24..p + chunk.len()], "chunk {j}");
-        }
+        let mut want = vec![0u8; len as usize];
+        Counting.fill(&mut want, 9, 0);
+        assert_eq!(all, want);
         // Any sub-range is the same bytes as the whole, so parts and retries agree.
         assert_eq!(gather(&body, 10, 5000), &all[10..5000]);
         assert_eq!(gather(&body, 4096 * 3 + 30, len), &all[4096 * 3 + 30..]);
-        // Other objects differ in every chunk.
-        let other = gather(&Body::new(&pool, 3, len, Some((7, 10))), 0, len);
-        for (a, b) in all.chunks(CHUNK).zip(other.chunks(CHUNK)) {
-            assert_ne!(a, b);
-        }
     }
 
     #[test]
     fn large_bodies_come_in_batches_of_one_mib() {
-        let pool = pool();
         let len = 3 << 20;
-        let body = Body::new(&pool, 0, len, None);
+        let body = Body::new(&Counting, 0, len);
         let mut batches = Vec::new();
         body.for_each_batch(0, len, &mut |s| {
             batches.push(s.iter().map(|s| s.len()).sum::<usize>());
@@ -282,8 +263,7 @@ mod tests {
     fn objects_through_handles_round_trip() {
         let target = MemTarget::new();
         let mut objects = ViaHandles::new(&target);
-        let pool = pool();
-        let body = Body::new(&pool, 1, 9000, Some((1, 2)));
+        let body = Body::new(&Counting, 2, 9000);
         objects.put("a", &body).unwrap();
         assert_eq!(objects.head("a").unwrap(), 9000);
         let mut got = Vec::new();
