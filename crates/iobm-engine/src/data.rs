@@ -73,6 +73,8 @@ pub fn fill_random(buf: &mut [u8], seed: u64) {
 pub const UNIT: usize = 512;
 /// Bytes of the random base the units are drawn from.
 const BASE: usize = 256 << 10;
+/// `dedupe:PCT`: duplicate blocks repeat one of the first this many 4 KiB blocks.
+const DEDUPE_SOURCES: u64 = 16;
 
 /// The bytes of a data set: a pure function of (run, file, offset) for a data kind, so writers
 /// on any rank and a later reader produce the same bytes without sharing anything but the run
@@ -115,6 +117,30 @@ impl Generator {
             out.fill(0);
             return;
         }
+        let DataKind::Dedupe(pct) = self.kind else {
+            return self.fill_place(out, run_id, file, offset);
+        };
+        // 4 KiB at a time: a duplicate block is the bytes (and stamp) of its source.
+        let mut pos = 0;
+        while pos < out.len() {
+            let at = offset + pos as u64;
+            let block = at / CHUNK as u64;
+            let within = at % CHUNK as u64;
+            let take = (CHUNK - within as usize).min(out.len() - pos);
+            let draw = mix(run_id ^ mix(file ^ mix(block ^ 0xdeda)));
+            let source = if block >= DEDUPE_SOURCES && draw % 100 < u64::from(pct) {
+                (draw >> 32) % DEDUPE_SOURCES
+            } else {
+                block
+            };
+            let from = source * CHUNK as u64 + within;
+            self.fill_place(&mut out[pos..pos + take], run_id, file, from);
+            pos += take;
+        }
+    }
+
+    /// The bytes at `offset` of `file`, each a function of its own place.
+    fn fill_place(&self, out: &mut [u8], run_id: u64, file: u64, offset: u64) {
         let units = (BASE / UNIT) as u64;
         let mut pos = 0;
         while pos < out.len() {
@@ -269,6 +295,21 @@ mod tests {
         let mut half = DataSource::new(DataKind::Compressible(50), 8192, 1);
         let z = zero_bytes(half.block(0, 0));
         assert!((4096..=4200).contains(&z), "{z}");
+    }
+
+    #[test]
+    fn dedupe_repeats_the_share_of_4k_blocks_it_is_asked_for() {
+        let g = Generator::new(DataKind::Dedupe(50), 5);
+        let mut bytes = vec![0u8; 4 << 20];
+        g.fill(&mut bytes, 1, 0);
+        let mut seen = HashSet::new();
+        let dups = bytes.chunks(CHUNK).filter(|c| !seen.insert(*c)).count();
+        let share = dups as f64 / (bytes.len() / CHUNK) as f64;
+        assert!((0.45..=0.55).contains(&share), "{share}");
+        // Still the same bytes whatever the range asked for.
+        let mut part = vec![0u8; 10_000];
+        g.fill(&mut part, 1, 123_456);
+        assert_eq!(part, bytes[123_456..133_456]);
     }
 
     #[test]

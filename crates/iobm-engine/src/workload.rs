@@ -314,6 +314,9 @@ pub enum DataKind {
     Zero,
     /// Random and stamped, with this percentage of every 4 KiB set to zero.
     Compressible(u8),
+    /// Random and stamped, with this percentage of the 4 KiB blocks repeating one of the
+    /// first blocks of their file or object (fio's `dedupe_percentage`).
+    Dedupe(u8),
 }
 
 impl DataKind {
@@ -323,6 +326,7 @@ impl DataKind {
             DataKind::Random => "random".into(),
             DataKind::Zero => "zero".into(),
             DataKind::Compressible(p) => format!("compressible:{p}"),
+            DataKind::Dedupe(p) => format!("dedupe:{p}"),
         }
     }
 }

@@ -3,7 +3,7 @@
 
 use crate::atomic::write_atomic;
 use crate::exit::{Exit, Failure};
-use iobm_engine::Control;
+use iobm_engine::{Control, DataKind};
 use iobm_results::{
     time, ClockInfo, Config, Environment, RunResult, RunStatus, FORMAT, SCHEMA_VERSION,
 };
@@ -59,6 +59,9 @@ pub fn control(run_id: &RunId, max_workers: usize) -> Arc<Control> {
     ))
 }
 
+/// Said of every run that writes zeros.
+pub const ZERO_DATA: &str = "data zero: storage that compresses, deduplicates or thin-provisions stores next to nothing of it, so these rates can exceed what its devices can do";
+
 /// The result document before any phase ran.
 pub fn skeleton(
     kind: &str,
@@ -71,6 +74,10 @@ pub fn skeleton(
     let now_unix = time::unix_ns_now();
     let since_origin = Instant::now().duration_since(control.origin).as_nanos() as u64;
     let origin_unix_ns = now_unix.saturating_sub(since_origin);
+    let mut warnings = Vec::new();
+    if config.data == DataKind::Zero.name() {
+        warnings.push(ZERO_DATA.to_string());
+    }
     RunResult {
         format: FORMAT.to_string(),
         schema_version: SCHEMA_VERSION,
@@ -93,7 +100,7 @@ pub fn skeleton(
         phases: Vec::new(),
         ranks: Vec::new(),
         bonnie: None,
-        warnings: Vec::new(),
+        warnings,
     }
 }
 

@@ -166,7 +166,9 @@ pub struct WriteArgs {
     /// When to force written data to storage: never, end (once per job, timed) or each (after every write, like bonnie++ -b)
     #[arg(long, value_enum, default_value_t = FsyncArg::End)]
     pub fsync: FsyncArg,
-    /// Content to write: random (stamped per 4 KiB, incompressible), zero, or compressible:PCT
+    /// Content to write: random (every 512 bytes unique, stamped per 4 KiB), zero,
+    /// compressible:PCT (the last PCT% of every 4 KiB zero) or dedupe:PCT (PCT% of the 4 KiB
+    /// blocks repeat earlier ones)
     #[arg(long, value_name = "KIND", default_value = "random", value_parser = parse_data)]
     pub data: DataKind,
     /// Keep the data after the run (read it later with `iobm read DIR/iobm-<run id>`)
@@ -220,7 +222,7 @@ pub struct BonnieArgs {
     /// Read what the page cache holds, instead of dropping the file's pages before each read test
     #[arg(long)]
     pub keep_cache: bool,
-    /// Content to write: random, zero, or compressible:PCT
+    /// Content to write: random, zero, compressible:PCT or dedupe:PCT
     #[arg(long, value_name = "KIND", default_value = "random", value_parser = parse_data)]
     pub data: DataKind,
     /// Name of the run in the CSV line and in comparisons [default: the host name]
@@ -463,7 +465,8 @@ pub struct S3Args {
     /// operation's time; by default each worker keeps its connection alive
     #[arg(long)]
     pub new_connection: bool,
-    /// Content of the objects: random (stamped per 4 KiB), zero, or compressible:PCT
+    /// Content of the objects: random (every 512 bytes unique, stamped per 4 KiB), zero,
+    /// compressible:PCT or dedupe:PCT
     #[arg(long, value_name = "KIND", default_value = "random", value_parser = parse_data)]
     pub data: DataKind,
     /// Leave the objects (and the built-in gateway's directory) after the run
@@ -544,17 +547,20 @@ fn parse_positive_duration(s: &str) -> Result<Duration, String> {
     }
 }
 
-/// `random`, `zero` or `compressible:PCT`.
+/// `random`, `zero`, `compressible:PCT` or `dedupe:PCT`.
 pub fn parse_data(s: &str) -> Result<DataKind, String> {
     match s {
         "random" => Ok(DataKind::Random),
         "zero" => Ok(DataKind::Zero),
         _ => {
-            let pct = s
-                .strip_prefix("compressible:")
-                .ok_or("expected random, zero or compressible:PCT")?;
+            let (kind, pct): (fn(u8) -> DataKind, &str) =
+                match (s.strip_prefix("compressible:"), s.strip_prefix("dedupe:")) {
+                    (Some(p), _) => (DataKind::Compressible, p),
+                    (_, Some(p)) => (DataKind::Dedupe, p),
+                    _ => return Err("expected random, zero, compressible:PCT or dedupe:PCT".into()),
+                };
             match pct.trim_end_matches('%').parse::<u8>() {
-                Ok(p) if p <= 100 => Ok(DataKind::Compressible(p)),
+                Ok(p) if p <= 100 => Ok(kind(p)),
                 _ => Err(format!("'{pct}' is not a percentage from 0 to 100")),
             }
         }

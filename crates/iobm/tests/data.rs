@@ -1,6 +1,6 @@
 //! What the storage is offered: a data set written by `iobm write` does not compress with zstd
 //! (long window) or xz and holds no duplicate 512-byte or 4 KiB block; `compressible:50`
-//! compresses about 2x. Uses the zstd and xz programs, which scripts/test installs.
+//! compresses about 2x and `dedupe:50` repeats about half its 4 KiB blocks. Uses the zstd and xz programs, which scripts/test installs.
 
 mod common;
 
@@ -62,8 +62,55 @@ fn random_data_neither_compresses_nor_deduplicates() {
 }
 
 #[test]
-fn compressible_data_compresses_as_asked() {
+fn compressible_and_dedupe_data_are_what_they_say() {
     let bytes = data_set("16MiB", "compressible:50");
     let zstd = ratio("zstd", &["-q", "--long=27", "-3", "-c"], &bytes);
     assert!((1.8..=2.2).contains(&zstd), "zstd {zstd}");
+    let bytes = data_set("16MiB", "dedupe:50");
+    let share = duplicates(&bytes, 4096) as f64 / (bytes.len() / 4096) as f64;
+    assert!((0.45..=0.55).contains(&share), "duplicate share {share}");
+}
+
+#[test]
+fn dedupe_data_verifies() {
+    let parent = tempfile::tempdir().unwrap();
+    iobm()
+        .args([
+            "stream",
+            "--verify",
+            "--data",
+            "dedupe:30",
+            "--size",
+            "4MiB",
+            "-j",
+            "2",
+        ])
+        .arg(parent.path())
+        .assert()
+        .success();
+}
+
+#[test]
+fn zero_data_is_said_to_flatter_compressing_storage() {
+    let parent = tempfile::tempdir().unwrap();
+    let json = parent.path().join("z.json");
+    let data = parent.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let out = iobm()
+        .args(["write", "--data", "zero", "--size", "1MiB", "--json"])
+        .arg(&json)
+        .arg(&data)
+        .assert()
+        .success();
+    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    assert!(
+        text.contains("data zero: storage that compresses"),
+        "{text}"
+    );
+    let result: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert!(result["warnings"][0]
+        .as_str()
+        .unwrap()
+        .starts_with("data zero"));
 }

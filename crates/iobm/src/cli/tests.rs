@@ -9,7 +9,12 @@ fn data_kinds() {
     );
     assert!(parse_data("compressible:140").is_err());
     assert!(parse_data("ones").is_err());
-    for k in [DataKind::Random, DataKind::Zero, DataKind::Compressible(5)] {
+    for k in [
+        DataKind::Random,
+        DataKind::Zero,
+        DataKind::Compressible(5),
+        DataKind::Dedupe(30),
+    ] {
         assert_eq!(parse_data(&k.name()), Ok(k));
     }
 }
