@@ -114,3 +114,93 @@ fn zero_data_is_said_to_flatter_compressing_storage() {
         .unwrap()
         .starts_with("data zero"));
 }
+
+/// The files under `dir`, found by walking it.
+fn files_under(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(files_under(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn objects_stored_through_the_gateway_neither_compress_nor_deduplicate() {
+    let gateway = tempfile::tempdir().unwrap();
+    iobm()
+        .args(["s3", "put", "--keep", "--ops", "16", "--obj-size", "1MiB"])
+        .arg("--dir")
+        .arg(gateway.path())
+        .assert()
+        .success();
+    let objects: Vec<_> = files_under(gateway.path())
+        .into_iter()
+        .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with("obj."))
+        .collect();
+    assert_eq!(objects.len(), 16);
+    let bytes: Vec<u8> = objects
+        .iter()
+        .flat_map(|p| std::fs::read(p).unwrap())
+        .collect();
+    let zstd = ratio("zstd", &["-q", "--long=27", "-3", "-c"], &bytes);
+    assert!(zstd <= 1.01, "zstd {zstd}");
+    assert_eq!(duplicates(&bytes, 512), 0);
+}
+
+#[test]
+fn an_object_changed_on_the_gateways_disk_is_caught_by_verify() {
+    let gateway = tempfile::tempdir().unwrap();
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("iobm"))
+        .args([
+            "s3",
+            "get",
+            "--verify",
+            "--objects",
+            "8",
+            "--obj-size",
+            "64KiB",
+        ])
+        .args(["--concurrent", "2", "--duration", "20s", "--dir"])
+        .arg(gateway.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Once the data set is stored, change one byte in the middle of one object.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let object = loop {
+        let stored: Vec<_> = files_under(gateway.path())
+            .into_iter()
+            .filter(|p| p.file_name().unwrap().to_string_lossy() == "obj.3")
+            .collect();
+        if let Some(p) = stored.first() {
+            break p.clone();
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the data set was never stored"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&object)
+        .unwrap();
+    std::os::unix::fs::FileExt::write_at(&file, b"\xff", 40_000).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("obj.3")
+            && err.contains("the 4 KiB at offset 36864")
+            && err.contains("corrupt"),
+        "{err}"
+    );
+}
