@@ -350,6 +350,15 @@ pub fn render_phase(phase: &PhaseResult, env: &Environment) -> String {
             "; the built-in gateway used {g:.2}s more, not counted here"
         ))
     );
+    if let Some(o) = &phase.offered {
+        let _ = writeln!(
+            out,
+            "  data offered: zstd -3 ratio {:.2}, {:.1}% of 4 KiB blocks duplicate (a {} sample, measured after the phase)",
+            o.zstd3_ratio,
+            100.0 * o.duplicate_4k_share,
+            format_bytes(o.sample_bytes)
+        );
+    }
     let verify_ns: u64 = phase.workers.iter().map(|w| w.verify_ns).sum();
     if phase.settings.verify && verify_ns > 0 {
         let _ = writeln!(

@@ -173,6 +173,7 @@ mod tests {
             errors: Vec::new(),
             warnings: Vec::new(),
             notes: Vec::new(),
+            offered: None,
             operations: Vec::new(),
         }
     }

@@ -321,6 +321,10 @@ pub struct PhaseResult {
     pub errors: Vec<ErrorCount>,
     /// Warnings about this phase's numbers: the checks on its records, then its notes.
     pub warnings: Vec<String>,
+    /// What a writing phase offered the storage, measured on a sample of its data after the
+    /// phase (null for phases that write nothing, and in documents from before).
+    #[serde(default)]
+    pub offered: Option<DataOffered>,
     /// What the run recorded about the phase that its records cannot show again (the built-in
     /// gateway's CPU told apart, data just written); `iobm report` keeps these and recomputes
     /// the other warnings.
@@ -329,6 +333,18 @@ pub struct PhaseResult {
     /// Object phases: each kind of operation apart (one entry, four in a mixed phase).
     #[serde(default)]
     pub operations: Vec<OperationResult>,
+}
+
+/// How compressible and how duplicated the data a phase wrote was, measured on a sample.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DataOffered {
+    /// Bytes sampled: the start of every file (or the first objects) written, regenerated.
+    pub sample_bytes: u64,
+    /// The sample's size over its size compressed by zstd at level 3 (1.0: incompressible).
+    pub zstd3_ratio: f64,
+    /// Share of the sample's 4 KiB blocks that repeat an earlier one (0: no duplicates).
+    pub duplicate_4k_share: f64,
 }
 
 impl PhaseResult {

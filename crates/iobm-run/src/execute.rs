@@ -3,6 +3,7 @@
 //! was interrupted or failed on any rank.
 
 use crate::observe::Observer;
+use crate::offered;
 use crate::progress::ProgressLine;
 use crate::ranks::{RankPhase, Ranks};
 use crate::record::phase_result;
@@ -46,8 +47,11 @@ pub fn execute(
                 later.limit_to_written(&phase, &written);
             }
         }
+        let mut recorded = phase_result(&phase, &outcome, ranks.rank(), &host, ram);
+        // Outside the phase's timing and CPU: what its data offered the storage.
+        recorded.offered = offered::measure(&phase, phase.verify.unwrap_or(control.run_id));
         let local = RankPhase {
-            phase: phase_result(&phase, &outcome, ranks.rank(), &host, ram),
+            phase: recorded,
             traces: outcome.workers.into_iter().map(|w| w.trace).collect(),
             origin_unix_ns: run.clock.origin_unix_ns,
         };

@@ -9,6 +9,7 @@ pub mod atomic;
 pub mod execute;
 pub mod exit;
 pub mod observe;
+pub mod offered;
 pub mod plan;
 pub mod progress;
 pub mod ranks;

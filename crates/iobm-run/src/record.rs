@@ -191,6 +191,7 @@ pub fn phase_result(
             .collect(),
         warnings: Vec::new(),
         notes: Vec::new(),
+        offered: None,
         operations: match phase.op {
             Op::Object(_) => operations(outcome),
             _ => Vec::new(),

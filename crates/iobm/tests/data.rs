@@ -204,3 +204,34 @@ fn an_object_changed_on_the_gateways_disk_is_caught_by_verify() {
         "{err}"
     );
 }
+
+#[test]
+fn the_result_says_what_the_storage_was_offered() {
+    let parent = tempfile::tempdir().unwrap();
+    for (data, check) in [
+        ("random", (0.99..=1.01, 0.0..=0.0)),
+        ("dedupe:50", (1.5..=2.5, 0.45..=0.55)),
+    ] {
+        let json = parent.path().join("o.json");
+        iobm()
+            .args([
+                "write", "--size", "32MiB", "-j", "2", "--data", data, "--json",
+            ])
+            .arg(&json)
+            .arg(parent.path())
+            .assert()
+            .success();
+        let result: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        let offered = &result["phases"][0]["offered"];
+        let (ratio, share) = (
+            offered["zstd3_ratio"].as_f64().unwrap(),
+            offered["duplicate_4k_share"].as_f64().unwrap(),
+        );
+        assert!(
+            check.0.contains(&ratio) && check.1.contains(&share),
+            "{data}: {offered}"
+        );
+        common::assert_matches_schema(&result);
+    }
+}
