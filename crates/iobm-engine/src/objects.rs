@@ -7,6 +7,7 @@ use crate::task::Task;
 use crate::workload::{object_name, ObjectOp, ObjectSpec, Phase, StopRule, MIXED};
 use iobm_target::objects::{stamp, CHUNK, STAMP_LEN};
 use iobm_target::{Body, Objects, Target};
+use md5::{Digest, Md5};
 use std::io;
 use std::time::Instant;
 
@@ -380,6 +381,34 @@ impl Task for ObjectTask<'_> {
         self.list_keys
     }
 
+    /// `--verify` of a PUT: the ETag the store answered must be the MD5 of what was sent, where
+    /// it is an MD5 (32 hex digits; multipart and opaque ETags are not).
+    fn check(&mut self) -> io::Result<()> {
+        if self.phase.verify.is_none() || self.current() != ObjectOp::Put {
+            return Ok(());
+        }
+        let Some(etag) = self.session.last_etag() else {
+            return Ok(());
+        };
+        if etag.len() != 32 || !etag.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Ok(());
+        }
+        let mut md5 = Md5::new();
+        let body = self.body();
+        body.for_each_batch(0, body.len(), &mut |slices| {
+            slices.iter().for_each(|s| md5.update(&s[..]));
+            Ok(())
+        })?;
+        let sent: String = md5.finalize().iter().map(|b| format!("{b:02x}")).collect();
+        if !sent.eq_ignore_ascii_case(etag) {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("the store answered ETag {etag}, not the MD5 of what was sent ({sent}): it did not store these bytes"),
+            ));
+        }
+        Ok(())
+    }
+
     fn take_verify_ns(&mut self) -> u64 {
         std::mem::take(&mut self.verify_ns)
     }
@@ -398,6 +427,81 @@ mod tests {
     use iobm_target::mem::MemTarget;
     use iobm_target::objects::STAMP_LEN;
     use iobm_target::Target;
+    use std::io;
+
+    /// A store whose answers carry an ETag that is no MD5 of anything sent.
+    struct WrongEtag(MemTarget);
+
+    struct WrongEtagSession<'a>(Box<dyn iobm_target::Objects + 'a>);
+
+    impl iobm_target::Objects for WrongEtagSession<'_> {
+        fn put(&mut self, name: &str, body: &iobm_target::Body<'_>) -> io::Result<()> {
+            self.0.put(name, body)
+        }
+        fn last_etag(&self) -> Option<&str> {
+            Some("0123456789abcdef0123456789abcdef")
+        }
+        fn get(
+            &mut self,
+            name: &str,
+            range: Option<(u64, u64)>,
+            sink: &mut dyn FnMut(&[u8]),
+        ) -> io::Result<u64> {
+            self.0.get(name, range, sink)
+        }
+        fn head(&mut self, name: &str) -> io::Result<u64> {
+            self.0.head(name)
+        }
+        fn delete(&mut self, name: &str) -> io::Result<()> {
+            self.0.delete(name)
+        }
+        fn list(&mut self, after: Option<&str>, max: u32) -> io::Result<iobm_target::ListPage> {
+            self.0.list(after, max)
+        }
+    }
+
+    impl Target for WrongEtag {
+        fn capabilities(&self) -> iobm_target::Capabilities {
+            self.0.capabilities()
+        }
+        fn open(
+            &self,
+            name: &str,
+            options: iobm_target::OpenOptions,
+        ) -> io::Result<Box<dyn iobm_target::Handle>> {
+            self.0.open(name, options)
+        }
+        fn len(&self, name: &str) -> io::Result<u64> {
+            self.0.len(name)
+        }
+        fn objects(&self, worker: usize) -> io::Result<Box<dyn iobm_target::Objects + '_>> {
+            Ok(Box::new(WrongEtagSession(self.0.objects(worker)?)))
+        }
+        fn remove(&self, name: &str) -> io::Result<()> {
+            self.0.remove(name)
+        }
+    }
+
+    #[test]
+    fn verify_of_a_put_checks_the_etag_against_what_was_sent() {
+        let control = Control::new(4, 2);
+        let mut put = Phase::objects(ObjectOp::Put, 2, spec(0), StopRule::Ops(6));
+        put.verify = Some(4);
+        // The in-memory store gives no ETag: nothing to check.
+        assert_eq!(
+            run_phase(&MemTarget::new(), &put, &control).end,
+            PhaseEnd::Completed
+        );
+        let wrong = run_phase(&WrongEtag(MemTarget::new()), &put, &control);
+        assert_eq!(wrong.end, PhaseEnd::Failed);
+        assert!(
+            wrong.errors[0]
+                .first
+                .contains("not the MD5 of what was sent"),
+            "{}",
+            wrong.errors[0].first
+        );
+    }
 
     fn spec(count: u64) -> ObjectSpec {
         ObjectSpec {

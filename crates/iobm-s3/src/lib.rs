@@ -303,6 +303,10 @@ impl Objects for S3Session<'_> {
         })
     }
 
+    fn last_etag(&self) -> Option<&str> {
+        Some(self.client.conn.etag().trim_matches('"')).filter(|e| !e.is_empty())
+    }
+
     fn get(
         &mut self,
         name: &str,

@@ -102,6 +102,10 @@ pub struct ListPage {
 pub trait Objects: Send {
     /// Stores `body` as object `name`.
     fn put(&mut self, name: &str, body: &Body<'_>) -> io::Result<()>;
+    /// The ETag the store answered the last request with, without quotes, if it gave one.
+    fn last_etag(&self) -> Option<&str> {
+        None
+    }
     /// Reads the object, or `range` (first, last byte inclusive) of it, handing the bytes to
     /// `sink` as they arrive without keeping them; `sink` is first called with an empty slice
     /// when the response begins (time to first byte). Returns the bytes read.

@@ -457,8 +457,9 @@ pub struct S3Args {
     /// Longest wait for a connection, or for progress of a request or an answer
     #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_positive_duration)]
     pub timeout: Duration,
-    /// Check the stamp (run, object, offset) of every 4 KiB a GET returns, as it arrives (24
-    /// bytes per 4 KiB, inside the timing); lost, misplaced or stale data fails the run
+    /// Check every byte a GET returns as it arrives (kept out of its latency), and that the
+    /// ETag a PUT gets is the MD5 of what was sent; corrupt, misplaced or stale data fails the
+    /// run
     #[arg(long)]
     pub verify: bool,
     /// Open a new connection for every request (Connection: close), its setup inside the

@@ -100,9 +100,9 @@ fn check_args(args: &S3Args) -> Result<(), Failure> {
             "--verify needs stamped data: --data random or compressible:PCT",
         ));
     }
-    if args.verify && !matches!(args.op, ObjectOp::Get | ObjectOp::Mixed) {
+    if args.verify && !matches!(args.op, ObjectOp::Get | ObjectOp::Put | ObjectOp::Mixed) {
         return Err(Failure::input(
-            "--verify checks what GETs return: use it with get or mixed",
+            "--verify checks what GETs return and the ETags PUTs get: use it with get, put or mixed",
         ));
     }
     if args.op == ObjectOp::Mixed && mix.get + mix.head + mix.put + mix.delete == 0 {

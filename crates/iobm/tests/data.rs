@@ -235,3 +235,32 @@ fn the_result_says_what_the_storage_was_offered() {
         common::assert_matches_schema(&result);
     }
 }
+
+#[test]
+fn put_verify_checks_the_gateways_etags() {
+    let parent = tempfile::tempdir().unwrap();
+    let json = parent.path().join("p.json");
+    iobm()
+        .args([
+            "s3",
+            "put",
+            "--verify",
+            "--ops",
+            "8",
+            "--obj-size",
+            "256KiB",
+            "--json",
+        ])
+        .arg(&json)
+        .assert()
+        .success();
+    let result: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let checked: u64 = result["phases"][0]["workers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["verify_ns"].as_u64().unwrap())
+        .sum();
+    assert!(checked > 0, "the ETags were checked");
+}

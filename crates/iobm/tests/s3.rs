@@ -507,7 +507,7 @@ fn wrong_credentials_and_bad_input_are_named_with_the_right_code() {
         (vec!["--bucket", "Not_A_Bucket"], "--bucket"),
         (vec!["--obj-size-range", "2M..1M"], "larger"),
         (vec!["--duration", "0s"], "--duration"),
-        (vec!["--verify"], "get or mixed"),
+        (vec!["--verify", "--data", "zero"], "stamped data"),
     ] {
         let out = iobm().args(["s3", "put"]).args(&args).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{args:?}");
