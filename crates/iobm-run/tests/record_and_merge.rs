@@ -150,7 +150,10 @@ fn ranks_merge_onto_rank_0s_clock_with_uneven_workers_and_a_failed_rank() {
         .min()
         .unwrap();
     let window = (end - start) as f64 / 1e9;
-    assert!(window > 2.9, "the shifted ranks widen the window to about 3 s: {window}");
+    assert!(
+        window > 2.9,
+        "the shifted ranks widen the window to about 3 s: {window}"
+    );
     assert!((rate - bytes as f64 / window).abs() <= 1e-6 * rate);
 }
 
