@@ -11,6 +11,8 @@ pub enum Exit {
     RunFailed = 1,
     /// Bad input: unknown flag, bad value, missing or unwritable path. Nothing was written.
     BadInput = 2,
+    /// `--verify` found data that is not what was written (corrupt, misplaced or stale).
+    VerifyFailed = 3,
     /// Interrupted by Ctrl-C or SIGTERM; partial results were reported.
     Interrupted = 130,
 }
@@ -20,6 +22,7 @@ Exit codes:
   0    every phase completed
   1    an operation failed during the run (ENOSPC, EIO, ...); partial results were printed and saved
   2    bad input (unknown flag, bad value, missing or unwritable path); nothing was written
+  3    --verify found data that is not what was written (corrupt, misplaced or stale)
   130  interrupted by Ctrl-C or SIGTERM; partial results were printed and saved, data cleaned up";
 
 impl Exit {
@@ -28,6 +31,7 @@ impl Exit {
         match code {
             0 => Exit::Ok,
             2 => Exit::BadInput,
+            3 => Exit::VerifyFailed,
             130 => Exit::Interrupted,
             _ => Exit::RunFailed,
         }

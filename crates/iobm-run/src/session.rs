@@ -234,12 +234,21 @@ pub fn finish(run: &RunResult, json: Option<&Path>) -> Result<Exit, Failure> {
 }
 
 fn exit_code(run: &RunResult) -> Exit {
+    let bad_data = run
+        .phases
+        .iter()
+        .flat_map(|p| &p.errors)
+        .any(|e| e.kind == BAD_DATA);
     match run.status {
         RunStatus::Complete => Exit::Ok,
         RunStatus::Interrupted => Exit::Interrupted,
+        RunStatus::Failed if bad_data => Exit::VerifyFailed,
         RunStatus::Failed | RunStatus::Running => Exit::RunFailed,
     }
 }
+
+/// The error kind of data that is not what was written (`io::ErrorKind::InvalidData`).
+const BAD_DATA: &str = "bad data";
 
 /// Refuses `--direct` early, with a clear message, where the storage does not support it.
 pub fn probe_direct(target: &dyn Target, dir: &Path, rank: u32) -> Result<(), Failure> {

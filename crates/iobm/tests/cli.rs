@@ -448,7 +448,7 @@ fn verify_checks_what_is_read_back() {
         .args(["read", "--verify"])
         .arg(&run_dir)
         .assert()
-        .code(1)
+        .code(3)
         .get_output()
         .clone();
     let stderr = String::from_utf8(out.stderr).unwrap();

@@ -200,7 +200,7 @@ fn an_object_changed_on_the_gateways_disk_is_caught_by_verify() {
     std::os::unix::fs::FileExt::write_at(&file, b"\xff", 40_000).unwrap();
     let out = child.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(out.status.code(), Some(3), "{err}");
     assert!(
         err.contains("obj.3")
             && err.contains("the 4 KiB at offset 36864")

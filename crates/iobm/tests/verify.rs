@@ -52,7 +52,7 @@ fn every_kind_of_damage_is_caught_and_named() {
         std::fs::write(&file, &bytes).unwrap();
         verify_fails(&ours, code)
     };
-    let damaged = |change: &dyn Fn(&mut Vec<u8>)| damaged_with(change, 1);
+    let damaged = |change: &dyn Fn(&mut Vec<u8>)| damaged_with(change, 3);
 
     // One byte in the middle of a 4 KiB chunk, where no stamp is.
     let err = damaged(&|b| b[100_000] ^= 0x01);
