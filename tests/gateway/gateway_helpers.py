@@ -20,6 +20,19 @@ def free_port():
         return s.getsockname()[1]
 
 
+def wait_for_port(port, proc, seconds=20):
+    """Waits until something accepts connections on loopback `port`; fails if `proc` never does."""
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return
+        except OSError:
+            time.sleep(0.05)
+    proc.kill()
+    raise RuntimeError("iobm serve did not start: " + proc.stdout.read())
+
+
 class Server:
     """An `iobm serve` process on a free port over `root`."""
 
@@ -30,14 +43,7 @@ class Server:
         self.proc = subprocess.Popen(
             [IOBM, "serve", self.root, "--listen", f"127.0.0.1:{self.port}", *extra],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        deadline = time.time() + 20
-        while time.time() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
-                return
-            except OSError:
-                time.sleep(0.05)
-        raise RuntimeError("iobm serve did not start: " + self.proc.stdout.read())
+        wait_for_port(self.port, self.proc)
 
     def stop(self, sig=signal.SIGTERM):
         self.proc.send_signal(sig)

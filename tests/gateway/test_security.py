@@ -21,7 +21,7 @@ import botocore
 import pytest
 from botocore.config import Config
 
-from gateway_helpers import AK, IOBM, SK, Server, client, free_port
+from gateway_helpers import AK, IOBM, SK, Server, client, free_port, wait_for_port
 
 REGION = "us-east-1"
 
@@ -267,14 +267,7 @@ def test_descriptor_exhaustion_and_half_sent_requests_do_not_stall_the_gateway(t
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     slow = []
     try:
-        deadline = time.time() + 20
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                assert time.time() < deadline, "iobm serve did not start"
-                time.sleep(0.05)
+        wait_for_port(port, proc)
         for _ in range(100):
             s = socket.create_connection(("127.0.0.1", port), timeout=5)
             s.sendall(b"GET /x HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # half a request, never finished
@@ -529,14 +522,7 @@ def test_the_gateway_says_when_it_serves_plain_http_beyond_loopback_or_runs_as_r
     proc = subprocess.Popen([IOBM, "serve", str(root), "--anonymous", "--listen", f"0.0.0.0:{port}"],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
-        deadline = time.time() + 20
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                assert time.time() < deadline, "iobm serve did not start"
-                time.sleep(0.05)
+        wait_for_port(port, proc)
     finally:
         proc.terminate()
         out = proc.communicate(timeout=10)[0]
