@@ -79,6 +79,23 @@ pub fn phase_warnings(phase: &PhaseResult, ram_bytes: u64) -> Vec<String> {
             ));
         }
     }
+    // Object reads: a data set read many times over can come from the server's caches, whose
+    // residency no client can see.
+    if matches!(phase.op.as_str(), "get" | "mixed") && s.data_bytes > 0 {
+        let read: u64 = phase
+            .operations
+            .iter()
+            .filter(|o| o.op == "get")
+            .map(|o| o.bytes)
+            .sum();
+        let passes = read as f64 / s.data_bytes as f64;
+        if passes > 2.0 {
+            out.push(format!(
+                "possible cache effect: the GETs read the data set ({}) {passes:.1} times over; after the first pass it can come from the server's caches (use more --objects than the server's memory holds)",
+                format_bytes(s.data_bytes)
+            ));
+        }
+    }
     if phase.op == "write" && !s.direct && moved > 0 {
         match device {
             Some(dev) if pct(dev.written_bytes, moved) < 50.0 => out.push(format!(

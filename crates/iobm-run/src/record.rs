@@ -142,7 +142,11 @@ pub fn phase_result(
             drop_cache: phase.drop_cache,
             duration_s: duration_s(phase.stop),
             verify: phase.verify.is_some(),
-            data_bytes: phase.layout.total_bytes(),
+            // An object phase's data set is its objects (none for put and multipart).
+            data_bytes: phase
+                .objects
+                .as_ref()
+                .map_or(phase.layout.total_bytes(), |o| o.total_bytes()),
         },
         start_ns: outcome.start_ns,
         end_ns: outcome.end_ns,

@@ -140,9 +140,13 @@ fn run(endpoint: Option<&str>, op: &str, extra: &[&str]) -> Value {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("r.json");
     let mut cmd = iobm();
-    cmd.args(["s3", op, "--objects", "12", "--timeout", "20s"])
+    cmd.args(["s3", op, "--timeout", "20s"])
         .args(["--json", json.to_str().unwrap()]);
-    for (flag, default) in [("--obj-size", "64KiB"), ("--concurrent", "3")] {
+    for (flag, default) in [
+        ("--objects", "12"),
+        ("--obj-size", "64KiB"),
+        ("--concurrent", "3"),
+    ] {
         if !extra.contains(&flag) {
             cmd.args([flag, default]);
         }
@@ -559,4 +563,28 @@ fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
         }
     }
     out
+}
+
+#[test]
+fn a_data_set_read_many_times_over_is_said_to_come_possibly_from_caches() {
+    let warned = |result: &Value| {
+        result["phases"][0]["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w.as_str().unwrap().contains("times over"))
+    };
+    let reread = run(
+        None,
+        "get",
+        &["--objects", "4", "--obj-size", "64KiB", "--ops", "200"],
+    );
+    assert_eq!(reread["phases"][0]["settings"]["data_bytes"], 4 * 65536);
+    assert!(warned(&reread), "{}", reread["phases"][0]["warnings"]);
+    let once = run(
+        None,
+        "get",
+        &["--objects", "40", "--obj-size", "64KiB", "--ops", "40"],
+    );
+    assert!(!warned(&once), "{}", once["phases"][0]["warnings"]);
 }
