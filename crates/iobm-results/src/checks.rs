@@ -25,7 +25,40 @@ pub const JUST_WRITTEN: &str =
 /// The notes documents of schema 1 kept only among their warnings, before phases had `notes`.
 pub const LEGACY_NOTES: [&str; 2] = [BUILTIN_GATEWAY_CPU, JUST_WRITTEN];
 
-pub fn phase_warnings(phase: &PhaseResult, ram_bytes: u64) -> Vec<String> {
+/// What the checks know of the machine the data lived on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Machine {
+    pub ram_bytes: u64,
+    /// The directory measured is in RAM (tmpfs, ramfs): every rate is a memory rate.
+    pub memory_fs: bool,
+}
+
+impl Machine {
+    /// A machine with this much RAM whose storage is not memory.
+    pub fn with_ram(ram_bytes: u64) -> Machine {
+        Machine {
+            ram_bytes,
+            memory_fs: false,
+        }
+    }
+
+    /// The machine of a run's environment.
+    pub fn of(environment: &crate::Environment) -> Machine {
+        Machine {
+            ram_bytes: environment.ram_bytes,
+            memory_fs: environment
+                .storage
+                .as_ref()
+                .is_some_and(|s| matches!(s.fs_type.as_str(), "tmpfs" | "ramfs")),
+        }
+    }
+}
+
+/// Said of every phase on a file system that is memory.
+pub const MEMORY_FS: &str = "memory: the data lives in RAM (tmpfs or ramfs), so these rates are memory rates, not a storage device's, whether O_DIRECT or not";
+
+pub fn phase_warnings(phase: &PhaseResult, machine: &Machine) -> Vec<String> {
+    let ram_bytes = machine.ram_bytes;
     let mut out = Vec::new();
     if let Some(w) = disagreement(&phase.aggregates, AGGREGATE_TOLERANCE) {
         out.push(w);
@@ -50,6 +83,11 @@ pub fn phase_warnings(phase: &PhaseResult, ram_bytes: u64) -> Vec<String> {
     let s = &phase.settings;
     let device = phase.cache.device.as_ref();
     let cache_hint = "use --direct, drop the page cache first (sync; echo 3 > /proc/sys/vm/drop_caches), or a data set over twice the RAM";
+    if machine.memory_fs && moved > 0 {
+        // No remedy applies: the storage itself is memory.
+        out.push(MEMORY_FS.to_string());
+        return out;
+    }
     if phase.op == "read" && !s.direct && moved > 0 {
         if let Some(resident) = phase.cache.resident_before_bytes {
             if pct(resident, s.data_bytes) > 10.0 {
@@ -211,9 +249,9 @@ mod tests {
             written_bytes: 0,
         });
         assert!(
-            phase_warnings(&p, RAM).is_empty(),
+            phase_warnings(&p, &Machine::with_ram(RAM)).is_empty(),
             "{:?}",
-            phase_warnings(&p, RAM)
+            phase_warnings(&p, &Machine::with_ram(RAM))
         );
     }
 
@@ -225,7 +263,7 @@ mod tests {
             [1_000_000_000, 2_000_000_000],
         );
         p.cache.resident_before_bytes = Some(0);
-        let w = phase_warnings(&p, 0);
+        let w = phase_warnings(&p, &Machine::with_ram(0));
         assert!(
             w.iter().any(|w| w.starts_with("aggregates differ")),
             "{w:?}"
@@ -245,12 +283,12 @@ mod tests {
             read_bytes: 10 * MIB,
             written_bytes: 0,
         });
-        let w = phase_warnings(&p, RAM);
+        let w = phase_warnings(&p, &Machine::with_ram(RAM));
         assert!(w.iter().any(|w| w.contains("75% of the data")), "{w:?}");
         assert!(w.iter().any(|w| w.contains("delivered 10.00 MiB")), "{w:?}");
         // O_DIRECT reads bypass the cache: nothing to warn about.
         p.settings.direct = true;
-        assert!(phase_warnings(&p, RAM).is_empty());
+        assert!(phase_warnings(&p, &Machine::with_ram(RAM)).is_empty());
     }
 
     #[test]
@@ -260,9 +298,23 @@ mod tests {
             [100 * MIB, 100 * MIB],
             [1_000_000_000, 1_000_000_000],
         );
-        let w = phase_warnings(&p, RAM);
+        let w = phase_warnings(&p, &Machine::with_ram(RAM));
         assert!(w.iter().any(|w| w.contains("fits in RAM")), "{w:?}");
-        assert!(phase_warnings(&p, 100 * MIB).is_empty());
+        assert!(phase_warnings(&p, &Machine::with_ram(100 * MIB)).is_empty());
+    }
+
+    #[test]
+    fn memory_file_systems_are_said_to_be_memory_with_no_other_advice() {
+        let p = phase(
+            "read",
+            [100 * MIB, 100 * MIB],
+            [1_000_000_000, 1_000_000_000],
+        );
+        let memory = Machine {
+            ram_bytes: RAM,
+            memory_fs: true,
+        };
+        assert_eq!(phase_warnings(&p, &memory), vec![MEMORY_FS.to_string()]);
     }
 
     #[test]
@@ -278,13 +330,13 @@ mod tests {
             read_bytes: 0,
             written_bytes: 20 * MIB,
         });
-        let w = phase_warnings(&p, RAM);
+        let w = phase_warnings(&p, &Machine::with_ram(RAM));
         assert!(
             w.iter().any(|w| w.contains("reached the block device")),
             "{w:?}"
         );
         p.status = RunStatus::Failed;
-        assert!(phase_warnings(&p, RAM)
+        assert!(phase_warnings(&p, &Machine::with_ram(RAM))
             .iter()
             .any(|w| w.starts_with("failed")));
     }

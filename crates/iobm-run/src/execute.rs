@@ -8,6 +8,7 @@ use crate::progress::ProgressLine;
 use crate::ranks::{RankPhase, Ranks};
 use crate::record::phase_result;
 use iobm_engine::{run_phase_gated, Control, Op, Phase, StopRule};
+use iobm_results::checks::Machine;
 use iobm_results::{RunResult, RunStatus};
 use iobm_target::Target;
 use std::sync::Arc;
@@ -32,7 +33,7 @@ pub fn execute(
         }
     }
     let host = run.environment.hostname.clone();
-    let ram = run.environment.ram_bytes;
+    let machine = Machine::of(&run.environment);
     for index in 0..phases.len() {
         if !ranks.all(!control.stop_requested()) {
             run.status = RunStatus::Interrupted;
@@ -47,7 +48,7 @@ pub fn execute(
                 later.limit_to_written(&phase, &written);
             }
         }
-        let mut recorded = phase_result(&phase, &outcome, ranks.rank(), &host, ram);
+        let mut recorded = phase_result(&phase, &outcome, ranks.rank(), &host, &machine);
         // Outside the phase's timing and CPU: what its data offered the storage.
         recorded.offered = offered::measure(&phase, phase.verify.unwrap_or(control.run_id));
         let local = RankPhase {
@@ -56,7 +57,7 @@ pub fn execute(
             origin_unix_ns: run.clock.origin_unix_ns,
         };
         let mut status = RunStatus::Complete;
-        if let Some(merged) = ranks.merge(local, run.clock.origin_unix_ns, ram) {
+        if let Some(merged) = ranks.merge(local, run.clock.origin_unix_ns, &machine) {
             status = merged.status;
             run.phases.push(merged);
             for o in observers.iter_mut() {

@@ -6,7 +6,7 @@
 use crate::exit::Failure;
 use crate::record::{cpu_usage, latency};
 use iobm_dist::{ClockOffset, Transport};
-use iobm_results::checks::phase_warnings;
+use iobm_results::checks::{phase_warnings, Machine};
 use iobm_results::{CacheEvidence, DeviceIo, PhaseResult, RankInfo, RunStatus};
 use iobm_stats::{aggregates, fill_snapshots, Histogram, Trace};
 use serde::de::DeserializeOwned;
@@ -129,7 +129,7 @@ impl Ranks {
         &self,
         local: RankPhase,
         root_origin_unix_ns: u64,
-        ram: u64,
+        machine: &Machine,
     ) -> Option<PhaseResult> {
         if self.size() == 1 {
             return Some(local.phase);
@@ -140,7 +140,12 @@ impl Ranks {
             .iter()
             .map(|b| serde_json::from_slice(b).expect("ranks send valid phases"))
             .collect();
-        Some(merge_phases(parts, &self.offsets, root_origin_unix_ns, ram))
+        Some(merge_phases(
+            parts,
+            &self.offsets,
+            root_origin_unix_ns,
+            machine,
+        ))
     }
 }
 
@@ -155,7 +160,7 @@ pub fn merge_phases(
     parts: Vec<RankPhase>,
     offsets: &[ClockOffset],
     root_origin: u64,
-    ram: u64,
+    machine: &Machine,
 ) -> PhaseResult {
     let mut merged: Option<PhaseResult> = None;
     let mut traces: Vec<Trace> = Vec::new();
@@ -238,7 +243,7 @@ pub fn merge_phases(
         device,
     };
     phase.aggregates = aggregates(&phase.spans());
-    phase.warnings = phase_warnings(&phase, ram);
+    phase.warnings = phase_warnings(&phase, machine);
     phase.warnings.extend(phase.notes.iter().cloned());
     phase
 }

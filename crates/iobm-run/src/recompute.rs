@@ -1,7 +1,7 @@
 //! Aggregates and warnings computed again from a saved run's per-worker records (`iobm report`,
 //! `iobm compare`): what is printed never depends on derived values stored in the document.
 
-use iobm_results::checks::{phase_warnings, LEGACY_NOTES};
+use iobm_results::checks::{phase_warnings, Machine, LEGACY_NOTES};
 use iobm_results::RunResult;
 use iobm_stats::aggregates;
 
@@ -9,7 +9,7 @@ use iobm_stats::aggregates;
 /// differ from the recomputed ones.
 pub fn recompute(run: &mut RunResult) -> Vec<String> {
     let mut differing = Vec::new();
-    let ram = run.environment.ram_bytes;
+    let machine = Machine::of(&run.environment);
     for phase in &mut run.phases {
         let fresh = aggregates(&phase.spans());
         let same = fresh.len() == phase.aggregates.len()
@@ -31,7 +31,7 @@ pub fn recompute(run: &mut RunResult) -> Vec<String> {
                 .cloned()
                 .collect();
         }
-        phase.warnings = phase_warnings(phase, ram);
+        phase.warnings = phase_warnings(phase, &machine);
         phase.warnings.extend(phase.notes.iter().cloned());
     }
     if run.bonnie.is_some() {

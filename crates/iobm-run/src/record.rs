@@ -2,7 +2,7 @@
 //! aggregates with formulas, latency summary, CPU cost, cache evidence and warnings.
 
 use iobm_engine::{FsyncPolicy, Op, PerChar, Phase, PhaseEnd, PhaseOutcome, StopRule};
-use iobm_results::checks::phase_warnings;
+use iobm_results::checks::{phase_warnings, Machine};
 use iobm_results::{
     CacheEvidence, CpuUsage, DeviceIo, ErrorCount, Latency, OperationResult, PhaseResult,
     PhaseSettings, RunStatus, Series, WorkerResult,
@@ -126,7 +126,7 @@ pub fn phase_result(
     outcome: &PhaseOutcome,
     rank: u32,
     host: &str,
-    ram_bytes: u64,
+    machine: &Machine,
 ) -> PhaseResult {
     let spans: Vec<_> = outcome.workers.iter().map(|w| w.span).collect();
     let moved: u64 = spans.iter().map(|s| s.bytes).sum();
@@ -201,6 +201,6 @@ pub fn phase_result(
             _ => Vec::new(),
         },
     };
-    result.warnings = phase_warnings(&result, ram_bytes);
+    result.warnings = phase_warnings(&result, machine);
     result
 }

@@ -5,6 +5,7 @@
 
 use iobm_dist::ClockOffset;
 use iobm_engine::{prepare_objects, run_phase, Control, Layout, Op, Phase};
+use iobm_results::checks::Machine;
 use iobm_results::{PhaseResult, RunStatus};
 use iobm_run::ranks::{merge_phases, RankPhase};
 use iobm_run::record::phase_result;
@@ -24,7 +25,13 @@ fn write_part(target: &dyn Target, workers: usize, rank: u32) -> RankPhase {
     let phase = Phase::new("write", Op::Write, BLOCK, layout);
     let outcome = run_phase(target, &phase, &Control::new(7, workers));
     RankPhase {
-        phase: phase_result(&phase, &outcome, rank, &format!("host{rank}"), RAM),
+        phase: phase_result(
+            &phase,
+            &outcome,
+            rank,
+            &format!("host{rank}"),
+            &Machine::with_ram(RAM),
+        ),
         traces: outcome.workers.into_iter().map(|w| w.trace).collect(),
         origin_unix_ns: 0,
     }
@@ -122,7 +129,8 @@ fn ranks_merge_onto_rank_0s_clock_with_uneven_workers_and_a_failed_rank() {
         .map(|p| p.phase.latency.histogram.count)
         .sum();
     let rank0_start = rank0.phase.start_ns;
-    let merged = merge_phases(vec![rank0, rank1, rank2], &offsets, root_origin, RAM);
+    let machine = Machine::with_ram(RAM);
+    let merged = merge_phases(vec![rank0, rank1, rank2], &offsets, root_origin, &machine);
 
     assert_eq!(merged.workers.len(), 6);
     let ranks: Vec<u32> = merged.workers.iter().map(|w| w.rank).collect();
