@@ -14,7 +14,7 @@ mod tasks;
 pub mod workload;
 
 pub use control::{Control, LivePhase};
-pub use outcome::{ErrorCount, PhaseEnd, PhaseOutcome, WorkerOutcome};
+pub use outcome::{CacheDrop, ErrorCount, PhaseEnd, PhaseOutcome, WorkerOutcome};
 pub use runner::{prepare_objects, run_phase, run_phase_gated};
 pub use workload::{
     object_name, DataKind, FileSpec, FsyncPolicy, Layout, Mix, ObjectOp, ObjectSpec, Op, Pattern,

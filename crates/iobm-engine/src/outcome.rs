@@ -46,6 +46,28 @@ pub struct WorkerOutcome {
     pub trace: Trace,
 }
 
+/// What was dropped from the page cache before a phase.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CacheDrop {
+    /// Nothing (not asked, or the target has no cache to drop).
+    #[default]
+    Nothing,
+    /// The phase's files' pages (flushed, then `posix_fadvise(DONTNEED)`).
+    Files,
+    /// The whole system's page cache (root: sync, then `drop_caches`).
+    System,
+}
+
+impl CacheDrop {
+    pub fn name(self) -> &'static str {
+        match self {
+            CacheDrop::Nothing => "nothing",
+            CacheDrop::Files => "files",
+            CacheDrop::System => "system",
+        }
+    }
+}
+
 /// Everything measured in one phase.
 #[derive(Debug, Clone)]
 pub struct PhaseOutcome {
@@ -63,6 +85,8 @@ pub struct PhaseOutcome {
     pub cpu: CpuTimes,
     /// Bytes of the phase's files in the page cache just before it began (targets that can tell).
     pub resident_before: Option<u64>,
+    /// What was dropped from the page cache before the phase.
+    pub cache_dropped: CacheDrop,
     /// Device counters before and after the phase (targets backed by a block device).
     pub device: Option<(DeviceCounters, DeviceCounters)>,
 }
@@ -189,6 +213,7 @@ impl PhaseOutcome {
             }],
             cpu: CpuTimes::default(),
             resident_before: None,
+            cache_dropped: CacheDrop::Nothing,
             device: None,
         }
     }

@@ -6,7 +6,9 @@ use crate::control::{Control, LivePhase};
 use crate::cpu::CpuTimes;
 use crate::data::Generator;
 use crate::objects::ObjectTask;
-use crate::outcome::{add_at, ErrorCount, OpOutcome, PhaseEnd, PhaseOutcome, WorkerOutcome};
+use crate::outcome::{
+    add_at, CacheDrop, ErrorCount, OpOutcome, PhaseEnd, PhaseOutcome, WorkerOutcome,
+};
 use crate::task::Task;
 use crate::tasks::file_task;
 use crate::workload::{Layout, Op, Phase, StopRule};
@@ -32,6 +34,34 @@ pub fn prepare_objects(target: &dyn Target, layout: &Layout) -> io::Result<()> {
         handle.close()?;
     }
     Ok(())
+}
+
+/// Drops what the phase asks from the page cache (untimed) and says what was dropped.
+fn drop_caches(target: &dyn Target, phase: &Phase) -> (io::Result<()>, CacheDrop) {
+    if phase.drop_system_cache && system_cache_dropped() {
+        return (Ok(()), CacheDrop::System);
+    }
+    if !(phase.drop_cache || phase.drop_system_cache) {
+        return (Ok(()), CacheDrop::Nothing);
+    }
+    let mut dropped = CacheDrop::Nothing;
+    let result = phase
+        .layout
+        .files
+        .iter()
+        .filter_map(|f| target.drop_cache(&f.name))
+        .inspect(|_| dropped = CacheDrop::Files)
+        .collect::<io::Result<Vec<()>>>()
+        .map(|_| ());
+    (result, dropped)
+}
+
+/// Flushes everything and drops the whole page cache; false where that is not allowed (not
+/// root, or a container without write access to /proc/sys).
+fn system_cache_dropped() -> bool {
+    // SAFETY: sync has no preconditions.
+    unsafe { libc::sync() };
+    std::fs::write("/proc/sys/vm/drop_caches", b"3\n").is_ok()
 }
 
 /// Phase-wide coordination between workers.
@@ -82,17 +112,7 @@ pub fn run_phase_gated(
         counter.bytes.store(0, Ordering::Relaxed);
         counter.ops.store(0, Ordering::Relaxed);
     }
-    let dropped = if phase.drop_cache {
-        phase
-            .layout
-            .files
-            .iter()
-            .filter_map(|f| target.drop_cache(&f.name))
-            .collect::<io::Result<Vec<()>>>()
-            .map(|_| ())
-    } else {
-        Ok(())
-    };
+    let (dropped, cache_dropped) = drop_caches(target, phase);
     let resident_before = (phase.op == Op::Read && !phase.direct)
         .then(|| {
             phase
@@ -238,6 +258,7 @@ pub fn run_phase_gated(
         errors,
         cpu,
         resident_before,
+        cache_dropped,
         device: device_before.zip(device_after),
     }
 }

@@ -453,6 +453,9 @@ pub struct Phase {
     pub direct: bool,
     /// Before the phase (untimed), flush the files and drop their pages from the page cache.
     pub drop_cache: bool,
+    /// Before the phase (untimed), drop the whole system's page cache when running as root
+    /// (sync; `drop_caches`), else the phase's files' pages (`--drop-caches`).
+    pub drop_system_cache: bool,
     /// Open files for writing emptied (each of bonnie++'s write tests starts from an empty file);
     /// only for files written by one worker.
     pub truncate: bool,
@@ -485,6 +488,7 @@ impl Phase {
             fsync: FsyncPolicy::Never,
             direct: false,
             drop_cache: false,
+            drop_system_cache: false,
             truncate: false,
             stop: StopRule::Once,
             data: DataKind::Random,

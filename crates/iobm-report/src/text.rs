@@ -368,6 +368,11 @@ pub fn render_phase(phase: &PhaseResult, env: &Environment) -> String {
         );
     }
     let mut cache = Vec::new();
+    match phase.settings.cache_dropped.as_str() {
+        "system" => cache.push("the whole page cache dropped before the phase (as root)".into()),
+        "files" => cache.push("the data set's pages dropped before the phase".into()),
+        _ => {}
+    }
     if let Some(resident) = phase.cache.resident_before_bytes {
         cache.push(format!(
             "{} of {} in the page cache before the phase",

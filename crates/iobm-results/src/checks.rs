@@ -197,6 +197,7 @@ mod tests {
                 fsync: "never".into(),
                 direct: false,
                 drop_cache: false,
+                cache_dropped: "nothing".into(),
                 duration_s: None,
                 verify: false,
                 data_bytes: bytes[0] + bytes[1],

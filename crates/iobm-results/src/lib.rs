@@ -399,9 +399,14 @@ pub struct PhaseSettings {
     pub fsync: String,
     /// Whether O_DIRECT was used.
     pub direct: bool,
-    /// Whether the files were flushed and their pages dropped from the page cache before the
-    /// phase (read phases, unless --keep-cache).
+    /// Whether anything was dropped from the page cache before the phase (see
+    /// `cache_dropped`).
     pub drop_cache: bool,
+    /// What was dropped from the page cache before the phase: "system" (as root, the whole
+    /// page cache: `--drop-caches`), "files" (the phase's files' pages), or "nothing" (not
+    /// asked, or nothing could be: a target without a page cache, or storage that is memory).
+    #[serde(default)]
+    pub cache_dropped: String,
     /// Time limit in seconds; null when each worker made one pass over its region.
     pub duration_s: Option<f64>,
     /// Whether every 4 KiB read back was checked for its stamp (--verify), outside the timing.

@@ -1,7 +1,7 @@
 //! Turns what the engine measured in a phase into the result contract: per-worker records,
 //! aggregates with formulas, latency summary, CPU cost, cache evidence and warnings.
 
-use iobm_engine::{FsyncPolicy, Op, PerChar, Phase, PhaseEnd, PhaseOutcome, StopRule};
+use iobm_engine::{CacheDrop, FsyncPolicy, Op, PerChar, Phase, PhaseEnd, PhaseOutcome, StopRule};
 use iobm_results::checks::{phase_warnings, Machine};
 use iobm_results::{
     CacheEvidence, CpuUsage, DeviceIo, ErrorCount, Latency, OperationResult, PhaseResult,
@@ -129,6 +129,12 @@ pub fn phase_result(
     machine: &Machine,
 ) -> PhaseResult {
     let spans: Vec<_> = outcome.workers.iter().map(|w| w.span).collect();
+    // Pages of storage that is memory are the data itself: nothing is dropped.
+    let dropped = if machine.memory_fs {
+        CacheDrop::Nothing
+    } else {
+        outcome.cache_dropped
+    };
     let moved: u64 = spans.iter().map(|s| s.bytes).sum();
     let mut result = PhaseResult {
         name: outcome.name.clone(),
@@ -139,7 +145,8 @@ pub fn phase_result(
             pattern: phase.pattern.name().to_string(),
             fsync: phase.fsync.name().to_string(),
             direct: phase.direct,
-            drop_cache: phase.drop_cache,
+            drop_cache: dropped != CacheDrop::Nothing,
+            cache_dropped: dropped.name().to_string(),
             duration_s: duration_s(phase.stop),
             verify: phase.verify.is_some(),
             // An object phase's data set is its objects (none for put and multipart).

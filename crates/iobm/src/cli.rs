@@ -112,8 +112,12 @@ pub struct IoArgs {
     pub direct: bool,
     /// Read what the page cache already holds, instead of flushing the data set and dropping
     /// its cached pages before each read phase (posix_fadvise DONTNEED, as fio's invalidate=1)
-    #[arg(long)]
+    #[arg(long, conflicts_with = "drop_caches")]
     pub keep_cache: bool,
+    /// Before each read phase drop the whole system's page cache (as root: sync, then
+    /// /proc/sys/vm/drop_caches), else the data set's pages only; the result says which
+    #[arg(long)]
+    pub drop_caches: bool,
     /// Check every byte read back against what was written, outside the timing; a block that
     /// is corrupt, misplaced or stale fails the run and is named
     #[arg(long)]

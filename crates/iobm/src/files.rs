@@ -59,6 +59,7 @@ fn phase(name: &str, op: Op, io: &IoArgs, block: u64, seed: u64, layout: &Layout
         },
         direct: io.direct,
         drop_cache: op == Op::Read && !io.direct && !io.keep_cache,
+        drop_system_cache: op == Op::Read && !io.direct && io.drop_caches,
         stop: io.duration.map_or(StopRule::Once, StopRule::Duration),
         ..Phase::new(name, op, block, layout.clone())
     }
@@ -115,6 +116,7 @@ fn check_write(args: &WriteArgs, ranks: u64, stream: bool) -> Result<Sizes, Fail
     let read_flags = [
         ("--verify", io.verify),
         ("--keep-cache", io.keep_cache),
+        ("--drop-caches", io.drop_caches),
         ("--reorder", io.reorder),
     ];
     if let Some((flag, _)) = read_flags.iter().find(|(_, set)| *set && !stream) {

@@ -1,0 +1,70 @@
+//! What was dropped from the page cache before a read is what the result says: the whole cache
+//! with `--drop-caches` as root, the data set's pages otherwise, nothing on storage that is
+//! memory (which every phase then says it measures).
+
+mod common;
+
+use common::{iobm, load};
+use std::path::Path;
+
+fn stream(dir: &Path, extra: &[&str]) -> serde_json::Value {
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("c.json");
+    iobm()
+        .args(["stream", "--size", "4MiB", "--json"])
+        .arg(&json)
+        .args(extra)
+        .arg(dir)
+        .assert()
+        .success();
+    load(&json)
+}
+
+#[test]
+fn the_result_says_what_was_dropped_before_each_read() {
+    let disk = tempfile::tempdir().unwrap();
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    let asked = stream(disk.path(), &["--drop-caches"]);
+    let read = &asked["phases"][1]["settings"];
+    assert_eq!(read["cache_dropped"], if root { "system" } else { "files" });
+    assert_eq!(asked["phases"][0]["settings"]["cache_dropped"], "nothing");
+    let default = stream(disk.path(), &[]);
+    assert_eq!(default["phases"][1]["settings"]["cache_dropped"], "files");
+    let kept = stream(disk.path(), &["--keep-cache"]);
+    assert_eq!(kept["phases"][1]["settings"]["cache_dropped"], "nothing");
+    assert_eq!(kept["phases"][1]["settings"]["drop_cache"], false);
+}
+
+#[test]
+fn storage_that_is_memory_drops_nothing_and_says_it_is_memory() {
+    let shm = Path::new("/dev/shm");
+    assert!(shm.is_dir(), "this test needs /dev/shm, a tmpfs on Linux");
+    let memory = tempfile::tempdir_in(shm).unwrap();
+    let result = stream(memory.path(), &["--drop-caches"]);
+    for phase in result["phases"].as_array().unwrap() {
+        assert_eq!(phase["settings"]["cache_dropped"], "nothing");
+        let warnings = phase["warnings"].as_array().unwrap();
+        assert!(
+            warnings
+                .iter()
+                .any(|w| w.as_str().unwrap().starts_with("memory:")),
+            "{warnings:?}"
+        );
+    }
+}
+
+#[test]
+fn drop_caches_and_keep_cache_do_not_go_together_and_write_reads_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    iobm()
+        .args(["stream", "--drop-caches", "--keep-cache"])
+        .arg(dir.path())
+        .assert()
+        .code(2);
+    iobm()
+        .args(["write", "--drop-caches"])
+        .arg(dir.path())
+        .assert()
+        .code(2);
+}
