@@ -57,19 +57,39 @@ pub fn render_header(run: &RunResult) -> String {
         let _ = writeln!(out, "  data     {}", c.run_dir);
     }
     if let Some(s) = &e.storage {
+        let device = s.block_device.as_ref().map_or(String::new(), |d| {
+            let mut about = vec![d.name.clone()];
+            about.extend(d.model.clone());
+            about.extend(
+                d.rotational
+                    .map(|r| if r { "rotational" } else { "non-rotational" }.to_string()),
+            );
+            about.extend(d.scheduler.as_ref().map(|s| format!("scheduler {s}")));
+            format!("; device {}", about.join(", "))
+        });
         let _ = writeln!(
             out,
-            "  storage  {} on {} ({} at {}, {})",
+            "  storage  {} on {} ({} at {}, {}){device}",
             s.path, s.fs_type, s.mount_source, s.mount_point, s.mount_options
         );
     }
+    // Older documents did not record the CPUs online.
+    let cpus = if e.cpus_online > e.cpus {
+        format!("{} of {} CPUs (affinity)", e.cpus, e.cpus_online)
+    } else {
+        format!("{} CPUs", e.cpus)
+    };
+    let numa = if e.numa_nodes > 1 {
+        format!(", {} NUMA nodes", e.numa_nodes)
+    } else {
+        String::new()
+    };
     let _ = writeln!(
         out,
-        "  host     {}, {} {}, {} CPUs, {} RAM",
+        "  host     {}, {} {}, {cpus}{numa}, {} RAM",
         e.hostname,
         e.os,
         e.kernel,
-        e.cpus,
         format_bytes(e.ram_bytes)
     );
     let stop = c

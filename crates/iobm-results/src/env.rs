@@ -1,7 +1,7 @@
 //! Captures the environment of a run: host, kernel, CPUs, memory, and the file system under the
 //! measured directory (type, mount point, options, size) from /proc and statvfs.
 
-use crate::{Environment, StorageInfo};
+use crate::{BlockDevice, Environment, StorageInfo};
 use std::ffi::CStr;
 use std::fs;
 use std::os::unix::ffi::OsStrExt;
@@ -119,6 +119,7 @@ pub fn storage_info(path: &Path) -> Option<StorageInfo> {
                 device: l[2].to_string(),
                 total_bytes: 0,
                 available_bytes: 0,
+                block_device: block_device(l[2]),
             },
         ));
     }
@@ -128,6 +129,48 @@ pub fn storage_info(path: &Path) -> Option<StorageInfo> {
         info.available_bytes = available;
     }
     Some(info)
+}
+
+/// The block device `major:minor` as sysfs describes it: for a partition, its whole disk.
+fn block_device(major_minor: &str) -> Option<BlockDevice> {
+    let dev = fs::canonicalize(format!("/sys/dev/block/{major_minor}")).ok()?;
+    let disk = if dev.join("queue").is_dir() {
+        dev
+    } else {
+        dev.parent()?.to_path_buf()
+    };
+    let read = |p: &str| {
+        fs::read_to_string(disk.join(p))
+            .ok()
+            .map(|v| v.trim().to_string())
+            .filter(|v| !v.is_empty())
+    };
+    Some(BlockDevice {
+        name: disk.file_name()?.to_string_lossy().into_owned(),
+        model: read("device/model"),
+        rotational: read("queue/rotational").map(|r| r == "1"),
+        scheduler: read("queue/scheduler").and_then(|s| {
+            let (_, rest) = s.split_once('[')?;
+            rest.split_once(']').map(|(name, _)| name.to_string())
+        }),
+    })
+}
+
+/// CPUs online, and NUMA nodes, from sysconf and sysfs.
+fn machine_counts() -> (u32, u32) {
+    // SAFETY: sysconf has no preconditions.
+    let online = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) }.max(0) as u32;
+    let nodes = fs::read_dir("/sys/devices/system/node").map_or(0, |d| {
+        d.flatten()
+            .filter(|e| {
+                let name = e.file_name();
+                let name = name.to_string_lossy();
+                name.strip_prefix("node")
+                    .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+            })
+            .count() as u32
+    });
+    (online, nodes)
 }
 
 /// (size, available to unprivileged users) of the file system at `path`, in bytes.
@@ -145,6 +188,7 @@ pub fn space(path: &Path) -> Option<(u64, u64)> {
 /// The environment of a run measuring `dir` (None for targets that are not directories).
 pub fn capture(dir: Option<&Path>) -> Environment {
     let [hostname, kernel, kernel_version, arch] = uname();
+    let (cpus_online, numa_nodes) = machine_counts();
     Environment {
         hostname,
         os: os_name(),
@@ -154,6 +198,8 @@ pub fn capture(dir: Option<&Path>) -> Environment {
         cpus: std::thread::available_parallelism()
             .map(|n| n.get() as u32)
             .unwrap_or(1),
+        cpus_online,
+        numa_nodes,
         cpu_model: cpu_model(),
         ram_bytes: ram_bytes(),
         iobm_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -172,6 +218,7 @@ mod tests {
         assert!(!env.hostname.is_empty());
         assert!(!env.kernel.is_empty());
         assert!(env.cpus >= 1);
+        assert!(env.cpus_online >= env.cpus, "{env:?}");
         assert!(env.ram_bytes > 0);
         let storage = env.storage.expect("temp dir has a file system");
         assert!(!storage.fs_type.is_empty());
@@ -180,6 +227,31 @@ mod tests {
             .unwrap()
             .starts_with(&storage.mount_point));
         assert!(storage.total_bytes >= storage.available_bytes);
+    }
+
+    #[test]
+    fn cpus_are_the_affinity_mask_and_cpus_online_the_machine() {
+        // SAFETY: sched_{get,set}affinity on this thread with a valid cpu_set_t.
+        unsafe {
+            let mut before: libc::cpu_set_t = std::mem::zeroed();
+            assert_eq!(
+                libc::sched_getaffinity(0, std::mem::size_of_val(&before), &mut before),
+                0
+            );
+            let mut one: libc::cpu_set_t = std::mem::zeroed();
+            let first = (0..libc::CPU_SETSIZE as usize)
+                .find(|&c| libc::CPU_ISSET(c, &before))
+                .unwrap();
+            libc::CPU_SET(first, &mut one);
+            assert_eq!(
+                libc::sched_setaffinity(0, std::mem::size_of_val(&one), &one),
+                0
+            );
+            let env = capture(None);
+            libc::sched_setaffinity(0, std::mem::size_of_val(&before), &before);
+            assert_eq!(env.cpus, 1);
+            assert!(env.cpus_online >= 1);
+        }
     }
 
     #[test]

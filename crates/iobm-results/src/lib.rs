@@ -247,8 +247,14 @@ pub struct Environment {
     pub kernel_version: String,
     /// Machine architecture (uname -m).
     pub arch: String,
-    /// CPUs available to iobm.
+    /// CPUs available to iobm: its affinity mask (under mpirun often fewer than the machine has).
     pub cpus: u32,
+    /// CPUs the machine has online (0 in documents from before).
+    #[serde(default)]
+    pub cpus_online: u32,
+    /// NUMA nodes (0 where the kernel does not say, and in documents from before).
+    #[serde(default)]
+    pub numa_nodes: u32,
     /// CPU model name, when /proc/cpuinfo tells.
     pub cpu_model: Option<String>,
     /// Physical memory in bytes (MemTotal).
@@ -279,6 +285,23 @@ pub struct StorageInfo {
     pub total_bytes: u64,
     /// Bytes available to iobm before the run (statvfs f_bavail).
     pub available_bytes: u64,
+    /// The block device behind it, when there is one (not for network or memory file systems).
+    #[serde(default)]
+    pub block_device: Option<BlockDevice>,
+}
+
+/// A block device as sysfs describes it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BlockDevice {
+    /// The disk's name (`nvme0n1`, `sda`, `vda`), the whole disk for a partition.
+    pub name: String,
+    /// Its model, when the driver says (`device/model`).
+    pub model: Option<String>,
+    /// Whether it is rotational (a spinning disk), when the kernel says.
+    pub rotational: Option<bool>,
+    /// The I/O scheduler in use (`mq-deadline`, `none`, ...).
+    pub scheduler: Option<String>,
 }
 
 /// How stamps relate to the wall clock.
