@@ -36,6 +36,8 @@ pub struct BonnieSpec {
     pub direct: bool,
     /// Drop the file's cached pages before each read test.
     pub drop_cache: bool,
+    /// Drop the whole system's page cache before each read test (as root; `--drop-caches`).
+    pub drop_system_cache: bool,
     pub data: DataKind,
     /// Random seeks in all, and the workers doing them (bonnie++ 2.x: 8192 and 5).
     pub seeks: u64,
@@ -88,6 +90,10 @@ pub fn bonnie(spec: &BonnieSpec) -> BonniePlan {
         fsync: spec.fsync,
         direct: spec.direct,
         drop_cache: spec.drop_cache && !spec.direct && op.reads() && op != Op::Rewrite,
+        drop_system_cache: spec.drop_system_cache
+            && !spec.direct
+            && op.reads()
+            && op != Op::Rewrite,
         data: spec.data,
         ..Phase::new(name, op, spec.chunk, layout)
     };
@@ -150,6 +156,7 @@ pub fn bonnie(spec: &BonnieSpec) -> BonniePlan {
             phases.push(Phase {
                 pattern,
                 drop_cache: false,
+                drop_system_cache: false,
                 ..phase(name, op, layout.clone())
             });
         }
@@ -173,6 +180,7 @@ mod tests {
             fsync: FsyncPolicy::End,
             direct: false,
             drop_cache: true,
+            drop_system_cache: false,
             data: DataKind::Random,
             seeks: 100,
             seekers: 5,

@@ -180,6 +180,7 @@ fn suite_spec(args: &BonnieArgs, size: u64, seed: u64, ranks: &Ranks) -> BonnieS
         fsync: args.fsync.into(),
         direct: args.direct,
         drop_cache: !args.keep_cache,
+        drop_system_cache: args.drop_caches,
         data: args.data,
         seeks: args.seeks,
         seekers: args.seekers as usize,

@@ -224,8 +224,12 @@ pub struct BonnieArgs {
     #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=256))]
     pub seekers: u32,
     /// Read what the page cache holds, instead of dropping the file's pages before each read test
-    #[arg(long)]
+    #[arg(long, conflicts_with = "drop_caches")]
     pub keep_cache: bool,
+    /// Before each read test drop the whole system's page cache (as root: sync, then
+    /// /proc/sys/vm/drop_caches), else the file's pages only; the result says which
+    #[arg(long)]
+    pub drop_caches: bool,
     /// Content to write: random, zero, compressible:PCT or dedupe:PCT
     #[arg(long, value_name = "KIND", default_value = "random", value_parser = parse_data)]
     pub data: DataKind,

@@ -250,6 +250,7 @@ fn bonnie_step(per_job: u64, seed: u64) -> BonnieSpec {
         fsync: FsyncPolicy::End,
         direct: false,
         drop_cache: true,
+        drop_system_cache: false,
         data: DataKind::Random,
         seeks: 2048,
         seekers: 5,

@@ -68,3 +68,43 @@ fn drop_caches_and_keep_cache_do_not_go_together_and_write_reads_nothing() {
         .assert()
         .code(2);
 }
+
+#[test]
+fn bonnie_drop_caches_drops_before_each_read_test() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("b.json");
+    iobm()
+        .args([
+            "bonnie",
+            "--size",
+            "1MiB",
+            "--files",
+            "0",
+            "--seeks",
+            "50",
+            "--drop-caches",
+        ])
+        .arg("--json")
+        .arg(&json)
+        .arg(dir.path())
+        .assert()
+        .success();
+    let result = load(&json);
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    for phase in result["phases"].as_array().unwrap() {
+        let dropped = &phase["settings"]["cache_dropped"];
+        match phase["name"].as_str().unwrap() {
+            "per-char read" | "block read" | "random seeks" => {
+                assert_eq!(
+                    dropped,
+                    if root { "system" } else { "files" },
+                    "{}",
+                    phase["name"]
+                )
+            }
+            _ => assert_eq!(dropped, "nothing", "{}", phase["name"]),
+        }
+    }
+}

@@ -134,6 +134,7 @@ fn the_bonnie_suite_runs_every_test() {
             fsync: FsyncPolicy::End,
             direct: false,
             drop_cache: true,
+            drop_system_cache: false,
             data: DataKind::Random,
             seeks: 101,
             seekers: 5,
