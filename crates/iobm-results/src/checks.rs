@@ -31,6 +31,8 @@ pub struct Machine {
     pub ram_bytes: u64,
     /// The directory measured is in RAM (tmpfs, ramfs): every rate is a memory rate.
     pub memory_fs: bool,
+    /// The network's speed to the S3 endpoints as stated with --line-rate, bytes per second.
+    pub line_rate_bytes_per_s: Option<u64>,
 }
 
 impl Machine {
@@ -39,12 +41,21 @@ impl Machine {
         Machine {
             ram_bytes,
             memory_fs: false,
+            line_rate_bytes_per_s: None,
         }
     }
 
-    /// The machine of a run's environment.
-    pub fn of(environment: &crate::Environment) -> Machine {
+    /// The machine of a run: its environment, and what the user stated about its network.
+    pub fn of(run: &crate::RunResult) -> Machine {
+        let environment = &run.environment;
         Machine {
+            // The built-in gateway's bytes cross no network.
+            line_rate_bytes_per_s: run
+                .config
+                .s3
+                .as_ref()
+                .filter(|s| !s.builtin_gateway)
+                .and_then(|s| s.line_rate_bytes_per_s),
             ram_bytes: environment.ram_bytes,
             memory_fs: environment
                 .storage
@@ -127,6 +138,18 @@ pub fn phase_warnings(phase: &PhaseResult, machine: &Machine) -> Vec<String> {
             .map(|o| o.bytes)
             .sum();
         let passes = read as f64 / s.data_bytes as f64;
+        let seconds = phase.end_ns.saturating_sub(phase.start_ns) as f64 / 1e9;
+        if let Some(line) = machine.line_rate_bytes_per_s.filter(|_| seconds > 0.0) {
+            let rate = read as f64 / seconds;
+            if rate > line as f64 {
+                out.push(format!(
+                    "impossible over the network: the GETs moved {}/s over the whole phase, above the line rate of {}/s ({:.3} Gbit/s) given with --line-rate; a cache on this side of the network served them",
+                    format_bytes(rate as u64),
+                    format_bytes(line),
+                    line as f64 * 8.0 / 1e9
+                ));
+            }
+        }
         if passes > 2.0 {
             out.push(format!(
                 "possible cache effect: the GETs read the data set ({}) {passes:.1} times over; after the first pass it can come from the server's caches (use more --objects than the server's memory holds)",
@@ -154,7 +177,10 @@ pub fn phase_warnings(phase: &PhaseResult, machine: &Machine) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{CacheEvidence, CpuUsage, DeviceIo, Latency, PhaseSettings, Series, WorkerResult};
+    use crate::{
+        CacheEvidence, CpuUsage, DeviceIo, Latency, OperationResult, PhaseSettings, Series,
+        WorkerResult,
+    };
     use iobm_stats::{aggregates, Histogram, Progress, WorkerSpan};
 
     const MIB: u64 = 1 << 20;
@@ -312,8 +338,8 @@ mod tests {
             [1_000_000_000, 1_000_000_000],
         );
         let memory = Machine {
-            ram_bytes: RAM,
             memory_fs: true,
+            ..Machine::with_ram(RAM)
         };
         assert_eq!(phase_warnings(&p, &memory), vec![MEMORY_FS.to_string()]);
     }
@@ -340,5 +366,42 @@ mod tests {
         assert!(phase_warnings(&p, &Machine::with_ram(RAM))
             .iter()
             .any(|w| w.starts_with("failed")));
+    }
+
+    #[test]
+    fn gets_faster_than_the_stated_line_rate_are_flagged() {
+        // 200 MiB of GETs in one second.
+        let mut p = phase(
+            "get",
+            [100 * MIB, 100 * MIB],
+            [1_000_000_000, 1_000_000_000],
+        );
+        let get = |bytes| OperationResult {
+            op: "get".into(),
+            ops: 200,
+            bytes,
+            errors: 0,
+            retried: 0,
+            keys: 0,
+            ops_per_s: 200.0,
+            bytes_per_s: bytes as f64,
+            latency: p.latency.clone(),
+            ttfb: None,
+            series: None,
+        };
+        p.operations = vec![get(200 * MIB)];
+        p.settings.data_bytes = 1 << 40;
+        let over_the_line = |line| {
+            let machine = Machine {
+                line_rate_bytes_per_s: line,
+                ..Machine::with_ram(RAM)
+            };
+            phase_warnings(&p, &machine)
+                .iter()
+                .any(|w| w.starts_with("impossible over the network"))
+        };
+        assert!(over_the_line(Some(100 * MIB)));
+        assert!(!over_the_line(Some(400 * MIB)));
+        assert!(!over_the_line(None));
     }
 }

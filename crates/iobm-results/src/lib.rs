@@ -173,6 +173,11 @@ pub struct S3Config {
     pub tls: bool,
     /// Whether any server certificate was accepted (--insecure).
     pub insecure: bool,
+    /// The network's speed between client and endpoints as the user stated it (--line-rate),
+    /// bytes per second; a GET rate above it cannot have crossed that network (not checked with the
+    /// built-in gateway). Null: not stated.
+    #[serde(default)]
+    pub line_rate_bytes_per_s: Option<u64>,
 }
 
 /// Settings of `iobm bonnie` beyond the file workload's.

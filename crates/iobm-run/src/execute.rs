@@ -33,7 +33,7 @@ pub fn execute(
         }
     }
     let host = run.environment.hostname.clone();
-    let machine = Machine::of(&run.environment);
+    let machine = Machine::of(run);
     for index in 0..phases.len() {
         if !ranks.all(!control.stop_requested()) {
             run.status = RunStatus::Interrupted;

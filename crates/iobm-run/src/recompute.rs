@@ -9,7 +9,7 @@ use iobm_stats::aggregates;
 /// differ from the recomputed ones.
 pub fn recompute(run: &mut RunResult) -> Vec<String> {
     let mut differing = Vec::new();
-    let machine = Machine::of(&run.environment);
+    let machine = Machine::of(run);
     for phase in &mut run.phases {
         let fresh = aggregates(&phase.spans());
         let same = fresh.len() == phase.aggregates.len()

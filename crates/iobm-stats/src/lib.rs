@@ -12,4 +12,6 @@ pub use aggregate::{
     Trace, WorkerSpan, STEADY_MIN_WINDOW_NS, TRACE_INTERVAL_NS,
 };
 pub use histogram::{Histogram, HistogramData};
-pub use units::{format_bytes, format_duration, parse_bytes, parse_duration, Rate, UnitError};
+pub use units::{
+    format_bytes, format_duration, parse_bytes, parse_duration, parse_rate, Rate, UnitError,
+};

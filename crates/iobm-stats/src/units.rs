@@ -79,6 +79,50 @@ pub fn parse_bytes(input: &str) -> Result<u64, UnitError> {
     Ok(bytes.round() as u64)
 }
 
+const RATE_EXAMPLES: &str = "100Gbit, 25Gbit/s, 10Gbps, 1.25GB/s, 800MiB/s";
+
+/// Parses a network's speed into bytes per second: bits with `bit`/`bit/s`/`bps` after a decimal
+/// prefix (`100Gbit` = 12.5 GB/s, as links are sold), or a byte size per second (`1.25GB/s`,
+/// `800MiB/s`).
+pub fn parse_rate(input: &str) -> Result<u64, UnitError> {
+    let s = input.trim();
+    if s.is_empty() {
+        return Err(UnitError::Empty(input.to_string()));
+    }
+    let (num, unit) = split_number(s);
+    let lower = unit.to_ascii_lowercase();
+    let bits = lower
+        .strip_suffix("bit/s")
+        .or_else(|| lower.strip_suffix("bps"))
+        .or_else(|| lower.strip_suffix("bit"));
+    if let Some(prefix) = bits {
+        let bits_per_unit: f64 = match prefix {
+            "" => 1.0,
+            "k" => 1e3,
+            "m" => 1e6,
+            "g" => 1e9,
+            "t" => 1e12,
+            _ => return Err(UnitError::UnknownUnit(
+                input.to_string(),
+                unit.to_string(),
+                "bit, Kbit, Mbit, Gbit, Tbit (or bit/s, bps), or a size per second such as GB/s",
+            )),
+        };
+        let value: f64 = num
+            .parse()
+            .map_err(|_| UnitError::Malformed(input.to_string(), RATE_EXAMPLES))?;
+        let bytes = value * bits_per_unit / 8.0;
+        if bytes >= u64::MAX as f64 {
+            return Err(UnitError::Overflow(input.to_string()));
+        }
+        return Ok(bytes.round() as u64);
+    }
+    match s.strip_suffix("/s") {
+        Some(size) => parse_bytes(size),
+        None => Err(UnitError::Malformed(input.to_string(), RATE_EXAMPLES)),
+    }
+}
+
 /// Parses a duration: a plain number is seconds; units `ns`, `us`, `ms`, `s`, `m`, `h`.
 pub fn parse_duration(input: &str) -> Result<Duration, UnitError> {
     let s = input.trim();
@@ -222,5 +266,21 @@ mod tests {
         let r = Rate::from_bytes_secs(1 << 20, 1.0);
         assert_eq!(r.to_string(), "1.00 MiB/s (1.05 MB/s)");
         assert_eq!(Rate::from_bytes_secs(10, 0.0).0, 0.0);
+    }
+
+    #[test]
+    fn line_rates_are_read_in_bits_or_in_bytes_per_second() {
+        assert_eq!(parse_rate("100Gbit").unwrap(), 12_500_000_000);
+        assert_eq!(parse_rate("25Gbit/s").unwrap(), 3_125_000_000);
+        assert_eq!(parse_rate("10Gbps").unwrap(), 1_250_000_000);
+        assert_eq!(parse_rate("1.5Mbit").unwrap(), 187_500);
+        assert_eq!(parse_rate("1.25GB/s").unwrap(), 1_250_000_000);
+        assert_eq!(parse_rate("800MiB/s").unwrap(), 800 << 20);
+        assert!(matches!(parse_rate("100G"), Err(UnitError::Malformed(..))));
+        assert!(matches!(
+            parse_rate("5Xbit"),
+            Err(UnitError::UnknownUnit(..))
+        ));
+        assert!(matches!(parse_rate(""), Err(UnitError::Empty(..))));
     }
 }

@@ -470,6 +470,11 @@ pub struct S3Args {
     /// run
     #[arg(long)]
     pub verify: bool,
+    /// The network's speed between this client and the endpoints (100Gbit, 25Gbit/s, 1.25GB/s):
+    /// a GET phase faster than this, bytes over its whole time, is flagged as served by a cache
+    /// on this side of the network (not with the built-in gateway, whose bytes cross no network)
+    #[arg(long, value_name = "RATE", value_parser = parse_positive_rate)]
+    pub line_rate: Option<u64>,
     /// Open a new connection for every request (Connection: close), its setup inside the
     /// operation's time; by default each worker keeps its connection alive
     #[arg(long)]
@@ -534,6 +539,13 @@ fn parse_positive_size(s: &str) -> Result<u64, String> {
 
 fn parse_size(s: &str) -> Result<u64, String> {
     iobm_stats::parse_bytes(s).map_err(|e| e.to_string())
+}
+
+fn parse_positive_rate(s: &str) -> Result<u64, String> {
+    match iobm_stats::parse_rate(s) {
+        Ok(0) => Err("must be more than zero".into()),
+        r => r.map_err(|e| e.to_string()),
+    }
 }
 
 /// `MIN..MAX` with sizes that take units.

@@ -407,6 +407,7 @@ fn s3_settings(
         max_new_objects: spec.max_new,
         tls: config.endpoints.iter().any(Endpoint::is_tls),
         insecure: args.insecure,
+        line_rate_bytes_per_s: args.line_rate,
     }
 }
 

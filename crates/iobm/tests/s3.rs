@@ -588,3 +588,59 @@ fn a_data_set_read_many_times_over_is_said_to_come_possibly_from_caches() {
     );
     assert!(!warned(&once), "{}", once["phases"][0]["warnings"]);
 }
+
+#[test]
+fn gets_faster_than_the_stated_line_rate_are_flagged_and_recorded() {
+    let root = tempfile::tempdir().unwrap();
+    let server = iobm_serve(root.path());
+    let flagged = |result: &Value| {
+        result["phases"][0]["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w.as_str().unwrap().contains("above the line rate"))
+    };
+    let gets = ["--objects", "40", "--ops", "40"];
+    // 1 Mbit/s is 125 kB/s: 40 GETs of 64 KiB over loopback take far less than the 21 s that
+    // rate would need.
+    let slow_line = run(
+        Some(&server.url),
+        "get",
+        &[&gets[..], &["--line-rate", "1Mbit"]].concat(),
+    );
+    assert_eq!(slow_line["config"]["s3"]["line_rate_bytes_per_s"], 125_000);
+    assert!(
+        flagged(&slow_line),
+        "{}",
+        slow_line["phases"][0]["warnings"]
+    );
+    let fast_line = run(
+        Some(&server.url),
+        "get",
+        &[&gets[..], &["--line-rate", "1000Tbit"]].concat(),
+    );
+    assert!(
+        !flagged(&fast_line),
+        "{}",
+        fast_line["phases"][0]["warnings"]
+    );
+    // The built-in gateway's bytes cross no network: recorded, not checked.
+    let builtin = run(
+        None,
+        "get",
+        &[&gets[..], &["--line-rate", "1Mbit"]].concat(),
+    );
+    assert_eq!(builtin["config"]["s3"]["line_rate_bytes_per_s"], 125_000);
+    assert!(!flagged(&builtin), "{}", builtin["phases"][0]["warnings"]);
+    let unstated = run(Some(&server.url), "get", &gets);
+    assert!(unstated["config"]["s3"]["line_rate_bytes_per_s"].is_null());
+    assert!(!flagged(&unstated), "{}", unstated["phases"][0]["warnings"]);
+
+    let out = iobm()
+        .args(["s3", "get", "--line-rate", "100G"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--line-rate"), "{err}");
+}
