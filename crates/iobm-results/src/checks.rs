@@ -33,7 +33,24 @@ pub struct Machine {
     pub memory_fs: bool,
     /// The network's speed to the S3 endpoints as stated with --line-rate, bytes per second.
     pub line_rate_bytes_per_s: Option<u64>,
+    /// The directory is on a network file system, whose server has a cache of its own.
+    pub network_fs: bool,
+    /// The server's memory as stated with --server-ram.
+    pub server_ram_bytes: Option<u64>,
 }
+
+/// File systems recognised by type as network file systems (a server cache is possible).
+pub const NETWORK_FS_TYPES: [&str; 9] = [
+    "nfs",
+    "nfs4",
+    "lustre",
+    "beegfs",
+    "gpfs",
+    "ceph",
+    "fuse.ceph",
+    "fuse.glusterfs",
+    "cifs",
+];
 
 impl Machine {
     /// A machine with this much RAM whose storage is not memory.
@@ -42,13 +59,18 @@ impl Machine {
             ram_bytes,
             memory_fs: false,
             line_rate_bytes_per_s: None,
+            network_fs: false,
+            server_ram_bytes: None,
         }
     }
 
     /// The machine of a run: its environment, and what the user stated about its network.
     pub fn of(run: &crate::RunResult) -> Machine {
         let environment = &run.environment;
+        let fs_type = environment.storage.as_ref().map(|s| s.fs_type.as_str());
         Machine {
+            network_fs: fs_type.is_some_and(|t| NETWORK_FS_TYPES.contains(&t)),
+            server_ram_bytes: run.config.server_ram_bytes,
             // The built-in gateway's bytes cross no network.
             line_rate_bytes_per_s: run
                 .config
@@ -98,6 +120,25 @@ pub fn phase_warnings(phase: &PhaseResult, machine: &Machine) -> Vec<String> {
         // No remedy applies: the storage itself is memory.
         out.push(MEMORY_FS.to_string());
         return out;
+    }
+    // A server's cache, which no client residency shows and O_DIRECT does not bypass.
+    let server_ram = match (machine.server_ram_bytes, machine.network_fs) {
+        (Some(stated), _) => Some((stated, "--server-ram")),
+        (None, true) => Some((
+            2 * ram_bytes,
+            "assumed twice this client's RAM; state it with --server-ram",
+        )),
+        (None, false) => None,
+    };
+    let reads_data = matches!(phase.op.as_str(), "read" | "get" | "mixed");
+    if let Some((server, source)) = server_ram.filter(|_| reads_data && moved > 0) {
+        if s.data_bytes < server {
+            out.push(format!(
+                "possible server cache: the data set ({}) is smaller than the server's memory ({}, {source}), so the server can serve it from its cache whatever this client's cache holds",
+                format_bytes(s.data_bytes),
+                format_bytes(server)
+            ));
+        }
     }
     if phase.op == "read" && !s.direct && moved > 0 {
         if let Some(resident) = phase.cache.resident_before_bytes {
@@ -403,5 +444,40 @@ mod tests {
         assert!(over_the_line(Some(100 * MIB)));
         assert!(!over_the_line(Some(400 * MIB)));
         assert!(!over_the_line(None));
+    }
+
+    #[test]
+    fn data_sets_smaller_than_the_servers_memory_are_flagged() {
+        let p = phase(
+            "read",
+            [100 * MIB, 100 * MIB],
+            [1_000_000_000, 1_000_000_000],
+        );
+        let server_cache = |machine: Machine| {
+            phase_warnings(&p, &machine)
+                .iter()
+                .any(|w| w.starts_with("possible server cache"))
+        };
+        // Stated: a server with more memory than the data set.
+        let stated = |server| Machine {
+            server_ram_bytes: Some(server),
+            ..Machine::with_ram(RAM)
+        };
+        assert!(server_cache(stated(1 << 30)));
+        assert!(!server_cache(stated(100 * MIB)));
+        // Not stated: assumed on network file systems only.
+        let nfs = |ram| Machine {
+            network_fs: true,
+            ..Machine::with_ram(ram)
+        };
+        assert!(server_cache(nfs(200 * MIB)));
+        assert!(!server_cache(nfs(50 * MIB)));
+        assert!(!server_cache(Machine::with_ram(RAM)));
+        // Writes do not read from a cache.
+        let mut write = p.clone();
+        write.op = "write".into();
+        assert!(!phase_warnings(&write, &stated(1 << 30))
+            .iter()
+            .any(|w| w.starts_with("possible server cache")));
     }
 }

@@ -118,6 +118,11 @@ pub struct Config {
     /// The S3 load's own settings (runs of kind "s3 put", "s3 get", ...).
     #[serde(default)]
     pub s3: Option<S3Config>,
+    /// Memory of the server behind the storage (NFS server, S3 server) as the user stated it
+    /// with --server-ram, in bytes: a data set smaller than it can be served from that cache.
+    /// Null: not stated (network file systems then assume twice this client's RAM).
+    #[serde(default)]
+    pub server_ram_bytes: Option<u64>,
 }
 
 /// Settings of `iobm s3`.

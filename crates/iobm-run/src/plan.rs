@@ -88,6 +88,7 @@ pub fn config(phases: &[Phase], at: Placement) -> Config {
         keep: at.keep,
         bonnie: None,
         s3: None,
+        server_ram_bytes: None,
     }
 }
 

@@ -129,7 +129,19 @@ pub struct IoArgs {
     #[arg(short, long, value_name = "DURATION", value_parser = parse_positive_duration)]
     pub duration: Option<Duration>,
     #[command(flatten)]
+    pub server: ServerArgs,
+    #[command(flatten)]
     pub output: OutputArgs,
+}
+
+/// What the user knows of the server behind the storage, which no client can see.
+#[derive(Debug, Args)]
+pub struct ServerArgs {
+    /// Memory of the server behind the storage (NFS or Lustre server, S3 server): a read data
+    /// set smaller than this is flagged as possibly served from its cache [default for network
+    /// file systems: twice this machine's RAM]
+    #[arg(long, value_name = "SIZE", value_parser = parse_positive_size)]
+    pub server_ram: Option<u64>,
 }
 
 /// The output flags, shared by every command that runs a workload.
@@ -475,6 +487,8 @@ pub struct S3Args {
     /// on this side of the network (not with the built-in gateway, whose bytes cross no network)
     #[arg(long, value_name = "RATE", value_parser = parse_positive_rate)]
     pub line_rate: Option<u64>,
+    #[command(flatten)]
+    pub server: ServerArgs,
     /// Open a new connection for every request (Connection: close), its setup inside the
     /// operation's time; by default each worker keeps its connection alive
     #[arg(long)]

@@ -197,15 +197,18 @@ pub fn write(args: WriteArgs, stream: bool, argv: &[OsString]) -> Result<Exit, F
     let data = DataSet::create(&args, sizes, &run_id, &ranks)?;
     let phases = write_phases(&args, sizes, &data, stream, run_id.seed, &ranks);
     let control = session::control(&run_id, sizes.jobs);
-    let config = plan::config(
-        &phases,
-        Placement {
-            dir: args.dir.display().to_string(),
-            run_dir: data.dir.path.display().to_string(),
-            keep: args.keep,
-            ranks: ranks.size(),
-        },
-    );
+    let config = Config {
+        server_ram_bytes: args.io.server.server_ram,
+        ..plan::config(
+            &phases,
+            Placement {
+                dir: args.dir.display().to_string(),
+                run_dir: data.dir.path.display().to_string(),
+                keep: args.keep,
+                ranks: ranks.size(),
+            },
+        )
+    };
     let environment = env::capture(Some(&args.dir));
     let kind = if stream { "stream" } else { "write" };
     let mut run = session::skeleton(kind, &run_id, argv, config, environment, &control);
@@ -459,6 +462,7 @@ pub fn read(args: ReadArgs, argv: &[OsString]) -> Result<Exit, Failure> {
     let config = Config {
         // What the data set holds is what was written, as its manifest says.
         data: manifest.data.clone(),
+        server_ram_bytes: args.io.server.server_ram,
         ..plan::config(
             std::slice::from_ref(&read_phase),
             Placement {

@@ -278,6 +278,7 @@ fn run(
         s3: Some(settings),
         // A GET's objects were uploaded with this data before the phase.
         data: args.data.name(),
+        server_ram_bytes: args.server.server_ram,
         ..plan::config(
             std::slice::from_ref(&phase),
             Placement {

@@ -108,3 +108,27 @@ fn bonnie_drop_caches_drops_before_each_read_test() {
         }
     }
 }
+
+#[test]
+fn a_data_set_smaller_than_the_stated_server_memory_is_flagged_on_reads_only() {
+    let disk = tempfile::tempdir().unwrap();
+    let server_cache = |phase: &serde_json::Value| {
+        phase["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w.as_str().unwrap().starts_with("possible server cache"))
+    };
+    let stated = stream(disk.path(), &["--server-ram", "1GiB"]);
+    assert_eq!(stated["config"]["server_ram_bytes"], 1u64 << 30);
+    assert!(!server_cache(&stated["phases"][0]), "the write");
+    assert!(
+        server_cache(&stated["phases"][1]),
+        "{}",
+        stated["phases"][1]["warnings"]
+    );
+    let larger = stream(disk.path(), &["--server-ram", "1MiB"]);
+    assert!(!server_cache(&larger["phases"][1]));
+    let unstated = stream(disk.path(), &[]);
+    assert!(unstated["config"]["server_ram_bytes"].is_null());
+}

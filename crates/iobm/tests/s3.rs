@@ -590,7 +590,7 @@ fn a_data_set_read_many_times_over_is_said_to_come_possibly_from_caches() {
 }
 
 #[test]
-fn gets_faster_than_the_stated_line_rate_are_flagged_and_recorded() {
+fn gets_above_the_line_rate_or_within_the_servers_memory_are_flagged() {
     let root = tempfile::tempdir().unwrap();
     let server = iobm_serve(root.path());
     let flagged = |result: &Value| {
@@ -632,6 +632,27 @@ fn gets_faster_than_the_stated_line_rate_are_flagged_and_recorded() {
     );
     assert_eq!(builtin["config"]["s3"]["line_rate_bytes_per_s"], 125_000);
     assert!(!flagged(&builtin), "{}", builtin["phases"][0]["warnings"]);
+    let server_cache = |result: &Value| {
+        result["phases"][0]["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w.as_str().unwrap().starts_with("possible server cache"))
+    };
+    // 40 objects of 64 KiB fit in a server of 1 GiB, not in one of 1 MiB.
+    let small = run(
+        Some(&server.url),
+        "get",
+        &[&gets[..], &["--server-ram", "1GiB"]].concat(),
+    );
+    assert_eq!(small["config"]["server_ram_bytes"], 1u64 << 30);
+    assert!(server_cache(&small), "{}", small["phases"][0]["warnings"]);
+    let large = run(
+        Some(&server.url),
+        "get",
+        &[&gets[..], &["--server-ram", "1MiB"]].concat(),
+    );
+    assert!(!server_cache(&large), "{}", large["phases"][0]["warnings"]);
     let unstated = run(Some(&server.url), "get", &gets);
     assert!(unstated["config"]["s3"]["line_rate_bytes_per_s"].is_null());
     assert!(!flagged(&unstated), "{}", unstated["phases"][0]["warnings"]);
