@@ -102,6 +102,7 @@ pub fn bonnie(args: BonnieArgs, argv: &[OsString]) -> Result<Exit, Failure> {
     let control = session::control(&run_id, args.seekers.max(1) as usize);
     let config = Config {
         bonnie: Some(bonnie_config(&spec)),
+        server_ram_bytes: args.server.server_ram,
         ..plan::config(
             &plan.phases,
             Placement {

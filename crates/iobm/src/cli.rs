@@ -252,6 +252,8 @@ pub struct BonnieArgs {
     #[arg(long, value_name = "FILE")]
     pub bonnie_csv: Option<PathBuf>,
     #[command(flatten)]
+    pub server: ServerArgs,
+    #[command(flatten)]
     pub output: OutputArgs,
     /// Run even when the test file is larger than the free space
     #[arg(long)]

@@ -70,7 +70,7 @@ fn drop_caches_and_keep_cache_do_not_go_together_and_write_reads_nothing() {
 }
 
 #[test]
-fn bonnie_drop_caches_drops_before_each_read_test() {
+fn bonnie_drops_caches_before_each_read_test_and_flags_a_server_cache() {
     let dir = tempfile::tempdir().unwrap();
     let out = tempfile::tempdir().unwrap();
     let json = out.path().join("b.json");
@@ -84,6 +84,8 @@ fn bonnie_drop_caches_drops_before_each_read_test() {
             "--seeks",
             "50",
             "--drop-caches",
+            "--server-ram",
+            "1GiB",
         ])
         .arg("--json")
         .arg(&json)
@@ -93,7 +95,21 @@ fn bonnie_drop_caches_drops_before_each_read_test() {
     let result = load(&json);
     // SAFETY: geteuid has no preconditions.
     let root = unsafe { libc::geteuid() } == 0;
+    assert_eq!(result["config"]["server_ram_bytes"], 1u64 << 30);
     for phase in result["phases"].as_array().unwrap() {
+        let server_cache = phase["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w.as_str().unwrap().starts_with("possible server cache"));
+        // The 1 MiB file is smaller than the stated server's 1 GiB: its reads say so.
+        assert_eq!(
+            server_cache,
+            phase["op"] == "read",
+            "{}: {}",
+            phase["name"],
+            phase["warnings"]
+        );
         let dropped = &phase["settings"]["cache_dropped"];
         match phase["name"].as_str().unwrap() {
             "per-char read" | "block read" | "random seeks" => {
