@@ -90,6 +90,9 @@ impl Machine {
 /// Said of every phase on a file system that is memory.
 pub const MEMORY_FS: &str = "memory: the data lives in RAM (tmpfs or ramfs), so these rates are memory rates, not a storage device's, whether O_DIRECT or not";
 
+/// Said of buffered writes with one fsync per worker at its end, by several workers.
+pub const UNFLUSHED_SNAPSHOTS: &str = "first done and steady state count the bytes other workers had handed to the page cache, not yet flushed by their final fsync (--fsync end); the makespan includes every flush";
+
 pub fn phase_warnings(phase: &PhaseResult, machine: &Machine) -> Vec<String> {
     let ram_bytes = machine.ram_bytes;
     let mut out = Vec::new();
@@ -197,6 +200,9 @@ pub fn phase_warnings(phase: &PhaseResult, machine: &Machine) -> Vec<String> {
                 format_bytes(s.data_bytes)
             ));
         }
+    }
+    if phase.op == "write" && !s.direct && s.fsync == "end" && phase.workers.len() > 1 {
+        out.push(UNFLUSHED_SNAPSHOTS.to_string());
     }
     if phase.op == "write" && !s.direct && moved > 0 {
         match device {
@@ -479,5 +485,27 @@ mod tests {
         assert!(!phase_warnings(&write, &stated(1 << 30))
             .iter()
             .any(|w| w.starts_with("possible server cache")));
+    }
+
+    #[test]
+    fn snapshots_of_buffered_writes_synced_at_the_end_say_they_count_unflushed_bytes() {
+        let mut p = phase(
+            "write",
+            [100 * MIB, 100 * MIB],
+            [1_000_000_000, 2_000_000_000],
+        );
+        let said = |p: &PhaseResult| {
+            phase_warnings(p, &Machine::with_ram(RAM)).contains(&UNFLUSHED_SNAPSHOTS.to_string())
+        };
+        p.settings.fsync = "end".into();
+        assert!(said(&p));
+        p.settings.direct = true;
+        assert!(!said(&p));
+        p.settings.direct = false;
+        p.settings.fsync = "each".into();
+        assert!(!said(&p));
+        p.settings.fsync = "end".into();
+        p.workers.truncate(1);
+        assert!(!said(&p));
     }
 }
