@@ -16,7 +16,6 @@ fn pct(part: u64, whole: u64) -> f64 {
     }
 }
 
-/// Warnings for one phase of a run on a machine with `ram_bytes` of memory.
 /// A phase's S3 operations went through iobm's own gateway in the same process.
 pub const BUILTIN_GATEWAY_CPU: &str = "served by iobm's built-in gateway in this process: its threads' CPU time is apart (cpu.gateway_s), not in iobm's";
 /// The objects a GET read had just been written through the same gateway.
@@ -93,6 +92,7 @@ pub const MEMORY_FS: &str = "memory: the data lives in RAM (tmpfs or ramfs), so 
 /// Said of buffered writes with one fsync per worker at its end, by several workers.
 pub const UNFLUSHED_SNAPSHOTS: &str = "first done and steady state count the bytes other workers had handed to the page cache, not yet flushed by their final fsync (--fsync end); the makespan includes every flush";
 
+/// Warnings for one phase of a run on `machine`: the checks on its records, in a stable order.
 pub fn phase_warnings(phase: &PhaseResult, machine: &Machine) -> Vec<String> {
     let ram_bytes = machine.ram_bytes;
     let mut out = Vec::new();
@@ -309,6 +309,13 @@ mod tests {
 
     const RAM: u64 = 1 << 40;
 
+    /// Whether a warning of the phase on this machine begins with `prefix`.
+    fn says(p: &PhaseResult, machine: &Machine, prefix: &str) -> bool {
+        phase_warnings(p, machine)
+            .iter()
+            .any(|w| w.starts_with(prefix))
+    }
+
     #[test]
     fn even_workers_on_a_device_that_moved_everything_need_no_warning() {
         let mut p = phase(
@@ -443,9 +450,7 @@ mod tests {
                 line_rate_bytes_per_s: line,
                 ..Machine::with_ram(RAM)
             };
-            phase_warnings(&p, &machine)
-                .iter()
-                .any(|w| w.starts_with("impossible over the network"))
+            says(&p, &machine, "impossible over the network")
         };
         assert!(over_the_line(Some(100 * MIB)));
         assert!(!over_the_line(Some(400 * MIB)));
@@ -459,11 +464,7 @@ mod tests {
             [100 * MIB, 100 * MIB],
             [1_000_000_000, 1_000_000_000],
         );
-        let server_cache = |machine: Machine| {
-            phase_warnings(&p, &machine)
-                .iter()
-                .any(|w| w.starts_with("possible server cache"))
-        };
+        let server_cache = |machine: Machine| says(&p, &machine, "possible server cache");
         // Stated: a server with more memory than the data set.
         let stated = |server| Machine {
             server_ram_bytes: Some(server),
@@ -482,9 +483,7 @@ mod tests {
         // Writes do not read from a cache.
         let mut write = p.clone();
         write.op = "write".into();
-        assert!(!phase_warnings(&write, &stated(1 << 30))
-            .iter()
-            .any(|w| w.starts_with("possible server cache")));
+        assert!(!says(&write, &stated(1 << 30), "possible server cache"));
     }
 
     #[test]

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{iobm, load};
+use common::{iobm, load, warns};
 use std::path::Path;
 
 fn stream(dir: &Path, extra: &[&str]) -> serde_json::Value {
@@ -97,11 +97,7 @@ fn bonnie_drops_caches_before_each_read_test_and_flags_a_server_cache() {
     let root = unsafe { libc::geteuid() } == 0;
     assert_eq!(result["config"]["server_ram_bytes"], 1u64 << 30);
     for phase in result["phases"].as_array().unwrap() {
-        let server_cache = phase["warnings"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|w| w.as_str().unwrap().starts_with("possible server cache"));
+        let server_cache = warns(phase, "possible server cache");
         // The 1 MiB file is smaller than the stated server's 1 GiB: its reads say so.
         assert_eq!(
             server_cache,
@@ -128,13 +124,7 @@ fn bonnie_drops_caches_before_each_read_test_and_flags_a_server_cache() {
 #[test]
 fn a_data_set_smaller_than_the_stated_server_memory_is_flagged_on_reads_only() {
     let disk = tempfile::tempdir().unwrap();
-    let server_cache = |phase: &serde_json::Value| {
-        phase["warnings"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|w| w.as_str().unwrap().starts_with("possible server cache"))
-    };
+    let server_cache = |phase: &serde_json::Value| warns(phase, "possible server cache");
     let stated = stream(disk.path(), &["--server-ram", "1GiB"]);
     assert_eq!(stated["config"]["server_ram_bytes"], 1u64 << 30);
     assert!(!server_cache(&stated["phases"][0]), "the write");

@@ -10,7 +10,7 @@
 mod common;
 
 use assert_cmd::Command;
-use common::{assert_matches_schema, interrupt, load, u};
+use common::{assert_matches_schema, interrupt, load, u, warns};
 use serde_json::Value;
 use std::net::TcpStream;
 use std::path::Path;
@@ -567,13 +567,7 @@ fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
 
 #[test]
 fn a_data_set_read_many_times_over_is_said_to_come_possibly_from_caches() {
-    let warned = |result: &Value| {
-        result["phases"][0]["warnings"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|w| w.as_str().unwrap().contains("times over"))
-    };
+    let warned = |result: &Value| warns(&result["phases"][0], "times over");
     let reread = run(
         None,
         "get",
@@ -593,13 +587,7 @@ fn a_data_set_read_many_times_over_is_said_to_come_possibly_from_caches() {
 fn gets_above_the_line_rate_or_within_the_servers_memory_are_flagged() {
     let root = tempfile::tempdir().unwrap();
     let server = iobm_serve(root.path());
-    let flagged = |result: &Value| {
-        result["phases"][0]["warnings"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|w| w.as_str().unwrap().contains("above the line rate"))
-    };
+    let flagged = |result: &Value| warns(&result["phases"][0], "above the line rate");
     let gets = ["--objects", "40", "--ops", "40"];
     // 1 Mbit/s is 125 kB/s: 40 GETs of 64 KiB over loopback take far less than the 21 s that
     // rate would need.
@@ -632,13 +620,7 @@ fn gets_above_the_line_rate_or_within_the_servers_memory_are_flagged() {
     );
     assert_eq!(builtin["config"]["s3"]["line_rate_bytes_per_s"], 125_000);
     assert!(!flagged(&builtin), "{}", builtin["phases"][0]["warnings"]);
-    let server_cache = |result: &Value| {
-        result["phases"][0]["warnings"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|w| w.as_str().unwrap().starts_with("possible server cache"))
-    };
+    let server_cache = |result: &Value| warns(&result["phases"][0], "possible server cache");
     // 40 objects of 64 KiB fit in a server of 1 GiB, not in one of 1 MiB.
     let small = run(
         Some(&server.url),

@@ -25,6 +25,15 @@ pub fn u(v: &Value) -> u64 {
     v.as_u64().unwrap()
 }
 
+/// Whether one of a phase's warnings says `text`.
+pub fn warns(phase: &Value, text: &str) -> bool {
+    phase["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|w| w.as_str().unwrap().contains(text))
+}
+
 /// Bytes moved by all workers of a phase.
 pub fn phase_bytes(phase: &Value) -> u64 {
     phase["workers"]
