@@ -38,7 +38,7 @@ pub fn prepare_objects(target: &dyn Target, layout: &Layout) -> io::Result<()> {
 
 /// Drops what the phase asks from the page cache (untimed) and says what was dropped.
 fn drop_caches(target: &dyn Target, phase: &Phase) -> (io::Result<()>, CacheDrop) {
-    if phase.drop_system_cache && system_cache_dropped() {
+    if phase.drop_system_cache && iobm_target::posix::drop_system_cache() {
         return (Ok(()), CacheDrop::System);
     }
     if !(phase.drop_cache || phase.drop_system_cache) {
@@ -54,14 +54,6 @@ fn drop_caches(target: &dyn Target, phase: &Phase) -> (io::Result<()>, CacheDrop
         .collect::<io::Result<Vec<()>>>()
         .map(|_| ());
     (result, dropped)
-}
-
-/// Flushes everything and drops the whole page cache; false where that is not allowed (not
-/// root, or a container without write access to /proc/sys).
-fn system_cache_dropped() -> bool {
-    // SAFETY: sync has no preconditions.
-    unsafe { libc::sync() };
-    std::fs::write("/proc/sys/vm/drop_caches", b"3\n").is_ok()
 }
 
 /// Phase-wide coordination between workers.

@@ -10,7 +10,9 @@ mod errors;
 pub mod guard;
 mod listing;
 mod meta;
+pub mod metrics;
 pub mod multipart;
+mod routes;
 pub mod s3;
 pub mod store;
 pub mod tls;
@@ -91,21 +93,29 @@ fn out_of_resources(e: &io::Error) -> bool {
     )
 }
 
-/// Serves `root` on `listener` until `stop` is set (checked every 100 ms).
+/// Serves `root` on `listener` until `stop` is set (checked every 100 ms); with
+/// `metrics_listener`, also the counters at an unsigned `/metrics` there.
 pub async fn serve(
     root: &Path,
     listener: TcpListener,
+    metrics_listener: Option<TcpListener>,
     options: Options,
     stop: &AtomicBool,
 ) -> io::Result<()> {
     let store = store::Store::open(root, options.fsync)?;
+    let metrics = Arc::new(metrics::Metrics::new(root.to_path_buf()));
     let gateway = s3::Gateway {
         store: store.clone(),
         body_timeout: options.body_timeout,
+        metrics: metrics.clone(),
     };
     let signed = matches!(options.access, Access::Keys { .. });
     let mut builder = S3ServiceBuilder::new(gateway.clone());
-    builder.set_route(whole::IgnoredRange { gateway, signed });
+    builder.set_route(routes::Routes {
+        gateway,
+        metrics: metrics.clone(),
+        signed,
+    });
     let mut config = S3Config::default();
     config.xml_max_body_size = guard::MAX_DELETE_BODY as usize;
     builder.set_config(Arc::new(StaticConfigProvider::new(Arc::new(config))));
@@ -136,6 +146,7 @@ pub async fn serve(
             }
         })
     });
+    let scrapes = metrics_listener.map(|l| tokio::spawn(serve_metrics(l, metrics)));
     let tls = options.tls.clone().map(tokio_rustls::TlsAcceptor::from);
     let slots = Arc::new(Semaphore::new(options.max_connections.max(1)));
     let mut told_exhausted = false;
@@ -188,11 +199,42 @@ pub async fn serve(
             drop(slot);
         });
     }
-    if let Some(sweeper) = sweeper {
-        sweeper.abort();
+    for task in [sweeper, scrapes].into_iter().flatten() {
+        task.abort();
     }
     store.remove_bookkeeping();
     Ok(())
+}
+
+/// Answers `GET /metrics` on `listener` with the counters, unsigned (`--metrics-listen`: for
+/// loopback or an operator's network, as Prometheus scrapes); anything else is 404.
+async fn serve_metrics(listener: TcpListener, metrics: Arc<metrics::Metrics>) {
+    let http = hyper::server::conn::http1::Builder::new();
+    loop {
+        let Ok((stream, _)) = listener.accept().await else {
+            tokio::time::sleep(ACCEPT_BACKOFF).await;
+            continue;
+        };
+        let metrics = metrics.clone();
+        let http = http.clone();
+        tokio::spawn(async move {
+            let service = hyper::service::service_fn(move |req: hyper::Request<_>| {
+                let response = if req.method() == hyper::Method::GET
+                    && req.uri().path() == metrics::PATH
+                {
+                    metrics::response(&metrics)
+                } else {
+                    let mut r =
+                        hyper::Response::new(String::from("only GET /metrics is served here\n"));
+                    *r.status_mut() = hyper::StatusCode::NOT_FOUND;
+                    r
+                };
+                async move { Ok::<_, std::convert::Infallible>(response) }
+            });
+            let io = hyper_util::rt::TokioIo::new(stream);
+            let _ = http.serve_connection(io, service).await;
+        });
+    }
 }
 
 /// Binds `addr` (port 0 picks a free one).

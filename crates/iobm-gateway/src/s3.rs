@@ -4,6 +4,7 @@
 //! from one open descriptor: its bytes, size, ETag and metadata all come from the same file.
 
 use crate::errors::{body_error, body_timeout, io_error, store_error};
+use crate::metrics::{BucketCounters, Metrics};
 use crate::store::{hex, load_meta, save_meta, Meta, Object, Store, StoreError, Temp};
 use bytes::Bytes;
 use futures::StreamExt;
@@ -12,6 +13,7 @@ use s3s::dto::*;
 use s3s::{s3_error, S3Request, S3Response, S3Result, S3};
 use std::io;
 use std::os::fd::{AsFd, OwnedFd};
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 /// Bytes per chunk of a GET body.
@@ -25,6 +27,8 @@ pub struct Gateway {
     pub store: Store,
     /// How long a request body may stop arriving before the request fails.
     pub body_timeout: Duration,
+    /// What it served and received, per bucket.
+    pub metrics: Arc<Metrics>,
 }
 
 pub(crate) fn quoted(etag: &str) -> ETag {
@@ -48,10 +52,11 @@ impl Gateway {
         Ok((object, meta))
     }
 
-    /// Streams a body to a new temporary file, returning it with its MD5 and size. A body that
-    /// stops arriving for the body timeout fails the request.
+    /// Streams a body for `bucket` to a new temporary file, returning it with its MD5 and
+    /// size. A body that stops arriving for the body timeout fails the request.
     pub(crate) async fn receive(
         &self,
+        bucket: &str,
         body: Option<StreamingBlob>,
     ) -> S3Result<(Temp, [u8; 16], u64)> {
         let mut temp = self.store.create_temp().map_err(io_error)?;
@@ -75,6 +80,7 @@ impl Gateway {
                 size += chunk.len() as u64;
             }
         }
+        self.metrics.bucket(bucket).received(size);
         Ok((temp, hasher.finalize().into(), size))
     }
 }
@@ -107,29 +113,39 @@ fn base64_decode(text: &str) -> Option<Vec<u8>> {
     Some(out)
 }
 
-/// A GET body: `len` bytes of `file` from its current position, in chunks read on the worker
-/// thread into fresh, unzeroed capacity (one copy, from the file into the chunk hyper sends).
-pub(crate) fn file_body(file: std::fs::File, len: u64) -> StreamingBlob {
-    let body = futures::stream::unfold((file, len), |(mut file, left)| async move {
-        if left == 0 {
-            return None;
-        }
-        let want = (left as usize).min(CHUNK);
-        let read = tokio::task::block_in_place(|| {
-            let mut buf = Vec::with_capacity(want);
-            io::Read::read_to_end(&mut io::Read::take(&mut file, want as u64), &mut buf)
-                .map(|_| buf)
-        });
-        match read {
-            Ok(buf) if buf.is_empty() => Some((
-                Err(io::Error::from(io::ErrorKind::UnexpectedEof)),
-                (file, 0),
-            )),
-            Ok(buf) => {
-                let n = buf.len() as u64;
-                Some((Ok(Bytes::from(buf)), (file, left - n)))
+/// A GET body: `len` bytes of `file` from its current position `offset`, in chunks read on the
+/// worker thread into fresh, unzeroed capacity (one copy, from the file into the chunk hyper
+/// sends); counted in `counters`, with the bytes resident before the first read.
+pub(crate) fn file_body(
+    file: std::fs::File,
+    (offset, len): (u64, u64),
+    counters: Arc<BucketCounters>,
+) -> StreamingBlob {
+    counters.get_started(&file, offset, len);
+    let body = futures::stream::unfold((file, len), move |(mut file, left)| {
+        let counters = counters.clone();
+        async move {
+            if left == 0 {
+                return None;
             }
-            Err(e) => Some((Err(e), (file, 0))),
+            let want = (left as usize).min(CHUNK);
+            let read = tokio::task::block_in_place(|| {
+                let mut buf = Vec::with_capacity(want);
+                io::Read::read_to_end(&mut io::Read::take(&mut file, want as u64), &mut buf)
+                    .map(|_| buf)
+            });
+            match read {
+                Ok(buf) if buf.is_empty() => Some((
+                    Err(io::Error::from(io::ErrorKind::UnexpectedEof)),
+                    (file, 0),
+                )),
+                Ok(buf) => {
+                    let n = buf.len() as u64;
+                    counters.served(n);
+                    Some((Ok(Bytes::from(buf)), (file, left - n)))
+                }
+                Err(e) => Some((Err(e), (file, 0))),
+            }
         }
     });
     StreamingBlob::wrap(body)
@@ -219,7 +235,7 @@ impl S3 for Gateway {
         let input = req.input;
         let bucket = self.bucket(&input.bucket)?;
         crate::store::check_key(&input.key).map_err(store_error)?;
-        let (temp, md5, size) = self.receive(input.body).await?;
+        let (temp, md5, size) = self.receive(&input.bucket, input.body).await?;
         check_content_md5(input.content_md5.as_deref(), &md5)?;
         let etag = hex(&md5);
         save_meta(
@@ -258,7 +274,11 @@ impl S3 for Gateway {
         let mut file = object.file;
         io::Seek::seek(&mut file, io::SeekFrom::Start(start)).map_err(io_error)?;
         Ok(S3Response::new(GetObjectOutput {
-            body: Some(file_body(file, end - start)),
+            body: Some(file_body(
+                file,
+                (start, end - start),
+                self.metrics.bucket(&input.bucket),
+            )),
             content_length: Some((end - start) as i64),
             content_range,
             accept_ranges: Some("bytes".into()),

@@ -47,7 +47,7 @@ impl Gateway {
         if !(1..=10000).contains(&input.part_number) {
             return Err(s3_error!(InvalidArgument, "part number must be 1 to 10000"));
         }
-        let (temp, md5, _) = self.receive(input.body).await?;
+        let (temp, md5, _) = self.receive(&input.bucket, input.body).await?;
         check_content_md5(input.content_md5.as_deref(), &md5)?;
         let etag = hex(&md5);
         multipart::store_part(dir.as_fd(), temp, input.part_number, &etag).map_err(store_error)?;

@@ -1,22 +1,14 @@
 //! GET and HEAD of an object with a Range header that RFC 9110 says to ignore (not one valid
 //! byte range: reversed, past what a length can be, several ranges, another unit): S3 answers
-//! with the whole object, where s3s would refuse the header. An s3s route, so the request's
-//! signature is checked first as for any other.
+//! with the whole object, where s3s would refuse the header. Answered through [`crate::routes`],
+//! so the request's signature is checked first as for any other.
 
 use crate::guard::percent_decode;
 use crate::s3::{file_body, Gateway};
 use hyper::header::{HeaderName, HeaderValue, ACCEPT_RANGES, CONTENT_LENGTH, CONTENT_TYPE, ETAG};
-use hyper::http::Extensions;
 use hyper::{HeaderMap, Method, Uri};
 use s3s::dto::{Range, Timestamp, TimestampFormat};
-use s3s::route::S3Route;
 use s3s::{s3_error, Body, S3Request, S3Response, S3Result};
-
-pub struct IgnoredRange {
-    pub gateway: Gateway,
-    /// Requests must be signed (the gateway is not anonymous).
-    pub signed: bool,
-}
 
 /// The query parameters a plain GetObject may carry.
 fn plain_object_query(query: &str) -> bool {
@@ -42,60 +34,45 @@ pub fn ignorable_range(method: &Method, uri: &Uri, headers: &HeaderMap) -> bool 
             .is_some_and(|r| r.to_str().map_or(true, |r| Range::parse(r).is_err()))
 }
 
-#[async_trait::async_trait]
-impl S3Route for IgnoredRange {
-    fn is_match(
-        &self,
-        method: &Method,
-        uri: &Uri,
-        headers: &HeaderMap,
-        _: &mut Extensions,
-    ) -> bool {
-        ignorable_range(method, uri, headers)
+/// The whole object, as S3 answers a GET or HEAD whose Range header is to be ignored.
+pub async fn whole_object(gateway: &Gateway, req: S3Request<Body>) -> S3Result<S3Response<Body>> {
+    let (bucket, key) = bucket_and_key(&req.uri).ok_or_else(|| s3_error!(NoSuchKey))?;
+    let (object, meta) = gateway.object(&bucket, &key)?;
+    let mut headers = HeaderMap::new();
+    let value = |s: &str| HeaderValue::from_str(s).map_err(|e| s3_error!(e, InternalError));
+    headers.insert(CONTENT_LENGTH, HeaderValue::from(object.len));
+    headers.insert(ACCEPT_RANGES, HeaderValue::from_static("bytes"));
+    headers.insert(ETAG, value(&format!("\"{}\"", meta.etag))?);
+    let mut date = Vec::new();
+    if Timestamp::from(object.modified)
+        .format(TimestampFormat::HttpDate, &mut date)
+        .is_ok()
+    {
+        headers.insert(
+            hyper::header::LAST_MODIFIED,
+            value(&String::from_utf8_lossy(&date))?,
+        );
     }
-
-    async fn check_access(&self, req: &mut S3Request<Body>) -> S3Result<()> {
-        if self.signed && req.credentials.is_none() {
-            return Err(s3_error!(AccessDenied, "Signature is required"));
-        }
-        Ok(())
+    if let Some(ct) = &meta.content_type {
+        headers.insert(CONTENT_TYPE, value(ct)?);
     }
-
-    async fn call(&self, req: S3Request<Body>) -> S3Result<S3Response<Body>> {
-        let (bucket, key) = bucket_and_key(&req.uri).ok_or_else(|| s3_error!(NoSuchKey))?;
-        let (object, meta) = self.gateway.object(&bucket, &key)?;
-        let mut headers = HeaderMap::new();
-        let value = |s: &str| HeaderValue::from_str(s).map_err(|e| s3_error!(e, InternalError));
-        headers.insert(CONTENT_LENGTH, HeaderValue::from(object.len));
-        headers.insert(ACCEPT_RANGES, HeaderValue::from_static("bytes"));
-        headers.insert(ETAG, value(&format!("\"{}\"", meta.etag))?);
-        let mut date = Vec::new();
-        if Timestamp::from(object.modified)
-            .format(TimestampFormat::HttpDate, &mut date)
-            .is_ok()
-        {
-            headers.insert(
-                hyper::header::LAST_MODIFIED,
-                value(&String::from_utf8_lossy(&date))?,
-            );
+    for (k, v) in &meta.metadata {
+        if let Ok(name) = HeaderName::from_bytes(format!("x-amz-meta-{k}").as_bytes()) {
+            headers.insert(name, value(v)?);
         }
-        if let Some(ct) = &meta.content_type {
-            headers.insert(CONTENT_TYPE, value(ct)?);
-        }
-        for (k, v) in &meta.metadata {
-            if let Ok(name) = HeaderName::from_bytes(format!("x-amz-meta-{k}").as_bytes()) {
-                headers.insert(name, value(v)?);
-            }
-        }
-        let body = if req.method == Method::HEAD {
-            Body::empty()
-        } else {
-            Body::from(file_body(object.file, object.len))
-        };
-        let mut response = S3Response::new(body);
-        response.headers = headers;
-        Ok(response)
     }
+    let body = if req.method == Method::HEAD {
+        Body::empty()
+    } else {
+        Body::from(file_body(
+            object.file,
+            (0, object.len),
+            gateway.metrics.bucket(&bucket),
+        ))
+    };
+    let mut response = S3Response::new(body);
+    response.headers = headers;
+    Ok(response)
 }
 
 #[cfg(test)]

@@ -6,4 +6,4 @@ pub mod compare;
 pub mod table;
 pub mod text;
 
-pub use text::{render_footer, render_header, render_phase, render_run};
+pub use text::{render_footer, render_header, render_phase, render_run, render_verdicts};

@@ -408,13 +408,37 @@ pub fn render_phase(phase: &PhaseResult, env: &Environment) -> String {
             format_bytes(d.written_bytes)
         ));
     }
-    if cache.is_empty() {
+    if cache.is_empty() && phase.cache.servers.is_empty() {
         cache.push(format!(
             "no page-cache or device counters for this target (RAM {})",
             format_bytes(env.ram_bytes)
         ));
     }
-    let _ = writeln!(out, "  cache: {}", cache.join("; "));
+    if !cache.is_empty() {
+        let _ = writeln!(out, "  cache: {}", cache.join("; "));
+    }
+    for e in &phase.cache.servers {
+        let device = match (e.device_read_bytes, e.device_written_bytes) {
+            (Some(r), Some(w)) => format!(
+                "its storage read {} and wrote {}",
+                format_bytes(r),
+                format_bytes(w)
+            ),
+            _ => "no device counters".to_string(),
+        };
+        let _ = writeln!(
+            out,
+            "  gateway {}: served {} ({} in its page cache before), received {}; {device}; {:.2} CPU-s",
+            e.endpoint,
+            format_bytes(e.served_bytes),
+            format_bytes(e.resident_bytes),
+            format_bytes(e.received_bytes),
+            e.cpu_s
+        );
+    }
+    if let Some(v) = &phase.cache.verdict {
+        let _ = writeln!(out, "  verdict: {}: {}", v.verdict, v.evidence);
+    }
     for e in &phase.errors {
         let _ = writeln!(
             out,
@@ -424,6 +448,30 @@ pub fn render_phase(phase: &PhaseResult, env: &Environment) -> String {
     }
     for w in &phase.warnings {
         let _ = writeln!(out, "  warning: {w}");
+    }
+    out
+}
+
+/// Each phase's cache verdict, one line per distinct verdict and evidence with the phases it
+/// applies to (the bonnie and quick summaries, whose per-phase lines are short).
+pub fn render_verdicts(phases: &[PhaseResult]) -> String {
+    let mut groups: Vec<(&str, &str, Vec<&str>)> = Vec::new();
+    for p in phases {
+        let Some(v) = &p.cache.verdict else { continue };
+        match groups
+            .iter_mut()
+            .find(|(verdict, evidence, _)| *verdict == v.verdict && *evidence == v.evidence)
+        {
+            Some((_, _, names)) => names.push(&p.name),
+            None => groups.push((&v.verdict, &v.evidence, vec![&p.name])),
+        }
+    }
+    let mut out = String::new();
+    if !groups.is_empty() {
+        out.push_str("cache verdicts:\n");
+    }
+    for (verdict, evidence, names) in groups {
+        let _ = writeln!(out, "  {}: {verdict}: {evidence}", names.join(", "));
     }
     out
 }

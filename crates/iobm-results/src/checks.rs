@@ -2,7 +2,8 @@
 //! of a cache effect (data resident before a read, a device that moved less than the benchmark,
 //! a data set that fits in memory). Computed from the result alone, so saved runs re-check.
 
-use crate::{PhaseResult, RunStatus};
+use crate::{CacheVerdict, PhaseResult, RunStatus};
+use iobm_stats::names::ops;
 use iobm_stats::{aggregate::disagreement, format_bytes};
 
 /// Aggregates further apart than this (relative) are reported.
@@ -36,6 +37,10 @@ pub struct Machine {
     pub network_fs: bool,
     /// The server's memory as stated with --server-ram.
     pub server_ram_bytes: Option<u64>,
+    /// The S3 endpoint was iobm's built-in gateway on this machine (its memory is `ram_bytes`).
+    pub builtin_gateway: bool,
+    /// CPUs iobm could use (0: not known).
+    pub cpus: u32,
 }
 
 /// File systems recognised by type as network file systems (a server cache is possible).
@@ -60,6 +65,23 @@ impl Machine {
             line_rate_bytes_per_s: None,
             network_fs: false,
             server_ram_bytes: None,
+            builtin_gateway: false,
+            cpus: 0,
+        }
+    }
+
+    /// The memory of the server behind the storage, and where that figure comes from: stated
+    /// with --server-ram, this machine's for the built-in gateway, twice this client's for a
+    /// network file system; None for local storage.
+    pub fn server_cache(&self) -> Option<(u64, &'static str)> {
+        match (self.server_ram_bytes, self.builtin_gateway, self.network_fs) {
+            (Some(stated), _, _) => Some((stated, "--server-ram")),
+            (None, true, _) => Some((self.ram_bytes, "the built-in gateway's, this machine's RAM")),
+            (None, false, true) => Some((
+                2 * self.ram_bytes,
+                "assumed twice this client's RAM; state it with --server-ram",
+            )),
+            (None, false, false) => None,
         }
     }
 
@@ -77,6 +99,8 @@ impl Machine {
                 .as_ref()
                 .filter(|s| !s.builtin_gateway)
                 .and_then(|s| s.line_rate_bytes_per_s),
+            builtin_gateway: run.config.s3.as_ref().is_some_and(|s| s.builtin_gateway),
+            cpus: environment.cpus,
             ram_bytes: environment.ram_bytes,
             memory_fs: environment
                 .storage
@@ -124,24 +148,43 @@ pub fn phase_warnings(phase: &PhaseResult, machine: &Machine) -> Vec<String> {
         out.push(MEMORY_FS.to_string());
         return out;
     }
-    // A server's cache, which no client residency shows and O_DIRECT does not bypass.
-    let server_ram = match (machine.server_ram_bytes, machine.network_fs) {
-        (Some(stated), _) => Some((stated, "--server-ram")),
-        (None, true) => Some((
-            2 * ram_bytes,
-            "assumed twice this client's RAM; state it with --server-ram",
-        )),
-        (None, false) => None,
-    };
+    // A server's cache, which no client residency shows and O_DIRECT does not bypass; the
+    // servers' own counters, where they tell, say more.
     let reads_data = matches!(phase.op.as_str(), "read" | "get" | "mixed");
-    if let Some((server, source)) = server_ram.filter(|_| reads_data && moved > 0) {
-        if s.data_bytes < server {
+    let servers_told = !phase.cache.servers.is_empty();
+    if let Some((server, source)) = machine
+        .server_cache()
+        .filter(|_| reads_data && moved > 0 && !servers_told)
+    {
+        if s.data_bytes > 0 && s.data_bytes < server {
             out.push(format!(
                 "possible server cache: the data set ({}) is smaller than the server's memory ({}, {source}), so the server can serve it from its cache whatever this client's cache holds",
                 format_bytes(s.data_bytes),
                 format_bytes(server)
             ));
         }
+    }
+    if let Some(gateway_s) = phase.cpu.gateway_s.filter(|_| machine.cpus > 0) {
+        let wall = phase.end_ns.saturating_sub(phase.start_ns) as f64 / 1e9;
+        let used = phase.cpu.user_s + phase.cpu.system_s + gateway_s;
+        let available = wall * machine.cpus as f64;
+        if available > 0.0 && used >= CPU_BOUND * available {
+            out.push(format!(
+                "bounded by this machine's CPU, not by the storage: iobm and its built-in gateway used {used:.1} of the {available:.1} CPU-s its {} CPUs had in the phase ({:.0}%); give the gateway its own machine (iobm serve) to measure the storage",
+                machine.cpus,
+                100.0 * used / available
+            ));
+        }
+    }
+    let served: u64 = phase.cache.servers.iter().map(|e| e.served_bytes).sum();
+    let resident: u64 = phase.cache.servers.iter().map(|e| e.resident_bytes).sum();
+    if served > 0 && pct(resident, served) > 10.0 {
+        out.push(format!(
+            "cache effect: the gateway's page cache held {:.0}% of the {} it served before it read them, so this is {} a memory rate",
+            pct(resident, served),
+            format_bytes(served),
+            if pct(resident, served) >= MOST { "mostly" } else { "partly" }
+        ));
     }
     if phase.op == "read" && !s.direct && moved > 0 {
         if let Some(resident) = phase.cache.resident_before_bytes {
@@ -194,7 +237,7 @@ pub fn phase_warnings(phase: &PhaseResult, machine: &Machine) -> Vec<String> {
                 ));
             }
         }
-        if passes > 2.0 {
+        if passes > 2.0 && !servers_told {
             out.push(format!(
                 "possible cache effect: the GETs read the data set ({}) {passes:.1} times over; after the first pass it can come from the server's caches (use more --objects than the server's memory holds)",
                 format_bytes(s.data_bytes)
@@ -219,6 +262,278 @@ pub fn phase_warnings(phase: &PhaseResult, machine: &Machine) -> Vec<String> {
         }
     }
     out
+}
+
+/// The phase's warnings (its checks, then its notes) and its cache verdict, on `machine`.
+pub fn check(phase: &mut PhaseResult, machine: &Machine) {
+    phase.warnings = phase_warnings(phase, machine);
+    phase.warnings.extend(phase.notes.iter().cloned());
+    phase.cache.verdict = Some(verdict(phase, machine));
+}
+
+/// Share of the CPUs' time, client and built-in gateway together, from which a phase is
+/// called CPU-bound.
+pub const CPU_BOUND: f64 = 0.75;
+
+/// Shares at or above this say "uncached" (or "cached"), below it "partly cached".
+const MOST: f64 = 90.0;
+
+fn by_share(share_from_storage: f64) -> &'static str {
+    if share_from_storage >= MOST {
+        "uncached"
+    } else if share_from_storage <= 100.0 - MOST {
+        "cached"
+    } else {
+        "partly cached"
+    }
+}
+
+fn judged(verdict: &str, evidence: String) -> CacheVerdict {
+    CacheVerdict {
+        verdict: verdict.to_string(),
+        evidence,
+    }
+}
+
+/// Whether the phase's rate is the storage's or a cache's, from the best evidence it has: a
+/// gateway's own counters, then the block device's, then O_DIRECT or the flush policy, then
+/// page-cache residency, then the data set against the memory that could hold it.
+pub fn verdict(phase: &PhaseResult, machine: &Machine) -> CacheVerdict {
+    let moved = phase.bytes();
+    let s = &phase.settings;
+    if machine.memory_fs {
+        return judged(
+            "memory",
+            "the storage is RAM (tmpfs or ramfs): every rate is a memory rate, O_DIRECT or not"
+                .into(),
+        );
+    }
+    if moved == 0 {
+        return judged(
+            "unknown",
+            format!("no data moved ({} operations)", phase.op),
+        );
+    }
+    let op = phase.op.as_str();
+    let object = !phase.operations.is_empty()
+        || matches!(op, ops::PUT | ops::GET | ops::MULTIPART | ops::MIXED);
+    if object {
+        return object_verdict(phase, machine);
+    }
+    let writes = matches!(op, ops::WRITE | ops::PUTC);
+    let reads = matches!(op, ops::READ | ops::GETC | ops::SEEK | ops::REWRITE);
+    if !writes && !reads {
+        return judged(
+            "unknown",
+            "metadata operations: their caching (dentries, inodes) is not measured".into(),
+        );
+    }
+    let dev = phase.cache.device.as_ref();
+    let server = machine
+        .server_cache()
+        .filter(|&(ram, _)| s.data_bytes > 0 && s.data_bytes < ram);
+    let server_note = |(ram, source): (u64, &str)| {
+        format!(
+            "; the data set ({}) fits in the server's memory ({}, {source}), so its cache may have served it",
+            format_bytes(s.data_bytes),
+            format_bytes(ram)
+        )
+    };
+    if writes {
+        let v = match dev {
+            Some(d) => {
+                let share = pct(d.written_bytes, moved);
+                judged(
+                    by_share(share),
+                    format!(
+                        "the block device {} took {} of the {} written during the phase ({share:.0}%)",
+                        d.device,
+                        format_bytes(d.written_bytes),
+                        format_bytes(moved)
+                    ),
+                )
+            }
+            None if s.direct => judged("uncached", "O_DIRECT writes bypass the page cache (no device counters to confirm)".into()),
+            None if s.fsync == "each" => judged("uncached", "every write was followed by fsync inside its time (no device counters to confirm)".into()),
+            None if s.fsync == "end" => judged("uncached", "each worker's final fsync is inside its time and the makespan (no device counters to confirm)".into()),
+            None => judged("possibly cached", "without fsync or O_DIRECT the written data may still be in the page cache when the phase ends (no device counters)".into()),
+        };
+        return v;
+    }
+    let mut v = if let (Some(d), ops::REWRITE) = (dev, op) {
+        // Each block is read, then written back: both halves count.
+        let share = pct(d.read_bytes + d.written_bytes, 2 * moved);
+        judged(
+            by_share(share),
+            format!(
+                "the block device {} delivered {} and took {} of the {} read and written back ({share:.0}%)",
+                d.device,
+                format_bytes(d.read_bytes),
+                format_bytes(d.written_bytes),
+                format_bytes(moved)
+            ),
+        )
+    } else if let Some(d) = dev {
+        let share = pct(d.read_bytes, moved);
+        judged(
+            by_share(share),
+            format!(
+                "the block device {} delivered {} of the {} read ({share:.0}%)",
+                d.device,
+                format_bytes(d.read_bytes),
+                format_bytes(moved)
+            ),
+        )
+    } else if s.direct {
+        judged(
+            "uncached",
+            "O_DIRECT reads bypass this machine's page cache (no device counters to confirm)"
+                .into(),
+        )
+    } else if let Some(resident) = phase.cache.resident_before_bytes {
+        let share = pct(resident, s.data_bytes);
+        judged(
+            by_share(100.0 - share),
+            format!(
+                "{share:.0}% of the data ({} of {}) was in the page cache when the phase began (no device counters)",
+                format_bytes(resident),
+                format_bytes(s.data_bytes)
+            ),
+        )
+    } else if s.data_bytes >= 2 * machine.ram_bytes {
+        judged(
+            "uncached",
+            format!(
+                "the data set ({}) is over twice the RAM ({}): most of it cannot be in the page cache",
+                format_bytes(s.data_bytes),
+                format_bytes(machine.ram_bytes)
+            ),
+        )
+    } else {
+        judged(
+            "possibly cached",
+            format!(
+                "the data set ({}) fits in the page cache (RAM {}) and nothing tells where the bytes came from",
+                format_bytes(s.data_bytes),
+                format_bytes(machine.ram_bytes)
+            ),
+        )
+    };
+    if let Some(server) = server {
+        if v.verdict == "uncached" {
+            v.verdict = "possibly cached".into();
+        }
+        v.evidence.push_str(&server_note(server));
+    }
+    v
+}
+
+/// The verdict of an object phase: the gateways' own counters, else what the network and
+/// the server's memory allow.
+fn object_verdict(phase: &PhaseResult, machine: &Machine) -> CacheVerdict {
+    let servers = &phase.cache.servers;
+    let get_bytes: u64 = phase
+        .operations
+        .iter()
+        .filter(|o| o.op == ops::GET)
+        .map(|o| o.bytes)
+        .sum();
+    let served: u64 = servers.iter().map(|e| e.served_bytes).sum();
+    let received: u64 = servers.iter().map(|e| e.received_bytes).sum();
+    let device = |f: fn(&crate::ServerEvidence) -> Option<u64>| -> Option<u64> {
+        servers.iter().map(f).sum()
+    };
+    if served > 0 {
+        let resident: u64 = servers.iter().map(|e| e.resident_bytes).sum();
+        let from_storage = 100.0 - pct(resident, served);
+        let device_read = device(|e| e.device_read_bytes).map_or(String::new(), |d| {
+            format!(
+                "; its storage read {} ({:.0}% of it)",
+                format_bytes(d),
+                pct(d, served)
+            )
+        });
+        return judged(
+            by_share(from_storage),
+            format!(
+                "the gateway served {}: {:.0}% was in its page cache before it read it{device_read}",
+                format_bytes(served),
+                pct(resident, served)
+            ),
+        );
+    }
+    if received > 0 && get_bytes == 0 {
+        return match device(|e| e.device_written_bytes) {
+            Some(written) => judged(
+                by_share(pct(written, received)),
+                format!(
+                    "the gateway received {}; its storage wrote {} during the phase ({:.0}%), the rest was still in its page cache",
+                    format_bytes(received),
+                    format_bytes(written),
+                    pct(written, received)
+                ),
+            ),
+            None => judged(
+                "possibly cached",
+                format!(
+                    "the gateway received {}; it has no device counters (tmpfs or a network file system)",
+                    format_bytes(received)
+                ),
+            ),
+        };
+    }
+    if get_bytes == 0 {
+        return judged(
+            "unknown",
+            "a foreign S3 server's write-back caches cannot be seen from the client".into(),
+        );
+    }
+    let seconds = phase.end_ns.saturating_sub(phase.start_ns) as f64 / 1e9;
+    let rate = if seconds > 0.0 {
+        get_bytes as f64 / seconds
+    } else {
+        0.0
+    };
+    let data = phase.settings.data_bytes;
+    if let Some(line) = machine.line_rate_bytes_per_s.filter(|&l| rate > l as f64) {
+        return judged(
+            "cached",
+            format!(
+                "the GETs moved {}/s, above the line rate of {}/s: a cache on this side of the network served them",
+                format_bytes(rate as u64),
+                format_bytes(line)
+            ),
+        );
+    }
+    if data > 0 && get_bytes > 2 * data {
+        return judged(
+            "possibly cached",
+            format!(
+                "the GETs read the data set ({}) {:.1} times over; a server's caches can hold it",
+                format_bytes(data),
+                get_bytes as f64 / data as f64
+            ),
+        );
+    }
+    if let Some((ram, source)) = machine
+        .server_cache()
+        .filter(|&(ram, _)| data > 0 && data < ram)
+    {
+        return judged(
+            "possibly cached",
+            format!(
+                "the data set ({}) fits in the server's memory ({}, {source})",
+                format_bytes(data),
+                format_bytes(ram)
+            ),
+        );
+    }
+    let why = if machine.builtin_gateway {
+        "the built-in gateway's counters are not in this document"
+    } else {
+        "the server is not an iobm gateway, so where its bytes came from cannot be seen; state --server-ram or --line-rate"
+    };
+    judged("unknown", why.into())
 }
 
 #[cfg(test)]
@@ -298,6 +613,8 @@ mod tests {
             cache: CacheEvidence {
                 resident_before_bytes: None,
                 device: None,
+                servers: Vec::new(),
+                verdict: None,
             },
             errors: Vec::new(),
             warnings: Vec::new(),

@@ -4,6 +4,7 @@
 
 pub mod bonnie;
 pub mod checks;
+pub mod server;
 pub use iobm_stats::time;
 pub mod env;
 
@@ -533,6 +534,48 @@ pub struct CacheEvidence {
     pub resident_before_bytes: Option<u64>,
     /// What the block device under the file system moved during the phase, when there is one.
     pub device: Option<DeviceIo>,
+    /// What each endpoint that is an iobm gateway counted during the phase (object phases).
+    #[serde(default)]
+    pub servers: Vec<ServerEvidence>,
+    /// Whether the phase's rate is the storage's or a cache's, with its evidence: derived
+    /// from the rest of the document (recomputed by `iobm report`).
+    #[serde(default)]
+    pub verdict: Option<CacheVerdict>,
+}
+
+/// An iobm gateway's own counters over one phase, for the run's bucket.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ServerEvidence {
+    /// The endpoint's URL.
+    pub endpoint: String,
+    /// Bytes of object bodies it sent.
+    pub served_bytes: u64,
+    /// Of the bytes GETs asked for, those in its page cache when it opened the object
+    /// (cachestat or mincore).
+    pub resident_bytes: u64,
+    /// Bytes of object and part bodies it received.
+    pub received_bytes: u64,
+    /// Bytes read from the block device under its directory (all processes on that machine);
+    /// null when there is none (tmpfs, network file systems).
+    pub device_read_bytes: Option<u64>,
+    /// Bytes written to that block device.
+    pub device_written_bytes: Option<u64>,
+    /// CPU seconds of its serving threads.
+    pub cpu_s: f64,
+}
+
+/// Whether a phase's rate is the storage's or a cache's.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CacheVerdict {
+    /// "uncached" (the storage moved the bytes), "partly cached", "cached" (a cache moved
+    /// most of them), "possibly cached" (no evidence either way, but a cache could hold the
+    /// data set), "memory" (the storage is RAM: tmpfs, ramfs) or "unknown" (nothing to judge
+    /// by, or no data moved).
+    pub verdict: String,
+    /// The evidence, in one line.
+    pub evidence: String,
 }
 
 /// Block device traffic during a phase (from /sys/dev/block/*/stat; includes other processes).

@@ -6,7 +6,7 @@
 use crate::exit::Failure;
 use crate::record::{cpu_usage, latency};
 use iobm_dist::{ClockOffset, Transport};
-use iobm_results::checks::{phase_warnings, Machine};
+use iobm_results::checks::{check, Machine};
 use iobm_results::{CacheEvidence, DeviceIo, PhaseResult, RankInfo, RunStatus};
 use iobm_stats::{aggregates, fill_snapshots, Histogram, Trace};
 use serde::de::DeserializeOwned;
@@ -241,10 +241,11 @@ pub fn merge_phases(
     phase.cache = CacheEvidence {
         resident_before_bytes: resident.map(|r| r.min(phase.settings.data_bytes)),
         device,
+        servers: Vec::new(),
+        verdict: None,
     };
     phase.aggregates = aggregates(&phase.spans());
-    phase.warnings = phase_warnings(&phase, machine);
-    phase.warnings.extend(phase.notes.iter().cloned());
+    check(&mut phase, machine);
     phase
 }
 

@@ -1,7 +1,7 @@
 //! Aggregates and warnings computed again from a saved run's per-worker records (`iobm report`,
 //! `iobm compare`): what is printed never depends on derived values stored in the document.
 
-use iobm_results::checks::{phase_warnings, Machine, LEGACY_NOTES};
+use iobm_results::checks::{check, Machine, LEGACY_NOTES};
 use iobm_results::RunResult;
 use iobm_stats::aggregates;
 
@@ -31,8 +31,7 @@ pub fn recompute(run: &mut RunResult) -> Vec<String> {
                 .cloned()
                 .collect();
         }
-        phase.warnings = phase_warnings(phase, &machine);
-        phase.warnings.extend(phase.notes.iter().cloned());
+        check(phase, &machine);
     }
     if run.bonnie.is_some() {
         run.bonnie = Some(iobm_results::bonnie::summarize(run));

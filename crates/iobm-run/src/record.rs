@@ -2,7 +2,7 @@
 //! aggregates with formulas, latency summary, CPU cost, cache evidence and warnings.
 
 use iobm_engine::{CacheDrop, FsyncPolicy, Op, PerChar, Phase, PhaseEnd, PhaseOutcome, StopRule};
-use iobm_results::checks::{phase_warnings, Machine};
+use iobm_results::checks::{check, Machine};
 use iobm_results::{
     CacheEvidence, CpuUsage, DeviceIo, ErrorCount, Latency, OperationResult, PhaseResult,
     PhaseSettings, RunStatus, Series, WorkerResult,
@@ -190,6 +190,8 @@ pub fn phase_result(
                 read_bytes: after.read_bytes.saturating_sub(before.read_bytes),
                 written_bytes: after.written_bytes.saturating_sub(before.written_bytes),
             }),
+            servers: Vec::new(),
+            verdict: None,
         },
         errors: outcome
             .errors
@@ -208,6 +210,6 @@ pub fn phase_result(
             _ => Vec::new(),
         },
     };
-    result.warnings = phase_warnings(&result, machine);
+    check(&mut result, machine);
     result
 }

@@ -61,7 +61,6 @@ impl Client {
         headers: &[(&str, &str)],
         payload: Option<Payload<'_, '_>>,
     ) -> io::Result<Head> {
-        let endpoint = &config.endpoints[self.endpoint];
         self.path.clear();
         self.path.push('/');
         uri_encode(&mut self.path, &config.bucket, false);
@@ -69,6 +68,33 @@ impl Client {
             self.path.push('/');
             uri_encode(&mut self.path, key, true);
         }
+        self.send(config, method, query, headers, payload)
+    }
+
+    /// The counters of an iobm gateway (`GET /metrics`, signed, asking for text), or None when
+    /// the endpoint does not answer them.
+    pub(crate) fn gateway_counters(&mut self, config: &S3Config) -> io::Result<Option<String>> {
+        self.path.clear();
+        self.path.push_str("/metrics");
+        let head = self.send(config, "GET", &[], &[("accept", "text/plain")], None)?;
+        if head.status != 200 {
+            self.conn.skip_body(&head)?;
+            return Ok(None);
+        }
+        let body = self.conn.body_bytes(&head)?;
+        Ok(String::from_utf8(body).ok())
+    }
+
+    /// Sends one request to `self.path` and reads the response head.
+    fn send(
+        &mut self,
+        config: &S3Config,
+        method: &str,
+        query: &[(&str, &str)],
+        headers: &[(&str, &str)],
+        payload: Option<Payload<'_, '_>>,
+    ) -> io::Result<Head> {
+        let endpoint = &config.endpoints[self.endpoint];
         self.query.clear();
         for (i, (k, v)) in query.iter().enumerate() {
             if i > 0 {

@@ -82,6 +82,9 @@ pub struct Head {
     pub close: bool,
     /// The answer has no body whatever its headers say (HEAD, 204, 304).
     pub no_body: bool,
+    /// The server says it is an iobm gateway (`x-iobm-gateway`), which counts where the bytes
+    /// it served came from.
+    pub iobm_gateway: bool,
 }
 
 /// How long a body is.
@@ -280,6 +283,8 @@ impl Connection {
                             head.chunked = value.eq_ignore_ascii_case("chunked");
                         } else if h.name.eq_ignore_ascii_case("connection") {
                             head.close = value.eq_ignore_ascii_case("close");
+                        } else if h.name.eq_ignore_ascii_case("x-iobm-gateway") {
+                            head.iobm_gateway = true;
                         } else if h.name.eq_ignore_ascii_case("etag") {
                             self.etag.clear();
                             self.etag.push_str(value);

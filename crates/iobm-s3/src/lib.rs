@@ -166,6 +166,22 @@ impl S3Target {
         }
     }
 
+    /// Each endpoint's counters in the Prometheus text format when it is an iobm gateway (its
+    /// answer to a HEAD of the bucket says so); None for other servers and when it cannot tell.
+    fn gateway_counters(&self) -> Vec<Option<String>> {
+        (0..self.config.endpoints.len())
+            .map(|endpoint| {
+                let mut c = Client::new(&self.config, endpoint);
+                let head = c.request(&self.config, "HEAD", None, &[], &[], None).ok()?;
+                c.conn.skip_body(&head).ok()?;
+                if !head.iobm_gateway {
+                    return None;
+                }
+                c.gateway_counters(&self.config).ok().flatten()
+            })
+            .collect()
+    }
+
     /// Deletes the bucket (only ever one this run created, once empty).
     fn delete_bucket(&self) -> io::Result<()> {
         let mut c = self.control.lock().unwrap();
@@ -236,6 +252,10 @@ impl Target for S3Target {
 
     fn endpoint_of(&self, worker: usize) -> Option<&str> {
         Some(self.endpoint(worker))
+    }
+
+    fn server_counters(&self) -> Vec<Option<String>> {
+        self.gateway_counters()
     }
 
     fn open(&self, name: &str, _options: OpenOptions) -> io::Result<Box<dyn Handle>> {

@@ -116,6 +116,12 @@ pub trait Target: Send + Sync {
     fn endpoint_of(&self, _worker: usize) -> Option<&str> {
         None
     }
+    /// What the servers behind the target say they did so far, one entry per endpoint in
+    /// `endpoint_of` order: their counters in the Prometheus text format, None where a server
+    /// does not tell (anything but an iobm gateway). Read outside every phase's timing.
+    fn server_counters(&self) -> Vec<Option<String>> {
+        Vec::new()
+    }
 }
 
 /// An open object. Methods move whole buffers or fail; a short read at the end of the object

@@ -108,6 +108,14 @@ impl Target for PosixTarget {
     }
 }
 
+/// Flushes everything and drops the whole page cache; false where that is not allowed (not
+/// root, or a container without write access to /proc/sys).
+pub fn drop_system_cache() -> bool {
+    // SAFETY: sync has no preconditions.
+    unsafe { libc::sync() };
+    fs::write("/proc/sys/vm/drop_caches", b"3\n").is_ok()
+}
+
 /// Writes back `path`'s dirty pages, then drops its clean ones (`posix_fadvise DONTNEED`), as
 /// fio's `invalidate=1` does: later reads of it come from storage, not the client's memory.
 pub fn drop_cache(path: &Path) -> io::Result<()> {
@@ -287,19 +295,38 @@ impl Handle for PosixHandle {
     }
 }
 
-/// Bytes of `path` in the page cache, by mapping it and asking `mincore`, a window at a time so
-/// huge files need no huge mapping.
+/// Bytes of `path` in the page cache.
 pub fn resident_bytes(path: &Path) -> io::Result<u64> {
-    const WINDOW: u64 = 1 << 30;
     let file = File::open(path)?;
     let len = file.metadata()?.len();
+    resident_range(&file, 0, len)
+}
+
+/// Bytes of `file`'s range `[offset, offset + len)` in the page cache: `cachestat(2)` where the
+/// kernel has it (Linux 6.5, no memory needed), else `mmap` and `mincore`, a window at a time
+/// so huge ranges need no huge mapping.
+pub fn resident_range(file: &File, offset: u64, len: u64) -> io::Result<u64> {
+    if len == 0 {
+        return Ok(0);
+    }
     // SAFETY: sysconf has no memory-safety preconditions.
     let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(4096) as u64;
+    match cachestat_pages(file, offset, len) {
+        Some(pages) => Ok((pages * page).min(len)),
+        None => mincore_bytes(file, offset, len, page),
+    }
+}
+
+/// [`resident_range`] by `mmap` and `mincore`.
+fn mincore_bytes(file: &File, offset: u64, len: u64, page: u64) -> io::Result<u64> {
+    const WINDOW: u64 = 1 << 30;
+    let end = offset + len;
+    // Mappings start on a page.
+    let mut at = offset / page * page;
     let mut resident_pages = 0u64;
     let mut vec = Vec::new();
-    let mut offset = 0;
-    while offset < len {
-        let span = (len - offset).min(WINDOW);
+    while at < end {
+        let span = (end - at).min(WINDOW);
         // SAFETY: a fresh read-only shared mapping of an open file, unmapped below; we never
         // dereference it, only pass it to mincore.
         let addr = unsafe {
@@ -309,7 +336,7 @@ pub fn resident_bytes(path: &Path) -> io::Result<u64> {
                 libc::PROT_READ,
                 libc::MAP_SHARED,
                 file.as_raw_fd(),
-                offset as libc::off_t,
+                at as libc::off_t,
             )
         };
         if addr == libc::MAP_FAILED {
@@ -327,9 +354,50 @@ pub fn resident_bytes(path: &Path) -> io::Result<u64> {
             return Err(err);
         }
         resident_pages += vec.iter().filter(|&&b| b & 1 == 1).count() as u64;
-        offset += span;
+        at += span;
     }
     Ok((resident_pages * page).min(len))
+}
+
+/// Pages of the range in the page cache by `cachestat(2)`; None where the kernel lacks it.
+fn cachestat_pages(file: &File, offset: u64, len: u64) -> Option<u64> {
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+    {
+        /// The syscall's number in the generic and x86-64 tables (Linux 6.5).
+        const SYS_CACHESTAT: libc::c_long = 451;
+        #[repr(C)]
+        struct Range {
+            off: u64,
+            len: u64,
+        }
+        #[repr(C)]
+        #[derive(Default)]
+        struct Stat {
+            nr_cache: u64,
+            nr_dirty: u64,
+            nr_writeback: u64,
+            nr_evicted: u64,
+            nr_recently_evicted: u64,
+        }
+        let range = Range { off: offset, len };
+        let mut stat = Stat::default();
+        // SAFETY: cachestat reads one range and writes one stat, both valid for the call.
+        let rc = unsafe {
+            libc::syscall(
+                SYS_CACHESTAT,
+                file.as_raw_fd(),
+                &range as *const Range,
+                &mut stat as *mut Stat,
+                0u32,
+            )
+        };
+        (rc == 0).then_some(stat.nr_cache)
+    }
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    {
+        let _ = (file, offset, len);
+        None
+    }
 }
 
 /// Sectors read and written by the block device holding `path`, from
@@ -405,5 +473,24 @@ mod tests {
         assert_eq!(t.len("d/f").unwrap(), 0);
         t.remove("d/f").unwrap();
         t.remove_dir("d").unwrap();
+    }
+
+    #[test]
+    fn residency_of_a_range_by_cachestat_and_by_mincore_agree() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        std::fs::write(&path, vec![7u8; 1 << 20]).unwrap();
+        let file = File::open(&path).unwrap();
+        // Just written: every page is in the page cache (or is the file itself, on tmpfs).
+        assert_eq!(resident_range(&file, 0, 1 << 20).unwrap(), 1 << 20);
+        assert_eq!(resident_range(&file, 4096 * 3 + 100, 5000).unwrap(), 5000);
+        assert_eq!(resident_range(&file, 0, 0).unwrap(), 0);
+        let page = 4096;
+        let by_mincore = mincore_bytes(&file, 256 << 10, 256 << 10, page).unwrap();
+        assert_eq!(by_mincore, 256 << 10);
+        // This kernel has cachestat (6.5 or later) and it counts the same pages.
+        if let Some(pages) = cachestat_pages(&file, 256 << 10, 256 << 10) {
+            assert_eq!(pages * page, by_mincore);
+        }
     }
 }

@@ -44,8 +44,13 @@ fn test_line(p: &PhaseResult) -> String {
         .iter()
         .map(|e| format!("; {} x {} (first: {})", e.count, e.kind, e.first))
         .collect();
+    let verdict = p
+        .cache
+        .verdict
+        .as_ref()
+        .map_or(String::new(), |v| format!(", {}", v.verdict));
     format!(
-        "{:<18} {rate}, CPU {:.0}%, p99 {p99}, {} in {}{errors}\n",
+        "{:<18} {rate}, CPU {:.0}%, p99 {p99}, {} in {}{verdict}{errors}\n",
         format!("{}:", p.name),
         if wall > 0 {
             100.0 * cpu * 1e9 / wall as f64
@@ -154,6 +159,7 @@ pub fn bonnie(args: BonnieArgs, argv: &[OsString]) -> Result<Exit, Failure> {
     files.remove(&plan, &ranks, &mut run.warnings);
     run.bonnie = Some(summarize(&run));
     say(&format!("\n{}", render_tables(&run)));
+    say(&format!("\n{}", iobm_report::render_verdicts(&run.phases)));
     say(&format!("\n{}", iobm_report::render_footer(&run)));
     if let Some(path) = args.bonnie_csv.as_ref().filter(|_| ranks.is_root()) {
         let line = csv_line(&run).expect("a bonnie run has a table");

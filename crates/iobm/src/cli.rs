@@ -303,6 +303,11 @@ pub struct ServeArgs {
     /// Address and port to listen on (port 0 picks a free one)
     #[arg(long, value_name = "ADDR:PORT", default_value = "127.0.0.1:9000")]
     pub listen: std::net::SocketAddr,
+    /// Also serve the gateway's counters (bytes served, how many from its page cache, device
+    /// bytes, CPU) in the Prometheus text format at an unsigned /metrics on this address; on
+    /// the S3 port /metrics answers only signed requests
+    #[arg(long, value_name = "ADDR:PORT")]
+    pub metrics_listen: Option<std::net::SocketAddr>,
     /// Access key clients sign with [default: generated and printed]
     #[arg(
         long,
@@ -491,6 +496,11 @@ pub struct S3Args {
     pub line_rate: Option<u64>,
     #[command(flatten)]
     pub server: ServerArgs,
+    /// With the built-in gateway: after uploading the data set, drop the whole system's page
+    /// cache (as root: sync, then /proc/sys/vm/drop_caches), else the data set's files' pages,
+    /// outside the timing; the result says which. Another server's cache is out of reach
+    #[arg(long)]
+    pub drop_caches: bool,
     /// Open a new connection for every request (Connection: close), its setup inside the
     /// operation's time; by default each worker keeps its connection alive
     #[arg(long)]

@@ -12,9 +12,6 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 
-/// The name of the built-in gateway's threads (how their CPU time is told apart).
-const GATEWAY_THREAD: &str = "gateway";
-
 /// iobm's gateway, serving a directory on a free loopback port from a thread of this process.
 pub struct BuiltinGateway {
     /// `http://127.0.0.1:PORT`.
@@ -68,11 +65,11 @@ impl BuiltinGateway {
         };
         let root = dir.clone();
         let thread = std::thread::Builder::new()
-            .name(GATEWAY_THREAD.into())
+            .name(iobm_gateway::metrics::THREAD.into())
             .spawn(move || -> std::io::Result<()> {
                 let runtime = tokio::runtime::Builder::new_multi_thread()
                     .enable_all()
-                    .thread_name(GATEWAY_THREAD)
+                    .thread_name(iobm_gateway::metrics::THREAD)
                     .build()?;
                 runtime.block_on(async {
                     let listener = match iobm_gateway::bind(([127, 0, 0, 1], 0).into()).await {
@@ -83,7 +80,7 @@ impl BuiltinGateway {
                         }
                     };
                     let _ = tx.send(listener.local_addr().map_err(|e| e.to_string()));
-                    iobm_gateway::serve(&root, listener, options, stop).await
+                    iobm_gateway::serve(&root, listener, None, options, stop).await
                 })
             })
             .map_err(|e| Failure::run(format!("cannot start the built-in gateway: {e}")))?;
@@ -104,30 +101,48 @@ impl BuiltinGateway {
     /// CPU seconds (user, system) the gateway's threads have used so far (from
     /// /proc/self/task; a pool thread that has exited since is no longer counted).
     pub fn cpu(&self) -> (f64, f64) {
-        // SAFETY: sysconf has no preconditions.
-        let tick = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
-        let mut total = (0.0, 0.0);
-        let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
-            return total;
-        };
-        for task in tasks.flatten() {
-            let path = task.path();
-            let name = std::fs::read_to_string(path.join("comm")).unwrap_or_default();
-            if name.trim_end() != GATEWAY_THREAD {
+        iobm_gateway::metrics::threads_cpu(iobm_gateway::metrics::THREAD)
+    }
+
+    /// Drops the objects under `bucket`/`prefix` from the page cache, or the whole system's
+    /// page cache where allowed (root); says which ("system", "files" or "nothing").
+    pub fn drop_caches(
+        &self,
+        bucket: &str,
+        prefix: &str,
+        warnings: &mut Vec<String>,
+    ) -> &'static str {
+        if iobm_target::posix::drop_system_cache() {
+            return "system";
+        }
+        let mut dirs = vec![self.dir.join(bucket).join(prefix.trim_end_matches('/'))];
+        let mut failed = None;
+        while let Some(dir) = dirs.pop() {
+            let Ok(entries) = std::fs::read_dir(&dir) else {
                 continue;
-            }
-            let stat = std::fs::read_to_string(path.join("stat")).unwrap_or_default();
-            // Fields after the ")" that ends the name: state is field 3, utime 14, stime 15.
-            let fields: Vec<&str> = stat
-                .rsplit_once(')')
-                .map_or(Vec::new(), |(_, rest)| rest.split_whitespace().collect());
-            let field = |n: usize| fields.get(n - 3).and_then(|f| f.parse::<f64>().ok());
-            if let (Some(user), Some(system)) = (field(14), field(15)) {
-                total.0 += user / tick;
-                total.1 += system / tick;
+            };
+            for entry in entries.flatten() {
+                let path = entry.path();
+                match entry.file_type() {
+                    Ok(t) if t.is_dir() => dirs.push(path),
+                    Ok(_) => {
+                        if let Err(e) = iobm_target::posix::drop_cache(&path) {
+                            failed.get_or_insert(format!("{}: {e}", path.display()));
+                        }
+                    }
+                    Err(_) => {}
+                }
             }
         }
-        total
+        match failed {
+            None => "files",
+            Some(why) => {
+                warnings.push(format!(
+                    "--drop-caches: some objects' pages were not dropped ({why})"
+                ));
+                "nothing"
+            }
+        }
     }
 
     /// Moves the gateway's CPU time since `before` out of the phases' own, into `gateway_s`.

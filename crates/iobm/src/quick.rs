@@ -13,7 +13,7 @@ use iobm_report::bonnie::render_tables;
 use iobm_report::table::Table;
 use iobm_report::{render_footer, render_header};
 use iobm_results::bonnie::{is_bonnie_test, summarize};
-use iobm_results::{env, Config, PhaseResult, RunResult};
+use iobm_results::{env, Config, RunResult};
 use iobm_run::execute::execute;
 use iobm_run::exit::{Exit, Failure};
 use iobm_run::observe::ResultFile;
@@ -30,23 +30,6 @@ const MAX_PER_JOB: u64 = 256 * MIB;
 const MIN_PER_JOB: u64 = 8 * MIB;
 const BONNIE_SIZE: u64 = 64 * MIB;
 
-/// A short note on whether a step's number is a storage or a cache rate.
-fn cache_note(phase: &PhaseResult) -> String {
-    let resident = phase.cache.resident_before_bytes;
-    let data = phase.settings.data_bytes;
-    match (phase.op.as_str(), resident, &phase.cache.device) {
-        ("read", Some(r), _) if data > 0 && r * 10 > data => {
-            format!(
-                "{:.0}% cached before: memory rate",
-                100.0 * r as f64 / data as f64
-            )
-        }
-        ("read", _, Some(d)) => format!("device read {}", format_bytes(d.read_bytes)),
-        ("write", _, Some(d)) => format!("device wrote {}", format_bytes(d.written_bytes)),
-        _ => String::new(),
-    }
-}
-
 /// The summary table: one row per step, makespan bandwidth, IOPS and latency.
 pub fn summary(run: &RunResult) -> String {
     let mut t = Table::new([
@@ -57,7 +40,7 @@ pub fn summary(run: &RunResult) -> String {
         "p50",
         "p99",
         "CPU-s/GiB",
-        "notes",
+        "cache",
     ])
     .left(7);
     for p in run.phases.iter().filter(|p| !is_bonnie_test(&p.name)) {
@@ -75,7 +58,10 @@ pub fn summary(run: &RunResult) -> String {
             p.cpu
                 .cpu_s_per_gib
                 .map_or("-".into(), |c| format!("{c:.2}")),
-            cache_note(p),
+            p.cache
+                .verdict
+                .as_ref()
+                .map_or("-".into(), |v| v.verdict.clone()),
         ]);
     }
     t.render("")
@@ -271,6 +257,8 @@ fn summary_text(run: &RunResult) -> String {
     let mut text = summary(run);
     text.push('\n');
     text.push_str(&render_tables(run));
+    text.push('\n');
+    text.push_str(&iobm_report::render_verdicts(&run.phases));
     for p in &run.phases {
         for w in &p.warnings {
             text.push_str(&format!("  {}: {w}\n", p.name));

@@ -8,7 +8,8 @@ use crate::gateway::BuiltinGateway;
 use crate::targets::{self, Storage};
 use iobm_engine::{run_phase, Mix, ObjectOp, ObjectSpec, Phase, PhaseEnd, StopRule};
 use iobm_report::text::{render_footer, render_header, render_phase};
-use iobm_results::checks::JUST_WRITTEN;
+use iobm_results::checks::{check, Machine, JUST_WRITTEN};
+use iobm_results::server;
 use iobm_results::{env, Config, RunStatus, S3Config as S3Settings};
 use iobm_run::execute::execute;
 use iobm_run::exit::{Exit, Failure};
@@ -183,6 +184,11 @@ pub fn s3(args: S3Args, argv: &[OsString]) -> Result<Exit, Failure> {
     }
     check_args(&args)?;
     let external = endpoints(&args)?;
+    if args.drop_caches && !external.is_empty() {
+        return Err(Failure::input(
+            "--drop-caches needs the built-in gateway: another server's page cache is out of this machine's reach",
+        ));
+    }
     // Checked before anything starts; the built-in gateway brings its own.
     let credentials = if external.is_empty() {
         None
@@ -299,8 +305,15 @@ fn run(
     if needs_data_set {
         upload_data_set(target, args, &spec, &control, &mut run);
     }
+    let dropped = match gateway {
+        Some(g) if args.drop_caches && run.status == RunStatus::Complete => {
+            g.drop_caches(&config.bucket, &config.prefix, &mut run.warnings)
+        }
+        _ => "nothing",
+    };
     if run.status == RunStatus::Complete {
         let gateway_before = gateway.map(BuiltinGateway::cpu);
+        let counted_before = server_counters(target, &config.bucket);
         let mut saved = ResultFile::new(args.output.json());
         execute(
             target,
@@ -313,6 +326,11 @@ fn run(
         if let (Some(g), Some(before)) = (gateway, gateway_before) {
             g.separate_cpu(before, &mut run.phases);
         }
+        for phase in &mut run.phases {
+            phase.settings.cache_dropped = dropped.to_string();
+            phase.settings.drop_cache = dropped != "nothing";
+        }
+        add_server_evidence(target, &config.bucket, &counted_before, &mut run, 0);
         for phase in &mut run.phases {
             for w in &mut phase.workers {
                 w.endpoint = target.endpoint_of(w.worker as usize).map(str::to_string);
@@ -503,6 +521,47 @@ fn clean_up(
 pub const QUICK_CONCURRENT: usize = 8;
 const QUICK_OBJECT: u64 = 1 << 20;
 
+/// The bucket of `iobm quick`'s S3 steps, in the built-in gateway's own directory.
+const QUICK_BUCKET: &str = "iobm";
+
+/// The counters for `bucket` of each endpoint that is an iobm gateway (None for the others).
+fn server_counters(target: &dyn Target, bucket: &str) -> Vec<Option<server::Counters>> {
+    target
+        .server_counters()
+        .iter()
+        .map(|text| text.as_deref().map(|t| server::parse(t, bucket)))
+        .collect()
+}
+
+/// Adds to the phases from `first` on what each iobm gateway counted since `before`, and
+/// checks them again with that evidence.
+fn add_server_evidence(
+    target: &dyn Target,
+    bucket: &str,
+    before: &[Option<server::Counters>],
+    run: &mut iobm_results::RunResult,
+    first: usize,
+) {
+    let after = server_counters(target, bucket);
+    let evidence: Vec<_> = before
+        .iter()
+        .zip(&after)
+        .enumerate()
+        .filter_map(|(i, pair)| match pair {
+            (Some(b), Some(a)) => Some(server::evidence(target.endpoint_of(i)?, b, a)),
+            _ => None,
+        })
+        .collect();
+    if evidence.is_empty() {
+        return;
+    }
+    let machine = Machine::of(run);
+    for phase in &mut run.phases[first..] {
+        phase.cache.servers = evidence.clone();
+        check(phase, &machine);
+    }
+}
+
 /// `iobm quick`'s S3 steps: PUT, then GET of what was stored, each for `step`, through the
 /// built-in gateway over `dir` (inside quick's own run directory), cleaned up afterwards.
 pub fn quick_steps(
@@ -519,7 +578,7 @@ pub fn quick_steps(
     let gateway = BuiltinGateway::start(Some(dir), run_id, region).map_err(|f| f.message)?;
     let storage = targets::open(Storage::S3(S3Config {
         endpoints: vec![gateway.endpoint.clone()],
-        bucket: "iobm".to_string(),
+        bucket: QUICK_BUCKET.to_string(),
         prefix: format!("iobm-{}/", run_id.text),
         credentials: Some(gateway.credentials.clone()),
         region: region.to_string(),
@@ -553,8 +612,10 @@ pub fn quick_steps(
             );
             put.name = "s3 put 1MiB".to_string();
             let before = gateway.cpu();
+            let counted = server_counters(target, QUICK_BUCKET);
             execute(target, vec![put], run, control, ranks, &mut [saved]);
             gateway.separate_cpu(before, &mut run.phases[first..]);
+            add_server_evidence(target, QUICK_BUCKET, &counted, run, first);
             // Every worker stored objects 0, 1, ... of its own: the first `stored` are complete.
             let stored = run.phases.last().map_or(0, |p| {
                 p.workers.iter().map(|w| w.span.ops).min().unwrap_or(0) * p.workers.len() as u64
@@ -569,8 +630,10 @@ pub fn quick_steps(
                 );
                 get.name = "s3 get 1MiB".to_string();
                 let before = gateway.cpu();
+                let counted = server_counters(target, QUICK_BUCKET);
                 execute(target, vec![get], run, control, ranks, &mut [saved]);
                 gateway.separate_cpu(before, &mut run.phases[first + 1..]);
+                add_server_evidence(target, QUICK_BUCKET, &counted, run, first + 1);
             }
             for p in run.phases[first..].iter_mut() {
                 if p.name.starts_with("s3 get") {

@@ -62,6 +62,7 @@ pub fn serve(args: ServeArgs) -> Result<Exit, Failure> {
     let scheme = if tls.is_some() { "https" } else { "http" };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
+        .thread_name(iobm_gateway::metrics::THREAD)
         .build()
         .map_err(|e| Failure::run(format!("cannot start the server runtime: {e}")))?;
     iobm_run::signals::install();
@@ -70,7 +71,20 @@ pub fn serve(args: ServeArgs) -> Result<Exit, Failure> {
             Failure::input(format!("--listen {}: {}", args.listen, session::describe_io(&e)))
         })?;
         let addr = listener.local_addr().map_err(|e| Failure::run(e.to_string()))?;
+        let metrics_listener = match args.metrics_listen {
+            None => None,
+            Some(at) => Some(iobm_gateway::bind(at).await.map_err(|e| {
+                Failure::input(format!("--metrics-listen {at}: {}", session::describe_io(&e)))
+            })?),
+        };
         println!("iobm serve: S3 on {scheme}://{addr} over {}", args.dir.display());
+        match &metrics_listener {
+            Some(l) => {
+                let at = l.local_addr().map_err(|e| Failure::run(e.to_string()))?;
+                println!("  counters (Prometheus): http://{at}/metrics, unsigned; on the S3 port, signed");
+            }
+            None => println!("  counters (Prometheus): GET /metrics on the S3 port, signed, Accept: text/plain"),
+        }
         match &access {
             Access::Keys {
                 access_key,
@@ -98,7 +112,7 @@ pub fn serve(args: ServeArgs) -> Result<Exit, Failure> {
             tls,
             ..Options::new(access)
         };
-        iobm_gateway::serve(&args.dir, listener, options, &iobm_run::signals::STOP)
+        iobm_gateway::serve(&args.dir, listener, metrics_listener, options, &iobm_run::signals::STOP)
             .await
             .map_err(|e| Failure::run(format!("{}: {}", args.dir.display(), session::describe_io(&e))))
     })?;

@@ -567,20 +567,101 @@ fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
 
 #[test]
 fn a_data_set_read_many_times_over_is_said_to_come_possibly_from_caches() {
+    // A server that does not count where its bytes came from: only the client's view.
+    let root = tempfile::tempdir().unwrap();
+    let Some(server) = s3s_fs(root.path()) else {
+        return;
+    };
     let warned = |result: &Value| warns(&result["phases"][0], "times over");
     let reread = run(
-        None,
+        Some(&server.url),
         "get",
         &["--objects", "4", "--obj-size", "64KiB", "--ops", "200"],
     );
     assert_eq!(reread["phases"][0]["settings"]["data_bytes"], 4 * 65536);
     assert!(warned(&reread), "{}", reread["phases"][0]["warnings"]);
+    assert_eq!(verdict(&reread), "possibly cached");
     let once = run(
-        None,
+        Some(&server.url),
         "get",
         &["--objects", "40", "--obj-size", "64KiB", "--ops", "40"],
     );
     assert!(!warned(&once), "{}", once["phases"][0]["warnings"]);
+    assert!(once["phases"][0]["cache"]["servers"]
+        .as_array()
+        .unwrap()
+        .is_empty());
+}
+
+/// A phase's cache verdict.
+fn verdict(result: &Value) -> &str {
+    result["phases"][0]["cache"]["verdict"]["verdict"]
+        .as_str()
+        .unwrap()
+}
+
+#[test]
+fn an_iobm_gateway_says_how_much_it_served_from_its_page_cache() {
+    // The data set was just uploaded: the built-in gateway serves it from its page cache.
+    // On a disk (the build directory's), not a tmpfs /tmp: its pages can be dropped.
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let gateway = dir.path().to_str().unwrap();
+    let gets = ["--objects", "40", "--obj-size", "256KiB", "--ops", "10"];
+    let warm = run(None, "get", &[&gets[..], &["--dir", gateway]].concat());
+    let phase = &warm["phases"][0];
+    let server = &phase["cache"]["servers"][0];
+    assert_eq!(server["endpoint"], warm["config"]["s3"]["endpoints"][0]);
+    assert_eq!(server["served_bytes"], u(&phase["operations"][0]["bytes"]));
+    assert_eq!(server["resident_bytes"], server["served_bytes"]);
+    assert_eq!(verdict(&warm), "cached");
+    assert!(
+        warns(phase, "the gateway's page cache held 100%"),
+        "{}",
+        phase["warnings"]
+    );
+    // Dropped after the upload (the whole page cache as root, else the objects' pages): the
+    // gateway read them from its disk.
+    let cold = run(
+        None,
+        "get",
+        &[&gets[..], &["--dir", gateway, "--drop-caches"]].concat(),
+    );
+    let phase = &cold["phases"][0];
+    let server = &phase["cache"]["servers"][0];
+    assert_ne!(phase["settings"]["cache_dropped"], "nothing");
+    let served = u(&server["served_bytes"]);
+    assert!(u(&server["resident_bytes"]) * 2 < served, "{server}");
+    assert!(u(&server["device_read_bytes"]) * 2 >= served, "{server}");
+    assert_ne!(verdict(&cold), "cached", "{}", phase["cache"]["verdict"]);
+
+    // `iobm serve` as an endpoint: the same counters, read with signed requests.
+    let root = tempfile::tempdir().unwrap();
+    let serve = iobm_serve(root.path());
+    let put = run(Some(&serve.url), "put", &["--ops", "12"]);
+    let phase = &put["phases"][0];
+    assert_eq!(phase["cache"]["servers"][0]["endpoint"], serve.url.as_str());
+    assert_eq!(
+        u(&phase["cache"]["servers"][0]["received_bytes"]),
+        12 * 65536
+    );
+    let get = run(Some(&serve.url), "get", &["--ops", "12"]);
+    assert_eq!(
+        get["phases"][0]["cache"]["servers"][0]["endpoint"],
+        serve.url.as_str()
+    );
+    assert_eq!(verdict(&get), "cached");
+    let saved = root.path().join("get.json");
+    std::fs::write(&saved, get.to_string()).unwrap();
+    let text = iobm().arg("report").arg(&saved).output().unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains(&format!("  gateway {}: served", serve.url)),
+        "{text}"
+    );
+    assert!(
+        text.contains("  verdict: cached: the gateway served"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -620,6 +701,12 @@ fn gets_above_the_line_rate_or_within_the_servers_memory_are_flagged() {
     );
     assert_eq!(builtin["config"]["s3"]["line_rate_bytes_per_s"], 125_000);
     assert!(!flagged(&builtin), "{}", builtin["phases"][0]["warnings"]);
+    // A server that does not count for itself: the client compares the data set with the
+    // memory the user states.
+    let foreign_root = tempfile::tempdir().unwrap();
+    let Some(server) = s3s_fs(foreign_root.path()) else {
+        return;
+    };
     let server_cache = |result: &Value| warns(&result["phases"][0], "possible server cache");
     // 40 objects of 64 KiB fit in a server of 1 GiB, not in one of 1 MiB.
     let small = run(

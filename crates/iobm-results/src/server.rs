@@ -1,0 +1,99 @@
+//! What an iobm gateway says about a phase: its counters (`/metrics`, Prometheus text) read
+//! before and after, and their difference for the run's bucket.
+
+use crate::ServerEvidence;
+
+/// One reading of a gateway's counters for one bucket.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Counters {
+    pub served_bytes: u64,
+    pub resident_bytes: u64,
+    pub received_bytes: u64,
+    pub device_read_bytes: Option<u64>,
+    pub device_written_bytes: Option<u64>,
+    pub cpu_s: f64,
+}
+
+/// The counters of `bucket` (0 where the gateway has not seen it yet) and the gateway's own.
+pub fn parse(text: &str, bucket: &str) -> Counters {
+    let mut c = Counters::default();
+    let label = format!(
+        "{{bucket=\"{}\"}}",
+        bucket.replace('\\', "\\\\").replace('"', "\\\"")
+    );
+    for line in text.lines().filter(|l| !l.starts_with('#')) {
+        let Some((name, value)) = line.rsplit_once(' ') else {
+            continue;
+        };
+        let Ok(value) = value.parse::<f64>() else {
+            continue;
+        };
+        let (metric, labels) = name.split_once('{').map_or((name, ""), |(m, l)| (m, l));
+        let ours = name.ends_with(&label);
+        let n = value as u64;
+        match metric {
+            "iobm_gateway_served_bytes_total" if ours => c.served_bytes = n,
+            "iobm_gateway_served_resident_bytes_total" if ours => c.resident_bytes = n,
+            "iobm_gateway_received_bytes_total" if ours => c.received_bytes = n,
+            "iobm_gateway_device_read_bytes_total" => c.device_read_bytes = Some(n),
+            "iobm_gateway_device_written_bytes_total" => c.device_written_bytes = Some(n),
+            "iobm_gateway_cpu_seconds_total" if labels.starts_with("mode=") => c.cpu_s += value,
+            _ => {}
+        }
+    }
+    c
+}
+
+/// What the gateway at `endpoint` did between two readings.
+pub fn evidence(endpoint: &str, before: &Counters, after: &Counters) -> ServerEvidence {
+    let delta = |a: Option<u64>, b: Option<u64>| Some(b?.saturating_sub(a?));
+    ServerEvidence {
+        endpoint: endpoint.to_string(),
+        served_bytes: after.served_bytes.saturating_sub(before.served_bytes),
+        resident_bytes: after.resident_bytes.saturating_sub(before.resident_bytes),
+        received_bytes: after.received_bytes.saturating_sub(before.received_bytes),
+        device_read_bytes: delta(before.device_read_bytes, after.device_read_bytes),
+        device_written_bytes: delta(before.device_written_bytes, after.device_written_bytes),
+        cpu_s: (after.cpu_s - before.cpu_s).max(0.0),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TEXT: &str = "# HELP iobm_gateway_served_bytes_total Bytes.\n\
+        # TYPE iobm_gateway_served_bytes_total counter\n\
+        iobm_gateway_served_bytes_total{bucket=\"other\"} 5\n\
+        iobm_gateway_served_bytes_total{bucket=\"run\"} 1000\n\
+        iobm_gateway_served_resident_bytes_total{bucket=\"run\"} 900\n\
+        iobm_gateway_received_bytes_total{bucket=\"run\"} 7\n\
+        iobm_gateway_device_read_bytes_total{device=\"8:0\"} 4096\n\
+        iobm_gateway_cpu_seconds_total{mode=\"user\"} 1.500\n\
+        iobm_gateway_cpu_seconds_total{mode=\"system\"} 0.250\n";
+
+    #[test]
+    fn a_buckets_counters_are_read_and_differenced() {
+        let after = parse(TEXT, "run");
+        assert_eq!(after.served_bytes, 1000);
+        assert_eq!(after.resident_bytes, 900);
+        assert_eq!(after.received_bytes, 7);
+        assert_eq!(after.device_read_bytes, Some(4096));
+        assert_eq!(after.device_written_bytes, None);
+        assert!((after.cpu_s - 1.75).abs() < 1e-9);
+        // A bucket it has not seen: zero.
+        assert_eq!(parse(TEXT, "new").served_bytes, 0);
+        let before = Counters {
+            served_bytes: 400,
+            resident_bytes: 400,
+            device_read_bytes: Some(96),
+            cpu_s: 0.75,
+            ..Counters::default()
+        };
+        let e = evidence("http://h:9000", &before, &after);
+        assert_eq!((e.served_bytes, e.resident_bytes), (600, 500));
+        assert_eq!(e.device_read_bytes, Some(4000));
+        assert_eq!(e.device_written_bytes, None);
+        assert!((e.cpu_s - 1.0).abs() < 1e-9);
+    }
+}
