@@ -824,4 +824,100 @@ mod tests {
         p.workers.truncate(1);
         assert!(!said(&p));
     }
+
+    fn verdict_of(p: &PhaseResult, machine: &Machine) -> String {
+        verdict(p, machine).verdict
+    }
+
+    #[test]
+    fn the_verdict_follows_the_best_evidence() {
+        let mut read = phase("read", [100 * MIB, 100 * MIB], [1_000_000_000; 2]);
+        let machine = Machine::with_ram(RAM);
+        // Nothing but a data set that fits in RAM.
+        assert_eq!(verdict_of(&read, &machine), "possibly cached");
+        assert_eq!(verdict_of(&read, &Machine::with_ram(50 * MIB)), "uncached");
+        read.cache.resident_before_bytes = Some(190 * MIB);
+        assert_eq!(verdict_of(&read, &machine), "cached");
+        read.cache.resident_before_bytes = Some(100 * MIB);
+        assert_eq!(verdict_of(&read, &machine), "partly cached");
+        // The device's counters outrank residency.
+        for (device_read, expected) in [(200, "uncached"), (100, "partly cached"), (0, "cached")] {
+            read.cache.device = Some(DeviceIo {
+                device: "8:0".into(),
+                read_bytes: device_read * MIB,
+                written_bytes: 0,
+            });
+            assert_eq!(verdict_of(&read, &machine), expected);
+        }
+        // A network file system's server may hold what the client's device never saw.
+        let nfs = Machine {
+            network_fs: true,
+            ..Machine::with_ram(RAM)
+        };
+        read.cache.device = None;
+        read.settings.direct = true;
+        assert_eq!(verdict_of(&read, &Machine::with_ram(RAM)), "uncached");
+        let v = verdict(&read, &nfs);
+        assert_eq!(v.verdict, "possibly cached");
+        assert!(v.evidence.contains("server's memory"), "{}", v.evidence);
+        // Memory is memory, writes and reads, O_DIRECT or not.
+        let memory = Machine {
+            memory_fs: true,
+            ..Machine::with_ram(RAM)
+        };
+        assert_eq!(verdict_of(&read, &memory), "memory");
+        let mut write = phase("write", [100 * MIB, 100 * MIB], [1_000_000_000; 2]);
+        assert_eq!(verdict_of(&write, &memory), "memory");
+        assert_eq!(verdict_of(&write, &machine), "possibly cached");
+        write.settings.fsync = "end".into();
+        assert_eq!(verdict_of(&write, &machine), "uncached");
+        let meta = phase("create", [0, 0], [1_000_000_000; 2]);
+        assert_eq!(verdict_of(&meta, &machine), "unknown");
+    }
+
+    #[test]
+    fn an_object_phases_verdict_is_the_gateways_word_else_the_networks() {
+        let mut get = phase("get", [100 * MIB, 100 * MIB], [1_000_000_000; 2]);
+        get.operations = vec![OperationResult {
+            op: "get".into(),
+            ops: 200,
+            bytes: 200 * MIB,
+            errors: 0,
+            retried: 0,
+            keys: 0,
+            ops_per_s: 200.0,
+            bytes_per_s: 200.0 * MIB as f64,
+            latency: get.latency.clone(),
+            ttfb: None,
+            series: None,
+        }];
+        get.settings.data_bytes = 1 << 40;
+        let machine = Machine::with_ram(RAM);
+        assert_eq!(verdict_of(&get, &machine), "unknown");
+        let slow_line = Machine {
+            line_rate_bytes_per_s: Some(MIB),
+            ..machine
+        };
+        assert_eq!(verdict_of(&get, &slow_line), "cached");
+        let served = |resident| crate::ServerEvidence {
+            endpoint: "http://h:9000".into(),
+            served_bytes: 100 * MIB,
+            resident_bytes: resident,
+            received_bytes: 0,
+            device_read_bytes: Some(100 * MIB - resident),
+            device_written_bytes: Some(0),
+            cpu_s: 1.0,
+        };
+        get.cache.servers = vec![served(100 * MIB), served(90 * MIB)];
+        let v = verdict(&get, &slow_line);
+        assert_eq!(v.verdict, "cached");
+        assert!(
+            v.evidence.starts_with("the gateway served 200.00 MiB: 95%"),
+            "{}",
+            v.evidence
+        );
+        get.cache.servers = vec![served(0), served(MIB)];
+        assert_eq!(verdict_of(&get, &machine), "uncached");
+        assert!(!says(&get, &machine, "cache effect"));
+    }
 }

@@ -29,11 +29,32 @@ fn the_result_says_what_was_dropped_before_each_read() {
     let read = &asked["phases"][1]["settings"];
     assert_eq!(read["cache_dropped"], if root { "system" } else { "files" });
     assert_eq!(asked["phases"][0]["settings"]["cache_dropped"], "nothing");
+    // Every byte of the read came from the disk, which the verdict says.
+    assert_eq!(
+        verdict(&asked, 1),
+        "uncached",
+        "{}",
+        asked["phases"][1]["cache"]
+    );
     let default = stream(disk.path(), &[]);
     assert_eq!(default["phases"][1]["settings"]["cache_dropped"], "files");
     let kept = stream(disk.path(), &["--keep-cache"]);
     assert_eq!(kept["phases"][1]["settings"]["cache_dropped"], "nothing");
     assert_eq!(kept["phases"][1]["settings"]["drop_cache"], false);
+    // Read right after it was written, from the page cache.
+    assert_eq!(
+        verdict(&kept, 1),
+        "cached",
+        "{}",
+        kept["phases"][1]["cache"]
+    );
+}
+
+/// The cache verdict of phase `index`.
+fn verdict(result: &serde_json::Value, index: usize) -> &str {
+    result["phases"][index]["cache"]["verdict"]["verdict"]
+        .as_str()
+        .unwrap()
 }
 
 #[test]
@@ -42,6 +63,12 @@ fn storage_that_is_memory_drops_nothing_and_says_it_is_memory() {
     assert!(shm.is_dir(), "this test needs /dev/shm, a tmpfs on Linux");
     let memory = tempfile::tempdir_in(shm).unwrap();
     let result = stream(memory.path(), &["--drop-caches"]);
+    // O_DIRECT or not, writes and reads: memory (tmpfs takes O_DIRECT since Linux 6.6).
+    let direct = stream(memory.path(), &["--direct"]);
+    for index in [0, 1] {
+        assert_eq!(verdict(&result, index), "memory");
+        assert_eq!(verdict(&direct, index), "memory");
+    }
     for phase in result["phases"].as_array().unwrap() {
         assert_eq!(phase["settings"]["cache_dropped"], "nothing");
         let warnings = phase["warnings"].as_array().unwrap();
