@@ -26,7 +26,7 @@ pub const JUST_WRITTEN: &str =
 pub const LEGACY_NOTES: [&str; 2] = [BUILTIN_GATEWAY_CPU, JUST_WRITTEN];
 
 /// What the checks know of the machine the data lived on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Machine {
     pub ram_bytes: u64,
     /// The directory measured is in RAM (tmpfs, ramfs): every rate is a memory rate.
@@ -41,6 +41,9 @@ pub struct Machine {
     pub builtin_gateway: bool,
     /// CPUs iobm could use (0: not known).
     pub cpus: u32,
+    /// The fastest PUT rate of the run (a put phase, the puts of a mixed one, or the upload of
+    /// a GET's data set), bytes per second.
+    pub put_bytes_per_s: Option<f64>,
 }
 
 /// File systems recognised by type as network file systems (a server cache is possible).
@@ -67,6 +70,7 @@ impl Machine {
             server_ram_bytes: None,
             builtin_gateway: false,
             cpus: 0,
+            put_bytes_per_s: None,
         }
     }
 
@@ -101,6 +105,15 @@ impl Machine {
                 .and_then(|s| s.line_rate_bytes_per_s),
             builtin_gateway: run.config.s3.as_ref().is_some_and(|s| s.builtin_gateway),
             cpus: environment.cpus,
+            put_bytes_per_s: run
+                .phases
+                .iter()
+                .flat_map(|p| &p.operations)
+                .filter(|o| matches!(o.op.as_str(), ops::PUT | ops::MULTIPART))
+                .map(|o| o.bytes_per_s)
+                .chain(run.config.s3.as_ref().and_then(|s| s.upload_bytes_per_s))
+                .filter(|r| *r > 0.0)
+                .reduce(f64::max),
             ram_bytes: environment.ram_bytes,
             memory_fs: environment
                 .storage
@@ -237,6 +250,20 @@ pub fn phase_warnings(phase: &PhaseResult, machine: &Machine) -> Vec<String> {
                 ));
             }
         }
+        if let Some(put) = machine
+            .put_bytes_per_s
+            .filter(|_| seconds > 0.0 && !servers_told && !machine.builtin_gateway)
+        {
+            let rate = read as f64 / seconds;
+            if rate > GET_OVER_PUT * put {
+                out.push(format!(
+                    "possible cache effect: the GETs moved {}/s, {:.1} times the {}/s this run's PUTs stored; a store's reads seldom outrun its writes that far unless a cache serves them",
+                    format_bytes(rate as u64),
+                    rate / put,
+                    format_bytes(put as u64)
+                ));
+            }
+        }
         if passes > 2.0 && !servers_told {
             out.push(format!(
                 "possible cache effect: the GETs read the data set ({}) {passes:.1} times over; after the first pass it can come from the server's caches (use more --objects than the server's memory holds)",
@@ -270,6 +297,10 @@ pub fn check(phase: &mut PhaseResult, machine: &Machine) {
     phase.warnings.extend(phase.notes.iter().cloned());
     phase.cache.verdict = Some(verdict(phase, machine));
 }
+
+/// GETs faster than this many times the run's PUT rate, from a server that does not count for
+/// itself, are flagged.
+pub const GET_OVER_PUT: f64 = 5.0;
 
 /// Share of the CPUs' time, client and built-in gateway together, from which a phase is
 /// called CPU-bound.
@@ -894,6 +925,17 @@ mod tests {
         get.settings.data_bytes = 1 << 40;
         let machine = Machine::with_ram(RAM);
         assert_eq!(verdict_of(&get, &machine), "unknown");
+        // 200 MiB/s of GETs against PUTs of 10 MiB/s and of 100 MiB/s.
+        let times_put = |put: u64| Machine {
+            put_bytes_per_s: Some((put * MIB) as f64),
+            ..machine
+        };
+        assert!(says(
+            &get,
+            &times_put(10),
+            "possible cache effect: the GETs moved 200.00 MiB/s, 20.0 times"
+        ));
+        assert!(!says(&get, &times_put(100), "possible cache effect"));
         let slow_line = Machine {
             line_rate_bytes_per_s: Some(MIB),
             ..machine

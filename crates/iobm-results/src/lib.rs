@@ -184,6 +184,11 @@ pub struct S3Config {
     /// built-in gateway). Null: not stated.
     #[serde(default)]
     pub line_rate_bytes_per_s: Option<u64>,
+    /// The rate at which the data set of a get, head, delete, list or mixed run was uploaded
+    /// before its phase (bytes over the upload's wall time, not counted in any phase): the
+    /// PUT rate a GET is compared with. Null when nothing was uploaded.
+    #[serde(default)]
+    pub upload_bytes_per_s: Option<f64>,
 }
 
 /// Settings of `iobm bonnie` beyond the file workload's.

@@ -427,6 +427,7 @@ fn s3_settings(
         tls: config.endpoints.iter().any(Endpoint::is_tls),
         insecure: args.insecure,
         line_rate_bytes_per_s: args.line_rate,
+        upload_bytes_per_s: None,
     }
 }
 
@@ -443,13 +444,18 @@ fn upload_data_set(
     let mut upload = Phase::objects(ObjectOp::Put, workers, spec.clone(), StopRule::Once);
     upload.data = args.data;
     let outcome = run_phase(target, &upload, control);
+    let seconds = outcome.end_ns.saturating_sub(outcome.start_ns) as f64 / 1e9;
     match outcome.end {
-        PhaseEnd::Completed => say(&format!(
-            "data set: {} objects, {} uploaded in {:.1}s (not counted)\n",
-            spec.count,
-            iobm_stats::format_bytes(outcome.bytes()),
-            outcome.end_ns.saturating_sub(outcome.start_ns) as f64 / 1e9
-        )),
+        PhaseEnd::Completed => {
+            say(&format!(
+                "data set: {} objects, {} uploaded in {seconds:.1}s (not counted)\n",
+                spec.count,
+                iobm_stats::format_bytes(outcome.bytes()),
+            ));
+            if let Some(s3) = run.config.s3.as_mut().filter(|_| seconds > 0.0) {
+                s3.upload_bytes_per_s = Some(outcome.bytes() as f64 / seconds);
+            }
+        }
         end => {
             run.status = if end == PhaseEnd::Interrupted {
                 RunStatus::Interrupted

@@ -579,6 +579,13 @@ fn a_data_set_read_many_times_over_is_said_to_come_possibly_from_caches() {
         &["--objects", "4", "--obj-size", "64KiB", "--ops", "200"],
     );
     assert_eq!(reread["phases"][0]["settings"]["data_bytes"], 4 * 65536);
+    // The data set's upload is the PUT rate a GET is compared with.
+    assert!(
+        reread["config"]["s3"]["upload_bytes_per_s"]
+            .as_f64()
+            .unwrap()
+            > 0.0
+    );
     assert!(warned(&reread), "{}", reread["phases"][0]["warnings"]);
     assert_eq!(verdict(&reread), "possibly cached");
     let once = run(
