@@ -30,6 +30,10 @@ pub trait Transport {
     fn broadcast(&self, bytes: &[u8]) -> Vec<u8>;
     /// Every rank's clock offset from rank 0, at rank 0 (empty elsewhere).
     fn clock_offsets(&self) -> Vec<ClockOffset>;
+    /// The MPI library's own name and version; None without MPI.
+    fn library(&self) -> Option<String> {
+        None
+    }
     /// Whether every rank says yes.
     fn all(&self, yes: bool) -> bool {
         let votes = self.gather(&[u8::from(yes)]);

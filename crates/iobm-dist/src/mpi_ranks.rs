@@ -110,6 +110,12 @@ impl Transport for MpiRanks {
         buf
     }
 
+    fn library(&self) -> Option<String> {
+        let text = mpi::environment::library_version().ok()?;
+        // Open MPI's spans lines (repository, release date): the first names it.
+        Some(text.lines().next().unwrap_or_default().trim().to_string())
+    }
+
     fn clock_offsets(&self) -> Vec<ClockOffset> {
         if self.world.rank() == 0 {
             self.offsets.clone()

@@ -145,10 +145,11 @@ pub fn render(runs: &[(String, RunResult)], transpose: bool, format: Format) -> 
         (header, rows)
     };
     let note = format!(
-        "{} runs of kind {}; values are makespan rates, (Nx) is the ratio to {}\n",
+        "{} runs of kind {}; values are makespan rates, (Nx) is the ratio to {}\n{}\n",
         runs.len(),
         runs[0].1.kind,
-        runs[0].0
+        runs[0].0,
+        workloads(runs)
     );
     match format {
         Format::Markdown => {
@@ -175,6 +176,31 @@ pub fn render(runs: &[(String, RunResult)], transpose: bool, format: Format) -> 
             }
             format!("{}{}", table.render(""), note)
         }
+    }
+}
+
+/// Whether the runs ran the same workload, by their configuration hashes (recomputed, so
+/// documents from before have one too).
+fn workloads(runs: &[(String, RunResult)]) -> String {
+    let hashes: Vec<String> = runs
+        .iter()
+        .map(|(_, r)| iobm_results::config_hash(&r.kind, &r.config))
+        .collect();
+    if hashes.iter().all(|h| *h == hashes[0]) {
+        format!(
+            "same workload in every run (configuration hash {})",
+            hashes[0]
+        )
+    } else {
+        let each: Vec<String> = runs
+            .iter()
+            .zip(&hashes)
+            .map(|((label, _), h)| format!("{label} {h}"))
+            .collect();
+        format!(
+            "the workloads differ (configuration hashes: {}): compare with care",
+            each.join(", ")
+        )
     }
 }
 

@@ -92,6 +92,22 @@ pub fn render_header(run: &RunResult) -> String {
         e.kernel,
         format_bytes(e.ram_bytes)
     );
+    if !e.nics.is_empty() {
+        let nics: Vec<String> = e
+            .nics
+            .iter()
+            .map(|n| {
+                let mut about = vec![n.state.clone()];
+                about.extend(
+                    n.speed_mbit
+                        .map(|s| format!("{} Gbit/s", s as f64 / 1000.0)),
+                );
+                about.extend(n.mtu.map(|m| format!("MTU {m}")));
+                format!("{} ({})", n.name, about.join(", "))
+            })
+            .collect();
+        let _ = writeln!(out, "  network  {}", nics.join(", "));
+    }
     let stop = c
         .duration_s
         .map_or("one pass".to_string(), |d| format!("for {d}s per phase"));
@@ -100,10 +116,11 @@ pub fn render_header(run: &RunResult) -> String {
             run.ranks.iter().map(|r| r.host.as_str()).collect();
         let _ = writeln!(
             out,
-            "  ranks    {} MPI ranks on {} host(s): {}; clock offsets within {}",
+            "  ranks    {} MPI ranks on {} host(s): {}{}; clock offsets within {}",
             run.ranks.len(),
             hosts.len(),
             hosts.into_iter().collect::<Vec<_>>().join(", "),
+            e.mpi.as_ref().map_or(String::new(), |m| format!("; {m}")),
             format_duration(Duration::from_nanos(
                 run.ranks
                     .iter()

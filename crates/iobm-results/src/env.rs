@@ -1,7 +1,7 @@
 //! Captures the environment of a run: host, kernel, CPUs, memory, and the file system under the
 //! measured directory (type, mount point, options, size) from /proc and statvfs.
 
-use crate::{BlockDevice, Environment, StorageInfo};
+use crate::{BlockDevice, Environment, Nic, StorageInfo};
 use std::ffi::CStr;
 use std::fs;
 use std::os::unix::ffi::OsStrExt;
@@ -173,6 +173,72 @@ fn machine_counts() -> (u32, u32) {
     (online, nodes)
 }
 
+/// This process's affinity mask as a CPU list ("0-3,8").
+fn affinity() -> String {
+    // SAFETY: sched_getaffinity fills a zeroed cpu_set_t of the size given.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    if unsafe { libc::sched_getaffinity(0, std::mem::size_of_val(&set), &mut set) } != 0 {
+        return String::new();
+    }
+    // SAFETY: CPU_ISSET reads the set filled above, within CPU_SETSIZE.
+    let on = |c: usize| unsafe { libc::CPU_ISSET(c, &set) };
+    let mut ranges: Vec<String> = Vec::new();
+    let mut c = 0;
+    let size = libc::CPU_SETSIZE as usize;
+    while c < size {
+        if !on(c) {
+            c += 1;
+            continue;
+        }
+        let start = c;
+        while c + 1 < size && on(c + 1) {
+            c += 1;
+        }
+        ranges.push(if start == c {
+            start.to_string()
+        } else {
+            format!("{start}-{c}")
+        });
+        c += 1;
+    }
+    ranges.join(",")
+}
+
+/// The network interfaces but loopback, from /sys/class/net.
+fn nics() -> Vec<Nic> {
+    let Ok(entries) = fs::read_dir("/sys/class/net") else {
+        return Vec::new();
+    };
+    let mut nics: Vec<Nic> = entries
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let dir = e.path();
+            let read = |f: &str| {
+                fs::read_to_string(dir.join(f))
+                    .ok()
+                    .map(|v| v.trim().to_string())
+            };
+            // Loopback is type 772 (ARPHRD_LOOPBACK).
+            if read("type").as_deref() == Some("772") {
+                return None;
+            }
+            Some(Nic {
+                name,
+                // Virtual and down interfaces say -1 or refuse.
+                speed_mbit: read("speed")
+                    .and_then(|s| s.parse::<i64>().ok())
+                    .filter(|&s| s > 0)
+                    .map(|s| s as u64),
+                mtu: read("mtu").and_then(|m| m.parse().ok()),
+                state: read("operstate").unwrap_or_default(),
+            })
+        })
+        .collect();
+    nics.sort_by(|a, b| a.name.cmp(&b.name));
+    nics
+}
+
 /// (size, available to unprivileged users) of the file system at `path`, in bytes.
 pub fn space(path: &Path) -> Option<(u64, u64)> {
     let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
@@ -204,6 +270,9 @@ pub fn capture(dir: Option<&Path>) -> Environment {
         ram_bytes: ram_bytes(),
         iobm_version: env!("CARGO_PKG_VERSION").to_string(),
         storage: dir.and_then(storage_info),
+        affinity: affinity(),
+        nics: nics(),
+        mpi: None,
     }
 }
 
@@ -227,6 +296,17 @@ mod tests {
             .unwrap()
             .starts_with(&storage.mount_point));
         assert!(storage.total_bytes >= storage.available_bytes);
+        // The affinity list names as many CPUs as `cpus` counts.
+        let listed: u32 = env
+            .affinity
+            .split(',')
+            .map(|r| match r.split_once('-') {
+                Some((a, b)) => b.parse::<u32>().unwrap() - a.parse::<u32>().unwrap() + 1,
+                None => 1,
+            })
+            .sum();
+        assert_eq!(listed, env.cpus);
+        assert!(env.nics.iter().all(|n| n.name != "lo"), "{:?}", env.nics);
     }
 
     #[test]
@@ -250,6 +330,7 @@ mod tests {
             let env = capture(None);
             libc::sched_setaffinity(0, std::mem::size_of_val(&before), &before);
             assert_eq!(env.cpus, 1);
+            assert_eq!(env.affinity, first.to_string());
             assert!(env.cpus_online >= 1);
         }
     }

@@ -51,6 +51,44 @@ pub struct RunResult {
     pub bonnie: Option<BonnieSummary>,
     /// Run-wide warnings (each phase also has its own).
     pub warnings: Vec<String>,
+    /// A hash of what the run did, not where: the kind and the configuration without the
+    /// directory, endpoints, bucket, prefix and what differs per run ([`config_hash`]). Two
+    /// runs with the same hash ran the same workload, on whatever storage.
+    #[serde(default)]
+    pub config_hash: String,
+}
+
+/// The [`RunResult::config_hash`] of a run of `kind` with `config`: FNV-1a (64 bits) of the
+/// configuration's JSON without the fields that name where it ran or differ per run.
+pub fn config_hash(kind: &str, config: &Config) -> String {
+    let mut value = serde_json::to_value(config).expect("a config serialises");
+    let place = ["dir", "run_dir", "keep"];
+    let s3_place = [
+        "endpoints",
+        "gateway_dir",
+        "bucket",
+        "bucket_created",
+        "prefix",
+        "max_new_objects",
+        "upload_bytes_per_s",
+    ];
+    if let Some(map) = value.as_object_mut() {
+        place.iter().for_each(|k| {
+            map.remove(*k);
+        });
+        if let Some(s3) = map.get_mut("s3").and_then(|s| s.as_object_mut()) {
+            s3_place.iter().for_each(|k| {
+                s3.remove(*k);
+            });
+        }
+    }
+    let text = format!("{kind}\n{value}");
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in text.bytes() {
+        hash ^= b as u64;
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{hash:016x}")
 }
 
 /// One process of a run.
@@ -279,6 +317,30 @@ pub struct Environment {
     pub iobm_version: String,
     /// The file system holding the run's directory.
     pub storage: Option<StorageInfo>,
+    /// The CPUs of iobm's affinity mask as a list ("0-3,8"); `cpus` counts them.
+    #[serde(default)]
+    pub affinity: String,
+    /// The network interfaces (not loopback), as sysfs describes them.
+    #[serde(default)]
+    pub nics: Vec<Nic>,
+    /// The MPI library under MPI (its own version string, e.g. "Open MPI v4.1.4, ..."); null
+    /// without MPI.
+    #[serde(default)]
+    pub mpi: Option<String>,
+}
+
+/// A network interface.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Nic {
+    /// Its name (eth0, ib0, ...).
+    pub name: String,
+    /// Link speed in Mbit/s, when the driver says (not for virtual interfaces).
+    pub speed_mbit: Option<u64>,
+    /// MTU in bytes.
+    pub mtu: Option<u32>,
+    /// Operational state ("up", "down", "unknown").
+    pub state: String,
 }
 
 /// The file system under test.

@@ -103,8 +103,14 @@ impl Ranks {
         }
     }
 
+    /// Records the run's ranks and the MPI library in `run` (at rank 0).
+    pub fn describe(&self, run: &mut iobm_results::RunResult) {
+        run.ranks = self.infos(&run.environment.hostname);
+        run.environment.mpi = self.transport.library();
+    }
+
     /// Every rank's host and clock offset (rank 0; others get an empty list).
-    pub fn infos(&self, host: &str) -> Vec<RankInfo> {
+    fn infos(&self, host: &str) -> Vec<RankInfo> {
         let hosts = self.transport.gather(host.as_bytes());
         let Some(hosts) = hosts else {
             return Vec::new();

@@ -79,6 +79,7 @@ pub fn skeleton(
         warnings.push(ZERO_DATA.to_string());
     }
     RunResult {
+        config_hash: iobm_results::config_hash(kind, &config),
         format: FORMAT.to_string(),
         schema_version: SCHEMA_VERSION,
         kind: kind.to_string(),

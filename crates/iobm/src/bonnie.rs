@@ -139,7 +139,7 @@ pub fn bonnie(args: BonnieArgs, argv: &[OsString]) -> Result<Exit, Failure> {
         spec.seekers,
         args.files.count
     ));
-    run.ranks = ranks.infos(&run.environment.hostname);
+    ranks.describe(&mut run);
     let mut print = |r: &iobm_results::RunResult| {
         if let Some(p) = r.phases.last() {
             say(&test_line(p));

@@ -75,7 +75,7 @@ fn run_and_report(
     ranks: &Ranks,
     json: Option<&Path>,
 ) {
-    run.ranks = ranks.infos(&run.environment.hostname);
+    ranks.describe(run);
     say(&render_header(run));
     let mut print = |r: &RunResult| {
         let latest = r.phases.last().expect("a phase just ran");

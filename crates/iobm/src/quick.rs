@@ -122,7 +122,7 @@ pub fn quick(args: QuickArgs, argv: &[OsString]) -> Result<Exit, Failure> {
         format_duration(t),
         format_bytes(bonnie_spec.size)
     ));
-    run.ranks = ranks.infos(&run.environment.hostname);
+    ranks.describe(&mut run);
     let mut saved = ResultFile::new(args.output.json());
     execute(
         target,

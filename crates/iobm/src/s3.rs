@@ -299,7 +299,7 @@ fn run(
     let kind = format!("s3 {}", op.name());
     let mut run = session::skeleton(&kind, run_id, argv, run_config, environment, &control);
     run.label = args.label.clone();
-    run.ranks = ranks.infos(&run.environment.hostname);
+    ranks.describe(&mut run);
     say(&render_header(&run));
 
     if needs_data_set {

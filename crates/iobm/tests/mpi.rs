@@ -97,6 +97,11 @@ fn four_ranks_write_one_report_whose_totals_are_the_sum_over_ranks() {
     let ranks = result["ranks"].as_array().unwrap();
     assert_eq!(ranks.len(), 4);
     assert!(ranks.iter().all(|r| r["clock_uncertainty_ns"].is_u64()));
+    // The MPI library names itself, in the result and the report's header.
+    let library = result["environment"]["mpi"].as_str().unwrap();
+    assert!(library.contains("MPI"), "{library}");
+    assert!(stdout.contains(library), "{stdout}");
+    assert!(result["phases"][0]["cache"]["verdict"]["verdict"].is_string());
     let phase = &result["phases"][0];
     let workers = phase["workers"].as_array().unwrap();
     assert_eq!(workers.len(), 8);

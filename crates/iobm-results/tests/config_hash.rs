@@ -1,0 +1,37 @@
+//! The configuration hash names the workload, not where it ran.
+
+use iobm_results::{config_hash, RunResult};
+
+fn fixture(name: &str) -> RunResult {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../iobm/tests/fixtures")
+        .join(name);
+    RunResult::from_json(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+#[test]
+fn the_same_workload_elsewhere_has_the_same_hash_and_another_workload_another() {
+    let run = fixture("stream.json");
+    let hash = config_hash(&run.kind, &run.config);
+    assert_eq!(hash.len(), 16);
+    let mut elsewhere = run.config.clone();
+    elsewhere.dir = "/mnt/lustre".into();
+    elsewhere.run_dir = "/mnt/lustre/iobm-other".into();
+    elsewhere.keep = !elsewhere.keep;
+    assert_eq!(config_hash(&run.kind, &elsewhere), hash);
+    let mut bigger_blocks = run.config.clone();
+    bigger_blocks.block_bytes *= 2;
+    assert_ne!(config_hash(&run.kind, &bigger_blocks), hash);
+    assert_ne!(config_hash("read", &run.config), hash);
+
+    let s3 = fixture("s3-mixed.json");
+    let hash = config_hash(&s3.kind, &s3.config);
+    let mut other_server = s3.config.clone();
+    let settings = other_server.s3.as_mut().unwrap();
+    settings.endpoints = vec!["http://10.0.0.2:9000".into()];
+    settings.prefix = "iobm-other/".into();
+    settings.upload_bytes_per_s = Some(1e9);
+    assert_eq!(config_hash(&s3.kind, &other_server), hash);
+    other_server.s3.as_mut().unwrap().concurrent += 1;
+    assert_ne!(config_hash(&s3.kind, &other_server), hash);
+}
