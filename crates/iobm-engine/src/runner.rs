@@ -17,7 +17,7 @@ use iobm_target::{error_kind, Access, OpenOptions, Target};
 use std::io;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Barrier, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Creates the layout's files, empty, before a write phase (not timed).
 pub fn prepare_objects(target: &dyn Target, layout: &Layout) -> io::Result<()> {
@@ -151,7 +151,7 @@ pub fn run_phase_gated(
             }
         }
     };
-    let (results, cpu, start, end) = if workers == 1 {
+    let (results, cpu, start, end) = if workers == 1 && phase.ramp.is_zero() {
         // One worker runs on this thread: a process with a single thread keeps the kernel's
         // cheap path for file descriptors (no reference counting or position lock per call),
         // which is a tenth of a one-byte write(2) on tmpfs, as for single-threaded tools.
@@ -183,9 +183,16 @@ pub fn run_phase_gated(
                 .collect();
             ready.wait();
             gate();
-            let (cpu_before, start) = begin(phase, control);
+            let (mut cpu_before, start) = begin(phase, control);
             *phase_start.lock().unwrap() = start;
             go.wait();
+            if !phase.ramp.is_zero() {
+                // The CPU of the warm-up is not the phase's: counted from its end.
+                while start.elapsed() < phase.ramp && handles.iter().any(|h| !h.is_finished()) {
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                cpu_before = CpuTimes::now();
+            }
             let results: Vec<_> = handles
                 .into_iter()
                 .map(|h| h.join().expect("worker thread panicked"))
@@ -242,7 +249,8 @@ pub fn run_phase_gated(
         name: phase.name.clone(),
         op: phase.op,
         end: end_kind,
-        start_ns: control.ns(start),
+        // After a warm-up, the phase is what was counted.
+        start_ns: control.ns(start + phase.ramp).min(control.ns(end)),
         end_ns: control.ns(end),
         workers: outcomes,
         latency,
@@ -300,8 +308,10 @@ fn run_worker(
     phase_origin: Instant,
 ) -> (WorkerResult, Vec<WorkerError>) {
     let live = &control.live[index];
+    // The warm-up comes before the phase's duration.
+    let counted_from = phase_origin + phase.ramp;
     let deadline = match phase.stop {
-        StopRule::Duration(d) => Some(phase_origin + d),
+        StopRule::Duration(d) => Some(counted_from + d),
         _ => None,
     };
     let quota = match phase.stop {
@@ -320,7 +330,10 @@ fn run_worker(
     let retries = phase.objects.as_ref().map_or(0, |o| o.retries);
 
     let start = Instant::now();
-    let start_ns = control.ns(start);
+    let start_ns = control.ns(start.max(counted_from));
+    // Stamps of the first counted operation's end and the last one's start (warp's window).
+    let mut first_op_end: Option<Instant> = None;
+    let mut last_op_start = start;
 
     let mut i: u64 = 0;
     let mut last_end = start;
@@ -373,6 +386,16 @@ fn run_worker(
                 continue;
             }
         };
+        live.bytes.fetch_add(bytes, Ordering::Relaxed);
+        live.ops.fetch_add(1, Ordering::Relaxed);
+        if t1 < counted_from {
+            // Warm-up (--ramp): done, not counted.
+            last_end = t1;
+            i += 1;
+            continue;
+        }
+        first_op_end.get_or_insert(t1);
+        last_op_start = t0;
         let ns = (t1.duration_since(t0).as_nanos() as u64).saturating_sub(checked_inline);
         class.latency.record(ns);
         class.ops += 1;
@@ -385,9 +408,7 @@ fn run_worker(
         }
         done.bytes += bytes;
         done.ops += 1;
-        live.bytes.fetch_add(bytes, Ordering::Relaxed);
-        live.ops.fetch_add(1, Ordering::Relaxed);
-        let second = t1.saturating_duration_since(phase_origin).as_secs() as usize;
+        let second = t1.saturating_duration_since(counted_from).as_secs() as usize;
         add_at(&mut series_bytes, second, bytes);
         add_at(&mut series_ops, second, 1);
         add_at(&mut class.series_bytes, second, bytes);
@@ -422,9 +443,11 @@ fn run_worker(
     // The snapshots are taken from the traces once every worker has finished.
     let span = WorkerSpan {
         start_ns,
-        end_ns,
+        end_ns: end_ns.max(start_ns),
         bytes: done.bytes,
         ops: done.ops,
+        first_op_end_ns: first_op_end.map_or(0, |t| control.ns(t)),
+        last_op_start_ns: control.ns(last_op_start),
         ..WorkerSpan::default()
     };
     let outcome = WorkerOutcome {

@@ -473,6 +473,10 @@ pub struct Phase {
     /// Failed operations are counted and the phase goes on, until more than this many failed
     /// (the phase then fails); 0: the first failure fails the phase.
     pub max_errors: u64,
+    /// A warm-up at the start of a phase that stops by time (fio's `ramp_time`): operations
+    /// that end within it are done but not counted (no bytes, latency or series), and the
+    /// worker's span starts when it ends; the phase runs its duration after it.
+    pub ramp: Duration,
 }
 
 impl Phase {
@@ -496,6 +500,7 @@ impl Phase {
             workers: layout.workers(),
             objects: None,
             max_errors: 0,
+            ramp: Duration::ZERO,
             layout,
         }
     }

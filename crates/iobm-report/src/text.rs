@@ -108,9 +108,12 @@ pub fn render_header(run: &RunResult) -> String {
             .collect();
         let _ = writeln!(out, "  network  {}", nics.join(", "));
     }
-    let stop = c
-        .duration_s
-        .map_or("one pass".to_string(), |d| format!("for {d}s per phase"));
+    let ramp = c.ramp_s.map_or(String::new(), |r| {
+        format!(" after a {r}s warm-up not counted (--ramp)")
+    });
+    let stop = c.duration_s.map_or("one pass".to_string(), |d| {
+        format!("for {d}s per phase{ramp}")
+    });
     let ranks = if run.ranks.len() > 1 {
         let hosts: std::collections::BTreeSet<&str> =
             run.ranks.iter().map(|r| r.host.as_str()).collect();
@@ -148,9 +151,9 @@ pub fn render_header(run: &RunResult) -> String {
         } else {
             String::new()
         };
-        let stop = c
-            .duration_s
-            .map_or("until done or --ops".to_string(), |d| format!("for {d}s"));
+        let stop = c.duration_s.map_or("until done or --ops".to_string(), |d| {
+            format!("for {d}s{ramp}")
+        });
         let _ = writeln!(
             out,
             "  workload {} concurrent, objects of {size}{data_set}, payload signing {}, data {}, {stop}",

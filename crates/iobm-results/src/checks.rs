@@ -594,6 +594,7 @@ mod tests {
                         bytes: bytes[i] * ends[0].min(ends[1]) / ends[i],
                         ops: 0,
                     },
+                    ..WorkerSpan::default()
                 },
                 final_sync_ns: 0,
                 verify_ns: 0,
@@ -618,6 +619,7 @@ mod tests {
                 drop_cache: false,
                 cache_dropped: "nothing".into(),
                 duration_s: None,
+                ramp_s: None,
                 verify: false,
                 data_bytes: bytes[0] + bytes[1],
             },

@@ -148,6 +148,10 @@ pub struct Config {
     pub direct: bool,
     /// Time limit per phase in seconds, when the run stops by time instead of by size.
     pub duration_s: Option<f64>,
+    /// Warm-up before each phase's duration, in seconds (--ramp): operations that ended in it
+    /// are in no number of the document. Null: none.
+    #[serde(default)]
+    pub ramp_s: Option<f64>,
     /// Content written: "random", "zero" or "compressible:PCT".
     pub data: String,
     /// Whether the data was kept after the run.
@@ -510,6 +514,9 @@ pub struct PhaseSettings {
     pub cache_dropped: String,
     /// Time limit in seconds; null when each worker made one pass over its region.
     pub duration_s: Option<f64>,
+    /// Warm-up before the duration, in seconds, not counted (--ramp); null: none.
+    #[serde(default)]
+    pub ramp_s: Option<f64>,
     /// Whether every 4 KiB read back was checked for its stamp (--verify), outside the timing.
     pub verify: bool,
     /// Bytes of the phase's data set.

@@ -188,6 +188,10 @@ pub fn merge_phases(
         for w in &mut phase.workers {
             w.span.start_ns = to_root(w.span.start_ns);
             w.span.end_ns = to_root(w.span.end_ns);
+            if w.span.ops > 0 {
+                w.span.first_op_end_ns = to_root(w.span.first_op_end_ns);
+                w.span.last_op_start_ns = to_root(w.span.last_op_start_ns);
+            }
         }
         traces.extend(
             part.traces

@@ -148,6 +148,7 @@ pub fn phase_result(
             drop_cache: dropped != CacheDrop::Nothing,
             cache_dropped: dropped.name().to_string(),
             duration_s: duration_s(phase.stop),
+            ramp_s: (!phase.ramp.is_zero()).then_some(phase.ramp.as_secs_f64()),
             verify: phase.verify.is_some(),
             // An object phase's data set is its objects (none for put and multipart).
             data_bytes: phase

@@ -28,6 +28,20 @@ pub struct WorkerSpan {
     pub at_all_started: Progress,
     /// What the worker had done when the first worker finished (to within a millisecond).
     pub at_first_done: Progress,
+    /// When the worker's first counted operation ended (0: none, and in documents from before).
+    #[serde(default)]
+    pub first_op_end_ns: u64,
+    /// When the worker's last counted operation began.
+    #[serde(default)]
+    pub last_op_start_ns: u64,
+    /// What the worker had done at the start of warp's window, the latest first-operation end
+    /// over all workers (to within a millisecond).
+    #[serde(default)]
+    pub at_window_start: Progress,
+    /// What the worker had done at the end of warp's window, the earliest last-operation start
+    /// over all workers.
+    #[serde(default)]
+    pub at_window_end: Progress,
 }
 
 /// A worker's progress over time: (stamp in ns, progress by then), sampled at most every
@@ -48,16 +62,28 @@ pub fn progress_at(trace: &[(u64, Progress)], t_ns: u64) -> Progress {
     }
 }
 
-/// Fills every span's `at_all_started` and `at_first_done` from its trace, at the last start
-/// and the first end over all the spans given (all workers of all ranks).
+/// Fills every span's snapshots from its trace, at the last start and the first end over all
+/// the spans given (all workers of all ranks), and at the ends of warp's window.
 pub fn fill_snapshots(spans: &mut [WorkerSpan], traces: &[Trace]) {
     let active = || spans.iter().filter(|s| s.end_ns > s.start_ns);
     let last_start = active().map(|s| s.start_ns).max().unwrap_or(0);
     let first_end = active().map(|s| s.end_ns).min().unwrap_or(0);
+    let (window_start, window_end) = warp_window(spans);
     for (span, trace) in spans.iter_mut().zip(traces) {
         span.at_all_started = progress_at(trace, last_start);
         span.at_first_done = progress_at(trace, first_end);
+        span.at_window_start = progress_at(trace, window_start);
+        span.at_window_end = progress_at(trace, window_end);
     }
+}
+
+/// warp's window: from the latest end of a worker's first operation to the earliest start of
+/// a worker's last one, over the workers that did any.
+fn warp_window(spans: &[WorkerSpan]) -> (u64, u64) {
+    let counted = || spans.iter().filter(|s| s.ops > 0 && s.first_op_end_ns > 0);
+    let start = counted().map(|s| s.first_op_end_ns).max().unwrap_or(0);
+    let end = counted().map(|s| s.last_op_start_ns).min().unwrap_or(0);
+    (start, end)
 }
 
 impl WorkerSpan {
@@ -79,16 +105,20 @@ pub enum AggregateKind {
     Makespan,
     /// Bytes done by all workers when the first one finished, over that time (stonewall; elbencho).
     FirstDone,
-    /// Bytes done while every worker was active, over that window (warp).
+    /// Bytes done while every worker was active, over that window.
     SteadyState,
+    /// Bytes done between the latest end of a worker's first operation and the earliest start
+    /// of a worker's last one, over that window: warp's, without warm-up and tail.
+    WarpWindow,
 }
 
 impl AggregateKind {
-    pub const ALL: [AggregateKind; 4] = [
+    pub const ALL: [AggregateKind; 5] = [
         AggregateKind::SumOfRates,
         AggregateKind::Makespan,
         AggregateKind::FirstDone,
         AggregateKind::SteadyState,
+        AggregateKind::WarpWindow,
     ];
 
     pub fn label(self) -> &'static str {
@@ -97,6 +127,7 @@ impl AggregateKind {
             AggregateKind::Makespan => "makespan",
             AggregateKind::FirstDone => "first done",
             AggregateKind::SteadyState => "steady state",
+            AggregateKind::WarpWindow => "warp window",
         }
     }
 
@@ -109,6 +140,9 @@ impl AggregateKind {
             }
             AggregateKind::SteadyState => {
                 "sum of bytes_w done between the last start and the first end / (min end_w - max start_w)"
+            }
+            AggregateKind::WarpWindow => {
+                "sum of bytes_w done between the last first-operation end and the first last-operation start / (min last_op_start_w - max first_op_end_w)"
             }
         }
     }
@@ -159,7 +193,8 @@ fn windowed(kind: AggregateKind, bytes: u64, ops: u64, from_ns: u64, to_ns: u64)
 pub const STEADY_MIN_WINDOW_NS: u64 = 10 * TRACE_INTERVAL_NS;
 
 /// Every aggregate definition that is defined for these spans. Steady state is left out when
-/// the workers were all active at once for less than [`STEADY_MIN_WINDOW_NS`] (or never).
+/// the workers were all active at once for less than [`STEADY_MIN_WINDOW_NS`] (or never), and
+/// warp's window when it is that short.
 pub fn aggregates(spans: &[WorkerSpan]) -> Vec<Aggregate> {
     let active: Vec<&WorkerSpan> = spans.iter().filter(|s| s.end_ns > s.start_ns).collect();
     if active.is_empty() {
@@ -208,6 +243,22 @@ pub fn aggregates(spans: &[WorkerSpan]) -> Vec<Aggregate> {
             steady_ops,
             max_start,
             min_end,
+        ));
+    }
+    let (window_start, window_end) = warp_window(spans);
+    if window_end >= window_start + STEADY_MIN_WINDOW_NS && window_start > 0 {
+        let in_window = |f: fn(&Progress) -> u64| -> u64 {
+            active
+                .iter()
+                .map(|s| f(&s.at_window_end).saturating_sub(f(&s.at_window_start)))
+                .sum()
+        };
+        out.push(windowed(
+            AggregateKind::WarpWindow,
+            in_window(|p| p.bytes),
+            in_window(|p| p.ops),
+            window_start,
+            window_end,
         ));
     }
     out
@@ -261,7 +312,47 @@ mod tests {
                 bytes: at_first,
                 ops: at_first / 10,
             },
+            ..WorkerSpan::default()
         }
+    }
+
+    #[test]
+    fn warps_window_drops_each_workers_first_and_last_operation() {
+        let ms = 1_000_000;
+        let p = |bytes| Progress {
+            bytes,
+            ops: bytes / 10,
+        };
+        // Worker 0 ends its first operation at 20 ms, starts its last at 90 ms; worker 1 at
+        // 30 ms and 80 ms: the window is 30..80 ms.
+        let traces = vec![
+            vec![
+                (20 * ms, p(10)),
+                (30 * ms, p(20)),
+                (80 * ms, p(60)),
+                (100 * ms, p(80)),
+            ],
+            vec![(30 * ms, p(10)), (80 * ms, p(50)), (95 * ms, p(60))],
+        ];
+        let mut spans = [span(0, 100 * ms, 80, 0, 0), span(0, 95 * ms, 60, 0, 0)];
+        spans[0].first_op_end_ns = 20 * ms;
+        spans[0].last_op_start_ns = 90 * ms;
+        spans[1].first_op_end_ns = 30 * ms;
+        spans[1].last_op_start_ns = 80 * ms;
+        fill_snapshots(&mut spans, &traces);
+        let warp = aggregates(&spans)
+            .into_iter()
+            .find(|a| a.kind == AggregateKind::WarpWindow)
+            .unwrap();
+        // (60 - 20) + (50 - 10) bytes in 50 ms.
+        assert_eq!(warp.bytes, 80);
+        assert_eq!(warp.seconds, Some(0.05));
+        assert!((warp.bytes_per_s - 1600.0).abs() < 1e-6);
+        // Documents from before have no operation stamps: no window.
+        let old = [span(0, 100 * ms, 80, 0, 80)];
+        assert!(aggregates(&old)
+            .iter()
+            .all(|a| a.kind != AggregateKind::WarpWindow));
     }
 
     fn get(aggs: &[Aggregate], kind: AggregateKind) -> &Aggregate {
@@ -274,6 +365,7 @@ mod tests {
             .map(|_| span(0, 2_000_000_000, 2000, 0, 2000))
             .collect();
         let aggs = aggregates(&spans);
+        // No operation stamps: no warp window.
         assert_eq!(aggs.len(), 4);
         for a in &aggs {
             assert!((a.bytes_per_s - 4000.0).abs() < 1e-9, "{a:?}");

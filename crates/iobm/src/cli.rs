@@ -128,6 +128,10 @@ pub struct IoArgs {
     /// Stop each phase after this long instead of after one pass (wraps around the data)
     #[arg(short, long, value_name = "DURATION", value_parser = parse_positive_duration)]
     pub duration: Option<Duration>,
+    /// Run this long before each phase's --duration without counting it (fio's ramp_time):
+    /// operations that end in the warm-up are in no rate, latency or series
+    #[arg(long, value_name = "DURATION", requires = "duration", value_parser = parse_positive_duration)]
+    pub ramp: Option<Duration>,
     #[command(flatten)]
     pub server: ServerArgs,
     #[command(flatten)]
@@ -445,6 +449,10 @@ pub struct S3Args {
     /// Stop after this long
     #[arg(short, long, value_name = "DURATION", default_value = "1m", value_parser = parse_positive_duration, conflicts_with = "ops")]
     pub duration: Duration,
+    /// Run this long before the --duration without counting it (fio's ramp_time): operations
+    /// that end in the warm-up are in no rate, latency or series
+    #[arg(long, value_name = "DURATION", conflicts_with = "ops", value_parser = parse_positive_duration)]
+    pub ramp: Option<Duration>,
     /// Stop after this many operations in all (instead of --duration)
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub ops: Option<u64>,

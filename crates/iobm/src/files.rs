@@ -61,6 +61,7 @@ fn phase(name: &str, op: Op, io: &IoArgs, block: u64, seed: u64, layout: &Layout
         drop_cache: op == Op::Read && !io.direct && !io.keep_cache,
         drop_system_cache: op == Op::Read && !io.direct && io.drop_caches,
         stop: io.duration.map_or(StopRule::Once, StopRule::Duration),
+        ramp: io.ramp.unwrap_or_default(),
         ..Phase::new(name, op, block, layout.clone())
     }
 }

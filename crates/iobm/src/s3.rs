@@ -275,6 +275,7 @@ fn run(
         (_, None) => StopRule::Duration(args.duration),
     };
     let mut phase = Phase::objects(op, workers, spec.clone(), stop);
+    phase.ramp = args.ramp.unwrap_or_default();
     phase.data = args.data;
     phase.max_errors = args.max_errors;
     phase.verify = args.verify.then_some(run_id.seed);

@@ -118,7 +118,8 @@ fn shared_file_random_and_duration() {
         assert!(u(&phase["latency"]["histogram"]["count"]) > 0);
         assert_aggregates_recomputable(phase);
     }
-    // Phases of 300 ms have an all-active window long enough for a steady-state figure.
+    // Phases of 300 ms have an all-active window long enough for a steady-state figure, and
+    // warp's window too.
     for phase in result["phases"].as_array().unwrap() {
         let kinds: Vec<&str> = phase["aggregates"]
             .as_array()
@@ -128,7 +129,13 @@ fn shared_file_random_and_duration() {
             .collect();
         assert_eq!(
             kinds,
-            ["sum_of_rates", "makespan", "first_done", "steady_state"]
+            [
+                "sum_of_rates",
+                "makespan",
+                "first_done",
+                "steady_state",
+                "warp_window"
+            ]
         );
     }
     // With --keep-cache the read right after the write is a page-cache read, and it says so.

@@ -113,6 +113,25 @@ pub fn assert_aggregates_recomputable(phase: &Value) {
             "steady_state" => {
                 spans.iter().map(|s| s.4 - s.3).sum::<f64>() / ((min_end - max_start) / 1e9)
             }
+            "warp_window" => {
+                let stamp = |w: &Value, name: &str| u(&w["span"][name]) as f64;
+                let from = workers
+                    .iter()
+                    .map(|w| stamp(w, "first_op_end_ns"))
+                    .fold(0.0, f64::max);
+                let to = workers
+                    .iter()
+                    .map(|w| stamp(w, "last_op_start_ns"))
+                    .fold(f64::MAX, f64::min);
+                let bytes: f64 = workers
+                    .iter()
+                    .map(|w| {
+                        u(&w["span"]["at_window_end"]["bytes"]) as f64
+                            - u(&w["span"]["at_window_start"]["bytes"]) as f64
+                    })
+                    .sum();
+                bytes / ((to - from) / 1e9)
+            }
             other => panic!("unknown aggregate {other}"),
         }
     };
