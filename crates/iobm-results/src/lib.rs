@@ -7,6 +7,7 @@ pub mod checks;
 pub mod server;
 pub use iobm_stats::time;
 pub mod env;
+pub mod limits;
 
 use iobm_stats::{Aggregate, HistogramData, WorkerSpan};
 use schemars::JsonSchema;

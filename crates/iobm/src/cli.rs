@@ -96,6 +96,33 @@ pub enum Command {
     Quick(QuickArgs),
     /// Print a saved result (--json FILE) again, recomputing its aggregates
     Report(ReportArgs),
+    /// Measure this machine's limits (memory copy, loopback TCP, MD5/SHA-256/CRC32C per core,
+    /// a directory's O_DIRECT rates), which no storage rate can exceed without a cache
+    #[command(after_help = LIMITS_EXAMPLES)]
+    Limits(LimitsArgs),
+}
+
+const LIMITS_EXAMPLES: &str = "\
+Examples:
+  iobm limits                                  memory, loopback TCP and checksums
+  iobm limits /mnt/nvme --json limits.json     and the directory's O_DIRECT write and read
+  iobm report run.json --limits limits.json    each rate as a share of the matching limit";
+
+#[derive(Debug, Args)]
+pub struct LimitsArgs {
+    /// Also measure this directory's sequential O_DIRECT write and read (a file of its own,
+    /// removed afterwards)
+    #[arg(value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+    /// Bytes the directory's measurement writes and reads
+    #[arg(long, value_name = "SIZE", default_value = "1GiB", value_parser = parse_positive_size)]
+    pub size: u64,
+    /// How long each of the other measurements runs
+    #[arg(long, value_name = "DURATION", default_value = "500ms", value_parser = parse_positive_duration)]
+    pub time: Duration,
+    /// Save the limits as JSON, for `iobm report --limits`
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
 }
 
 /// Options shared by every file workload.
@@ -544,6 +571,11 @@ pub struct ReportArgs {
     /// A result saved with --json
     #[arg(value_name = "RESULT.json")]
     pub file: PathBuf,
+    /// Show each rate as a share of this machine's limits and flag those above one: a file
+    /// saved by `iobm limits --json`, or `measure` to measure them now (quickly, without a
+    /// device)
+    #[arg(long, value_name = "FILE|measure")]
+    pub limits: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

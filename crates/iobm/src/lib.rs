@@ -7,6 +7,7 @@ pub mod cli;
 pub mod compare;
 pub mod files;
 pub mod gateway;
+pub mod limits;
 pub mod quick;
 pub mod report;
 pub mod rundir;
@@ -58,6 +59,7 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         Command::S3(args) => s3::s3(*args, &argv),
         Command::Quick(args) => quick::quick(args, &argv),
         Command::Report(args) => report::report(args),
+        Command::Limits(args) => limits::limits(args),
     };
     match outcome {
         Ok(exit) => ExitCode::from(exit as u8),

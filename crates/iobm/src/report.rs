@@ -3,6 +3,7 @@
 
 use crate::cli::ReportArgs;
 use iobm_report::render_run;
+use iobm_results::limits::{against, Limits, Place};
 use iobm_results::RunResult;
 use iobm_run::exit::{Exit, Failure};
 use iobm_run::recompute::recompute;
@@ -17,12 +18,65 @@ pub fn report(args: ReportArgs) -> Result<Exit, Failure> {
     })?;
     let mut run = RunResult::from_json(&text)
         .map_err(|e| Failure::input(format!("{}: {e}", args.file.display())))?;
+    let limits = args.limits.as_deref().map(load_limits).transpose()?;
     let differing = recompute(&mut run);
     print!("{}", render_run(&run));
+    if let Some(limits) = &limits {
+        print!("{}", against_limits(&run, limits));
+    }
     for name in differing {
         eprintln!(
             "iobm: warning: the aggregates saved for phase '{name}' differ from those recomputed from its workers; showing the recomputed ones"
         );
     }
     Ok(Exit::Ok)
+}
+
+/// The limits from a file saved by `iobm limits --json`, or measured now.
+fn load_limits(from: &str) -> Result<Limits, Failure> {
+    if from == "measure" {
+        return crate::limits::measure(None, 0, std::time::Duration::from_millis(200));
+    }
+    let text = std::fs::read_to_string(from).map_err(|e| {
+        Failure::input(format!(
+            "--limits {from}: {}",
+            iobm_run::session::describe_io(&e)
+        ))
+    })?;
+    Limits::from_json(&text).map_err(|e| Failure::input(format!("--limits {from}: {e}")))
+}
+
+/// Each phase's rate as a share of the limits that bound it, and the rates above one.
+fn against_limits(run: &RunResult, limits: &Limits) -> String {
+    let mut out = format!(
+        "\nagainst the limits of {} measured {}:\n",
+        limits.hostname, limits.measured_at
+    );
+    if limits.hostname != run.environment.hostname {
+        out.push_str(&format!(
+            "  note: the run was on {}, the limits are another machine's\n",
+            run.environment.hostname
+        ));
+    }
+    let place = Place {
+        loopback: run.config.s3.as_ref().is_some_and(|s| {
+            s.endpoints.iter().all(|e| {
+                e.contains("://127.") || e.contains("://localhost") || e.contains("://[::1]")
+            })
+        }),
+        same_device: match (&limits.device, &run.environment.storage) {
+            (Some(d), Some(s)) => d.device == s.device,
+            _ => false,
+        },
+    };
+    for phase in &run.phases {
+        let (shares, warnings) = against(phase, limits, place);
+        if !shares.is_empty() {
+            out.push_str(&format!("  {}: {shares}\n", phase.name));
+        }
+        for w in warnings {
+            out.push_str(&format!("  {}: warning: {w}\n", phase.name));
+        }
+    }
+    out
 }

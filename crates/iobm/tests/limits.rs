@@ -1,0 +1,95 @@
+//! `iobm limits`: this machine's limits, measured and saved; `iobm report --limits` shows each
+//! rate as a share of them and flags one above a limit.
+
+mod common;
+
+use common::{iobm, load};
+
+#[test]
+fn limits_are_plausible_and_a_rate_above_one_is_flagged() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let json = dir.path().join("limits.json");
+    let out = iobm()
+        .args(["limits", "--size", "16MiB", "--time", "100ms", "--json"])
+        .arg(&json)
+        .arg(&data)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("memory copy"), "{stdout}");
+    let limits = load(&json);
+    let rate = |name: &str| limits[name].as_f64().unwrap();
+    assert_eq!(limits["format"], "iobm-limits");
+    for name in [
+        "memcpy_one_thread_bytes_per_s",
+        "loopback_tcp_bytes_per_s",
+        "md5_bytes_per_s_per_core",
+        "sha256_bytes_per_s_per_core",
+        "crc32c_bytes_per_s_per_core",
+    ] {
+        assert!(rate(name) > 0.0, "{name}: {limits}");
+    }
+    // A memory copy moves more than a TCP connection, which copies twice and runs a stack.
+    assert!(
+        rate("memcpy_all_threads_bytes_per_s") > rate("loopback_tcp_bytes_per_s"),
+        "{limits}"
+    );
+    let device = &limits["device"];
+    assert_eq!(device["bytes"], 16 << 20);
+    assert!(device["read_bytes_per_s"].as_f64().unwrap() > 0.0);
+    assert!(device["write_bytes_per_s"].as_f64().unwrap() > 0.0);
+    // Its file is gone.
+    assert_eq!(std::fs::read_dir(&data).unwrap().count(), 0);
+
+    // A run, and limits that it exceeds: flagged as impossible without a cache.
+    let run = dir.path().join("run.json");
+    iobm()
+        .args(["stream", "--size", "8MiB", "--json"])
+        .arg(&run)
+        .arg(&data)
+        .assert()
+        .success();
+    let report = |limits: &std::path::Path| {
+        let out = iobm()
+            .arg("report")
+            .arg(&run)
+            .arg("--limits")
+            .arg(limits)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let text = report(&json);
+    assert!(text.contains("of memory copy with all threads"), "{text}");
+    let mut tiny = limits.clone();
+    tiny["memcpy_all_threads_bytes_per_s"] = 1000.0.into();
+    let tiny_json = dir.path().join("tiny.json");
+    std::fs::write(&tiny_json, tiny.to_string()).unwrap();
+    let text = report(&tiny_json);
+    assert!(
+        text.contains("read: warning: impossible without a cache"),
+        "{text}"
+    );
+    // Not a limits document: a clear error naming the flag.
+    let out = iobm()
+        .arg("report")
+        .arg(&run)
+        .arg("--limits")
+        .arg(&run)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--limits"));
+}
