@@ -484,10 +484,20 @@ fn object_verdict(phase: &PhaseResult, machine: &Machine) -> CacheVerdict {
                 pct(d, served)
             )
         });
+        let data = phase.settings.data_bytes;
+        let passes = if data > 0 && get_bytes > 0 {
+            format!(
+                "; the GETs read the data set ({}) {:.1} times over",
+                format_bytes(data),
+                get_bytes as f64 / data as f64
+            )
+        } else {
+            String::new()
+        };
         return judged(
             by_share(from_storage),
             format!(
-                "the gateway served {}: {:.0}% was in its page cache before it read it{device_read}",
+                "the gateway served {}: {:.0}% was in its page cache before it read it{device_read}{passes}",
                 format_bytes(served),
                 pct(resident, served)
             ),

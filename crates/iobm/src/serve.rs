@@ -83,7 +83,8 @@ pub fn serve(args: ServeArgs) -> Result<Exit, Failure> {
                 let at = l.local_addr().map_err(|e| Failure::run(e.to_string()))?;
                 println!("  counters (Prometheus): http://{at}/metrics, unsigned; on the S3 port, signed");
             }
-            None => println!("  counters (Prometheus): GET /metrics on the S3 port, signed, Accept: text/plain"),
+            None if args.anonymous => println!("  counters (Prometheus): GET /metrics with Accept: text/plain"),
+            None => println!("  counters (Prometheus): GET /metrics with Accept: text/plain, signed"),
         }
         match &access {
             Access::Keys {

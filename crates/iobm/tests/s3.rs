@@ -600,6 +600,63 @@ fn a_data_set_read_many_times_over_is_said_to_come_possibly_from_caches() {
         .is_empty());
 }
 
+/// One plain HTTP/1.1 GET of `path` on 127.0.0.1:`port`, unsigned: the whole answer.
+fn http_get(port: u16, path: &str) -> String {
+    use std::io::{Read, Write};
+    let mut conn = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    write!(
+        conn,
+        "GET {path} HTTP/1.1\r\nhost: 127.0.0.1:{port}\r\naccept: text/plain\r\nconnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut answer = String::new();
+    conn.read_to_string(&mut answer).unwrap();
+    answer
+}
+
+#[test]
+fn the_gateways_counters_are_unsigned_only_on_the_metrics_address() {
+    let root = tempfile::tempdir().unwrap();
+    let (port, metrics_port) = (free_port(), free_port());
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("iobm"))
+        .arg("serve")
+        .arg(root.path())
+        .args(["--listen", &format!("127.0.0.1:{port}")])
+        .args(["--metrics-listen", &format!("127.0.0.1:{metrics_port}")])
+        .args(["--access-key", KEY, "--secret-key", SECRET])
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for(port, &mut child);
+    wait_for(metrics_port, &mut child);
+    let _server = Server {
+        child,
+        url: format!("http://127.0.0.1:{port}"),
+    };
+    let refused = http_get(port, "/metrics");
+    assert!(refused.starts_with("HTTP/1.1 403"), "{refused}");
+    assert!(refused.contains("AccessDenied"), "{refused}");
+    assert!(
+        refused.to_ascii_lowercase().contains("x-iobm-gateway: "),
+        "{refused}"
+    );
+    let scraped = http_get(metrics_port, "/metrics");
+    assert!(scraped.starts_with("HTTP/1.1 200"), "{scraped}");
+    assert!(
+        scraped.contains("content-type: text/plain; version=0.0.4"),
+        "{scraped}"
+    );
+    assert!(
+        scraped.contains("# TYPE iobm_gateway_served_bytes_total counter"),
+        "{scraped}"
+    );
+    assert!(
+        scraped.contains("iobm_gateway_cpu_seconds_total{mode=\"user\"}"),
+        "{scraped}"
+    );
+    assert!(http_get(metrics_port, "/other").starts_with("HTTP/1.1 404"));
+}
+
 /// A phase's cache verdict.
 fn verdict(result: &Value) -> &str {
     result["phases"][0]["cache"]["verdict"]["verdict"]
