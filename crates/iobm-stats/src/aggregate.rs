@@ -28,7 +28,8 @@ pub struct WorkerSpan {
     pub at_all_started: Progress,
     /// What the worker had done when the first worker finished (to within a millisecond).
     pub at_first_done: Progress,
-    /// When the worker's first counted operation ended (0: none, and in documents from before).
+    /// When the worker's first counted operation ended (0: none, not recorded because the phase
+    /// defers its flush to the end, and in documents from before).
     #[serde(default)]
     pub first_op_end_ns: u64,
     /// When the worker's last counted operation began.

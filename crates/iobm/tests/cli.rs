@@ -119,24 +119,19 @@ fn shared_file_random_and_duration() {
         assert_aggregates_recomputable(phase);
     }
     // Phases of 300 ms have an all-active window long enough for a steady-state figure, and
-    // warp's window too.
-    for phase in result["phases"].as_array().unwrap() {
+    // the read warp's window too (not the write, whose bytes are flushed only at its end).
+    for (index, phase) in result["phases"].as_array().unwrap().iter().enumerate() {
         let kinds: Vec<&str> = phase["aggregates"]
             .as_array()
             .unwrap()
             .iter()
             .map(|a| a["kind"].as_str().unwrap())
             .collect();
-        assert_eq!(
-            kinds,
-            [
-                "sum_of_rates",
-                "makespan",
-                "first_done",
-                "steady_state",
-                "warp_window"
-            ]
-        );
+        let mut expected = vec!["sum_of_rates", "makespan", "first_done", "steady_state"];
+        if index == 1 {
+            expected.push("warp_window");
+        }
+        assert_eq!(kinds, expected);
     }
     // With --keep-cache the read right after the write is a page-cache read, and it says so.
     let read = &result["phases"][1];
