@@ -200,6 +200,7 @@ impl Client {
             status: head.status,
             code: xml::text(&body, "Code"),
             message: xml::text(&body, "Message"),
+            request_id: xml::text(&body, "RequestId"),
         }
         .into_io()
     }

@@ -155,7 +155,22 @@ impl S3Target {
         match head.status {
             200 => return c.conn.skip_body(&head).map(|_| false),
             404 => c.conn.skip_body(&head).map(|_| ())?,
-            _ => return Err(c.error(&head)),
+            _ => {
+                // A HEAD answer has no body to say why: ask again with a GET that has one.
+                c.conn.skip_body(&head)?;
+                let why = c.request(&self.config, "GET", None, &[("location", "")], &[], None)?;
+                let mut error = c.error(&why);
+                if (200..300).contains(&why.status) {
+                    error = HttpError {
+                        status: head.status,
+                        code: None,
+                        message: None,
+                        request_id: None,
+                    }
+                    .into_io();
+                }
+                return Err(error);
+            }
         }
         let head = c.request(&self.config, "PUT", None, &[], &[], None)?;
         if head.status == 200 {
@@ -473,6 +488,7 @@ impl Objects for S3Session<'_> {
                 status: 200,
                 code: xml::text(&answer, "Code"),
                 message: xml::text(&answer, "Message"),
+                request_id: xml::text(&answer, "RequestId"),
             }
             .into_io());
         }

@@ -11,6 +11,8 @@ pub struct HttpError {
     /// The S3 error code from the body (`SlowDown`, `NoSuchKey`), when there was one.
     pub code: Option<String>,
     pub message: Option<String>,
+    /// The server's id of the request (`RequestId` in the body), for its operator's logs.
+    pub request_id: Option<String>,
 }
 
 impl fmt::Display for HttpError {
@@ -21,6 +23,9 @@ impl fmt::Display for HttpError {
         }
         if let Some(message) = &self.message {
             write!(f, ": {message}")?;
+        }
+        if let Some(id) = &self.request_id {
+            write!(f, " (request id {id})")?;
         }
         Ok(())
     }
@@ -125,8 +130,13 @@ mod tests {
         let slow = HttpError {
             status: 503,
             code: Some("SlowDown".into()),
-            message: None,
+            message: Some("Please reduce your request rate.".into()),
+            request_id: Some("17A2".into()),
         };
+        assert_eq!(
+            slow.to_string(),
+            "HTTP 503 SlowDown: Please reduce your request rate. (request id 17A2)"
+        );
         assert_eq!(error_kind(&slow.into_io()), "HTTP 503 SlowDown");
         assert_eq!(
             error_kind(&io::Error::from(io::ErrorKind::ConnectionRefused)),

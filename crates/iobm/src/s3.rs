@@ -260,11 +260,17 @@ fn run(
     let needs_data_set = !matches!(op, ObjectOp::Put | ObjectOp::Multipart);
     let spec = object_spec(args, op, gateway)?;
     let bucket_created = target.prepare().map_err(|e| {
+        // The description names an S3 answer's status and code; other errors get their kind.
+        let described = describe_io(&e);
         let what = iobm_target::error_kind(&e);
+        let kind = if described.to_lowercase().starts_with(&what.to_lowercase()) {
+            String::new()
+        } else {
+            format!(" ({what})")
+        };
         Failure::run(format!(
-            "{where_}: cannot use bucket '{}': {} ({what})",
-            config.bucket,
-            describe_io(&e)
+            "{where_}: cannot use bucket '{}': {described}{kind}",
+            config.bucket
         ))
     })?;
     let workers = args.concurrent as usize;
