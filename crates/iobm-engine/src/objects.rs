@@ -89,9 +89,12 @@ pub(crate) struct ObjectTask<'a> {
     /// Mixed phases: the objects this worker may read or delete (its share of the data set,
     /// plus what it stored, minus what it deleted).
     live: Vec<u64>,
-    /// List phases: where the next page starts, and the keys of the last page.
+    /// List phases: where the next page starts.
     list_next: Option<String>,
-    list_keys: u64,
+    /// Keys the last operation returned (a listing page) or deleted (a batch).
+    keys: u64,
+    /// The names of a batch delete (reused).
+    batch: Vec<String>,
     // The prepared operation.
     class: usize,
     object: u64,
@@ -153,7 +156,8 @@ impl<'a> ObjectTask<'a> {
             rng: mix(run_id ^ (worker << 40) ^ 0x0b1e),
             live,
             list_next: None,
-            list_keys: 0,
+            keys: 0,
+            batch: Vec::new(),
             class: 0,
             object: 0,
             name: String::with_capacity(32),
@@ -218,6 +222,20 @@ impl Task for ObjectTask<'_> {
                 if !self.pick_existing(i) {
                     return false;
                 }
+            }
+            ObjectOp::Delete if self.spec.delete_batch > 1 => {
+                // Request i of worker w deletes objects (i W + w) B .. (i W + w + 1) B.
+                let size = u64::from(self.spec.delete_batch);
+                let first = (i * self.workers + self.worker) * size;
+                if first >= self.spec.count {
+                    return false;
+                }
+                let last = (first + size).min(self.spec.count);
+                self.batch.resize_with((last - first) as usize, String::new);
+                for (name, object) in self.batch.iter_mut().zip(first..last) {
+                    object_name(name, object);
+                }
+                self.object = first;
             }
             ObjectOp::Delete => {
                 self.object = i * self.workers + self.worker;
@@ -339,6 +357,10 @@ impl Task for ObjectTask<'_> {
                 }
                 Ok(0)
             }
+            ObjectOp::Delete if self.op == ObjectOp::Delete && self.spec.delete_batch > 1 => {
+                self.keys = self.session.delete_batch(&self.batch)?;
+                Ok(0)
+            }
             ObjectOp::Delete => {
                 self.session.delete(&self.name)?;
                 Ok(0)
@@ -354,7 +376,7 @@ impl Task for ObjectTask<'_> {
                     ));
                 }
                 self.list_next = page.next;
-                self.list_keys = page.keys;
+                self.keys = page.keys;
                 Ok(0)
             }
             ObjectOp::Mixed => unreachable!("drawn above"),
@@ -378,7 +400,7 @@ impl Task for ObjectTask<'_> {
     }
 
     fn keys(&self) -> u64 {
-        self.list_keys
+        self.keys
     }
 
     /// `--verify` of a PUT: the ETag the store answered must be the MD5 of what was sent, where
@@ -512,9 +534,32 @@ mod tests {
             part_concurrency: 2,
             mix: Mix::default(),
             page_keys: 10,
+            delete_batch: 1,
             retries: 0,
             max_new: None,
         }
+    }
+
+    #[test]
+    fn a_batch_delete_removes_every_object_once_in_requests_of_n() {
+        let target = MemTarget::new();
+        let control = Control::new(42, 3);
+        let spec = ObjectSpec {
+            delete_batch: 10,
+            ..spec(95)
+        };
+        let put = Phase::objects(ObjectOp::Put, 3, spec.clone(), StopRule::Once);
+        assert_eq!(run_phase(&target, &put, &control).by_op[0].ops, 95);
+        let delete = run_phase(
+            &target,
+            &Phase::objects(ObjectOp::Delete, 3, spec, StopRule::Once),
+            &control,
+        );
+        let deletes = &delete.by_op[0];
+        // 10 requests: nine of 10 objects and one of 5, each counted once, with its keys.
+        assert_eq!((deletes.ops, deletes.keys), (10, 95));
+        assert!(delete.errors.is_empty());
+        assert!(target.names().is_empty(), "{:?}", target.names());
     }
 
     #[test]

@@ -142,6 +142,9 @@ pub struct ObjectSpec {
     pub mix: Mix,
     /// Keys per listing page.
     pub page_keys: u32,
+    /// Delete phases: objects per request (1: one DELETE each; more: DeleteObjects, warp's
+    /// `--batch`), counted as one operation and that many keys.
+    pub delete_batch: u32,
     /// Times a failed operation is tried again at once (counted apart; its latency then
     /// covers every try); 0: failures are only counted.
     pub retries: u32,

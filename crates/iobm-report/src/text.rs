@@ -254,8 +254,13 @@ fn operations_table(phase: &PhaseResult) -> String {
     for o in phase.operations.iter().filter(|o| o.keys > 0) {
         let _ = writeln!(
             out,
-            "  {}: {} keys returned, {:.0} keys/s",
+            "  {}: {} keys {}, {:.0} keys/s",
             o.op,
+            if o.op == "delete" {
+                "deleted"
+            } else {
+                "returned"
+            },
             o.keys,
             o.keys as f64 / wall_s.max(1e-9)
         );

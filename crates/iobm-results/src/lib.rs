@@ -227,6 +227,10 @@ pub struct S3Config {
     /// built-in gateway). Null: not stated.
     #[serde(default)]
     pub line_rate_bytes_per_s: Option<u64>,
+    /// Objects per delete request: 1 sends one DELETE each, more one DeleteObjects each
+    /// (--batch); 0 in documents from before.
+    #[serde(default)]
+    pub delete_batch: u32,
     /// The rate at which the data set of a get, head, delete, list or mixed run was uploaded
     /// before its phase (bytes over the upload's wall time, not counted in any phase): the
     /// PUT rate a GET is compared with. Null when nothing was uploaded.
@@ -475,7 +479,8 @@ pub struct OperationResult {
     pub errors: u64,
     /// Failed attempts that were tried again (--retries), apart from errors.
     pub retried: u64,
-    /// Keys the operations returned (list); 0 for the others.
+    /// Keys the operations returned (list) or deleted in batches (delete --batch); 0 for the
+    /// others.
     #[serde(default)]
     pub keys: u64,
     /// ops / (phase end_ns - start_ns): over the phase's wall time, as every worker shares it.

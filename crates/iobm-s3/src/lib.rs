@@ -293,6 +293,7 @@ impl Target for S3Target {
             worker,
             key: String::new(),
             range: String::new(),
+            batch: String::new(),
         }))
     }
 
@@ -314,6 +315,8 @@ struct S3Session<'a> {
     key: String,
     /// The `Range` header value of the current GET (reused).
     range: String,
+    /// The DeleteObjects document of the current batch (reused).
+    batch: String,
 }
 
 impl S3Session<'_> {
@@ -376,6 +379,49 @@ impl Objects for S3Session<'_> {
             let head = c.request(config, "DELETE", Some(key), &[], &[], None)?;
             c.expect_ok(&head)
         })
+    }
+
+    fn delete_batch(&mut self, names: &[String]) -> io::Result<u64> {
+        self.batch.clear();
+        self.batch.push_str("<Delete><Quiet>true</Quiet>");
+        for name in names {
+            let key = xml::escape(&format!("{}{name}", self.config.prefix));
+            let _ = write!(self.batch, "<Object><Key>{key}</Key></Object>");
+        }
+        self.batch.push_str("</Delete>");
+        // S3 requires the document's MD5.
+        let md5 = <md5::Md5 as md5::Digest>::digest(self.batch.as_bytes());
+        let md5 = sigv4::base64(&md5);
+        let c = &mut self.client;
+        let head = c.request(
+            self.config,
+            "POST",
+            None,
+            &[("delete", "")],
+            &[("content-md5", md5.as_str())],
+            Some(Payload::Bytes(self.batch.as_bytes())),
+        )?;
+        if head.status != 200 {
+            return Err(c.error(&head));
+        }
+        // Quiet: the answer lists only the keys that were not deleted.
+        let answer = c.conn.body_bytes(&head)?;
+        let answer = String::from_utf8_lossy(&answer);
+        let failed = xml::texts(&answer, "Error").count() as u64;
+        if failed > 0 {
+            return Err(HttpError {
+                status: 200,
+                code: xml::text(&answer, "Code"),
+                message: Some(format!(
+                    "{failed} of {} keys not deleted; first: {}",
+                    names.len(),
+                    xml::text(&answer, "Message").unwrap_or_default()
+                )),
+                request_id: None,
+            }
+            .into_io());
+        }
+        Ok(names.len() as u64)
     }
 
     fn list(&mut self, after: Option<&str>, max: u32) -> io::Result<ListPage> {

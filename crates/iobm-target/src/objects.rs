@@ -118,6 +118,14 @@ pub trait Objects: Send {
     /// The object's size.
     fn head(&mut self, name: &str) -> io::Result<u64>;
     fn delete(&mut self, name: &str) -> io::Result<()>;
+    /// Deletes these objects, in one request where the store can (S3 DeleteObjects);
+    /// returns how many were deleted. Other stores delete them one by one.
+    fn delete_batch(&mut self, names: &[String]) -> io::Result<u64> {
+        for name in names {
+            self.delete(name)?;
+        }
+        Ok(names.len() as u64)
+    }
     /// Lists up to `max` names after `after` (or from the start) of the run's objects.
     fn list(&mut self, after: Option<&str>, max: u32) -> io::Result<ListPage>;
     /// Stores `body` in parts of `part_size` bytes, `concurrency` parts in flight (S3

@@ -495,6 +495,10 @@ pub struct S3Args {
     /// Keys per list request
     #[arg(long, value_name = "N", default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub page_keys: u32,
+    /// Delete: keys per DeleteObjects request (warp's --batch), counted as one request and that
+    /// many keys; 1 sends one DELETE per object
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub batch: u32,
     /// Mixed: weight of GET
     #[arg(long = "get", value_name = "W", default_value_t = 45)]
     pub mix_get: u32,

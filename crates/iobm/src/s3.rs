@@ -96,6 +96,9 @@ fn check_args(args: &S3Args) -> Result<(), Failure> {
         eprintln!("iobm: note: --part-size is larger than the objects: one part each");
     }
     let mix = args.mix();
+    if args.batch > 1 && args.op != ObjectOp::Delete {
+        return Err(Failure::input("--batch works with delete"));
+    }
     if args.verify && args.data == iobm_engine::DataKind::Zero {
         return Err(Failure::input(
             "--verify needs stamped data: --data random or compressible:PCT",
@@ -369,6 +372,7 @@ fn object_spec(
         part_concurrency: args.part_concurrency as usize,
         mix,
         page_keys: args.page_keys,
+        delete_batch: args.batch,
         retries: args.retries,
         max_new: None,
     };
@@ -435,6 +439,7 @@ fn s3_settings(
         insecure: args.insecure,
         line_rate_bytes_per_s: args.line_rate,
         upload_bytes_per_s: None,
+        delete_batch: args.batch,
     }
 }
 
@@ -609,6 +614,7 @@ pub fn quick_steps(
         part_concurrency: 1,
         mix: Mix::default(),
         page_keys: 1000,
+        delete_batch: 1,
         retries: 0,
         max_new: env::space(dir).map(|(_, free)| free / 2 / QUICK_OBJECT),
     };

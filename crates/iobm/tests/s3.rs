@@ -670,6 +670,35 @@ fn the_gateways_counters_are_unsigned_only_on_the_metrics_address() {
     assert!(http_get(metrics_port, "/other").starts_with("HTTP/1.1 404"));
 }
 
+#[test]
+fn a_batch_delete_is_one_request_per_batch_against_real_servers() {
+    let root = tempfile::tempdir().unwrap();
+    let serve = iobm_serve(root.path());
+    let foreign_root = tempfile::tempdir().unwrap();
+    let Some(s3s_fs) = s3s_fs(foreign_root.path()) else {
+        return;
+    };
+    for url in [&serve.url, &s3s_fs.url] {
+        let result = run(Some(url), "delete", &["--objects", "35", "--batch", "10"]);
+        assert_eq!(result["config"]["s3"]["delete_batch"], 10);
+        let delete = &result["phases"][0]["operations"][0];
+        // Four requests (10, 10, 10 and 5 keys), every object once.
+        assert_eq!((u(&delete["ops"]), u(&delete["keys"])), (4, 35), "{url}");
+        assert_eq!(u(&delete["errors"]), 0);
+    }
+    let files: Vec<_> = walk(&root.path().join("iobm"))
+        .into_iter()
+        .filter(|p| p.is_file())
+        .collect();
+    assert!(files.is_empty(), "left behind: {files:?}");
+    let out = iobm()
+        .args(["s3", "get", "--batch", "10"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--batch"));
+}
+
 /// A phase's cache verdict.
 fn verdict(result: &Value) -> &str {
     result["phases"][0]["cache"]["verdict"]["verdict"]
