@@ -156,7 +156,7 @@ pub fn render_header(run: &RunResult) -> String {
         });
         let _ = writeln!(
             out,
-            "  workload {} concurrent, objects of {size}{data_set}, payload signing {}, data {}, {stop}",
+            "  workload {ranks}{} concurrent, objects of {size}{data_set}, payload signing {}, data {}, {stop}",
             s3.concurrent, s3.payload_signing, c.data
         );
         return out;

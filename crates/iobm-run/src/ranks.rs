@@ -7,7 +7,7 @@ use crate::exit::Failure;
 use crate::record::{cpu_usage, latency};
 use iobm_dist::{ClockOffset, Transport};
 use iobm_results::checks::{check, Machine};
-use iobm_results::{CacheEvidence, DeviceIo, PhaseResult, RankInfo, RunStatus};
+use iobm_results::{CacheEvidence, DeviceIo, OperationResult, PhaseResult, RankInfo, RunStatus};
 use iobm_stats::{aggregates, fill_snapshots, Histogram, Trace};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -29,10 +29,14 @@ pub struct Ranks {
 }
 
 impl Ranks {
-    /// Connects to the other ranks when an MPI launcher started this process.
+    /// Connects to the other ranks when an MPI launcher started this process; ranks other
+    /// than 0 print nothing from then on (rank 0 reports for all), errors apart.
     pub fn connect() -> Result<Ranks, Failure> {
         let transport = iobm_dist::connect().map_err(Failure::input)?;
         let offsets = transport.clock_offsets();
+        if transport.rank() != 0 {
+            crate::session::silence();
+        }
         Ok(Ranks { transport, offsets })
     }
 
@@ -176,6 +180,7 @@ pub fn merge_phases(
     let mut device: Option<DeviceIo> = None;
     // Ranks on one host see the same block device: count each (host, device) once.
     let mut devices_seen: Vec<(String, String)> = Vec::new();
+    let mut operations: Vec<Vec<OperationResult>> = Vec::new();
     for (rank, part) in parts.into_iter().enumerate() {
         let offset = offsets
             .iter()
@@ -199,6 +204,7 @@ pub fn merge_phases(
                 .map(|t| t.into_iter().map(|(s, p)| (to_root(s), p)).collect()),
         );
         histogram += &Histogram::from_data(&phase.latency.histogram);
+        operations.push(std::mem::take(&mut phase.operations));
         user_s += phase.cpu.user_s;
         system_s += phase.cpu.system_s;
         resident = resident
@@ -246,6 +252,7 @@ pub fn merge_phases(
         w.span = span;
     }
     phase.latency = latency(phase.latency.measures.clone(), &histogram);
+    phase.operations = merge_operations(operations, phase.end_ns.saturating_sub(phase.start_ns));
     phase.cpu = cpu_usage(user_s, system_s, phase.bytes());
     // Ranks sharing one file each measure all of it: never more than the data set.
     phase.cache = CacheEvidence {
@@ -257,6 +264,51 @@ pub fn merge_phases(
     phase.aggregates = aggregates(&phase.spans());
     check(&mut phase, machine);
     phase
+}
+
+/// Each kind of object operation over all ranks: counts summed, histograms merged, series
+/// added interval by interval (each rank's from its own start, within the barrier's skew),
+/// rates over the merged phase's wall time.
+fn merge_operations(ranks: Vec<Vec<OperationResult>>, wall_ns: u64) -> Vec<OperationResult> {
+    let mut merged: Vec<(OperationResult, Histogram, Histogram)> = Vec::new();
+    for o in ranks.into_iter().flatten() {
+        let ttfb = o.ttfb.as_ref().map(|t| Histogram::from_data(&t.histogram));
+        let hist = Histogram::from_data(&o.latency.histogram);
+        match merged.iter_mut().find(|(m, _, _)| m.op == o.op) {
+            None => merged.push((o, hist, ttfb.unwrap_or_default())),
+            Some((m, h, t)) => {
+                *h += &hist;
+                if let Some(ttfb) = &ttfb {
+                    *t += ttfb;
+                }
+                m.ops += o.ops;
+                m.bytes += o.bytes;
+                m.errors += o.errors;
+                m.retried += o.retried;
+                m.keys += o.keys;
+                if let (Some(ms), Some(os)) = (m.series.as_mut(), o.series.as_ref()) {
+                    for (into, from) in [(&mut ms.bytes, &os.bytes), (&mut ms.ops, &os.ops)] {
+                        into.resize(into.len().max(from.len()), 0);
+                        into.iter_mut().zip(from).for_each(|(a, b)| *a += b);
+                    }
+                }
+            }
+        }
+    }
+    let wall_s = wall_ns as f64 / 1e9;
+    let per_s = |n: u64| if wall_s > 0.0 { n as f64 / wall_s } else { 0.0 };
+    merged
+        .into_iter()
+        .map(|(mut o, hist, ttfb)| {
+            o.latency = latency(o.latency.measures.clone(), &hist);
+            if let Some(t) = o.ttfb.as_mut() {
+                *t = latency(t.measures.clone(), &ttfb);
+            }
+            o.ops_per_s = per_s(o.ops);
+            o.bytes_per_s = per_s(o.bytes);
+            o
+        })
+        .collect()
 }
 
 fn worst(a: RunStatus, b: RunStatus) -> RunStatus {

@@ -32,8 +32,13 @@ pub(crate) struct Client {
 }
 
 impl Client {
+    /// The connection of this process's worker `worker`, to its endpoint.
     pub(crate) fn new(config: &S3Config, worker: usize) -> Client {
-        let endpoint = worker % config.endpoints.len();
+        Client::on(config, config.endpoint_of(worker))
+    }
+
+    /// A connection to endpoint `endpoint`.
+    pub(crate) fn on(config: &S3Config, endpoint: usize) -> Client {
         Client {
             endpoint,
             conn: config.connection(endpoint),

@@ -501,6 +501,7 @@ mod tests {
             payload: crate::PayloadSigning::Unsigned,
             timeout: Duration::from_secs(5),
             new_connection_per_request: false,
+            first_worker: 0,
             tls: None,
         };
         let target = crate::S3Target::new(config);

@@ -113,11 +113,19 @@ pub struct S3Config {
     /// Open a new connection for every request (`Connection: close`); its setup is then
     /// inside the operation's time.
     pub new_connection_per_request: bool,
+    /// This process's first worker among all workers of the job (MPI: rank x concurrency):
+    /// worker w of the job talks to endpoint w mod N.
+    pub first_worker: usize,
     /// For `https://` endpoints.
     pub tls: Option<Arc<rustls::ClientConfig>>,
 }
 
 impl S3Config {
+    /// The index of the endpoint this process's worker `worker` talks to.
+    pub fn endpoint_of(&self, worker: usize) -> usize {
+        (self.first_worker + worker) % self.endpoints.len()
+    }
+
     /// A connection to endpoint `endpoint`.
     fn connection(&self, endpoint: usize) -> Connection {
         let e = &self.endpoints[endpoint];
@@ -145,7 +153,7 @@ impl S3Target {
 
     /// The endpoint worker `worker` talks to: workers are spread round-robin.
     fn endpoint(&self, worker: usize) -> &str {
-        &self.config.endpoints[worker % self.config.endpoints.len()].url
+        &self.config.endpoints[self.config.endpoint_of(worker)].url
     }
 
     /// Creates the bucket unless it exists; true when this call created it.
@@ -186,7 +194,7 @@ impl S3Target {
     fn gateway_counters(&self) -> Vec<Option<String>> {
         (0..self.config.endpoints.len())
             .map(|endpoint| {
-                let mut c = Client::new(&self.config, endpoint);
+                let mut c = Client::on(&self.config, endpoint);
                 let head = c.request(&self.config, "HEAD", None, &[], &[], None).ok()?;
                 c.conn.skip_body(&head).ok()?;
                 if !head.iobm_gateway {

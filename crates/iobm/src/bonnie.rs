@@ -96,9 +96,6 @@ pub fn bonnie(args: BonnieArgs, argv: &[OsString]) -> Result<Exit, Failure> {
     let checked = check(&args);
     ranks.agree(checked.as_ref().map(|_| ()).map_err(Failure::clone))?;
     let (size, ram) = checked?;
-    if !ranks.is_root() {
-        session::silence();
-    }
     let run_id = ranks.share(&RunId::generate());
     let spec = suite_spec(&args, size, run_id.seed, &ranks);
     let plan = suite::bonnie(&spec);

@@ -191,9 +191,6 @@ pub(crate) fn run_dir(parent: &Path, run_id: &RunId, ranks: &Ranks) -> Result<Ru
 pub fn write(args: WriteArgs, stream: bool, argv: &[OsString]) -> Result<Exit, Failure> {
     let ranks = Ranks::connect()?;
     let sizes = checked(&args, &ranks, stream)?;
-    if !ranks.is_root() {
-        session::silence();
-    }
     let run_id = ranks.share(&RunId::generate());
     let data = DataSet::create(&args, sizes, &run_id, &ranks)?;
     let phases = write_phases(&args, sizes, &data, stream, run_id.seed, &ranks);
@@ -417,9 +414,6 @@ pub fn read(args: ReadArgs, argv: &[OsString]) -> Result<Exit, Failure> {
             manifest.ranks,
             manifest.ranks
         )));
-    }
-    if !ranks.is_root() {
-        session::silence();
     }
     let shared = manifest.layout == "shared_file";
     let jobs = manifest.jobs as usize;

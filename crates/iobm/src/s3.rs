@@ -147,14 +147,18 @@ fn client_config(
     endpoints: Vec<Endpoint>,
     credentials: Option<Credentials>,
     region: String,
-    run_id: &RunId,
+    (run_id, ranks): (&RunId, &Ranks),
 ) -> Result<S3Config, Failure> {
     let prefix = args.prefix.trim_matches('/');
-    let key_prefix = if prefix.is_empty() {
+    let mut key_prefix = if prefix.is_empty() {
         format!("iobm-{}/", run_id.text)
     } else {
         format!("{prefix}/iobm-{}/", run_id.text)
     };
+    // Under MPI each rank's objects are under a prefix of its own: no key is written twice.
+    if ranks.size() > 1 {
+        key_prefix.push_str(&format!("r{}/", ranks.rank()));
+    }
     let tls = if endpoints.iter().any(Endpoint::is_tls) {
         Some(iobm_s3::tls::client_config(args.insecure).map_err(Failure::input)?)
     } else {
@@ -173,6 +177,7 @@ fn client_config(
         },
         timeout: args.timeout,
         new_connection_per_request: args.new_connection,
+        first_worker: ranks.rank() as usize * args.concurrent as usize,
     })
 }
 
@@ -180,13 +185,13 @@ fn client_config(
 /// target set up, the load run, the run's objects removed.
 pub fn s3(args: S3Args, argv: &[OsString]) -> Result<Exit, Failure> {
     let ranks = Ranks::connect()?;
-    if ranks.size() > 1 {
-        return Err(Failure::input(
-            "iobm s3 runs as one process (use --concurrent and several --endpoint); not under MPI",
-        ));
-    }
     check_args(&args)?;
     let external = endpoints(&args)?;
+    if ranks.size() > 1 && external.is_empty() {
+        return Err(Failure::input(
+            "the built-in gateway serves one process: under MPI start `iobm serve DIR` (one or more) and pass --endpoint",
+        ));
+    }
     if args.drop_caches && !external.is_empty() {
         return Err(Failure::input(
             "--drop-caches needs the built-in gateway: another server's page cache is out of this machine's reach",
@@ -204,7 +209,7 @@ pub fn s3(args: S3Args, argv: &[OsString]) -> Result<Exit, Failure> {
         .or_else(|| std::env::var("AWS_DEFAULT_REGION").ok())
         .filter(|r| !r.is_empty())
         .unwrap_or_else(|| "us-east-1".to_string());
-    let run_id = RunId::generate();
+    let run_id = ranks.share(&RunId::generate());
     let gateway = if external.is_empty() {
         Some(BuiltinGateway::start(
             args.dir.as_deref(),
@@ -218,7 +223,7 @@ pub fn s3(args: S3Args, argv: &[OsString]) -> Result<Exit, Failure> {
         Some(g) => (vec![g.endpoint.clone()], Some(g.credentials.clone())),
         None => (external, credentials),
     };
-    let config = client_config(&args, endpoints, credentials, region, &run_id);
+    let config = client_config(&args, endpoints, credentials, region, (&run_id, &ranks));
     let config = match config {
         Ok(c) => c,
         Err(f) => {
@@ -261,8 +266,19 @@ fn run(
         .join(", ");
     let op = args.op;
     let needs_data_set = !matches!(op, ObjectOp::Put | ObjectOp::Multipart);
-    let spec = object_spec(args, op, gateway)?;
-    let bucket_created = target.prepare().map_err(|e| {
+    let mut spec = object_spec(args, op, gateway)?;
+    // Under MPI the data set and the operations are divided among the ranks.
+    let share = |n: u64| {
+        n / ranks.size() as u64 + u64::from((ranks.rank() as u64) < n % ranks.size() as u64)
+    };
+    spec.count = share(spec.count);
+    // Rank 0 makes the bucket (or finds it); the others find it made.
+    let prepared = if ranks.is_root() {
+        target.prepare()
+    } else {
+        Ok(false)
+    };
+    let prepared = prepared.map_err(|e| {
         // The description names an S3 answer's status and code; other errors get their kind.
         let described = describe_io(&e);
         let what = iobm_target::error_kind(&e);
@@ -275,11 +291,13 @@ fn run(
             "{where_}: cannot use bucket '{}': {described}{kind}",
             config.bucket
         ))
-    })?;
+    });
+    ranks.agree(prepared.as_ref().map(|_| ()).map_err(Failure::clone))?;
+    let bucket_created = prepared?;
     let workers = args.concurrent as usize;
     let control = session::control(run_id, workers);
     let stop = match (op, args.ops) {
-        (_, Some(n)) => StopRule::Ops(n),
+        (_, Some(n)) => StopRule::Ops(share(n)),
         (ObjectOp::Delete, None) => StopRule::Once,
         (_, None) => StopRule::Duration(args.duration),
     };
@@ -289,7 +307,14 @@ fn run(
     phase.max_errors = args.max_errors;
     phase.verify = args.verify.then_some(run_id.seed);
 
-    let settings = s3_settings(args, config, gateway, bucket_created, &spec);
+    let mut settings = s3_settings(args, config, gateway, bucket_created, &spec);
+    if ranks.size() > 1 {
+        // The run's, not this rank's: every rank's objects are under the run's prefix.
+        settings.objects = if needs_data_set { args.objects } else { 0 };
+        let run_prefix = config.prefix.trim_end_matches('/').rsplit_once('/');
+        settings.prefix = run_prefix.map_or(String::new(), |(p, _)| format!("{p}/"));
+    }
+    let run_dir = format!("s3://{}/{}", config.bucket, settings.prefix);
     let run_config = Config {
         s3: Some(settings),
         // A GET's objects were uploaded with this data before the phase.
@@ -299,9 +324,9 @@ fn run(
             std::slice::from_ref(&phase),
             Placement {
                 dir: gateway.map_or(where_.clone(), |g| g.dir.display().to_string()),
-                run_dir: format!("s3://{}/{}", config.bucket, config.prefix),
+                run_dir,
                 keep: args.keep,
-                ranks: 1,
+                ranks: ranks.size(),
             },
         )
     };
@@ -315,6 +340,11 @@ fn run(
     if needs_data_set {
         upload_data_set(target, args, &spec, &control, &mut run);
     }
+    if !ranks.all(run.status == RunStatus::Complete) && run.status == RunStatus::Complete {
+        run.status = RunStatus::Failed;
+        run.warnings
+            .push("another rank could not upload its share of the data set".into());
+    }
     let dropped = match gateway {
         Some(g) if args.drop_caches && run.status == RunStatus::Complete => {
             g.drop_caches(&config.bucket, &config.prefix, &mut run.warnings)
@@ -323,7 +353,12 @@ fn run(
     };
     if run.status == RunStatus::Complete {
         let gateway_before = gateway.map(BuiltinGateway::cpu);
-        let counted_before = server_counters(target, &config.bucket);
+        // Rank 0 reads the gateways' counters; every rank has uploaded its share by now.
+        let counted_before = if ranks.is_root() {
+            server_counters(target, &config.bucket)
+        } else {
+            Vec::new()
+        };
         let mut saved = ResultFile::new(args.output.json());
         execute(
             target,
@@ -343,16 +378,28 @@ fn run(
         add_server_evidence(target, &config.bucket, &counted_before, &mut run, 0);
         for phase in &mut run.phases {
             for w in &mut phase.workers {
-                w.endpoint = target.endpoint_of(w.worker as usize).map(str::to_string);
+                // Worker w of rank r is worker r x concurrent + w of the job.
+                let job_worker = (w.rank * args.concurrent + w.worker) as usize;
+                w.endpoint = Some(
+                    config.endpoints[job_worker % config.endpoints.len()]
+                        .url
+                        .clone(),
+                );
             }
             say(&format!("\n{}", render_phase(phase, &run.environment)));
         }
     }
 
     // Clean up even after Ctrl-C: only what is under the run's own prefix.
-    clean_up(target, args, config, gateway, bucket_created, &mut run);
+    clean_up(
+        target,
+        (args, config, ranks),
+        gateway,
+        bucket_created,
+        &mut run,
+    );
     say(&format!("\n{}", render_footer(&run)));
-    session::finish(&run, args.output.json())
+    crate::files::finish_ranks(&run, args.output.json(), ranks)
 }
 
 /// The objects of the run: the data set for get, head, delete, list and mixed; through the
@@ -489,8 +536,7 @@ fn upload_data_set(
 /// Removes the run's objects (and the bucket, if the run created it) unless `--keep`.
 fn clean_up(
     target: &dyn Target,
-    args: &S3Args,
-    config: &S3Config,
+    (args, config, ranks): (&S3Args, &S3Config, &Ranks),
     gateway: Option<&BuiltinGateway>,
     bucket_created: bool,
     run: &mut iobm_results::RunResult,
@@ -511,11 +557,13 @@ fn clean_up(
             "deleting the run's objects under s3://{}/{} ...",
             config.bucket, config.prefix
         ));
+        // Every rank its own objects; then rank 0 the bucket, once all are empty.
         let removed = target.remove_run_objects(workers);
         iobm_run::progress::clear_line();
+        let all_removed = ranks.all(removed.is_ok());
         match removed {
             Ok(_) => {
-                if bucket_created {
+                if bucket_created && all_removed {
                     if let Err(e) = target.remove_place() {
                         run.warnings.push(format!(
                             "could not delete bucket '{}' that this run created: {}",
@@ -603,6 +651,7 @@ pub fn quick_steps(
         payload: PayloadSigning::Unsigned,
         timeout: std::time::Duration::from_secs(60),
         new_connection_per_request: false,
+        first_worker: 0,
         tls: None,
     }));
     let target = storage.as_ref();

@@ -263,3 +263,320 @@ fn a_world_of_one_under_a_launcher_of_three_is_refused() {
     assert!(err.contains("MPI sees a world of 1"), "{err}");
     assert!(entries(data.path()).is_empty());
 }
+
+const KEY: &str = "AKIOBMMPI";
+const SECRET: &str = "iobmmpisecretiobmmpisecret";
+
+/// An `iobm serve` (or another S3 server) process, killed when dropped.
+struct Server {
+    child: std::process::Child,
+    url: String,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Starts `program args...` listening on 127.0.0.1:`port`.
+fn serve(program: &Path, args: &[&str], port: u16) -> Server {
+    let mut child = Command::new(program)
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{}: {e} (scripts/test installs it)", program.display()));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "{} exited",
+            program.display()
+        );
+        assert!(std::time::Instant::now() < deadline, "no server on {port}");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    Server {
+        child,
+        url: format!("http://127.0.0.1:{port}"),
+    }
+}
+
+fn iobm_serve(dir: &Path) -> Server {
+    let port = free_port();
+    let listen = format!("127.0.0.1:{port}");
+    let args = ["serve", dir.to_str().unwrap(), "--listen", &listen];
+    let keys = ["--access-key", KEY, "--secret-key", SECRET];
+    serve(
+        &assert_cmd::cargo::cargo_bin("iobm"),
+        &[&args[..], &keys[..]].concat(),
+        port,
+    )
+}
+
+/// `mpirun -np N iobm s3 ARGS` with the test's credentials.
+fn mpirun_s3(ranks: u32, args: &[&str]) -> Output {
+    Command::new("mpirun")
+        .args([
+            "--allow-run-as-root",
+            "--oversubscribe",
+            "--mca",
+            "btl",
+            "self,tcp",
+        ])
+        .args(["-np", &ranks.to_string()])
+        .args(["-x", "AWS_ACCESS_KEY_ID", "-x", "AWS_SECRET_ACCESS_KEY"])
+        .env("AWS_ACCESS_KEY_ID", KEY)
+        .env("AWS_SECRET_ACCESS_KEY", SECRET)
+        .arg(assert_cmd::cargo::cargo_bin("iobm"))
+        .arg("s3")
+        .args(args)
+        .output()
+        .expect("mpirun runs")
+}
+
+/// Every file under `dir`.
+fn files_under(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(files_under(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
+}
+
+#[test]
+fn s3_load_from_ranks_is_spread_over_every_endpoint_and_merged_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (iobm_serve(dir.path()), iobm_serve(dir.path()));
+    let endpoints = format!("{},{}", a.url, b.url);
+    let out_dir = tempfile::tempdir().unwrap();
+    for ranks in [2u32, 4] {
+        let json = out_dir.path().join(format!("put{ranks}.json"));
+        let out = mpirun_s3(
+            ranks,
+            &[
+                "put",
+                "--endpoint",
+                &endpoints,
+                "--concurrent",
+                "3",
+                "--obj-size",
+                "16KiB",
+                "--ops",
+                "90",
+                "--keep",
+                "--bucket",
+                &format!("mpi{ranks}"),
+                "--json",
+                json.to_str().unwrap(),
+            ],
+        );
+        let stdout = ok(&out);
+        assert_eq!(stdout.matches("put: complete").count(), 1, "{stdout}");
+        assert!(
+            stdout.contains(&format!("{ranks} ranks x 3 concurrent")),
+            "{stdout}"
+        );
+        let result = load(&json);
+        let phase = &result["phases"][0];
+        let workers = phase["workers"].as_array().unwrap();
+        assert_eq!(workers.len(), 3 * ranks as usize);
+        // Totals are the sum over ranks: 90 PUTs of 16 KiB in all.
+        let put = &phase["operations"][0];
+        assert_eq!(put["ops"], 90);
+        assert_eq!(put["bytes"], 90 * 16384);
+        assert_eq!(put["latency"]["histogram"]["count"], 90);
+        assert_eq!(bytes(phase), 90 * 16384);
+        assert_makespan_recomputable(phase);
+        // Worker w of rank r is worker 3r + w of the job, on endpoint (3r + w) mod 2.
+        for w in workers {
+            let job_worker = 3 * w["rank"].as_u64().unwrap() + w["worker"].as_u64().unwrap();
+            let expected = if job_worker % 2 == 0 { &a.url } else { &b.url };
+            assert_eq!(w["endpoint"].as_str().unwrap(), expected.as_str());
+        }
+        // Both gateways' counters, read by rank 0 around the phase.
+        let servers = phase["cache"]["servers"].as_array().unwrap();
+        assert_eq!(servers.len(), 2);
+        let received: u64 = servers
+            .iter()
+            .map(|s| s["received_bytes"].as_u64().unwrap())
+            .sum();
+        assert_eq!(received, 90 * 16384);
+        // Kept: 90 objects, none written twice, each rank under a prefix of its own.
+        let kept = files_under(&dir.path().join(format!("mpi{ranks}")));
+        assert_eq!(kept.len(), 90, "{kept:?}");
+        for rank in 0..ranks {
+            assert!(kept
+                .iter()
+                .any(|p| p.to_string_lossy().contains(&format!("/r{rank}/"))));
+        }
+    }
+
+    // A GET of a data set divided among the ranks, then every object and the bucket removed
+    // once.
+    let json = out_dir.path().join("get.json");
+    let out = mpirun_s3(
+        2,
+        &[
+            "get",
+            "--endpoint",
+            &endpoints,
+            "--concurrent",
+            "2",
+            "--obj-size",
+            "16KiB",
+            "--objects",
+            "21",
+            "--ops",
+            "40",
+            "--bucket",
+            "mpiget",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+    ok(&out);
+    let result = load(&json);
+    let phase = &result["phases"][0];
+    assert_eq!(phase["settings"]["data_bytes"], 21 * 16384);
+    assert_eq!(phase["operations"][0]["ops"], 40);
+    assert_eq!(result["config"]["s3"]["objects"], 21);
+    assert!(
+        !dir.path().join("mpiget").exists(),
+        "the bucket was removed"
+    );
+    assert!(
+        result["warnings"].as_array().unwrap().is_empty(),
+        "{}",
+        result["warnings"]
+    );
+}
+
+#[test]
+fn s3_under_mpi_against_s3s_fs_and_with_an_endpoint_that_dies() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let s3s = serve(
+        Path::new("s3s-fs"),
+        &[
+            "--host",
+            "127.0.0.1",
+            "--port",
+            &port.to_string(),
+            "--access-key",
+            KEY,
+            "--secret-key",
+            SECRET,
+            dir.path().to_str().unwrap(),
+        ],
+        port,
+    );
+    let out_dir = tempfile::tempdir().unwrap();
+    let json = out_dir.path().join("s3s.json");
+    let out = mpirun_s3(
+        2,
+        &[
+            "put",
+            "--endpoint",
+            &s3s.url,
+            "--concurrent",
+            "2",
+            "--obj-size",
+            "16KiB",
+            "--ops",
+            "40",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+    ok(&out);
+    let result = load(&json);
+    assert_eq!(result["phases"][0]["operations"][0]["ops"], 40);
+    // Not an iobm gateway: no server counters.
+    assert!(result["phases"][0]["cache"]["servers"]
+        .as_array()
+        .unwrap()
+        .is_empty());
+    assert!(files_under(&dir.path().join("iobm")).is_empty());
+
+    // Rank 1's endpoint dies a second into a 3-second phase: its errors are counted, rank 0
+    // finishes, and the result is saved with them.
+    let gateway_dir = tempfile::tempdir().unwrap();
+    let (alive, dying) = (
+        iobm_serve(gateway_dir.path()),
+        iobm_serve(gateway_dir.path()),
+    );
+    let json = out_dir.path().join("dies.json");
+    let endpoints = format!("{},{}", alive.url, dying.url);
+    let killer = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_secs(1));
+        drop(dying);
+    });
+    let out = mpirun_s3(
+        2,
+        &[
+            "put",
+            "--endpoint",
+            &endpoints,
+            "--concurrent",
+            "1",
+            "--obj-size",
+            "16KiB",
+            "--duration",
+            "3s",
+            "--max-errors",
+            "1000000000",
+            "--timeout",
+            "2s",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+    killer.join().unwrap();
+    let result = load(&json);
+    let phase = &result["phases"][0];
+    let errors = phase["errors"].as_array().unwrap();
+    assert!(!errors.is_empty(), "{out:?}");
+    assert!(u64_of(&phase["operations"][0]["errors"]) > 0);
+    let rank0 = phase["workers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["rank"] == 0)
+        .unwrap();
+    assert!(rank0["span"]["bytes"].as_u64().unwrap() > 0);
+    let seconds = (rank0["span"]["end_ns"].as_u64().unwrap()
+        - rank0["span"]["start_ns"].as_u64().unwrap()) as f64
+        / 1e9;
+    assert!(seconds >= 2.9, "rank 0 ran its whole duration: {seconds}");
+}
+
+fn u64_of(v: &Value) -> u64 {
+    v.as_u64().unwrap()
+}
+
+#[test]
+fn the_built_in_gateway_is_refused_under_several_ranks() {
+    let out = mpirun_s3(2, &["put", "--ops", "1"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("iobm serve") && err.contains("--endpoint"),
+        "{err}"
+    );
+}
