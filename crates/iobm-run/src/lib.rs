@@ -6,6 +6,7 @@
 //! outcome to an exit code ([`exit`]).
 
 pub mod atomic;
+pub mod combine;
 pub mod execute;
 pub mod exit;
 pub mod observe;

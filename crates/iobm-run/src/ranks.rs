@@ -269,7 +269,10 @@ pub fn merge_phases(
 /// Each kind of object operation over all ranks: counts summed, histograms merged, series
 /// added interval by interval (each rank's from its own start, within the barrier's skew),
 /// rates over the merged phase's wall time.
-fn merge_operations(ranks: Vec<Vec<OperationResult>>, wall_ns: u64) -> Vec<OperationResult> {
+pub(crate) fn merge_operations(
+    ranks: Vec<Vec<OperationResult>>,
+    wall_ns: u64,
+) -> Vec<OperationResult> {
     let mut merged: Vec<(OperationResult, Histogram, Histogram)> = Vec::new();
     for o in ranks.into_iter().flatten() {
         let ttfb = o.ttfb.as_ref().map(|t| Histogram::from_data(&t.histogram));
@@ -311,7 +314,7 @@ fn merge_operations(ranks: Vec<Vec<OperationResult>>, wall_ns: u64) -> Vec<Opera
         .collect()
 }
 
-fn worst(a: RunStatus, b: RunStatus) -> RunStatus {
+pub(crate) fn worst(a: RunStatus, b: RunStatus) -> RunStatus {
     let rank = |s| match s {
         RunStatus::Complete | RunStatus::Running => 0,
         RunStatus::Interrupted => 1,

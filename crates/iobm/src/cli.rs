@@ -100,6 +100,27 @@ pub enum Command {
     /// a directory's O_DIRECT rates), which no storage rate can exceed without a cache
     #[command(after_help = LIMITS_EXAMPLES)]
     Limits(LimitsArgs),
+    /// Combine results of one workload started by hand on several clients (without MPI) into
+    /// one run, by their wall clocks, keeping the window in which all were active
+    #[command(after_help = MERGE_EXAMPLES)]
+    Merge(MergeArgs),
+}
+
+const MERGE_EXAMPLES: &str = "\
+Examples:
+  iobm merge client1.json client2.json --json all.json   the window in which both ran
+  iobm merge --whole a.json b.json c.json                 every run's whole phases";
+
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// Saved results (--json) of the same workload, each optionally labelled: LABEL=RESULT.json
+    #[arg(value_name = "[LABEL=]RESULT.json", required = true, num_args = 2..)]
+    pub results: Vec<String>,
+    /// Keep every run's whole phases instead of only the window in which all were active
+    #[arg(long)]
+    pub whole: bool,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 const LIMITS_EXAMPLES: &str = "\

@@ -9,7 +9,7 @@ use iobm_run::session::{describe_io, say};
 use std::path::Path;
 
 /// Reads `LABEL=PATH` or `PATH`; the label defaults to the run's own, then the file's stem.
-fn load(arg: &str) -> Result<(String, RunResult), Failure> {
+pub(crate) fn load(arg: &str) -> Result<(String, RunResult), Failure> {
     let (label, path) = match arg.split_once('=') {
         Some((label, path)) if !label.is_empty() && !Path::new(arg).exists() => {
             (Some(label.to_string()), path)

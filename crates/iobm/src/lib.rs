@@ -8,6 +8,7 @@ pub mod compare;
 pub mod files;
 pub mod gateway;
 pub mod limits;
+pub mod merge;
 pub mod quick;
 pub mod report;
 pub mod rundir;
@@ -60,6 +61,7 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         Command::Quick(args) => quick::quick(args, &argv),
         Command::Report(args) => report::report(args),
         Command::Limits(args) => limits::limits(args),
+        Command::Merge(args) => merge::merge(args, &argv),
     };
     match outcome {
         Ok(exit) => ExitCode::from(exit as u8),

@@ -1,0 +1,261 @@
+//! `iobm merge`: results of one workload started by hand on several clients, without MPI,
+//! combined into one run on the first run's clock by their wall-clock stamps (as warp's
+//! `merge`). Each input becomes a "rank" of the merged run; by default only the window in
+//! which every run was active is kept, each worker cut to it from its per-second series.
+
+use crate::ranks::{merge_operations, worst};
+use crate::record::{cpu_usage, latency};
+use iobm_results::checks::{check, Machine};
+use iobm_results::{config_hash, PhaseResult, RankInfo, RunResult, Series};
+use iobm_stats::{aggregates, format_bytes, Histogram, Progress, Trace};
+
+/// Why runs cannot be merged, if they cannot.
+pub fn check_mergeable(runs: &[(String, RunResult)]) -> Result<(), String> {
+    let Some((first_name, first)) = runs.first() else {
+        return Err("nothing to merge".into());
+    };
+    let hash = config_hash(&first.kind, &first.config);
+    for (name, run) in &runs[1..] {
+        if run.kind != first.kind {
+            return Err(format!(
+                "{first_name} is a {} run and {name} a {} run: only runs of one workload merge",
+                first.kind, run.kind
+            ));
+        }
+        if config_hash(&run.kind, &run.config) != hash {
+            return Err(format!(
+                "{first_name} and {name} ran different workloads (configuration hashes differ): only runs of one workload merge"
+            ));
+        }
+        let names = |r: &RunResult| r.phases.iter().map(|p| p.name.clone()).collect::<Vec<_>>();
+        if names(run) != names(first) {
+            return Err(format!("{first_name} and {name} have different phases"));
+        }
+    }
+    Ok(())
+}
+
+/// A worker's (or an operation kind's) cumulative progress at the end of each interval of its
+/// series, stamped on the common clock and ending at `end_ns`: the trace the snapshots and the
+/// cut are taken from (to within an interval).
+fn series_trace(series: &Series, phase_start_ns: u64, end_ns: u64) -> Trace {
+    let mut done = Progress::default();
+    let mut trace = Vec::with_capacity(series.bytes.len() + 1);
+    for (k, (&bytes, &ops)) in series.bytes.iter().zip(&series.ops).enumerate() {
+        done.bytes += bytes;
+        done.ops += ops;
+        let at = phase_start_ns + (k as u64 + 1) * series.interval_ns;
+        trace.push((at.min(end_ns), done));
+    }
+    trace
+}
+
+/// The part of `trace` between `start` and `end`, counted from `start`, with points at both.
+fn cut_trace(trace: &Trace, phase_start_ns: u64, (start, end): (u64, u64)) -> (Trace, Progress) {
+    let at_start = progress_between(trace, phase_start_ns, start);
+    let at_end = progress_between(trace, phase_start_ns, end);
+    let since = |p: Progress| Progress {
+        bytes: p.bytes.saturating_sub(at_start.bytes),
+        ops: p.ops.saturating_sub(at_start.ops),
+    };
+    let mut cut: Trace = vec![(start, Progress::default())];
+    cut.extend(
+        trace
+            .iter()
+            .filter(|&&(t, _)| t > start && t < end)
+            .map(|&(t, p)| (t, since(p))),
+    );
+    cut.push((end, since(at_end)));
+    (cut, since(at_end))
+}
+
+/// Progress at `t`, interpolated linearly within the interval that holds it.
+fn progress_between(trace: &Trace, start_ns: u64, t: u64) -> Progress {
+    let mut before = (start_ns, Progress::default());
+    for &(at, done) in trace {
+        if at >= t {
+            let span = at.saturating_sub(before.0).max(1) as f64;
+            let part = t.saturating_sub(before.0) as f64 / span;
+            let lerp = |a: u64, b: u64| a + ((b - a) as f64 * part).round() as u64;
+            return Progress {
+                bytes: lerp(before.1.bytes, done.bytes),
+                ops: lerp(before.1.ops, done.ops),
+            };
+        }
+        before = (at, done);
+    }
+    before.1
+}
+
+/// One merged phase of `phases` (the same phase of every run, its stamps already on the
+/// common clock), cut to `window` when given; returns it and the bytes cut away.
+fn merge_phase(
+    phases: Vec<PhaseResult>,
+    window: Option<(u64, u64)>,
+    machine: &Machine,
+) -> (PhaseResult, u64) {
+    let mut histogram = Histogram::new();
+    let (mut user_s, mut system_s) = (0.0, 0.0);
+    let mut operations = Vec::new();
+    let mut traces: Vec<Trace> = Vec::new();
+    let mut cut = 0u64;
+    let mut merged: Option<PhaseResult> = None;
+    for (run, mut phase) in phases.into_iter().enumerate() {
+        histogram += &Histogram::from_data(&phase.latency.histogram);
+        user_s += phase.cpu.user_s;
+        system_s += phase.cpu.system_s;
+        operations.push(std::mem::take(&mut phase.operations));
+        for w in &mut phase.workers {
+            w.rank = run as u32;
+            let trace = series_trace(&w.series, phase.start_ns, w.span.end_ns);
+            let start = window.map_or(w.span.start_ns, |(from, _)| w.span.start_ns.max(from));
+            let end = window.map_or(w.span.end_ns, |(_, to)| w.span.end_ns.min(to).max(start));
+            let (trace, kept) = cut_trace(&trace, phase.start_ns, (start, end));
+            if window.is_some() {
+                cut += w.span.bytes.saturating_sub(kept.bytes);
+                w.span.start_ns = start;
+                w.span.end_ns = end;
+                w.span.bytes = kept.bytes;
+                w.span.ops = kept.ops;
+                // warp's window needs operation stamps the series cannot give.
+                w.span.first_op_end_ns = 0;
+            }
+            traces.push(trace);
+        }
+        if let Some(window) = window {
+            // Each kind of operation cut to the window the same way, from its own series.
+            for o in operations.last_mut().into_iter().flatten() {
+                if let Some(series) = &o.series {
+                    let trace = series_trace(series, phase.start_ns, phase.end_ns);
+                    let (_, kept) = cut_trace(&trace, phase.start_ns, window);
+                    o.ops = kept.ops;
+                    o.bytes = kept.bytes;
+                }
+            }
+        }
+        match &mut merged {
+            None => merged = Some(phase),
+            Some(m) => {
+                m.start_ns = m.start_ns.min(phase.start_ns);
+                m.end_ns = m.end_ns.max(phase.end_ns);
+                m.workers.extend(phase.workers);
+                for e in phase.errors {
+                    match m.errors.iter_mut().find(|x| x.kind == e.kind) {
+                        Some(x) => x.count += e.count,
+                        None => m.errors.push(e),
+                    }
+                }
+                m.settings.data_bytes += phase.settings.data_bytes;
+                for note in phase.notes {
+                    if !m.notes.contains(&note) {
+                        m.notes.push(note);
+                    }
+                }
+            }
+        }
+    }
+    let mut phase = merged.expect("at least one run");
+    if let Some((from, to)) = window {
+        phase.start_ns = from;
+        phase.end_ns = to.max(from);
+    }
+    // The snapshots behind first done and steady state, interpolated within the series'
+    // intervals (a step at each interval's end would lag by up to one).
+    let spans = phase.spans();
+    let active = || spans.iter().filter(|s| s.end_ns > s.start_ns);
+    let last_start = active().map(|s| s.start_ns).max().unwrap_or(0);
+    let first_end = active().map(|s| s.end_ns).min().unwrap_or(0);
+    for (w, trace) in phase.workers.iter_mut().zip(&traces) {
+        w.span.at_all_started = progress_between(trace, w.span.start_ns, last_start);
+        w.span.at_first_done = progress_between(trace, w.span.start_ns, first_end);
+    }
+    phase.latency = latency(phase.latency.measures.clone(), &histogram);
+    phase.operations = merge_operations(operations, phase.end_ns.saturating_sub(phase.start_ns));
+    phase.cpu = cpu_usage(user_s, system_s, phase.bytes());
+    // Each run's reading of a shared server's counters covers every client: not summed.
+    phase.cache.servers.clear();
+    phase.cache.device = None;
+    phase.cache.resident_before_bytes = None;
+    phase.aggregates = aggregates(&phase.spans());
+    check(&mut phase, machine);
+    (phase, cut)
+}
+
+/// The runs merged into one, on the first run's clock; `whole` keeps every run's whole span
+/// instead of the window in which all were active.
+pub fn merge_runs(runs: Vec<(String, RunResult)>, whole: bool, argv: Vec<String>) -> RunResult {
+    let origin = runs[0].1.clock.origin_unix_ns;
+    let mut merged = runs[0].1.clone();
+    merged.warnings.clear();
+    merged.run_id = format!("merge-{}", merged.run_id);
+    merged.command_line = argv;
+    merged.ranks = Vec::new();
+    merged.phases = Vec::new();
+    let mut warnings = vec![format!(
+        "merged from {} runs by their wall clocks, which agree only as well as NTP keeps them (each run's: {}); the latencies, errors and per-second series cover each run's whole phases",
+        runs.len(),
+        runs.iter()
+            .map(|(name, r)| format!("{name} {}", r.clock.source))
+            .collect::<Vec<_>>()
+            .join("; ")
+    )];
+    for (index, (name, run)) in runs.iter().enumerate() {
+        merged.ranks.push(RankInfo {
+            rank: index as u32,
+            host: run.environment.hostname.clone(),
+            clock_offset_ns: run.clock.origin_unix_ns as i64 - origin as i64,
+            clock_uncertainty_ns: 0,
+        });
+        merged
+            .warnings
+            .extend(run.warnings.iter().map(|w| format!("{name}: {w}")));
+        merged.status = worst(merged.status, run.status);
+    }
+    let machine = Machine::of(&merged);
+    for p in 0..runs[0].1.phases.len() {
+        let phases: Vec<PhaseResult> = runs
+            .iter()
+            .map(|(_, run)| {
+                let mut phase = run.phases[p].clone();
+                let shift = |t: u64| {
+                    (t as i128 + run.clock.origin_unix_ns as i128 - origin as i128).max(0) as u64
+                };
+                phase.start_ns = shift(phase.start_ns);
+                phase.end_ns = shift(phase.end_ns);
+                for w in &mut phase.workers {
+                    w.span.start_ns = shift(w.span.start_ns);
+                    w.span.end_ns = shift(w.span.end_ns);
+                    if w.span.first_op_end_ns > 0 {
+                        w.span.first_op_end_ns = shift(w.span.first_op_end_ns);
+                        w.span.last_op_start_ns = shift(w.span.last_op_start_ns);
+                    }
+                }
+                phase
+            })
+            .collect();
+        let from = phases.iter().map(|p| p.start_ns).max().unwrap_or(0);
+        let to = phases.iter().map(|p| p.end_ns).min().unwrap_or(0);
+        let total: u64 = phases.iter().map(|p| p.bytes()).sum();
+        let name = phases[0].name.clone();
+        let (phase, cut) = merge_phase(phases, (!whole).then_some((from, to)), &machine);
+        if !whole {
+            if to <= from {
+                warnings.push(format!(
+                    "{name}: the runs were never all active at once: nothing is left (merge with --whole to keep everything)"
+                ));
+            } else if cut > 0 {
+                warnings.push(format!(
+                    "{name}: kept the {:.3}s in which every run was active; cut {} of {} ({:.1}%) done outside it (--whole keeps everything)",
+                    (to - from) as f64 / 1e9,
+                    format_bytes(cut),
+                    format_bytes(total),
+                    100.0 * cut as f64 / total.max(1) as f64
+                ));
+            }
+        }
+        merged.phases.push(phase);
+    }
+    warnings.append(&mut merged.warnings);
+    merged.warnings = warnings;
+    merged
+}

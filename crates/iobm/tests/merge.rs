@@ -1,0 +1,146 @@
+//! `iobm merge`: runs of one workload started by hand on several clients, combined by their
+//! wall clocks into one run; runs of different workloads refused.
+
+mod common;
+
+use common::{assert_matches_schema, iobm, load, u};
+use serde_json::Value;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+const KEY: &str = "AKIOBMMERGE";
+const SECRET: &str = "iobmmergesecretiobmmergesecret";
+
+struct Server(Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// `iobm s3 OP` against `url` for two seconds, saving to `json`, as a child process.
+fn client(url: &str, op: &str, json: &Path) -> Child {
+    Command::new(assert_cmd::cargo::cargo_bin("iobm"))
+        .args([
+            "s3",
+            op,
+            "--endpoint",
+            url,
+            "--concurrent",
+            "2",
+            "--obj-size",
+            "16KiB",
+        ])
+        .args(["--objects", "20", "--duration", "2s", "--json"])
+        .arg(json)
+        .env("AWS_ACCESS_KEY_ID", KEY)
+        .env("AWS_SECRET_ACCESS_KEY", SECRET)
+        .env_remove("AWS_ENDPOINT_URL")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+fn put_ops(result: &Value) -> u64 {
+    u(&result["phases"][0]["operations"][0]["ops"])
+}
+
+#[test]
+fn overlapping_runs_merge_into_one_and_different_workloads_do_not() {
+    let root = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let server = Server(
+        Command::new(assert_cmd::cargo::cargo_bin("iobm"))
+            .arg("serve")
+            .arg(root.path())
+            .args(["--listen", &format!("127.0.0.1:{port}")])
+            .args(["--access-key", KEY, "--secret-key", SECRET])
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let url = format!("http://127.0.0.1:{port}");
+    let out = tempfile::tempdir().unwrap();
+    let (a, b) = (out.path().join("a.json"), out.path().join("b.json"));
+    // Two clients, the second started a second after the first: a second of overlap.
+    let mut first = client(&url, "put", &a);
+    std::thread::sleep(Duration::from_secs(1));
+    let mut second = client(&url, "put", &b);
+    assert!(first.wait().unwrap().success());
+    assert!(second.wait().unwrap().success());
+    let (ra, rb) = (load(&a), load(&b));
+
+    let merge = |extra: &[&str], json: &Path| {
+        let out = iobm()
+            .arg("merge")
+            .args(extra)
+            .arg(&a)
+            .arg(&b)
+            .arg("--json")
+            .arg(json)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let merged = load(json);
+        assert_matches_schema(&merged);
+        merged
+    };
+    // Whole: every operation of both runs.
+    let whole = merge(&["--whole"], &out.path().join("whole.json"));
+    assert_eq!(put_ops(&whole), put_ops(&ra) + put_ops(&rb));
+    let bytes = |r: &Value| u(&r["phases"][0]["operations"][0]["bytes"]);
+    assert_eq!(bytes(&whole), bytes(&ra) + bytes(&rb));
+    let workers = whole["phases"][0]["workers"].as_array().unwrap();
+    assert_eq!(workers.len(), 4);
+    assert_eq!(workers.iter().filter(|w| w["rank"] == 1).count(), 2);
+    assert_eq!(whole["ranks"].as_array().unwrap().len(), 2);
+
+    // By default only the second in which both ran: less than all, and it says how much less.
+    let window = merge(&[], &out.path().join("window.json"));
+    let phase = &window["phases"][0];
+    let kept = put_ops(&window);
+    assert!(kept > 0 && kept < put_ops(&whole), "{kept}");
+    let seconds = (u(&phase["end_ns"]) - u(&phase["start_ns"])) as f64 / 1e9;
+    assert!(seconds < 1.6, "the window is the overlap: {seconds}");
+    let warnings = window["warnings"].to_string();
+    assert!(
+        warnings.contains("kept the") && warnings.contains("cut"),
+        "{warnings}"
+    );
+    assert!(warnings.contains("NTP"), "{warnings}");
+    // The merged document reads back like any run.
+    let report = iobm()
+        .arg("report")
+        .arg(out.path().join("window.json"))
+        .output()
+        .unwrap();
+    assert!(report.status.success());
+
+    // A put and a get are different workloads.
+    let c = out.path().join("c.json");
+    assert!(client(&url, "get", &c).wait().unwrap().success());
+    let refused = iobm().arg("merge").arg(&a).arg(&c).output().unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert!(err.contains("s3 put") && err.contains("s3 get"), "{err}");
+    drop(server);
+}
