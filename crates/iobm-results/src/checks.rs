@@ -471,8 +471,21 @@ fn object_verdict(phase: &PhaseResult, machine: &Machine) -> CacheVerdict {
         .sum();
     let served: u64 = servers.iter().map(|e| e.served_bytes).sum();
     let received: u64 = servers.iter().map(|e| e.received_bytes).sum();
+    // Several gateways of one host on one device each count all of its bytes: once.
     let device = |f: fn(&crate::ServerEvidence) -> Option<u64>| -> Option<u64> {
-        servers.iter().map(f).sum()
+        let mut seen: Vec<(&str, &str)> = Vec::new();
+        let mut total = Some(0u64);
+        for e in servers {
+            let host = e.endpoint.split("://").nth(1).unwrap_or(&e.endpoint);
+            let host = host.rsplit_once(':').map_or(host, |(h, _)| h);
+            let key = (host, e.device.as_deref().unwrap_or(""));
+            if e.device.is_some() && seen.contains(&key) {
+                continue;
+            }
+            seen.push(key);
+            total = total.zip(f(e)).map(|(a, b)| a + b);
+        }
+        total
     };
     if served > 0 {
         let resident: u64 = servers.iter().map(|e| e.resident_bytes).sum();
@@ -960,6 +973,7 @@ mod tests {
             received_bytes: 0,
             device_read_bytes: Some(100 * MIB - resident),
             device_written_bytes: Some(0),
+            device: Some("8:0".into()),
             cpu_s: 1.0,
         };
         get.cache.servers = vec![served(100 * MIB), served(90 * MIB)];

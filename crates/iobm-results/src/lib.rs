@@ -641,6 +641,10 @@ pub struct ServerEvidence {
     pub device_read_bytes: Option<u64>,
     /// Bytes written to that block device.
     pub device_written_bytes: Option<u64>,
+    /// That block device, as major:minor: gateways of one host on one device count its bytes
+    /// once.
+    #[serde(default)]
+    pub device: Option<String>,
     /// CPU seconds of its serving threads.
     pub cpu_s: f64,
 }

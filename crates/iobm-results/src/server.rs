@@ -4,13 +4,15 @@
 use crate::ServerEvidence;
 
 /// One reading of a gateway's counters for one bucket.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Counters {
     pub served_bytes: u64,
     pub resident_bytes: u64,
     pub received_bytes: u64,
     pub device_read_bytes: Option<u64>,
     pub device_written_bytes: Option<u64>,
+    /// The block device those counters are of, as major:minor.
+    pub device: Option<String>,
     pub cpu_s: f64,
 }
 
@@ -35,7 +37,13 @@ pub fn parse(text: &str, bucket: &str) -> Counters {
             "iobm_gateway_served_bytes_total" if ours => c.served_bytes = n,
             "iobm_gateway_served_resident_bytes_total" if ours => c.resident_bytes = n,
             "iobm_gateway_received_bytes_total" if ours => c.received_bytes = n,
-            "iobm_gateway_device_read_bytes_total" => c.device_read_bytes = Some(n),
+            "iobm_gateway_device_read_bytes_total" => {
+                c.device_read_bytes = Some(n);
+                c.device = labels
+                    .strip_prefix("device=\"")
+                    .and_then(|l| l.split('"').next())
+                    .map(str::to_string);
+            }
             "iobm_gateway_device_written_bytes_total" => c.device_written_bytes = Some(n),
             "iobm_gateway_cpu_seconds_total" if labels.starts_with("mode=") => c.cpu_s += value,
             _ => {}
@@ -54,6 +62,7 @@ pub fn evidence(endpoint: &str, before: &Counters, after: &Counters) -> ServerEv
         received_bytes: after.received_bytes.saturating_sub(before.received_bytes),
         device_read_bytes: delta(before.device_read_bytes, after.device_read_bytes),
         device_written_bytes: delta(before.device_written_bytes, after.device_written_bytes),
+        device: after.device.clone(),
         cpu_s: (after.cpu_s - before.cpu_s).max(0.0),
     }
 }
@@ -79,6 +88,7 @@ mod tests {
         assert_eq!(after.resident_bytes, 900);
         assert_eq!(after.received_bytes, 7);
         assert_eq!(after.device_read_bytes, Some(4096));
+        assert_eq!(after.device.as_deref(), Some("8:0"));
         assert_eq!(after.device_written_bytes, None);
         assert!((after.cpu_s - 1.75).abs() < 1e-9);
         // A bucket it has not seen: zero.
