@@ -114,7 +114,15 @@ pub fn render_header(run: &RunResult) -> String {
     let stop = c.duration_s.map_or("one pass".to_string(), |d| {
         format!("for {d}s per phase{ramp}")
     });
-    let ranks = if run.ranks.len() > 1 {
+    let ranks = if !run.merged_from.is_empty() {
+        let _ = writeln!(
+            out,
+            "  merged   {} runs started by hand ({}), on the first one's clock by their wall clocks",
+            run.merged_from.len(),
+            run.merged_from.join(", ")
+        );
+        format!("{} runs x ", run.merged_from.len())
+    } else if run.ranks.len() > 1 {
         let hosts: std::collections::BTreeSet<&str> =
             run.ranks.iter().map(|r| r.host.as_str()).collect();
         let _ = writeln!(

@@ -985,7 +985,11 @@ mod tests {
             v.evidence
         );
         // Two gateways of one host on one device: its bytes counted once.
-        assert!(v.evidence.contains("its storage read 0 B"), "{}", v.evidence);
+        assert!(
+            v.evidence.contains("its storage read 0 B"),
+            "{}",
+            v.evidence
+        );
         get.cache.servers = vec![served(0), served(MIB)];
         assert_eq!(verdict_of(&get, &machine), "uncached");
         assert!(!says(&get, &machine, "cache effect"));

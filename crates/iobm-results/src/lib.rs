@@ -57,6 +57,10 @@ pub struct RunResult {
     /// runs with the same hash ran the same workload, on whatever storage.
     #[serde(default)]
     pub config_hash: String,
+    /// `iobm merge`: the runs this one was merged from (their labels), each a "rank" of it;
+    /// empty for a run that ran.
+    #[serde(default)]
+    pub merged_from: Vec<String>,
 }
 
 /// The [`RunResult::config_hash`] of a run of `kind` with `config`: FNV-1a (64 bits) of the

@@ -191,6 +191,20 @@ pub fn merge_runs(runs: Vec<(String, RunResult)>, whole: bool, argv: Vec<String>
     merged.command_line = argv;
     merged.ranks = Vec::new();
     merged.phases = Vec::new();
+    merged.merged_from = runs.iter().map(|(name, _)| name.clone()).collect();
+    // Every endpoint any run used.
+    let endpoints = runs
+        .iter()
+        .flat_map(|(_, r)| r.config.s3.iter().flat_map(|s| s.endpoints.clone()));
+    let mut all: Vec<String> = Vec::new();
+    for e in endpoints {
+        if !all.contains(&e) {
+            all.push(e);
+        }
+    }
+    if let Some(s3) = merged.config.s3.as_mut() {
+        s3.endpoints = all;
+    }
     let mut warnings = vec![format!(
         "merged from {} runs by their wall clocks, which agree only as well as NTP keeps them (each run's: {}); the latencies, errors and per-second series cover each run's whole phases",
         runs.len(),

@@ -113,6 +113,7 @@ fn overlapping_runs_merge_into_one_and_different_workloads_do_not() {
     assert_eq!(workers.len(), 4);
     assert_eq!(workers.iter().filter(|w| w["rank"] == 1).count(), 2);
     assert_eq!(whole["ranks"].as_array().unwrap().len(), 2);
+    assert_eq!(whole["merged_from"], serde_json::json!(["a", "b"]));
 
     // By default only the second in which both ran: less than all, and it says how much less.
     let window = merge(&[], &out.path().join("window.json"));
