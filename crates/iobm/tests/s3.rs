@@ -311,7 +311,7 @@ fn https_endpoints_check_certificates_unless_insecure() {
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("certificate") && err.contains("(TLS)"),
+        err.contains("certificate") && err.contains("TLS: "),
         "{err}"
     );
     let host_port = url.trim_start_matches("https://").to_string();
