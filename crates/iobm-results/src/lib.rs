@@ -691,6 +691,21 @@ pub struct ErrorCount {
 }
 
 impl PhaseResult {
+    /// Moves every stamp of the phase (its span, each worker's, and the operation stamps where
+    /// they were recorded) by `to`, onto another clock.
+    pub fn move_stamps(&mut self, to: impl Fn(u64) -> u64) {
+        self.start_ns = to(self.start_ns);
+        self.end_ns = to(self.end_ns);
+        for w in &mut self.workers {
+            w.span.start_ns = to(w.span.start_ns);
+            w.span.end_ns = to(w.span.end_ns);
+            if w.span.first_op_end_ns > 0 {
+                w.span.first_op_end_ns = to(w.span.first_op_end_ns);
+                w.span.last_op_start_ns = to(w.span.last_op_start_ns);
+            }
+        }
+    }
+
     pub fn bytes(&self) -> u64 {
         self.workers.iter().map(|w| w.span.bytes).sum()
     }

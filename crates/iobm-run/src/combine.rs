@@ -3,7 +3,7 @@
 //! `merge`). Each input becomes a "rank" of the merged run; by default only the window in
 //! which every run was active is kept, each worker cut to it from its per-second series.
 
-use crate::ranks::{merge_operations, worst};
+use crate::ranks::{absorb, merge_operations, worst};
 use crate::record::{cpu_usage, latency};
 use iobm_results::checks::{check, Machine};
 use iobm_results::{config_hash, PhaseResult, RankInfo, RunResult, Series};
@@ -133,26 +133,7 @@ fn merge_phase(
                 }
             }
         }
-        match &mut merged {
-            None => merged = Some(phase),
-            Some(m) => {
-                m.start_ns = m.start_ns.min(phase.start_ns);
-                m.end_ns = m.end_ns.max(phase.end_ns);
-                m.workers.extend(phase.workers);
-                for e in phase.errors {
-                    match m.errors.iter_mut().find(|x| x.kind == e.kind) {
-                        Some(x) => x.count += e.count,
-                        None => m.errors.push(e),
-                    }
-                }
-                m.settings.data_bytes += phase.settings.data_bytes;
-                for note in phase.notes {
-                    if !m.notes.contains(&note) {
-                        m.notes.push(note);
-                    }
-                }
-            }
-        }
+        absorb(&mut merged, phase);
     }
     let mut phase = merged.expect("at least one run");
     if let Some((from, to)) = window {
@@ -234,16 +215,7 @@ pub fn merge_runs(runs: Vec<(String, RunResult)>, whole: bool, argv: Vec<String>
                 let shift = |t: u64| {
                     (t as i128 + run.clock.origin_unix_ns as i128 - origin as i128).max(0) as u64
                 };
-                phase.start_ns = shift(phase.start_ns);
-                phase.end_ns = shift(phase.end_ns);
-                for w in &mut phase.workers {
-                    w.span.start_ns = shift(w.span.start_ns);
-                    w.span.end_ns = shift(w.span.end_ns);
-                    if w.span.first_op_end_ns > 0 {
-                        w.span.first_op_end_ns = shift(w.span.first_op_end_ns);
-                        w.span.last_op_start_ns = shift(w.span.last_op_start_ns);
-                    }
-                }
+                phase.move_stamps(shift);
                 phase
             })
             .collect();

@@ -188,16 +188,7 @@ pub fn merge_phases(
             .map_or(0, |o| o.offset_ns);
         let to_root = |t: u64| shift(t, part.origin_unix_ns, offset, root_origin);
         let mut phase = part.phase;
-        phase.start_ns = to_root(phase.start_ns);
-        phase.end_ns = to_root(phase.end_ns);
-        for w in &mut phase.workers {
-            w.span.start_ns = to_root(w.span.start_ns);
-            w.span.end_ns = to_root(w.span.end_ns);
-            if w.span.ops > 0 {
-                w.span.first_op_end_ns = to_root(w.span.first_op_end_ns);
-                w.span.last_op_start_ns = to_root(w.span.last_op_start_ns);
-            }
-        }
+        phase.move_stamps(to_root);
         traces.extend(
             part.traces
                 .into_iter()
@@ -228,22 +219,7 @@ pub fn merge_phases(
             sum.read_bytes += d.read_bytes;
             sum.written_bytes += d.written_bytes;
         }
-        match &mut merged {
-            None => merged = Some(phase),
-            Some(m) => {
-                m.start_ns = m.start_ns.min(phase.start_ns);
-                m.end_ns = m.end_ns.max(phase.end_ns);
-                m.status = worst(m.status, phase.status);
-                m.workers.extend(phase.workers);
-                for e in phase.errors {
-                    match m.errors.iter_mut().find(|x| x.kind == e.kind) {
-                        Some(x) => x.count += e.count,
-                        None => m.errors.push(e),
-                    }
-                }
-                m.settings.data_bytes += phase.settings.data_bytes;
-            }
-        }
+        absorb(&mut merged, phase);
     }
     let mut phase = merged.expect("at least one rank");
     let mut spans = phase.spans();
@@ -264,6 +240,31 @@ pub fn merge_phases(
     phase.aggregates = aggregates(&phase.spans());
     check(&mut phase, machine);
     phase
+}
+
+/// Adds one process's (or run's) part of a phase to what was merged so far: the span, the
+/// worst status, the workers, errors by kind, the data set and the notes.
+pub(crate) fn absorb(merged: &mut Option<PhaseResult>, phase: PhaseResult) {
+    let Some(m) = merged else {
+        *merged = Some(phase);
+        return;
+    };
+    m.start_ns = m.start_ns.min(phase.start_ns);
+    m.end_ns = m.end_ns.max(phase.end_ns);
+    m.status = worst(m.status, phase.status);
+    m.workers.extend(phase.workers);
+    for e in phase.errors {
+        match m.errors.iter_mut().find(|x| x.kind == e.kind) {
+            Some(x) => x.count += e.count,
+            None => m.errors.push(e),
+        }
+    }
+    m.settings.data_bytes += phase.settings.data_bytes;
+    for note in phase.notes {
+        if !m.notes.contains(&note) {
+            m.notes.push(note);
+        }
+    }
 }
 
 /// Each kind of object operation over all ranks: counts summed, histograms merged, series

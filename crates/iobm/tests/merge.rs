@@ -12,23 +12,6 @@ use std::time::Duration;
 const KEY: &str = "AKIOBMMERGE";
 const SECRET: &str = "iobmmergesecretiobmmergesecret";
 
-struct Server(Child);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 /// `iobm s3 OP` against `url` for two seconds, saving to `json`, as a child process.
 fn client(url: &str, op: &str, json: &Path) -> Child {
     Command::new(assert_cmd::cargo::cargo_bin("iobm"))
@@ -60,21 +43,8 @@ fn put_ops(result: &Value) -> u64 {
 #[test]
 fn overlapping_runs_merge_into_one_and_different_workloads_do_not() {
     let root = tempfile::tempdir().unwrap();
-    let port = free_port();
-    let server = Server(
-        Command::new(assert_cmd::cargo::cargo_bin("iobm"))
-            .arg("serve")
-            .arg(root.path())
-            .args(["--listen", &format!("127.0.0.1:{port}")])
-            .args(["--access-key", KEY, "--secret-key", SECRET])
-            .stdout(Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let url = format!("http://127.0.0.1:{port}");
+    let server = common::iobm_serve_with(root.path(), KEY, SECRET);
+    let url = server.url.clone();
     let out = tempfile::tempdir().unwrap();
     let (a, b) = (out.path().join("a.json"), out.path().join("b.json"));
     // Two clients, the second started a second after the first: a second of overlap.

@@ -5,21 +5,27 @@
 
 mod common;
 
-use common::{entries, load, phase_bytes as bytes};
+use common::{entries, free_port, load, phase_bytes as bytes, wait_for, Server};
 use serde_json::Value;
 use std::path::Path;
 use std::process::{Command, Output};
 
+/// `mpirun -np RANKS` on this machine, oversubscribed, over TCP.
+fn launcher(ranks: u32) -> Command {
+    let mut c = Command::new("mpirun");
+    c.args([
+        "--allow-run-as-root",
+        "--oversubscribe",
+        "--mca",
+        "btl",
+        "self,tcp",
+    ])
+    .args(["-np", &ranks.to_string()]);
+    c
+}
+
 fn mpirun(ranks: u32, args: &[&str], dir: &Path) -> Output {
-    Command::new("mpirun")
-        .args([
-            "--allow-run-as-root",
-            "--oversubscribe",
-            "--mca",
-            "btl",
-            "self,tcp",
-        ])
-        .args(["-np", &ranks.to_string()])
+    launcher(ranks)
         .arg(assert_cmd::cargo::cargo_bin("iobm"))
         .args(args)
         .arg(dir)
@@ -267,27 +273,6 @@ fn a_world_of_one_under_a_launcher_of_three_is_refused() {
 const KEY: &str = "AKIOBMMPI";
 const SECRET: &str = "iobmmpisecretiobmmpisecret";
 
-/// An `iobm serve` (or another S3 server) process, killed when dropped.
-struct Server {
-    child: std::process::Child,
-    url: String,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 /// Starts `program args...` listening on 127.0.0.1:`port`.
 fn serve(program: &Path, args: &[&str], port: u16) -> Server {
     let mut child = Command::new(program)
@@ -296,16 +281,7 @@ fn serve(program: &Path, args: &[&str], port: u16) -> Server {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap_or_else(|e| panic!("{}: {e} (scripts/test installs it)", program.display()));
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            child.try_wait().unwrap().is_none(),
-            "{} exited",
-            program.display()
-        );
-        assert!(std::time::Instant::now() < deadline, "no server on {port}");
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    wait_for(port, &mut child);
     Server {
         child,
         url: format!("http://127.0.0.1:{port}"),
@@ -313,28 +289,12 @@ fn serve(program: &Path, args: &[&str], port: u16) -> Server {
 }
 
 fn iobm_serve(dir: &Path) -> Server {
-    let port = free_port();
-    let listen = format!("127.0.0.1:{port}");
-    let args = ["serve", dir.to_str().unwrap(), "--listen", &listen];
-    let keys = ["--access-key", KEY, "--secret-key", SECRET];
-    serve(
-        &assert_cmd::cargo::cargo_bin("iobm"),
-        &[&args[..], &keys[..]].concat(),
-        port,
-    )
+    common::iobm_serve_with(dir, KEY, SECRET)
 }
 
 /// `mpirun -np N iobm s3 ARGS` with the test's credentials.
 fn mpirun_s3(ranks: u32, args: &[&str]) -> Output {
-    Command::new("mpirun")
-        .args([
-            "--allow-run-as-root",
-            "--oversubscribe",
-            "--mca",
-            "btl",
-            "self,tcp",
-        ])
-        .args(["-np", &ranks.to_string()])
+    launcher(ranks)
         .args(["-x", "AWS_ACCESS_KEY_ID", "-x", "AWS_SECRET_ACCESS_KEY"])
         .env("AWS_ACCESS_KEY_ID", KEY)
         .env("AWS_SECRET_ACCESS_KEY", SECRET)

@@ -10,12 +10,12 @@
 mod common;
 
 use assert_cmd::Command;
-use common::{assert_matches_schema, interrupt, load, u, warns};
+use common::{assert_matches_schema, free_port, interrupt, load, u, wait_for, warns, Server};
 use serde_json::Value;
 use std::net::TcpStream;
 use std::path::Path;
 use std::process::{Child, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const KEY: &str = "AKIOBMTEST";
 const SECRET: &str = "iobmtestsecretiobmtestsecret";
@@ -26,38 +26,6 @@ fn iobm() -> Command {
         .env("AWS_ACCESS_KEY_ID", KEY)
         .env("AWS_SECRET_ACCESS_KEY", SECRET);
     c
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// A server process, killed when dropped.
-struct Server {
-    child: Child,
-    url: String,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn wait_for(port: u16, child: &mut Child) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while TcpStream::connect(("127.0.0.1", port)).is_err() {
-        if let Ok(Some(status)) = child.try_wait() {
-            panic!("server exited before listening: {status}");
-        }
-        assert!(Instant::now() < deadline, "server did not listen on {port}");
-        std::thread::sleep(Duration::from_millis(100));
-    }
 }
 
 /// Starts `program args` listening on a free port; None (skip) when the program is missing
@@ -116,23 +84,7 @@ fn moto() -> Option<Server> {
 }
 
 fn iobm_serve(root: &Path) -> Server {
-    let port = free_port();
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("iobm"))
-        .args([
-            "serve",
-            root.to_str().unwrap(),
-            "--listen",
-            &format!("127.0.0.1:{port}"),
-        ])
-        .args(["--access-key", KEY, "--secret-key", SECRET])
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
-    wait_for(port, &mut child);
-    Server {
-        child,
-        url: format!("http://127.0.0.1:{port}"),
-    }
+    common::iobm_serve_with(root, KEY, SECRET)
 }
 
 /// Runs `iobm s3 OP` with small objects and returns its JSON result.

@@ -148,3 +148,58 @@ pub fn assert_aggregates_recomputable(phase: &Value) {
         assert!(!a["formula"].as_str().unwrap().is_empty());
     }
 }
+
+/// A free TCP port on 127.0.0.1 (free when asked).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A server process (`iobm serve`, s3s-fs, moto), killed when dropped.
+pub struct Server {
+    pub child: std::process::Child,
+    pub url: String,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Waits until something listens on 127.0.0.1:`port`; fails if `child` exits first.
+pub fn wait_for(port: u16, child: &mut std::process::Child) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        if let Ok(Some(status)) = child.try_wait() {
+            panic!("server exited before listening: {status}");
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "server did not listen on {port}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+/// `iobm serve ROOT` on a free loopback port with this key pair, listening when returned.
+pub fn iobm_serve_with(root: &Path, key: &str, secret: &str) -> Server {
+    let port = free_port();
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("iobm"))
+        .arg("serve")
+        .arg(root)
+        .args(["--listen", &format!("127.0.0.1:{port}")])
+        .args(["--access-key", key, "--secret-key", secret])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for(port, &mut child);
+    Server {
+        child,
+        url: format!("http://127.0.0.1:{port}"),
+    }
+}
