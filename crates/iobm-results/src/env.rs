@@ -173,6 +173,27 @@ fn machine_counts() -> (u32, u32) {
     (online, nodes)
 }
 
+/// How well the kernel keeps the wall clock (NTP, PTP): its own estimate, from `adjtimex`.
+pub fn wall_clock_sync() -> Option<String> {
+    // SAFETY: ntp_adjtime with modes 0 only reads the kernel's clock state into the zeroed
+    // struct.
+    let mut tx: libc::timex = unsafe { std::mem::zeroed() };
+    let state = unsafe { libc::ntp_adjtime(&mut tx) };
+    if state < 0 {
+        return None;
+    }
+    Some(
+        if state == libc::TIME_ERROR || tx.status & libc::STA_UNSYNC != 0 {
+            "not synchronized (no NTP or PTP discipline): wall clocks of separate runs may differ by any amount".to_string()
+        } else {
+            format!(
+                "synchronized, estimated error {} us, at most {} us",
+                tx.esterror, tx.maxerror
+            )
+        },
+    )
+}
+
 /// This process's affinity mask as a CPU list ("0-3,8").
 fn affinity() -> String {
     // SAFETY: sched_getaffinity fills a zeroed cpu_set_t of the size given.

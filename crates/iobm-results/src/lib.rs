@@ -403,6 +403,12 @@ pub struct ClockInfo {
     pub source: String,
     /// Wall-clock time of stamp 0, in nanoseconds since the Unix epoch.
     pub origin_unix_ns: u64,
+    /// How well the wall clock was kept when the run began, as the kernel says (`adjtimex`):
+    /// "synchronized, estimated error N us, at most M us" or "not synchronized"; runs merged
+    /// by their wall clocks (`iobm merge`) line up only this well. Null in documents from
+    /// before, or where the kernel does not say.
+    #[serde(default)]
+    pub wall_clock: Option<String>,
 }
 
 /// One phase: every worker doing one operation over its region.

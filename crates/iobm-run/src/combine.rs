@@ -190,7 +190,10 @@ pub fn merge_runs(runs: Vec<(String, RunResult)>, whole: bool, argv: Vec<String>
         "merged from {} runs by their wall clocks, which agree only as well as NTP keeps them (each run's: {}); the latencies, errors and per-second series cover each run's whole phases",
         runs.len(),
         runs.iter()
-            .map(|(name, r)| format!("{name} {}", r.clock.source))
+            .map(|(name, r)| format!(
+                "{name}: {}",
+                r.clock.wall_clock.as_deref().unwrap_or("not recorded")
+            ))
             .collect::<Vec<_>>()
             .join("; ")
     )];

@@ -98,6 +98,7 @@ pub fn skeleton(
             source: "CLOCK_MONOTONIC (Rust std::time::Instant); origin_unix_ns from CLOCK_REALTIME"
                 .to_string(),
             origin_unix_ns,
+            wall_clock: iobm_results::env::wall_clock_sync(),
         },
         phases: Vec::new(),
         ranks: Vec::new(),

@@ -54,6 +54,9 @@ fn overlapping_runs_merge_into_one_and_different_workloads_do_not() {
     assert!(first.wait().unwrap().success());
     assert!(second.wait().unwrap().success());
     let (ra, rb) = (load(&a), load(&b));
+    // Each run says how well its wall clock was kept, which the merge repeats.
+    let wall = ra["clock"]["wall_clock"].as_str().unwrap().to_string();
+    assert!(wall.contains("synchronized"), "{wall}");
 
     let merge = |extra: &[&str], json: &Path| {
         let out = iobm()
@@ -97,7 +100,10 @@ fn overlapping_runs_merge_into_one_and_different_workloads_do_not() {
         warnings.contains("kept the") && warnings.contains("cut"),
         "{warnings}"
     );
-    assert!(warnings.contains("NTP"), "{warnings}");
+    assert!(
+        warnings.contains("NTP") && warnings.contains(&wall),
+        "{warnings}"
+    );
     // The merged document reads back like any run.
     let report = iobm()
         .arg("report")
