@@ -160,7 +160,23 @@ pub fn bonnie(args: BonnieArgs, argv: &[OsString]) -> Result<Exit, Failure> {
     say(&format!("\n{}", iobm_report::render_footer(&run)));
     if let Some(path) = args.bonnie_csv.as_ref().filter(|_| ranks.is_root()) {
         let line = csv_line(&run).expect("a bonnie run has a table");
-        write_atomic(path, format!("{line}\n").as_bytes()).map_err(|e| {
+        // Appended, as bonnie++ users collect many runs in one file for bon_csv2html; the
+        // whole file is rewritten atomically, so a failure leaves the old one whole.
+        let mut text = match std::fs::read_to_string(path) {
+            Ok(old) if !old.is_empty() && !old.ends_with('\n') => old + "\n",
+            Ok(old) => old,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+            Err(e) => {
+                return Err(Failure::run(format!(
+                    "--bonnie-csv {}: cannot read: {}",
+                    path.display(),
+                    describe_io(&e)
+                )))
+            }
+        };
+        text.push_str(&line);
+        text.push('\n');
+        write_atomic(path, text.as_bytes()).map_err(|e| {
             Failure::run(format!(
                 "--bonnie-csv {}: cannot write: {}",
                 path.display(),

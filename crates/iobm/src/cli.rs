@@ -300,7 +300,8 @@ pub struct BonnieArgs {
     /// Name of the run in the CSV line and in comparisons [default: the host name]
     #[arg(long, value_name = "NAME")]
     pub label: Option<String>,
-    /// Write bonnie++'s CSV line (format 1.98, for bon_csv2txt and bon_csv2html) to FILE
+    /// Append bonnie++'s CSV line (format 1.98, for bon_csv2txt and bon_csv2html) to FILE,
+    /// which collects one line per run
     #[arg(long, value_name = "FILE")]
     pub bonnie_csv: Option<PathBuf>,
     #[command(flatten)]

@@ -185,6 +185,11 @@ fn compare_puts_runs_side_by_side_and_refuses_mixed_kinds() {
     for name in ["nfs", "lustre", "gluster"] {
         small_bonnie(data.path(), out.path(), name, &[]);
     }
+    // --bonnie-csv appends: a second run into nfs.csv adds a line, as for bon_csv2html.
+    small_bonnie(data.path(), out.path(), "nfs", &[]);
+    let csv = std::fs::read_to_string(out.path().join("nfs.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 2, "{csv}");
+    assert!(csv.lines().all(|l| l.split(',').count() == 50), "{csv}");
     let arg = |name: &str| {
         out.path()
             .join(format!("{name}.json"))
