@@ -14,16 +14,17 @@ pub enum Format {
     Csv,
 }
 
-/// The value compared for a phase, and its unit.
-pub fn headline(phase: &PhaseResult) -> (f64, &'static str) {
-    let makespan = phase.aggregate(AggregateKind::Makespan);
+/// The value compared for a phase by the aggregate `kind` (None where the phase has no such
+/// aggregate), and its unit.
+pub fn headline(phase: &PhaseResult, kind: AggregateKind) -> (Option<f64>, &'static str) {
+    let aggregate = phase.aggregate(kind);
     if phase.moves_data() {
         (
-            makespan.map_or(0.0, |a| a.bytes_per_s) / (1024.0 * 1024.0),
+            aggregate.map(|a| a.bytes_per_s / (1024.0 * 1024.0)),
             "MiB/s",
         )
     } else {
-        (makespan.map_or(0.0, |a| a.ops_per_s), "/s")
+        (aggregate.map(|a| a.ops_per_s), "/s")
     }
 }
 
@@ -44,12 +45,17 @@ pub fn check_kinds(runs: &[(String, RunResult)]) -> Result<(), String> {
 }
 
 /// The comparison table. Tests are the phases of all runs, in the order they first appear.
-pub fn render(runs: &[(String, RunResult)], transpose: bool, format: Format) -> String {
+pub fn render(
+    runs: &[(String, RunResult)],
+    transpose: bool,
+    format: Format,
+    aggregate: AggregateKind,
+) -> String {
     let mut tests: Vec<(String, &'static str)> = Vec::new();
     for (_, run) in runs {
         for phase in &run.phases {
             if !tests.iter().any(|(t, _)| *t == phase.name) {
-                tests.push((phase.name.clone(), headline(phase).1));
+                tests.push((phase.name.clone(), headline(phase, aggregate).1));
             }
         }
     }
@@ -57,7 +63,7 @@ pub fn render(runs: &[(String, RunResult)], transpose: bool, format: Format) -> 
         run.phases
             .iter()
             .find(|p| p.name == test)
-            .map(|p| headline(p).0)
+            .and_then(|p| headline(p, aggregate).0)
     };
     let base: Vec<Option<f64>> = tests.iter().map(|(t, _)| value(&runs[0].1, t)).collect();
     let cell = |run: &RunResult, i: usize| -> (String, String) {
@@ -145,9 +151,10 @@ pub fn render(runs: &[(String, RunResult)], transpose: bool, format: Format) -> 
         (header, rows)
     };
     let note = format!(
-        "{} runs of kind {}; values are makespan rates, (Nx) is the ratio to {}\n{}\n",
+        "{} runs of kind {}; values are {} rates, (Nx) is the ratio to {}\n{}\n",
         runs.len(),
         runs[0].1.kind,
+        aggregate.label(),
         runs[0].0,
         workloads(runs)
     );

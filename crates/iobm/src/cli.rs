@@ -339,6 +339,31 @@ pub struct CompareArgs {
     /// Output format
     #[arg(long, value_enum, default_value_t = FormatArg::Text)]
     pub format: FormatArg,
+    /// The aggregate each value is (see "Reading the output" in the README)
+    #[arg(long, value_enum, default_value_t = AggregateArg::Makespan)]
+    pub aggregate: AggregateArg,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum AggregateArg {
+    Makespan,
+    SumOfRates,
+    FirstDone,
+    SteadyState,
+    WarpWindow,
+}
+
+impl From<AggregateArg> for iobm_stats::AggregateKind {
+    fn from(arg: AggregateArg) -> Self {
+        use iobm_stats::AggregateKind as K;
+        match arg {
+            AggregateArg::Makespan => K::Makespan,
+            AggregateArg::SumOfRates => K::SumOfRates,
+            AggregateArg::FirstDone => K::FirstDone,
+            AggregateArg::SteadyState => K::SteadyState,
+            AggregateArg::WarpWindow => K::WarpWindow,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

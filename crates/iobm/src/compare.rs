@@ -41,6 +41,11 @@ pub fn compare(args: CompareArgs) -> Result<Exit, Failure> {
         FormatArg::Markdown => Format::Markdown,
         FormatArg::Csv => Format::Csv,
     };
-    say(&render(&runs, args.transpose, format));
+    say(&render(
+        &runs,
+        args.transpose,
+        format,
+        args.aggregate.into(),
+    ));
     Ok(Exit::Ok)
 }

@@ -241,6 +241,44 @@ fn compare_puts_runs_side_by_side_and_refuses_mixed_kinds() {
     assert_eq!(rows[1][2], "1.00");
     assert!(rows[2][2].parse::<f64>().unwrap() > 0.0);
 
+    // Another aggregate: each value is that aggregate's rate from the saved run.
+    let by = |kind: &str| {
+        let csv = text(&[
+            "--format".into(),
+            "csv".into(),
+            "--aggregate".into(),
+            kind.into(),
+            arg("nfs"),
+        ]);
+        csv.lines()
+            .nth(1)
+            .unwrap()
+            .split(',')
+            .nth(1)
+            .unwrap()
+            .to_string()
+    };
+    let nfs = load(&out.path().join("nfs.json"));
+    let saved = |kind: &str| {
+        nfs["phases"][0]["aggregates"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["kind"] == kind)
+            .unwrap()["bytes_per_s"]
+            .as_f64()
+            .unwrap()
+            / 1048576.0
+    };
+    for (flag, kind) in [("sum-of-rates", "sum_of_rates"), ("makespan", "makespan")] {
+        let shown: f64 = by(flag).parse().unwrap();
+        assert!((shown - saved(kind)).abs() < 0.01, "{flag}: {shown}");
+    }
+    assert!(
+        text(&["--aggregate".into(), "first-done".into(), arg("nfs")])
+            .contains("values are first done rates")
+    );
+
     // A stream run is not comparable with bonnie runs.
     let stream = out.path().join("stream.json");
     iobm()
