@@ -5,6 +5,7 @@
 pub mod bonnie;
 pub mod checks;
 pub mod server;
+pub mod verdict;
 pub use iobm_stats::time;
 pub mod env;
 pub mod limits;
