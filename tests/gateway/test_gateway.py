@@ -263,3 +263,40 @@ def test_memory_does_not_grow_with_object_size(server, tmp_path):
     with open(f"/proc/{server.proc.pid}/status") as status:
         peak_kib = next(int(line.split()[1]) for line in status if line.startswith("VmHWM:"))
     assert peak_kib < 64 * 1024, f"gateway peak RSS {peak_kib} KiB for a {size}-byte object"
+
+
+def test_counters_for_a_signed_scrape_say_what_was_served_and_from_where(server):
+    """A signed `GET /metrics` asking for text (botocore signs it as any request) answers the
+    gateway's counters in the Prometheus text format; unsigned, it is refused."""
+    import urllib.request
+    from urllib.error import HTTPError
+
+    from botocore.auth import SigV4Auth
+    from botocore.awsrequest import AWSRequest
+    from botocore.credentials import Credentials
+
+    s3 = client(server)
+    s3.create_bucket(Bucket="counted")
+    s3.put_object(Bucket="counted", Key="k", Body=b"x" * 100_000)
+    s3.get_object(Bucket="counted", Key="k")["Body"].read()
+
+    url = server.endpoint + "/metrics"
+    headers = {"Accept": "text/plain", "x-amz-content-sha256": "UNSIGNED-PAYLOAD"}
+    request = AWSRequest(method="GET", url=url, headers=headers)
+    SigV4Auth(Credentials(AK, SK), "s3", "us-east-1").add_auth(request)
+    with urllib.request.urlopen(urllib.request.Request(url, headers=dict(request.headers))) as r:
+        assert r.headers["Content-Type"].startswith("text/plain; version=0.0.4")
+        assert r.headers["x-iobm-gateway"]
+        text = r.read().decode()
+    assert 'iobm_gateway_received_bytes_total{bucket="counted"} 100000' in text
+    assert 'iobm_gateway_served_bytes_total{bucket="counted"} 100000' in text
+    # Just written: the GET found all of it in the page cache.
+    assert 'iobm_gateway_served_resident_bytes_total{bucket="counted"} 100000' in text
+    try:
+        urllib.request.urlopen(urllib.request.Request(url, headers={"Accept": "text/plain"}))
+        raise AssertionError("an unsigned scrape was answered")
+    except HTTPError as e:
+        assert e.code == 403
+    # A listing of a bucket named `metrics` is still a listing (no Accept: text/plain).
+    s3.create_bucket(Bucket="metrics")
+    assert s3.list_objects(Bucket="metrics").get("Contents", []) == []
