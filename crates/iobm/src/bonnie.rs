@@ -65,7 +65,7 @@ fn test_line(p: &PhaseResult) -> String {
 /// Checks the input against the file system; returns the file size and the RAM.
 fn check(args: &BonnieArgs) -> Result<(u64, u64), Failure> {
     session::writable_dir(&args.dir)?;
-    session::json_path_ok(args.output.json())?;
+    args.output.check()?;
     if let Some(csv) = &args.bonnie_csv {
         session::output_path_ok("--bonnie-csv", csv)?;
     }
@@ -184,7 +184,7 @@ pub fn bonnie(args: BonnieArgs, argv: &[OsString]) -> Result<Exit, Failure> {
             ))
         })?;
     }
-    finish_ranks(&run, args.output.json(), &ranks)
+    finish_ranks(&run, &args.output, &ranks)
 }
 
 /// The suite's settings from the flags; each MPI rank's files carry its own prefix.

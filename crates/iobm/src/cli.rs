@@ -203,11 +203,40 @@ pub struct OutputArgs {
     /// every phase so a killed run keeps what it measured; - prints it to stdout at the end
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Save the time series as tidy CSV to FILE: one row per phase, worker and second (and per
+    /// kind of S3 operation over all workers), with bytes, operations and rates
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
 }
 
 impl OutputArgs {
     pub fn json(&self) -> Option<&std::path::Path> {
         self.json.as_deref()
+    }
+
+    /// Checks the output paths before a run starts.
+    pub fn check(&self) -> Result<(), iobm_run::exit::Failure> {
+        iobm_run::session::json_path_ok(self.json())?;
+        match &self.csv {
+            Some(csv) => iobm_run::session::output_path_ok("--csv", csv),
+            None => Ok(()),
+        }
+    }
+
+    /// Writes the run's time series to `--csv FILE`, if given (at rank 0, after the run).
+    pub fn save_csv(&self, run: &iobm_results::RunResult) -> Result<(), iobm_run::exit::Failure> {
+        let Some(path) = &self.csv else {
+            return Ok(());
+        };
+        iobm_run::atomic::write_atomic(path, iobm_report::series::csv(run).as_bytes()).map_err(
+            |e| {
+                iobm_run::exit::Failure::run(format!(
+                    "--csv {}: cannot write: {}",
+                    path.display(),
+                    iobm_run::session::describe_io(&e)
+                ))
+            },
+        )
     }
 }
 
@@ -627,6 +656,9 @@ pub struct ReportArgs {
     /// device)
     #[arg(long, value_name = "FILE|measure")]
     pub limits: Option<String>,
+    /// Also save the run's time series as tidy CSV to FILE (as --csv of the run would have)
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

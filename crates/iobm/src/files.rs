@@ -126,7 +126,7 @@ fn check_write(args: &WriteArgs, ranks: u64, stream: bool) -> Result<Sizes, Fail
         )));
     }
     session::writable_dir(&args.dir)?;
-    session::json_path_ok(io.output.json())?;
+    io.output.check()?;
     let jobs = args.jobs as u64;
     let block = io.block.unwrap_or(DEFAULT_BLOCK);
     // --size is the total over every rank's jobs, as the workload line shows it.
@@ -215,7 +215,7 @@ pub fn write(args: WriteArgs, stream: bool, argv: &[OsString]) -> Result<Exit, F
     run_and_report(target, phases, &mut run, &control, &ranks, json);
     data.keep_or_remove(&mut run, &ranks, args.keep, sizes.per_job);
     say(&format!("\n{}", render_footer(&run)));
-    finish_ranks(&run, json, &ranks)
+    finish_ranks(&run, &args.io.output, &ranks)
 }
 
 /// The write, then for `stream` the read of the same data (in the same order, so a
@@ -381,14 +381,16 @@ impl DataSet {
     }
 }
 
-/// Saves the result at rank 0 and gives every rank rank 0's exit code.
+/// Saves the result (and `--csv`) at rank 0 and gives every rank rank 0's exit code.
 pub(crate) fn finish_ranks(
     run: &RunResult,
-    json: Option<&Path>,
+    output: &crate::cli::OutputArgs,
     ranks: &Ranks,
 ) -> Result<Exit, Failure> {
     let exit = if ranks.is_root() {
-        session::finish(run, json)
+        output
+            .save_csv(run)
+            .and_then(|_| session::finish(run, output.json()))
     } else {
         Ok(Exit::Ok)
     };
@@ -403,7 +405,7 @@ pub(crate) fn finish_ranks(
 pub fn read(args: ReadArgs, argv: &[OsString]) -> Result<Exit, Failure> {
     let ranks = Ranks::connect()?;
     let io = &args.io;
-    let located = session::json_path_ok(io.output.json()).and_then(|_| locate(&args.path));
+    let located = io.output.check().and_then(|_| locate(&args.path));
     ranks.agree(located.as_ref().map(|_| ()).map_err(Failure::clone))?;
     let (data_dir, manifest) = located?;
     let (rank, size) = (ranks.rank() as usize, ranks.size() as usize);
@@ -479,5 +481,5 @@ pub fn read(args: ReadArgs, argv: &[OsString]) -> Result<Exit, Failure> {
         io.output.json(),
     );
     say(&format!("\n{}", render_footer(&run)));
-    finish_ranks(&run, io.output.json(), &ranks)
+    finish_ranks(&run, &io.output, &ranks)
 }

@@ -9,7 +9,7 @@ use iobm_run::session::{self, say};
 use std::ffi::OsString;
 
 pub fn merge(args: MergeArgs, argv: &[OsString]) -> Result<Exit, Failure> {
-    session::json_path_ok(args.output.json())?;
+    args.output.check()?;
     let runs = args
         .results
         .iter()
@@ -22,5 +22,6 @@ pub fn merge(args: MergeArgs, argv: &[OsString]) -> Result<Exit, Failure> {
         .collect();
     let merged = merge_runs(runs, args.whole, argv);
     say(&render_run(&merged));
+    args.output.save_csv(&merged)?;
     session::finish(&merged, args.output.json())
 }

@@ -156,6 +156,7 @@ pub fn quick(args: QuickArgs, argv: &[OsString]) -> Result<Exit, Failure> {
     }
     run.bonnie = Some(summarize(&run));
     say(&format!("{}\n{}", summary_text(&run), render_footer(&run)));
+    args.output.save_csv(&run)?;
     session::finish(&run, args.output.json())
 }
 
@@ -163,7 +164,7 @@ pub fn quick(args: QuickArgs, argv: &[OsString]) -> Result<Exit, Failure> {
 /// quarter of the free space at most, shared by the workers).
 fn checked(dir: &Path, args: &QuickArgs) -> Result<(usize, u64), Failure> {
     session::writable_dir(dir)?;
-    session::json_path_ok(args.output.json())?;
+    args.output.check()?;
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     let jobs = cpus.clamp(1, 4);
     let available = env::space(dir)

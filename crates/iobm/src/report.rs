@@ -9,6 +9,11 @@ use iobm_run::exit::{Exit, Failure};
 use iobm_run::recompute::recompute;
 
 pub fn report(args: ReportArgs) -> Result<Exit, Failure> {
+    let output = crate::cli::OutputArgs {
+        json: None,
+        csv: args.csv.clone(),
+    };
+    output.check()?;
     let text = std::fs::read_to_string(&args.file).map_err(|e| {
         Failure::input(format!(
             "{}: {}",
@@ -24,6 +29,7 @@ pub fn report(args: ReportArgs) -> Result<Exit, Failure> {
     if let Some(limits) = &limits {
         print!("{}", against_limits(&run, limits));
     }
+    output.save_csv(&run)?;
     for name in differing {
         eprintln!(
             "iobm: warning: the aggregates saved for phase '{name}' differ from those recomputed from its workers; showing the recomputed ones"

@@ -86,7 +86,7 @@ fn check_bucket(name: &str) -> Result<(), Failure> {
 
 /// Every check of the flags, before anything is started or created.
 fn check_args(args: &S3Args) -> Result<(), Failure> {
-    session::json_path_ok(args.output.json())?;
+    args.output.check()?;
     check_bucket(&args.bucket)?;
     let (_, max) = args.sizes();
     if max == 0 {
@@ -399,7 +399,7 @@ fn run(
         &mut run,
     );
     say(&format!("\n{}", render_footer(&run)));
-    crate::files::finish_ranks(&run, args.output.json(), ranks)
+    crate::files::finish_ranks(&run, &args.output, ranks)
 }
 
 /// The objects of the run: the data set for get, head, delete, list and mixed; through the

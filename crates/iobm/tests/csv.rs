@@ -1,0 +1,98 @@
+//! `--csv FILE`: the time series as tidy CSV, one row per phase, worker and second; the same
+//! from `iobm report --csv` of the saved run.
+
+mod common;
+
+use common::{iobm, load, u};
+
+#[test]
+fn the_time_series_as_tidy_csv_add_up_to_the_phases() {
+    let dir = tempfile::tempdir().unwrap();
+    let (json, csv) = (dir.path().join("r.json"), dir.path().join("r.csv"));
+    iobm()
+        .args(["stream", "-j", "2", "--size", "8MiB", "--json"])
+        .arg(&json)
+        .arg("--csv")
+        .arg(&csv)
+        .arg(dir.path())
+        .assert()
+        .success();
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    assert_eq!(header[..4], ["run_id", "phase", "op", "rank"]);
+    let column = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    let result = load(&json);
+    for phase in result["phases"].as_array().unwrap() {
+        let name = phase["name"].as_str().unwrap();
+        let mine: Vec<&Vec<&str>> = rows.iter().filter(|r| r[1] == name).collect();
+        let bytes: u64 = mine
+            .iter()
+            .map(|r| r[column("bytes")].parse::<u64>().unwrap())
+            .sum();
+        let moved: u64 = phase["workers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| u(&w["span"]["bytes"]))
+            .sum();
+        assert_eq!(bytes, moved, "{name}");
+        let intervals: usize = phase["workers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| w["series"]["bytes"].as_array().unwrap().len())
+            .sum();
+        assert_eq!(mine.len(), intervals, "{name}");
+    }
+    // The saved run gives the same CSV.
+    let again = dir.path().join("again.csv");
+    iobm()
+        .arg("report")
+        .arg(&json)
+        .arg("--csv")
+        .arg(&again)
+        .assert()
+        .success();
+    assert_eq!(std::fs::read_to_string(&again).unwrap(), text);
+
+    // An S3 mixed phase adds each kind of operation over all workers.
+    let s3 = dir.path().join("s3.csv");
+    iobm()
+        .args([
+            "s3",
+            "mixed",
+            "--objects",
+            "10",
+            "--obj-size",
+            "16KiB",
+            "--ops",
+            "60",
+        ])
+        .args(["--concurrent", "2", "--dir"])
+        .arg(dir.path())
+        .arg("--csv")
+        .arg(&s3)
+        .assert()
+        .success();
+    let text = std::fs::read_to_string(&s3).unwrap();
+    for op in ["get", "head", "put", "delete"] {
+        assert!(text.contains(&format!(",{op},all,all,")), "{op}: {text}");
+    }
+
+    // A place that cannot be written is refused before anything runs.
+    let out = iobm()
+        .args([
+            "stream",
+            "--size",
+            "1MiB",
+            "--csv",
+            "/nonexistent/dir/r.csv",
+        ])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--csv"));
+}
