@@ -7,6 +7,7 @@ pub mod data;
 mod objects;
 pub mod outcome;
 pub mod permute;
+pub mod queued;
 pub mod runner;
 pub mod suite;
 mod task;
@@ -17,6 +18,6 @@ pub use control::{Control, LivePhase};
 pub use outcome::{CacheDrop, ErrorCount, PhaseEnd, PhaseOutcome, WorkerOutcome};
 pub use runner::{prepare_objects, run_phase, run_phase_gated};
 pub use workload::{
-    object_name, DataKind, FileSpec, FsyncPolicy, Layout, Mix, ObjectOp, ObjectSpec, Op, Pattern,
-    PerChar, Phase, Region, StopRule,
+    object_name, DataKind, Engine, FileSpec, FsyncPolicy, Layout, Mix, ObjectOp, ObjectSpec, Op,
+    Pattern, PerChar, Phase, Region, StopRule,
 };

@@ -345,30 +345,64 @@ fn run_worker(
     let mut i: u64 = 0;
     let mut last_end = start;
     let mut verify_ns = 0u64;
+    let queued = task.queued();
+    // A queued task's operations complete after later ones were submitted: once no more are
+    // submitted, the rest in flight are drained and counted like the others.
+    let mut draining = false;
     loop {
-        if shared.abort.load(Ordering::Relaxed) || control.stop_requested() {
-            break;
+        let ended = shared.abort.load(Ordering::Relaxed)
+            || control.stop_requested()
+            || deadline.is_some_and(|d| last_end >= d)
+            || quota.is_some_and(|q| i >= q);
+        if !draining && (ended || !task.prepare(i)) {
+            if !queued {
+                break;
+            }
+            draining = true;
         }
-        if deadline.is_some_and(|d| last_end >= d) || quota.is_some_and(|q| i >= q) {
-            break;
-        }
-        if !task.prepare(i) {
-            break;
-        }
-        let t0 = Instant::now();
-        let mut result = task.execute();
-        let mut tries = 0;
-        while result.is_err() && tries < retries && !control.stop_requested() {
-            tries += 1;
-            result = task.execute();
-        }
-        let t1 = Instant::now();
-        // A GET checked as it arrived: the check is verification time, not latency.
-        let checked_inline = task.take_verify_ns();
-        verify_ns += checked_inline;
+        let (t0, t1, result, tries, checked_inline) = if queued {
+            let completed = if draining {
+                match task.drain() {
+                    None => break,
+                    Some(c) => c,
+                }
+            } else {
+                i += 1;
+                match task.submit() {
+                    None => continue,
+                    Some(c) => c,
+                }
+            };
+            // Checked as it completed, after its latency ended.
+            verify_ns += task.take_verify_ns();
+            match completed {
+                Ok(c) => (c.started, c.ended, Ok(c.bytes), 0, 0),
+                Err(e) => {
+                    let now = Instant::now();
+                    (now, now, Err(e), 0, 0)
+                }
+            }
+        } else {
+            let t0 = Instant::now();
+            let mut result = task.execute();
+            let mut tries = 0;
+            while result.is_err() && tries < retries && !control.stop_requested() {
+                tries += 1;
+                result = task.execute();
+            }
+            let t1 = Instant::now();
+            // A GET checked as it arrived: the check is verification time, not latency.
+            let checked_inline = task.take_verify_ns();
+            verify_ns += checked_inline;
+            i += 1;
+            (t0, t1, result, tries, checked_inline)
+        };
         let class = &mut classes[task.class()];
         class.retried += u64::from(tries);
         let checked = result.and_then(|bytes| {
+            if queued {
+                return Ok(bytes);
+            }
             let checking = Instant::now();
             let verdict = task.check().map(|_| bytes);
             verify_ns += checking.elapsed().as_nanos() as u64;
@@ -386,10 +420,11 @@ fn run_worker(
                 let total = shared.errors.fetch_add(1, Ordering::SeqCst) + 1;
                 if total > phase.max_errors {
                     shared.abort.store(true, Ordering::SeqCst);
-                    break;
+                    if !queued {
+                        break;
+                    }
                 }
                 last_end = t1;
-                i += 1;
                 continue;
             }
         };
@@ -398,7 +433,6 @@ fn run_worker(
         if t1 < counted_from {
             // Warm-up (--ramp): done, not counted.
             last_end = t1;
-            i += 1;
             continue;
         }
         first_op_end.get_or_insert(t1);
@@ -428,7 +462,6 @@ fn run_worker(
             trace.push((t1_ns, done));
         }
         last_end = t1;
-        i += 1;
     }
 
     // The final fsync and close are inside the worker's interval, even after an error.

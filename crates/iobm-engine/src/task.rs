@@ -6,6 +6,14 @@
 use std::io;
 use std::time::Instant;
 
+/// An operation of a queued task that completed: its bytes, and when it was submitted and
+/// completed (its latency is the time between).
+pub(crate) struct Completed {
+    pub bytes: u64,
+    pub started: Instant,
+    pub ended: Instant,
+}
+
 /// A prepared worker's operations.
 pub(crate) trait Task: Send {
     /// Sets up operation `i` (counted from 0); false when the worker has no more to do.
@@ -38,4 +46,18 @@ pub(crate) trait Task: Send {
     /// Ends the worker's work inside its timed interval (final fsync, close); returns the
     /// nanoseconds spent in the final fsync.
     fn finish(&mut self) -> io::Result<u64>;
+    /// Whether the task keeps several operations in flight ([`crate::queued`]): the runner
+    /// then calls [`Task::submit`] instead of [`Task::execute`], and [`Task::drain`] at the end.
+    fn queued(&self) -> bool {
+        false
+    }
+    /// Submits the prepared operation; returns one that completed meanwhile, waiting for one
+    /// only when the queue is full.
+    fn submit(&mut self) -> Option<io::Result<Completed>> {
+        None
+    }
+    /// One more of the operations still in flight, waiting for it; None when none is left.
+    fn drain(&mut self) -> Option<io::Result<Completed>> {
+        None
+    }
 }

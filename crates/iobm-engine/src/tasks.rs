@@ -58,7 +58,12 @@ pub(crate) fn file_task<'a>(
         .map_err(|e| (e, format!("open {file_name}")))?;
     let blocks = region.len.div_ceil(phase.block);
     let order_seed = run_id ^ ((index as u64) << 32);
-    Ok(Box::new(BlockTask {
+    // io_uring: a buffer per request in flight, filled by the queued task itself.
+    let queued = phase.engine == crate::workload::Engine::IoUring
+        && matches!(phase.op, Op::Read | Op::Write);
+    let generator = (queued && phase.op == Op::Write).then(|| Generator::new(phase.data, run_id));
+    let data = if queued { None } else { data };
+    let task = BlockTask {
         phase,
         handle: Some(handle),
         region,
@@ -86,7 +91,14 @@ pub(crate) fn file_task<'a>(
         len: 0,
         rewrite: false,
         checksum: 0,
-    }))
+    };
+    if queued {
+        let depth = phase.iodepth.max(1) as usize;
+        return crate::queued::QueuedTask::new(task, depth, generator)
+            .map(|t| Box::new(t) as Box<dyn Task + 'a>)
+            .map_err(|e| (e, "start io_uring".to_string()));
+    }
+    Ok(Box::new(task))
 }
 
 /// `--verify`: every byte a read returns against what was written there.
@@ -162,7 +174,7 @@ fn getc(buf: &[u8], pos: usize) -> u8 {
     buf[pos]
 }
 
-struct BlockTask<'a> {
+pub(crate) struct BlockTask<'a> {
     phase: &'a Phase,
     handle: Option<Box<dyn Handle>>,
     region: Region,
@@ -191,6 +203,59 @@ impl BlockTask<'_> {
     fn handle(&mut self) -> &mut dyn Handle {
         self.handle.as_deref_mut().expect("open until finish")
     }
+
+    /// The open file's descriptor, where the target has one (for io_uring).
+    pub(crate) fn raw_fd(&self) -> Option<std::os::fd::RawFd> {
+        self.handle.as_ref().and_then(|h| h.raw_fd())
+    }
+
+    pub(crate) fn block_len(&self) -> usize {
+        self.buf.len()
+    }
+
+    pub(crate) fn phase_op(&self) -> Op {
+        self.phase.op
+    }
+
+    /// The prepared operation's offset and length.
+    pub(crate) fn prepared(&self) -> (u64, usize) {
+        (self.offset, self.len)
+    }
+
+    /// Names the operation at `offset`, for error messages.
+    pub(crate) fn describe_at(&self, offset: u64) -> String {
+        format!(
+            "{} {} at offset {offset}",
+            self.phase.op.name(),
+            self.file_name
+        )
+    }
+
+    /// The id the file's data carries.
+    pub(crate) fn file_id(&self) -> u64 {
+        self.file
+    }
+
+    /// `--verify` of `found`, read at `offset` (nothing without --verify).
+    pub(crate) fn verify(&mut self, found: &[u8], offset: u64) -> io::Result<()> {
+        verify_block(&mut self.verify, self.phase, self.file, found, offset)
+    }
+}
+
+/// `--verify` of `found`, read at `offset` of `file` (nothing without a verifier).
+fn verify_block(
+    verifier: &mut Option<Verifier>,
+    phase: &Phase,
+    file: u64,
+    found: &[u8],
+    offset: u64,
+) -> io::Result<()> {
+    let Some(verifier) = verifier else {
+        return Ok(());
+    };
+    verifier
+        .check(found, file, offset, &phase.layout)
+        .map_err(|what| io::Error::new(io::ErrorKind::InvalidData, what))
 }
 
 impl Task for BlockTask<'_> {
@@ -295,22 +360,12 @@ impl Task for BlockTask<'_> {
     }
 
     fn check(&mut self) -> io::Result<()> {
-        let Some(verifier) = &mut self.verify else {
-            return Ok(());
-        };
         let found = &self.buf[..self.len];
-        verifier
-            .check(found, self.file, self.offset, &self.phase.layout)
-            .map_err(|what| io::Error::new(io::ErrorKind::InvalidData, what))
+        verify_block(&mut self.verify, self.phase, self.file, found, self.offset)
     }
 
     fn describe(&self) -> String {
-        format!(
-            "{} {} at offset {}",
-            self.phase.op.name(),
-            self.file_name,
-            self.offset
-        )
+        self.describe_at(self.offset)
     }
 
     fn finish(&mut self) -> io::Result<u64> {

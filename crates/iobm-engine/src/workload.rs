@@ -476,10 +476,33 @@ pub struct Phase {
     /// Failed operations are counted and the phase goes on, until more than this many failed
     /// (the phase then fails); 0: the first failure fails the phase.
     pub max_errors: u64,
+    /// Reads and writes each worker keeps in flight (`--iodepth`); more than 1 needs
+    /// [`Engine::IoUring`].
+    pub iodepth: u32,
+    /// How a worker submits its reads and writes.
+    pub engine: Engine,
     /// A warm-up at the start of a phase that stops by time (fio's `ramp_time`): operations
     /// that end within it are done but not counted (no bytes, latency or series), and the
     /// worker's span starts when it ends; the phase runs its duration after it.
     pub ramp: Duration,
+}
+
+/// How a worker submits block reads and writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Engine {
+    /// One `pread`/`pwrite` at a time.
+    Sync,
+    /// io_uring with `Phase::iodepth` requests in flight (reads and writes of file phases).
+    IoUring,
+}
+
+impl Engine {
+    pub fn name(self) -> &'static str {
+        match self {
+            Engine::Sync => "sync",
+            Engine::IoUring => "io_uring",
+        }
+    }
 }
 
 impl Phase {
@@ -504,6 +527,8 @@ impl Phase {
             objects: None,
             max_errors: 0,
             ramp: Duration::ZERO,
+            iodepth: 1,
+            engine: Engine::Sync,
             layout,
         }
     }

@@ -171,7 +171,7 @@ pub fn render_header(run: &RunResult) -> String {
     }
     let _ = writeln!(
         out,
-        "  workload {ranks}{} jobs x {} = {}, block {}, {}, {}, fsync {}, {}data {}, {}",
+        "  workload {ranks}{} jobs x {} = {}, block {}, {}, {}, fsync {}, {}{}data {}, {}",
         c.jobs,
         format_bytes(c.size_per_job_bytes),
         format_bytes(c.total_bytes),
@@ -180,6 +180,11 @@ pub fn render_header(run: &RunResult) -> String {
         c.layout.replace('_', " "),
         c.fsync,
         if c.direct { "O_DIRECT, " } else { "" },
+        if c.engine == "io_uring" {
+            format!("io_uring with {} in flight per job, ", c.iodepth)
+        } else {
+            String::new()
+        },
         c.data,
         stop
     );

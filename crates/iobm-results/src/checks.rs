@@ -357,6 +357,8 @@ pub(crate) mod tests {
                 pattern: "sequential".into(),
                 fsync: "never".into(),
                 direct: false,
+                engine: "sync".into(),
+                iodepth: 1,
                 drop_cache: false,
                 cache_dropped: "nothing".into(),
                 duration_s: None,

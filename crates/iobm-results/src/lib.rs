@@ -65,7 +65,9 @@ pub struct RunResult {
 }
 
 /// The [`RunResult::config_hash`] of a run of `kind` with `config`: FNV-1a (64 bits) of the
-/// configuration's JSON without the fields that name where it ran or differ per run.
+/// configuration's JSON without the fields that name where it ran or differ per run, nor those
+/// that are null, empty or 0 (so a field added later, absent from older documents, leaves
+/// their hash as it was).
 pub fn config_hash(kind: &str, config: &Config) -> String {
     let mut value = serde_json::to_value(config).expect("a config serialises");
     let place = ["dir", "run_dir", "keep"];
@@ -88,6 +90,13 @@ pub fn config_hash(kind: &str, config: &Config) -> String {
             });
         }
     }
+    fn unset_removed(value: &mut serde_json::Value) {
+        if let Some(map) = value.as_object_mut() {
+            map.retain(|_, v| !(v.is_null() || v == "" || v == 0));
+            map.values_mut().for_each(unset_removed);
+        }
+    }
+    unset_removed(&mut value);
     let text = format!("{kind}\n{value}");
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
     for b in text.bytes() {
@@ -152,6 +161,13 @@ pub struct Config {
     pub fsync: String,
     /// Whether files were opened with O_DIRECT.
     pub direct: bool,
+    /// How reads and writes were submitted: "sync" or "io_uring" (empty in documents from
+    /// before: sync).
+    #[serde(default)]
+    pub engine: String,
+    /// Requests each worker kept in flight (--iodepth; 0 in documents from before: 1).
+    #[serde(default)]
+    pub iodepth: u32,
     /// Time limit per phase in seconds, when the run stops by time instead of by size.
     pub duration_s: Option<f64>,
     /// Warm-up before each phase's duration, in seconds (--ramp): operations that ended in it
@@ -521,6 +537,13 @@ pub struct PhaseSettings {
     pub fsync: String,
     /// Whether O_DIRECT was used.
     pub direct: bool,
+    /// How requests were submitted: "sync" (one pread/pwrite at a time) or "io_uring" (empty in
+    /// documents from before: sync).
+    #[serde(default)]
+    pub engine: String,
+    /// Requests each worker kept in flight (--iodepth; 0 in documents from before: 1).
+    #[serde(default)]
+    pub iodepth: u32,
     /// Whether anything was dropped from the page cache before the phase (see
     /// `cache_dropped`).
     pub drop_cache: bool,

@@ -80,6 +80,8 @@ pub fn config(phases: &[Phase], at: Placement) -> Config {
             None => "never".to_string(),
         },
         direct: phases.iter().any(|p| p.direct),
+        engine: first.engine.name().to_string(),
+        iodepth: first.iodepth,
         duration_s: match first.stop {
             StopRule::Duration(d) => Some(d.as_secs_f64()),
             StopRule::Once | StopRule::Ops(_) => None,

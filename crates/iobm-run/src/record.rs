@@ -29,6 +29,11 @@ fn measures(phase: &Phase) -> String {
     let io = if phase.direct { "O_DIRECT" } else { "buffered" };
     let block = phase.block;
     let base = match phase.op {
+        Op::Write | Op::Read if phase.engine == iobm_engine::Engine::IoUring => format!(
+            "one {io} {} of {block} bytes through io_uring, {} in flight per worker: from its submission to its completion",
+            if phase.op == Op::Write { "write" } else { "read" },
+            phase.iodepth
+        ),
         Op::Write => format!("one {io} pwrite of {block} bytes"),
         Op::Read => format!("one {io} pread of {block} bytes"),
         Op::Rewrite => format!("pread, change and pwrite back of one {block}-byte block ({io})"),
@@ -145,6 +150,8 @@ pub fn phase_result(
             pattern: phase.pattern.name().to_string(),
             fsync: phase.fsync.name().to_string(),
             direct: phase.direct,
+            engine: phase.engine.name().to_string(),
+            iodepth: phase.iodepth,
             drop_cache: dropped != CacheDrop::Nothing,
             cache_dropped: dropped.name().to_string(),
             duration_s: duration_s(phase.stop),

@@ -145,6 +145,11 @@ pub trait Handle: Send {
     }
     /// Forces written data to stable storage.
     fn sync(&mut self) -> io::Result<()>;
+    /// The open file's descriptor, for engines that submit their own requests (io_uring);
+    /// None for targets without one.
+    fn raw_fd(&self) -> Option<std::os::fd::RawFd> {
+        None
+    }
     /// Closes the object, reporting errors that a plain drop would hide (NFS flushes on close).
     fn close(self: Box<Self>) -> io::Result<()>;
 }

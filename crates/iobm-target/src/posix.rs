@@ -232,6 +232,10 @@ fn all(
 }
 
 impl Handle for PosixHandle {
+    fn raw_fd(&self) -> Option<std::os::fd::RawFd> {
+        Some(self.file.as_raw_fd())
+    }
+
     fn write_at(&mut self, buf: &[u8], offset: u64) -> io::Result<()> {
         let fd = self.file.as_raw_fd();
         all(buf.len(), io::ErrorKind::WriteZero, |done| {

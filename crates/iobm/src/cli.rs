@@ -158,6 +158,14 @@ pub struct IoArgs {
     /// Bypass the page cache with O_DIRECT (aligned buffers; block must be a multiple of 4 KiB)
     #[arg(long)]
     pub direct: bool,
+    /// Reads or writes each worker keeps in flight, through io_uring (fio's iodepth); 1 is one
+    /// synchronous pread/pwrite at a time
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub iodepth: u32,
+    /// How requests are submitted: sync (pread/pwrite) or io_uring [default: io_uring when
+    /// --iodepth is over 1, else sync]
+    #[arg(long, value_enum)]
+    pub engine: Option<EngineArg>,
     /// Read what the page cache already holds, instead of flushing the data set and dropping
     /// its cached pages before each read phase (posix_fadvise DONTNEED, as fio's invalidate=1)
     #[arg(long, conflicts_with = "drop_caches")]
@@ -659,6 +667,39 @@ pub struct ReportArgs {
     /// Also save the run's time series as tidy CSV to FILE (as --csv of the run would have)
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum EngineArg {
+    Sync,
+    #[value(name = "io_uring")]
+    IoUring,
+}
+
+impl IoArgs {
+    /// The engine and queue depth asked for, checked: one line naming the flag when they do
+    /// not go together or io_uring is not available here.
+    pub fn engine(&self) -> Result<(iobm_engine::Engine, u32), iobm_run::exit::Failure> {
+        use iobm_run::exit::Failure;
+        let engine = match (self.engine, self.iodepth) {
+            (Some(EngineArg::Sync), 1) => iobm_engine::Engine::Sync,
+            (Some(EngineArg::Sync), n) => {
+                return Err(Failure::input(format!(
+                    "--iodepth {n} needs --engine io_uring (sync keeps one request in flight)"
+                )))
+            }
+            (None, 1) => iobm_engine::Engine::Sync,
+            (Some(EngineArg::IoUring), _) | (None, _) => iobm_engine::Engine::IoUring,
+        };
+        if engine == iobm_engine::Engine::IoUring {
+            iobm_engine::queued::probe().map_err(|e| {
+                Failure::input(format!(
+                    "--engine io_uring: io_uring is not available here ({e}; an old kernel, seccomp, or the kernel.io_uring_disabled sysctl): use --engine sync"
+                ))
+            })?;
+        }
+        Ok((engine, self.iodepth))
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

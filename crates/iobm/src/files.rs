@@ -1,10 +1,12 @@
 //! `iobm write`, `iobm read` and `iobm stream`: check the input, lay out the data set in the
 //! run's own directory, run the phases, report, save, and clean up.
 
-use crate::cli::{IoArgs, ReadArgs, WriteArgs};
+use crate::cli::{FsyncArg, IoArgs, ReadArgs, WriteArgs};
 use crate::rundir::{locate, Manifest, RunDir, GENERATOR};
 use crate::targets::{self, Storage};
-use iobm_engine::{prepare_objects, Control, DataKind, Layout, Op, Pattern, Phase, StopRule};
+use iobm_engine::{
+    prepare_objects, Control, DataKind, Engine, Layout, Op, Pattern, Phase, StopRule,
+};
 use iobm_report::{render_footer, render_header, render_phase};
 use iobm_results::{env, Config, RunResult, RunStatus};
 use iobm_run::execute::execute;
@@ -62,6 +64,8 @@ fn phase(name: &str, op: Op, io: &IoArgs, block: u64, seed: u64, layout: &Layout
         drop_system_cache: op == Op::Read && !io.direct && io.drop_caches,
         stop: io.duration.map_or(StopRule::Once, StopRule::Duration),
         ramp: io.ramp.unwrap_or_default(),
+        engine: io.engine().map_or(Engine::Sync, |(engine, _)| engine),
+        iodepth: io.iodepth,
         ..Phase::new(name, op, block, layout.clone())
     }
 }
@@ -127,6 +131,12 @@ fn check_write(args: &WriteArgs, ranks: u64, stream: bool) -> Result<Sizes, Fail
     }
     session::writable_dir(&args.dir)?;
     io.output.check()?;
+    let (engine, _) = io.engine()?;
+    if engine == Engine::IoUring && args.fsync == FsyncArg::Each {
+        return Err(Failure::input(
+            "--fsync each with --engine io_uring: a request in flight is not followed by its own fsync (use --engine sync)",
+        ));
+    }
     let jobs = args.jobs as u64;
     let block = io.block.unwrap_or(DEFAULT_BLOCK);
     // --size is the total over every rank's jobs, as the workload line shows it.
@@ -405,7 +415,11 @@ pub(crate) fn finish_ranks(
 pub fn read(args: ReadArgs, argv: &[OsString]) -> Result<Exit, Failure> {
     let ranks = Ranks::connect()?;
     let io = &args.io;
-    let located = io.output.check().and_then(|_| locate(&args.path));
+    let located = io
+        .output
+        .check()
+        .and_then(|_| io.engine().map(|_| ()))
+        .and_then(|_| locate(&args.path));
     ranks.agree(located.as_ref().map(|_| ()).map_err(Failure::clone))?;
     let (data_dir, manifest) = located?;
     let (rank, size) = (ranks.rank() as usize, ranks.size() as usize);

@@ -140,3 +140,48 @@ fn direct_io_refused_by_the_file_system_is_a_clear_error() {
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     assert!(entries(fs.path()).is_empty());
 }
+
+#[test]
+#[ignore = "needs root: mounts a tmpfs (scripts/test runs it as root)"]
+fn a_full_file_system_under_a_full_queue_ends_the_run_cleanly() {
+    // 32 writes in flight per worker when the file system fills: the failed ones are counted,
+    // the ones that completed are in the numbers, every request is reaped, and the result is
+    // saved.
+    let fs = Mount::tmpfs("8m");
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("full.json");
+    let out = iobm()
+        .args([
+            "write",
+            "-j",
+            "2",
+            "--size",
+            "32MiB",
+            "--block",
+            "64k",
+            "--iodepth",
+            "32",
+        ])
+        .args(["--ignore-free-space", "--json"])
+        .arg(&json)
+        .arg(fs.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let result = load(&json);
+    assert_matches_schema(&result);
+    assert_eq!(result["status"], "failed");
+    let phase = &result["phases"][0];
+    assert_eq!(phase["settings"]["iodepth"], 32);
+    assert_eq!(phase["errors"][0]["kind"], "ENOSPC");
+    let written = phase_bytes(phase);
+    assert!(written > 0 && written <= 8 << 20, "{written}");
+    let ops: u64 = phase["workers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["span"]["ops"].as_u64().unwrap())
+        .sum();
+    assert_eq!(phase["latency"]["histogram"]["count"], ops);
+    assert!(entries(fs.path()).is_empty(), "{:?}", entries(fs.path()));
+}

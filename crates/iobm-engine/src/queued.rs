@@ -1,0 +1,253 @@
+//! `--iodepth N` through io_uring: a worker keeps N reads or writes of its region in flight,
+//! each from a buffer of its own; an operation's latency runs from its submission to its
+//! completion. The order of blocks, the data written and `--verify` are the synchronous
+//! path's ([`crate::tasks`]), so both engines write and read the same bytes.
+
+use crate::data::{AlignedBuf, Generator};
+use crate::task::{Completed, Task};
+use crate::tasks::BlockTask;
+use crate::workload::Op;
+use io_uring::{opcode, types, IoUring};
+use std::io;
+use std::os::fd::RawFd;
+use std::time::Instant;
+
+/// Whether io_uring can be used here: a ring of two entries is made and dropped. The error
+/// says why not (an old kernel, seccomp, the `io_uring_disabled` sysctl).
+pub fn probe() -> io::Result<()> {
+    IoUring::new(2).map(|_| ())
+}
+
+/// Completes a transfer with plain `pwrite`/`pread` calls from `offset`; a read that reaches
+/// the end of the file is `UnexpectedEof`, a write that makes no progress `WriteZero`.
+fn finish_sync(fd: RawFd, writes: bool, buf: &mut [u8], offset: u64) -> io::Result<()> {
+    let mut done = 0;
+    while done < buf.len() {
+        let at = (offset + done as u64) as libc::off_t;
+        let rest = &mut buf[done..];
+        // SAFETY: `rest` is valid for its length; fd is the worker's open file.
+        let n = unsafe {
+            if writes {
+                libc::pwrite(fd, rest.as_ptr().cast(), rest.len(), at)
+            } else {
+                libc::pread(fd, rest.as_mut_ptr().cast(), rest.len(), at)
+            }
+        };
+        match n {
+            n if n < 0 => {
+                let e = io::Error::last_os_error();
+                if e.kind() != io::ErrorKind::Interrupted {
+                    return Err(e);
+                }
+            }
+            0 if writes => return Err(io::ErrorKind::WriteZero.into()),
+            0 => return Err(io::ErrorKind::UnexpectedEof.into()),
+            n => done += n as usize,
+        }
+    }
+    Ok(())
+}
+
+struct Slot {
+    buf: AlignedBuf,
+    offset: u64,
+    len: usize,
+    submitted: Instant,
+}
+
+/// A worker's block task with up to `depth` operations in flight.
+pub(crate) struct QueuedTask<'a> {
+    /// The synchronous task: the open file, the order of blocks, the verifier, the final sync.
+    inner: BlockTask<'a>,
+    ring: IoUring,
+    fd: RawFd,
+    slots: Vec<Slot>,
+    free: Vec<usize>,
+    in_flight: usize,
+    /// What writes write (the same function of run, file and offset as the sync path's).
+    generator: Option<Generator>,
+    writes: bool,
+    verify_ns: u64,
+    /// The offset of the operation whose completion was the last error.
+    failed_at: Option<u64>,
+}
+
+impl<'a> QueuedTask<'a> {
+    pub(crate) fn new(
+        inner: BlockTask<'a>,
+        depth: usize,
+        generator: Option<Generator>,
+    ) -> io::Result<QueuedTask<'a>> {
+        let fd = inner.raw_fd().ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::Unsupported,
+                "this target has no file descriptor for io_uring (use --engine sync)",
+            )
+        })?;
+        let ring = IoUring::new(depth.next_power_of_two() as u32).map_err(|e| {
+            io::Error::new(
+                e.kind(),
+                format!("io_uring is not available here ({e}): use --engine sync"),
+            )
+        })?;
+        let block = inner.block_len();
+        let slots = (0..depth)
+            .map(|_| Slot {
+                buf: AlignedBuf::zeroed(block),
+                offset: 0,
+                len: 0,
+                submitted: Instant::now(),
+            })
+            .collect();
+        Ok(QueuedTask {
+            writes: inner.phase_op() == Op::Write,
+            inner,
+            ring,
+            fd,
+            slots,
+            free: (0..depth).rev().collect(),
+            in_flight: 0,
+            generator,
+            verify_ns: 0,
+            failed_at: None,
+        })
+    }
+
+    /// Takes the next completion, waiting for one when `wait`; None when none is there.
+    fn reap(&mut self, wait: bool) -> Option<io::Result<Completed>> {
+        if self.in_flight == 0 {
+            return None;
+        }
+        if wait {
+            if let Err(e) = self.ring.submit_and_wait(1) {
+                return Some(Err(e));
+            }
+        }
+        let cqe = self.ring.completion().next()?;
+        let ended = Instant::now();
+        let index = cqe.user_data() as usize;
+        self.in_flight -= 1;
+        self.free.push(index);
+        let slot = &self.slots[index];
+        let (offset, len) = (slot.offset, slot.len);
+        let done = if cqe.result() < 0 {
+            Err(io::Error::from_raw_os_error(-cqe.result()))
+        } else if (cqe.result() as usize) < len {
+            // A short transfer: the rest synchronously, as the sync path would, so that what
+            // stopped it (ENOSPC, EIO, the end of the file) is what is counted.
+            let done = cqe.result() as usize;
+            let slot = &mut self.slots[index];
+            finish_sync(
+                self.fd,
+                self.writes,
+                &mut slot.buf[done..len],
+                offset + done as u64,
+            )
+        } else {
+            Ok(())
+        };
+        // The error is named by the operation it ended (describe), not the last prepared.
+        self.failed_at = done.is_err().then_some(offset);
+        let done = done.and_then(|()| {
+            if self.writes {
+                return Ok(());
+            }
+            // Outside the operation's latency, as in the synchronous path.
+            let checking = Instant::now();
+            let checked = self.inner.verify(&self.slots[index].buf[..len], offset);
+            self.verify_ns += checking.elapsed().as_nanos() as u64;
+            checked
+        });
+        Some(done.map(|()| Completed {
+            bytes: len as u64,
+            started: self.slots[index].submitted,
+            ended,
+        }))
+    }
+}
+
+impl Task for QueuedTask<'_> {
+    fn prepare(&mut self, i: u64) -> bool {
+        self.inner.prepare(i)
+    }
+
+    fn execute(&mut self) -> io::Result<u64> {
+        unreachable!("a queued task is driven by submit")
+    }
+
+    fn queued(&self) -> bool {
+        true
+    }
+
+    fn submit(&mut self) -> Option<io::Result<Completed>> {
+        let index = self
+            .free
+            .pop()
+            .expect("a free slot: one is reaped before each submit");
+        let (offset, len) = self.inner.prepared();
+        let file = self.inner.file_id();
+        let slot = &mut self.slots[index];
+        slot.offset = offset;
+        slot.len = len;
+        if let Some(generator) = &self.generator {
+            generator.fill(&mut slot.buf[..len], file, offset);
+        }
+        let ptr = slot.buf.as_mut_ptr();
+        let entry = if self.writes {
+            opcode::Write::new(types::Fd(self.fd), ptr, len as u32)
+                .offset(offset)
+                .build()
+        } else {
+            opcode::Read::new(types::Fd(self.fd), ptr, len as u32)
+                .offset(offset)
+                .build()
+        }
+        .user_data(index as u64);
+        slot.submitted = Instant::now();
+        // SAFETY: the buffer lives in `slots` until its completion is reaped (Drop waits for
+        // every operation in flight), and the ring has a free entry: at most `depth` are out.
+        if unsafe { self.ring.submission().push(&entry) }.is_err() {
+            return Some(Err(io::Error::other("io_uring submission queue full")));
+        }
+        self.in_flight += 1;
+        if let Err(e) = self.ring.submit() {
+            return Some(Err(e));
+        }
+        // A full queue waits for a completion; otherwise one is taken if it is there.
+        let full = self.free.is_empty();
+        self.reap(full)
+    }
+
+    fn drain(&mut self) -> Option<io::Result<Completed>> {
+        self.reap(true)
+    }
+
+    fn take_verify_ns(&mut self) -> u64 {
+        std::mem::take(&mut self.verify_ns)
+    }
+
+    fn describe(&self) -> String {
+        match self.failed_at {
+            Some(offset) => self.inner.describe_at(offset),
+            None => self.inner.describe(),
+        }
+    }
+
+    fn finish(&mut self) -> io::Result<u64> {
+        while self.in_flight > 0 {
+            let _ = self.reap(true);
+        }
+        self.inner.finish()
+    }
+}
+
+impl Drop for QueuedTask<'_> {
+    fn drop(&mut self) {
+        // The kernel may still use the buffers of operations in flight.
+        while self.in_flight > 0 {
+            if self.reap(true).is_none() && self.ring.submit_and_wait(1).is_err() {
+                break;
+            }
+        }
+    }
+}
