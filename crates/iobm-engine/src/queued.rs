@@ -52,6 +52,8 @@ struct Slot {
     buf: AlignedBuf,
     offset: u64,
     len: usize,
+    /// A write (else a read).
+    write: bool,
     submitted: Instant,
 }
 
@@ -66,7 +68,8 @@ pub(crate) struct QueuedTask<'a> {
     in_flight: usize,
     /// What writes write (the same function of run, file and offset as the sync path's).
     generator: Option<Generator>,
-    writes: bool,
+    /// The class of the last completion (read-write phases: 0 read, 1 write).
+    class: usize,
     verify_ns: u64,
     /// The offset of the operation whose completion was the last error.
     failed_at: Option<u64>,
@@ -96,11 +99,12 @@ impl<'a> QueuedTask<'a> {
                 buf: AlignedBuf::zeroed(block),
                 offset: 0,
                 len: 0,
+                write: false,
                 submitted: Instant::now(),
             })
             .collect();
         Ok(QueuedTask {
-            writes: inner.phase_op() == Op::Write,
+            class: 0,
             inner,
             ring,
             fd,
@@ -129,7 +133,8 @@ impl<'a> QueuedTask<'a> {
         self.in_flight -= 1;
         self.free.push(index);
         let slot = &self.slots[index];
-        let (offset, len) = (slot.offset, slot.len);
+        let (offset, len, write) = (slot.offset, slot.len, slot.write);
+        self.class = usize::from(write && matches!(self.inner.phase_op(), Op::ReadWrite { .. }));
         let done = if cqe.result() < 0 {
             Err(io::Error::from_raw_os_error(-cqe.result()))
         } else if (cqe.result() as usize) < len {
@@ -139,7 +144,7 @@ impl<'a> QueuedTask<'a> {
             let slot = &mut self.slots[index];
             finish_sync(
                 self.fd,
-                self.writes,
+                write,
                 &mut slot.buf[done..len],
                 offset + done as u64,
             )
@@ -149,7 +154,7 @@ impl<'a> QueuedTask<'a> {
         // The error is named by the operation it ended (describe), not the last prepared.
         self.failed_at = done.is_err().then_some(offset);
         let done = done.and_then(|()| {
-            if self.writes {
+            if write {
                 return Ok(());
             }
             // Outside the operation's latency, as in the synchronous path.
@@ -185,15 +190,17 @@ impl Task for QueuedTask<'_> {
             .pop()
             .expect("a free slot: one is reaped before each submit");
         let (offset, len) = self.inner.prepared();
+        let write = self.inner.prepared_writes();
         let file = self.inner.file_id();
         let slot = &mut self.slots[index];
         slot.offset = offset;
         slot.len = len;
-        if let Some(generator) = &self.generator {
+        slot.write = write;
+        if let (Some(generator), true) = (&self.generator, write) {
             generator.fill(&mut slot.buf[..len], file, offset);
         }
         let ptr = slot.buf.as_mut_ptr();
-        let entry = if self.writes {
+        let entry = if write {
             opcode::Write::new(types::Fd(self.fd), ptr, len as u32)
                 .offset(offset)
                 .build()
@@ -220,6 +227,10 @@ impl Task for QueuedTask<'_> {
 
     fn drain(&mut self) -> Option<io::Result<Completed>> {
         self.reap(true)
+    }
+
+    fn class(&self) -> usize {
+        self.class
     }
 
     fn take_verify_ns(&mut self) -> u64 {

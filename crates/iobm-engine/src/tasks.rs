@@ -60,8 +60,8 @@ pub(crate) fn file_task<'a>(
     let order_seed = run_id ^ ((index as u64) << 32);
     // io_uring: a buffer per request in flight, filled by the queued task itself.
     let queued = phase.engine == crate::workload::Engine::IoUring
-        && matches!(phase.op, Op::Read | Op::Write);
-    let generator = (queued && phase.op == Op::Write).then(|| Generator::new(phase.data, run_id));
+        && matches!(phase.op, Op::Read | Op::Write | Op::ReadWrite { .. });
+    let generator = (queued && phase.op.writes()).then(|| Generator::new(phase.data, run_id));
     let data = if queued { None } else { data };
     let task = BlockTask {
         phase,
@@ -82,7 +82,7 @@ pub(crate) fn file_task<'a>(
         file: file_key(file_name),
         verify: phase
             .verify
-            .filter(|_| phase.op == Op::Read)
+            .filter(|_| matches!(phase.op, Op::Read | Op::ReadWrite { .. }))
             .map(|run_id| Verifier {
                 generator: Generator::new(phase.data, run_id),
                 expected: AlignedBuf::zeroed(phase.block as usize),
@@ -222,6 +222,14 @@ impl BlockTask<'_> {
         (self.offset, self.len)
     }
 
+    /// Whether the prepared operation writes (a read-write phase draws each one).
+    pub(crate) fn prepared_writes(&self) -> bool {
+        match self.phase.op {
+            Op::ReadWrite { .. } => self.rewrite,
+            op => op.writes(),
+        }
+    }
+
     /// Names the operation at `offset`, for error messages.
     pub(crate) fn describe_at(&self, offset: u64) -> String {
         format!(
@@ -288,7 +296,12 @@ impl Task for BlockTask<'_> {
         let rel = block_index * self.phase.block;
         self.len = self.phase.block.min(self.region.len - rel) as usize;
         self.offset = self.region.offset + rel;
-        if let Some(data) = &mut self.data {
+        if let Op::ReadWrite { read_pct } = self.phase.op {
+            self.rng = mix(self.rng);
+            self.rewrite = self.rng % 100 >= u64::from(read_pct);
+        }
+        let writes = !matches!(self.phase.op, Op::ReadWrite { .. }) || self.rewrite;
+        if let (Some(data), true) = (&mut self.data, writes) {
             data.prepare(self.file, self.offset);
         }
         true
@@ -318,6 +331,8 @@ impl Task for BlockTask<'_> {
                 buf[0] ^= 0x5a;
                 handle.write_at(&buf[..len], offset)?;
             }
+            Op::ReadWrite { .. } if *rewrite => handle.write_at(written(), offset)?,
+            Op::ReadWrite { .. } => handle.read_at(&mut buf[..len], offset)?,
             Op::Seek { .. } => {
                 handle.read_at(&mut buf[..len], offset)?;
                 if *rewrite {
@@ -350,7 +365,7 @@ impl Task for BlockTask<'_> {
             Op::Object(_) => unreachable!("object ops run as ObjectTask"),
         }
         let wrote = match phase.op {
-            Op::Seek { .. } => *rewrite,
+            Op::Seek { .. } | Op::ReadWrite { .. } => *rewrite,
             op => op.writes(),
         };
         if sync_each && wrote {
@@ -360,12 +375,20 @@ impl Task for BlockTask<'_> {
     }
 
     fn check(&mut self) -> io::Result<()> {
+        if self.prepared_writes() {
+            return Ok(());
+        }
         let found = &self.buf[..self.len];
         verify_block(&mut self.verify, self.phase, self.file, found, self.offset)
     }
 
     fn describe(&self) -> String {
         self.describe_at(self.offset)
+    }
+
+    /// Read-write phases: 0 for a read, 1 for a write (their books are apart).
+    fn class(&self) -> usize {
+        usize::from(matches!(self.phase.op, Op::ReadWrite { .. }) && self.rewrite)
     }
 
     fn finish(&mut self) -> io::Result<u64> {

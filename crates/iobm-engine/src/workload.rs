@@ -14,6 +14,9 @@ pub enum Op {
     Read,
     /// Read a block, change it, write it back in place (bonnie++ "rewrite").
     Rewrite,
+    /// Read or write a block, `read_pct` percent of the operations reads (fio's `rwmixread`);
+    /// each kind has its own books. What is written is what the data set holds there.
+    ReadWrite { read_pct: u8 },
     /// Write a block one byte at a time; one operation is one block's worth of bytes.
     PutChar(PerChar),
     /// Read a block one byte at a time; one operation is one block's worth of bytes.
@@ -193,6 +196,7 @@ impl Op {
             Op::Write => ops::WRITE,
             Op::Read => ops::READ,
             Op::Rewrite => ops::REWRITE,
+            Op::ReadWrite { .. } => ops::READWRITE,
             Op::PutChar(_) => ops::PUTC,
             Op::GetChar(_) => ops::GETC,
             Op::Seek { .. } => ops::SEEK,
@@ -217,6 +221,7 @@ impl Op {
             Op::Write => &[ops::WRITE],
             Op::Read => &[ops::READ],
             Op::Rewrite => &[ops::REWRITE],
+            Op::ReadWrite { .. } => &[ops::READ, ops::WRITE],
             Op::PutChar(_) => &[ops::PUTC],
             Op::GetChar(_) => &[ops::GETC],
             Op::Seek { .. } => &[ops::SEEK],
@@ -232,6 +237,7 @@ impl Op {
             self,
             Op::Write
                 | Op::Rewrite
+                | Op::ReadWrite { .. }
                 | Op::PutChar(_)
                 | Op::Seek { .. }
                 | Op::Create
@@ -245,6 +251,7 @@ impl Op {
             self,
             Op::Read
                 | Op::Rewrite
+                | Op::ReadWrite { .. }
                 | Op::GetChar(_)
                 | Op::Seek { .. }
                 | Op::Stat

@@ -48,13 +48,18 @@ pub fn verdict(phase: &PhaseResult, machine: &Machine) -> CacheVerdict {
         );
     }
     let op = phase.op.as_str();
-    let object = !phase.operations.is_empty()
-        || matches!(op, ops::PUT | ops::GET | ops::MULTIPART | ops::MIXED);
+    let object = matches!(
+        op,
+        ops::PUT | ops::GET | ops::HEAD | ops::LIST | ops::MULTIPART | ops::MIXED
+    ) || (op == ops::DELETE && !phase.operations.is_empty());
     if object {
         return object_verdict(phase, machine);
     }
     let writes = matches!(op, ops::WRITE | ops::PUTC);
-    let reads = matches!(op, ops::READ | ops::GETC | ops::SEEK | ops::REWRITE);
+    let reads = matches!(
+        op,
+        ops::READ | ops::GETC | ops::SEEK | ops::REWRITE | ops::READWRITE
+    );
     if !writes && !reads {
         return judged(
             "unknown",
@@ -93,7 +98,36 @@ pub fn verdict(phase: &PhaseResult, machine: &Machine) -> CacheVerdict {
         };
         return v;
     }
-    let mut v = if let (Some(d), ops::REWRITE) = (dev, op) {
+    let mut v = if let (Some(d), ops::READWRITE) = (dev, op) {
+        // Reads and writes judged apart; the verdict is the more cached of the two.
+        let of = |name: &str| {
+            phase
+                .operations
+                .iter()
+                .filter(|o| o.op == name)
+                .map(|o| o.bytes)
+                .sum::<u64>()
+        };
+        let (read, written) = (of(ops::READ), of(ops::WRITE));
+        let shares = [
+            (read > 0).then(|| pct(d.read_bytes, read)),
+            (written > 0).then(|| pct(d.written_bytes, written)),
+        ];
+        let least = shares.iter().flatten().fold(f64::MAX, |a, &b| a.min(b));
+        judged(
+            by_share(least),
+            format!(
+                "the block device {} delivered {} of the {} read ({:.0}%) and took {} of the {} written ({:.0}%)",
+                d.device,
+                format_bytes(d.read_bytes),
+                format_bytes(read),
+                pct(d.read_bytes, read),
+                format_bytes(d.written_bytes),
+                format_bytes(written),
+                pct(d.written_bytes, written)
+            ),
+        )
+    } else if let (Some(d), ops::REWRITE) = (dev, op) {
         // Each block is read, then written back: both halves count.
         let share = pct(d.read_bytes + d.written_bytes, 2 * moved);
         judged(

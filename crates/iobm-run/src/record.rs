@@ -37,6 +37,17 @@ fn measures(phase: &Phase) -> String {
         Op::Write => format!("one {io} pwrite of {block} bytes"),
         Op::Read => format!("one {io} pread of {block} bytes"),
         Op::Rewrite => format!("pread, change and pwrite back of one {block}-byte block ({io})"),
+        Op::ReadWrite { read_pct } => format!(
+            "one {io} read or write of {block} bytes ({read_pct}% reads){}",
+            if phase.engine == iobm_engine::Engine::IoUring {
+                format!(
+                    " through io_uring, {} in flight per worker: from its submission to its completion",
+                    phase.iodepth
+                )
+            } else {
+                String::new()
+            }
+        ),
         Op::PutChar(PerChar::Buffered) => {
             format!("{block} putc calls into a {block}-byte buffer and its pwrite ({io})")
         }
@@ -79,7 +90,7 @@ pub fn latency(measures: String, histogram: &Histogram) -> Latency {
 }
 
 /// Each kind of operation of an object phase, rated over the phase's wall time.
-fn operations(outcome: &PhaseOutcome) -> Vec<OperationResult> {
+fn operations(phase: &Phase, outcome: &PhaseOutcome) -> Vec<OperationResult> {
     let wall_s = outcome.end_ns.saturating_sub(outcome.start_ns) as f64 / 1e9;
     let per_s = |n: u64| if wall_s > 0.0 { n as f64 / wall_s } else { 0.0 };
     outcome
@@ -95,7 +106,13 @@ fn operations(outcome: &PhaseOutcome) -> Vec<OperationResult> {
             ops_per_s: per_s(o.ops),
             bytes_per_s: per_s(o.bytes),
             latency: latency(
-                format!("one {}: from its request's first byte sent to the answer's last byte received", o.name),
+                match phase.op {
+                    Op::Object(_) => format!(
+                        "one {}: from its request's first byte sent to the answer's last byte received",
+                        o.name
+                    ),
+                    _ => format!("one {} of {} bytes ({})", o.name, phase.block, measures(phase)),
+                },
                 &o.latency,
             ),
             series: Some(Series {
@@ -214,7 +231,7 @@ pub fn phase_result(
         notes: Vec::new(),
         offered: None,
         operations: match phase.op {
-            Op::Object(_) => operations(outcome),
+            Op::Object(_) | Op::ReadWrite { .. } => operations(phase, outcome),
             _ => Vec::new(),
         },
     };

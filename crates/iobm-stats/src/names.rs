@@ -7,6 +7,8 @@ pub mod ops {
     pub const WRITE: &str = "write";
     pub const READ: &str = "read";
     pub const REWRITE: &str = "rewrite";
+    /// Reads and writes of blocks together (`--rwmix`), each kind with its own books.
+    pub const READWRITE: &str = "readwrite";
     pub const PUTC: &str = "putc";
     pub const GETC: &str = "getc";
     pub const SEEK: &str = "seek";
@@ -22,8 +24,9 @@ pub mod ops {
 
     /// Operations that move data bytes, rated in bytes per second; the others (seeks,
     /// creates, stats, deletes, heads, lists) are counted in operations per second.
-    pub const MOVING_DATA: [&str; 9] =
-        [WRITE, READ, REWRITE, PUTC, GETC, PUT, GET, MULTIPART, MIXED];
+    pub const MOVING_DATA: [&str; 10] = [
+        WRITE, READ, REWRITE, READWRITE, PUTC, GETC, PUT, GET, MULTIPART, MIXED,
+    ];
 
     pub fn moves_data(op: &str) -> bool {
         MOVING_DATA.contains(&op)

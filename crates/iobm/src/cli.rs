@@ -166,6 +166,10 @@ pub struct IoArgs {
     /// --iodepth is over 1, else sync]
     #[arg(long, value_enum)]
     pub engine: Option<EngineArg>,
+    /// stream: instead of reading the data set back, read and write it together, this percent
+    /// of the operations reads (fio's rwmixread); each kind is reported apart
+    #[arg(long, value_name = "READ_PCT", value_parser = clap::value_parser!(u8).range(0..=100))]
+    pub rwmix: Option<u8>,
     /// Read what the page cache already holds, instead of flushing the data set and dropping
     /// its cached pages before each read phase (posix_fadvise DONTNEED, as fio's invalidate=1)
     #[arg(long, conflicts_with = "drop_caches")]

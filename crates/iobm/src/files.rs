@@ -53,6 +53,7 @@ pub(crate) fn check_block(
 
 /// The phases' common shape.
 fn phase(name: &str, op: Op, io: &IoArgs, block: u64, seed: u64, layout: &Layout) -> Phase {
+    let reads = matches!(op, Op::Read | Op::ReadWrite { .. });
     Phase {
         pattern: if io.random {
             Pattern::Random { seed }
@@ -60,8 +61,8 @@ fn phase(name: &str, op: Op, io: &IoArgs, block: u64, seed: u64, layout: &Layout
             Pattern::Sequential
         },
         direct: io.direct,
-        drop_cache: op == Op::Read && !io.direct && !io.keep_cache,
-        drop_system_cache: op == Op::Read && !io.direct && io.drop_caches,
+        drop_cache: reads && !io.direct && !io.keep_cache,
+        drop_system_cache: reads && !io.direct && io.drop_caches,
         stop: io.duration.map_or(StopRule::Once, StopRule::Duration),
         ramp: io.ramp.unwrap_or_default(),
         engine: io.engine().map_or(Engine::Sync, |(engine, _)| engine),
@@ -123,6 +124,7 @@ fn check_write(args: &WriteArgs, ranks: u64, stream: bool) -> Result<Sizes, Fail
         ("--keep-cache", io.keep_cache),
         ("--drop-caches", io.drop_caches),
         ("--reorder", io.reorder),
+        ("--rwmix", io.rwmix.is_some()),
     ];
     if let Some((flag, _)) = read_flags.iter().find(|(_, set)| *set && !stream) {
         return Err(Failure::input(format!(
@@ -253,7 +255,21 @@ fn write_phases(
         } else {
             data.layout.clone()
         };
-        let mut read = phase("read", Op::Read, io, sizes.block, seed, &reader);
+        let mut read = match io.rwmix {
+            // Reads and writes together; what is written is what is there already.
+            Some(read_pct) => Phase {
+                fsync: args.fsync.into(),
+                ..phase(
+                    &format!("read-write {read_pct}/{}", 100 - read_pct),
+                    Op::ReadWrite { read_pct },
+                    io,
+                    sizes.block,
+                    seed,
+                    &reader,
+                )
+            },
+            None => phase("read", Op::Read, io, sizes.block, seed, &reader),
+        };
         read.verify = io.verify.then_some(seed);
         // What was written, for --verify to regenerate.
         read.data = args.data;
@@ -419,6 +435,13 @@ pub fn read(args: ReadArgs, argv: &[OsString]) -> Result<Exit, Failure> {
         .output
         .check()
         .and_then(|_| io.engine().map(|_| ()))
+        .and_then(|_| match io.rwmix {
+            // A kept data set is only read.
+            Some(_) => Err(Failure::input(
+                "--rwmix writes: iobm read never changes a kept data set (use iobm stream --rwmix)",
+            )),
+            None => Ok(()),
+        })
         .and_then(|_| locate(&args.path));
     ranks.agree(located.as_ref().map(|_| ()).map_err(Failure::clone))?;
     let (data_dir, manifest) = located?;

@@ -102,3 +102,47 @@ fn flags_that_do_not_go_together_are_refused_before_anything_runs() {
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
     }
 }
+
+#[test]
+fn reads_and_writes_together_keep_their_own_books() {
+    let disk = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    for extra in [&["--rwmix", "70"][..], &["--rwmix", "70", "--iodepth", "8"]] {
+        let result = stream(disk.path(), &[extra, &["--random"]].concat());
+        let phase = &result["phases"][1];
+        assert_eq!(phase["op"], "readwrite");
+        assert_eq!(phase["name"], "read-write 70/30");
+        assert_eq!(phase["status"], "complete", "{}", phase["errors"]);
+        let ops = phase["operations"].as_array().unwrap();
+        assert_eq!(ops[0]["op"], "read");
+        assert_eq!(ops[1]["op"], "write");
+        let (reads, writes) = (u(&ops[0]["ops"]), u(&ops[1]["ops"]));
+        assert_eq!(reads + writes, 128, "{extra:?}");
+        assert!(
+            (64..=115).contains(&reads),
+            "{extra:?}: {reads} reads of 128"
+        );
+        // Every byte read was checked against what the run wrote (and rewrote) there.
+        assert!(phase["settings"]["verify"].as_bool().unwrap());
+        let verify_ns: u64 = phase["workers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| u(&w["verify_ns"]))
+            .sum();
+        assert!(verify_ns > 0);
+        assert!(phase["cache"]["verdict"]["evidence"]
+            .as_str()
+            .unwrap()
+            .contains("written"));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    for command in ["write", "read"] {
+        let out = iobm()
+            .args([command, "--rwmix", "50"])
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{command}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("--rwmix"));
+    }
+}

@@ -313,3 +313,27 @@ fn io_uring_on_a_target_without_descriptors_fails_before_any_operation() {
         out.errors
     );
 }
+
+#[test]
+fn a_read_write_phase_keeps_each_kinds_books_and_reads_back_what_it_wrote() {
+    let target = MemTarget::new();
+    let layout = Layout::file_per_worker(2, 100 * 4096);
+    let control = Control::new(5, 2);
+    prepare_objects(&target, &layout).unwrap();
+    let write = run_phase(&target, &phase(Op::Write, layout.clone(), 4096), &control);
+    assert_eq!(write.end, PhaseEnd::Completed);
+    let mixed = Phase {
+        verify: Some(5),
+        pattern: Pattern::Random { seed: 9 },
+        ..phase(Op::ReadWrite { read_pct: 70 }, layout, 4096)
+    };
+    let out = run_phase(&target, &mixed, &control);
+    assert_eq!(out.end, PhaseEnd::Completed, "{:?}", out.errors);
+    let (reads, writes) = (&out.by_op[0], &out.by_op[1]);
+    assert_eq!((reads.name, writes.name), ("read", "write"));
+    assert_eq!(reads.ops + writes.ops, 200);
+    assert_eq!(reads.bytes + writes.bytes, out.bytes());
+    // 70% reads, drawn per operation: well within these bounds for 200 draws.
+    assert!((110..=170).contains(&reads.ops), "{} reads", reads.ops);
+    assert_eq!(reads.latency.count() + writes.latency.count(), 200);
+}
