@@ -5,7 +5,7 @@ On the disk holding --disk-dir, one worker does random 4 KiB reads and then rand
 with O_DIRECT at depths 1, 8 and 32 (depth 1: iobm's sync engine and fio's psync, the same
 pread/pwrite; deeper: io_uring for both). Reads go over one 1 GiB file that iobm wrote and
 keeps; writes go to a new 1 GiB file each (iobm's own data set; fio's with --fallocate=none), so
-both allocate as they write. On tmpfs (/dev/shm), sequential 1 MiB reads at depth 8. Each
+both allocate as they write, and the script removes both files, outside either tool's CPU. On tmpfs (/dev/shm), sequential 1 MiB reads at depth 8. Each
 tool's IOPS (iobm: the makespan aggregate; fio: its iops) and whole-process CPU time per
 operation (user + system of the process and all its threads, io_uring's workers included, from
 wait4: start-up and clean-up too), and the iobm/fio ratios. Medians of --rounds rounds.
@@ -40,16 +40,21 @@ def iobm_read_or_write(iobm, data_dir, op, block, depth, seconds, random, direct
     """IOPS and CPU microseconds per operation of one iobm phase over the kept data set."""
     with tempfile.TemporaryDirectory() as out:
         result = os.path.join(out, "r.json")
+        parent = os.path.dirname(data_dir)
+        before = set(glob.glob(os.path.join(parent, "iobm-*")))
         if op == "read":
             cmd = [iobm, "read", data_dir]
         else:
-            # A write phase over the kept file: iobm writes a new data set beside it.
-            cmd = [iobm, "write", os.path.dirname(data_dir), "--size", "1GiB"]
+            # A new data set beside the kept one, kept too and removed here, outside iobm's
+            # CPU time, as fio's file is.
+            cmd = [iobm, "write", parent, "--size", "1GiB", "--keep"]
         cmd += ["--block", block, "--iodepth", str(depth), "--duration", f"{seconds}s",
                 "--json", result]
         cmd += ["--random"] if random else []
         cmd += ["--direct"] if direct else []
         _, cpu = timed(cmd)
+        for made in set(glob.glob(os.path.join(parent, "iobm-*"))) - before:
+            shutil.rmtree(made)
         with open(result) as f:
             phase = json.load(f)["phases"][0]
     ops = sum(w["span"]["ops"] for w in phase["workers"])
