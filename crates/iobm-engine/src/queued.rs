@@ -217,12 +217,15 @@ impl Task for QueuedTask<'_> {
             return Some(Err(io::Error::other("io_uring submission queue full")));
         }
         self.in_flight += 1;
+        // A full queue submits and waits for a completion in one system call; otherwise the
+        // request is submitted and a completion taken if one is there.
+        if self.free.is_empty() {
+            return self.reap(true);
+        }
         if let Err(e) = self.ring.submit() {
             return Some(Err(e));
         }
-        // A full queue waits for a completion; otherwise one is taken if it is there.
-        let full = self.free.is_empty();
-        self.reap(full)
+        self.reap(false)
     }
 
     fn drain(&mut self) -> Option<io::Result<Completed>> {
