@@ -540,3 +540,73 @@ fn the_built_in_gateway_is_refused_under_several_ranks() {
         "{err}"
     );
 }
+
+/// Ctrl-C of `mpirun`: Open MPI sends the ranks SIGTERM `odls_base_sigkill_timeout` seconds
+/// after it (1 by default) and SIGKILL as long again later; given 3 s, every rank stops, rank 0
+/// reports and saves what was measured, and the run's data (files, objects and bucket) is
+/// removed once.
+#[test]
+fn ctrl_c_of_the_launcher_reports_and_cleans_up_given_the_time() {
+    let interrupted = |args: &[&str], json: &Path| {
+        let mut child = launcher(2)
+            .args(["--mca", "odls_base_sigkill_timeout", "3"])
+            .args(["-x", "AWS_ACCESS_KEY_ID", "-x", "AWS_SECRET_ACCESS_KEY"])
+            .env("AWS_ACCESS_KEY_ID", KEY)
+            .env("AWS_SECRET_ACCESS_KEY", SECRET)
+            .arg(assert_cmd::cargo::cargo_bin("iobm"))
+            .args(args)
+            .arg("--json")
+            .arg(json)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_secs(2));
+        // SAFETY: kill(2) on the launcher this test started.
+        unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+        child.wait().unwrap();
+        let result = load(json);
+        assert_eq!(result["status"], "interrupted");
+        assert_eq!(result["phases"][0]["status"], "interrupted");
+        result
+    };
+    let out = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let result = interrupted(
+        &[
+            "write",
+            "--size",
+            "1GiB",
+            "--duration",
+            "60s",
+            data.path().to_str().unwrap(),
+        ],
+        &out.path().join("write.json"),
+    );
+    assert_eq!(result["phases"][0]["workers"].as_array().unwrap().len(), 2);
+    assert!(
+        entries(data.path()).is_empty(),
+        "{:?}",
+        entries(data.path())
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let server = iobm_serve(dir.path());
+    let result = interrupted(
+        &[
+            "s3",
+            "put",
+            "--endpoint",
+            &server.url,
+            "--concurrent",
+            "2",
+            "--obj-size",
+            "64KiB",
+            "--duration",
+            "60s",
+        ],
+        &out.path().join("put.json"),
+    );
+    assert_eq!(result["phases"][0]["workers"].as_array().unwrap().len(), 4);
+    assert!(!dir.path().join("iobm").exists(), "the bucket was removed");
+}
