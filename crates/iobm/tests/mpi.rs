@@ -542,14 +542,14 @@ fn the_built_in_gateway_is_refused_under_several_ranks() {
 }
 
 /// Ctrl-C of `mpirun`: Open MPI sends the ranks SIGTERM `odls_base_sigkill_timeout` seconds
-/// after it (1 by default) and SIGKILL as long again later; given 3 s, every rank stops, rank 0
+/// after it (1 by default) and SIGKILL as long again later; given 10 s, every rank stops, rank 0
 /// reports and saves what was measured, and the run's data (files, objects and bucket) is
 /// removed once.
 #[test]
 fn ctrl_c_of_the_launcher_reports_and_cleans_up_given_the_time() {
     let interrupted = |args: &[&str], json: &Path| {
         let mut child = launcher(2)
-            .args(["--mca", "odls_base_sigkill_timeout", "3"])
+            .args(["--mca", "odls_base_sigkill_timeout", "10"])
             .args(["-x", "AWS_ACCESS_KEY_ID", "-x", "AWS_SECRET_ACCESS_KEY"])
             .env("AWS_ACCESS_KEY_ID", KEY)
             .env("AWS_SECRET_ACCESS_KEY", SECRET)
@@ -561,7 +561,16 @@ fn ctrl_c_of_the_launcher_reports_and_cleans_up_given_the_time() {
             .stderr(std::process::Stdio::null())
             .spawn()
             .unwrap();
-        std::thread::sleep(std::time::Duration::from_secs(2));
+        // Interrupted once the phase runs: the result file is saved before it starts.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while !json.exists() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the run never started"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        std::thread::sleep(std::time::Duration::from_secs(1));
         // SAFETY: kill(2) on the launcher this test started.
         unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
         child.wait().unwrap();
