@@ -123,7 +123,13 @@ pub struct S3Config {
 impl S3Config {
     /// The index of the endpoint this process's worker `worker` talks to.
     pub fn endpoint_of(&self, worker: usize) -> usize {
-        (self.first_worker + worker) % self.endpoints.len()
+        self.job_endpoint(self.first_worker + worker)
+    }
+
+    /// The index of the endpoint worker `job_worker` of the whole job (over every rank) talks
+    /// to: workers are spread round-robin.
+    pub fn job_endpoint(&self, job_worker: usize) -> usize {
+        job_worker % self.endpoints.len()
     }
 
     /// A connection to endpoint `endpoint`.
@@ -187,22 +193,6 @@ impl S3Target {
         } else {
             Err(c.error(&head))
         }
-    }
-
-    /// Each endpoint's counters in the Prometheus text format when it is an iobm gateway (its
-    /// answer to a HEAD of the bucket says so); None for other servers and when it cannot tell.
-    fn gateway_counters(&self) -> Vec<Option<String>> {
-        (0..self.config.endpoints.len())
-            .map(|endpoint| {
-                let mut c = Client::on(&self.config, endpoint);
-                let head = c.request(&self.config, "HEAD", None, &[], &[], None).ok()?;
-                c.conn.skip_body(&head).ok()?;
-                if !head.iobm_gateway {
-                    return None;
-                }
-                c.gateway_counters(&self.config).ok().flatten()
-            })
-            .collect()
     }
 
     /// Deletes the bucket (only ever one this run created, once empty).
@@ -277,8 +267,20 @@ impl Target for S3Target {
         Some(self.endpoint(worker))
     }
 
+    /// Each endpoint's counters when it is an iobm gateway (its answer to a HEAD of the bucket
+    /// says so); None for other servers and when it cannot tell.
     fn server_counters(&self) -> Vec<Option<String>> {
-        self.gateway_counters()
+        (0..self.config.endpoints.len())
+            .map(|endpoint| {
+                let mut c = Client::on(&self.config, endpoint);
+                let head = c.request(&self.config, "HEAD", None, &[], &[], None).ok()?;
+                c.conn.skip_body(&head).ok()?;
+                if !head.iobm_gateway {
+                    return None;
+                }
+                c.gateway_counters(&self.config).ok().flatten()
+            })
+            .collect()
     }
 
     fn open(&self, name: &str, _options: OpenOptions) -> io::Result<Box<dyn Handle>> {

@@ -381,7 +381,7 @@ fn run(
                 // Worker w of rank r is worker r x concurrent + w of the job.
                 let job_worker = (w.rank * args.concurrent + w.worker) as usize;
                 w.endpoint = Some(
-                    config.endpoints[job_worker % config.endpoints.len()]
+                    config.endpoints[config.job_endpoint(job_worker)]
                         .url
                         .clone(),
                 );

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{entries, free_port, load, phase_bytes as bytes, wait_for, Server};
+use common::{entries, load, phase_bytes as bytes, Server};
 use serde_json::Value;
 use std::path::Path;
 use std::process::{Command, Output};
@@ -273,21 +273,6 @@ fn a_world_of_one_under_a_launcher_of_three_is_refused() {
 const KEY: &str = "AKIOBMMPI";
 const SECRET: &str = "iobmmpisecretiobmmpisecret";
 
-/// Starts `program args...` listening on 127.0.0.1:`port`.
-fn serve(program: &Path, args: &[&str], port: u16) -> Server {
-    let mut child = Command::new(program)
-        .args(args)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap_or_else(|e| panic!("{}: {e} (scripts/test installs it)", program.display()));
-    wait_for(port, &mut child);
-    Server {
-        child,
-        url: format!("http://127.0.0.1:{port}"),
-    }
-}
-
 fn iobm_serve(dir: &Path) -> Server {
     common::iobm_serve_with(dir, KEY, SECRET)
 }
@@ -430,22 +415,7 @@ fn s3_load_from_ranks_is_spread_over_every_endpoint_and_merged_once() {
 #[test]
 fn s3_under_mpi_against_s3s_fs_and_with_an_endpoint_that_dies() {
     let dir = tempfile::tempdir().unwrap();
-    let port = free_port();
-    let s3s = serve(
-        Path::new("s3s-fs"),
-        &[
-            "--host",
-            "127.0.0.1",
-            "--port",
-            &port.to_string(),
-            "--access-key",
-            KEY,
-            "--secret-key",
-            SECRET,
-            dir.path().to_str().unwrap(),
-        ],
-        port,
-    );
+    let s3s = common::s3s_fs(dir.path(), KEY, SECRET).expect("s3s-fs (scripts/test installs it)");
     let out_dir = tempfile::tempdir().unwrap();
     let json = out_dir.path().join("s3s.json");
     let out = mpirun_s3(

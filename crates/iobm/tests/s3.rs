@@ -28,55 +28,13 @@ fn iobm() -> Command {
     c
 }
 
-/// Starts `program args` listening on a free port; None (skip) when the program is missing
-/// and the test command did not require it.
-fn start(program: &str, args: &[String], port: u16) -> Option<Server> {
-    let found = std::process::Command::new("sh")
-        .args(["-c", &format!("command -v {program}")])
-        .output()
-        .unwrap()
-        .status
-        .success();
-    if !found {
-        assert!(
-            std::env::var("IOBM_REQUIRE_S3_SERVERS").is_err(),
-            "{program} is not installed (scripts/test installs it)"
-        );
-        eprintln!("skipping {program}: not installed (scripts/test installs it)");
-        return None;
-    }
-    let mut child = std::process::Command::new(program)
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    wait_for(port, &mut child);
-    Some(Server {
-        child,
-        url: format!("http://127.0.0.1:{port}"),
-    })
-}
-
 fn s3s_fs(root: &Path) -> Option<Server> {
-    let port = free_port();
-    let args = [
-        "--host",
-        "127.0.0.1",
-        "--port",
-        &port.to_string(),
-        "--access-key",
-        KEY,
-        "--secret-key",
-        SECRET,
-        root.to_str().unwrap(),
-    ];
-    start("s3s-fs", &args.map(String::from), port)
+    common::s3s_fs(root, KEY, SECRET)
 }
 
 fn moto() -> Option<Server> {
     let port = free_port();
-    start(
+    common::start(
         "moto_server",
         &["-H", "127.0.0.1", "-p", &port.to_string()].map(String::from),
         port,
@@ -251,7 +209,7 @@ fn every_operation_against_moto() {
 fn https_endpoints_check_certificates_unless_insecure() {
     let port = free_port();
     let args = ["-H", "127.0.0.1", "-p", &port.to_string(), "--ssl"].map(String::from);
-    let Some(server) = start("moto_server", &args, port) else {
+    let Some(server) = common::start("moto_server", &args, port) else {
         return;
     };
     let url = server.url.replace("http://", "https://");

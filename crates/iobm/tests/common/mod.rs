@@ -203,3 +203,50 @@ pub fn iobm_serve_with(root: &Path, key: &str, secret: &str) -> Server {
         url: format!("http://127.0.0.1:{port}"),
     }
 }
+
+/// Starts `program args` listening on a free port; None (skip) when the program is missing
+/// and the test command did not require it.
+pub fn start(program: &str, args: &[String], port: u16) -> Option<Server> {
+    let found = std::process::Command::new("sh")
+        .args(["-c", &format!("command -v {program}")])
+        .output()
+        .unwrap()
+        .status
+        .success();
+    if !found {
+        assert!(
+            std::env::var("IOBM_REQUIRE_S3_SERVERS").is_err(),
+            "{program} is not installed (scripts/test installs it)"
+        );
+        eprintln!("skipping {program}: not installed (scripts/test installs it)");
+        return None;
+    }
+    let mut child = std::process::Command::new(program)
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for(port, &mut child);
+    Some(Server {
+        child,
+        url: format!("http://127.0.0.1:{port}"),
+    })
+}
+
+/// s3s-fs over `root` with this key pair, on a free loopback port (None: see [`start`]).
+pub fn s3s_fs(root: &Path, key: &str, secret: &str) -> Option<Server> {
+    let port = free_port();
+    let args = [
+        "--host",
+        "127.0.0.1",
+        "--port",
+        &port.to_string(),
+        "--access-key",
+        key,
+        "--secret-key",
+        secret,
+        root.to_str().unwrap(),
+    ];
+    start("s3s-fs", &args.map(String::from), port)
+}
