@@ -5,7 +5,8 @@ On the disk holding --disk-dir, one worker does random 4 KiB reads and then rand
 with O_DIRECT at depths 1, 8 and 32 (depth 1: iobm's sync engine and fio's psync, the same
 pread/pwrite; deeper: io_uring for both). Reads go over one 1 GiB file that iobm wrote and
 keeps; writes go to a new 1 GiB file each (iobm's own data set; fio's with --fallocate=none), so
-both allocate as they write, and the script removes both files, outside either tool's CPU. On tmpfs (/dev/shm), sequential 1 MiB reads at depth 8. Each
+both allocate as they write, and each tool removes its own file at the end (iobm by default, fio
+with --unlink=1), inside its CPU time. On tmpfs (/dev/shm), sequential 1 MiB reads at depth 8. Each
 tool's IOPS (iobm: the makespan aggregate; fio: its iops) and whole-process CPU time per
 operation (user + system of the process and all its threads, io_uring's workers included, from
 wait4: start-up and clean-up too), and the iobm/fio ratios. Medians of --rounds rounds.
@@ -45,9 +46,9 @@ def iobm_read_or_write(iobm, data_dir, op, block, depth, seconds, random, direct
         if op == "read":
             cmd = [iobm, "read", data_dir]
         else:
-            # A new data set beside the kept one, kept too and removed here, outside iobm's
-            # CPU time, as fio's file is.
-            cmd = [iobm, "write", parent, "--size", "1GiB", "--keep"]
+            # A new data set beside the kept one, which iobm removes at the end, as fio does
+            # its own with --unlink=1.
+            cmd = [iobm, "write", parent, "--size", "1GiB"]
         cmd += ["--block", block, "--iodepth", str(depth), "--duration", f"{seconds}s",
                 "--json", result]
         cmd += ["--random"] if random else []
@@ -64,7 +65,7 @@ def iobm_read_or_write(iobm, data_dir, op, block, depth, seconds, random, direct
 
 def fio(path, rw, block, depth, seconds, direct):
     """IOPS and CPU microseconds per operation of one fio job on `path` (writes: a new file
-    beside it, removed afterwards)."""
+    beside it, which fio removes at the end)."""
     engine = "psync" if depth == 1 else "io_uring"
     writes = "write" in rw
     target = path + ".fio" if writes else path
@@ -73,7 +74,7 @@ def fio(path, rw, block, depth, seconds, direct):
             ["fio", "--name=j", f"--filename={target}", f"--rw={rw}", f"--bs={block}",
              f"--direct={int(direct)}", f"--ioengine={engine}", f"--iodepth={depth}",
              f"--runtime={seconds}", "--time_based", "--size=1G", "--fallocate=none",
-             "--output-format=json"])
+             f"--unlink={int(writes)}", "--output-format=json"])
     finally:
         if writes and os.path.exists(target):
             os.remove(target)

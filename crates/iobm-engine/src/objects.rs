@@ -661,12 +661,12 @@ mod tests {
         assert_eq!(mixed.latency.count(), 2000);
         for o in &mixed.by_op {
             assert_eq!(
-                o.series_ops.iter().sum::<u64>(),
+                o.series.ops.iter().sum::<u64>(),
                 o.ops,
                 "{}: per-second series",
                 o.name
             );
-            assert_eq!(o.series_bytes.iter().sum::<u64>(), o.bytes);
+            assert_eq!(o.series.bytes.iter().sum::<u64>(), o.bytes);
         }
     }
 

@@ -4,10 +4,10 @@
 use crate::control::Control;
 use crate::cpu::CpuTimes;
 use crate::workload::{Op, Phase};
-use iobm_stats::{Histogram, Trace, WorkerSpan};
+use iobm_stats::{Histogram, Series, Trace, WorkerSpan};
 use iobm_target::{error_kind, DeviceCounters};
 use std::io;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// How a phase ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,10 +33,8 @@ pub struct ErrorCount {
 #[derive(Debug, Clone)]
 pub struct WorkerOutcome {
     pub span: WorkerSpan,
-    /// Bytes completed per second of the phase (index k = ops ending in [k s, k+1 s) after the
-    /// phase began).
-    pub series_bytes: Vec<u64>,
-    pub series_ops: Vec<u64>,
+    /// Bytes, operations, errors and latency per interval of the phase.
+    pub series: Series,
     /// Time spent in the final fsync (`--fsync end`), inside the span.
     pub final_sync_ns: u64,
     /// Time spent checking what was read (`--verify`), inside the span, outside every
@@ -107,19 +105,18 @@ pub struct OpOutcome {
     pub latency: Histogram,
     /// Time to first byte of the answer (object gets), else empty.
     pub ttfb: Histogram,
-    /// Operations completed per second of the phase (as [`WorkerOutcome::series_ops`]).
-    pub series_ops: Vec<u64>,
-    /// Bytes completed per second of the phase.
-    pub series_bytes: Vec<u64>,
+    /// This kind's operations per interval of the phase (as [`WorkerOutcome::series`]).
+    pub series: Series,
 }
 
 impl OpOutcome {
     /// Empty books for each of `op`'s classes.
-    pub(crate) fn per_class(op: Op) -> Vec<OpOutcome> {
-        op.classes().iter().map(|c| OpOutcome::new(c)).collect()
+    pub(crate) fn per_class(phase: &Phase) -> Vec<OpOutcome> {
+        let classes = phase.op.classes().iter();
+        classes.map(|c| OpOutcome::new(c, phase.interval)).collect()
     }
 
-    pub(crate) fn new(name: &'static str) -> OpOutcome {
+    pub(crate) fn new(name: &'static str, interval: Duration) -> OpOutcome {
         OpOutcome {
             name,
             ops: 0,
@@ -129,8 +126,7 @@ impl OpOutcome {
             keys: 0,
             latency: Histogram::new(),
             ttfb: Histogram::new(),
-            series_ops: Vec::new(),
-            series_bytes: Vec::new(),
+            series: Series::new(interval),
         }
     }
 
@@ -142,40 +138,20 @@ impl OpOutcome {
         self.keys += other.keys;
         self.latency += &other.latency;
         self.ttfb += &other.ttfb;
-        add_series(&mut self.series_ops, &other.series_ops);
-        add_series(&mut self.series_bytes, &other.series_bytes);
-    }
-}
-
-/// Adds `n` to second `at` of a per-second series (which grows once a second at most).
-pub(crate) fn add_at(series: &mut Vec<u64>, at: usize, n: u64) {
-    if at >= series.len() {
-        series.resize(at + 1, 0);
-    }
-    series[at] += n;
-}
-
-/// Adds `other` to `into`, second by second.
-pub(crate) fn add_series(into: &mut Vec<u64>, other: &[u64]) {
-    if into.len() < other.len() {
-        into.resize(other.len(), 0);
-    }
-    for (a, b) in into.iter_mut().zip(other) {
-        *a += b;
+        self.series.merge(&other.series);
     }
 }
 
 impl WorkerOutcome {
     /// A worker that did nothing, at `now_ns`.
-    pub(crate) fn empty(now_ns: u64) -> WorkerOutcome {
+    pub(crate) fn empty(now_ns: u64, interval: Duration) -> WorkerOutcome {
         WorkerOutcome {
             span: WorkerSpan {
                 start_ns: now_ns,
                 end_ns: now_ns,
                 ..WorkerSpan::default()
             },
-            series_bytes: Vec::new(),
-            series_ops: Vec::new(),
+            series: Series::new(interval),
             final_sync_ns: 0,
             verify_ns: 0,
             trace: Vec::new(),
@@ -196,7 +172,7 @@ impl PhaseOutcome {
         what: &str,
     ) -> Self {
         let now = control.ns(Instant::now());
-        let empty = WorkerOutcome::empty(now);
+        let empty = WorkerOutcome::empty(now, phase.interval);
         PhaseOutcome {
             name: phase.name.clone(),
             op: phase.op,
@@ -205,7 +181,7 @@ impl PhaseOutcome {
             end_ns: now,
             workers: vec![empty; phase.workers],
             latency: Histogram::new(),
-            by_op: OpOutcome::per_class(phase.op),
+            by_op: OpOutcome::per_class(phase),
             errors: vec![ErrorCount {
                 kind: error_kind(error),
                 count: 1,

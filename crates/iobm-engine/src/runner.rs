@@ -6,13 +6,13 @@ use crate::control::{Control, LivePhase};
 use crate::cpu::CpuTimes;
 use crate::data::Generator;
 use crate::objects::ObjectTask;
-use crate::outcome::{
-    add_at, CacheDrop, ErrorCount, OpOutcome, PhaseEnd, PhaseOutcome, WorkerOutcome,
-};
+use crate::outcome::{CacheDrop, ErrorCount, OpOutcome, PhaseEnd, PhaseOutcome, WorkerOutcome};
 use crate::task::Task;
 use crate::tasks::file_task;
 use crate::workload::{Layout, Op, Phase, StopRule};
-use iobm_stats::{fill_snapshots, Histogram, Progress, Trace, WorkerSpan, TRACE_INTERVAL_NS};
+use iobm_stats::{
+    fill_snapshots, Histogram, Progress, SeriesRecorder, Trace, WorkerSpan, TRACE_INTERVAL_NS,
+};
 use iobm_target::{error_kind, Access, OpenOptions, Target};
 use std::io;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -205,7 +205,7 @@ pub fn run_phase_gated(
     let device_after = target.device_counters();
 
     let mut latency = Histogram::new();
-    let mut by_op: Vec<OpOutcome> = OpOutcome::per_class(phase.op);
+    let mut by_op: Vec<OpOutcome> = OpOutcome::per_class(phase);
     let mut errors: Vec<ErrorCount> = Vec::new();
     let mut outcomes = Vec::with_capacity(workers);
     for (result, worker_errors) in results {
@@ -292,8 +292,8 @@ struct WorkerResult {
 impl WorkerResult {
     fn empty(now_ns: u64, phase: &Phase) -> WorkerResult {
         WorkerResult {
-            outcome: WorkerOutcome::empty(now_ns),
-            classes: OpOutcome::per_class(phase.op),
+            outcome: WorkerOutcome::empty(now_ns, phase.interval),
+            classes: OpOutcome::per_class(phase),
         }
     }
 }
@@ -328,11 +328,11 @@ fn run_worker(
         }
         _ => None,
     };
-    let mut classes: Vec<OpOutcome> = OpOutcome::per_class(phase.op);
+    let mut classes: Vec<OpOutcome> = OpOutcome::per_class(phase);
     let mut done = Progress::default();
     let mut trace: Trace = Vec::with_capacity(1024);
-    let mut series_bytes: Vec<u64> = Vec::with_capacity(64);
-    let mut series_ops: Vec<u64> = Vec::with_capacity(64);
+    let mut series = SeriesRecorder::new(phase.interval);
+    let mut class_series = vec![series.clone(); classes.len()];
     let mut errors: Vec<WorkerError> = Vec::new();
     let retries = phase.objects.as_ref().map_or(0, |o| o.retries);
 
@@ -412,6 +412,9 @@ fn run_worker(
             Ok(bytes) => bytes,
             Err(e) => {
                 class.errors += 1;
+                let since = t1.saturating_duration_since(counted_from);
+                series.error(since);
+                class_series[task.class()].error(since);
                 let error = WorkerError::new(&e, task.describe());
                 match errors.iter_mut().find(|e| e.kind == error.kind) {
                     Some(e) => e.count += 1,
@@ -449,11 +452,9 @@ fn run_worker(
         }
         done.bytes += bytes;
         done.ops += 1;
-        let second = t1.saturating_duration_since(counted_from).as_secs() as usize;
-        add_at(&mut series_bytes, second, bytes);
-        add_at(&mut series_ops, second, 1);
-        add_at(&mut class.series_bytes, second, bytes);
-        add_at(&mut class.series_ops, second, 1);
+        let since = t1.saturating_duration_since(counted_from);
+        series.record(since, bytes, ns);
+        class_series[task.class()].record(since, bytes, ns);
         let t1_ns = control.ns(t1);
         if trace
             .last()
@@ -495,12 +496,14 @@ fn run_worker(
     };
     let outcome = WorkerOutcome {
         span,
-        series_bytes,
-        series_ops,
+        series: series.finish(),
         final_sync_ns,
         verify_ns,
         trace,
     };
+    for (class, series) in classes.iter_mut().zip(class_series) {
+        class.series = series.finish();
+    }
     (WorkerResult { outcome, classes }, errors)
 }
 

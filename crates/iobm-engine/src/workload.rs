@@ -492,6 +492,8 @@ pub struct Phase {
     /// that end within it are done but not counted (no bytes, latency or series), and the
     /// worker's span starts when it ends; the phase runs its duration after it.
     pub ramp: Duration,
+    /// Length of one interval of the phase's series (`--interval`).
+    pub interval: Duration,
 }
 
 /// How a worker submits block reads and writes.
@@ -534,6 +536,7 @@ impl Phase {
             objects: None,
             max_errors: 0,
             ramp: Duration::ZERO,
+            interval: Duration::from_secs(1),
             iodepth: 1,
             engine: Engine::Sync,
             layout,

@@ -3,6 +3,7 @@
 
 pub mod bonnie;
 pub mod compare;
+pub mod html;
 pub mod series;
 pub mod table;
 pub mod text;

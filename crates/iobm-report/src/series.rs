@@ -1,13 +1,14 @@
 //! The time series of a run as tidy CSV (`--csv FILE`): one row per phase, worker and interval
-//! (and, for object phases, per kind of operation over all workers), ready for a spreadsheet,
-//! pandas or gnuplot.
+//! (and, for object phases, per kind of operation over all workers) with bytes, operations,
+//! errors and latency percentiles, ready for a spreadsheet, pandas or gnuplot.
 
 use iobm_results::{RunResult, Series};
+use iobm_stats::Histogram;
 use std::fmt::Write;
 
 /// The header of [`csv`].
 pub const HEADER: &str =
-    "run_id,phase,op,rank,worker,host,endpoint,interval,start_s,end_s,bytes,ops,mib_per_s,ops_per_s";
+    "run_id,phase,op,rank,worker,host,endpoint,interval,start_s,end_s,bytes,ops,mib_per_s,ops_per_s,errors,p50_us,p99_us,max_us";
 
 fn quoted(field: &str) -> String {
     if field.contains([',', '"', '\n']) {
@@ -18,17 +19,34 @@ fn quoted(field: &str) -> String {
 }
 
 /// Rows of one series: interval k covers operations that ended in [k, k+1) intervals after
-/// the phase's start.
+/// the phase's start. Latency columns are empty where the interval has none (or the document
+/// is from before per-interval latency).
 fn rows(out: &mut String, prefix: &str, series: &Series) {
     let seconds = series.interval_ns as f64 / 1e9;
-    for (k, (&bytes, &ops)) in series.bytes.iter().zip(&series.ops).enumerate() {
+    let intervals = series.bytes.len().max(series.errors.len());
+    for k in 0..intervals {
+        let at = |v: &[u64]| v.get(k).copied().unwrap_or(0);
+        let (bytes, ops) = (at(&series.bytes), at(&series.ops));
+        let latency = series
+            .latency
+            .get(k)
+            .filter(|h| h.count > 0)
+            .map(Histogram::from_data);
+        let us = |v: Option<u64>| v.map_or(String::new(), |ns| format!("{:.1}", ns as f64 / 1e3));
+        let (p50, p99, max) = latency.map_or((None, None, None), |h| {
+            (h.percentile(50.0), h.percentile(99.0), h.max())
+        });
         let _ = writeln!(
             out,
-            "{prefix},{k},{:.3},{:.3},{bytes},{ops},{:.3},{:.3}",
+            "{prefix},{k},{:.3},{:.3},{bytes},{ops},{:.3},{:.3},{},{},{},{}",
             k as f64 * seconds,
             (k + 1) as f64 * seconds,
             bytes as f64 / seconds / (1 << 20) as f64,
-            ops as f64 / seconds
+            ops as f64 / seconds,
+            at(&series.errors),
+            us(p50),
+            us(p99),
+            us(max),
         );
     }
 }

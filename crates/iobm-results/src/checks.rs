@@ -340,9 +340,9 @@ pub(crate) mod tests {
                 final_sync_ns: 0,
                 verify_ns: 0,
                 series: Series {
-                    interval_ns: 1_000_000_000,
                     bytes: vec![bytes[i]],
                     ops: vec![bytes[i] / MIB],
+                    ..Series::new(std::time::Duration::from_secs(1))
                 },
                 endpoint: None,
             })

@@ -10,14 +10,16 @@ pub use iobm_stats::time;
 pub mod env;
 pub mod limits;
 
+pub use iobm_stats::Series;
 use iobm_stats::{Aggregate, HistogramData, WorkerSpan};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// The value of [`RunResult::format`].
 pub const FORMAT: &str = "iobm-result";
-/// The current [`RunResult::schema_version`]. Readers refuse documents with a newer major version.
-pub const SCHEMA_VERSION: u32 = 1;
+/// The current [`RunResult::schema_version`]: 2 added errors and a latency histogram per
+/// interval to every series. Readers read every version up to theirs and refuse newer ones.
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// One iobm run, as written by `--json FILE`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -588,19 +590,6 @@ pub struct WorkerResult {
     pub endpoint: Option<String>,
 }
 
-/// Amounts per fixed interval since the phase began.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct Series {
-    /// Interval length in ns; entry k covers operations that ended in [k, k+1) intervals after
-    /// the phase's start_ns.
-    pub interval_ns: u64,
-    /// Bytes completed in each interval.
-    pub bytes: Vec<u64>,
-    /// Operations completed in each interval.
-    pub ops: Vec<u64>,
-}
-
 /// Latency of single operations.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -764,9 +753,9 @@ impl RunResult {
             return Err("not an iobm result (no \"format\": \"iobm-result\")".to_string());
         }
         let version = value.get("schema_version").and_then(|v| v.as_u64());
-        if version != Some(SCHEMA_VERSION as u64) {
+        if !version.is_some_and(|v| (1..=SCHEMA_VERSION as u64).contains(&v)) {
             return Err(format!(
-                "schema_version {version:?} is not supported by this iobm (reads {SCHEMA_VERSION})"
+                "schema_version {version:?} is not supported by this iobm (reads 1 to {SCHEMA_VERSION})"
             ));
         }
         serde_json::from_value(value).map_err(|e| format!("malformed iobm result: {e}"))

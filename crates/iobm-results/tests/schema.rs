@@ -10,7 +10,7 @@ fn schema_path(name: &str) -> PathBuf {
 /// The documents iobm writes, each with its checked-in schema.
 fn schemas() -> [(&'static str, Value); 2] {
     [
-        ("iobm-result-v1", iobm_results::schema()),
+        ("iobm-result-v2", iobm_results::schema()),
         ("iobm-limits-v1", iobm_results::limits::schema()),
     ]
 }

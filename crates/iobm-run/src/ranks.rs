@@ -291,10 +291,7 @@ pub(crate) fn merge_operations(
                 m.retried += o.retried;
                 m.keys += o.keys;
                 if let (Some(ms), Some(os)) = (m.series.as_mut(), o.series.as_ref()) {
-                    for (into, from) in [(&mut ms.bytes, &os.bytes), (&mut ms.ops, &os.ops)] {
-                        into.resize(into.len().max(from.len()), 0);
-                        into.iter_mut().zip(from).for_each(|(a, b)| *a += b);
-                    }
+                    ms.merge(os);
                 }
             }
         }

@@ -5,7 +5,7 @@ use iobm_engine::{CacheDrop, FsyncPolicy, Op, PerChar, Phase, PhaseEnd, PhaseOut
 use iobm_results::checks::{check, Machine};
 use iobm_results::{
     CacheEvidence, CpuUsage, DeviceIo, ErrorCount, Latency, OperationResult, PhaseResult,
-    PhaseSettings, RunStatus, Series, WorkerResult,
+    PhaseSettings, RunStatus, WorkerResult,
 };
 use iobm_stats::{aggregates, Histogram};
 
@@ -115,11 +115,7 @@ fn operations(phase: &Phase, outcome: &PhaseOutcome) -> Vec<OperationResult> {
                 },
                 &o.latency,
             ),
-            series: Some(Series {
-                interval_ns: 1_000_000_000,
-                bytes: o.series_bytes.clone(),
-                ops: o.series_ops.clone(),
-            }),
+            series: Some(o.series.clone()),
             ttfb: (o.ttfb.count() > 0).then(|| {
                 latency(
                     "from the request's first byte sent until the answer's status line and headers arrived"
@@ -193,11 +189,7 @@ pub fn phase_result(
                 span: w.span,
                 final_sync_ns: w.final_sync_ns,
                 verify_ns: w.verify_ns,
-                series: Series {
-                    interval_ns: 1_000_000_000,
-                    bytes: w.series_bytes.clone(),
-                    ops: w.series_ops.clone(),
-                },
+                series: w.series.clone(),
                 endpoint: None,
             })
             .collect(),

@@ -43,23 +43,35 @@ impl Default for Histogram {
 }
 
 fn bucket_of(value: u64) -> usize {
-    if value < SUB {
+    bucket_with(value, SUB_BITS)
+}
+
+fn bucket_bounds(bucket: usize) -> (u64, u64) {
+    bounds_with(bucket, SUB_BITS)
+}
+
+/// The bucket of `value` with 2^`bits` sub-buckets per power of two.
+#[inline]
+fn bucket_with(value: u64, bits: u32) -> usize {
+    let sub = 1u64 << bits;
+    if value < sub {
         return value as usize;
     }
     let exponent = 63 - value.leading_zeros();
-    let shift = exponent - SUB_BITS;
-    let top = value >> shift; // in [SUB, 2*SUB)
-    (SUB + shift as u64 * SUB + (top - SUB)) as usize
+    let shift = exponent - bits;
+    let top = value >> shift; // in [sub, 2*sub)
+    (sub + shift as u64 * sub + (top - sub)) as usize
 }
 
-/// The smallest value that falls in `bucket`, and the bucket's width.
-fn bucket_bounds(bucket: usize) -> (u64, u64) {
-    let b = bucket as u64;
-    if b < SUB {
+/// The smallest value that falls in `bucket` (of 2^`bits` sub-buckets per power of two), and
+/// the bucket's width.
+fn bounds_with(bucket: usize, bits: u32) -> (u64, u64) {
+    let (b, sub) = (bucket as u64, 1u64 << bits);
+    if b < sub {
         return (b, 1);
     }
-    let shift = (b - SUB) / SUB;
-    let top = SUB + (b - SUB) % SUB;
+    let shift = (b - sub) / sub;
+    let top = sub + (b - sub) % sub;
     (top << shift, 1 << shift)
 }
 
@@ -116,6 +128,7 @@ impl Histogram {
             min_ns: self.min().unwrap_or(0),
             max_ns: self.max,
             sum_ns: self.sum.min(u64::MAX as u128) as u64,
+            sub_bits: None,
             buckets: self
                 .counts
                 .iter()
@@ -126,11 +139,15 @@ impl Histogram {
         }
     }
 
-    /// Rebuilds a histogram from its serialised form (for merging saved runs and ranks).
+    /// Rebuilds a histogram from its serialised form (for merging saved runs and ranks). The
+    /// counts of a coarser histogram go to the top of their buckets, so its percentiles are
+    /// upper bounds.
     pub fn from_data(data: &HistogramData) -> Histogram {
         let mut h = Histogram::default();
+        let bits = data.sub_bits();
         for &[low, n] in &data.buckets {
-            h.counts[bucket_of(low)] += n;
+            let (low, width) = bounds_with(bucket_with(low, bits), bits);
+            h.counts[bucket_of(low.saturating_add(width - 1))] += n;
         }
         h.count = data.count;
         h.min = if data.count > 0 {
@@ -169,8 +186,136 @@ pub struct HistogramData {
     pub sum_ns: u64,
     /// Non-empty buckets as [lowest value in ns, count]. Buckets are exact below 128 ns; above,
     /// each power of two is split into 128 equal buckets, so a bucket starting at v spans
-    /// [v, v + 2^(floor(log2 v) - 7)).
+    /// [v, v + 2^(floor(log2 v) - 7)) (with `sub_bits` b: 2^b buckets per power of two, exact
+    /// below 2^b).
     pub buckets: Vec<[u64; 2]>,
+    /// Sub-buckets per power of two as a power of two, when not 7 (the per-interval
+    /// histograms of a series: 4, so each bucket spans 1/16 of its power of two).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sub_bits: Option<u32>,
+}
+
+impl HistogramData {
+    /// A histogram of nothing, with 2^`bits` sub-buckets per power of two.
+    pub fn empty(bits: u32) -> HistogramData {
+        HistogramData {
+            count: 0,
+            min_ns: 0,
+            max_ns: 0,
+            sum_ns: 0,
+            buckets: Vec::new(),
+            sub_bits: (bits != SUB_BITS).then_some(bits),
+        }
+    }
+
+    pub fn sub_bits(&self) -> u32 {
+        self.sub_bits.unwrap_or(SUB_BITS)
+    }
+
+    /// Adds `other`, of the same buckets, to this one (a merge of the two sorted bucket lists).
+    pub fn merge(&mut self, other: &HistogramData) {
+        debug_assert_eq!(self.sub_bits(), other.sub_bits());
+        if other.count == 0 {
+            return;
+        }
+        self.min_ns = if self.count == 0 {
+            other.min_ns
+        } else {
+            self.min_ns.min(other.min_ns)
+        };
+        self.count += other.count;
+        self.max_ns = self.max_ns.max(other.max_ns);
+        self.sum_ns = self.sum_ns.saturating_add(other.sum_ns);
+        let (ours, theirs) = (&self.buckets, &other.buckets);
+        let mut merged = Vec::with_capacity(ours.len() + theirs.len());
+        let (mut i, mut j) = (0, 0);
+        while i < ours.len() || j < theirs.len() {
+            match (ours.get(i), theirs.get(j)) {
+                (Some(x), Some(y)) if x[0] == y[0] => {
+                    merged.push([x[0], x[1] + y[1]]);
+                    (i, j) = (i + 1, j + 1);
+                }
+                (Some(x), Some(y)) if x[0] > y[0] => {
+                    merged.push(*y);
+                    j += 1;
+                }
+                (Some(x), _) => {
+                    merged.push(*x);
+                    i += 1;
+                }
+                (None, Some(y)) => {
+                    merged.push(*y);
+                    j += 1;
+                }
+                (None, None) => unreachable!("one list has more"),
+            }
+        }
+        self.buckets = merged;
+    }
+}
+
+/// A histogram with 16 sub-buckets per power of two (error under 1/16), small enough to clear
+/// once per interval: the open interval of a [`crate::SeriesRecorder`].
+#[derive(Clone)]
+pub struct CoarseHistogram {
+    counts: [u64; CoarseHistogram::BUCKETS],
+    count: u64,
+    min: u64,
+    max: u64,
+    sum: u128,
+}
+
+impl std::fmt::Debug for CoarseHistogram {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "CoarseHistogram({} recorded)", self.count)
+    }
+}
+
+impl Default for CoarseHistogram {
+    fn default() -> Self {
+        CoarseHistogram {
+            counts: [0; CoarseHistogram::BUCKETS],
+            count: 0,
+            min: u64::MAX,
+            max: 0,
+            sum: 0,
+        }
+    }
+}
+
+impl CoarseHistogram {
+    pub const SUB_BITS: u32 = 4;
+    const BUCKETS: usize = ((1 << Self::SUB_BITS) * (65 - Self::SUB_BITS)) as usize;
+
+    #[inline]
+    pub fn record(&mut self, value: u64) {
+        self.counts[bucket_with(value, Self::SUB_BITS)] += 1;
+        self.count += 1;
+        self.min = self.min.min(value);
+        self.max = self.max.max(value);
+        self.sum += value as u128;
+    }
+
+    pub fn count(&self) -> u64 {
+        self.count
+    }
+
+    /// The sparse form of what was recorded, leaving this one empty.
+    pub fn take(&mut self) -> HistogramData {
+        let mut data = HistogramData::empty(Self::SUB_BITS);
+        data.count = self.count;
+        data.min_ns = if self.count > 0 { self.min } else { 0 };
+        data.max_ns = self.max;
+        data.sum_ns = self.sum.min(u64::MAX as u128) as u64;
+        for (b, n) in self.counts.iter_mut().enumerate() {
+            if *n > 0 {
+                data.buckets.push([bounds_with(b, Self::SUB_BITS).0, *n]);
+                *n = 0;
+            }
+        }
+        (self.count, self.min, self.max, self.sum) = (0, u64::MAX, 0, 0);
+        data
+    }
 }
 
 #[cfg(test)]

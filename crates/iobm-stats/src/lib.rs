@@ -1,9 +1,10 @@
 //! iobm-stats: the measuring vocabulary shared by every part of iobm: units that parse and
-//! format themselves, a mergeable latency histogram, and the aggregate bandwidth definitions.
+//! format themselves, a mergeable latency histogram, series over fixed intervals, and the aggregate bandwidth definitions.
 
 pub mod aggregate;
 pub mod histogram;
 pub mod names;
+pub mod series;
 pub mod time;
 pub mod units;
 
@@ -11,7 +12,8 @@ pub use aggregate::{
     aggregates, disagreement, fill_snapshots, progress_at, Aggregate, AggregateKind, Progress,
     Trace, WorkerSpan, STEADY_MIN_WINDOW_NS, TRACE_INTERVAL_NS,
 };
-pub use histogram::{Histogram, HistogramData};
+pub use histogram::{CoarseHistogram, Histogram, HistogramData};
+pub use series::{Series, SeriesRecorder};
 pub use units::{
     format_bytes, format_duration, parse_bytes, parse_duration, parse_rate, Rate, UnitError,
 };

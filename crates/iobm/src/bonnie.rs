@@ -144,7 +144,8 @@ pub fn bonnie(args: BonnieArgs, argv: &[OsString]) -> Result<Exit, Failure> {
     };
     let mut saved = ResultFile::new(args.output.json());
     let target = files.target.as_ref();
-    let phases = plan.phases.clone();
+    let mut phases = plan.phases.clone();
+    args.series.apply(&mut phases);
     execute(
         target,
         phases,

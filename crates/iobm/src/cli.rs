@@ -195,6 +195,8 @@ pub struct IoArgs {
     #[command(flatten)]
     pub server: ServerArgs,
     #[command(flatten)]
+    pub series: SeriesArgs,
+    #[command(flatten)]
     pub output: OutputArgs,
 }
 
@@ -219,6 +221,34 @@ pub struct OutputArgs {
     /// kind of S3 operation over all workers), with bytes, operations and rates
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
+    /// Save a report to look at as one self-contained HTML file (no network needed): throughput
+    /// and latency over time, per-worker and per-rank bars, aggregates, cache verdict
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+}
+
+/// How finely a workload's time series is recorded.
+#[derive(Debug, Args)]
+pub struct SeriesArgs {
+    /// Length of one interval of the time series (bytes, operations, errors and a latency
+    /// histogram per interval, per worker): 100ms suits short phases
+    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = parse_interval)]
+    pub interval: Duration,
+}
+
+impl SeriesArgs {
+    /// Every phase's series at the chosen interval.
+    pub fn apply(&self, phases: &mut [iobm_engine::Phase]) {
+        phases.iter_mut().for_each(|p| p.interval = self.interval);
+    }
+}
+
+fn parse_interval(s: &str) -> Result<Duration, String> {
+    let d = parse_positive_duration(s)?;
+    if d < Duration::from_millis(10) {
+        return Err("must be at least 10ms".to_string());
+    }
+    Ok(d)
 }
 
 impl OutputArgs {
@@ -229,27 +259,36 @@ impl OutputArgs {
     /// Checks the output paths before a run starts.
     pub fn check(&self) -> Result<(), iobm_run::exit::Failure> {
         iobm_run::session::json_path_ok(self.json())?;
-        match &self.csv {
-            Some(csv) => iobm_run::session::output_path_ok("--csv", csv),
-            None => Ok(()),
+        for (flag, path) in [("--csv", &self.csv), ("--html", &self.html)] {
+            if let Some(path) = path {
+                iobm_run::session::output_path_ok(flag, path)?;
+            }
         }
+        Ok(())
     }
 
-    /// Writes the run's time series to `--csv FILE`, if given (at rank 0, after the run).
-    pub fn save_csv(&self, run: &iobm_results::RunResult) -> Result<(), iobm_run::exit::Failure> {
-        let Some(path) = &self.csv else {
-            return Ok(());
-        };
-        iobm_run::atomic::write_atomic(path, iobm_report::series::csv(run).as_bytes()).map_err(
-            |e| {
-                iobm_run::exit::Failure::run(format!(
-                    "--csv {}: cannot write: {}",
-                    path.display(),
-                    iobm_run::session::describe_io(&e)
-                ))
-            },
-        )
+    /// Writes the run's time series to `--csv FILE` and its report to `--html FILE`, those
+    /// given (at rank 0, after the run).
+    pub fn save_views(&self, run: &iobm_results::RunResult) -> Result<(), iobm_run::exit::Failure> {
+        if let Some(path) = &self.csv {
+            save("--csv", path, &iobm_report::series::csv(run))?;
+        }
+        if let Some(path) = &self.html {
+            save("--html", path, &iobm_report::html::run_page(run))?;
+        }
+        Ok(())
     }
+}
+
+/// Writes `text` to `path` whole or not at all; the error names `flag`.
+pub fn save(flag: &str, path: &std::path::Path, text: &str) -> Result<(), iobm_run::exit::Failure> {
+    iobm_run::atomic::write_atomic(path, text.as_bytes()).map_err(|e| {
+        iobm_run::exit::Failure::run(format!(
+            "{flag} {}: cannot write: {}",
+            path.display(),
+            iobm_run::session::describe_io(&e)
+        ))
+    })
 }
 
 #[derive(Debug, Args)]
@@ -347,6 +386,8 @@ pub struct BonnieArgs {
     pub bonnie_csv: Option<PathBuf>,
     #[command(flatten)]
     pub server: ServerArgs,
+    #[command(flatten)]
+    pub series: SeriesArgs,
     #[command(flatten)]
     pub output: OutputArgs,
     /// Run even when the test file is larger than the free space
@@ -643,6 +684,8 @@ pub struct S3Args {
     #[arg(long, value_name = "NAME")]
     pub label: Option<String>,
     #[command(flatten)]
+    pub series: SeriesArgs,
+    #[command(flatten)]
     pub output: OutputArgs,
 }
 
@@ -654,6 +697,8 @@ pub struct QuickArgs {
     /// Time per step
     #[arg(long, value_name = "DURATION", default_value = "6s", value_parser = parse_positive_duration)]
     pub step_time: Duration,
+    #[command(flatten)]
+    pub series: SeriesArgs,
     #[command(flatten)]
     pub output: OutputArgs,
 }
@@ -671,6 +716,9 @@ pub struct ReportArgs {
     /// Also save the run's time series as tidy CSV to FILE (as --csv of the run would have)
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
+    /// Also save the run's HTML report to FILE (as --html of the run would have)
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

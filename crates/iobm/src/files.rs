@@ -65,6 +65,7 @@ fn phase(name: &str, op: Op, io: &IoArgs, block: u64, seed: u64, layout: &Layout
         drop_system_cache: reads && !io.direct && io.drop_caches,
         stop: io.duration.map_or(StopRule::Once, StopRule::Duration),
         ramp: io.ramp.unwrap_or_default(),
+        interval: io.series.interval,
         engine: io.engine().map_or(Engine::Sync, |(engine, _)| engine),
         iodepth: io.iodepth,
         ..Phase::new(name, op, block, layout.clone())
@@ -415,7 +416,7 @@ pub(crate) fn finish_ranks(
 ) -> Result<Exit, Failure> {
     let exit = if ranks.is_root() {
         output
-            .save_csv(run)
+            .save_views(run)
             .and_then(|_| session::finish(run, output.json()))
     } else {
         Ok(Exit::Ok)

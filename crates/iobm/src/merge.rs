@@ -22,6 +22,6 @@ pub fn merge(args: MergeArgs, argv: &[OsString]) -> Result<Exit, Failure> {
         .collect();
     let merged = merge_runs(runs, args.whole, argv);
     say(&render_run(&merged));
-    args.output.save_csv(&merged)?;
+    args.output.save_views(&merged)?;
     session::finish(&merged, args.output.json())
 }

@@ -97,6 +97,7 @@ pub fn quick(args: QuickArgs, argv: &[OsString]) -> Result<Exit, Failure> {
     let bonnie_spec = bonnie_step(per_job, run_id.seed);
     let bonnie = suite::bonnie(&bonnie_spec);
     phases.extend(bonnie.phases.iter().cloned());
+    args.series.apply(&mut phases);
 
     let workers = jobs
         .max(bonnie_spec.seekers)
@@ -140,7 +141,7 @@ pub fn quick(args: QuickArgs, argv: &[OsString]) -> Result<Exit, Failure> {
             &ranks,
             &gateway_dir,
             &run_id,
-            t,
+            &args,
             &mut saved,
         );
         if let Err(e) = s3 {
@@ -156,7 +157,7 @@ pub fn quick(args: QuickArgs, argv: &[OsString]) -> Result<Exit, Failure> {
     }
     run.bonnie = Some(summarize(&run));
     say(&format!("{}\n{}", summary_text(&run), render_footer(&run)));
-    args.output.save_csv(&run)?;
+    args.output.save_views(&run)?;
     session::finish(&run, args.output.json())
 }
 

@@ -12,6 +12,7 @@ pub fn report(args: ReportArgs) -> Result<Exit, Failure> {
     let output = crate::cli::OutputArgs {
         json: None,
         csv: args.csv.clone(),
+        html: args.html.clone(),
     };
     output.check()?;
     let text = std::fs::read_to_string(&args.file).map_err(|e| {
@@ -29,7 +30,7 @@ pub fn report(args: ReportArgs) -> Result<Exit, Failure> {
     if let Some(limits) = &limits {
         print!("{}", against_limits(&run, limits));
     }
-    output.save_csv(&run)?;
+    output.save_views(&run)?;
     for name in differing {
         eprintln!(
             "iobm: warning: the aggregates saved for phase '{name}' differ from those recomputed from its workers; showing the recomputed ones"

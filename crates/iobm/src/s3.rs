@@ -303,6 +303,7 @@ fn run(
     };
     let mut phase = Phase::objects(op, workers, spec.clone(), stop);
     phase.ramp = args.ramp.unwrap_or_default();
+    phase.interval = args.series.interval;
     phase.data = args.data;
     phase.max_errors = args.max_errors;
     phase.verify = args.verify.then_some(run_id.seed);
@@ -628,7 +629,7 @@ fn add_server_evidence(
     }
 }
 
-/// `iobm quick`'s S3 steps: PUT, then GET of what was stored, each for `step`, through the
+/// `iobm quick`'s S3 steps: PUT, then GET of what was stored, each for `--step-time`, through the
 /// built-in gateway over `dir` (inside quick's own run directory), cleaned up afterwards.
 pub fn quick_steps(
     run: &mut iobm_results::RunResult,
@@ -636,9 +637,10 @@ pub fn quick_steps(
     ranks: &Ranks,
     dir: &Path,
     run_id: &RunId,
-    step: std::time::Duration,
+    args: &crate::cli::QuickArgs,
     saved: &mut ResultFile,
 ) -> Result<(), String> {
+    let (step, interval) = (args.step_time, args.series.interval);
     std::fs::create_dir(dir).map_err(|e| format!("{}: {}", dir.display(), describe_io(&e)))?;
     let region = "us-east-1";
     let gateway = BuiltinGateway::start(Some(dir), run_id, region).map_err(|f| f.message)?;
@@ -679,6 +681,7 @@ pub fn quick_steps(
                 StopRule::Duration(step),
             );
             put.name = "s3 put 1MiB".to_string();
+            put.interval = interval;
             let before = gateway.cpu();
             let counted = server_counters(target, QUICK_BUCKET);
             execute(target, vec![put], run, control, ranks, &mut [saved]);
@@ -697,6 +700,7 @@ pub fn quick_steps(
                     StopRule::Duration(step),
                 );
                 get.name = "s3 get 1MiB".to_string();
+                get.interval = interval;
                 let before = gateway.cpu();
                 let counted = server_counters(target, QUICK_BUCKET);
                 execute(target, vec![get], run, control, ranks, &mut [saved]);

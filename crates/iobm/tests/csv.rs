@@ -96,3 +96,74 @@ fn the_time_series_as_tidy_csv_add_up_to_the_phases() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--csv"));
 }
+
+#[test]
+fn a_short_interval_gives_latency_and_errors_per_interval() {
+    let dir = tempfile::tempdir().unwrap();
+    let (json, csv) = (dir.path().join("r.json"), dir.path().join("r.csv"));
+    iobm()
+        .args([
+            "write",
+            "--size",
+            "64MiB",
+            "--block",
+            "64KiB",
+            "--duration",
+            "1s",
+        ])
+        .args(["--interval", "100ms", "--json"])
+        .arg(&json)
+        .arg("--csv")
+        .arg(&csv)
+        .arg(dir.path())
+        .assert()
+        .success();
+    let result = load(&json);
+    assert_eq!(u(&result["schema_version"]), 2);
+    let phase = &result["phases"][0];
+    let series = &phase["workers"][0]["series"];
+    assert_eq!(u(&series["interval_ns"]), 100_000_000);
+    let intervals = series["ops"].as_array().unwrap();
+    assert!((9..=12).contains(&intervals.len()), "{}", intervals.len());
+    // Every operation's latency is in the histogram of the interval it ended in; the largest
+    // of them is the phase's largest.
+    let latency = series["latency"].as_array().unwrap();
+    let counted: u64 = latency.iter().map(|h| u(&h["count"])).sum();
+    assert_eq!(counted, u(&phase["workers"][0]["span"]["ops"]));
+    for (h, ops) in latency.iter().zip(intervals) {
+        assert_eq!(u(&h["count"]), u(ops));
+        assert_eq!(u(&h["sub_bits"]), 4);
+    }
+    let max = latency.iter().map(|h| u(&h["max_ns"])).max().unwrap();
+    assert_eq!(max, u(&phase["latency"]["max_ns"]));
+
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let header: Vec<&str> = text.lines().next().unwrap().split(',').collect();
+    let column = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let rows: Vec<Vec<&str>> = text
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').collect())
+        .collect();
+    assert_eq!(rows.len(), intervals.len());
+    for row in rows.iter().filter(|r| r[column("ops")] != "0") {
+        let p50: f64 = row[column("p50_us")].parse().unwrap();
+        let p99: f64 = row[column("p99_us")].parse().unwrap();
+        let top: f64 = row[column("max_us")].parse().unwrap();
+        assert!(0.0 < p50 && p50 <= p99 && p99 <= top, "{row:?}");
+        assert!(top * 1e3 <= max as f64 + 50.0, "{row:?}"); // printed to 0.1 us
+        assert_eq!(row[column("errors")], "0");
+    }
+
+    // Finer than 10ms is refused, naming the flag.
+    let out = iobm()
+        .args(["write", "--interval", "1ms"])
+        .arg(dir.path())
+        .assert()
+        .failure()
+        .get_output()
+        .stderr
+        .clone();
+    let err = String::from_utf8_lossy(&out);
+    assert!(err.contains("--interval") && err.contains("10ms"), "{err}");
+}

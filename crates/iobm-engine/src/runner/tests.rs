@@ -41,7 +41,9 @@ fn write_then_read_moves_every_byte_once() {
     for (w, worker) in write.workers.iter().enumerate() {
         let s = worker.span;
         assert_eq!(s.ops, 11);
-        assert_eq!(worker.series_bytes.iter().sum::<u64>(), s.bytes);
+        assert_eq!(worker.series.bytes.iter().sum::<u64>(), s.bytes);
+        let timed: u64 = worker.series.latency.iter().map(|h| h.count).sum();
+        assert_eq!(timed, s.ops, "every operation's latency is in its interval");
         assert!(s.end_ns >= s.start_ns && s.start_ns >= write.start_ns);
         assert!(s.at_first_done.bytes <= s.bytes);
         let data = target.contents(&format!("data.{w}")).unwrap();
@@ -103,6 +105,9 @@ fn a_full_file_system_fails_the_phase_with_counted_errors() {
         out.errors[0].first
     );
     assert_eq!(out.bytes(), 5 * 4096);
+    // Each failure is in its worker's series, in the interval it ended in.
+    let in_series: u64 = out.workers.iter().flat_map(|w| &w.series.errors).sum();
+    assert_eq!(in_series, out.errors[0].count);
 }
 
 #[test]

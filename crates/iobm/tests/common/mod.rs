@@ -47,7 +47,7 @@ pub fn phase_bytes(phase: &Value) -> u64 {
 /// Fails unless `result` matches the checked-in JSON Schema of the result contract.
 pub fn assert_matches_schema(result: &Value) {
     let schema_path =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../schema/iobm-result-v1.schema.json");
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../schema/iobm-result-v2.schema.json");
     let schema = load(&schema_path);
     let validator = jsonschema::validator_for(&schema).expect("schema compiles");
     let errors: Vec<String> = validator

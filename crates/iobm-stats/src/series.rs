@@ -1,0 +1,212 @@
+//! Amounts per fixed interval of a phase (bytes, operations, errors and a coarse latency
+//! histogram per interval), recorded as operations end and merged by addition.
+
+use crate::histogram::{CoarseHistogram, HistogramData};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// Amounts per fixed interval since the phase began.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Series {
+    /// Interval length in ns (--interval); entry k covers operations that ended in [k, k+1)
+    /// intervals after the phase's start_ns.
+    pub interval_ns: u64,
+    /// Bytes completed in each interval.
+    pub bytes: Vec<u64>,
+    /// Operations completed in each interval.
+    pub ops: Vec<u64>,
+    /// Operations that failed in each interval (empty in documents from before: none counted).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub errors: Vec<u64>,
+    /// Latency of the operations completed in each interval, with 16 sub-buckets per power of
+    /// two (`sub_bits` 4); count, min, max and sum are exact. Mergeable across workers, ranks
+    /// and intervals, so percentiles over any window can be recomputed. Empty in documents
+    /// from before.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub latency: Vec<HistogramData>,
+}
+
+impl Series {
+    pub fn new(interval: Duration) -> Series {
+        Series {
+            interval_ns: (interval.as_nanos() as u64).max(1),
+            bytes: Vec::new(),
+            ops: Vec::new(),
+            errors: Vec::new(),
+            latency: Vec::new(),
+        }
+    }
+
+    /// Adds `other` (of the same interval) interval by interval.
+    pub fn merge(&mut self, other: &Series) {
+        add(&mut self.bytes, &other.bytes);
+        add(&mut self.ops, &other.ops);
+        add(&mut self.errors, &other.errors);
+        if self.latency.len() < other.latency.len() {
+            self.latency
+                .resize(other.latency.len(), HistogramData::empty(other_bits(other)));
+        }
+        for (a, b) in self.latency.iter_mut().zip(&other.latency) {
+            a.merge(b);
+        }
+    }
+
+    /// The latency of intervals `[from, to)` merged into one histogram (None without any).
+    pub fn latency_over(&self, from: usize, to: usize) -> Option<HistogramData> {
+        let mut parts = self.latency.get(from..to.min(self.latency.len()))?.iter();
+        let mut all = parts.next()?.clone();
+        parts.for_each(|h| all.merge(h));
+        Some(all)
+    }
+}
+
+fn other_bits(series: &Series) -> u32 {
+    series.latency.first().map_or(4, |h| h.sub_bits())
+}
+
+fn add(into: &mut Vec<u64>, other: &[u64]) {
+    if into.len() < other.len() {
+        into.resize(other.len(), 0);
+    }
+    for (a, b) in into.iter_mut().zip(other) {
+        *a += b;
+    }
+}
+
+fn add_at(series: &mut Vec<u64>, at: usize, n: u64) {
+    if at >= series.len() {
+        series.resize(at + 1, 0);
+    }
+    series[at] += n;
+}
+
+/// Builds a [`Series`] as operations end, without allocating except when an interval closes.
+#[derive(Debug, Clone)]
+pub struct SeriesRecorder {
+    series: Series,
+    open: CoarseHistogram,
+    open_at: usize,
+}
+
+impl SeriesRecorder {
+    pub fn new(interval: Duration) -> SeriesRecorder {
+        SeriesRecorder {
+            series: Series::new(interval),
+            open: CoarseHistogram::default(),
+            open_at: 0,
+        }
+    }
+
+    fn interval_of(&self, since_start: Duration) -> usize {
+        (since_start.as_nanos() / self.series.interval_ns as u128) as usize
+    }
+
+    /// Closes the open interval's histogram when `at` is later (an operation that ends in an
+    /// interval already closed, as a queued one may, counts in the open one).
+    fn roll_to(&mut self, at: usize) -> usize {
+        if at > self.open_at {
+            self.close_open();
+            self.open_at = at;
+        }
+        self.open_at
+    }
+
+    fn close_open(&mut self) {
+        if self.open.count() > 0 {
+            let latency = &mut self.series.latency;
+            latency.resize(
+                self.open_at,
+                HistogramData::empty(CoarseHistogram::SUB_BITS),
+            );
+            latency.push(self.open.take());
+        }
+    }
+
+    /// An operation that ended `since_start` after the phase began, moved `bytes` and took
+    /// `latency_ns`.
+    #[inline]
+    pub fn record(&mut self, since_start: Duration, bytes: u64, latency_ns: u64) {
+        let at = self.interval_of(since_start);
+        add_at(&mut self.series.bytes, at, bytes);
+        add_at(&mut self.series.ops, at, 1);
+        self.roll_to(at);
+        self.open.record(latency_ns);
+    }
+
+    /// An operation that failed `since_start` after the phase began.
+    pub fn error(&mut self, since_start: Duration) {
+        let at = self.interval_of(since_start);
+        add_at(&mut self.series.errors, at, 1);
+    }
+
+    pub fn finish(mut self) -> Series {
+        self.close_open();
+        self.series
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Histogram;
+
+    #[test]
+    fn intervals_hold_what_ended_in_them() {
+        let mut r = SeriesRecorder::new(Duration::from_millis(100));
+        r.record(Duration::from_millis(5), 10, 1_000);
+        r.record(Duration::from_millis(99), 10, 3_000);
+        r.record(Duration::from_millis(350), 20, 2_000_000);
+        r.error(Duration::from_millis(120));
+        let s = r.finish();
+        assert_eq!(s.interval_ns, 100_000_000);
+        assert_eq!(s.bytes, [20, 0, 0, 20]);
+        assert_eq!(s.ops, [2, 0, 0, 1]);
+        assert_eq!(s.errors, [0, 1]);
+        assert_eq!(s.latency.len(), 4);
+        assert_eq!((s.latency[0].count, s.latency[0].max_ns), (2, 3_000));
+        assert_eq!(s.latency[1].count + s.latency[2].count, 0);
+        assert_eq!(s.latency[3].min_ns, 2_000_000);
+        let whole = s.latency_over(0, 4).unwrap();
+        assert_eq!((whole.count, whole.sum_ns), (3, 2_004_000));
+    }
+
+    #[test]
+    fn merged_series_equal_one_recorded_from_all_operations() {
+        let interval = Duration::from_millis(10);
+        let (mut a, mut b, mut all) = (
+            SeriesRecorder::new(interval),
+            SeriesRecorder::new(interval),
+            SeriesRecorder::new(interval),
+        );
+        for i in 0..2_000u64 {
+            let at = Duration::from_micros(i * 37);
+            let latency = (i * 7919) % 5_000_000 + 100;
+            let part = if i % 3 == 0 { &mut a } else { &mut b };
+            part.record(at, i, latency);
+            all.record(at, i, latency);
+        }
+        let mut merged = a.finish();
+        merged.merge(&b.finish());
+        let all = all.finish();
+        assert_eq!(merged.bytes, all.bytes);
+        assert_eq!(merged.ops, all.ops);
+        assert_eq!(merged.latency, all.latency);
+        // The coarse buckets give percentiles no lower than the exact ones, within 1/16.
+        let mut exact = Histogram::new();
+        (0..2_000u64).for_each(|i| exact.record((i * 7919) % 5_000_000 + 100));
+        let coarse = Histogram::from_data(&all.latency_over(0, all.latency.len()).unwrap());
+        for pct in [50.0, 90.0, 99.0] {
+            let (e, c) = (
+                exact.percentile(pct).unwrap(),
+                coarse.percentile(pct).unwrap(),
+            );
+            assert!(
+                c >= e && (c - e) as f64 <= e as f64 / 16.0 + 1.0,
+                "{pct}: {e} {c}"
+            );
+        }
+        assert_eq!(coarse.max(), exact.max());
+    }
+}
