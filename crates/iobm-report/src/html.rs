@@ -1,8 +1,525 @@
-//! The HTML report (`--html FILE`): one self-contained page per run or comparison.
+//! The HTML report (`--html FILE`): one self-contained page per run or comparison. Tables are
+//! written here from the result document; charts are drawn in the browser by uPlot (vendored
+//! under `vendor/uplot`, embedded at build time) from the chart data this module computes.
+//! The page loads nothing: its Content-Security-Policy forbids every request.
 
-use iobm_results::RunResult;
+use crate::compare::headline;
+use crate::text::render_header;
+use iobm_results::{PhaseResult, RunResult, Series};
+use iobm_stats::{AggregateKind, Histogram, HistogramData};
+use serde_json::{json, Value};
+use std::fmt::Write;
 
-/// The page of one run.
+const UPLOT_JS: &str = include_str!("../vendor/uplot/uPlot.iife.min.js");
+const UPLOT_CSS: &str = include_str!("../vendor/uplot/uPlot.min.css");
+const PAGE_JS: &str = include_str!("html/report.js");
+const PAGE_CSS: &str = include_str!("html/report.css");
+
+/// Workers drawn one line each; above this, ranks are (or only the total).
+const MAX_LINES: usize = 16;
+const MIB: f64 = 1024.0 * 1024.0;
+
+/// Text as HTML.
+fn esc(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// The page around `body`, with the chart specifications `charts` for the script.
+fn page(title: &str, body: &str, charts: &[Value]) -> String {
+    // JSON inside a script element: "</" must not close it.
+    let data = serde_json::to_string(&charts).expect("chart data serialises");
+    let data = data.replace("</", "<\\/");
+    format!(
+        "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:\">\n\
+<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+<title>{title}</title>\n<style>\n{UPLOT_CSS}\n{PAGE_CSS}</style>\n</head>\n\
+<body data-state=\"loading\">\n{body}\
+<script type=\"application/json\" id=\"iobm-charts\">{data}</script>\n\
+<script>\n{UPLOT_JS}\n</script>\n<script>\n{PAGE_JS}</script>\n</body>\n</html>\n",
+        title = esc(title)
+    )
+}
+
+fn chart_div(out: &mut String, id: &str) {
+    let _ = writeln!(out, "<div class=\"chart\" id=\"{id}\"></div>");
+}
+
+/// The page of one run: its environment, a throughput chart over the whole run with the phases
+/// marked, then per phase its aggregates, latency, cache verdict, warnings and charts.
 pub fn run_page(run: &RunResult) -> String {
-    format!("<!doctype html><title>iobm {}</title>", run.run_id)
+    let mut body = String::new();
+    let mut charts = Vec::new();
+    let title = format!("iobm {} {}", run.kind, run.run_id);
+    let _ = writeln!(
+        body,
+        "<header><h1>{}</h1><p class=\"status\">{}</p></header>",
+        esc(&title),
+        esc(&format!("{:?}", run.status).to_lowercase())
+    );
+    let _ = writeln!(
+        body,
+        "<section><h2>Where it ran</h2><pre class=\"env\">{}</pre></section>",
+        esc(&render_header(run))
+    );
+    if !run.phases.is_empty() {
+        body.push_str("<section><h2>Throughput over the run</h2>\n");
+        chart_div(&mut body, "run-throughput");
+        body.push_str("</section>\n");
+        charts.push(run_throughput(run));
+    }
+    for (i, phase) in run.phases.iter().enumerate() {
+        phase_section(&mut body, &mut charts, i, phase, run);
+    }
+    if !run.warnings.is_empty() {
+        body.push_str("<section><h2>Run warnings</h2>\n");
+        warnings(&mut body, &run.warnings);
+        body.push_str("</section>\n");
+    }
+    page(&title, &body, &charts)
+}
+
+fn warnings(out: &mut String, list: &[String]) {
+    out.push_str("<ul class=\"warnings\">\n");
+    for w in list {
+        let _ = writeln!(out, "<li>{}</li>", esc(w));
+    }
+    out.push_str("</ul>\n");
+}
+
+fn seconds(ns: u64) -> f64 {
+    ns as f64 / 1e9
+}
+
+/// The whole series of a phase over all its workers.
+fn phase_series(phase: &PhaseResult) -> Series {
+    let mut all = Series::new(std::time::Duration::from_nanos(
+        phase
+            .workers
+            .first()
+            .map_or(1_000_000_000, |w| w.series.interval_ns),
+    ));
+    for w in &phase.workers {
+        all.merge(&w.series);
+    }
+    all
+}
+
+/// Total MiB/s over the run's time, each phase from its own start, phases marked.
+fn run_throughput(run: &RunResult) -> Value {
+    let origin = run.phases.first().map_or(0, |p| p.start_ns);
+    let (mut x, mut y) = (Vec::new(), Vec::new());
+    let mut marks = Vec::new();
+    for phase in &run.phases {
+        let s = phase_series(phase);
+        let step = s.interval_ns as f64 / 1e9;
+        let start = seconds(phase.start_ns.saturating_sub(origin));
+        marks.push(json!({"at": start, "label": phase.name}));
+        for (k, &bytes) in s.bytes.iter().enumerate() {
+            x.push(start + k as f64 * step);
+            y.push(Value::from(
+                bytes as f64 / covered(phase, s.interval_ns, k) / MIB,
+            ));
+        }
+        // A gap between phases, so the line does not join them.
+        x.push(seconds(phase.end_ns.saturating_sub(origin)));
+        y.push(Value::Null);
+    }
+    json!({
+        "id": "run-throughput", "kind": "lines", "title": "MiB/s over the run (all workers)",
+        "xlabel": "seconds since the first phase began", "ylabel": "MiB/s",
+        "x": x, "series": [{"label": "all workers", "values": y}], "marks": marks,
+    })
+}
+
+fn phase_section(
+    out: &mut String,
+    charts: &mut Vec<Value>,
+    i: usize,
+    phase: &PhaseResult,
+    run: &RunResult,
+) {
+    let _ = writeln!(
+        out,
+        "<section class=\"phase\" id=\"phase-{i}\" data-phase=\"{}\">\n<h2>{}</h2>",
+        esc(&phase.name),
+        esc(&format!("{} ({})", phase.name, phase.op))
+    );
+    aggregates_table(out, phase);
+    latency_line(out, phase);
+    let _ = writeln!(
+        out,
+        "<p class=\"cpu\">iobm CPU: {:.2} s user + {:.2} s system{}</p>",
+        phase.cpu.user_s,
+        phase.cpu.system_s,
+        phase
+            .cpu
+            .cpu_s_per_gib
+            .map_or(String::new(), |c| format!(" = {c:.3} CPU-s per GiB moved"))
+    );
+    if let Some(v) = &phase.cache.verdict {
+        let _ = writeln!(
+            out,
+            "<p class=\"verdict\" data-verdict=\"{}\"><b>cache: {}</b>: {}</p>",
+            esc(&v.verdict),
+            esc(&v.verdict),
+            esc(&v.evidence)
+        );
+    }
+    if !phase.errors.is_empty() {
+        out.push_str("<ul class=\"errors\">\n");
+        for e in &phase.errors {
+            let _ = writeln!(
+                out,
+                "<li>{} x {}: first: {}</li>",
+                e.count,
+                esc(&e.kind),
+                esc(&e.first)
+            );
+        }
+        out.push_str("</ul>\n");
+    }
+    warnings(out, &phase.warnings);
+    out.push_str("<div class=\"charts\">\n");
+    for (suffix, chart) in [
+        ("throughput", Some(phase_throughput(phase, run))),
+        ("latency", latency_over_time(phase)),
+        (
+            "distribution",
+            latency_distribution(&phase.latency.histogram),
+        ),
+        ("workers", Some(worker_bars(phase))),
+        ("ranks", rank_bars(phase, run)),
+    ] {
+        if let Some(mut chart) = chart {
+            let id = format!("phase-{i}-{suffix}");
+            chart_div(out, &id);
+            chart["id"] = Value::from(id);
+            charts.push(chart);
+        }
+    }
+    out.push_str("</div>\n</section>\n");
+}
+
+fn aggregates_table(out: &mut String, phase: &PhaseResult) {
+    out.push_str(
+        "<table class=\"aggregates\">\n<tr><th>aggregate</th><th>MiB/s</th><th>MB/s</th>\
+<th>ops/s</th><th>formula</th></tr>\n",
+    );
+    for a in &phase.aggregates {
+        let _ = writeln!(
+            out,
+            "<tr data-kind=\"{}\"><td>{}</td><td class=\"mib\">{:.2}</td><td>{:.2}</td>\
+<td class=\"ops\">{:.0}</td><td class=\"formula\">{}</td></tr>",
+            a.kind.label(),
+            a.kind.label(),
+            a.bytes_per_s / MIB,
+            a.bytes_per_s / 1e6,
+            a.ops_per_s,
+            esc(&a.formula)
+        );
+    }
+    out.push_str("</table>\n");
+}
+
+fn us(ns: Option<u64>) -> String {
+    ns.map_or("-".to_string(), |v| format!("{:.1}", v as f64 / 1e3))
+}
+
+fn latency_line(out: &mut String, phase: &PhaseResult) {
+    let l = &phase.latency;
+    let _ = writeln!(
+        out,
+        "<p class=\"latency\">latency of {} ({} operations), in us: mean <span data-p=\"mean\">{}</span>, \
+p50 <span data-p=\"p50\">{}</span>, p99 <span data-p=\"p99\">{}</span>, \
+p99.9 <span data-p=\"p999\">{}</span>, max <span data-p=\"max\">{}</span></p>",
+        esc(&l.measures),
+        l.histogram.count,
+        l.mean_ns.map_or("-".to_string(), |m| format!("{:.1}", m / 1e3)),
+        us(l.p50_ns),
+        us(l.p99_ns),
+        us(l.p999_ns),
+        us(l.max_ns)
+    );
+}
+
+/// How a phase's workers are drawn: each worker, each rank, or only the total.
+fn groups(phase: &PhaseResult, run: &RunResult) -> Vec<(String, Vec<usize>)> {
+    if phase.workers.len() <= MAX_LINES {
+        let many_ranks = run.ranks.len() > 1;
+        return phase
+            .workers
+            .iter()
+            .enumerate()
+            .map(|(i, w)| {
+                let name = if many_ranks {
+                    format!("rank {} worker {}", w.rank, w.worker)
+                } else {
+                    format!("worker {}", w.worker)
+                };
+                (name, vec![i])
+            })
+            .collect();
+    }
+    let mut ranks: Vec<(String, Vec<usize>)> = Vec::new();
+    for (i, w) in phase.workers.iter().enumerate() {
+        let name = format!("rank {}", w.rank);
+        match ranks.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, members)) => members.push(i),
+            None => ranks.push((name, vec![i])),
+        }
+    }
+    if ranks.len() <= MAX_LINES {
+        ranks
+    } else {
+        Vec::new()
+    }
+}
+
+/// The length in seconds of interval `k` of a phase's series: the last one ends with the phase.
+fn covered(phase: &PhaseResult, interval_ns: u64, k: usize) -> f64 {
+    let length = phase.end_ns.saturating_sub(phase.start_ns);
+    let start = k as u64 * interval_ns;
+    seconds(interval_ns.min(length.saturating_sub(start)).max(1))
+}
+
+/// MiB/s per interval of the phase: the total and each group.
+fn phase_throughput(phase: &PhaseResult, run: &RunResult) -> Value {
+    let all = phase_series(phase);
+    let step = all.interval_ns as f64 / 1e9;
+    let rate = |s: &Series| -> Vec<f64> {
+        (0..all.bytes.len())
+            .map(|k| {
+                let bytes = s.bytes.get(k).copied().unwrap_or(0);
+                bytes as f64 / covered(phase, all.interval_ns, k) / MIB
+            })
+            .collect()
+    };
+    let mut series = vec![json!({"label": "all", "values": rate(&all)})];
+    for (name, members) in groups(phase, run) {
+        let mut s = Series::new(std::time::Duration::from_nanos(all.interval_ns));
+        members
+            .iter()
+            .for_each(|&i| s.merge(&phase.workers[i].series));
+        series.push(json!({"label": name, "values": rate(&s)}));
+    }
+    let x: Vec<f64> = (0..all.bytes.len()).map(|k| k as f64 * step).collect();
+    json!({
+        "kind": "lines", "title": format!("{}: MiB/s per {} s", phase.name, step),
+        "xlabel": "seconds since the phase began", "ylabel": "MiB/s", "x": x, "series": series,
+    })
+}
+
+/// p50, p99 and max latency per interval over all workers (documents from before per-interval
+/// latency have none).
+fn latency_over_time(phase: &PhaseResult) -> Option<Value> {
+    let all = phase_series(phase);
+    if all.latency.is_empty() {
+        return None;
+    }
+    let step = all.interval_ns as f64 / 1e9;
+    let mut columns: [Vec<Value>; 3] = Default::default();
+    for h in &all.latency {
+        let h = (h.count > 0).then(|| Histogram::from_data(h));
+        let at = |pct: f64| {
+            h.as_ref()
+                .and_then(|h| h.percentile(pct))
+                .map_or(Value::Null, |v| Value::from(v as f64 / 1e3))
+        };
+        columns[0].push(at(50.0));
+        columns[1].push(at(99.0));
+        columns[2].push(
+            h.as_ref()
+                .and_then(|h| h.max())
+                .map_or(Value::Null, |v| Value::from(v as f64 / 1e3)),
+        );
+    }
+    let x: Vec<f64> = (0..all.latency.len()).map(|k| k as f64 * step).collect();
+    let [p50, p99, max] = columns;
+    Some(json!({
+        "kind": "lines", "log": true, "title": format!("{}: latency per {} s (us)", phase.name, step),
+        "xlabel": "seconds since the phase began", "ylabel": "us", "x": x,
+        "series": [
+            {"label": "p50", "values": p50},
+            {"label": "p99", "values": p99},
+            {"label": "max", "values": max},
+        ],
+    }))
+}
+
+/// Operations per latency bucket, on a logarithmic latency axis.
+fn latency_distribution(h: &HistogramData) -> Option<Value> {
+    let buckets: Vec<&[u64; 2]> = h.buckets.iter().filter(|b| b[0] > 0).collect();
+    if buckets.is_empty() {
+        return None;
+    }
+    let x: Vec<f64> = buckets.iter().map(|b| b[0] as f64 / 1e3).collect();
+    let y: Vec<u64> = buckets.iter().map(|b| b[1]).collect();
+    Some(json!({
+        "kind": "distribution", "title": "latency distribution: operations per bucket",
+        "xlabel": "latency (us, log scale)", "ylabel": "operations", "x": x,
+        "series": [{"label": "operations", "values": y}],
+    }))
+}
+
+/// Each worker's own rate, bytes over its span: a short bar is a straggler.
+fn worker_bars(phase: &PhaseResult) -> Value {
+    let labels: Vec<String> = phase
+        .workers
+        .iter()
+        .map(|w| format!("r{} w{}", w.rank, w.worker))
+        .collect();
+    let rates: Vec<f64> = phase
+        .workers
+        .iter()
+        .map(|w| {
+            let span = seconds(w.span.end_ns.saturating_sub(w.span.start_ns));
+            if span > 0.0 {
+                w.span.bytes as f64 / span / MIB
+            } else {
+                0.0
+            }
+        })
+        .collect();
+    json!({
+        "kind": "bars", "title": format!("{}: each worker's MiB/s (its bytes over its own span)", phase.name),
+        "xlabel": "worker", "ylabel": "MiB/s", "labels": labels,
+        "series": [{"label": "MiB/s", "values": rates}],
+    })
+}
+
+/// Each rank's rate (its bytes over its workers' first start to last end), with more than one.
+fn rank_bars(phase: &PhaseResult, run: &RunResult) -> Option<Value> {
+    if run.ranks.len() < 2 {
+        return None;
+    }
+    let mut ranks: Vec<(u32, u64, u64, u64)> = Vec::new();
+    for w in &phase.workers {
+        match ranks.iter_mut().find(|r| r.0 == w.rank) {
+            Some(r) => {
+                r.1 += w.span.bytes;
+                r.2 = r.2.min(w.span.start_ns);
+                r.3 = r.3.max(w.span.end_ns);
+            }
+            None => ranks.push((w.rank, w.span.bytes, w.span.start_ns, w.span.end_ns)),
+        }
+    }
+    ranks.sort_by_key(|r| r.0);
+    let labels: Vec<String> = ranks.iter().map(|r| format!("rank {}", r.0)).collect();
+    let rates: Vec<f64> = ranks
+        .iter()
+        .map(|&(_, bytes, start, end)| {
+            let span = seconds(end.saturating_sub(start));
+            if span > 0.0 {
+                bytes as f64 / span / MIB
+            } else {
+                0.0
+            }
+        })
+        .collect();
+    Some(json!({
+        "kind": "bars", "title": format!("{}: each rank's MiB/s (its bytes over its workers' first start to last end)", phase.name),
+        "xlabel": "rank", "ylabel": "MiB/s", "labels": labels,
+        "series": [{"label": "MiB/s", "values": rates}],
+    }))
+}
+
+/// The page of a comparison: the table of every test's value per run (with its ratio to the
+/// first run, its p99 latency and iobm's CPU), then one bar chart per test across the runs.
+pub fn compare_page(runs: &[(String, RunResult)], aggregate: AggregateKind) -> String {
+    let mut tests: Vec<String> = Vec::new();
+    for (_, run) in runs {
+        for phase in &run.phases {
+            if !tests.contains(&phase.name) {
+                tests.push(phase.name.clone());
+            }
+        }
+    }
+    let find = |run: &RunResult, test: &str| run.phases.iter().find(|p| p.name == test).cloned();
+    let labels: Vec<String> = runs.iter().map(|(l, _)| l.clone()).collect();
+    let mut body = String::new();
+    let title = format!("iobm compare: {}", labels.join(", "));
+    let _ = writeln!(
+        body,
+        "<header><h1>{}</h1><p>{} runs, the {} aggregate; each value's ratio to the first run's</p></header>",
+        esc(&title),
+        runs.first().map_or("", |(_, r)| r.kind.as_str()),
+        aggregate.label()
+    );
+    body.push_str("<table class=\"compare\">\n<tr><th>test</th>");
+    for l in &labels {
+        let _ = write!(body, "<th>{}</th>", esc(l));
+    }
+    body.push_str("</tr>\n");
+    let mut charts = Vec::new();
+    for (t, test) in tests.iter().enumerate() {
+        let mut unit = "";
+        let mut values = Vec::new();
+        let _ = write!(
+            body,
+            "<tr data-test=\"{}\"><td>{}</td>",
+            esc(test),
+            esc(test)
+        );
+        let mut base = None;
+        for (r, (label, run)) in runs.iter().enumerate() {
+            let phase = find(run, test);
+            let value = phase.as_ref().and_then(|p| {
+                let (v, u) = headline(p, aggregate);
+                unit = u;
+                v
+            });
+            if r == 0 {
+                base = value;
+            }
+            values.push(value.map_or(Value::Null, Value::from));
+            match (value, &phase) {
+                (Some(v), Some(p)) => {
+                    let ratio = base
+                        .filter(|b| *b > 0.0 && r > 0)
+                        .map_or(String::new(), |b| {
+                            format!(" <span class=\"ratio\">x{:.2}</span>", v / b)
+                        });
+                    let cpu = cpu_percent(p);
+                    let _ = write!(
+                        body,
+                        "<td data-run=\"{}\"><span class=\"value\">{v:.2}</span> {unit}{ratio}<br><small>p99 {} us, CPU {}</small></td>",
+                        esc(label),
+                        us(p.latency.p99_ns),
+                        cpu.map_or("-".to_string(), |c| format!("{c:.0}%")),
+                    );
+                }
+                _ => body.push_str("<td>-</td>"),
+            }
+        }
+        body.push_str("</tr>\n");
+        charts.push(json!({
+            "id": format!("test-{t}"), "kind": "bars", "title": format!("{test} ({unit})"),
+            "xlabel": "run", "ylabel": unit, "labels": labels,
+            "series": [{"label": unit, "values": values}],
+        }));
+    }
+    body.push_str("</table>\n<div class=\"charts\">\n");
+    for t in 0..tests.len() {
+        chart_div(&mut body, &format!("test-{t}"));
+    }
+    body.push_str("</div>\n");
+    page(&title, &body, &charts)
+}
+
+/// iobm's CPU time over the phase's wall time, as bonnie++'s %CPU (100% = one CPU busy).
+fn cpu_percent(p: &PhaseResult) -> Option<f64> {
+    let wall = seconds(p.end_ns.saturating_sub(p.start_ns));
+    (wall > 0.0).then(|| (p.cpu.user_s + p.cpu.system_s) / wall * 100.0)
 }

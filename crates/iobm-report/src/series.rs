@@ -19,9 +19,10 @@ fn quoted(field: &str) -> String {
 }
 
 /// Rows of one series: interval k covers operations that ended in [k, k+1) intervals after
-/// the phase's start. Latency columns are empty where the interval has none (or the document
+/// the phase's start, and the last ends with the phase (`phase_s` long), so its rates are over
+/// the time it covers. Latency columns are empty where the interval has none (or the document
 /// is from before per-interval latency).
-fn rows(out: &mut String, prefix: &str, series: &Series) {
+fn rows(out: &mut String, prefix: &str, series: &Series, phase_s: f64) {
     let seconds = series.interval_ns as f64 / 1e9;
     let intervals = series.bytes.len().max(series.errors.len());
     for k in 0..intervals {
@@ -36,13 +37,13 @@ fn rows(out: &mut String, prefix: &str, series: &Series) {
         let (p50, p99, max) = latency.map_or((None, None, None), |h| {
             (h.percentile(50.0), h.percentile(99.0), h.max())
         });
+        let (start, end) = (k as f64 * seconds, ((k + 1) as f64 * seconds).min(phase_s));
+        let length = (end - start).max(1e-9);
         let _ = writeln!(
             out,
-            "{prefix},{k},{:.3},{:.3},{bytes},{ops},{:.3},{:.3},{},{},{},{}",
-            k as f64 * seconds,
-            (k + 1) as f64 * seconds,
-            bytes as f64 / seconds / (1 << 20) as f64,
-            ops as f64 / seconds,
+            "{prefix},{k},{start:.3},{end:.3},{bytes},{ops},{:.3},{:.3},{},{},{},{}",
+            bytes as f64 / length / (1 << 20) as f64,
+            ops as f64 / length,
             at(&series.errors),
             us(p50),
             us(p99),
@@ -57,6 +58,7 @@ pub fn csv(run: &RunResult) -> String {
     let mut out = format!("{HEADER}\n");
     for phase in &run.phases {
         let (id, name) = (quoted(&run.run_id), quoted(&phase.name));
+        let phase_s = phase.end_ns.saturating_sub(phase.start_ns) as f64 / 1e9;
         for w in &phase.workers {
             let prefix = format!(
                 "{id},{name},{},{},{},{},{}",
@@ -66,12 +68,12 @@ pub fn csv(run: &RunResult) -> String {
                 quoted(&w.host),
                 quoted(w.endpoint.as_deref().unwrap_or(""))
             );
-            rows(&mut out, &prefix, &w.series);
+            rows(&mut out, &prefix, &w.series, phase_s);
         }
         for o in &phase.operations {
             if let Some(series) = &o.series {
                 let prefix = format!("{id},{name},{},all,all,,", quoted(&o.op));
-                rows(&mut out, &prefix, series);
+                rows(&mut out, &prefix, series, phase_s);
             }
         }
     }

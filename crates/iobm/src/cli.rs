@@ -15,6 +15,7 @@ Examples:
   iobm write -j 8 --size-per-job 4G --block 4MiB --direct /mnt/lustre
   iobm write --keep --json w.json /data && iobm read /data/iobm-<run id>
   iobm read --random --block 4k --duration 30s /data/iobm-<run id>
+  iobm stream --duration 1m --interval 100ms --html r.html /mnt/x   charts to open offline
   iobm report w.json                          print a saved result again
   mpirun -np 4 iobm write -j 8 --size-per-job 4G /mnt/nfs   as MPI ranks (build with --features mpi)
 
@@ -32,7 +33,8 @@ const COMPARE_EXAMPLES: &str = "\
 Examples:
   iobm compare nfs=nfs.json lustre=lustre.json gluster=gluster.json
   iobm compare --transpose --format markdown a.json b.json
-  iobm compare --format csv *.json > all.csv";
+  iobm compare --format csv *.json > all.csv
+  iobm compare --html fs.html nfs.json lustre.json gluster.json   the table and a chart per test";
 
 const SERVE_EXAMPLES: &str = "\
 Examples:
@@ -424,6 +426,10 @@ pub struct CompareArgs {
     /// The aggregate each value is (see "Reading the output" in the README)
     #[arg(long, value_enum, default_value_t = AggregateArg::Makespan)]
     pub aggregate: AggregateArg,
+    /// Also save the comparison as one self-contained HTML page: the table (with p99 latency
+    /// and iobm's CPU) and one chart per test across the runs
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<std::path::PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -36,6 +36,9 @@ pub fn compare(args: CompareArgs) -> Result<Exit, Failure> {
         .map(|a| load(a))
         .collect::<Result<Vec<_>, _>>()?;
     check_kinds(&runs).map_err(Failure::input)?;
+    if let Some(html) = &args.html {
+        iobm_run::session::output_path_ok("--html", html)?;
+    }
     let format = match args.format {
         FormatArg::Text => Format::Text,
         FormatArg::Markdown => Format::Markdown,
@@ -47,5 +50,9 @@ pub fn compare(args: CompareArgs) -> Result<Exit, Failure> {
         format,
         args.aggregate.into(),
     ));
+    if let Some(html) = &args.html {
+        let page = iobm_report::html::compare_page(&runs, args.aggregate.into());
+        crate::cli::save("--html", html, &page)?;
+    }
     Ok(Exit::Ok)
 }
