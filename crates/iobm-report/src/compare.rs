@@ -1,6 +1,8 @@
-//! The N-way comparison: saved runs of one kind side by side, one value per test (MiB/s for
-//! tests that move data, operations per second for the others), each with its ratio to the
-//! first run. Text, Markdown or CSV; runs as rows or, transposed, as columns.
+//! The N-way comparison: saved runs of one kind side by side, one value per test (MiB/s, or
+//! bonnie++'s K/sec, for tests that move data; operations per second for the others) with its
+//! ratio to the first run, iobm's %CPU and the p99 latency beside it. Text that fits 100
+//! columns (tables split by tests, or `wide`), Markdown or CSV; runs as rows or, transposed, as
+//! columns. S3 runs of different operations (PUT against GET of one store) compare as one rate.
 
 use crate::table::Table;
 use iobm_results::{PhaseResult, RunResult};
@@ -14,27 +16,60 @@ pub enum Format {
     Csv,
 }
 
+/// The unit of tests that move data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unit {
+    MiB,
+    /// bonnie++'s K/sec: KiB per second.
+    KiB,
+}
+
+/// How to lay the comparison out.
+#[derive(Debug, Clone, Copy)]
+pub struct Layout {
+    pub transpose: bool,
+    pub format: Format,
+    pub aggregate: AggregateKind,
+    pub unit: Unit,
+    /// Text: one table however wide, instead of tables that fit 100 columns.
+    pub wide: bool,
+}
+
+/// Columns a text comparison fits in unless `wide`.
+pub const TEXT_WIDTH: usize = 100;
+
 /// The value compared for a phase by the aggregate `kind` (None where the phase has no such
 /// aggregate), and its unit.
-pub fn headline(phase: &PhaseResult, kind: AggregateKind) -> (Option<f64>, &'static str) {
+pub fn headline(
+    phase: &PhaseResult,
+    kind: AggregateKind,
+    unit: Unit,
+) -> (Option<f64>, &'static str) {
     let aggregate = phase.aggregate(kind);
-    if phase.moves_data() {
-        (
+    match (phase.moves_data(), unit) {
+        (true, Unit::MiB) => (
             aggregate.map(|a| a.bytes_per_s / (1024.0 * 1024.0)),
             "MiB/s",
-        )
-    } else {
-        (aggregate.map(|a| a.ops_per_s), "/s")
+        ),
+        (true, Unit::KiB) => (aggregate.map(|a| a.bytes_per_s / 1024.0), "K/sec"),
+        (false, _) => (aggregate.map(|a| a.ops_per_s), "/s"),
     }
 }
 
-/// Why runs cannot be compared, if they cannot.
+/// iobm's CPU time over the phase's wall time, as bonnie++'s %CPU (100 = one CPU busy).
+pub fn cpu_percent(p: &PhaseResult) -> Option<f64> {
+    let wall = p.end_ns.saturating_sub(p.start_ns) as f64 / 1e9;
+    (wall > 0.0).then(|| (p.cpu.user_s + p.cpu.system_s) / wall * 100.0)
+}
+
+/// Why runs cannot be compared, if they cannot: runs of one kind compare, and S3 runs of any
+/// operation with each other.
 pub fn check_kinds(runs: &[(String, RunResult)]) -> Result<(), String> {
     let Some((first_label, first)) = runs.first() else {
         return Err("nothing to compare".into());
     };
     for (label, run) in &runs[1..] {
-        if run.kind != first.kind {
+        if run.kind != first.kind && !(is_s3(first) && is_s3(run)) {
             return Err(format!(
                 "cannot compare runs of different kinds: {first_label} is a {} run, {label} is a {} run",
                 first.kind, run.kind
@@ -44,146 +79,274 @@ pub fn check_kinds(runs: &[(String, RunResult)]) -> Result<(), String> {
     Ok(())
 }
 
-/// The comparison table. Tests are the phases of all runs, in the order they first appear.
-pub fn render(
-    runs: &[(String, RunResult)],
-    transpose: bool,
-    format: Format,
-    aggregate: AggregateKind,
-) -> String {
-    let mut tests: Vec<(String, &'static str)> = Vec::new();
-    for (_, run) in runs {
-        for phase in &run.phases {
-            if !tests.iter().any(|(t, _)| *t == phase.name) {
-                tests.push((phase.name.clone(), headline(phase, aggregate).1));
-            }
-        }
-    }
-    let value = |run: &RunResult, test: &str| {
-        run.phases
-            .iter()
-            .find(|p| p.name == test)
-            .and_then(|p| headline(p, aggregate).0)
-    };
-    let base: Vec<Option<f64>> = tests.iter().map(|(t, _)| value(&runs[0].1, t)).collect();
-    let cell = |run: &RunResult, i: usize| -> (String, String) {
-        match (value(run, &tests[i].0), base[i]) {
-            (None, _) => ("-".into(), String::new()),
-            (Some(v), Some(b)) if b > 0.0 => (format!("{v:.2}"), format!("{:.2}", v / b)),
-            (Some(v), _) => (format!("{v:.2}"), String::new()),
-        }
-    };
-    let test_header = |i: usize| format!("{} {}", tests[i].0, tests[i].1);
+fn is_s3(run: &RunResult) -> bool {
+    run.kind.starts_with("s3 ")
+}
 
-    if format == Format::Csv {
-        let mut out = String::new();
-        if transpose {
-            let mut header = vec!["test".to_string()];
-            for (label, _) in runs {
-                header.push(label.clone());
-                header.push(format!("{label} ratio"));
-            }
-            out.push_str(&csv_row(&header));
-            for i in 0..tests.len() {
-                let mut row = vec![test_header(i)];
-                for (_, run) in runs {
-                    let (v, r) = cell(run, i);
-                    row.push(v);
-                    row.push(r);
-                }
-                out.push_str(&csv_row(&row));
-            }
-        } else {
-            let mut header = vec!["run".to_string()];
-            for (i, (test, _)) in tests.iter().enumerate() {
-                header.push(test_header(i));
-                header.push(format!("{test} ratio"));
-            }
-            out.push_str(&csv_row(&header));
-            for (label, run) in runs {
-                let mut row = vec![label.clone()];
-                for i in 0..tests.len() {
-                    let (v, r) = cell(run, i);
-                    row.push(v);
-                    row.push(r);
-                }
-                out.push_str(&csv_row(&row));
-            }
-        }
-        return out;
-    }
+/// One run's value for one test.
+#[derive(Debug, Clone, Default)]
+pub struct Cell {
+    pub value: Option<f64>,
+    /// value / the first run's value (1 for the first run).
+    pub ratio: Option<f64>,
+    pub cpu_percent: Option<f64>,
+    pub p99_ns: Option<u64>,
+}
 
-    let shown = |run: &RunResult, i: usize, first: bool| {
-        let (v, r) = cell(run, i);
-        if first || r.is_empty() {
-            v
-        } else {
-            format!("{v} ({r}x)")
+/// The comparison's content, whatever its format.
+#[derive(Debug)]
+pub struct Comparison {
+    /// Each run's label (with its operation when S3 runs of different operations compare).
+    pub labels: Vec<String>,
+    /// Each test's name and unit, in the order they first appear.
+    pub tests: Vec<(String, &'static str)>,
+    /// cells[run][test].
+    pub cells: Vec<Vec<Cell>>,
+    /// What the values are, and whether the runs ran the same workload.
+    pub note: String,
+}
+
+impl Comparison {
+    pub fn of(runs: &[(String, RunResult)], aggregate: AggregateKind, unit: Unit) -> Comparison {
+        // S3 runs of different operations, one phase each: one rate, each run's own operation.
+        let across_ops = runs.iter().all(|(_, r)| is_s3(r) && r.phases.len() == 1)
+            && runs.iter().any(|(_, r)| r.kind != runs[0].1.kind);
+        let test_of = |p: &PhaseResult| {
+            if across_ops {
+                "rate".to_string()
+            } else {
+                p.name.clone()
+            }
+        };
+        let mut tests: Vec<(String, &'static str)> = Vec::new();
+        for (_, run) in runs {
+            for phase in &run.phases {
+                let name = test_of(phase);
+                if !tests.iter().any(|(t, _)| *t == name) {
+                    tests.push((name, headline(phase, aggregate, unit).1));
+                }
+            }
         }
-    };
-    let (header, rows): (Vec<String>, Vec<Vec<String>>) = if transpose {
-        let mut header = vec!["test".to_string()];
-        header.extend(runs.iter().map(|(l, _)| l.clone()));
-        let rows = (0..tests.len())
-            .map(|i| {
-                let mut row = vec![test_header(i)];
-                row.extend(
-                    runs.iter()
-                        .enumerate()
-                        .map(|(k, (_, run))| shown(run, i, k == 0)),
-                );
-                row
-            })
-            .collect();
-        (header, rows)
-    } else {
-        let mut header = vec!["run".to_string()];
-        header.extend((0..tests.len()).map(test_header));
-        let rows = runs
+        let mut cells: Vec<Vec<Cell>> = runs
             .iter()
-            .enumerate()
-            .map(|(k, (label, run))| {
-                let mut row = vec![label.clone()];
-                row.extend((0..tests.len()).map(|i| shown(run, i, k == 0)));
-                row
-            })
-            .collect();
-        (header, rows)
-    };
-    let note = format!(
-        "{} runs of kind {}; values are {} rates, (Nx) is the ratio to {}\n{}\n",
-        runs.len(),
-        runs[0].1.kind,
-        aggregate.label(),
-        runs[0].0,
-        workloads(runs)
-    );
-    match format {
-        Format::Markdown => {
-            let mut out = format!("| {} |\n", header.join(" | "));
-            out.push_str(&format!(
-                "|{}\n",
-                header
+            .map(|(_, run)| {
+                tests
                     .iter()
-                    .enumerate()
-                    .map(|(i, _)| if i == 0 { "---|" } else { "---:|" })
-                    .collect::<String>()
-            ));
+                    .map(|(test, _)| {
+                        let phase = run.phases.iter().find(|p| test_of(p) == *test);
+                        phase.map_or_else(Cell::default, |p| Cell {
+                            value: headline(p, aggregate, unit).0,
+                            ratio: None,
+                            cpu_percent: cpu_percent(p),
+                            p99_ns: p.latency.p99_ns,
+                        })
+                    })
+                    .collect()
+            })
+            .collect();
+        for t in 0..tests.len() {
+            let base = cells[0][t].value.filter(|b| *b > 0.0);
+            for row in cells.iter_mut() {
+                row[t].ratio = base.and_then(|b| row[t].value.map(|v| v / b));
+            }
+        }
+        let labels = runs
+            .iter()
+            .map(|(label, run)| {
+                if across_ops {
+                    format!("{label} ({})", run.kind)
+                } else {
+                    label.clone()
+                }
+            })
+            .collect();
+        let kinds = if across_ops {
+            "S3 runs of different operations".to_string()
+        } else {
+            format!("runs of kind {}", runs[0].1.kind)
+        };
+        let note = format!(
+            "{} {kinds}; values are {} rates, (Nx) is the ratio to {}\n\
+             %CPU is iobm's CPU time over each test's wall time; p99 its 99th percentile latency\n{}\n",
+            runs.len(),
+            aggregate.label(),
+            runs[0].0,
+            workloads(runs)
+        );
+        Comparison {
+            labels,
+            tests,
+            cells,
+            note,
+        }
+    }
+}
+
+fn value_text(cell: &Cell, with_ratio: bool) -> String {
+    match (cell.value, cell.ratio) {
+        (None, _) => "-".into(),
+        (Some(v), Some(r)) if with_ratio => format!("{v:.2} ({r:.2}x)"),
+        (Some(v), _) => format!("{v:.2}"),
+    }
+}
+
+fn cpu_text(cell: &Cell) -> String {
+    cell.cpu_percent.map_or("-".into(), |c| format!("{c:.0}%"))
+}
+
+fn p99_text(cell: &Cell) -> String {
+    cell.p99_ns.map_or("-".into(), |ns| {
+        iobm_stats::format_duration(std::time::Duration::from_nanos(ns))
+    })
+}
+
+/// The comparison table. Tests are the phases of all runs, in the order they first appear.
+pub fn render(runs: &[(String, RunResult)], layout: Layout) -> String {
+    let c = Comparison::of(runs, layout.aggregate, layout.unit);
+    let test_header = |t: usize| format!("{} {}", c.tests[t].0, c.tests[t].1);
+    if layout.format == Format::Csv {
+        return csv(&c, layout.transpose);
+    }
+    // Blocks of three columns (value, %CPU, p99): one per test, or per run when transposed.
+    let (corner, row_names, blocks): (&str, Vec<String>, Vec<(String, Vec<Vec<String>>)>) =
+        if layout.transpose {
+            let blocks = (0..runs.len())
+                .map(|r| {
+                    let cells = (0..c.tests.len())
+                        .map(|t| {
+                            let cell = &c.cells[r][t];
+                            vec![value_text(cell, r > 0), cpu_text(cell), p99_text(cell)]
+                        })
+                        .collect();
+                    (c.labels[r].clone(), cells)
+                })
+                .collect();
+            (
+                "test",
+                (0..c.tests.len()).map(test_header).collect(),
+                blocks,
+            )
+        } else {
+            let blocks = (0..c.tests.len())
+                .map(|t| {
+                    let cells = (0..runs.len())
+                        .map(|r| {
+                            let cell = &c.cells[r][t];
+                            vec![value_text(cell, r > 0), cpu_text(cell), p99_text(cell)]
+                        })
+                        .collect();
+                    (test_header(t), cells)
+                })
+                .collect();
+            ("run", c.labels.clone(), blocks)
+        };
+    let table = |chosen: &[usize]| {
+        let mut header = vec![corner.to_string()];
+        for &b in chosen {
+            header.extend([blocks[b].0.clone(), "%CPU".into(), "p99".into()]);
+        }
+        let mut rows = Vec::new();
+        for (i, name) in row_names.iter().enumerate() {
+            let mut row = vec![name.clone()];
+            for &b in chosen {
+                row.extend(blocks[b].1[i].iter().cloned());
+            }
+            rows.push(row);
+        }
+        (header, rows)
+    };
+    match layout.format {
+        Format::Markdown => {
+            let (header, rows) = table(&(0..blocks.len()).collect::<Vec<_>>());
+            let mut out = format!("| {} |\n|", header.join(" | "));
+            for i in 0..header.len() {
+                out.push_str(if i == 0 { "---|" } else { "---:|" });
+            }
+            out.push('\n');
             for row in rows {
                 out.push_str(&format!("| {} |\n", row.join(" | ")));
             }
             out.push('\n');
-            out.push_str(&note);
+            out.push_str(&c.note);
             out
         }
         _ => {
-            let mut table = Table::new(header);
-            for row in rows {
-                table.row(row);
+            let text = |chosen: &[usize]| {
+                let (header, rows) = table(chosen);
+                let mut t = Table::new(header);
+                rows.into_iter().for_each(|r| t.row(r));
+                t.render("")
+            };
+            let width = |s: &str| s.lines().map(|l| l.chars().count()).max().unwrap_or(0);
+            // Tables of as many blocks as fit, each with the row names.
+            let mut out = String::new();
+            let mut chosen: Vec<usize> = Vec::new();
+            for b in 0..blocks.len() {
+                chosen.push(b);
+                if !layout.wide && chosen.len() > 1 && width(&text(&chosen)) > TEXT_WIDTH {
+                    chosen.pop();
+                    out.push_str(&text(&chosen));
+                    out.push('\n');
+                    chosen = vec![b];
+                }
             }
-            format!("{}{}", table.render(""), note)
+            out.push_str(&text(&chosen));
+            out.push_str(&c.note);
+            out
         }
     }
+}
+
+/// One row per run (or per test, transposed), each test's value, ratio, %CPU and p99 in µs.
+fn csv(c: &Comparison, transpose: bool) -> String {
+    let us = |cell: &Cell| {
+        cell.p99_ns
+            .map_or(String::new(), |ns| format!("{:.1}", ns as f64 / 1e3))
+    };
+    let fields = |cell: &Cell| {
+        [
+            cell.value.map_or("-".into(), |v| format!("{v:.2}")),
+            cell.ratio.map_or(String::new(), |r| format!("{r:.2}")),
+            cell.cpu_percent
+                .map_or(String::new(), |v| format!("{v:.1}")),
+            us(cell),
+        ]
+    };
+    let names = |name: &str| {
+        [
+            name.to_string(),
+            format!("{name} ratio"),
+            format!("{name} cpu%"),
+            format!("{name} p99 us"),
+        ]
+    };
+    let mut out = String::new();
+    if transpose {
+        let mut header = vec!["test".to_string()];
+        c.labels.iter().for_each(|l| header.extend(names(l)));
+        out.push_str(&csv_row(&header));
+        for (t, (test, unit)) in c.tests.iter().enumerate() {
+            let mut row = vec![format!("{test} {unit}")];
+            c.cells
+                .iter()
+                .for_each(|cells| row.extend(fields(&cells[t])));
+            out.push_str(&csv_row(&row));
+        }
+    } else {
+        let mut header = vec!["run".to_string()];
+        for (test, unit) in &c.tests {
+            let mut n = names(test);
+            n[0] = format!("{test} {unit}");
+            header.extend(n);
+        }
+        out.push_str(&csv_row(&header));
+        for (label, cells) in c.labels.iter().zip(&c.cells) {
+            let mut row = vec![label.clone()];
+            cells.iter().for_each(|cell| row.extend(fields(cell)));
+            out.push_str(&csv_row(&row));
+        }
+    }
+    out
 }
 
 /// Whether the runs ran the same workload, by their configuration hashes (recomputed, so

@@ -3,7 +3,7 @@
 //! under `vendor/uplot`, embedded at build time) from the chart data this module computes.
 //! The page loads nothing: its Content-Security-Policy forbids every request.
 
-use crate::compare::headline;
+use crate::compare::{Comparison, Unit};
 use crate::text::render_header;
 use iobm_results::{PhaseResult, RunResult, Series};
 use iobm_stats::{AggregateKind, Histogram, HistogramData};
@@ -437,89 +437,63 @@ fn rank_bars(phase: &PhaseResult, run: &RunResult) -> Option<Value> {
 
 /// The page of a comparison: the table of every test's value per run (with its ratio to the
 /// first run, its p99 latency and iobm's CPU), then one bar chart per test across the runs.
-pub fn compare_page(runs: &[(String, RunResult)], aggregate: AggregateKind) -> String {
-    let mut tests: Vec<String> = Vec::new();
-    for (_, run) in runs {
-        for phase in &run.phases {
-            if !tests.contains(&phase.name) {
-                tests.push(phase.name.clone());
-            }
-        }
-    }
-    let find = |run: &RunResult, test: &str| run.phases.iter().find(|p| p.name == test).cloned();
-    let labels: Vec<String> = runs.iter().map(|(l, _)| l.clone()).collect();
+pub fn compare_page(runs: &[(String, RunResult)], aggregate: AggregateKind, unit: Unit) -> String {
+    let c = Comparison::of(runs, aggregate, unit);
     let mut body = String::new();
-    let title = format!("iobm compare: {}", labels.join(", "));
+    let title = format!("iobm compare: {}", c.labels.join(", "));
     let _ = writeln!(
         body,
-        "<header><h1>{}</h1><p>{} runs, the {} aggregate; each value's ratio to the first run's</p></header>",
+        "<header><h1>{}</h1><p class=\"note\">{}</p></header>",
         esc(&title),
-        runs.first().map_or("", |(_, r)| r.kind.as_str()),
-        aggregate.label()
+        esc(&c.note).replace('\n', "<br>")
     );
     body.push_str("<table class=\"compare\">\n<tr><th>test</th>");
-    for l in &labels {
+    for l in &c.labels {
         let _ = write!(body, "<th>{}</th>", esc(l));
     }
     body.push_str("</tr>\n");
     let mut charts = Vec::new();
-    for (t, test) in tests.iter().enumerate() {
-        let mut unit = "";
-        let mut values = Vec::new();
+    for (t, (test, unit)) in c.tests.iter().enumerate() {
         let _ = write!(
             body,
             "<tr data-test=\"{}\"><td>{}</td>",
             esc(test),
             esc(test)
         );
-        let mut base = None;
-        for (r, (label, run)) in runs.iter().enumerate() {
-            let phase = find(run, test);
-            let value = phase.as_ref().and_then(|p| {
-                let (v, u) = headline(p, aggregate);
-                unit = u;
-                v
-            });
-            if r == 0 {
-                base = value;
-            }
-            values.push(value.map_or(Value::Null, Value::from));
-            match (value, &phase) {
-                (Some(v), Some(p)) => {
-                    let ratio = base
-                        .filter(|b| *b > 0.0 && r > 0)
-                        .map_or(String::new(), |b| {
-                            format!(" <span class=\"ratio\">x{:.2}</span>", v / b)
-                        });
-                    let cpu = cpu_percent(p);
+        for (r, (label, cells)) in c.labels.iter().zip(&c.cells).enumerate() {
+            let cell = &cells[t];
+            match cell.value {
+                Some(v) => {
+                    let ratio = cell.ratio.filter(|_| r > 0).map_or(String::new(), |r| {
+                        format!(" <span class=\"ratio\">x{r:.2}</span>")
+                    });
                     let _ = write!(
                         body,
                         "<td data-run=\"{}\"><span class=\"value\">{v:.2}</span> {unit}{ratio}<br><small>p99 {} us, CPU {}</small></td>",
                         esc(label),
-                        us(p.latency.p99_ns),
-                        cpu.map_or("-".to_string(), |c| format!("{c:.0}%")),
+                        us(cell.p99_ns),
+                        cell.cpu_percent.map_or("-".to_string(), |c| format!("{c:.0}%")),
                     );
                 }
-                _ => body.push_str("<td>-</td>"),
+                None => body.push_str("<td>-</td>"),
             }
         }
         body.push_str("</tr>\n");
+        let values: Vec<Value> = c
+            .cells
+            .iter()
+            .map(|cells| cells[t].value.map_or(Value::Null, Value::from))
+            .collect();
         charts.push(json!({
             "id": format!("test-{t}"), "kind": "bars", "title": format!("{test} ({unit})"),
-            "xlabel": "run", "ylabel": unit, "labels": labels,
+            "xlabel": "run", "ylabel": unit, "labels": c.labels,
             "series": [{"label": unit, "values": values}],
         }));
     }
     body.push_str("</table>\n<div class=\"charts\">\n");
-    for t in 0..tests.len() {
+    for t in 0..c.tests.len() {
         chart_div(&mut body, &format!("test-{t}"));
     }
     body.push_str("</div>\n");
     page(&title, &body, &charts)
-}
-
-/// iobm's CPU time over the phase's wall time, as bonnie++'s %CPU (100% = one CPU busy).
-fn cpu_percent(p: &PhaseResult) -> Option<f64> {
-    let wall = seconds(p.end_ns.saturating_sub(p.start_ns));
-    (wall > 0.0).then(|| (p.cpu.user_s + p.cpu.system_s) / wall * 100.0)
 }

@@ -430,6 +430,29 @@ pub struct CompareArgs {
     /// and iobm's CPU) and one chart per test across the runs
     #[arg(long, value_name = "FILE")]
     pub html: Option<std::path::PathBuf>,
+    /// Unit of tests that move data: MiB/s, or bonnie++'s K/sec (KiB/s)
+    #[arg(long, value_enum, default_value_t = UnitArg::Mib)]
+    pub unit: UnitArg,
+    /// One table however wide, instead of tables that fit 100 columns
+    #[arg(long)]
+    pub wide: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum UnitArg {
+    /// MiB/s
+    Mib,
+    /// bonnie++'s K/sec (KiB/s)
+    K,
+}
+
+impl From<UnitArg> for iobm_report::compare::Unit {
+    fn from(arg: UnitArg) -> Self {
+        match arg {
+            UnitArg::Mib => iobm_report::compare::Unit::MiB,
+            UnitArg::K => iobm_report::compare::Unit::KiB,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -1,7 +1,7 @@
 //! `iobm compare [LABEL=]RESULT.json...`: one side-by-side table of saved runs of one kind.
 
 use crate::cli::{CompareArgs, FormatArg};
-use iobm_report::compare::{check_kinds, render, Format};
+use iobm_report::compare::{check_kinds, render, Format, Layout};
 use iobm_results::RunResult;
 use iobm_run::exit::{Exit, Failure};
 use iobm_run::recompute::recompute;
@@ -46,12 +46,16 @@ pub fn compare(args: CompareArgs) -> Result<Exit, Failure> {
     };
     say(&render(
         &runs,
-        args.transpose,
-        format,
-        args.aggregate.into(),
+        Layout {
+            transpose: args.transpose,
+            format,
+            aggregate: args.aggregate.into(),
+            unit: args.unit.into(),
+            wide: args.wide,
+        },
     ));
     if let Some(html) = &args.html {
-        let page = iobm_report::html::compare_page(&runs, args.aggregate.into());
+        let page = iobm_report::html::compare_page(&runs, args.aggregate.into(), args.unit.into());
         crate::cli::save("--html", html, &page)?;
     }
     Ok(Exit::Ok)

@@ -202,12 +202,21 @@ fn compare_puts_runs_side_by_side_and_refuses_mixed_kinds() {
         arg("lustre"),
         format!("GlusterFS wb={}", arg("gluster")),
     ]);
-    let lines: Vec<&str> = table.lines().collect();
+    // Tables of a few tests each fit 100 columns; --wide puts every test in one.
+    assert!(table.lines().all(|l| l.chars().count() <= 100), "{table}");
+    assert!(table.contains("random seeks /s  %CPU"), "{table}");
+    let wide = text(&[
+        "--wide".into(),
+        arg("nfs"),
+        arg("lustre"),
+        format!("GlusterFS wb={}", arg("gluster")),
+    ]);
+    let lines: Vec<&str> = wide.lines().collect();
     assert!(
         lines[0].starts_with("run")
             && lines[0].contains("block write MiB/s")
             && lines[0].contains("random seeks /s"),
-        "{table}"
+        "{wide}"
     );
     assert!(
         lines[1].starts_with("nfs") && !lines[1].contains('x'),
@@ -237,9 +246,33 @@ fn compare_puts_runs_side_by_side_and_refuses_mixed_kinds() {
     let csv = text(&["--format".into(), "csv".into(), arg("nfs"), arg("lustre")]);
     let rows: Vec<Vec<&str>> = csv.lines().map(|l| l.split(',').collect()).collect();
     assert_eq!(rows.len(), 3);
-    assert_eq!(rows[0].len(), 1 + 2 * 12);
+    // Per test: value, ratio, %CPU and p99.
+    assert_eq!(rows[0].len(), 1 + 4 * 12);
+    assert_eq!(rows[0][3], "per-char write cpu%");
     assert_eq!(rows[1][2], "1.00");
     assert!(rows[2][2].parse::<f64>().unwrap() > 0.0);
+
+    // bonnie++'s K/sec: KiB per second.
+    let kps = text(&[
+        "--format".into(),
+        "csv".into(),
+        "--unit".into(),
+        "k".into(),
+        arg("nfs"),
+    ]);
+    let header: Vec<&str> = kps.lines().next().unwrap().split(',').collect();
+    assert_eq!(header[1], "per-char write K/sec");
+    let k: f64 = kps
+        .lines()
+        .nth(1)
+        .unwrap()
+        .split(',')
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap();
+    let mib: f64 = rows[1][1].parse().unwrap();
+    assert!((k / 1024.0 - mib).abs() < 0.01, "{k} K/sec, {mib} MiB/s");
 
     // Another aggregate: each value is that aggregate's rate from the saved run.
     let by = |kind: &str| {

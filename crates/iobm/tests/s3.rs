@@ -750,3 +750,55 @@ fn gets_above_the_line_rate_or_within_the_servers_memory_are_flagged() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("--line-rate"), "{err}");
 }
+
+#[test]
+fn compare_puts_a_get_run_beside_a_put_run_of_one_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let (put, get) = (dir.path().join("put.json"), dir.path().join("get.json"));
+    for (op, json) in [("put", &put), ("get", &get)] {
+        iobm()
+            .args([
+                "s3",
+                op,
+                "--duration",
+                "1s",
+                "--obj-size",
+                "64KiB",
+                "--objects",
+                "20",
+            ])
+            .arg("--json")
+            .arg(json)
+            .arg("--dir")
+            .arg(dir.path())
+            .assert()
+            .success();
+    }
+    let out = iobm()
+        .args(["compare", "--format", "csv"])
+        .arg(&put)
+        .arg(&get)
+        .assert()
+        .success();
+    let csv = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    let rows: Vec<Vec<&str>> = csv.lines().map(|l| l.split(',').collect()).collect();
+    // One rate, each run's own operation, the GET's ratio to the PUT's.
+    assert_eq!(rows[0][..3], ["run", "rate MiB/s", "rate ratio"], "{csv}");
+    assert_eq!((rows[1][0], rows[2][0]), ("put (s3 put)", "get (s3 get)"));
+    let mib = |path: &Path| {
+        let phase = &load(path)["phases"][0];
+        let makespan = phase["aggregates"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["kind"] == "makespan")
+            .unwrap()["bytes_per_s"]
+            .as_f64()
+            .unwrap();
+        makespan / 1048576.0
+    };
+    let (p, g) = (mib(&put), mib(&get));
+    assert_eq!(rows[1][1], format!("{p:.2}"));
+    assert_eq!(rows[2][1], format!("{g:.2}"));
+    assert_eq!(rows[2][2], format!("{:.2}", g / p));
+}
