@@ -6,6 +6,11 @@ mod common;
 
 use common::{iobm, load, warns};
 use std::path::Path;
+use std::sync::Mutex;
+
+/// Held by the tests that drop the whole page cache (as root) or need it kept, which would
+/// otherwise run at once and see each other's drops.
+static PAGE_CACHE: Mutex<()> = Mutex::new(());
 
 fn stream(dir: &Path, extra: &[&str]) -> serde_json::Value {
     let out = tempfile::tempdir().unwrap();
@@ -22,6 +27,7 @@ fn stream(dir: &Path, extra: &[&str]) -> serde_json::Value {
 
 #[test]
 fn the_result_says_what_was_dropped_before_each_read() {
+    let _cache = PAGE_CACHE.lock().unwrap_or_else(|e| e.into_inner());
     let disk = tempfile::tempdir().unwrap();
     // SAFETY: geteuid has no preconditions.
     let root = unsafe { libc::geteuid() } == 0;
@@ -98,6 +104,7 @@ fn drop_caches_and_keep_cache_do_not_go_together_and_write_reads_nothing() {
 
 #[test]
 fn bonnie_drops_caches_before_each_read_test_and_flags_a_server_cache() {
+    let _cache = PAGE_CACHE.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
     let out = tempfile::tempdir().unwrap();
     let json = out.path().join("b.json");
