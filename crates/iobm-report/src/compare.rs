@@ -5,6 +5,7 @@
 //! columns. S3 runs of different operations (PUT against GET of one store) compare as one rate.
 
 use crate::table::Table;
+use iobm_results::repeats::{overlap, Spread};
 use iobm_results::{PhaseResult, RunResult};
 use iobm_stats::AggregateKind;
 
@@ -45,14 +46,21 @@ pub fn headline(
     kind: AggregateKind,
     unit: Unit,
 ) -> (Option<f64>, &'static str) {
-    let aggregate = phase.aggregate(kind);
+    let (per_byte, name) = scale(phase, unit);
+    let value = phase.aggregate(kind).map(|a| match per_byte {
+        Some(s) => a.bytes_per_s * s,
+        None => a.ops_per_s,
+    });
+    (value, name)
+}
+
+/// What a phase's bytes per second are multiplied by for `unit` (None: operations per second
+/// are compared), and the unit's name.
+fn scale(phase: &PhaseResult, unit: Unit) -> (Option<f64>, &'static str) {
     match (phase.moves_data(), unit) {
-        (true, Unit::MiB) => (
-            aggregate.map(|a| a.bytes_per_s / (1024.0 * 1024.0)),
-            "MiB/s",
-        ),
-        (true, Unit::KiB) => (aggregate.map(|a| a.bytes_per_s / 1024.0), "K/sec"),
-        (false, _) => (aggregate.map(|a| a.ops_per_s), "/s"),
+        (true, Unit::MiB) => (Some(1.0 / (1024.0 * 1024.0)), "MiB/s"),
+        (true, Unit::KiB) => (Some(1.0 / 1024.0), "K/sec"),
+        (false, _) => (None, "/s"),
     }
 }
 
@@ -89,6 +97,12 @@ pub struct Cell {
     pub value: Option<f64>,
     /// value / the first run's value (1 for the first run).
     pub ratio: Option<f64>,
+    /// A repeated run: the 95% confidence interval of the mean over its repetitions (`value`
+    /// is their median).
+    pub ci95: Option<[f64; 2]>,
+    /// Both this run and the first were repeated and their intervals overlap: the difference
+    /// is within their noise.
+    pub within_noise: bool,
     pub cpu_percent: Option<f64>,
     pub p99_ns: Option<u64>,
 }
@@ -134,11 +148,25 @@ impl Comparison {
                     .iter()
                     .map(|(test, _)| {
                         let phase = run.phases.iter().find(|p| test_of(p) == *test);
-                        phase.map_or_else(Cell::default, |p| Cell {
-                            value: headline(p, aggregate, unit).0,
-                            ratio: None,
-                            cpu_percent: cpu_percent(p),
-                            p99_ns: p.latency.p99_ns,
+                        phase.map_or_else(Cell::default, |p| {
+                            let spread = run
+                                .repeats
+                                .as_ref()
+                                .and_then(|r| r.of_phase(&p.name, aggregate))
+                                .map(|a| match scale(p, unit).0 {
+                                    Some(s) => scaled(&a.bytes_per_s, s),
+                                    None => a.ops_per_s.clone(),
+                                });
+                            Cell {
+                                value: spread
+                                    .as_ref()
+                                    .map_or(headline(p, aggregate, unit).0, |s| Some(s.median)),
+                                ratio: None,
+                                ci95: spread.as_ref().and_then(|s| s.ci95),
+                                within_noise: false,
+                                cpu_percent: cpu_percent(p),
+                                p99_ns: p.latency.p99_ns,
+                            }
                         })
                     })
                     .collect()
@@ -146,8 +174,10 @@ impl Comparison {
             .collect();
         for t in 0..tests.len() {
             let base = cells[0][t].value.filter(|b| *b > 0.0);
+            let base_ci = cells[0][t].ci95;
             for row in cells.iter_mut() {
                 row[t].ratio = base.and_then(|b| row[t].value.map(|v| v / b));
+                row[t].within_noise = base_ci.zip(row[t].ci95).is_some_and(|(a, b)| overlap(a, b));
             }
         }
         let labels = runs
@@ -165,7 +195,7 @@ impl Comparison {
         } else {
             format!("runs of kind {}", runs[0].1.kind)
         };
-        let note = format!(
+        let mut note = format!(
             "{} {kinds}; values are {} rates, (Nx) is the ratio to {}\n\
              %CPU is iobm's CPU time over each test's wall time; p99 its 99th percentile latency\n{}\n",
             runs.len(),
@@ -173,6 +203,12 @@ impl Comparison {
             runs[0].0,
             workloads(runs)
         );
+        if runs.iter().any(|(_, r)| r.repeats.is_some()) {
+            note.push_str(
+                "repeated runs: the median of their repetitions, +- half the 95% confidence interval\n\
+                 of the mean; ~: within the noise (both runs repeated, their intervals overlap)\n",
+            );
+        }
         Comparison {
             labels,
             tests,
@@ -183,11 +219,23 @@ impl Comparison {
 }
 
 fn value_text(cell: &Cell, with_ratio: bool) -> String {
-    match (cell.value, cell.ratio) {
-        (None, _) => "-".into(),
-        (Some(v), Some(r)) if with_ratio => format!("{v:.2} ({r:.2}x)"),
-        (Some(v), _) => format!("{v:.2}"),
+    let Some(v) = cell.value else {
+        return "-".into();
+    };
+    let mut text = format!("{v:.2}");
+    if let Some([low, high]) = cell.ci95 {
+        text.push_str(&format!(" +-{:.2}", (high - low) / 2.0));
     }
+    if let Some(r) = cell.ratio.filter(|_| with_ratio) {
+        let noise = if cell.within_noise { "~" } else { "" };
+        text.push_str(&format!(" ({r:.2}x{noise})"));
+    }
+    text
+}
+
+/// A spread in bytes per second, in a unit `s` times that.
+fn scaled(spread: &Spread, s: f64) -> Spread {
+    Spread::of(spread.values.iter().map(|v| v * s).collect())
 }
 
 fn cpu_text(cell: &Cell) -> String {

@@ -82,6 +82,13 @@ pub fn run_page(run: &RunResult) -> String {
     for (i, phase) in run.phases.iter().enumerate() {
         phase_section(&mut body, &mut charts, i, phase, run);
     }
+    if run.repeats.is_some() {
+        let _ = writeln!(
+            body,
+            "<section id=\"repeats\"><h2>Over the repetitions</h2><pre>{}</pre></section>",
+            esc(&crate::render_repeats(run))
+        );
+    }
     if !run.warnings.is_empty() {
         body.push_str("<section><h2>Run warnings</h2>\n");
         warnings(&mut body, &run.warnings);
@@ -464,12 +471,16 @@ pub fn compare_page(runs: &[(String, RunResult)], aggregate: AggregateKind, unit
             let cell = &cells[t];
             match cell.value {
                 Some(v) => {
+                    let noise = if cell.within_noise { " ~" } else { "" };
                     let ratio = cell.ratio.filter(|_| r > 0).map_or(String::new(), |r| {
-                        format!(" <span class=\"ratio\">x{r:.2}</span>")
+                        format!(" <span class=\"ratio\">x{r:.2}{noise}</span>")
+                    });
+                    let spread = cell.ci95.map_or(String::new(), |[low, high]| {
+                        format!(" <span class=\"ci\">+-{:.2}</span>", (high - low) / 2.0)
                     });
                     let _ = write!(
                         body,
-                        "<td data-run=\"{}\"><span class=\"value\">{v:.2}</span> {unit}{ratio}<br><small>p99 {} us, CPU {}</small></td>",
+                        "<td data-run=\"{}\"><span class=\"value\">{v:.2}</span>{spread} {unit}{ratio}<br><small>p99 {} us, CPU {}</small></td>",
                         esc(label),
                         us(cell.p99_ns),
                         cell.cpu_percent.map_or("-".to_string(), |c| format!("{c:.0}%")),

@@ -8,4 +8,6 @@ pub mod series;
 pub mod table;
 pub mod text;
 
-pub use text::{render_footer, render_header, render_phase, render_run, render_verdicts};
+pub use text::{
+    render_footer, render_header, render_phase, render_repeats, render_run, render_verdicts,
+};

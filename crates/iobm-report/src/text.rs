@@ -32,6 +32,10 @@ pub fn render_run(run: &RunResult) -> String {
         out.push('\n');
         out.push_str(&crate::bonnie::render_tables(run));
     }
+    if run.repeats.is_some() {
+        out.push('\n');
+        out.push_str(&render_repeats(run));
+    }
     out.push('\n');
     out.push_str(&render_footer(run));
     out
@@ -515,5 +519,61 @@ pub fn render_verdicts(phases: &[PhaseResult]) -> String {
     for (verdict, evidence, names) in groups {
         let _ = writeln!(out, "  {}: {verdict}: {evidence}", names.join(", "));
     }
+    out
+}
+
+/// The spread of every aggregate over a repeated run's repetitions (nothing for a run made
+/// once): MiB/s for phases that move data, operations per second for the others.
+pub fn render_repeats(run: &RunResult) -> String {
+    let Some(repeats) = &run.repeats else {
+        return String::new();
+    };
+    let mut out = format!(
+        "repeated {} times (runs {}), each on fresh data: every aggregate over the repetitions\n",
+        repeats.run_ids.len(),
+        repeats.run_ids.join(", ")
+    );
+    let mut table = Table::new([
+        "phase",
+        "aggregate",
+        "unit",
+        "runs",
+        "median",
+        "min",
+        "max",
+        "mean",
+        "95% CI of the mean",
+    ])
+    .left(1)
+    .left(2);
+    for phase in &repeats.phases {
+        let moves_data = run
+            .phases
+            .iter()
+            .find(|p| p.name == phase.name)
+            .is_none_or(|p| p.moves_data());
+        for a in &phase.aggregates {
+            let (spread, unit, scale) = if moves_data {
+                (&a.bytes_per_s, "MiB/s", 1.0 / (1 << 20) as f64)
+            } else {
+                (&a.ops_per_s, "ops/s", 1.0)
+            };
+            let v = |x: f64| format!("{:.2}", x * scale);
+            table.row([
+                phase.name.clone(),
+                a.kind.label().to_string(),
+                unit.to_string(),
+                spread.values.len().to_string(),
+                v(spread.median),
+                v(spread.min),
+                v(spread.max),
+                v(spread.mean),
+                spread
+                    .ci95
+                    .map_or("-".to_string(), |[l, h]| format!("{} .. {}", v(l), v(h))),
+            ]);
+        }
+    }
+    out.push_str(&table.render("  "));
     out
 }

@@ -9,6 +9,7 @@ pub mod verdict;
 pub use iobm_stats::time;
 pub mod env;
 pub mod limits;
+pub mod repeats;
 
 pub use iobm_stats::Series;
 use iobm_stats::{Aggregate, HistogramData, WorkerSpan};
@@ -64,6 +65,10 @@ pub struct RunResult {
     /// empty for a run that ran.
     #[serde(default)]
     pub merged_from: Vec<String>,
+    /// `--repeat N`: every aggregate of every phase over the N repetitions (null for a run
+    /// made once).
+    #[serde(default)]
+    pub repeats: Option<repeats::Repeats>,
 }
 
 /// The [`RunResult::config_hash`] of a run of `kind` with `config`: FNV-1a (64 bits) of the

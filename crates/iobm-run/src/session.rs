@@ -81,6 +81,7 @@ pub fn skeleton(
     RunResult {
         config_hash: iobm_results::config_hash(kind, &config),
         merged_from: Vec::new(),
+        repeats: None,
         format: FORMAT.to_string(),
         schema_version: SCHEMA_VERSION,
         kind: kind.to_string(),

@@ -4,6 +4,7 @@
 
 use crate::cli::{BonnieArgs, PerCharArg};
 use crate::files::{check_block, finish_ranks, run_dir};
+use crate::repeat::repeated;
 use crate::rundir::RunDir;
 use crate::targets::{self, Storage};
 use iobm_engine::suite::{self, BonniePlan, BonnieSpec, MetaSpec};
@@ -96,95 +97,99 @@ pub fn bonnie(args: BonnieArgs, argv: &[OsString]) -> Result<Exit, Failure> {
     let checked = check(&args);
     ranks.agree(checked.as_ref().map(|_| ()).map_err(Failure::clone))?;
     let (size, ram) = checked?;
-    let run_id = ranks.share(&RunId::generate());
-    let spec = suite_spec(&args, size, run_id.seed, &ranks);
-    let plan = suite::bonnie(&spec);
-    let files = SuiteFiles::create(&args, &plan, &run_id, &ranks)?;
+    // Each repetition a fresh suite, as bonnie++ -x: its own line in --bonnie-csv.
+    let run = repeated(args.measure.repeat, &ranks, |_| {
+        let run_id = ranks.share(&RunId::generate());
+        let spec = suite_spec(&args, size, run_id.seed, &ranks);
+        let plan = suite::bonnie(&spec);
+        let files = SuiteFiles::create(&args, &plan, &run_id, &ranks)?;
 
-    let control = session::control(&run_id, args.seekers.max(1) as usize);
-    let config = Config {
-        bonnie: Some(bonnie_config(&spec)),
-        server_ram_bytes: args.server.server_ram,
-        ..plan::config(
-            &plan.phases,
-            Placement {
-                dir: args.dir.display().to_string(),
-                run_dir: files.dir.path.display().to_string(),
-                keep: false,
-                ranks: 1,
-            },
-        )
-    };
-    let environment = env::capture(Some(&args.dir));
-    let mut run = session::skeleton("bonnie", &run_id, argv, config, environment, &control);
-    run.label = args.label.clone();
-    if size < 2 * ram {
-        run.warnings.push(format!(
-            "the file ({}) is smaller than twice the RAM ({}): the page cache can hold much of it, so rates may include cache effects (bonnie++'s rule is 2x RAM; omit --size)",
-            format_bytes(size),
-            format_bytes(2 * ram)
-        ));
-    }
-    say(&render_header(&run));
-    say(&format!(
-        "  bonnie   file {} in {} chunks, per-char {} ({}), {} seeks by {} workers, {} files\n\n",
-        size_label(size),
-        format_bytes(spec.chunk),
-        args.per_char.name(),
-        format_bytes(suite::per_char_bytes(&spec)),
-        spec.seeks,
-        spec.seekers,
-        args.files.count
-    ));
-    ranks.describe(&mut run);
-    let mut print = |r: &iobm_results::RunResult| {
-        if let Some(p) = r.phases.last() {
-            say(&test_line(p));
+        let control = session::control(&run_id, args.seekers.max(1) as usize);
+        let config = Config {
+            bonnie: Some(bonnie_config(&spec)),
+            server_ram_bytes: args.server.server_ram,
+            ..plan::config(
+                &plan.phases,
+                Placement {
+                    dir: args.dir.display().to_string(),
+                    run_dir: files.dir.path.display().to_string(),
+                    keep: false,
+                    ranks: 1,
+                },
+            )
+        };
+        let environment = env::capture(Some(&args.dir));
+        let mut run = session::skeleton("bonnie", &run_id, argv, config, environment, &control);
+        run.label = args.label.clone();
+        if size < 2 * ram {
+            run.warnings.push(format!(
+                "the file ({}) is smaller than twice the RAM ({}): the page cache can hold much of it, so rates may include cache effects (bonnie++'s rule is 2x RAM; omit --size)",
+                format_bytes(size),
+                format_bytes(2 * ram)
+            ));
         }
-    };
-    let mut saved = ResultFile::new(args.output.json());
-    let target = files.target.as_ref();
-    let mut phases = plan.phases.clone();
-    args.series.apply(&mut phases);
-    execute(
-        target,
-        phases,
-        &mut run,
-        &control,
-        &ranks,
-        &mut [&mut print, &mut saved],
-    );
-    files.remove(&plan, &ranks, &mut run.warnings);
-    run.bonnie = Some(summarize(&run));
-    say(&format!("\n{}", render_tables(&run)));
-    say(&format!("\n{}", iobm_report::render_verdicts(&run.phases)));
-    say(&format!("\n{}", iobm_report::render_footer(&run)));
-    if let Some(path) = args.bonnie_csv.as_ref().filter(|_| ranks.is_root()) {
-        let line = csv_line(&run).expect("a bonnie run has a table");
-        // Appended, as bonnie++ users collect many runs in one file for bon_csv2html; the
-        // whole file is rewritten atomically, so a failure leaves the old one whole.
-        let mut text = match std::fs::read_to_string(path) {
-            Ok(old) if !old.is_empty() && !old.ends_with('\n') => old + "\n",
-            Ok(old) => old,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-            Err(e) => {
-                return Err(Failure::run(format!(
-                    "--bonnie-csv {}: cannot read: {}",
-                    path.display(),
-                    describe_io(&e)
-                )))
+        say(&render_header(&run));
+        say(&format!(
+            "  bonnie   file {} in {} chunks, per-char {} ({}), {} seeks by {} workers, {} files\n\n",
+            size_label(size),
+            format_bytes(spec.chunk),
+            args.per_char.name(),
+            format_bytes(suite::per_char_bytes(&spec)),
+            spec.seeks,
+            spec.seekers,
+            args.files.count
+        ));
+        ranks.describe(&mut run);
+        let mut print = |r: &iobm_results::RunResult| {
+            if let Some(p) = r.phases.last() {
+                say(&test_line(p));
             }
         };
-        text.push_str(&line);
-        text.push('\n');
-        write_atomic(path, text.as_bytes()).map_err(|e| {
-            Failure::run(format!(
-                "--bonnie-csv {}: cannot write: {}",
-                path.display(),
-                describe_io(&e)
-            ))
-        })?;
-    }
+        let mut saved = ResultFile::new(args.output.json());
+        let target = files.target.as_ref();
+        let mut phases = plan.phases.clone();
+        args.measure.apply(&mut phases);
+        execute(
+            target,
+            phases,
+            &mut run,
+            &control,
+            &ranks,
+            &mut [&mut print, &mut saved],
+        );
+        files.remove(&plan, &ranks, &mut run.warnings);
+        run.bonnie = Some(summarize(&run));
+        say(&format!("\n{}", render_tables(&run)));
+        say(&format!("\n{}", iobm_report::render_verdicts(&run.phases)));
+        say(&format!("\n{}", iobm_report::render_footer(&run)));
+        if let Some(path) = args.bonnie_csv.as_ref().filter(|_| ranks.is_root()) {
+            let line = csv_line(&run).expect("a bonnie run has a table");
+            // Appended, as bonnie++ users collect many runs in one file for bon_csv2html; the
+            // whole file is rewritten atomically, so a failure leaves the old one whole.
+            let mut text = match std::fs::read_to_string(path) {
+                Ok(old) if !old.is_empty() && !old.ends_with('\n') => old + "\n",
+                Ok(old) => old,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+                Err(e) => {
+                    return Err(Failure::run(format!(
+                        "--bonnie-csv {}: cannot read: {}",
+                        path.display(),
+                        describe_io(&e)
+                    )))
+                }
+            };
+            text.push_str(&line);
+            text.push('\n');
+            write_atomic(path, text.as_bytes()).map_err(|e| {
+                Failure::run(format!(
+                    "--bonnie-csv {}: cannot write: {}",
+                    path.display(),
+                    describe_io(&e)
+                ))
+            })?;
+        }
+        Ok(run)
+    })?;
     finish_ranks(&run, &args.output, &ranks)
 }
 

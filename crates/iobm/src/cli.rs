@@ -197,7 +197,7 @@ pub struct IoArgs {
     #[command(flatten)]
     pub server: ServerArgs,
     #[command(flatten)]
-    pub series: SeriesArgs,
+    pub measure: MeasureArgs,
     #[command(flatten)]
     pub output: OutputArgs,
 }
@@ -229,16 +229,20 @@ pub struct OutputArgs {
     pub html: Option<PathBuf>,
 }
 
-/// How finely a workload's time series is recorded.
+/// How a workload is measured: how finely its time series is recorded, how many times it runs.
 #[derive(Debug, Args)]
-pub struct SeriesArgs {
+pub struct MeasureArgs {
     /// Length of one interval of the time series (bytes, operations, errors and a latency
     /// histogram per interval, per worker): 100ms suits short phases
     #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = parse_interval)]
     pub interval: Duration,
+    /// Run the whole workload N times, each on fresh data, and report each aggregate's median,
+    /// range and 95% confidence interval over the N
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub repeat: u32,
 }
 
-impl SeriesArgs {
+impl MeasureArgs {
     /// Every phase's series at the chosen interval.
     pub fn apply(&self, phases: &mut [iobm_engine::Phase]) {
         phases.iter_mut().for_each(|p| p.interval = self.interval);
@@ -389,7 +393,7 @@ pub struct BonnieArgs {
     #[command(flatten)]
     pub server: ServerArgs,
     #[command(flatten)]
-    pub series: SeriesArgs,
+    pub measure: MeasureArgs,
     #[command(flatten)]
     pub output: OutputArgs,
     /// Run even when the test file is larger than the free space
@@ -713,7 +717,7 @@ pub struct S3Args {
     #[arg(long, value_name = "NAME")]
     pub label: Option<String>,
     #[command(flatten)]
-    pub series: SeriesArgs,
+    pub measure: MeasureArgs,
     #[command(flatten)]
     pub output: OutputArgs,
 }
@@ -727,7 +731,7 @@ pub struct QuickArgs {
     #[arg(long, value_name = "DURATION", default_value = "6s", value_parser = parse_positive_duration)]
     pub step_time: Duration,
     #[command(flatten)]
-    pub series: SeriesArgs,
+    pub measure: MeasureArgs,
     #[command(flatten)]
     pub output: OutputArgs,
 }

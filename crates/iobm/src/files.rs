@@ -2,6 +2,7 @@
 //! run's own directory, run the phases, report, save, and clean up.
 
 use crate::cli::{FsyncArg, IoArgs, ReadArgs, WriteArgs};
+use crate::repeat::repeated;
 use crate::rundir::{locate, Manifest, RunDir, GENERATOR};
 use crate::targets::{self, Storage};
 use iobm_engine::{
@@ -65,7 +66,7 @@ fn phase(name: &str, op: Op, io: &IoArgs, block: u64, seed: u64, layout: &Layout
         drop_system_cache: reads && !io.direct && io.drop_caches,
         stop: io.duration.map_or(StopRule::Once, StopRule::Duration),
         ramp: io.ramp.unwrap_or_default(),
-        interval: io.series.interval,
+        interval: io.measure.interval,
         engine: io.engine().map_or(Engine::Sync, |(engine, _)| engine),
         iodepth: io.iodepth,
         ..Phase::new(name, op, block, layout.clone())
@@ -127,6 +128,11 @@ fn check_write(args: &WriteArgs, ranks: u64, stream: bool) -> Result<Sizes, Fail
         ("--reorder", io.reorder),
         ("--rwmix", io.rwmix.is_some()),
     ];
+    if args.keep && io.measure.repeat > 1 {
+        return Err(Failure::input(
+            "--keep with --repeat: each repetition writes fresh data and removes it (keep one with --repeat 1)",
+        ));
+    }
     if let Some((flag, _)) = read_flags.iter().find(|(_, set)| *set && !stream) {
         return Err(Failure::input(format!(
             "{flag} applies to reading: iobm write only writes (use iobm stream, or iobm read on a kept data set)"
@@ -204,9 +210,23 @@ pub(crate) fn run_dir(parent: &Path, run_id: &RunId, ranks: &Ranks) -> Result<Ru
 pub fn write(args: WriteArgs, stream: bool, argv: &[OsString]) -> Result<Exit, Failure> {
     let ranks = Ranks::connect()?;
     let sizes = checked(&args, &ranks, stream)?;
+    let run = repeated(args.io.measure.repeat, &ranks, |_| {
+        write_once(&args, sizes, stream, argv, &ranks)
+    })?;
+    finish_ranks(&run, &args.io.output, &ranks)
+}
+
+/// One run of `write` or `stream` on fresh data, in a run directory of its own.
+fn write_once(
+    args: &WriteArgs,
+    sizes: Sizes,
+    stream: bool,
+    argv: &[OsString],
+    ranks: &Ranks,
+) -> Result<RunResult, Failure> {
     let run_id = ranks.share(&RunId::generate());
-    let data = DataSet::create(&args, sizes, &run_id, &ranks)?;
-    let phases = write_phases(&args, sizes, &data, stream, run_id.seed, &ranks);
+    let data = DataSet::create(args, sizes, &run_id, &ranks)?;
+    let phases = write_phases(args, sizes, &data, stream, run_id.seed, &ranks);
     let control = session::control(&run_id, sizes.jobs);
     let config = Config {
         server_ram_bytes: args.io.server.server_ram,
@@ -228,7 +248,7 @@ pub fn write(args: WriteArgs, stream: bool, argv: &[OsString]) -> Result<Exit, F
     run_and_report(target, phases, &mut run, &control, &ranks, json);
     data.keep_or_remove(&mut run, &ranks, args.keep, sizes.per_job);
     say(&format!("\n{}", render_footer(&run)));
-    finish_ranks(&run, &args.io.output, &ranks)
+    Ok(run)
 }
 
 /// The write, then for `stream` the read of the same data (in the same order, so a
@@ -469,55 +489,59 @@ pub fn read(args: ReadArgs, argv: &[OsString]) -> Result<Exit, Failure> {
             .and_then(|_| session::probe_direct(target, &data_dir, ranks.rank()));
         ranks.agree(probed)?;
     }
-    let run_id = ranks.share(&RunId::generate());
-    let control = session::control(&run_id, layout.workers());
-    let mut read_phase = phase("read", Op::Read, io, block, run_id.seed, &layout);
-    if io.verify {
-        let seed = manifest.stamp_seed.ok_or_else(|| {
-            Failure::input(format!(
-                "--verify: {} holds no stamped data (written with --data zero, or by an older iobm)",
-                data_dir.display()
-            ))
-        })?;
-        if manifest.generator != GENERATOR {
-            return Err(Failure::input(format!(
-                "--verify: {} was written by an older iobm whose data this one cannot regenerate; write it again",
-                data_dir.display()
-            )));
+    // Each repetition reads the same kept data set, its pages dropped before each as asked.
+    let run = repeated(io.measure.repeat, &ranks, |_| {
+        let run_id = ranks.share(&RunId::generate());
+        let control = session::control(&run_id, layout.workers());
+        let mut read_phase = phase("read", Op::Read, io, block, run_id.seed, &layout);
+        if io.verify {
+            let seed = manifest.stamp_seed.ok_or_else(|| {
+                Failure::input(format!(
+                    "--verify: {} holds no stamped data (written with --data zero, or by an older iobm)",
+                    data_dir.display()
+                ))
+            })?;
+            if manifest.generator != GENERATOR {
+                return Err(Failure::input(format!(
+                    "--verify: {} was written by an older iobm whose data this one cannot regenerate; write it again",
+                    data_dir.display()
+                )));
+            }
+            read_phase.verify = Some(seed);
+            read_phase.data = crate::cli::parse_data(&manifest.data).map_err(|e| {
+                Failure::input(format!(
+                    "{}: data '{}': {e}",
+                    data_dir.display(),
+                    manifest.data
+                ))
+            })?;
         }
-        read_phase.verify = Some(seed);
-        read_phase.data = crate::cli::parse_data(&manifest.data).map_err(|e| {
-            Failure::input(format!(
-                "{}: data '{}': {e}",
-                data_dir.display(),
-                manifest.data
-            ))
-        })?;
-    }
-    let config = Config {
-        // What the data set holds is what was written, as its manifest says.
-        data: manifest.data.clone(),
-        server_ram_bytes: args.io.server.server_ram,
-        ..plan::config(
-            std::slice::from_ref(&read_phase),
-            Placement {
-                dir: args.path.display().to_string(),
-                run_dir: data_dir.display().to_string(),
-                keep: true,
-                ranks: size as u32,
-            },
-        )
-    };
-    let environment = env::capture(Some(&data_dir));
-    let mut run = session::skeleton("read", &run_id, argv, config, environment, &control);
-    run_and_report(
-        target,
-        vec![read_phase],
-        &mut run,
-        &control,
-        &ranks,
-        io.output.json(),
-    );
-    say(&format!("\n{}", render_footer(&run)));
+        let config = Config {
+            // What the data set holds is what was written, as its manifest says.
+            data: manifest.data.clone(),
+            server_ram_bytes: args.io.server.server_ram,
+            ..plan::config(
+                std::slice::from_ref(&read_phase),
+                Placement {
+                    dir: args.path.display().to_string(),
+                    run_dir: data_dir.display().to_string(),
+                    keep: true,
+                    ranks: size as u32,
+                },
+            )
+        };
+        let environment = env::capture(Some(&data_dir));
+        let mut run = session::skeleton("read", &run_id, argv, config, environment, &control);
+        run_and_report(
+            target,
+            vec![read_phase],
+            &mut run,
+            &control,
+            &ranks,
+            io.output.json(),
+        );
+        say(&format!("\n{}", render_footer(&run)));
+        Ok(run)
+    })?;
     finish_ranks(&run, &io.output, &ranks)
 }

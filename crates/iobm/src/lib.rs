@@ -10,6 +10,7 @@ pub mod gateway;
 pub mod limits;
 pub mod merge;
 pub mod quick;
+pub mod repeat;
 pub mod report;
 pub mod rundir;
 pub mod s3;

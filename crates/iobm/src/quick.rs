@@ -4,6 +4,7 @@
 //! gateway, ending in one summary table.
 
 use crate::cli::QuickArgs;
+use crate::repeat::repeated;
 use crate::rundir::RunDir;
 use crate::targets::{self, Storage};
 use iobm_engine::suite::{self, BonnieSpec, MetaSpec};
@@ -76,87 +77,90 @@ pub fn quick(args: QuickArgs, argv: &[OsString]) -> Result<Exit, Failure> {
     }
     let dir = args.dir.clone().unwrap_or_else(std::env::temp_dir);
     let (jobs, per_job) = checked(&dir, &args)?;
-    let run_id = RunId::generate();
-    let rundir = RunDir::create(&dir, &run_id.text)?;
-    let storage = targets::open(Storage::Directory(&rundir.path));
-    let target = storage.as_ref();
-    let layout = Layout::file_per_worker(jobs, per_job);
-    if let Err(e) = prepare_objects(target, &layout) {
-        let _ = rundir.remove(&layout);
-        return Err(Failure::run(format!(
-            "{}: {}",
-            rundir.path.display(),
-            describe_io(&e)
-        )));
-    }
-    // O_DIRECT where the file system has it, so every step measures the storage rather than the
-    // page cache; elsewhere buffered, with the cache dropped before each read.
-    let direct = session::probe_direct(target, &dir, 0).is_ok();
-    let t = args.step_time;
-    let mut phases = steps(&layout, direct, t, run_id.seed);
-    let bonnie_spec = bonnie_step(per_job, run_id.seed);
-    let bonnie = suite::bonnie(&bonnie_spec);
-    phases.extend(bonnie.phases.iter().cloned());
-    args.series.apply(&mut phases);
+    let run = repeated(args.measure.repeat, &ranks, |_| {
+        let run_id = RunId::generate();
+        let rundir = RunDir::create(&dir, &run_id.text)?;
+        let storage = targets::open(Storage::Directory(&rundir.path));
+        let target = storage.as_ref();
+        let layout = Layout::file_per_worker(jobs, per_job);
+        if let Err(e) = prepare_objects(target, &layout) {
+            let _ = rundir.remove(&layout);
+            return Err(Failure::run(format!(
+                "{}: {}",
+                rundir.path.display(),
+                describe_io(&e)
+            )));
+        }
+        // O_DIRECT where the file system has it, so every step measures the storage rather than the
+        // page cache; elsewhere buffered, with the cache dropped before each read.
+        let direct = session::probe_direct(target, &dir, 0).is_ok();
+        let t = args.step_time;
+        let mut phases = steps(&layout, direct, t, run_id.seed);
+        let bonnie_spec = bonnie_step(per_job, run_id.seed);
+        let bonnie = suite::bonnie(&bonnie_spec);
+        phases.extend(bonnie.phases.iter().cloned());
+        args.measure.apply(&mut phases);
 
-    let workers = jobs
-        .max(bonnie_spec.seekers)
-        .max(crate::s3::QUICK_CONCURRENT);
-    let control = session::control(&run_id, workers);
-    let config = Config {
-        bonnie: Some(crate::bonnie::bonnie_config(&bonnie_spec)),
-        ..plan::config(
-            &phases,
-            Placement {
-                dir: dir.display().to_string(),
-                run_dir: rundir.path.display().to_string(),
-                keep: false,
-                ranks: 1,
-            },
-        )
-    };
-    let environment = env::capture(Some(&dir));
-    let mut run = session::skeleton("quick", &run_id, argv, config, environment, &control);
-    say(&render_header(&run));
-    say(&format!(
-        "\n4 steps of {} each, a bonnie step on a {} file, then S3 PUT and GET through the built-in gateway; full details with --json FILE and `iobm report FILE`\n\n",
-        format_duration(t),
-        format_bytes(bonnie_spec.size)
-    ));
-    ranks.describe(&mut run);
-    let mut saved = ResultFile::new(args.output.json());
-    execute(
-        target,
-        phases,
-        &mut run,
-        &control,
-        &ranks,
-        &mut [&mut saved],
-    );
-    if run.status == iobm_results::RunStatus::Complete {
-        let gateway_dir = rundir.path.join("s3");
-        let s3 = crate::s3::quick_steps(
+        let workers = jobs
+            .max(bonnie_spec.seekers)
+            .max(crate::s3::QUICK_CONCURRENT);
+        let control = session::control(&run_id, workers);
+        let config = Config {
+            bonnie: Some(crate::bonnie::bonnie_config(&bonnie_spec)),
+            ..plan::config(
+                &phases,
+                Placement {
+                    dir: dir.display().to_string(),
+                    run_dir: rundir.path.display().to_string(),
+                    keep: false,
+                    ranks: 1,
+                },
+            )
+        };
+        let environment = env::capture(Some(&dir));
+        let mut run = session::skeleton("quick", &run_id, argv, config, environment, &control);
+        say(&render_header(&run));
+        say(&format!(
+            "\n4 steps of {} each, a bonnie step on a {} file, then S3 PUT and GET through the built-in gateway; full details with --json FILE and `iobm report FILE`\n\n",
+            format_duration(t),
+            format_bytes(bonnie_spec.size)
+        ));
+        ranks.describe(&mut run);
+        let mut saved = ResultFile::new(args.output.json());
+        execute(
+            target,
+            phases,
             &mut run,
             &control,
             &ranks,
-            &gateway_dir,
-            &run_id,
-            &args,
-            &mut saved,
+            &mut [&mut saved],
         );
-        if let Err(e) = s3 {
-            run.warnings.push(format!("S3 steps: {e}"));
+        if run.status == iobm_results::RunStatus::Complete {
+            let gateway_dir = rundir.path.join("s3");
+            let s3 = crate::s3::quick_steps(
+                &mut run,
+                &control,
+                &ranks,
+                &gateway_dir,
+                &run_id,
+                &args,
+                &mut saved,
+            );
+            if let Err(e) = s3 {
+                run.warnings.push(format!("S3 steps: {e}"));
+            }
+            // The gateway's directory holds nothing of anyone else's: it was made for this run.
+            let _ = std::fs::remove_dir_all(&gateway_dir);
         }
-        // The gateway's directory holds nothing of anyone else's: it was made for this run.
-        let _ = std::fs::remove_dir_all(&gateway_dir);
-    }
-    let mut ours: Vec<&str> = layout.files.iter().map(|f| f.name.as_str()).collect();
-    ours.extend(bonnie.files.iter().map(String::as_str));
-    if let Err(e) = rundir.remove_named(&ours, &bonnie.dirs) {
-        run.warnings.push(e);
-    }
-    run.bonnie = Some(summarize(&run));
-    say(&format!("{}\n{}", summary_text(&run), render_footer(&run)));
+        let mut ours: Vec<&str> = layout.files.iter().map(|f| f.name.as_str()).collect();
+        ours.extend(bonnie.files.iter().map(String::as_str));
+        if let Err(e) = rundir.remove_named(&ours, &bonnie.dirs) {
+            run.warnings.push(e);
+        }
+        run.bonnie = Some(summarize(&run));
+        say(&format!("{}\n{}", summary_text(&run), render_footer(&run)));
+        Ok(run)
+    })?;
     args.output.save_views(&run)?;
     session::finish(&run, args.output.json())
 }

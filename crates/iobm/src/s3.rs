@@ -5,12 +5,13 @@
 
 use crate::cli::{PayloadArg, S3Args};
 use crate::gateway::BuiltinGateway;
+use crate::repeat::repeated;
 use crate::targets::{self, Storage};
 use iobm_engine::{run_phase, Mix, ObjectOp, ObjectSpec, Phase, PhaseEnd, StopRule};
 use iobm_report::text::{render_footer, render_header, render_phase};
 use iobm_results::checks::{check, Machine, JUST_WRITTEN};
 use iobm_results::server;
-use iobm_results::{env, Config, RunStatus, S3Config as S3Settings};
+use iobm_results::{env, Config, RunResult, RunStatus, S3Config as S3Settings};
 use iobm_run::execute::execute;
 use iobm_run::exit::{Exit, Failure};
 use iobm_run::observe::ResultFile;
@@ -209,45 +210,55 @@ pub fn s3(args: S3Args, argv: &[OsString]) -> Result<Exit, Failure> {
         .or_else(|| std::env::var("AWS_DEFAULT_REGION").ok())
         .filter(|r| !r.is_empty())
         .unwrap_or_else(|| "us-east-1".to_string());
-    let run_id = ranks.share(&RunId::generate());
-    let gateway = if external.is_empty() {
-        Some(BuiltinGateway::start(
-            args.dir.as_deref(),
-            &run_id,
-            &region,
-        )?)
-    } else {
-        None
-    };
-    let (endpoints, credentials) = match &gateway {
-        Some(g) => (vec![g.endpoint.clone()], Some(g.credentials.clone())),
-        None => (external, credentials),
-    };
-    let config = client_config(&args, endpoints, credentials, region, (&run_id, &ranks));
-    let config = match config {
-        Ok(c) => c,
-        Err(f) => {
-            if let Some(g) = gateway {
-                g.stop(false);
+    // Each repetition on fresh objects: a prefix (and a built-in gateway) of its own.
+    let run = repeated(args.measure.repeat, &ranks, |_| {
+        let run_id = ranks.share(&RunId::generate());
+        let gateway = if external.is_empty() {
+            Some(BuiltinGateway::start(
+                args.dir.as_deref(),
+                &run_id,
+                &region,
+            )?)
+        } else {
+            None
+        };
+        let (endpoints, credentials) = match &gateway {
+            Some(g) => (vec![g.endpoint.clone()], Some(g.credentials.clone())),
+            None => (external.clone(), credentials.clone()),
+        };
+        let config = client_config(
+            &args,
+            endpoints,
+            credentials,
+            region.clone(),
+            (&run_id, &ranks),
+        );
+        let config = match config {
+            Ok(c) => c,
+            Err(f) => {
+                if let Some(g) = gateway {
+                    g.stop(false);
+                }
+                return Err(f);
             }
-            return Err(f);
+        };
+        let target = targets::open(Storage::S3(config.clone()));
+        let result = run(
+            &ranks,
+            &args,
+            argv,
+            (target.as_ref(), &config),
+            &run_id,
+            gateway.as_ref(),
+        );
+        if let Some(g) = gateway {
+            if let Some(w) = g.stop(args.keep) {
+                eprintln!("iobm: warning: {w}");
+            }
         }
-    };
-    let target = targets::open(Storage::S3(config.clone()));
-    let result = run(
-        &ranks,
-        &args,
-        argv,
-        (target.as_ref(), &config),
-        &run_id,
-        gateway.as_ref(),
-    );
-    if let Some(g) = gateway {
-        if let Some(w) = g.stop(args.keep) {
-            eprintln!("iobm: warning: {w}");
-        }
-    }
-    result
+        result
+    })?;
+    crate::files::finish_ranks(&run, &args.output, &ranks)
 }
 
 fn run(
@@ -257,7 +268,7 @@ fn run(
     (target, config): (&dyn Target, &S3Config),
     run_id: &RunId,
     gateway: Option<&BuiltinGateway>,
-) -> Result<Exit, Failure> {
+) -> Result<RunResult, Failure> {
     let where_ = config
         .endpoints
         .iter()
@@ -303,7 +314,7 @@ fn run(
     };
     let mut phase = Phase::objects(op, workers, spec.clone(), stop);
     phase.ramp = args.ramp.unwrap_or_default();
-    phase.interval = args.series.interval;
+    phase.interval = args.measure.interval;
     phase.data = args.data;
     phase.max_errors = args.max_errors;
     phase.verify = args.verify.then_some(run_id.seed);
@@ -400,7 +411,7 @@ fn run(
         &mut run,
     );
     say(&format!("\n{}", render_footer(&run)));
-    crate::files::finish_ranks(&run, &args.output, ranks)
+    Ok(run)
 }
 
 /// The objects of the run: the data set for get, head, delete, list and mixed; through the
@@ -640,7 +651,7 @@ pub fn quick_steps(
     args: &crate::cli::QuickArgs,
     saved: &mut ResultFile,
 ) -> Result<(), String> {
-    let (step, interval) = (args.step_time, args.series.interval);
+    let (step, interval) = (args.step_time, args.measure.interval);
     std::fs::create_dir(dir).map_err(|e| format!("{}: {}", dir.display(), describe_io(&e)))?;
     let region = "us-east-1";
     let gateway = BuiltinGateway::start(Some(dir), run_id, region).map_err(|f| f.message)?;
