@@ -248,6 +248,10 @@ fn p99_text(cell: &Cell) -> String {
     })
 }
 
+/// A text comparison's three columns (value, %CPU, p99) of one test or run: its header and each
+/// row's cells.
+type Block = (String, Vec<Vec<String>>);
+
 /// The comparison table. Tests are the phases of all runs, in the order they first appear.
 pub fn render(runs: &[(String, RunResult)], layout: Layout) -> String {
     let c = Comparison::of(runs, layout.aggregate, layout.unit);
@@ -256,38 +260,37 @@ pub fn render(runs: &[(String, RunResult)], layout: Layout) -> String {
         return csv(&c, layout.transpose);
     }
     // Blocks of three columns (value, %CPU, p99): one per test, or per run when transposed.
-    let (corner, row_names, blocks): (&str, Vec<String>, Vec<(String, Vec<Vec<String>>)>) =
-        if layout.transpose {
-            let blocks = (0..runs.len())
-                .map(|r| {
-                    let cells = (0..c.tests.len())
-                        .map(|t| {
-                            let cell = &c.cells[r][t];
-                            vec![value_text(cell, r > 0), cpu_text(cell), p99_text(cell)]
-                        })
-                        .collect();
-                    (c.labels[r].clone(), cells)
-                })
-                .collect();
-            (
-                "test",
-                (0..c.tests.len()).map(test_header).collect(),
-                blocks,
-            )
-        } else {
-            let blocks = (0..c.tests.len())
-                .map(|t| {
-                    let cells = (0..runs.len())
-                        .map(|r| {
-                            let cell = &c.cells[r][t];
-                            vec![value_text(cell, r > 0), cpu_text(cell), p99_text(cell)]
-                        })
-                        .collect();
-                    (test_header(t), cells)
-                })
-                .collect();
-            ("run", c.labels.clone(), blocks)
-        };
+    let (corner, row_names, blocks): (&str, Vec<String>, Vec<Block>) = if layout.transpose {
+        let blocks = (0..runs.len())
+            .map(|r| {
+                let cells = (0..c.tests.len())
+                    .map(|t| {
+                        let cell = &c.cells[r][t];
+                        vec![value_text(cell, r > 0), cpu_text(cell), p99_text(cell)]
+                    })
+                    .collect();
+                (c.labels[r].clone(), cells)
+            })
+            .collect();
+        (
+            "test",
+            (0..c.tests.len()).map(test_header).collect(),
+            blocks,
+        )
+    } else {
+        let blocks = (0..c.tests.len())
+            .map(|t| {
+                let cells = (0..runs.len())
+                    .map(|r| {
+                        let cell = &c.cells[r][t];
+                        vec![value_text(cell, r > 0), cpu_text(cell), p99_text(cell)]
+                    })
+                    .collect();
+                (test_header(t), cells)
+            })
+            .collect();
+        ("run", c.labels.clone(), blocks)
+    };
     let table = |chosen: &[usize]| {
         let mut header = vec![corner.to_string()];
         for &b in chosen {

@@ -22,7 +22,9 @@ pub struct Repeats {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PhaseSpread {
+    /// The phase's name.
     pub name: String,
+    /// Each aggregate the phase had in any repetition.
     pub aggregates: Vec<AggregateSpread>,
 }
 
@@ -30,6 +32,7 @@ pub struct PhaseSpread {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AggregateSpread {
+    /// Which aggregate.
     pub kind: AggregateKind,
     /// Bytes per second.
     pub bytes_per_s: Spread,
@@ -43,9 +46,13 @@ pub struct AggregateSpread {
 pub struct Spread {
     /// Each repetition's value, in order.
     pub values: Vec<f64>,
+    /// The middle value (the mean of the two middle ones for an even count).
     pub median: f64,
+    /// The smallest value.
     pub min: f64,
+    /// The largest value.
     pub max: f64,
+    /// The arithmetic mean.
     pub mean: f64,
     /// The 95% confidence interval of the mean: mean -/+ t(0.975, n-1) * s / sqrt(n), with s
     /// the sample standard deviation; null with one value.

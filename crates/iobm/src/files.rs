@@ -225,8 +225,8 @@ fn write_once(
     ranks: &Ranks,
 ) -> Result<RunResult, Failure> {
     let run_id = ranks.share(&RunId::generate());
-    let data = DataSet::create(args, sizes, &run_id, &ranks)?;
-    let phases = write_phases(args, sizes, &data, stream, run_id.seed, &ranks);
+    let data = DataSet::create(args, sizes, &run_id, ranks)?;
+    let phases = write_phases(args, sizes, &data, stream, run_id.seed, ranks);
     let control = session::control(&run_id, sizes.jobs);
     let config = Config {
         server_ram_bytes: args.io.server.server_ram,
@@ -245,8 +245,8 @@ fn write_once(
     let mut run = session::skeleton(kind, &run_id, argv, config, environment, &control);
     let target = data.target.as_ref();
     let json = args.io.output.json();
-    run_and_report(target, phases, &mut run, &control, &ranks, json);
-    data.keep_or_remove(&mut run, &ranks, args.keep, sizes.per_job);
+    run_and_report(target, phases, &mut run, &control, ranks, json);
+    data.keep_or_remove(&mut run, ranks, args.keep, sizes.per_job);
     say(&format!("\n{}", render_footer(&run)));
     Ok(run)
 }
