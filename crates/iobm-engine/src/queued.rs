@@ -1,6 +1,7 @@
 //! `--iodepth N` through io_uring: a worker keeps N reads or writes of its region in flight,
-//! each from a buffer of its own; an operation's latency runs from its submission to its
-//! completion. The order of blocks, the data written and `--verify` are the synchronous
+//! each from a buffer of its own, registered with the ring with its file where the kernel
+//! allows (fixed buffers and files: no page pinning or file lookup per request), plain where it
+//! does not; an operation's latency runs from its submission to its completion. The order of blocks, the data written and `--verify` are the synchronous
 //! path's ([`crate::tasks`]), so both engines write and read the same bytes.
 
 use crate::data::{AlignedBuf, Generator};
@@ -73,6 +74,8 @@ pub(crate) struct QueuedTask<'a> {
     verify_ns: u64,
     /// The offset of the operation whose completion was the last error.
     failed_at: Option<u64>,
+    /// Whether the buffers and the file are registered with the ring.
+    registered: bool,
 }
 
 impl<'a> QueuedTask<'a> {
@@ -103,7 +106,7 @@ impl<'a> QueuedTask<'a> {
                 submitted: Instant::now(),
             })
             .collect();
-        Ok(QueuedTask {
+        let mut task = QueuedTask {
             class: 0,
             inner,
             ring,
@@ -114,7 +117,34 @@ impl<'a> QueuedTask<'a> {
             generator,
             verify_ns: 0,
             failed_at: None,
-        })
+            registered: false,
+        };
+        task.registered = task.register();
+        Ok(task)
+    }
+
+    /// Registers the file and the slots' buffers with the ring; false (nothing registered)
+    /// where the kernel refuses, as under a small RLIMIT_MEMLOCK before Linux 5.12.
+    fn register(&mut self) -> bool {
+        let submitter = self.ring.submitter();
+        if submitter.register_files(&[self.fd]).is_err() {
+            return false;
+        }
+        let iovecs: Vec<libc::iovec> = self
+            .slots
+            .iter_mut()
+            .map(|s| libc::iovec {
+                iov_base: s.buf.as_mut_ptr().cast(),
+                iov_len: s.buf.len(),
+            })
+            .collect();
+        // SAFETY: the buffers are owned by `slots`, never moved or freed while the ring lives
+        // (`ring` is declared, so dropped, before `slots`).
+        if unsafe { submitter.register_buffers(&iovecs) }.is_err() {
+            let _ = submitter.unregister_files();
+            return false;
+        }
+        true
     }
 
     /// Takes the next completion, waiting for one when `wait`; None when none is there.
@@ -199,15 +229,22 @@ impl Task for QueuedTask<'_> {
         if let (Some(generator), true) = (&self.generator, write) {
             generator.fill(&mut slot.buf[..len], file, offset);
         }
-        let ptr = slot.buf.as_mut_ptr();
-        let entry = if write {
-            opcode::Write::new(types::Fd(self.fd), ptr, len as u32)
+        let (ptr, len32) = (slot.buf.as_mut_ptr(), len as u32);
+        // Registered: file 0 of the ring, buffer `index` (one per slot).
+        let (file, buffer) = (types::Fixed(0), index as u16);
+        let entry = match (self.registered, write) {
+            (true, true) => opcode::WriteFixed::new(file, ptr, len32, buffer)
                 .offset(offset)
-                .build()
-        } else {
-            opcode::Read::new(types::Fd(self.fd), ptr, len as u32)
+                .build(),
+            (true, false) => opcode::ReadFixed::new(file, ptr, len32, buffer)
                 .offset(offset)
-                .build()
+                .build(),
+            (false, true) => opcode::Write::new(types::Fd(self.fd), ptr, len32)
+                .offset(offset)
+                .build(),
+            (false, false) => opcode::Read::new(types::Fd(self.fd), ptr, len32)
+                .offset(offset)
+                .build(),
         }
         .user_data(index as u64);
         slot.submitted = Instant::now();

@@ -8,8 +8,8 @@ use common::{iobm, load, warns};
 use std::path::Path;
 use std::sync::Mutex;
 
-/// Held by the tests that drop the whole page cache (as root) or need it kept, which would
-/// otherwise run at once and see each other's drops.
+/// Held by every test here: they drop the whole page cache (as root), need it kept, or read
+/// from the disk whose counters (device-wide) the others' verdicts rest on.
 static PAGE_CACHE: Mutex<()> = Mutex::new(());
 
 fn stream(dir: &Path, extra: &[&str]) -> serde_json::Value {
@@ -65,6 +65,7 @@ fn verdict(result: &serde_json::Value, index: usize) -> &str {
 
 #[test]
 fn storage_that_is_memory_drops_nothing_and_says_it_is_memory() {
+    let _cache = PAGE_CACHE.lock().unwrap_or_else(|e| e.into_inner());
     let shm = Path::new("/dev/shm");
     assert!(shm.is_dir(), "this test needs /dev/shm, a tmpfs on Linux");
     let memory = tempfile::tempdir_in(shm).unwrap();
@@ -89,6 +90,7 @@ fn storage_that_is_memory_drops_nothing_and_says_it_is_memory() {
 
 #[test]
 fn drop_caches_and_keep_cache_do_not_go_together_and_write_reads_nothing() {
+    let _cache = PAGE_CACHE.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
     iobm()
         .args(["stream", "--drop-caches", "--keep-cache"])
@@ -157,6 +159,7 @@ fn bonnie_drops_caches_before_each_read_test_and_flags_a_server_cache() {
 
 #[test]
 fn a_data_set_smaller_than_the_stated_server_memory_is_flagged_on_reads_only() {
+    let _cache = PAGE_CACHE.lock().unwrap_or_else(|e| e.into_inner());
     let disk = tempfile::tempdir().unwrap();
     let server_cache = |phase: &serde_json::Value| warns(phase, "possible server cache");
     let stated = stream(disk.path(), &["--server-ram", "1GiB"]);

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{entries, load, phase_bytes as bytes, Server};
+use common::{browser, entries, load, phase_bytes as bytes, Server};
 use serde_json::Value;
 use std::path::Path;
 use std::process::{Command, Output};
@@ -77,6 +77,7 @@ fn four_ranks_write_one_report_whose_totals_are_the_sum_over_ranks() {
     let data = tempfile::tempdir().unwrap();
     let out_dir = tempfile::tempdir().unwrap();
     let json = out_dir.path().join("w.json");
+    let html = out_dir.path().join("w.html");
     let out = mpirun(
         4,
         &[
@@ -89,6 +90,8 @@ fn four_ranks_write_one_report_whose_totals_are_the_sum_over_ranks() {
             "256k",
             "--json",
             json.to_str().unwrap(),
+            "--html",
+            html.to_str().unwrap(),
         ],
         data.path(),
     );
@@ -122,6 +125,11 @@ fn four_ranks_write_one_report_whose_totals_are_the_sum_over_ranks() {
         "{:?}",
         entries(data.path())
     );
+    // The page rank 0 wrote: the run's throughput, then the phase's throughput, latency over
+    // time, distribution, workers and ranks, every chart drawn with the JSON's numbers.
+    let dom = browser::check_page(&html, 1 + 5);
+    assert!(dom.contains("id=\"phase-0-ranks\""));
+    browser::check_numbers(&dom, &result);
 }
 
 #[test]
