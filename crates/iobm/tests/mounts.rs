@@ -1,6 +1,7 @@
 //! Runs on small file systems mounted for the test (root only: marked ignored, run by
 //! `scripts/test` as root): a full tmpfs ends the run cleanly with partial results, a
-//! read-only one refuses `--json` before the run, a ramfs refuses `--direct` clearly.
+//! read-only one refuses `--json` before the run, a ramfs refuses `--direct` clearly, and a FUSE
+//! file system that fails writes with EIO under a full io_uring queue ends the run cleanly.
 
 mod common;
 
@@ -183,5 +184,118 @@ fn a_full_file_system_under_a_full_queue_ends_the_run_cleanly() {
         .map(|w| w["span"]["ops"].as_u64().unwrap())
         .sum();
     assert_eq!(phase["latency"]["histogram"]["count"], ops);
+    assert!(entries(fs.path()).is_empty(), "{:?}", entries(fs.path()));
+}
+
+/// A FUSE file system (tests/fuse/faulty_fs.py, in memory) whose data files fail every write
+/// with EIO once they hold `fail_after` bytes; unmounted when dropped.
+struct FaultyFs {
+    dir: tempfile::TempDir,
+    daemon: std::process::Child,
+}
+
+impl FaultyFs {
+    fn mount(fail_after: u64) -> FaultyFs {
+        // SAFETY: geteuid has no preconditions.
+        assert!(
+            unsafe { libc::geteuid() } == 0,
+            "this test mounts a FUSE file system as root"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fuse/faulty_fs.py");
+        let daemon = std::process::Command::new("python3")
+            .arg(script)
+            .arg(dir.path())
+            .arg(fail_after.to_string())
+            .spawn()
+            .expect(
+                "python3 runs the FUSE daemon (fusepy and libfuse2: scripts/test installs them)",
+            );
+        let fs = FaultyFs { dir, daemon };
+        let mounted = || {
+            let mounts = std::fs::read_to_string("/proc/self/mounts").unwrap();
+            let at = fs.dir.path().to_str().unwrap().to_string();
+            mounts
+                .lines()
+                .any(|l| l.split(' ').nth(1) == Some(at.as_str()))
+        };
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while !mounted() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the FUSE file system did not mount"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        fs
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+}
+
+impl Drop for FaultyFs {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg(self.dir.path())
+            .status();
+        let _ = self.daemon.kill();
+        let _ = self.daemon.wait();
+    }
+}
+
+#[test]
+#[ignore = "needs root: mounts a FUSE file system (scripts/test runs it as root)"]
+fn a_storage_fault_under_a_full_queue_ends_the_run_cleanly() {
+    // EIO from the storage with 8 writes in flight: the failure is named and counted, what
+    // completed is in the numbers (at most what the storage took), every request is reaped,
+    // the result is saved and the run's directory removed.
+    let fs = FaultyFs::mount(2 << 20);
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("eio.json");
+    let out = iobm()
+        .args([
+            "write",
+            "--size",
+            "8MiB",
+            "--block",
+            "64k",
+            "--iodepth",
+            "8",
+            "--json",
+        ])
+        .arg(&json)
+        .arg(fs.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("the run stopped: write data.") && stderr.contains("(EIO)"),
+        "{stderr}"
+    );
+    let result = load(&json);
+    assert_matches_schema(&result);
+    assert_eq!(result["status"], "failed");
+    let phase = &result["phases"][0];
+    assert_eq!(phase["settings"]["engine"], "io_uring");
+    assert_eq!(phase["errors"][0]["kind"], "EIO");
+    let written = phase_bytes(phase);
+    assert!(written > 0 && written <= 2 << 20, "{written}");
+    let ops: u64 = phase["workers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["span"]["ops"].as_u64().unwrap())
+        .sum();
+    assert_eq!(phase["latency"]["histogram"]["count"], ops);
+    let failed: u64 = phase["workers"][0]["series"]["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e.as_u64().unwrap())
+        .sum();
+    assert_eq!(failed, phase["errors"][0]["count"].as_u64().unwrap());
     assert!(entries(fs.path()).is_empty(), "{:?}", entries(fs.path()));
 }
