@@ -24,8 +24,15 @@ pub trait Transport {
     fn size(&self) -> u32;
     /// Waits until every rank has arrived.
     fn barrier(&self);
+    /// Rank 0 hands each rank's bytes to `each` in rank order, one message at a time, as it
+    /// arrives (its own first); the other ranks send theirs.
+    fn gather_each(&self, bytes: &[u8], each: &mut dyn FnMut(u32, &[u8]));
     /// Rank 0 gets every rank's bytes in rank order; the other ranks get None.
-    fn gather(&self, bytes: &[u8]) -> Option<Vec<Vec<u8>>>;
+    fn gather(&self, bytes: &[u8]) -> Option<Vec<Vec<u8>>> {
+        let mut all = Vec::new();
+        self.gather_each(bytes, &mut |_, b| all.push(b.to_vec()));
+        (self.rank() == 0).then_some(all)
+    }
     /// Every rank gets rank 0's bytes (the argument is ignored elsewhere).
     fn broadcast(&self, bytes: &[u8]) -> Vec<u8>;
     /// Every rank's clock offset from rank 0, at rank 0 (empty elsewhere).
@@ -54,8 +61,8 @@ impl Transport for Single {
         1
     }
     fn barrier(&self) {}
-    fn gather(&self, bytes: &[u8]) -> Option<Vec<Vec<u8>>> {
-        Some(vec![bytes.to_vec()])
+    fn gather_each(&self, bytes: &[u8], each: &mut dyn FnMut(u32, &[u8])) {
+        each(0, bytes);
     }
     fn broadcast(&self, bytes: &[u8]) -> Vec<u8> {
         bytes.to_vec()

@@ -84,17 +84,16 @@ impl Transport for MpiRanks {
         self.world.barrier();
     }
 
-    fn gather(&self, bytes: &[u8]) -> Option<Vec<Vec<u8>>> {
+    fn gather_each(&self, bytes: &[u8], each: &mut dyn FnMut(u32, &[u8])) {
         if self.world.rank() != 0 {
             self.world.process_at_rank(0).send(bytes);
-            return None;
+            return;
         }
-        let mut all = vec![bytes.to_vec()];
+        each(0, bytes);
         for peer in 1..self.world.size() {
             let (message, _) = self.world.process_at_rank(peer).receive_vec::<u8>();
-            all.push(message);
+            each(peer as u32, &message);
         }
-        Some(all)
     }
 
     fn broadcast(&self, bytes: &[u8]) -> Vec<u8> {

@@ -11,7 +11,7 @@ use crate::task::Task;
 use crate::tasks::file_task;
 use crate::workload::{Layout, Op, Phase, StopRule};
 use iobm_stats::{
-    fill_snapshots, Histogram, Progress, SeriesRecorder, Trace, WorkerSpan, TRACE_INTERVAL_NS,
+    fill_snapshots, Histogram, Progress, SeriesRecorder, Trace, TraceBuilder, WorkerSpan,
 };
 use iobm_target::{error_kind, Access, OpenOptions, Target};
 use std::io;
@@ -330,7 +330,7 @@ fn run_worker(
     };
     let mut classes: Vec<OpOutcome> = OpOutcome::per_class(phase);
     let mut done = Progress::default();
-    let mut trace: Trace = Vec::with_capacity(1024);
+    let mut trace = TraceBuilder::default();
     let mut series = SeriesRecorder::new(phase.interval);
     let mut class_series = vec![series.clone(); classes.len()];
     let mut errors: Vec<WorkerError> = Vec::new();
@@ -455,13 +455,7 @@ fn run_worker(
         let since = t1.saturating_duration_since(counted_from);
         series.record(since, bytes, ns);
         class_series[task.class()].record(since, bytes, ns);
-        let t1_ns = control.ns(t1);
-        if trace
-            .last()
-            .is_none_or(|&(t, _)| t1_ns - t >= TRACE_INTERVAL_NS)
-        {
-            trace.push((t1_ns, done));
-        }
+        trace.sample(control.ns(t1), done);
         last_end = t1;
     }
 
@@ -479,7 +473,7 @@ fn run_worker(
         }
     };
     let end_ns = control.ns(Instant::now());
-    trace.push((end_ns, done));
+    let trace = trace.finish(end_ns, done);
 
     // The snapshots are taken from the traces once every worker has finished.
     let span = WorkerSpan {

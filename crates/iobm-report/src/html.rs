@@ -111,6 +111,9 @@ fn seconds(ns: u64) -> f64 {
 
 /// The whole series of a phase over all its workers.
 fn phase_series(phase: &PhaseResult) -> Series {
+    if let Some(all) = &phase.series {
+        return all.clone();
+    }
     let mut all = Series::new(std::time::Duration::from_nanos(
         phase
             .workers
@@ -261,37 +264,32 @@ p99.9 <span data-p=\"p999\">{}</span>, max <span data-p=\"max\">{}</span></p>",
     );
 }
 
-/// How a phase's workers are drawn: each worker, each rank, or only the total.
-fn groups(phase: &PhaseResult, run: &RunResult) -> Vec<(String, Vec<usize>)> {
-    if phase.workers.len() <= MAX_LINES {
+/// How a phase's workers are drawn: each worker, each rank, or only the total; with the
+/// series of each.
+fn groups(phase: &PhaseResult, run: &RunResult) -> Vec<(String, Series)> {
+    if phase.workers.len() <= MAX_LINES && !phase.worker_series_detached {
         let many_ranks = run.ranks.len() > 1;
         return phase
             .workers
             .iter()
-            .enumerate()
-            .map(|(i, w)| {
+            .map(|w| {
                 let name = if many_ranks {
                     format!("rank {} worker {}", w.rank, w.worker)
                 } else {
                     format!("worker {}", w.worker)
                 };
-                (name, vec![i])
+                (name, w.series.clone())
             })
             .collect();
     }
-    let mut ranks: Vec<(String, Vec<usize>)> = Vec::new();
-    for (i, w) in phase.workers.iter().enumerate() {
-        let name = format!("rank {}", w.rank);
-        match ranks.iter_mut().find(|(n, _)| *n == name) {
-            Some((_, members)) => members.push(i),
-            None => ranks.push((name, vec![i])),
-        }
+    let ranks = &phase.rank_series;
+    if ranks.len() > 1 && ranks.len() <= MAX_LINES {
+        return ranks
+            .iter()
+            .map(|r| (format!("rank {}", r.rank), r.series.clone()))
+            .collect();
     }
-    if ranks.len() <= MAX_LINES {
-        ranks
-    } else {
-        Vec::new()
-    }
+    Vec::new()
 }
 
 /// The length in seconds of interval `k` of a phase's series: the last one ends with the phase.
@@ -314,11 +312,7 @@ fn phase_throughput(phase: &PhaseResult, run: &RunResult) -> Value {
             .collect()
     };
     let mut series = vec![json!({"label": "all", "values": rate(&all)})];
-    for (name, members) in groups(phase, run) {
-        let mut s = Series::new(std::time::Duration::from_nanos(all.interval_ns));
-        members
-            .iter()
-            .for_each(|&i| s.merge(&phase.workers[i].series));
+    for (name, s) in groups(phase, run) {
         series.push(json!({"label": name, "values": rate(&s)}));
     }
     let x: Vec<f64> = (0..all.bytes.len()).map(|k| k as f64 * step).collect();

@@ -416,6 +416,13 @@ pub fn render_phase(phase: &PhaseResult, env: &Environment) -> String {
             "; the built-in gateway used {g:.2}s more, not counted here"
         ))
     );
+    if let Some(g) = phase.gather_s {
+        let _ = writeln!(
+            out,
+            "  gather: rank 0 gathered and merged the ranks' records in {} (after the phase, in none of its figures)",
+            format_duration(Duration::from_secs_f64(g))
+        );
+    }
     if let Some(o) = &phase.offered {
         let _ = writeln!(
             out,

@@ -397,6 +397,11 @@ pub(crate) mod tests {
             notes: Vec::new(),
             offered: None,
             operations: Vec::new(),
+            gather_s: None,
+            series: None,
+            rank_series: Vec::new(),
+            worker_series_detached: false,
+            detached: Vec::new(),
         }
     }
 

@@ -7,6 +7,7 @@ pub mod checks;
 pub mod server;
 pub mod verdict;
 pub use iobm_stats::time;
+pub mod detail;
 pub mod env;
 pub mod limits;
 pub mod repeats;
@@ -69,6 +70,11 @@ pub struct RunResult {
     /// made once).
     #[serde(default)]
     pub repeats: Option<repeats::Repeats>,
+    /// The file beside this document holding the per-worker series of the phases whose
+    /// `worker_series_detached` is true: zstd-compressed CSV ([`detail::HEADER`]), named
+    /// relative to this document. Null when every series is inline.
+    #[serde(default)]
+    pub worker_series_file: Option<String>,
 }
 
 /// The [`RunResult::config_hash`] of a run of `kind` with `config`: FNV-1a (64 bits) of the
@@ -477,6 +483,36 @@ pub struct PhaseResult {
     /// Object phases: each kind of operation apart (one entry, four in a mixed phase).
     #[serde(default)]
     pub operations: Vec<OperationResult>,
+    /// Under MPI: seconds rank 0 spent after the phase gathering the ranks' records and
+    /// merging them (outside the phase and its rates); null for one process.
+    #[serde(default)]
+    pub gather_s: Option<f64>,
+    /// Every worker's series added up, interval by interval, latency histograms merged (null in
+    /// documents from before).
+    #[serde(default)]
+    pub series: Option<Series>,
+    /// Under MPI: each rank's workers' series added up (bytes, operations and errors; the
+    /// latency per interval is in `series`, over all ranks).
+    #[serde(default)]
+    pub rank_series: Vec<RankSeries>,
+    /// The phase had more worker-intervals than a document keeps
+    /// ([`detail::INLINE_WORKER_INTERVALS`]): `workers[].series` are empty here and the
+    /// per-worker series are in the run's `worker_series_file`.
+    #[serde(default)]
+    pub worker_series_detached: bool,
+    /// The detached per-worker series as zstd-compressed CSV rows, until they are saved.
+    #[serde(skip)]
+    pub detached: Vec<u8>,
+}
+
+/// One rank's workers' series added up.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RankSeries {
+    /// The MPI rank.
+    pub rank: u32,
+    /// Its workers' series added up (no latency).
+    pub series: Series,
 }
 
 /// How compressible and how duplicated the data a phase wrote was, measured on a sample.
@@ -721,12 +757,7 @@ impl PhaseResult {
         self.start_ns = to(self.start_ns);
         self.end_ns = to(self.end_ns);
         for w in &mut self.workers {
-            w.span.start_ns = to(w.span.start_ns);
-            w.span.end_ns = to(w.span.end_ns);
-            if w.span.first_op_end_ns > 0 {
-                w.span.first_op_end_ns = to(w.span.first_op_end_ns);
-                w.span.last_op_start_ns = to(w.span.last_op_start_ns);
-            }
+            w.span.move_stamps(&to);
         }
     }
 

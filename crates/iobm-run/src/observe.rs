@@ -42,10 +42,14 @@ impl<'a> ResultFile<'a> {
         let Some(path) = self.path else {
             return;
         };
-        let mut doc = serde_json::to_value(run).expect("result serialises");
-        doc["status"] = serde_json::to_value(RunStatus::Running).expect("status serialises");
-        let text = serde_json::to_vec_pretty(&doc).expect("result serialises");
-        if let Err(e) = write_atomic(path, &text) {
+        let saved = crate::session::document(run, path).and_then(|mut doc| {
+            doc["status"] = serde_json::to_value(RunStatus::Running).expect("status serialises");
+            write_atomic(
+                path,
+                &serde_json::to_vec_pretty(&doc).expect("result serialises"),
+            )
+        });
+        if let Err(e) = saved {
             if !self.warned {
                 eprintln!(
                     "iobm: warning: --json {}: cannot save the results so far: {}",

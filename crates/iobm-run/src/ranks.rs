@@ -7,10 +7,12 @@ use crate::exit::Failure;
 use crate::record::{cpu_usage, latency};
 use iobm_dist::{ClockOffset, Transport};
 use iobm_results::checks::{check, Machine};
+use iobm_results::detail::SeriesFolder;
 use iobm_results::{CacheEvidence, DeviceIo, OperationResult, PhaseResult, RankInfo, RunStatus};
-use iobm_stats::{aggregates, fill_snapshots, Histogram, Trace};
+use iobm_stats::{aggregates, Histogram, SnapshotInstants, Trace, WorkerSpan};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
+use std::time::Instant;
 
 /// What one rank sends rank 0 after a phase.
 #[derive(Serialize, Deserialize)]
@@ -134,28 +136,68 @@ impl Ranks {
             .collect()
     }
 
-    /// Gathers a phase from every rank; rank 0 gets them merged onto its clock.
+    /// Gathers a phase from every rank; rank 0 gets them merged onto its clock. Two rounds:
+    /// every rank's spans (small) give rank 0 the instants of the snapshots, which each rank
+    /// then takes from its own workers' traces (the traces never leave their rank); then each
+    /// rank's phase is folded into the merge as it arrives, so rank 0 holds one rank's records
+    /// at a time besides the merge. The time this takes is the phase's `gather_s`.
     pub fn merge(
         &self,
-        local: RankPhase,
+        mut local: RankPhase,
         root_origin_unix_ns: u64,
         machine: &Machine,
     ) -> Option<PhaseResult> {
         if self.size() == 1 {
-            return Some(local.phase);
+            let mut phase = local.phase;
+            let mut folder = SeriesFolder::new(SeriesFolder::worker_intervals(&phase.workers));
+            folder.add(&phase.name.clone(), &mut phase.workers);
+            folder.finish(&mut phase);
+            return Some(phase);
         }
-        let bytes = serde_json::to_vec(&local).expect("serialisable");
-        let all = self.transport.gather(&bytes)?;
-        let parts: Vec<RankPhase> = all
-            .iter()
-            .map(|b| serde_json::from_slice(b).expect("ranks send valid phases"))
-            .collect();
-        Some(merge_phases(
-            parts,
-            &self.offsets,
-            root_origin_unix_ns,
-            machine,
-        ))
+        let started = Instant::now();
+        let spans: Vec<WorkerSpan> = local.phase.workers.iter().map(|w| w.span).collect();
+        let mine = (local.origin_unix_ns, spans);
+        let mut all: Vec<(u32, u64, Vec<WorkerSpan>)> = Vec::new();
+        self.transport.gather_each(
+            &serde_json::to_vec(&mine).expect("serialisable"),
+            &mut |rank, bytes| {
+                let (origin, spans): (u64, Vec<WorkerSpan>) =
+                    serde_json::from_slice(bytes).expect("ranks send valid spans");
+                all.push((rank, origin, spans));
+            },
+        );
+        let instants: Vec<SnapshotInstants> = if self.is_root() {
+            per_rank_instants(&all, &self.offsets, root_origin_unix_ns)
+        } else {
+            Vec::new()
+        };
+        let instants = self.share(&instants);
+        let at = instants[self.rank() as usize];
+        for (w, trace) in local.phase.workers.iter_mut().zip(&local.traces) {
+            at.fill(&mut w.span, trace);
+        }
+        let part = RankPhase {
+            traces: Vec::new(),
+            ..local
+        };
+        let mut merger = self
+            .is_root()
+            .then(|| PhaseMerger::new(&self.offsets, root_origin_unix_ns, self.size() as usize));
+        self.transport.gather_each(
+            &serde_json::to_vec(&part).expect("serialisable"),
+            &mut |rank, bytes| {
+                let part: RankPhase =
+                    serde_json::from_slice(bytes).expect("ranks send valid phases");
+                if let Some(m) = merger.as_mut() {
+                    m.add(rank, part);
+                }
+            },
+        );
+        merger.map(|m| {
+            let mut phase = m.finish(machine);
+            phase.gather_s = Some(started.elapsed().as_secs_f64());
+            phase
+        })
     }
 }
 
@@ -165,50 +207,139 @@ fn shift(stamp: u64, origin: u64, offset: i64, root_origin: u64) -> u64 {
     (stamp as i128 + origin as i128 - offset as i128 - root_origin as i128).max(0) as u64
 }
 
-/// One phase from every rank's part of it.
+/// [`shift`] undone: a stamp on rank 0's clock onto the rank's own.
+fn unshift(stamp: u64, origin: u64, offset: i64, root_origin: u64) -> u64 {
+    (stamp as i128 - origin as i128 + offset as i128 + root_origin as i128).max(0) as u64
+}
+
+fn offset_of(offsets: &[ClockOffset], rank: u32) -> i64 {
+    offsets
+        .iter()
+        .find(|o| o.rank == rank)
+        .map_or(0, |o| o.offset_ns)
+}
+
+/// The snapshot instants over every rank's spans (on rank 0's clock), given on each rank's own
+/// clock, by rank.
+fn per_rank_instants(
+    ranks: &[(u32, u64, Vec<WorkerSpan>)],
+    offsets: &[ClockOffset],
+    root_origin: u64,
+) -> Vec<SnapshotInstants> {
+    let mut spans: Vec<WorkerSpan> = Vec::new();
+    for (rank, origin, own) in ranks {
+        let offset = offset_of(offsets, *rank);
+        spans.extend(own.iter().map(|s| {
+            let mut s = *s;
+            s.move_stamps(|t| shift(t, *origin, offset, root_origin));
+            s
+        }));
+    }
+    let at = SnapshotInstants::of(&spans);
+    let mut by_rank = vec![SnapshotInstants::default(); ranks.len()];
+    for (rank, origin, _) in ranks {
+        let offset = offset_of(offsets, *rank);
+        by_rank[*rank as usize] = at.moved(|t| unshift(t, *origin, offset, root_origin));
+    }
+    by_rank
+}
+
+/// One phase from every rank's part of it, in memory (the parts with their traces): the
+/// snapshots taken at the instants over all of them, then merged as [`Ranks::merge`] does.
 pub fn merge_phases(
     parts: Vec<RankPhase>,
     offsets: &[ClockOffset],
     root_origin: u64,
     machine: &Machine,
 ) -> PhaseResult {
-    let mut merged: Option<PhaseResult> = None;
-    let mut traces: Vec<Trace> = Vec::new();
-    let mut histogram = Histogram::new();
-    let (mut user_s, mut system_s) = (0.0, 0.0);
-    let mut resident: Option<u64> = Some(0);
-    let mut device: Option<DeviceIo> = None;
-    // Ranks on one host see the same block device: count each (host, device) once.
-    let mut devices_seen: Vec<(String, String)> = Vec::new();
-    let mut operations: Vec<Vec<OperationResult>> = Vec::new();
-    for (rank, part) in parts.into_iter().enumerate() {
-        let offset = offsets
-            .iter()
-            .find(|o| o.rank == rank as u32)
-            .map_or(0, |o| o.offset_ns);
-        let to_root = |t: u64| shift(t, part.origin_unix_ns, offset, root_origin);
+    let spans: Vec<(u32, u64, Vec<WorkerSpan>)> = parts
+        .iter()
+        .enumerate()
+        .map(|(rank, p)| {
+            let spans = p.phase.workers.iter().map(|w| w.span).collect();
+            (rank as u32, p.origin_unix_ns, spans)
+        })
+        .collect();
+    let instants = per_rank_instants(&spans, offsets, root_origin);
+    let mut merger = PhaseMerger::new(offsets, root_origin, parts.len());
+    for (rank, mut part) in parts.into_iter().enumerate() {
+        for (w, trace) in part.phase.workers.iter_mut().zip(&part.traces) {
+            instants[rank].fill(&mut w.span, trace);
+        }
+        merger.add(rank as u32, part);
+    }
+    merger.finish(machine)
+}
+
+/// The merge of a phase's parts from every rank, one rank at a time.
+pub struct PhaseMerger<'a> {
+    offsets: &'a [ClockOffset],
+    root_origin: u64,
+    merged: Option<PhaseResult>,
+    histogram: Histogram,
+    user_s: f64,
+    system_s: f64,
+    resident: Option<u64>,
+    device: Option<DeviceIo>,
+    /// Ranks on one host see the same block device: each (host, device) counts once.
+    devices_seen: Vec<(String, String)>,
+    operations: Vec<Vec<OperationResult>>,
+    ranks: usize,
+    /// The series added up, and the workers' own detached from a phase too large to keep
+    /// them (judged by the first rank's part times the ranks).
+    folder: Option<SeriesFolder>,
+}
+
+impl<'a> PhaseMerger<'a> {
+    pub fn new(offsets: &'a [ClockOffset], root_origin: u64, ranks: usize) -> PhaseMerger<'a> {
+        PhaseMerger {
+            ranks,
+            folder: None,
+            offsets,
+            root_origin,
+            merged: None,
+            histogram: Histogram::new(),
+            user_s: 0.0,
+            system_s: 0.0,
+            resident: Some(0),
+            device: None,
+            devices_seen: Vec::new(),
+            operations: Vec::new(),
+        }
+    }
+
+    /// Folds in rank `rank`'s part, its snapshots taken: stamps moved onto rank 0's clock.
+    pub fn add(&mut self, rank: u32, part: RankPhase) {
+        let offset = offset_of(self.offsets, rank);
+        let (origin, root_origin) = (part.origin_unix_ns, self.root_origin);
         let mut phase = part.phase;
-        phase.move_stamps(to_root);
-        traces.extend(
-            part.traces
-                .into_iter()
-                .map(|t| t.into_iter().map(|(s, p)| (to_root(s), p)).collect()),
-        );
-        histogram += &Histogram::from_data(&phase.latency.histogram);
-        operations.push(std::mem::take(&mut phase.operations));
-        user_s += phase.cpu.user_s;
-        system_s += phase.cpu.system_s;
-        resident = resident
+        phase.move_stamps(|t| shift(t, origin, offset, root_origin));
+        let ranks = self.ranks;
+        let folder = self.folder.get_or_insert_with(|| {
+            SeriesFolder::new(SeriesFolder::worker_intervals(&phase.workers) * ranks)
+        });
+        folder.add(&phase.name.clone(), &mut phase.workers);
+        self.histogram += &Histogram::from_data(&phase.latency.histogram);
+        self.operations.push(std::mem::take(&mut phase.operations));
+        self.user_s += phase.cpu.user_s;
+        self.system_s += phase.cpu.system_s;
+        self.resident = self
+            .resident
             .zip(phase.cache.resident_before_bytes)
             .map(|(a, b)| a + b);
         let host = phase
             .workers
             .first()
             .map_or(String::new(), |w| w.host.clone());
-        let new_device = |d: &DeviceIo| !devices_seen.contains(&(host.clone(), d.device.clone()));
-        if let Some(d) = phase.cache.device.as_ref().filter(|d| new_device(d)) {
-            devices_seen.push((host.clone(), d.device.clone()));
-            let sum = device.get_or_insert(DeviceIo {
+        let seen = &mut self.devices_seen;
+        if let Some(d) = phase
+            .cache
+            .device
+            .as_ref()
+            .filter(|d| !seen.contains(&(host.clone(), d.device.clone())))
+        {
+            seen.push((host.clone(), d.device.clone()));
+            let sum = self.device.get_or_insert(DeviceIo {
                 device: d.device.clone(),
                 read_bytes: 0,
                 written_bytes: 0,
@@ -219,27 +350,30 @@ pub fn merge_phases(
             sum.read_bytes += d.read_bytes;
             sum.written_bytes += d.written_bytes;
         }
-        absorb(&mut merged, phase);
+        absorb(&mut self.merged, phase);
     }
-    let mut phase = merged.expect("at least one rank");
-    let mut spans = phase.spans();
-    fill_snapshots(&mut spans, &traces);
-    for (w, span) in phase.workers.iter_mut().zip(spans) {
-        w.span = span;
+
+    /// The merged phase: latency, operations, CPU, cache evidence, aggregates and checks.
+    pub fn finish(self, machine: &Machine) -> PhaseResult {
+        let mut phase = self.merged.expect("at least one rank");
+        phase.latency = latency(phase.latency.measures.clone(), &self.histogram);
+        phase.operations =
+            merge_operations(self.operations, phase.end_ns.saturating_sub(phase.start_ns));
+        phase.cpu = cpu_usage(self.user_s, self.system_s, phase.bytes());
+        // Ranks sharing one file each measure all of it: never more than the data set.
+        phase.cache = CacheEvidence {
+            resident_before_bytes: self.resident.map(|r| r.min(phase.settings.data_bytes)),
+            device: self.device,
+            servers: Vec::new(),
+            verdict: None,
+        };
+        phase.aggregates = aggregates(&phase.spans());
+        if let Some(folder) = self.folder {
+            folder.finish(&mut phase);
+        }
+        check(&mut phase, machine);
+        phase
     }
-    phase.latency = latency(phase.latency.measures.clone(), &histogram);
-    phase.operations = merge_operations(operations, phase.end_ns.saturating_sub(phase.start_ns));
-    phase.cpu = cpu_usage(user_s, system_s, phase.bytes());
-    // Ranks sharing one file each measure all of it: never more than the data set.
-    phase.cache = CacheEvidence {
-        resident_before_bytes: resident.map(|r| r.min(phase.settings.data_bytes)),
-        device,
-        servers: Vec::new(),
-        verdict: None,
-    };
-    phase.aggregates = aggregates(&phase.spans());
-    check(&mut phase, machine);
-    phase
 }
 
 /// Adds one process's (or run's) part of a phase to what was merged so far: the span, the

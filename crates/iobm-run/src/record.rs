@@ -221,6 +221,11 @@ pub fn phase_result(
             .collect(),
         warnings: Vec::new(),
         notes: Vec::new(),
+        gather_s: None,
+        series: None,
+        rank_series: Vec::new(),
+        worker_series_detached: false,
+        detached: Vec::new(),
         offered: None,
         operations: match phase.op {
             Op::Object(_) | Op::ReadWrite { .. } => operations(phase, outcome),

@@ -82,6 +82,7 @@ pub fn skeleton(
         config_hash: iobm_results::config_hash(kind, &config),
         merged_from: Vec::new(),
         repeats: None,
+        worker_series_file: None,
         format: FORMAT.to_string(),
         schema_version: SCHEMA_VERSION,
         kind: kind.to_string(),
@@ -205,6 +206,24 @@ pub fn describe_io(e: &std::io::Error) -> String {
 }
 
 /// Saves the result (if asked) and maps its status to the exit code.
+/// The document of `run` to save at `path`, after writing the per-worker series of its large
+/// phases into the side file beside it (for stdout: `iobm-<run id>.workers.csv.zst` in the
+/// current directory), which the document names.
+pub fn document(run: &RunResult, path: &Path) -> std::io::Result<serde_json::Value> {
+    let mut doc = serde_json::to_value(run).expect("result serialises");
+    if let Some(side) = iobm_results::detail::side_file_bytes(run) {
+        let side_path = if is_stdout(path) {
+            std::path::PathBuf::from(format!("iobm-{}.workers.csv.zst", run.run_id))
+        } else {
+            iobm_results::detail::side_file(path)
+        };
+        write_atomic(&side_path, &side)?;
+        let name = side_path.file_name().unwrap_or_default().to_string_lossy();
+        doc["worker_series_file"] = serde_json::Value::from(name.into_owned());
+    }
+    Ok(doc)
+}
+
 pub fn finish(run: &RunResult, json: Option<&Path>) -> Result<Exit, Failure> {
     let first_error = run.phases.iter().flat_map(|p| &p.errors).next();
     if let (RunStatus::Failed, Some(e)) = (run.status, first_error) {
@@ -216,7 +235,14 @@ pub fn finish(run: &RunResult, json: Option<&Path>) -> Result<Exit, Failure> {
         );
     }
     if let Some(path) = json {
-        let mut text = serde_json::to_vec_pretty(run).expect("result serialises");
+        let doc = document(run, path).map_err(|e| {
+            Failure::run(format!(
+                "--json {}: cannot write the per-worker series beside it: {}",
+                path.display(),
+                describe_io(&e)
+            ))
+        })?;
+        let mut text = serde_json::to_vec_pretty(&doc).expect("result serialises");
         if is_stdout(path) {
             text.push(b'\n');
             let mut out = std::io::stdout().lock();

@@ -46,12 +46,74 @@ pub struct WorkerSpan {
 }
 
 /// A worker's progress over time: (stamp in ns, progress by then), sampled at most every
-/// [`TRACE_INTERVAL_NS`] and at the end. Kept in memory to take the snapshots the aggregates
-/// need once every worker (of every rank) has finished.
+/// [`TRACE_INTERVAL_NS`] and at the end. Kept in memory, on the worker's own rank, to take the
+/// snapshots the aggregates need once every worker (of every rank) has finished; bounded by
+/// [`TraceBuilder`] whatever the phase's length.
 pub type Trace = Vec<(u64, Progress)>;
 
-/// Sampling interval of a [`Trace`].
+/// Sampling interval of a [`Trace`], as long as it holds fewer than [`TRACE_POINTS`].
 pub const TRACE_INTERVAL_NS: u64 = 1_000_000;
+/// Most points a trace holds: past it, the samples after the first [`TRACE_HEAD`] are thinned
+/// to every other one and the interval doubles (2 ms after about 65 s, 128 ms for an hour).
+pub const TRACE_POINTS: usize = 1 << 16;
+/// Samples at the start of a trace never thinned: the first 16 s keep their millisecond, where
+/// the last start and warp's window start fall.
+pub const TRACE_HEAD: usize = 1 << 14;
+
+/// Builds a worker's [`Trace`] as it goes, in bounded memory.
+#[derive(Debug, Clone)]
+pub struct TraceBuilder {
+    trace: Trace,
+    interval_ns: u64,
+}
+
+impl Default for TraceBuilder {
+    fn default() -> Self {
+        TraceBuilder {
+            trace: Vec::with_capacity(1024),
+            interval_ns: TRACE_INTERVAL_NS,
+        }
+    }
+}
+
+impl TraceBuilder {
+    /// Records `progress` at `t_ns` if the last sample is at least one interval older.
+    #[inline]
+    pub fn sample(&mut self, t_ns: u64, progress: Progress) {
+        if self
+            .trace
+            .last()
+            .is_none_or(|&(t, _)| t_ns.saturating_sub(t) >= self.interval_ns)
+        {
+            if self.trace.len() == TRACE_POINTS {
+                self.thin();
+            }
+            self.trace.push((t_ns, progress));
+        }
+    }
+
+    /// Keeps the head and every other sample after it; later samples come half as often.
+    fn thin(&mut self) {
+        let mut kept = TRACE_HEAD;
+        for i in (TRACE_HEAD..self.trace.len()).step_by(2) {
+            self.trace[kept] = self.trace[i];
+            kept += 1;
+        }
+        self.trace.truncate(kept);
+        self.interval_ns *= 2;
+    }
+
+    /// The current interval between samples (after the head).
+    pub fn interval_ns(&self) -> u64 {
+        self.interval_ns
+    }
+
+    /// The trace, with a last sample at `end_ns`.
+    pub fn finish(mut self, end_ns: u64, progress: Progress) -> Trace {
+        self.trace.push((end_ns, progress));
+        self.trace
+    }
+}
 
 /// Progress recorded at or before `t_ns` (zero before the first sample).
 pub fn progress_at(trace: &[(u64, Progress)], t_ns: u64) -> Progress {
@@ -63,18 +125,52 @@ pub fn progress_at(trace: &[(u64, Progress)], t_ns: u64) -> Progress {
     }
 }
 
-/// Fills every span's snapshots from its trace, at the last start and the first end over all
-/// the spans given (all workers of all ranks), and at the ends of warp's window.
+/// The instants the snapshots are taken at, over all the spans given (all workers of all
+/// ranks): the last start, the first end, and the ends of warp's window.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SnapshotInstants {
+    pub last_start_ns: u64,
+    pub first_end_ns: u64,
+    pub window_start_ns: u64,
+    pub window_end_ns: u64,
+}
+
+impl SnapshotInstants {
+    pub fn of(spans: &[WorkerSpan]) -> SnapshotInstants {
+        let active = || spans.iter().filter(|s| s.end_ns > s.start_ns);
+        let (window_start_ns, window_end_ns) = warp_window(spans);
+        SnapshotInstants {
+            last_start_ns: active().map(|s| s.start_ns).max().unwrap_or(0),
+            first_end_ns: active().map(|s| s.end_ns).min().unwrap_or(0),
+            window_start_ns,
+            window_end_ns,
+        }
+    }
+
+    /// The same instants moved by `to` (from rank 0's clock onto another rank's).
+    pub fn moved(self, to: impl Fn(u64) -> u64) -> SnapshotInstants {
+        SnapshotInstants {
+            last_start_ns: to(self.last_start_ns),
+            first_end_ns: to(self.first_end_ns),
+            window_start_ns: to(self.window_start_ns),
+            window_end_ns: to(self.window_end_ns),
+        }
+    }
+
+    /// Takes a span's snapshots from its worker's trace.
+    pub fn fill(&self, span: &mut WorkerSpan, trace: &[(u64, Progress)]) {
+        span.at_all_started = progress_at(trace, self.last_start_ns);
+        span.at_first_done = progress_at(trace, self.first_end_ns);
+        span.at_window_start = progress_at(trace, self.window_start_ns);
+        span.at_window_end = progress_at(trace, self.window_end_ns);
+    }
+}
+
+/// Fills every span's snapshots from its trace, at the instants of all the spans given.
 pub fn fill_snapshots(spans: &mut [WorkerSpan], traces: &[Trace]) {
-    let active = || spans.iter().filter(|s| s.end_ns > s.start_ns);
-    let last_start = active().map(|s| s.start_ns).max().unwrap_or(0);
-    let first_end = active().map(|s| s.end_ns).min().unwrap_or(0);
-    let (window_start, window_end) = warp_window(spans);
+    let at = SnapshotInstants::of(spans);
     for (span, trace) in spans.iter_mut().zip(traces) {
-        span.at_all_started = progress_at(trace, last_start);
-        span.at_first_done = progress_at(trace, first_end);
-        span.at_window_start = progress_at(trace, window_start);
-        span.at_window_end = progress_at(trace, window_end);
+        at.fill(span, trace);
     }
 }
 
@@ -88,6 +184,16 @@ fn warp_window(spans: &[WorkerSpan]) -> (u64, u64) {
 }
 
 impl WorkerSpan {
+    /// Moves every stamp with `to` (onto another clock).
+    pub fn move_stamps(&mut self, to: impl Fn(u64) -> u64) {
+        self.start_ns = to(self.start_ns);
+        self.end_ns = to(self.end_ns);
+        if self.first_op_end_ns > 0 {
+            self.first_op_end_ns = to(self.first_op_end_ns);
+            self.last_op_start_ns = to(self.last_op_start_ns);
+        }
+    }
+
     pub fn seconds(&self) -> f64 {
         self.end_ns.saturating_sub(self.start_ns) as f64 / 1e9
     }

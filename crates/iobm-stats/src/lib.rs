@@ -10,7 +10,7 @@ pub mod units;
 
 pub use aggregate::{
     aggregates, disagreement, fill_snapshots, progress_at, Aggregate, AggregateKind, Progress,
-    Trace, WorkerSpan, STEADY_MIN_WINDOW_NS, TRACE_INTERVAL_NS,
+    SnapshotInstants, Trace, TraceBuilder, WorkerSpan, STEADY_MIN_WINDOW_NS, TRACE_INTERVAL_NS,
 };
 pub use histogram::{CoarseHistogram, Histogram, HistogramData};
 pub use series::{Series, SeriesRecorder};

@@ -276,6 +276,16 @@ impl OutputArgs {
     /// Writes the run's time series to `--csv FILE` and its report to `--html FILE`, those
     /// given (at rank 0, after the run).
     pub fn save_views(&self, run: &iobm_results::RunResult) -> Result<(), iobm_run::exit::Failure> {
+        if self.csv.is_none() && self.html.is_none() {
+            return Ok(());
+        }
+        // The per-worker series of large phases, kept compressed until now, put back.
+        let restored = iobm_results::detail::side_file_bytes(run).map(|side| {
+            let mut whole = run.clone();
+            iobm_results::detail::attach(&mut whole, &side).expect("rows iobm wrote");
+            whole
+        });
+        let run = restored.as_ref().unwrap_or(run);
         if let Some(path) = &self.csv {
             save("--csv", path, &iobm_report::series::csv(run))?;
         }

@@ -20,6 +20,7 @@ pub(crate) fn load(arg: &str) -> Result<(String, RunResult), Failure> {
         .map_err(|e| Failure::input(format!("{path}: {}", describe_io(&e))))?;
     let mut run =
         RunResult::from_json(&text).map_err(|e| Failure::input(format!("{path}: {e}")))?;
+    attach_workers(&mut run, Path::new(path))?;
     recompute(&mut run);
     let label = label.or_else(|| run.label.clone()).unwrap_or_else(|| {
         Path::new(path)
@@ -27,6 +28,20 @@ pub(crate) fn load(arg: &str) -> Result<(String, RunResult), Failure> {
             .map_or(path.to_string(), |s| s.to_string_lossy().into_owned())
     });
     Ok((label, run))
+}
+
+/// Puts back the per-worker series a document keeps in its side file, when that file is there
+/// (without it every figure is still in the document).
+pub(crate) fn attach_workers(run: &mut RunResult, json: &Path) -> Result<(), Failure> {
+    let Some(name) = run.worker_series_file.clone() else {
+        return Ok(());
+    };
+    let side = json.with_file_name(name);
+    match std::fs::read(&side) {
+        Ok(bytes) => iobm_results::detail::attach(run, &bytes)
+            .map_err(|e| Failure::input(format!("{}: {e}", side.display()))),
+        Err(_) => Ok(()),
+    }
 }
 
 pub fn compare(args: CompareArgs) -> Result<Exit, Failure> {

@@ -24,6 +24,9 @@ pub fn report(args: ReportArgs) -> Result<Exit, Failure> {
     })?;
     let mut run = RunResult::from_json(&text)
         .map_err(|e| Failure::input(format!("{}: {e}", args.file.display())))?;
+    if args.csv.is_some() || args.html.is_some() {
+        crate::compare::attach_workers(&mut run, &args.file)?;
+    }
     let limits = args.limits.as_deref().map(load_limits).transpose()?;
     let differing = recompute(&mut run);
     print!("{}", render_run(&run));

@@ -1,0 +1,240 @@
+//! Per-worker series of large phases, kept out of the result document so that it stays bounded
+//! whatever the worker count and duration: a phase with more than [`INLINE_WORKER_INTERVALS`]
+//! worker-intervals keeps its summed series (`series`, `rank_series`) in the document and its
+//! per-worker series in a side file beside it, zstd-compressed tidy CSV ([`HEADER`]), which
+//! pandas reads as it is (`pd.read_csv(path)`) and `zstd -dc` turns into plain CSV.
+
+use crate::{PhaseResult, RankSeries, RunResult, Series, WorkerResult};
+use iobm_stats::HistogramData;
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+
+/// Most worker-intervals a phase keeps in the document (about 20 MB of per-worker series).
+pub const INLINE_WORKER_INTERVALS: usize = 20_000;
+
+/// The columns of the side file: one row per phase, worker and interval; `buckets` is the
+/// interval's latency histogram as `lowest_ns:count` pairs separated by spaces, with
+/// `sub_bits` sub-buckets per power of two as in the document's histograms.
+pub const HEADER: &str =
+    "phase,rank,worker,interval_ns,interval,bytes,ops,errors,latency_count,latency_min_ns,latency_max_ns,latency_sum_ns,sub_bits,buckets\n";
+
+/// The side file of a document saved at `json`: beside it, `NAME.workers.csv.zst`.
+pub fn side_file(json: &Path) -> PathBuf {
+    let mut name = json.file_name().unwrap_or_default().to_os_string();
+    name.push(".workers.csv.zst");
+    json.with_file_name(name)
+}
+
+fn quoted(field: &str) -> String {
+    if field.contains([',', '"', '\n']) {
+        format!("\"{}\"", field.replace('"', "\"\""))
+    } else {
+        field.to_string()
+    }
+}
+
+/// Adds up a phase's series as its workers arrive (all workers; each rank's) and, for a
+/// phase too large to keep them, moves the workers' own series into compressed rows.
+pub struct SeriesFolder {
+    all: Option<Series>,
+    ranks: Vec<RankSeries>,
+    detach: bool,
+    rows: Vec<u8>,
+}
+
+impl SeriesFolder {
+    /// For a phase expected to hold `worker_intervals` in all.
+    pub fn new(worker_intervals: usize) -> SeriesFolder {
+        SeriesFolder {
+            all: None,
+            ranks: Vec::new(),
+            detach: worker_intervals > INLINE_WORKER_INTERVALS,
+            rows: Vec::new(),
+        }
+    }
+
+    /// The worker-intervals of `workers` (the longest series of them, times their number).
+    pub fn worker_intervals(workers: &[WorkerResult]) -> usize {
+        let longest = workers.iter().map(|w| w.series.bytes.len()).max();
+        workers.len() * longest.unwrap_or(0)
+    }
+
+    /// Folds in `workers` of phase `phase` (all of one rank's, or all of the phase's).
+    pub fn add(&mut self, phase: &str, workers: &mut [WorkerResult]) {
+        for w in workers.iter() {
+            match &mut self.all {
+                Some(all) => all.merge(&w.series),
+                None => self.all = Some(w.series.clone()),
+            }
+            let mut own = w.series.clone();
+            own.latency.clear();
+            match self.ranks.iter_mut().find(|r| r.rank == w.rank) {
+                Some(r) => r.series.merge(&own),
+                None => self.ranks.push(RankSeries {
+                    rank: w.rank,
+                    series: own,
+                }),
+            }
+        }
+        if self.detach {
+            self.rows.extend(compress(&rows(phase, workers)));
+            for w in workers {
+                let interval = std::time::Duration::from_nanos(w.series.interval_ns);
+                w.series = Series::new(interval);
+            }
+        }
+    }
+
+    /// Puts the sums in `phase` (rank series only with several ranks) and the detached rows.
+    pub fn finish(self, phase: &mut PhaseResult) {
+        phase.series = self.all;
+        phase.rank_series = if self.ranks.len() > 1 {
+            self.ranks
+        } else {
+            Vec::new()
+        };
+        phase.worker_series_detached = self.detach;
+        phase.detached = self.rows;
+    }
+}
+
+/// The CSV rows (without the header) of `workers`' series.
+fn rows(phase: &str, workers: &[WorkerResult]) -> String {
+    let mut out = String::new();
+    let name = quoted(phase);
+    for w in workers {
+        let s = &w.series;
+        for k in 0..s.bytes.len().max(s.errors.len()) {
+            let at = |v: &[u64]| v.get(k).copied().unwrap_or(0);
+            let empty = HistogramData::empty(4);
+            let h = s.latency.get(k).unwrap_or(&empty);
+            let _ = write!(
+                out,
+                "{name},{},{},{},{k},{},{},{},{},{},{},{},{},",
+                w.rank,
+                w.worker,
+                s.interval_ns,
+                at(&s.bytes),
+                at(&s.ops),
+                at(&s.errors),
+                h.count,
+                h.min_ns,
+                h.max_ns,
+                h.sum_ns,
+                h.sub_bits()
+            );
+            for (i, [low, n]) in h.buckets.iter().enumerate() {
+                let _ = write!(out, "{}{low}:{n}", if i > 0 { " " } else { "" });
+            }
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// One zstd frame of `text` (frames concatenate into one valid stream).
+fn compress(text: &str) -> Vec<u8> {
+    zstd::bulk::compress(text.as_bytes(), 3).expect("zstd compresses in memory")
+}
+
+/// The side file's bytes for `run`: the header and every detached phase's rows; None when no
+/// phase is detached.
+pub fn side_file_bytes(run: &RunResult) -> Option<Vec<u8>> {
+    let detached: Vec<&PhaseResult> = run
+        .phases
+        .iter()
+        .filter(|p| p.worker_series_detached)
+        .collect();
+    if detached.is_empty() {
+        return None;
+    }
+    let mut out = compress(HEADER);
+    detached.iter().for_each(|p| out.extend(&p.detached));
+    Some(out)
+}
+
+/// Puts the per-worker series of the side file's bytes back into `run`'s detached phases.
+pub fn attach(run: &mut RunResult, side: &[u8]) -> Result<(), String> {
+    let text = zstd::stream::decode_all(side).map_err(|e| format!("not zstd: {e}"))?;
+    let text = String::from_utf8(text).map_err(|_| "not text".to_string())?;
+    let mut lines = text.lines();
+    if lines.next() != Some(HEADER.trim_end()) {
+        return Err("not an iobm worker-series file".into());
+    }
+    for line in lines {
+        let (phase, rest) = split_phase(line)?;
+        let f: Vec<&str> = rest.split(',').collect();
+        if f.len() != 13 {
+            return Err(format!("a row of {} fields: {line}", f.len() + 1));
+        }
+        let n = |i: usize| {
+            f[i].parse::<u64>()
+                .map_err(|_| format!("not a number: {}", f[i]))
+        };
+        let (rank, worker, k) = (n(0)? as u32, n(1)? as u32, n(3)? as usize);
+        let Some(p) = run.phases.iter_mut().find(|p| p.name == phase) else {
+            return Err(format!("no phase named {phase}"));
+        };
+        let Some(w) = p
+            .workers
+            .iter_mut()
+            .find(|w| w.rank == rank && w.worker == worker)
+        else {
+            return Err(format!("no worker {worker} of rank {rank} in {phase}"));
+        };
+        let s = &mut w.series;
+        s.interval_ns = n(2)?;
+        let put = |v: &mut Vec<u64>, x: u64| {
+            if v.len() <= k {
+                v.resize(k + 1, 0);
+            }
+            v[k] = x;
+        };
+        put(&mut s.bytes, n(4)?);
+        put(&mut s.ops, n(5)?);
+        if n(6)? > 0 {
+            put(&mut s.errors, n(6)?);
+        }
+        let mut h = HistogramData::empty(n(11)? as u32);
+        (h.count, h.min_ns, h.max_ns, h.sum_ns) = (n(7)?, n(8)?, n(9)?, n(10)?);
+        for pair in f[12].split_whitespace() {
+            let (low, count) = pair.split_once(':').ok_or(format!("a bucket: {pair}"))?;
+            let parse = |x: &str| x.parse::<u64>().map_err(|_| format!("a bucket: {pair}"));
+            h.buckets.push([parse(low)?, parse(count)?]);
+        }
+        if s.latency.len() <= k {
+            s.latency.resize(k + 1, HistogramData::empty(h.sub_bits()));
+        }
+        s.latency[k] = h;
+    }
+    for p in run.phases.iter_mut().filter(|p| p.worker_series_detached) {
+        p.worker_series_detached = false;
+    }
+    Ok(())
+}
+
+/// The quoted or plain phase name at the start of a row, and the rest after its comma.
+fn split_phase(line: &str) -> Result<(String, &str), String> {
+    if let Some(quoted) = line.strip_prefix('"') {
+        let mut name = String::new();
+        let mut chars = quoted.char_indices().peekable();
+        while let Some((i, c)) = chars.next() {
+            if c == '"' {
+                if chars.peek().map(|&(_, c)| c) == Some('"') {
+                    name.push('"');
+                    chars.next();
+                } else {
+                    let rest = quoted[i + 1..].strip_prefix(',').ok_or("a bad row")?;
+                    return Ok((name, rest));
+                }
+            } else {
+                name.push(c);
+            }
+        }
+        Err("an unterminated phase name".into())
+    } else {
+        line.split_once(',')
+            .map(|(p, rest)| (p.to_string(), rest))
+            .ok_or_else(|| "a bad row".to_string())
+    }
+}
