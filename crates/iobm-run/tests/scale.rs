@@ -3,72 +3,25 @@
 //! as rank 0 folds them under MPI. The document stays bounded, the per-worker series go to the
 //! side file whole, and the aggregates equal a direct computation.
 
-use iobm_engine::{prepare_objects, run_phase, Control, Layout, Op, Phase};
+mod synthetic;
+
 use iobm_results::checks::Machine;
-use iobm_results::{detail, PhaseResult, Series};
-use iobm_run::ranks::{PhaseMerger, RankPhase};
-use iobm_run::record::phase_result;
-use iobm_stats::{AggregateKind, HistogramData};
-use iobm_target::mem::MemTarget;
+use iobm_results::detail;
+use iobm_run::ranks::PhaseMerger;
+use iobm_stats::AggregateKind;
+use synthetic::{bytes_at, template};
+
+fn part(template: &iobm_results::PhaseResult, r: u32) -> iobm_run::ranks::RankPhase {
+    synthetic::part(template, r, RANKS, INTERVALS)
+}
 
 const RANKS: u32 = 256;
 const WORKERS: usize = 16;
 const INTERVALS: usize = 3600;
-const SECOND: u64 = 1_000_000_000;
-
-/// A real 16-worker phase on the in-memory target, as the template of every rank's part.
-fn template() -> PhaseResult {
-    let target = MemTarget::new();
-    let layout = Layout::file_per_worker(WORKERS, 4 * 4096);
-    prepare_objects(&target, &layout).unwrap();
-    let phase = Phase::new("write", Op::Write, 4096, layout);
-    let outcome = run_phase(&target, &phase, &Control::new(1, WORKERS));
-    phase_result(&phase, &outcome, 0, "host", &Machine::with_ram(64 << 30))
-}
-
-/// Bytes of worker `w` of rank `r` in interval `k`: uneven over ranks, workers and time.
-fn bytes_at(r: u32, w: usize, k: usize) -> u64 {
-    (1 << 20) * (1 + (r as u64 % 7) + (w as u64 % 3)) + (k as u64 % 11) * 4096
-}
-
-/// Rank `r`'s part: every worker an hour long (rank r starting r ms late), with a series of
-/// 3600 intervals and a small latency histogram in each.
-fn part(template: &PhaseResult, r: u32) -> RankPhase {
-    let mut phase = template.clone();
-    phase.start_ns = 0;
-    phase.end_ns = INTERVALS as u64 * SECOND + RANKS as u64 * 1_000_000;
-    for (w, worker) in phase.workers.iter_mut().enumerate() {
-        worker.rank = r;
-        worker.host = format!("node{}", r / 8);
-        let mut s = Series::new(std::time::Duration::from_secs(1));
-        for k in 0..INTERVALS {
-            let bytes = bytes_at(r, w, k);
-            s.bytes.push(bytes);
-            s.ops.push(bytes >> 20);
-            let mut h = HistogramData::empty(4);
-            let low = 100_000 + (k as u64 % 5) * 8_192;
-            h.buckets = vec![[low, 3], [low * 2, 1]];
-            (h.count, h.min_ns, h.max_ns, h.sum_ns) = (4, low, low * 2 + 1, low * 5);
-            s.latency.push(h);
-        }
-        let span = &mut worker.span;
-        span.start_ns = r as u64 * 1_000_000;
-        span.end_ns = span.start_ns + INTERVALS as u64 * SECOND - w as u64 * 1_000;
-        span.bytes = s.bytes.iter().sum();
-        span.ops = s.ops.iter().sum();
-        span.first_op_end_ns = 0;
-        worker.series = s;
-    }
-    RankPhase {
-        phase,
-        traces: Vec::new(),
-        origin_unix_ns: 0,
-    }
-}
 
 #[test]
 fn an_hour_of_4096_workers_is_a_bounded_document_with_exact_aggregates() {
-    let template = template();
+    let template = template(WORKERS);
     let mut merger = PhaseMerger::new(&[], 0, RANKS as usize);
     let (mut total, mut sum_of_rates) = (0u64, 0.0f64);
     let (mut first_start, mut last_end) = (u64::MAX, 0u64);
@@ -124,7 +77,7 @@ fn an_hour_of_4096_workers_is_a_bounded_document_with_exact_aggregates() {
 
 #[test]
 fn detached_series_come_back_whole_from_the_side_file() {
-    let template = template();
+    let template = template(WORKERS);
     // Past the bound: 16 workers x 3600 intervals of one rank.
     let mut merger = PhaseMerger::new(&[], 0, 1);
     let original = part(&template, 3);

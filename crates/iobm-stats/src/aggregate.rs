@@ -405,6 +405,38 @@ pub fn disagreement(aggregates: &[Aggregate], tolerance: f64) -> Option<String> 
 mod tests {
     use super::*;
 
+    #[test]
+    fn a_trace_of_an_hour_stays_bounded_and_keeps_its_first_seconds() {
+        let mut t = TraceBuilder::default();
+        let hour_ms = 3_600_000u64;
+        for ms in 0..hour_ms {
+            let p = Progress {
+                bytes: ms * 10,
+                ops: ms,
+            };
+            t.sample(ms * 1_000_000, p);
+        }
+        let interval = t.interval_ns();
+        let trace = t.finish(
+            hour_ms * 1_000_000,
+            Progress {
+                bytes: hour_ms * 10,
+                ops: hour_ms,
+            },
+        );
+        assert!(trace.len() <= TRACE_POINTS + 1, "{}", trace.len());
+        // The head keeps every millisecond; later samples are at most `interval` apart.
+        assert!(trace[..TRACE_HEAD]
+            .windows(2)
+            .all(|w| w[1].0 - w[0].0 == 1_000_000));
+        assert!(trace.windows(2).all(|w| w[1].0 - w[0].0 <= interval));
+        assert_eq!(interval, 128_000_000, "an hour: 128 ms");
+        // A snapshot anywhere is off by less than one interval's progress.
+        let at = 1_234_567_890_123;
+        let p = progress_at(&trace, at);
+        assert!(p.ops <= at / 1_000_000 && at / 1_000_000 - p.ops < interval / 1_000_000);
+    }
+
     fn span(start: u64, end: u64, bytes: u64, at_start: u64, at_first: u64) -> WorkerSpan {
         WorkerSpan {
             start_ns: start,

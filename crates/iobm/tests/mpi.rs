@@ -597,3 +597,78 @@ fn ctrl_c_of_the_launcher_reports_and_cleans_up_given_the_time() {
     assert_eq!(result["phases"][0]["workers"].as_array().unwrap().len(), 4);
     assert!(!dir.path().join("iobm").exists(), "the bucket was removed");
 }
+
+#[test]
+fn thirty_two_ranks_are_merged_rank_by_rank_into_a_bounded_document() {
+    // 32 ranks x 2 workers x 400 intervals of 10 ms: past the 20,000 worker-intervals a
+    // document keeps, so the per-worker series go to the side file beside it.
+    let data = tempfile::tempdir().unwrap();
+    let out_dir = tempfile::tempdir().unwrap();
+    let json = out_dir.path().join("w.json");
+    let out = mpirun(
+        32,
+        &[
+            "write",
+            "-j",
+            "2",
+            "--size-per-job",
+            "8MiB",
+            "--block",
+            "64k",
+            "--duration",
+            "4s",
+            "--interval",
+            "10ms",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+        data.path(),
+    );
+    let stdout = ok(&out);
+    assert!(stdout.contains("32 MPI ranks"), "{stdout}");
+    assert!(
+        stdout.contains("gather: rank 0 gathered and merged"),
+        "{stdout}"
+    );
+    let result = load(&json);
+    let phase = &result["phases"][0];
+    assert!(phase["gather_s"].as_f64().unwrap() > 0.0);
+    assert_eq!(phase["workers"].as_array().unwrap().len(), 64);
+    assert_eq!(phase["rank_series"].as_array().unwrap().len(), 32);
+    let sum = |s: &Value| -> u64 { s["bytes"].as_array().unwrap().iter().map(u64_of).sum() };
+    assert_eq!(sum(&phase["series"]), bytes(phase));
+    let by_ranks: u64 = phase["rank_series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| sum(&r["series"]))
+        .sum();
+    assert_eq!(by_ranks, bytes(phase));
+    assert_eq!(phase["worker_series_detached"], true);
+    let side = out_dir
+        .path()
+        .join(result["worker_series_file"].as_str().unwrap());
+    assert!(side.exists(), "{}", side.display());
+    // The per-worker series come back from the side file: the CSV holds every worker's rows.
+    let csv = out_dir.path().join("w.csv");
+    let report = std::process::Command::new(assert_cmd::cargo::cargo_bin("iobm"))
+        .arg("report")
+        .arg(&json)
+        .arg("--csv")
+        .arg(&csv)
+        .output()
+        .unwrap();
+    assert!(report.status.success());
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let header: Vec<&str> = text.lines().next().unwrap().split(',').collect();
+    let column = header.iter().position(|h| *h == "bytes").unwrap();
+    let rows: Vec<Vec<&str>> = text
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').collect())
+        .collect();
+    assert!(rows.len() >= 20_000, "{}", rows.len());
+    let csv_bytes: u64 = rows.iter().map(|r| r[column].parse::<u64>().unwrap()).sum();
+    assert_eq!(csv_bytes, bytes(phase));
+    assert!(entries(data.path()).is_empty());
+}
