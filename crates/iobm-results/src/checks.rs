@@ -400,6 +400,7 @@ pub(crate) mod tests {
             gather_s: None,
             series: None,
             rank_series: Vec::new(),
+            endpoint_series: Vec::new(),
             worker_series_detached: false,
             detached: Vec::new(),
         }

@@ -4,7 +4,7 @@
 //! per-worker series in a side file beside it, zstd-compressed tidy CSV ([`HEADER`]), which
 //! pandas reads as it is (`pd.read_csv(path)`) and `zstd -dc` turns into plain CSV.
 
-use crate::{PhaseResult, RankSeries, RunResult, Series, WorkerResult};
+use crate::{EndpointSeries, PhaseResult, RankSeries, RunResult, Series, WorkerResult};
 use iobm_stats::HistogramData;
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
@@ -38,6 +38,7 @@ fn quoted(field: &str) -> String {
 pub struct SeriesFolder {
     all: Option<Series>,
     ranks: Vec<RankSeries>,
+    endpoints: Vec<EndpointSeries>,
     detach: bool,
     rows: Vec<u8>,
 }
@@ -48,6 +49,7 @@ impl SeriesFolder {
         SeriesFolder {
             all: None,
             ranks: Vec::new(),
+            endpoints: Vec::new(),
             detach: worker_intervals > INLINE_WORKER_INTERVALS,
             rows: Vec::new(),
         }
@@ -68,6 +70,15 @@ impl SeriesFolder {
             }
             let mut own = w.series.clone();
             own.latency.clear();
+            if let Some(endpoint) = &w.endpoint {
+                match self.endpoints.iter_mut().find(|e| e.endpoint == *endpoint) {
+                    Some(e) => e.series.merge(&own),
+                    None => self.endpoints.push(EndpointSeries {
+                        endpoint: endpoint.clone(),
+                        series: own.clone(),
+                    }),
+                }
+            }
             match self.ranks.iter_mut().find(|r| r.rank == w.rank) {
                 Some(r) => r.series.merge(&own),
                 None => self.ranks.push(RankSeries {
@@ -90,6 +101,11 @@ impl SeriesFolder {
         phase.series = self.all;
         phase.rank_series = if self.ranks.len() > 1 {
             self.ranks
+        } else {
+            Vec::new()
+        };
+        phase.endpoint_series = if self.endpoints.len() > 1 {
+            self.endpoints
         } else {
             Vec::new()
         };

@@ -495,6 +495,10 @@ pub struct PhaseResult {
     /// latency per interval is in `series`, over all ranks).
     #[serde(default)]
     pub rank_series: Vec<RankSeries>,
+    /// Object phases against several endpoints: each endpoint's workers' series added up
+    /// (bytes, operations and errors).
+    #[serde(default)]
+    pub endpoint_series: Vec<EndpointSeries>,
     /// The phase had more worker-intervals than a document keeps
     /// ([`detail::INLINE_WORKER_INTERVALS`]): `workers[].series` are empty here and the
     /// per-worker series are in the run's `worker_series_file`.
@@ -503,6 +507,16 @@ pub struct PhaseResult {
     /// The detached per-worker series as zstd-compressed CSV rows, until they are saved.
     #[serde(skip)]
     pub detached: Vec<u8>,
+}
+
+/// One endpoint's workers' series added up.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EndpointSeries {
+    /// The endpoint's URL.
+    pub endpoint: String,
+    /// Its workers' series added up (no latency).
+    pub series: Series,
 }
 
 /// One rank's workers' series added up.

@@ -49,6 +49,11 @@ pub fn execute(
             }
         }
         let mut recorded = phase_result(&phase, &outcome, ranks.rank(), &host, &machine);
+        // Object phases: the endpoint each worker sent its requests to, before the merge adds
+        // up each endpoint's series.
+        for w in &mut recorded.workers {
+            w.endpoint = target.endpoint_of(w.worker as usize).map(str::to_string);
+        }
         // Outside the phase's timing and CPU: what its data offered the storage.
         recorded.offered = offered::measure(&phase, phase.verify.unwrap_or(control.run_id));
         let local = RankPhase {

@@ -224,6 +224,7 @@ pub fn phase_result(
         gather_s: None,
         series: None,
         rank_series: Vec::new(),
+        endpoint_series: Vec::new(),
         worker_series_detached: false,
         detached: Vec::new(),
         offered: None,

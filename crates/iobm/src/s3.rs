@@ -388,16 +388,7 @@ fn run(
             phase.settings.drop_cache = dropped != "nothing";
         }
         add_server_evidence(target, &config.bucket, &counted_before, &mut run, 0);
-        for phase in &mut run.phases {
-            for w in &mut phase.workers {
-                // Worker w of rank r is worker r x concurrent + w of the job.
-                let job_worker = (w.rank * args.concurrent + w.worker) as usize;
-                w.endpoint = Some(
-                    config.endpoints[config.job_endpoint(job_worker)]
-                        .url
-                        .clone(),
-                );
-            }
+        for phase in &run.phases {
             say(&format!("\n{}", render_phase(phase, &run.environment)));
         }
     }

@@ -252,6 +252,27 @@ fn every_operation_against_iobm_serve_with_two_endpoints() {
         .map(|w| w["endpoint"].as_str().unwrap())
         .collect();
     assert_eq!(endpoints, [&a.url, &b.url, &a.url, &b.url]);
+    // Each endpoint's series: its two workers' added up.
+    let phase = &result["phases"][0];
+    let per_endpoint = phase["endpoint_series"].as_array().unwrap();
+    assert_eq!(per_endpoint.len(), 2);
+    for (e, url) in per_endpoint.iter().zip([&a.url, &b.url]) {
+        assert_eq!(e["endpoint"], url.as_str());
+        let ops: u64 = e["series"]["ops"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| u(v))
+            .sum();
+        let own: u64 = phase["workers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|w| w["endpoint"] == url.as_str())
+            .map(|w| u(&w["span"]["ops"]))
+            .sum();
+        assert_eq!(ops, own);
+    }
     let files: Vec<_> = walk(&root.path().join("iobm"))
         .into_iter()
         .filter(|p| p.is_file())
