@@ -258,12 +258,7 @@ fn every_operation_against_iobm_serve_with_two_endpoints() {
     assert_eq!(per_endpoint.len(), 2);
     for (e, url) in per_endpoint.iter().zip([&a.url, &b.url]) {
         assert_eq!(e["endpoint"], url.as_str());
-        let ops: u64 = e["series"]["ops"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|v| u(v))
-            .sum();
+        let ops: u64 = e["series"]["ops"].as_array().unwrap().iter().map(u).sum();
         let own: u64 = phase["workers"]
             .as_array()
             .unwrap()
