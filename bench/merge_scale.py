@@ -12,13 +12,15 @@ Usage: bench/merge_scale.py
 import json
 import os
 import subprocess
+import tempfile
+import time
 
-from common import ROOT
+from common import ROOT, build_iobm
 
 
-def run(example, ranks, intervals):
-    out = subprocess.run([example, str(ranks), str(intervals)], check=True,
-                         capture_output=True, text=True).stdout
+def run(example, ranks, intervals, save=None):
+    out = subprocess.run([example, str(ranks), str(intervals)] + ([save] if save else []),
+                         check=True, capture_output=True, text=True).stdout
     return json.loads(out)
 
 
@@ -35,6 +37,19 @@ def main():
         print(f"| {m['workers']} | {intervals} | {m['merge_s']:.2f} "
               f"| {m['merge_s'] / m['workers'] * 1e3:.2f} | {m['peak_rss_mib']:.0f} "
               f"| {m['document_mb']:.1f} | {m['side_file_mb']:.1f} |", flush=True)
+    # What reading the largest one back costs: iobm report (the document alone) and with
+    # --csv (the side file's per-worker series put back too).
+    iobm = build_iobm()
+    with tempfile.TemporaryDirectory() as out:
+        doc = os.path.join(out, "r.json")
+        run(example, 256, 3600, doc)
+        size = os.path.getsize(doc) / 1e6
+        for extra in ([], ["--csv", os.path.join(out, "r.csv")]):
+            started = time.monotonic()
+            subprocess.run([iobm, "report", doc] + extra, check=True, stdout=subprocess.DEVNULL)
+            took = time.monotonic() - started
+            print(f"\niobm report {'--csv ' if extra else ''}of the 4096-worker hour "
+                  f"({size:.1f} MB document): {took:.2f} s")
 
 
 if __name__ == "__main__":

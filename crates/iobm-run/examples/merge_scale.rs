@@ -3,7 +3,10 @@
 //! rank would send it (not timed), then parsed and folded in as rank 0 does (timed); prints
 //! the time, rank 0's peak memory (the process's maximum resident set) and the document's size.
 //!
-//! Usage: cargo run --release -p iobm-run --example merge_scale -- RANKS [INTERVALS]
+//! With OUT.json, also saves the phase as a run's document there (with its side file), for
+//! `iobm report` to read.
+//!
+//! Usage: cargo run --release -p iobm-run --example merge_scale -- RANKS [INTERVALS [OUT.json]]
 
 #[path = "../tests/synthetic/mod.rs"]
 mod synthetic;
@@ -30,6 +33,14 @@ fn main() {
     let phase = merger.finish(&Machine::with_ram(64 << 30));
     merging += started.elapsed();
     let document = serde_json::to_vec(&phase).unwrap().len();
+    let side_file = phase.detached.len();
+    if let Some(out) = args.next() {
+        let mut run: iobm_results::RunResult =
+            serde_json::from_str(include_str!("../../iobm/tests/fixtures/stream.json")).unwrap();
+        run.phases = vec![phase];
+        let doc = iobm_run::session::document(&run, std::path::Path::new(&out)).unwrap();
+        std::fs::write(&out, serde_json::to_vec_pretty(&doc).unwrap()).unwrap();
+    }
     // SAFETY: getrusage writes into the struct it is given.
     let peak_kib = unsafe {
         let mut usage: libc::rusage = std::mem::zeroed();
@@ -42,6 +53,6 @@ fn main() {
         merging.as_secs_f64(),
         peak_kib as f64 / 1024.0,
         document as f64 / 1e6,
-        phase.detached.len() as f64 / 1e6
+        side_file as f64 / 1e6
     );
 }

@@ -14,18 +14,56 @@ const BUCKETS: usize = (SUB + (64 - SUB_BITS as u64) * SUB) as usize;
 #[derive(Clone, PartialEq, Eq)]
 pub struct Histogram {
     counts: Vec<u64>,
+    totals: Totals,
+}
+
+/// How many values were recorded, the smallest, the largest and their sum.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Totals {
     count: u64,
     min: u64,
     max: u64,
     sum: u128,
 }
 
+impl Totals {
+    const NONE: Totals = Totals {
+        count: 0,
+        min: u64::MAX,
+        max: 0,
+        sum: 0,
+    };
+
+    #[inline]
+    fn record(&mut self, value: u64) {
+        self.count += 1;
+        self.min = self.min.min(value);
+        self.max = self.max.max(value);
+        self.sum += value as u128;
+    }
+
+    fn add(&mut self, other: &Totals) {
+        self.count += other.count;
+        self.min = self.min.min(other.min);
+        self.max = self.max.max(other.max);
+        self.sum += other.sum;
+    }
+
+    /// Into `data`'s count, min, max and sum (min 0 when nothing was recorded).
+    fn fill(&self, data: &mut HistogramData) {
+        data.count = self.count;
+        data.min_ns = if self.count > 0 { self.min } else { 0 };
+        data.max_ns = self.max;
+        data.sum_ns = self.sum.min(u64::MAX as u128) as u64;
+    }
+}
+
 impl std::fmt::Debug for Histogram {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Histogram")
-            .field("count", &self.count)
-            .field("min", &self.min)
-            .field("max", &self.max)
+            .field("count", &self.totals.count)
+            .field("min", &self.totals.min)
+            .field("max", &self.totals.max)
             .finish()
     }
 }
@@ -34,10 +72,7 @@ impl Default for Histogram {
     fn default() -> Self {
         Histogram {
             counts: vec![0; BUCKETS],
-            count: 0,
-            min: u64::MAX,
-            max: 0,
-            sum: 0,
+            totals: Totals::NONE,
         }
     }
 }
@@ -84,59 +119,55 @@ impl Histogram {
     #[inline]
     pub fn record(&mut self, value: u64) {
         self.counts[bucket_of(value)] += 1;
-        self.count += 1;
-        self.min = self.min.min(value);
-        self.max = self.max.max(value);
-        self.sum += value as u128;
+        self.totals.record(value);
     }
 
     pub fn count(&self) -> u64 {
-        self.count
+        self.totals.count
     }
     pub fn min(&self) -> Option<u64> {
-        (self.count > 0).then_some(self.min)
+        (self.count() > 0).then_some(self.totals.min)
     }
     pub fn max(&self) -> Option<u64> {
-        (self.count > 0).then_some(self.max)
+        (self.count() > 0).then_some(self.totals.max)
     }
     pub fn mean(&self) -> Option<f64> {
-        (self.count > 0).then(|| self.sum as f64 / self.count as f64)
+        (self.count() > 0).then(|| self.totals.sum as f64 / self.count() as f64)
     }
 
     /// The value below which `pct` percent of observations fall: the highest value of the bucket
     /// holding that rank, never above the recorded maximum.
     pub fn percentile(&self, pct: f64) -> Option<u64> {
-        if self.count == 0 {
+        let Totals {
+            count, min, max, ..
+        } = self.totals;
+        if count == 0 {
             return None;
         }
-        let rank = ((pct / 100.0) * self.count as f64).ceil().max(1.0) as u64;
+        let rank = ((pct / 100.0) * count as f64).ceil().max(1.0) as u64;
         let mut seen = 0;
         for (bucket, &n) in self.counts.iter().enumerate() {
             seen += n;
             if seen >= rank {
                 let (low, width) = bucket_bounds(bucket);
-                return Some((low + width - 1).clamp(self.min, self.max));
+                return Some((low + width - 1).clamp(min, max));
             }
         }
-        Some(self.max)
+        Some(max)
     }
 
     /// The sparse, serialisable form.
     pub fn to_data(&self) -> HistogramData {
-        HistogramData {
-            count: self.count,
-            min_ns: self.min().unwrap_or(0),
-            max_ns: self.max,
-            sum_ns: self.sum.min(u64::MAX as u128) as u64,
-            sub_bits: None,
-            buckets: self
-                .counts
-                .iter()
-                .enumerate()
-                .filter(|(_, &n)| n > 0)
-                .map(|(b, &n)| [bucket_bounds(b).0, n])
-                .collect(),
-        }
+        let mut data = HistogramData::empty(SUB_BITS);
+        self.totals.fill(&mut data);
+        data.buckets = self
+            .counts
+            .iter()
+            .enumerate()
+            .filter(|(_, &n)| n > 0)
+            .map(|(b, &n)| [bucket_bounds(b).0, n])
+            .collect();
+        data
     }
 
     /// Rebuilds a histogram from its serialised form (for merging saved runs and ranks). The
@@ -149,14 +180,16 @@ impl Histogram {
             let (low, width) = bounds_with(bucket_with(low, bits), bits);
             h.counts[bucket_of(low.saturating_add(width - 1))] += n;
         }
-        h.count = data.count;
-        h.min = if data.count > 0 {
-            data.min_ns
-        } else {
-            u64::MAX
+        h.totals = Totals {
+            count: data.count,
+            min: if data.count > 0 {
+                data.min_ns
+            } else {
+                u64::MAX
+            },
+            max: data.max_ns,
+            sum: data.sum_ns as u128,
         };
-        h.max = data.max_ns;
-        h.sum = data.sum_ns as u128;
         h
     }
 }
@@ -166,10 +199,7 @@ impl std::ops::AddAssign<&Histogram> for Histogram {
         for (a, b) in self.counts.iter_mut().zip(&other.counts) {
             *a += b;
         }
-        self.count += other.count;
-        self.min = self.min.min(other.min);
-        self.max = self.max.max(other.max);
-        self.sum += other.sum;
+        self.totals.add(&other.totals);
     }
 }
 
@@ -259,15 +289,12 @@ impl HistogramData {
 #[derive(Clone)]
 pub struct CoarseHistogram {
     counts: [u64; CoarseHistogram::BUCKETS],
-    count: u64,
-    min: u64,
-    max: u64,
-    sum: u128,
+    totals: Totals,
 }
 
 impl std::fmt::Debug for CoarseHistogram {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "CoarseHistogram({} recorded)", self.count)
+        write!(f, "CoarseHistogram({} recorded)", self.totals.count)
     }
 }
 
@@ -275,10 +302,7 @@ impl Default for CoarseHistogram {
     fn default() -> Self {
         CoarseHistogram {
             counts: [0; CoarseHistogram::BUCKETS],
-            count: 0,
-            min: u64::MAX,
-            max: 0,
-            sum: 0,
+            totals: Totals::NONE,
         }
     }
 }
@@ -290,30 +314,24 @@ impl CoarseHistogram {
     #[inline]
     pub fn record(&mut self, value: u64) {
         self.counts[bucket_with(value, Self::SUB_BITS)] += 1;
-        self.count += 1;
-        self.min = self.min.min(value);
-        self.max = self.max.max(value);
-        self.sum += value as u128;
+        self.totals.record(value);
     }
 
     pub fn count(&self) -> u64 {
-        self.count
+        self.totals.count
     }
 
     /// The sparse form of what was recorded, leaving this one empty.
     pub fn take(&mut self) -> HistogramData {
         let mut data = HistogramData::empty(Self::SUB_BITS);
-        data.count = self.count;
-        data.min_ns = if self.count > 0 { self.min } else { 0 };
-        data.max_ns = self.max;
-        data.sum_ns = self.sum.min(u64::MAX as u128) as u64;
+        self.totals.fill(&mut data);
         for (b, n) in self.counts.iter_mut().enumerate() {
             if *n > 0 {
                 data.buckets.push([bounds_with(b, Self::SUB_BITS).0, *n]);
                 *n = 0;
             }
         }
-        (self.count, self.min, self.max, self.sum) = (0, u64::MAX, 0, 0);
+        self.totals = Totals::NONE;
         data
     }
 }
