@@ -13,6 +13,7 @@ import time
 
 import botocore
 import pytest
+from botocore.handlers import set_list_objects_encoding_type_url
 
 from gateway_helpers import AK, SK, Server, aws, client
 
@@ -300,3 +301,50 @@ def test_counters_for_a_signed_scrape_say_what_was_served_and_from_where(server)
     # A listing of a bucket named `metrics` is still a listing (no Accept: text/plain).
     s3.create_bucket(Bucket="metrics")
     assert s3.list_objects(Bucket="metrics").get("Contents", []) == []
+
+
+def test_listings_url_encode_keys_and_answer_as_s3_does(server):
+    # boto3 asks for encoding-type=url and decodes what comes back: keys that are not plain
+    # must arrive encoded, or `%2e%2e/x` would reach a sync tool as `../x`.
+    s3 = client(server)
+    s3.create_bucket(Bucket="odd")
+    keys = ["d/%2e%2e/x", "d/a b", "d/plus+sign", "d/\u00fcml", "d/q\"uote", "d/<tag>"]
+    for k in keys:
+        s3.put_object(Bucket="odd", Key=k, Body=b"x")
+    v2 = s3.list_objects_v2(Bucket="odd", Prefix="d/")
+    assert sorted(o["Key"] for o in v2["Contents"]) == sorted(keys)
+    assert v2["EncodingType"] == "url"
+    v1 = s3.list_objects(Bucket="odd", Prefix="d/", Delimiter="/")
+    assert sorted(o["Key"] for o in v1["Contents"]) == sorted(keys[1:])
+    assert [p["Prefix"] for p in v1["CommonPrefixes"]] == ["d/%2e%2e/"]
+    prefixes = s3.list_objects_v2(Bucket="odd", Delimiter="/")
+    assert [p["Prefix"] for p in prefixes["CommonPrefixes"]] == ["d/"]
+    versions = s3.list_object_versions(Bucket="odd", Prefix="d/")
+    assert sorted(v["Key"] for v in versions["Versions"]) == sorted(keys)
+    # Paging by marker through encoded keys, one at a time, gives every key once.
+    got, marker = [], None
+    while True:
+        kw = {"Marker": marker} if marker else {}
+        page = s3.list_objects(Bucket="odd", MaxKeys=1, **kw)
+        got += [o["Key"] for o in page.get("Contents", [])]
+        assert page.get("Marker", "") == (marker or "")
+        if not page["IsTruncated"]:
+            break
+        marker = page.get("NextMarker", got[-1])
+    assert got == sorted(keys)
+    # Not asked to encode: the keys as they are.
+    plain = client(server)
+    plain.meta.events.unregister(
+        "before-parameter-build.s3.ListObjectsV2", set_list_objects_encoding_type_url
+    )
+    raw = plain.list_objects_v2(Bucket="odd", Prefix="d/")
+    assert "EncodingType" not in raw
+    assert sorted(o["Key"] for o in raw["Contents"]) == sorted(keys)
+    # max-keys=0: an empty page that is not truncated.
+    empty = s3.list_objects_v2(Bucket="odd", MaxKeys=0)
+    assert empty["KeyCount"] == 0 and empty["IsTruncated"] is False
+    # The owner: with fetch-owner in V2, always in V1.
+    assert "Owner" not in v2["Contents"][0]
+    owned = s3.list_objects_v2(Bucket="odd", FetchOwner=True)
+    assert owned["Contents"][0]["Owner"]["DisplayName"] == "iobm"
+    assert v1["Contents"][0]["Owner"]["ID"] == "iobm"

@@ -1,10 +1,11 @@
 //! One page of a bucket listing (V1, V2 and versions share it): keys and common prefixes below
-//! a prefix, after a marker, at most `max-keys`; links and other non-objects are left out.
+//! a prefix, after a marker, at most `max-keys`; links and other non-objects are left out. With
+//! `encoding-type=url` the keys and prefixes are sent URL-encoded ([`url_encoded`]).
 
 use crate::errors::{io_error, store_error};
 use crate::s3::Gateway;
 use crate::store::load_meta;
-use s3s::dto::{CommonPrefix, ETag, Object, ObjectStorageClass, Timestamp};
+use s3s::dto::{CommonPrefix, ETag, Object, ObjectStorageClass, Owner, Timestamp};
 use s3s::S3Result;
 use std::collections::BTreeSet;
 use std::os::fd::AsFd;
@@ -34,6 +35,17 @@ impl Gateway {
         let prefix = prefix.unwrap_or_default();
         let max = max_keys.unwrap_or(1000).clamp(0, 1000) as usize;
         let dir = self.store.open_bucket(bucket).map_err(store_error)?;
+        if max == 0 {
+            // S3 answers max-keys=0 with an empty page that is not truncated.
+            return Ok(Page {
+                prefix: prefix.to_string(),
+                max_keys: 0,
+                objects: Vec::new(),
+                prefixes: Vec::new(),
+                truncated: false,
+                next: None,
+            });
+        }
         let mut objects = Vec::new();
         let mut prefixes: BTreeSet<String> = BTreeSet::new();
         let mut last = None;
@@ -68,6 +80,7 @@ impl Gateway {
                     };
                     let etag = load_meta(&object.file).map_err(io_error)?.etag;
                     objects.push(Object {
+                        owner: Some(owner()),
                         key: Some(key.clone()),
                         size: Some(object.len as i64),
                         e_tag: Some(ETag::Strong(etag)),
@@ -93,5 +106,55 @@ impl Gateway {
             truncated,
             next: last.filter(|_| truncated),
         })
+    }
+}
+
+/// The owner of every bucket and object: the gateway's one account.
+pub(crate) fn owner() -> Owner {
+    Owner {
+        display_name: Some("iobm".into()),
+        id: Some("iobm".into()),
+    }
+}
+
+/// `text` as S3 sends a key or prefix with `encoding-type=url`: every byte but the unreserved
+/// ones and `/` percent-encoded. Clients decode with `unquote_plus`, so `+` and space are
+/// encoded too.
+pub(crate) fn url_encoded(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for &b in text.as_bytes() {
+        if b.is_ascii_alphanumeric() || b"-_.~/".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+impl Page {
+    /// The page's keys and prefixes URL-encoded (`encoding-type=url`).
+    pub fn url_encode(&mut self) {
+        self.prefix = url_encoded(&self.prefix);
+        for o in &mut self.objects {
+            o.key = o.key.as_deref().map(url_encoded);
+        }
+        for p in &mut self.prefixes {
+            p.prefix = p.prefix.as_deref().map(url_encoded);
+        }
+        self.next = self.next.as_deref().map(url_encoded);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::url_encoded;
+
+    #[test]
+    fn url_encoding_keeps_unreserved_bytes_and_slashes() {
+        assert_eq!(url_encoded("a/b-c_d.e~f"), "a/b-c_d.e~f");
+        assert_eq!(url_encoded("%2e%2e/x"), "%252e%252e/x");
+        assert_eq!(url_encoded("a b+c"), "a%20b%2Bc");
+        assert_eq!(url_encoded("\u{fc}"), "%C3%BC");
     }
 }

@@ -4,6 +4,7 @@
 //! from one open descriptor: its bytes, size, ETag and metadata all come from the same file.
 
 use crate::errors::{body_error, body_timeout, io_error, store_error};
+use crate::listing::{owner, url_encoded};
 use crate::metrics::{BucketCounters, Metrics};
 use crate::store::{hex, load_meta, save_meta, Meta, Object, Store, StoreError, Temp};
 use bytes::Bytes;
@@ -171,10 +172,7 @@ impl S3 for Gateway {
             .collect();
         Ok(S3Response::new(ListBucketsOutput {
             buckets: Some(buckets),
-            owner: Some(Owner {
-                display_name: Some("iobm".into()),
-                id: Some("iobm".into()),
-            }),
+            owner: Some(owner()),
             ..Default::default()
         }))
     }
@@ -415,23 +413,39 @@ impl S3 for Gateway {
             .continuation_token
             .as_deref()
             .or(input.start_after.as_deref());
-        let page = self.list(
+        let mut page = self.list(
             &input.bucket,
             input.prefix.as_deref(),
             input.delimiter.as_deref(),
             after,
             input.max_keys,
         )?;
+        // The continuation token is opaque: the next key, never encoded.
+        let next = page.next.clone();
+        let url = url_encoding(&input.encoding_type);
+        if url {
+            page.url_encode();
+        }
+        let encode = |v: Option<String>| {
+            if url {
+                v.as_deref().map(url_encoded)
+            } else {
+                v
+            }
+        };
+        if !input.fetch_owner.unwrap_or(false) {
+            page.objects.iter_mut().for_each(|o| o.owner = None);
+        }
         Ok(S3Response::new(ListObjectsV2Output {
             name: Some(input.bucket),
             prefix: Some(page.prefix),
-            delimiter: input.delimiter,
+            delimiter: encode(input.delimiter),
             max_keys: Some(page.max_keys),
             key_count: Some((page.objects.len() + page.prefixes.len()) as i32),
             is_truncated: Some(page.truncated),
             continuation_token: input.continuation_token,
-            next_continuation_token: page.next,
-            start_after: input.start_after,
+            next_continuation_token: next,
+            start_after: encode(input.start_after),
             contents: Some(page.objects),
             common_prefixes: Some(page.prefixes),
             encoding_type: input.encoding_type,
@@ -444,18 +458,29 @@ impl S3 for Gateway {
         req: S3Request<ListObjectsInput>,
     ) -> S3Result<S3Response<ListObjectsOutput>> {
         let input = req.input;
-        let page = self.list(
+        let mut page = self.list(
             &input.bucket,
             input.prefix.as_deref(),
             input.delimiter.as_deref(),
             input.marker.as_deref(),
             input.max_keys,
         )?;
+        let url = url_encoding(&input.encoding_type);
+        if url {
+            page.url_encode();
+        }
+        let encode = |v: Option<String>| {
+            if url {
+                v.as_deref().map(url_encoded)
+            } else {
+                v
+            }
+        };
         Ok(S3Response::new(ListObjectsOutput {
             name: Some(input.bucket),
             prefix: Some(page.prefix),
-            delimiter: input.delimiter,
-            marker: input.marker,
+            delimiter: encode(input.delimiter),
+            marker: Some(encode(input.marker).unwrap_or_default()),
             max_keys: Some(page.max_keys),
             is_truncated: Some(page.truncated),
             next_marker: page.next,
@@ -471,13 +496,24 @@ impl S3 for Gateway {
         req: S3Request<ListObjectVersionsInput>,
     ) -> S3Result<S3Response<ListObjectVersionsOutput>> {
         let input = req.input;
-        let page = self.list(
+        let mut page = self.list(
             &input.bucket,
             input.prefix.as_deref(),
             input.delimiter.as_deref(),
             input.key_marker.as_deref(),
             input.max_keys,
         )?;
+        let url = url_encoding(&input.encoding_type);
+        if url {
+            page.url_encode();
+        }
+        let encode = |v: Option<String>| {
+            if url {
+                v.as_deref().map(url_encoded)
+            } else {
+                v
+            }
+        };
         let versions = page
             .objects
             .into_iter()
@@ -494,13 +530,14 @@ impl S3 for Gateway {
         Ok(S3Response::new(ListObjectVersionsOutput {
             name: Some(input.bucket),
             prefix: Some(page.prefix),
-            delimiter: input.delimiter,
-            key_marker: input.key_marker,
+            delimiter: encode(input.delimiter),
+            key_marker: encode(input.key_marker),
             max_keys: Some(page.max_keys),
             is_truncated: Some(page.truncated),
             next_key_marker: page.next,
             versions: Some(versions),
             common_prefixes: Some(page.prefixes),
+            encoding_type: input.encoding_type,
             ..Default::default()
         }))
     }
@@ -548,6 +585,14 @@ impl S3 for Gateway {
     }
 }
 
+/// Whether a listing asked for its keys URL-encoded (`encoding-type=url`, which boto3 asks for
+/// by default).
+fn url_encoding(encoding: &Option<EncodingType>) -> bool {
+    encoding
+        .as_ref()
+        .is_some_and(|e| e.as_str() == EncodingType::URL)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -559,4 +604,12 @@ mod tests {
         assert!(check_content_md5(Some("AAAAAAAAAAAAAAAAAAAAAA=="), &md5).is_err());
         assert!(check_content_md5(None, &md5).is_ok());
     }
+}
+
+/// Whether a listing asked for its keys URL-encoded (`encoding-type=url`, which boto3 asks for
+/// by default).
+fn url_encoding(encoding: &Option<EncodingType>) -> bool {
+    encoding
+        .as_ref()
+        .is_some_and(|e| e.as_str() == EncodingType::URL)
 }
