@@ -605,11 +605,3 @@ mod tests {
         assert!(check_content_md5(None, &md5).is_ok());
     }
 }
-
-/// Whether a listing asked for its keys URL-encoded (`encoding-type=url`, which boto3 asks for
-/// by default).
-fn url_encoding(encoding: &Option<EncodingType>) -> bool {
-    encoding
-        .as_ref()
-        .is_some_and(|e| e.as_str() == EncodingType::URL)
-}
