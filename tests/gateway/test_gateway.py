@@ -348,3 +348,17 @@ def test_listings_url_encode_keys_and_answer_as_s3_does(server):
     owned = s3.list_objects_v2(Bucket="odd", FetchOwner=True)
     assert owned["Contents"][0]["Owner"]["DisplayName"] == "iobm"
     assert v1["Contents"][0]["Owner"]["ID"] == "iobm"
+
+
+def test_a_refused_upload_leaves_the_next_request_whole(server):
+    # A PUT refused before its body is read (a missing bucket, a key that cannot be a file)
+    # closes its connection, so the client's next request is not read from what was left.
+    s3 = client(server)
+    s3.create_bucket(Bucket="after")
+    for bucket, key, body in [("nosuch", "k", b"x" * 10), ("after", "dir/", b""),
+                              ("nosuch", "k", b"")]:
+        with pytest.raises(botocore.exceptions.ClientError) as refused:
+            s3.put_object(Bucket=bucket, Key=key, Body=body)
+        assert refused.value.response["Error"]["Code"] in ("NoSuchBucket", "InvalidArgument")
+        s3.put_object(Bucket="after", Key="next", Body=b"y")
+        assert s3.get_object(Bucket="after", Key="next")["Body"].read() == b"y"

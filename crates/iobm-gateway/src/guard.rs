@@ -313,6 +313,16 @@ impl hyper::service::Service<Request<Incoming>> for Guard {
     type Future = Pin<Box<dyn Future<Output = Result<HttpResponse, HttpError>> + Send>>;
 
     fn call(&self, req: Request<Incoming>) -> Self::Future {
+        // A request with a body (or awaiting `100 Continue` to send one) answered with an
+        // error may leave the body unread, or the client unsure whether to send it (a key
+        // refused before the upload, say): the connection then closes after the answer, or
+        // what follows would be read as the next request.
+        let headers = req.headers();
+        let has_body = headers.contains_key(hyper::header::TRANSFER_ENCODING)
+            || headers.contains_key(hyper::header::EXPECT)
+            || headers
+                .get(hyper::header::CONTENT_LENGTH)
+                .is_some_and(|l| l.as_bytes() != b"0");
         let verdict = check(
             req.method(),
             req.uri().query().unwrap_or_default(),
@@ -330,10 +340,18 @@ impl hyper::service::Service<Request<Incoming>> for Guard {
         // Every answer says it is iobm's: `iobm s3` then reads the gateway's counters.
         Box::pin(async move {
             let mut response = answer.await?;
-            response.headers_mut().insert(
+            let close = has_body && !response.status().is_success();
+            let headers = response.headers_mut();
+            headers.insert(
                 crate::metrics::HEADER,
                 hyper::header::HeaderValue::from_static(env!("CARGO_PKG_VERSION")),
             );
+            if close {
+                headers.insert(
+                    hyper::header::CONNECTION,
+                    hyper::header::HeaderValue::from_static("close"),
+                );
+            }
             Ok(response)
         })
     }
