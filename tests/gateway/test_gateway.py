@@ -362,3 +362,39 @@ def test_a_refused_upload_leaves_the_next_request_whole(server):
         assert refused.value.response["Error"]["Code"] in ("NoSuchBucket", "InvalidArgument")
         s3.put_object(Bucket="after", Key="next", Body=b"y")
         assert s3.get_object(Bucket="after", Key="next")["Body"].read() == b"y"
+
+
+def test_multipart_completion_rules_of_s3(server):
+    s3 = client(server)
+    s3.create_bucket(Bucket="rules")
+
+    def upload(key, sizes):
+        uid = s3.create_multipart_upload(Bucket="rules", Key=key)["UploadId"]
+        parts = [{"PartNumber": i + 1, "ETag": s3.upload_part(
+            Bucket="rules", Key=key, UploadId=uid, PartNumber=i + 1, Body=b"p" * n)["ETag"]}
+            for i, n in enumerate(sizes)]
+        return uid, parts
+
+    def refused(key, uid, parts):
+        with pytest.raises(botocore.exceptions.ClientError) as e:
+            s3.complete_multipart_upload(Bucket="rules", Key=key, UploadId=uid,
+                                         MultipartUpload={"Parts": parts})
+        return e.value.response["Error"]["Code"]
+
+    # A part under 5 MiB that is not the last.
+    uid, parts = upload("small", [1024, 1024])
+    assert refused("small", uid, parts) == "EntityTooSmall"
+    # Out of order, and a part never uploaded.
+    uid, parts = upload("order", [5 << 20, 10])
+    assert refused("order", uid, parts[::-1]) == "InvalidPartOrder"
+    assert refused("order", uid, [parts[0], {"PartNumber": 3, "ETag": parts[1]["ETag"]}]) \
+        == "InvalidPart"
+    # Done; done again (a client's retry) answers as the first time.
+    first = s3.complete_multipart_upload(Bucket="rules", Key="order", UploadId=uid,
+                                         MultipartUpload={"Parts": parts})
+    again = s3.complete_multipart_upload(Bucket="rules", Key="order", UploadId=uid,
+                                         MultipartUpload={"Parts": parts})
+    assert again["ETag"] == first["ETag"] and first["ETag"].endswith('-2"')
+    # Not for another key.
+    assert refused("elsewhere", uid, parts) == "NoSuchUpload"
+    assert s3.head_object(Bucket="rules", Key="order")["ContentLength"] == (5 << 20) + 10

@@ -108,6 +108,7 @@ pub async fn serve(
         store: store.clone(),
         body_timeout: options.body_timeout,
         metrics: metrics.clone(),
+        completed: Arc::default(),
     };
     let signed = matches!(options.access, Access::Keys { .. });
     let mut builder = S3ServiceBuilder::new(gateway.clone());

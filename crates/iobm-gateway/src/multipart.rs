@@ -158,6 +158,16 @@ pub fn open_part(dir: BorrowedFd<'_>, part: &StoredPart) -> io::Result<File> {
 
 static CLAIMS: AtomicU64 = AtomicU64::new(0);
 
+/// The bytes a stored part holds.
+pub fn part_len(dir: BorrowedFd<'_>, part: &StoredPart) -> io::Result<u64> {
+    let stat = rustix::fs::statat(
+        dir,
+        part.file_name.as_str(),
+        rustix::fs::AtFlags::SYMLINK_NOFOLLOW,
+    )?;
+    Ok(stat.st_size as u64)
+}
+
 /// Takes an upload for completion: only one caller gets it; the others, and any later call for
 /// this id, find no upload. Returns the claimed directory's name.
 pub fn claim(uploads: BorrowedFd<'_>, id: &str) -> Result<String, StoreError> {

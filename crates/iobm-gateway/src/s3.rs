@@ -30,6 +30,9 @@ pub struct Gateway {
     pub body_timeout: Duration,
     /// What it served and received, per bucket.
     pub metrics: Arc<Metrics>,
+    /// The latest completed multipart uploads, so that a client retrying a completion that
+    /// succeeded gets the same answer rather than NoSuchUpload.
+    pub completed: Arc<crate::uploads::Completed>,
 }
 
 pub(crate) fn quoted(etag: &str) -> ETag {

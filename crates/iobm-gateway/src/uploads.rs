@@ -150,7 +150,19 @@ impl Gateway {
     ) -> S3Result<S3Response<CompleteMultipartUploadOutput>> {
         let input = req.input;
         let uploads = self.store.uploads_dir();
-        let (dir, info) = multipart::open(uploads, &input.upload_id).map_err(store_error)?;
+        let (dir, info) = match multipart::open(uploads, &input.upload_id) {
+            Ok(found) => found,
+            Err(e) => {
+                // A completion tried again after it succeeded: the same answer.
+                let done = self
+                    .completed
+                    .find(&input.upload_id, &input.bucket, &input.key);
+                return match done {
+                    Some(etag) => Ok(completed_output(input.bucket, input.key, &etag)),
+                    None => Err(store_error(e)),
+                };
+            }
+        };
         if info.bucket != input.bucket || info.key != input.key {
             return Err(s3_error!(NoSuchUpload));
         }
@@ -165,13 +177,11 @@ impl Gateway {
         }
         let mut etags = Md5::new();
         let mut sources = Vec::with_capacity(wanted.len());
-        let mut previous = 0;
-        for part in &wanted {
-            let n = part.part_number.unwrap_or(0);
-            if n <= previous {
-                return Err(s3_error!(InvalidPartOrder));
-            }
-            previous = n;
+        let numbers: Vec<i32> = wanted.iter().map(|p| p.part_number.unwrap_or(0)).collect();
+        if numbers[0] < 1 || numbers.windows(2).any(|w| w[1] <= w[0]) {
+            return Err(s3_error!(InvalidPartOrder));
+        }
+        for (i, (part, &n)) in wanted.iter().zip(&numbers).enumerate() {
             let want_etag = part
                 .e_tag
                 .as_ref()
@@ -182,6 +192,14 @@ impl Gateway {
             else {
                 return Err(s3_error!(InvalidPart));
             };
+            // Every part but the last holds at least 5 MiB, as S3 requires.
+            let size = multipart::part_len(dir.as_fd(), found).map_err(io_error)?;
+            if i + 1 < wanted.len() && size < MIN_PART {
+                return Err(s3_error!(
+                    EntityTooSmall,
+                    "part {n} holds {size} bytes; every part but the last needs 5 MiB"
+                ));
+            }
             let raw: Vec<u8> = (0..found.etag.len() / 2)
                 .filter_map(|i| u8::from_str_radix(&found.etag[2 * i..2 * i + 2], 16).ok())
                 .collect();
@@ -219,17 +237,56 @@ impl Gateway {
         match joined {
             Ok(()) => {
                 let _ = multipart::remove(uploads, &claimed);
+                self.completed
+                    .add(&input.upload_id, &input.bucket, &input.key, &etag);
             }
             Err(e) => {
                 multipart::unclaim(uploads, &claimed, &input.upload_id);
                 return Err(e);
             }
         }
-        Ok(S3Response::new(CompleteMultipartUploadOutput {
-            bucket: Some(input.bucket),
-            key: Some(input.key),
-            e_tag: Some(quoted(&etag)),
-            ..Default::default()
-        }))
+        Ok(completed_output(input.bucket, input.key, &etag))
+    }
+}
+
+/// Smallest part but the last of a multipart upload.
+const MIN_PART: u64 = 5 << 20;
+
+fn completed_output(
+    bucket: String,
+    key: String,
+    etag: &str,
+) -> S3Response<CompleteMultipartUploadOutput> {
+    S3Response::new(CompleteMultipartUploadOutput {
+        bucket: Some(bucket),
+        key: Some(key),
+        e_tag: Some(quoted(etag)),
+        ..Default::default()
+    })
+}
+
+/// The latest completed uploads (id, bucket, key and ETag), at most [`Completed::KEPT`].
+#[derive(Debug, Default)]
+pub struct Completed(std::sync::Mutex<std::collections::VecDeque<[String; 4]>>);
+
+impl Completed {
+    const KEPT: usize = 4096;
+
+    fn add(&self, id: &str, bucket: &str, key: &str, etag: &str) {
+        let mut latest = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if latest.len() == Self::KEPT {
+            latest.pop_front();
+        }
+        latest.push_back([id, bucket, key, etag].map(str::to_string));
+    }
+
+    /// The ETag of upload `id`, completed as `key` in `bucket`.
+    fn find(&self, id: &str, bucket: &str, key: &str) -> Option<String> {
+        let latest = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        latest
+            .iter()
+            .rev()
+            .find(|[i, b, k, _]| i == id && b == bucket && k == key)
+            .map(|[.., etag]| etag.clone())
     }
 }
