@@ -95,6 +95,11 @@ fn check_args(args: &S3Args) -> Result<(), Failure> {
     }
     if args.op == ObjectOp::Multipart && args.part_size > max {
         eprintln!("iobm: note: --part-size is larger than the objects: one part each");
+    } else if args.op == ObjectOp::Multipart && args.part_size < 5 << 20 {
+        return Err(Failure::input(format!(
+            "--part-size {}: S3 refuses parts under 5 MiB but the last (EntityTooSmall)",
+            iobm_stats::format_bytes(args.part_size)
+        )));
     }
     let mix = args.mix();
     if args.batch > 1 && args.op != ObjectOp::Delete {

@@ -623,6 +623,13 @@ fn a_batch_delete_is_one_request_per_batch_against_real_servers() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--batch"));
+    // Parts S3 would refuse at completion are refused before the run.
+    let out = iobm()
+        .args(["s3", "multipart", "--part-size", "1MiB"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--part-size 1.00 MiB"));
 }
 
 /// A phase's cache verdict.
