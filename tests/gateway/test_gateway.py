@@ -398,3 +398,16 @@ def test_multipart_completion_rules_of_s3(server):
     # Not for another key.
     assert refused("elsewhere", uid, parts) == "NoSuchUpload"
     assert s3.head_object(Bucket="rules", Key="order")["ContentLength"] == (5 << 20) + 10
+
+
+def test_a_copy_onto_itself_must_replace_its_metadata(server):
+    s3 = client(server)
+    s3.create_bucket(Bucket="self")
+    s3.put_object(Bucket="self", Key="k", Body=b"hello", Metadata={"old": "1"})
+    with pytest.raises(botocore.exceptions.ClientError) as e:
+        s3.copy_object(Bucket="self", Key="k", CopySource={"Bucket": "self", "Key": "k"})
+    assert e.value.response["Error"]["Code"] == "InvalidRequest"
+    s3.copy_object(Bucket="self", Key="k", CopySource={"Bucket": "self", "Key": "k"},
+                   MetadataDirective="REPLACE", Metadata={"new": "2"})
+    head = s3.head_object(Bucket="self", Key="k")
+    assert head["Metadata"] == {"new": "2"} and head["ContentLength"] == 5

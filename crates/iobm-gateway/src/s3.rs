@@ -381,11 +381,17 @@ impl S3 for Gateway {
         let dest = self.bucket(&input.bucket)?;
         crate::store::check_key(&input.key).map_err(store_error)?;
         let mut meta = load_meta(&src.file).map_err(io_error)?;
-        if input
+        let replace = input
             .metadata_directive
             .as_ref()
-            .is_some_and(|d| d.as_str() == MetadataDirective::REPLACE)
-        {
+            .is_some_and(|d| d.as_str() == MetadataDirective::REPLACE);
+        if !replace && src_bucket == input.bucket && src_key == input.key {
+            return Err(s3_error!(
+                InvalidRequest,
+                "This copy request is illegal because it is trying to copy an object to itself without changing the object's metadata"
+            ));
+        }
+        if replace {
             meta.content_type = input.content_type;
             meta.metadata = input.metadata.unwrap_or_default();
         }
