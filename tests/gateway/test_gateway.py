@@ -4,6 +4,7 @@ Run by scripts/test (which installs boto3, the aws CLI and pytest); IOBM_BIN nam
 """
 
 import base64
+import datetime
 import hashlib
 import http.client
 import os
@@ -411,3 +412,27 @@ def test_a_copy_onto_itself_must_replace_its_metadata(server):
                    MetadataDirective="REPLACE", Metadata={"new": "2"})
     head = s3.head_object(Bucket="self", Key="k")
     assert head["Metadata"] == {"new": "2"} and head["ContentLength"] == 5
+
+
+def test_objects_keep_their_standard_headers(server):
+    s3 = client(server)
+    s3.create_bucket(Bucket="hdr")
+    sent = dict(CacheControl="max-age=60", ContentDisposition='attachment; filename="a b.txt"',
+                ContentEncoding="gzip", ContentLanguage="de-CH")
+    expires = datetime.datetime(2030, 1, 2, 3, 4, 5, tzinfo=datetime.timezone.utc)
+    s3.put_object(Bucket="hdr", Key="put", Body=b"x", Expires=expires, **sent)
+    uid = s3.create_multipart_upload(Bucket="hdr", Key="mpu", Expires=expires, **sent)["UploadId"]
+    etag = s3.upload_part(Bucket="hdr", Key="mpu", UploadId=uid, PartNumber=1, Body=b"y")["ETag"]
+    s3.complete_multipart_upload(Bucket="hdr", Key="mpu", UploadId=uid,
+                                 MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": etag}]})
+    for key in ["put", "mpu"]:
+        for answer in [s3.head_object(Bucket="hdr", Key=key), s3.get_object(Bucket="hdr", Key=key)]:
+            assert {k: answer[k] for k in sent} == sent, key
+            assert answer["Expires"] == expires, key
+    # A copy keeps them; a copy that replaces the metadata replaces them.
+    s3.copy_object(Bucket="hdr", Key="copy", CopySource={"Bucket": "hdr", "Key": "put"})
+    assert s3.head_object(Bucket="hdr", Key="copy")["CacheControl"] == "max-age=60"
+    s3.copy_object(Bucket="hdr", Key="copy", CopySource={"Bucket": "hdr", "Key": "put"},
+                   MetadataDirective="REPLACE", CacheControl="no-store")
+    replaced = s3.head_object(Bucket="hdr", Key="copy")
+    assert replaced["CacheControl"] == "no-store" and "ContentLanguage" not in replaced

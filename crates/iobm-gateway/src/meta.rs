@@ -1,9 +1,12 @@
-//! What is kept about an object besides its bytes: its ETag, content type and user metadata, in
-//! extended attributes of the object's file, written and read through its descriptor.
+//! What is kept about an object besides its bytes: its ETag, content type, the standard headers
+//! S3 keeps (Cache-Control, Content-Disposition, Content-Encoding, Content-Language, Expires)
+//! and user metadata, in extended attributes of the object's file, written and read through its
+//! descriptor.
 
 use md5::{Digest, Md5};
 use rustix::fs::{fgetxattr, fsetxattr, XattrFlags};
 use rustix::io::Errno;
+use s3s::dto::{Timestamp, TimestampFormat};
 use std::collections::HashMap;
 use std::fs::File;
 use std::io;
@@ -12,6 +15,7 @@ use std::os::unix::fs::FileExt;
 const XATTR_ETAG: &str = "user.iobm.etag";
 const XATTR_CONTENT_TYPE: &str = "user.iobm.content-type";
 const XATTR_METADATA: &str = "user.iobm.metadata";
+const XATTR_HEADERS: &str = "user.iobm.headers";
 
 /// What is kept about an object besides its bytes.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -20,6 +24,75 @@ pub struct Meta {
     pub etag: String,
     pub content_type: Option<String>,
     pub metadata: HashMap<String, String>,
+    pub headers: StoredHeaders,
+}
+
+/// The standard headers an object keeps and returns, as S3 does.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct StoredHeaders {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_control: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content_disposition: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content_encoding: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content_language: Option<String>,
+    /// As an HTTP date.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires: Option<String>,
+}
+
+impl StoredHeaders {
+    /// From a request's headers; `aws-chunked`, the transfer's own encoding, is not kept.
+    pub fn from_request(
+        cache_control: Option<String>,
+        content_disposition: Option<String>,
+        content_encoding: Option<String>,
+        content_language: Option<String>,
+        expires: Option<Timestamp>,
+    ) -> StoredHeaders {
+        let content_encoding = content_encoding
+            .map(|e| {
+                let kept: Vec<&str> = e
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|t| !t.eq_ignore_ascii_case("aws-chunked"))
+                    .collect();
+                kept.join(", ")
+            })
+            .filter(|e| !e.is_empty());
+        let expires = expires.and_then(|t| {
+            let mut date = Vec::new();
+            t.format(TimestampFormat::HttpDate, &mut date).ok()?;
+            String::from_utf8(date).ok()
+        });
+        StoredHeaders {
+            cache_control,
+            content_disposition,
+            content_encoding,
+            content_language,
+            expires,
+        }
+    }
+
+    pub fn expires(&self) -> Option<Timestamp> {
+        let date = self.expires.as_deref()?;
+        Timestamp::parse(TimestampFormat::HttpDate, date).ok()
+    }
+
+    /// Each header's name and value.
+    pub fn pairs(&self) -> impl Iterator<Item = (&'static str, &str)> {
+        [
+            ("cache-control", &self.cache_control),
+            ("content-disposition", &self.content_disposition),
+            ("content-encoding", &self.content_encoding),
+            ("content-language", &self.content_language),
+            ("expires", &self.expires),
+        ]
+        .into_iter()
+        .filter_map(|(name, v)| v.as_deref().map(|v| (name, v)))
+    }
 }
 
 fn xattr(file: &File, name: &str) -> Option<Vec<u8>> {
@@ -47,6 +120,10 @@ pub fn save_meta(file: &File, meta: &Meta) {
         let json = serde_json::to_vec(&meta.metadata).expect("a string map serialises");
         let _ = fsetxattr(file, XATTR_METADATA, &json, XattrFlags::empty());
     }
+    if meta.headers != StoredHeaders::default() {
+        let json = serde_json::to_vec(&meta.headers).expect("headers serialise");
+        let _ = fsetxattr(file, XATTR_HEADERS, &json, XattrFlags::empty());
+    }
 }
 
 /// An object's metadata, from the open file; the ETag is computed from the bytes for files the
@@ -61,6 +138,9 @@ pub fn load_meta(file: &File) -> io::Result<Meta> {
         etag,
         content_type: text(XATTR_CONTENT_TYPE),
         metadata: text(XATTR_METADATA)
+            .and_then(|j| serde_json::from_str(&j).ok())
+            .unwrap_or_default(),
+        headers: text(XATTR_HEADERS)
             .and_then(|j| serde_json::from_str(&j).ok())
             .unwrap_or_default(),
     })

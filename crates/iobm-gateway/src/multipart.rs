@@ -26,6 +26,9 @@ pub struct UploadInfo {
     pub content_type: Option<String>,
     pub metadata: HashMap<String, String>,
     pub initiated_unix: u64,
+    /// The standard headers the object will keep.
+    #[serde(default)]
+    pub headers: crate::meta::StoredHeaders,
 }
 
 /// One stored part.
@@ -269,6 +272,7 @@ mod tests {
             content_type: None,
             metadata: HashMap::new(),
             initiated_unix,
+            headers: Default::default(),
         }
     }
 

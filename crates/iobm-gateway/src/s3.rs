@@ -5,6 +5,7 @@
 
 use crate::errors::{body_error, body_timeout, io_error, store_error};
 use crate::listing::{owner, url_encoded};
+use crate::meta::StoredHeaders;
 use crate::metrics::{BucketCounters, Metrics};
 use crate::store::{hex, load_meta, save_meta, Meta, Object, Store, StoreError, Temp};
 use bytes::Bytes;
@@ -246,6 +247,13 @@ impl S3 for Gateway {
                 etag: etag.clone(),
                 content_type: input.content_type,
                 metadata: input.metadata.unwrap_or_default(),
+                headers: StoredHeaders::from_request(
+                    input.cache_control,
+                    input.content_disposition,
+                    input.content_encoding,
+                    input.content_language,
+                    input.expires,
+                ),
             },
         );
         self.store
@@ -287,6 +295,11 @@ impl S3 for Gateway {
             content_type: meta.content_type,
             e_tag: Some(quoted(&meta.etag)),
             last_modified: Some(Timestamp::from(object.modified)),
+            expires: meta.headers.expires(),
+            cache_control: meta.headers.cache_control,
+            content_disposition: meta.headers.content_disposition,
+            content_encoding: meta.headers.content_encoding,
+            content_language: meta.headers.content_language,
             metadata: (!meta.metadata.is_empty()).then_some(meta.metadata),
             ..Default::default()
         }))
@@ -304,6 +317,11 @@ impl S3 for Gateway {
             content_type: meta.content_type,
             e_tag: Some(quoted(&meta.etag)),
             last_modified: Some(Timestamp::from(object.modified)),
+            expires: meta.headers.expires(),
+            cache_control: meta.headers.cache_control,
+            content_disposition: meta.headers.content_disposition,
+            content_encoding: meta.headers.content_encoding,
+            content_language: meta.headers.content_language,
             metadata: (!meta.metadata.is_empty()).then_some(meta.metadata),
             ..Default::default()
         }))
@@ -394,6 +412,13 @@ impl S3 for Gateway {
         if replace {
             meta.content_type = input.content_type;
             meta.metadata = input.metadata.unwrap_or_default();
+            meta.headers = StoredHeaders::from_request(
+                input.cache_control,
+                input.content_disposition,
+                input.content_encoding,
+                input.content_language,
+                input.expires,
+            );
         }
         let mut temp = self.store.create_temp().map_err(io_error)?;
         // Copying gigabytes is blocking work: done on this worker thread, kernel to kernel.

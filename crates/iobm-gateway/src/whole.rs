@@ -56,6 +56,9 @@ pub async fn whole_object(gateway: &Gateway, req: S3Request<Body>) -> S3Result<S
     if let Some(ct) = &meta.content_type {
         headers.insert(CONTENT_TYPE, value(ct)?);
     }
+    for (name, v) in meta.headers.pairs() {
+        headers.insert(HeaderName::from_static(name), value(v)?);
+    }
     for (k, v) in &meta.metadata {
         if let Ok(name) = HeaderName::from_bytes(format!("x-amz-meta-{k}").as_bytes()) {
             headers.insert(name, value(v)?);
