@@ -6,7 +6,7 @@
 use crate::compare::{Comparison, Unit};
 use crate::text::render_header;
 use iobm_results::{PhaseResult, RunResult, Series};
-use iobm_stats::{AggregateKind, Histogram, HistogramData};
+use iobm_stats::{AggregateKind, HistogramData};
 use serde_json::{json, Value};
 use std::fmt::Write;
 
@@ -332,19 +332,10 @@ fn latency_over_time(phase: &PhaseResult) -> Option<Value> {
     let step = all.interval_ns as f64 / 1e9;
     let mut columns: [Vec<Value>; 3] = Default::default();
     for h in &all.latency {
-        let h = (h.count > 0).then(|| Histogram::from_data(h));
-        let at = |pct: f64| {
-            h.as_ref()
-                .and_then(|h| h.percentile(pct))
-                .map_or(Value::Null, |v| Value::from(v as f64 / 1e3))
-        };
-        columns[0].push(at(50.0));
-        columns[1].push(at(99.0));
-        columns[2].push(
-            h.as_ref()
-                .and_then(|h| h.max())
-                .map_or(Value::Null, |v| Value::from(v as f64 / 1e3)),
-        );
+        let us = |v: Option<u64>| v.map_or(Value::Null, |v| Value::from(v as f64 / 1e3));
+        columns[0].push(us(h.percentile(50.0)));
+        columns[1].push(us(h.percentile(99.0)));
+        columns[2].push(us((h.count > 0).then_some(h.max_ns)));
     }
     let x: Vec<f64> = (0..all.latency.len()).map(|k| k as f64 * step).collect();
     let [p50, p99, max] = columns;

@@ -3,7 +3,6 @@
 //! errors and latency percentiles, ready for a spreadsheet, pandas or gnuplot.
 
 use iobm_results::{RunResult, Series};
-use iobm_stats::Histogram;
 use std::fmt::Write;
 
 /// The header of [`csv`].
@@ -28,14 +27,10 @@ fn rows(out: &mut String, prefix: &str, series: &Series, phase_s: f64) {
     for k in 0..intervals {
         let at = |v: &[u64]| v.get(k).copied().unwrap_or(0);
         let (bytes, ops) = (at(&series.bytes), at(&series.ops));
-        let latency = series
-            .latency
-            .get(k)
-            .filter(|h| h.count > 0)
-            .map(Histogram::from_data);
+        let latency = series.latency.get(k).filter(|h| h.count > 0);
         let us = |v: Option<u64>| v.map_or(String::new(), |ns| format!("{:.1}", ns as f64 / 1e3));
         let (p50, p99, max) = latency.map_or((None, None, None), |h| {
-            (h.percentile(50.0), h.percentile(99.0), h.max())
+            (h.percentile(50.0), h.percentile(99.0), Some(h.max_ns))
         });
         let (start, end) = (k as f64 * seconds, ((k + 1) as f64 * seconds).min(phase_s));
         let length = (end - start).max(1e-9);

@@ -6,6 +6,7 @@
 
 use crate::{EndpointSeries, PhaseResult, RankSeries, RunResult, Series, WorkerResult};
 use iobm_stats::HistogramData;
+use std::collections::HashMap;
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
@@ -177,6 +178,13 @@ pub fn attach(run: &mut RunResult, side: &[u8]) -> Result<(), String> {
     if lines.next() != Some(HEADER.trim_end()) {
         return Err("not an iobm worker-series file".into());
     }
+    // Each worker by phase name, rank and worker index, found once.
+    let mut index: HashMap<(String, u32, u32), (usize, usize)> = HashMap::new();
+    for (p, phase) in run.phases.iter().enumerate() {
+        for (w, worker) in phase.workers.iter().enumerate() {
+            index.insert((phase.name.clone(), worker.rank, worker.worker), (p, w));
+        }
+    }
     for line in lines {
         let (phase, rest) = split_phase(line)?;
         let f: Vec<&str> = rest.split(',').collect();
@@ -188,17 +196,12 @@ pub fn attach(run: &mut RunResult, side: &[u8]) -> Result<(), String> {
                 .map_err(|_| format!("not a number: {}", f[i]))
         };
         let (rank, worker, k) = (n(0)? as u32, n(1)? as u32, n(3)? as usize);
-        let Some(p) = run.phases.iter_mut().find(|p| p.name == phase) else {
-            return Err(format!("no phase named {phase}"));
+        let Some(&(p, w)) = index.get(&(phase.clone(), rank, worker)) else {
+            return Err(format!(
+                "no worker {worker} of rank {rank} in phase {phase}"
+            ));
         };
-        let Some(w) = p
-            .workers
-            .iter_mut()
-            .find(|w| w.rank == rank && w.worker == worker)
-        else {
-            return Err(format!("no worker {worker} of rank {rank} in {phase}"));
-        };
-        let s = &mut w.series;
+        let s = &mut run.phases[p].workers[w].series;
         s.interval_ns = n(2)?;
         let put = |v: &mut Vec<u64>, x: u64| {
             if v.len() <= k {

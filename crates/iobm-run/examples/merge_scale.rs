@@ -39,7 +39,7 @@ fn main() {
             serde_json::from_str(include_str!("../../iobm/tests/fixtures/stream.json")).unwrap();
         run.phases = vec![phase];
         let doc = iobm_run::session::document(&run, std::path::Path::new(&out)).unwrap();
-        std::fs::write(&out, serde_json::to_vec_pretty(&doc).unwrap()).unwrap();
+        std::fs::write(&out, iobm_run::session::document_text(&doc)).unwrap();
     }
     // SAFETY: getrusage writes into the struct it is given.
     let peak_kib = unsafe {

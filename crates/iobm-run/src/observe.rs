@@ -44,10 +44,7 @@ impl<'a> ResultFile<'a> {
         };
         let saved = crate::session::document(run, path).and_then(|mut doc| {
             doc["status"] = serde_json::to_value(RunStatus::Running).expect("status serialises");
-            write_atomic(
-                path,
-                &serde_json::to_vec_pretty(&doc).expect("result serialises"),
-            )
+            write_atomic(path, &crate::session::document_text(&doc))
         });
         if let Err(e) = saved {
             if !self.warned {

@@ -224,6 +224,17 @@ pub fn document(run: &RunResult, path: &Path) -> std::io::Result<serde_json::Val
     Ok(doc)
 }
 
+/// The document as text: indented for people, but compact for a run with a side file (a large
+/// one), where indenting every number of the series would triple its size.
+pub fn document_text(doc: &serde_json::Value) -> Vec<u8> {
+    let text = if doc["worker_series_file"].is_string() {
+        serde_json::to_vec(doc)
+    } else {
+        serde_json::to_vec_pretty(doc)
+    };
+    text.expect("result serialises")
+}
+
 pub fn finish(run: &RunResult, json: Option<&Path>) -> Result<Exit, Failure> {
     let first_error = run.phases.iter().flat_map(|p| &p.errors).next();
     if let (RunStatus::Failed, Some(e)) = (run.status, first_error) {
@@ -242,7 +253,7 @@ pub fn finish(run: &RunResult, json: Option<&Path>) -> Result<Exit, Failure> {
                 describe_io(&e)
             ))
         })?;
-        let mut text = serde_json::to_vec_pretty(&doc).expect("result serialises");
+        let mut text = document_text(&doc);
         if is_stdout(path) {
             text.push(b'\n');
             let mut out = std::io::stdout().lock();

@@ -242,6 +242,25 @@ impl HistogramData {
         self.sub_bits.unwrap_or(SUB_BITS)
     }
 
+    /// As [`Histogram::percentile`] of [`Histogram::from_data`] of this, without building the
+    /// full histogram (a series has one of these per worker and interval).
+    pub fn percentile(&self, pct: f64) -> Option<u64> {
+        if self.count == 0 {
+            return None;
+        }
+        let rank = ((pct / 100.0) * self.count as f64).ceil().max(1.0) as u64;
+        let bits = self.sub_bits();
+        let mut seen = 0;
+        for &[low, n] in &self.buckets {
+            seen += n;
+            if seen >= rank {
+                let (low, width) = bounds_with(bucket_with(low, bits), bits);
+                return Some((low + width - 1).clamp(self.min_ns, self.max_ns));
+            }
+        }
+        Some(self.max_ns)
+    }
+
     /// Adds `other`, of the same buckets, to this one (a merge of the two sorted bucket lists).
     pub fn merge(&mut self, other: &HistogramData) {
         debug_assert_eq!(self.sub_bits(), other.sub_bits());
@@ -405,6 +424,24 @@ mod tests {
             }
             assert_eq!(merged, all);
         }
+    }
+
+    #[test]
+    fn percentiles_of_the_sparse_form_are_those_of_the_histogram() {
+        let mut full = Histogram::new();
+        let mut coarse = CoarseHistogram::default();
+        for v in values(11, 5000) {
+            full.record(v);
+            coarse.record(v);
+        }
+        let coarse = coarse.take();
+        for data in [full.to_data(), coarse] {
+            let rebuilt = Histogram::from_data(&data);
+            for pct in [1.0, 50.0, 90.0, 99.0, 99.9, 100.0] {
+                assert_eq!(data.percentile(pct), rebuilt.percentile(pct), "{pct}");
+            }
+        }
+        assert_eq!(HistogramData::empty(4).percentile(50.0), None);
     }
 
     #[test]
