@@ -45,25 +45,13 @@ impl Series {
         add(&mut self.ops, &other.ops);
         add(&mut self.errors, &other.errors);
         if self.latency.len() < other.latency.len() {
-            self.latency
-                .resize(other.latency.len(), HistogramData::empty(other_bits(other)));
+            let empty = HistogramData::empty(other.latency[0].sub_bits());
+            self.latency.resize(other.latency.len(), empty);
         }
         for (a, b) in self.latency.iter_mut().zip(&other.latency) {
             a.merge(b);
         }
     }
-
-    /// The latency of intervals `[from, to)` merged into one histogram (None without any).
-    pub fn latency_over(&self, from: usize, to: usize) -> Option<HistogramData> {
-        let mut parts = self.latency.get(from..to.min(self.latency.len()))?.iter();
-        let mut all = parts.next()?.clone();
-        parts.for_each(|h| all.merge(h));
-        Some(all)
-    }
-}
-
-fn other_bits(series: &Series) -> u32 {
-    series.latency.first().map_or(4, |h| h.sub_bits())
 }
 
 fn add(into: &mut Vec<u64>, other: &[u64]) {
@@ -168,7 +156,8 @@ mod tests {
         assert_eq!((s.latency[0].count, s.latency[0].max_ns), (2, 3_000));
         assert_eq!(s.latency[1].count + s.latency[2].count, 0);
         assert_eq!(s.latency[3].min_ns, 2_000_000);
-        let whole = s.latency_over(0, 4).unwrap();
+        let mut whole = s.latency[0].clone();
+        s.latency[1..].iter().for_each(|h| whole.merge(h));
         assert_eq!((whole.count, whole.sum_ns), (3, 2_004_000));
     }
 
@@ -196,7 +185,9 @@ mod tests {
         // The coarse buckets give percentiles no lower than the exact ones, within 1/16.
         let mut exact = Histogram::new();
         (0..2_000u64).for_each(|i| exact.record((i * 7919) % 5_000_000 + 100));
-        let coarse = Histogram::from_data(&all.latency_over(0, all.latency.len()).unwrap());
+        let mut merged = all.latency[0].clone();
+        all.latency[1..].iter().for_each(|h| merged.merge(h));
+        let coarse = Histogram::from_data(&merged);
         for pct in [50.0, 90.0, 99.0] {
             let (e, c) = (
                 exact.percentile(pct).unwrap(),
