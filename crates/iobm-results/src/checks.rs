@@ -402,7 +402,7 @@ pub(crate) mod tests {
             rank_series: Vec::new(),
             endpoint_series: Vec::new(),
             worker_series_detached: false,
-            detached: Vec::new(),
+            detached: Default::default(),
         }
     }
 

@@ -7,8 +7,12 @@
 use crate::{EndpointSeries, PhaseResult, RankSeries, RunResult, Series, WorkerResult};
 use iobm_stats::HistogramData;
 use std::collections::HashMap;
-use std::fmt::Write;
+use std::fmt::Write as _;
+use std::fs::File;
+use std::io::{self, Write};
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// Most worker-intervals a phase keeps in the document (about 20 MB of per-worker series).
 pub const INLINE_WORKER_INTERVALS: usize = 20_000;
@@ -41,7 +45,81 @@ pub struct SeriesFolder {
     ranks: Vec<RankSeries>,
     endpoints: Vec<EndpointSeries>,
     detach: bool,
-    rows: Vec<u8>,
+    /// The detached rows, compressed, in a temporary file: rank 0 holds none of them in memory.
+    rows: Option<(File, u64)>,
+}
+
+/// A phase's detached per-worker series: zstd frames of CSV rows in an unnamed temporary file,
+/// until the run is saved.
+#[derive(Debug, Clone, Default)]
+pub struct Detached(Option<(Arc<File>, u64)>);
+
+impl PartialEq for Detached {
+    fn eq(&self, other: &Detached) -> bool {
+        match (&self.0, &other.0) {
+            (None, None) => true,
+            (Some((a, _)), Some((b, _))) => Arc::ptr_eq(a, b),
+            _ => false,
+        }
+    }
+}
+
+impl Detached {
+    /// Bytes of compressed rows.
+    pub fn len(&self) -> u64 {
+        self.0.as_ref().map_or(0, |(_, len)| *len)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Copies the compressed rows to `out`, a piece at a time.
+    fn copy_to(&self, out: &mut impl Write) -> io::Result<()> {
+        let Some((file, len)) = &self.0 else {
+            return Ok(());
+        };
+        let mut buf = vec![0u8; 1 << 20];
+        let mut at = 0;
+        while at < *len {
+            let n = file.read_at(&mut buf[..(*len - at).min(1 << 20) as usize], at)?;
+            if n == 0 {
+                return Err(io::ErrorKind::UnexpectedEof.into());
+            }
+            out.write_all(&buf[..n])?;
+            at += n as u64;
+        }
+        Ok(())
+    }
+}
+
+/// An unnamed temporary file (gone when closed), in the system's temporary directory.
+fn temporary() -> io::Result<File> {
+    let dir = std::env::temp_dir();
+    let unnamed = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .mode(0o600)
+        .custom_flags(libc::O_TMPFILE)
+        .open(&dir);
+    unnamed.or_else(|_| {
+        // File systems without O_TMPFILE: a file of iobm's own, unlinked at once.
+        let path = dir.join(format!(
+            ".iobm-{}-{:x}.workers.tmp",
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos())
+        ));
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&path)?;
+        std::fs::remove_file(&path)?;
+        Ok(file)
+    })
 }
 
 impl SeriesFolder {
@@ -52,7 +130,7 @@ impl SeriesFolder {
             ranks: Vec::new(),
             endpoints: Vec::new(),
             detach: worker_intervals > INLINE_WORKER_INTERVALS,
-            rows: Vec::new(),
+            rows: None,
         }
     }
 
@@ -62,7 +140,8 @@ impl SeriesFolder {
         workers.len() * longest.unwrap_or(0)
     }
 
-    /// Folds in `workers` of phase `phase` (all of one rank's, or all of the phase's).
+    /// Folds in `workers` of phase `phase` (all of one rank's, or all of the phase's). A
+    /// temporary file that cannot be written loses the workers' own series (their sums stay).
     pub fn add(&mut self, phase: &str, workers: &mut [WorkerResult]) {
         for w in workers.iter() {
             match &mut self.all {
@@ -89,7 +168,15 @@ impl SeriesFolder {
             }
         }
         if self.detach {
-            self.rows.extend(compress(&rows(phase, workers)));
+            let frame = compress(&rows(phase, workers));
+            if self.rows.is_none() {
+                self.rows = temporary().ok().map(|f| (f, 0));
+            }
+            if let Some((file, len)) = &mut self.rows {
+                if file.write_all_at(&frame, *len).is_ok() {
+                    *len += frame.len() as u64;
+                }
+            }
             for w in workers {
                 let interval = std::time::Duration::from_nanos(w.series.interval_ns);
                 w.series = Series::new(interval);
@@ -111,7 +198,7 @@ impl SeriesFolder {
             Vec::new()
         };
         phase.worker_series_detached = self.detach;
-        phase.detached = self.rows;
+        phase.detached = Detached(self.rows.map(|(file, len)| (Arc::new(file), len)));
     }
 }
 
@@ -154,19 +241,29 @@ fn compress(text: &str) -> Vec<u8> {
     zstd::bulk::compress(text.as_bytes(), 3).expect("zstd compresses in memory")
 }
 
-/// The side file's bytes for `run`: the header and every detached phase's rows; None when no
-/// phase is detached.
+/// Whether a phase of `run` has its per-worker series detached, to be saved in the side file.
+pub fn has_side_file(run: &RunResult) -> bool {
+    run.phases.iter().any(|p| p.worker_series_detached)
+}
+
+/// Writes the side file of `run` to `out`: the header and every detached phase's rows, a piece
+/// at a time.
+pub fn write_side_file(run: &RunResult, out: &mut impl Write) -> io::Result<()> {
+    out.write_all(&compress(HEADER))?;
+    for p in run.phases.iter().filter(|p| p.worker_series_detached) {
+        p.detached.copy_to(out)?;
+    }
+    Ok(())
+}
+
+/// The side file's bytes for `run`, in memory (to put the series back into a copy of the run
+/// for `--csv` and `--html`); None when no phase is detached.
 pub fn side_file_bytes(run: &RunResult) -> Option<Vec<u8>> {
-    let detached: Vec<&PhaseResult> = run
-        .phases
-        .iter()
-        .filter(|p| p.worker_series_detached)
-        .collect();
-    if detached.is_empty() {
+    if !has_side_file(run) {
         return None;
     }
-    let mut out = compress(HEADER);
-    detached.iter().for_each(|p| out.extend(&p.detached));
+    let mut out = Vec::new();
+    write_side_file(run, &mut out).expect("temporary files iobm wrote");
     Some(out)
 }
 

@@ -506,7 +506,7 @@ pub struct PhaseResult {
     pub worker_series_detached: bool,
     /// The detached per-worker series as zstd-compressed CSV rows, until they are saved.
     #[serde(skip)]
-    pub detached: Vec<u8>,
+    pub detached: detail::Detached,
 }
 
 /// One endpoint's workers' series added up.

@@ -8,6 +8,14 @@ use std::path::Path;
 /// Writes `bytes` to `path` through a temporary file of its own, fsynced, and a rename: readers
 /// never see half, and a crash leaves the old document or the new one.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    write_atomic_with(path, |f| io::Write::write_all(f, bytes))
+}
+
+/// As [`write_atomic`], the content written by `fill` (in pieces, without holding it whole).
+pub fn write_atomic_with(
+    path: &Path,
+    fill: impl FnOnce(&mut fs::File) -> io::Result<()>,
+) -> io::Result<()> {
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
@@ -20,7 +28,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
         .create_new(true)
         .open(&tmp)
         .and_then(|mut f| {
-            io::Write::write_all(&mut f, bytes)?;
+            fill(&mut f)?;
             f.sync_all()
         })
         .and_then(|()| fs::rename(&tmp, path));

@@ -226,7 +226,7 @@ pub fn phase_result(
         rank_series: Vec::new(),
         endpoint_series: Vec::new(),
         worker_series_detached: false,
-        detached: Vec::new(),
+        detached: Default::default(),
         offered: None,
         operations: match phase.op {
             Op::Object(_) | Op::ReadWrite { .. } => operations(phase, outcome),

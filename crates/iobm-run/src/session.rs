@@ -211,13 +211,17 @@ pub fn describe_io(e: &std::io::Error) -> String {
 /// current directory), which the document names.
 pub fn document(run: &RunResult, path: &Path) -> std::io::Result<serde_json::Value> {
     let mut doc = serde_json::to_value(run).expect("result serialises");
-    if let Some(side) = iobm_results::detail::side_file_bytes(run) {
+    if iobm_results::detail::has_side_file(run) {
         let side_path = if is_stdout(path) {
             std::path::PathBuf::from(format!("iobm-{}.workers.csv.zst", run.run_id))
         } else {
             iobm_results::detail::side_file(path)
         };
-        write_atomic(&side_path, &side)?;
+        crate::atomic::write_atomic_with(&side_path, |f| {
+            let mut out = std::io::BufWriter::new(f);
+            iobm_results::detail::write_side_file(run, &mut out)?;
+            std::io::Write::flush(&mut out)
+        })?;
         let name = side_path.file_name().unwrap_or_default().to_string_lossy();
         doc["worker_series_file"] = serde_json::Value::from(name.into_owned());
     }
