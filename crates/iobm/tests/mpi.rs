@@ -9,6 +9,11 @@ use common::{browser, entries, load, phase_bytes as bytes, Server};
 use serde_json::Value;
 use std::path::Path;
 use std::process::{Command, Output};
+use std::sync::Mutex;
+
+/// Held by the tests whose timing the others' load would upset on a small machine: the Ctrl-C
+/// test gives its ranks a fixed time, and 32 oversubscribed ranks take every core.
+static ALONE: Mutex<()> = Mutex::new(());
 
 /// `mpirun -np RANKS` on this machine, oversubscribed, over TCP.
 fn launcher(ranks: u32) -> Command {
@@ -525,6 +530,7 @@ fn the_built_in_gateway_is_refused_under_several_ranks() {
 /// removed once.
 #[test]
 fn ctrl_c_of_the_launcher_reports_and_cleans_up_given_the_time() {
+    let _alone = ALONE.lock().unwrap_or_else(|e| e.into_inner());
     let interrupted = |args: &[&str], json: &Path| {
         let mut child = launcher(2)
             .args(["--mca", "odls_base_sigkill_timeout", "10"])
@@ -600,6 +606,7 @@ fn ctrl_c_of_the_launcher_reports_and_cleans_up_given_the_time() {
 
 #[test]
 fn thirty_two_ranks_are_merged_rank_by_rank_into_a_bounded_document() {
+    let _alone = ALONE.lock().unwrap_or_else(|e| e.into_inner());
     // 32 ranks x 2 workers x 400 intervals of 10 ms: past the 20,000 worker-intervals a
     // document keeps, so the per-worker series go to the side file beside it.
     let data = tempfile::tempdir().unwrap();
