@@ -436,3 +436,27 @@ def test_objects_keep_their_standard_headers(server):
                    MetadataDirective="REPLACE", CacheControl="no-store")
     replaced = s3.head_object(Bucket="hdr", Key="copy")
     assert replaced["CacheControl"] == "no-store" and "ContentLanguage" not in replaced
+
+
+def test_parts_of_a_multipart_object_by_number(server):
+    s3 = client(server)
+    s3.create_bucket(Bucket="parts")
+    parts = [os.urandom(5 << 20), os.urandom(777)]
+    uid = s3.create_multipart_upload(Bucket="parts", Key="mpu")["UploadId"]
+    listed = [{"PartNumber": i + 1, "ETag": s3.upload_part(
+        Bucket="parts", Key="mpu", UploadId=uid, PartNumber=i + 1, Body=p)["ETag"]}
+        for i, p in enumerate(parts)]
+    s3.complete_multipart_upload(Bucket="parts", Key="mpu", UploadId=uid,
+                                 MultipartUpload={"Parts": listed})
+    for n, body in enumerate(parts, start=1):
+        got = s3.get_object(Bucket="parts", Key="mpu", PartNumber=n)
+        assert got["Body"].read() == body and got["PartsCount"] == 2
+        assert got["ResponseMetadata"]["HTTPStatusCode"] == 206
+        head = s3.head_object(Bucket="parts", Key="mpu", PartNumber=n)
+        assert head["ContentLength"] == len(body) and head["PartsCount"] == 2
+    with pytest.raises(botocore.exceptions.ClientError) as e:
+        s3.get_object(Bucket="parts", Key="mpu", PartNumber=3)
+    assert e.value.response["Error"]["Code"] == "InvalidPartNumber"
+    # An object put whole is its own part 1.
+    s3.put_object(Bucket="parts", Key="whole", Body=b"abc")
+    assert s3.get_object(Bucket="parts", Key="whole", PartNumber=1)["Body"].read() == b"abc"

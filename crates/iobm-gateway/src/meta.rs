@@ -16,6 +16,7 @@ const XATTR_ETAG: &str = "user.iobm.etag";
 const XATTR_CONTENT_TYPE: &str = "user.iobm.content-type";
 const XATTR_METADATA: &str = "user.iobm.metadata";
 const XATTR_HEADERS: &str = "user.iobm.headers";
+const XATTR_PARTS: &str = "user.iobm.parts";
 
 /// What is kept about an object besides its bytes.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -25,6 +26,22 @@ pub struct Meta {
     pub content_type: Option<String>,
     pub metadata: HashMap<String, String>,
     pub headers: StoredHeaders,
+    /// A multipart upload's part sizes, in order (empty for an object put whole).
+    pub parts: Vec<u64>,
+}
+
+impl Meta {
+    /// Where part `n` (from 1) lies: its first byte and length, and how many parts there are.
+    /// An object put whole is its own part 1, of no count.
+    pub fn part(&self, n: i32, len: u64) -> Option<(u64, u64, Option<i32>)> {
+        if self.parts.is_empty() {
+            return (n == 1).then_some((0, len, None));
+        }
+        let index = usize::try_from(n).ok()?.checked_sub(1)?;
+        let size = *self.parts.get(index)?;
+        let start = self.parts[..index].iter().sum();
+        Some((start, size, Some(self.parts.len() as i32)))
+    }
 }
 
 /// The standard headers an object keeps and returns, as S3 does.
@@ -120,6 +137,10 @@ pub fn save_meta(file: &File, meta: &Meta) {
         let json = serde_json::to_vec(&meta.metadata).expect("a string map serialises");
         let _ = fsetxattr(file, XATTR_METADATA, &json, XattrFlags::empty());
     }
+    if !meta.parts.is_empty() {
+        let json = serde_json::to_vec(&meta.parts).expect("sizes serialise");
+        let _ = fsetxattr(file, XATTR_PARTS, &json, XattrFlags::empty());
+    }
     if meta.headers != StoredHeaders::default() {
         let json = serde_json::to_vec(&meta.headers).expect("headers serialise");
         let _ = fsetxattr(file, XATTR_HEADERS, &json, XattrFlags::empty());
@@ -141,6 +162,9 @@ pub fn load_meta(file: &File) -> io::Result<Meta> {
             .and_then(|j| serde_json::from_str(&j).ok())
             .unwrap_or_default(),
         headers: text(XATTR_HEADERS)
+            .and_then(|j| serde_json::from_str(&j).ok())
+            .unwrap_or_default(),
+        parts: text(XATTR_PARTS)
             .and_then(|j| serde_json::from_str(&j).ok())
             .unwrap_or_default(),
     })

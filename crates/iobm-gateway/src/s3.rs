@@ -247,6 +247,7 @@ impl S3 for Gateway {
                 etag: etag.clone(),
                 content_type: input.content_type,
                 metadata: input.metadata.unwrap_or_default(),
+                parts: Vec::new(),
                 headers: StoredHeaders::from_request(
                     input.cache_control,
                     input.content_disposition,
@@ -273,9 +274,23 @@ impl S3 for Gateway {
         let input = req.input;
         let (object, meta) = self.object(&input.bucket, &input.key)?;
         let len = object.len;
-        let (start, end, content_range) = match &input.range {
-            None => (0, len, None),
-            Some(range) => {
+        let mut parts_count = None;
+        let (start, end, content_range) = match (&input.range, input.part_number) {
+            (Some(_), Some(_)) => {
+                return Err(s3_error!(
+                    InvalidRequest,
+                    "Cannot specify both Range header and partNumber query parameter"
+                ))
+            }
+            (None, Some(n)) => {
+                let (start, size, count) = meta.part(n, len).ok_or_else(|| no_such_part(n))?;
+                parts_count = count;
+                let end = start + size;
+                let cr = format!("bytes {start}-{}/{len}", end.saturating_sub(1));
+                (start, end, count.map(|_| cr))
+            }
+            (None, None) => (0, len, None),
+            (Some(range), None) => {
                 let r = range.check(len).map_err(|_| s3_error!(InvalidRange))?;
                 let cr = format!("bytes {}-{}/{len}", r.start, r.end.saturating_sub(1));
                 (r.start, r.end, Some(cr))
@@ -291,6 +306,7 @@ impl S3 for Gateway {
             )),
             content_length: Some((end - start) as i64),
             content_range,
+            parts_count,
             accept_ranges: Some("bytes".into()),
             content_type: meta.content_type,
             e_tag: Some(quoted(&meta.etag)),
@@ -311,8 +327,16 @@ impl S3 for Gateway {
     ) -> S3Result<S3Response<HeadObjectOutput>> {
         let input = req.input;
         let (object, meta) = self.object(&input.bucket, &input.key)?;
+        let (length, parts_count) = match input.part_number {
+            Some(n) => {
+                let (_, size, count) = meta.part(n, object.len).ok_or_else(|| no_such_part(n))?;
+                (size, count)
+            }
+            None => (object.len, None),
+        };
         Ok(S3Response::new(HeadObjectOutput {
-            content_length: Some(object.len as i64),
+            content_length: Some(length as i64),
+            parts_count,
             accept_ranges: Some("bytes".into()),
             content_type: meta.content_type,
             e_tag: Some(quoted(&meta.etag)),
@@ -617,6 +641,15 @@ impl S3 for Gateway {
     ) -> S3Result<S3Response<CompleteMultipartUploadOutput>> {
         self.complete_multipart_upload_at(req).await
     }
+}
+
+/// A part number the object does not have: S3's `InvalidPartNumber`, 416.
+fn no_such_part(n: i32) -> s3s::S3Error {
+    crate::errors::custom(
+        "InvalidPartNumber",
+        hyper::StatusCode::RANGE_NOT_SATISFIABLE,
+        format!("the object has no part {n}"),
+    )
 }
 
 /// Whether a listing asked for its keys URL-encoded (`encoding-type=url`, which boto3 asks for

@@ -185,6 +185,7 @@ impl Gateway {
         }
         let mut etags = Md5::new();
         let mut sources = Vec::with_capacity(wanted.len());
+        let mut sizes = Vec::with_capacity(wanted.len());
         let numbers: Vec<i32> = wanted.iter().map(|p| p.part_number.unwrap_or(0)).collect();
         if numbers[0] < 1 || numbers.windows(2).any(|w| w[1] <= w[0]) {
             return Err(s3_error!(InvalidPartOrder));
@@ -202,6 +203,7 @@ impl Gateway {
             };
             // Every part but the last holds at least 5 MiB, as S3 requires.
             let size = multipart::part_len(dir.as_fd(), found).map_err(io_error)?;
+            sizes.push(size);
             if i + 1 < wanted.len() && size < MIN_PART {
                 return Err(s3_error!(
                     EntityTooSmall,
@@ -237,6 +239,7 @@ impl Gateway {
                     content_type: info.content_type.clone(),
                     metadata: info.metadata.clone(),
                     headers: info.headers.clone(),
+                    parts: sizes.clone(),
                 },
             );
             self.store
