@@ -460,3 +460,31 @@ def test_parts_of_a_multipart_object_by_number(server):
     # An object put whole is its own part 1.
     s3.put_object(Bucket="parts", Key="whole", Body=b"abc")
     assert s3.get_object(Bucket="parts", Key="whole", PartNumber=1)["Body"].read() == b"abc"
+
+
+def test_object_attributes_with_parts_a_page_at_a_time(server):
+    s3 = client(server)
+    s3.create_bucket(Bucket="attrs")
+    parts = [os.urandom(5 << 20), os.urandom(5 << 20), os.urandom(99)]
+    uid = s3.create_multipart_upload(Bucket="attrs", Key="mpu")["UploadId"]
+    listed = [{"PartNumber": i + 1, "ETag": s3.upload_part(
+        Bucket="attrs", Key="mpu", UploadId=uid, PartNumber=i + 1, Body=p)["ETag"]}
+        for i, p in enumerate(parts)]
+    done = s3.complete_multipart_upload(Bucket="attrs", Key="mpu", UploadId=uid,
+                                        MultipartUpload={"Parts": listed})
+    every = ["ETag", "ObjectSize", "ObjectParts", "StorageClass"]
+    first = s3.get_object_attributes(Bucket="attrs", Key="mpu", ObjectAttributes=every,
+                                     MaxParts=2)
+    assert first["ETag"].strip('"') == done["ETag"].strip('"')
+    assert first["ObjectSize"] == sum(len(p) for p in parts)
+    assert first["StorageClass"] == "STANDARD"
+    page = first["ObjectParts"]
+    assert page["TotalPartsCount"] == 3 and page["IsTruncated"] is True
+    assert [(p["PartNumber"], p["Size"]) for p in page["Parts"]] == [(1, 5 << 20), (2, 5 << 20)]
+    rest = s3.get_object_attributes(Bucket="attrs", Key="mpu", ObjectAttributes=["ObjectParts"],
+                                    PartNumberMarker=page["NextPartNumberMarker"])
+    assert [(p["PartNumber"], p["Size"]) for p in rest["ObjectParts"]["Parts"]] == [(3, 99)]
+    assert rest["ObjectParts"]["IsTruncated"] is False and "ETag" not in rest
+    s3.put_object(Bucket="attrs", Key="whole", Body=b"abc")
+    whole = s3.get_object_attributes(Bucket="attrs", Key="whole", ObjectAttributes=every)
+    assert whole["ObjectSize"] == 3 and "ObjectParts" not in whole
