@@ -488,3 +488,18 @@ def test_object_attributes_with_parts_a_page_at_a_time(server):
     s3.put_object(Bucket="attrs", Key="whole", Body=b"abc")
     whole = s3.get_object_attributes(Bucket="attrs", Key="whole", ObjectAttributes=every)
     assert whole["ObjectSize"] == 3 and "ObjectParts" not in whole
+
+
+def test_keys_of_any_printable_characters(server):
+    s3 = client(server)
+    s3.create_bucket(Bucket="keys")
+    keys = [" lead", "trail ", 'q"uote', "pct%25", "plus+", "<lt>", "_u", "a  b", "x/ y /z",
+            "tab\tkey", "semi;colon", "hash#", "q?m", "amp&", "\u00e9t\u00e9"]
+    for k in keys:
+        s3.put_object(Bucket="keys", Key=k, Body=k.encode())
+        assert s3.get_object(Bucket="keys", Key=k)["Body"].read() == k.encode()
+    listed = [o["Key"] for o in s3.list_objects_v2(Bucket="keys")["Contents"]]
+    assert listed == sorted(keys, key=lambda k: k.encode())
+    deleted = s3.delete_objects(Bucket="keys", Delete={"Objects": [{"Key": k} for k in keys]})
+    assert len(deleted["Deleted"]) == len(keys)
+    assert s3.list_objects_v2(Bucket="keys").get("KeyCount") == 0
