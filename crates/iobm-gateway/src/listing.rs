@@ -5,7 +5,7 @@
 use crate::errors::{io_error, store_error};
 use crate::s3::Gateway;
 use crate::store::load_meta;
-use s3s::dto::{CommonPrefix, ETag, Object, ObjectStorageClass, Owner, Timestamp};
+use s3s::dto::{CommonPrefix, ETag, EncodingType, Object, ObjectStorageClass, Owner, Timestamp};
 use s3s::S3Result;
 use std::collections::BTreeSet;
 use std::os::fd::AsFd;
@@ -18,12 +18,16 @@ pub struct Page {
     pub prefixes: Vec<CommonPrefix>,
     /// More keys follow; `next` is where the next page starts after.
     pub truncated: bool,
+    /// The last key or prefix of a truncated page, as it is (a continuation token is opaque).
     pub next: Option<String>,
+    /// Keys and prefixes are URL-encoded (`encoding-type=url`).
+    pub url: bool,
 }
 
 impl Gateway {
     /// One page of keys and common prefixes below `prefix` and after `after`, at most
-    /// `max_keys` (default and limit 1000).
+    /// `max_keys` (default and limit 1000), URL-encoded when `encoding` asks for it (as boto3
+    /// does by default).
     pub(crate) fn list(
         &self,
         bucket: &str,
@@ -31,26 +35,23 @@ impl Gateway {
         delimiter: Option<&str>,
         after: Option<&str>,
         max_keys: Option<i32>,
+        encoding: Option<&EncodingType>,
     ) -> S3Result<Page> {
+        let url = encoding.is_some_and(|e| e.as_str() == EncodingType::URL);
         let prefix = prefix.unwrap_or_default();
         let max = max_keys.unwrap_or(1000).clamp(0, 1000) as usize;
         let dir = self.store.open_bucket(bucket).map_err(store_error)?;
-        if max == 0 {
-            // S3 answers max-keys=0 with an empty page that is not truncated.
-            return Ok(Page {
-                prefix: prefix.to_string(),
-                max_keys: 0,
-                objects: Vec::new(),
-                prefixes: Vec::new(),
-                truncated: false,
-                next: None,
-            });
-        }
         let mut objects = Vec::new();
         let mut prefixes: BTreeSet<String> = BTreeSet::new();
         let mut last = None;
         let mut truncated = false;
-        for key in self.store.keys(dir.as_fd(), prefix).map_err(io_error)? {
+        // S3 answers max-keys=0 with an empty page that is not truncated.
+        let keys = if max == 0 {
+            Vec::new()
+        } else {
+            self.store.keys(dir.as_fd(), prefix).map_err(io_error)?
+        };
+        for key in keys {
             if after.is_some_and(|a| key.as_str() <= a) {
                 continue;
             }
@@ -105,7 +106,9 @@ impl Gateway {
             prefixes,
             truncated,
             next: last.filter(|_| truncated),
-        })
+            url,
+        }
+        .encoded())
     }
 }
 
@@ -133,16 +136,27 @@ pub(crate) fn url_encoded(text: &str) -> String {
 }
 
 impl Page {
-    /// The page's keys and prefixes URL-encoded (`encoding-type=url`).
-    pub fn url_encode(&mut self) {
-        self.prefix = url_encoded(&self.prefix);
-        for o in &mut self.objects {
-            o.key = o.key.as_deref().map(url_encoded);
+    /// The page with its prefix, keys and common prefixes URL-encoded if asked.
+    fn encoded(mut self) -> Page {
+        if self.url {
+            self.prefix = url_encoded(&self.prefix);
+            for o in &mut self.objects {
+                o.key = o.key.as_deref().map(url_encoded);
+            }
+            for p in &mut self.prefixes {
+                p.prefix = p.prefix.as_deref().map(url_encoded);
+            }
         }
-        for p in &mut self.prefixes {
-            p.prefix = p.prefix.as_deref().map(url_encoded);
+        self
+    }
+
+    /// A key, marker or delimiter of the request or the page sent back as the page's keys are.
+    pub fn echo(&self, value: Option<String>) -> Option<String> {
+        if self.url {
+            value.as_deref().map(url_encoded)
+        } else {
+            value
         }
-        self.next = self.next.as_deref().map(url_encoded);
     }
 }
 

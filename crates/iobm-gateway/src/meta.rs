@@ -44,6 +44,21 @@ impl Meta {
     }
 }
 
+/// The [`StoredHeaders`] of a request's input: `PutObjectInput`, `CreateMultipartUploadInput`
+/// and `CopyObjectInput` have the same five fields (moved out of the input).
+macro_rules! stored_headers {
+    ($input:expr) => {
+        $crate::meta::StoredHeaders::from_request(
+            $input.cache_control,
+            $input.content_disposition,
+            $input.content_encoding,
+            $input.content_language,
+            $input.expires,
+        )
+    };
+}
+pub(crate) use stored_headers;
+
 /// The standard headers an object keeps and returns, as S3 does.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct StoredHeaders {

@@ -4,8 +4,8 @@
 //! from one open descriptor: its bytes, size, ETag and metadata all come from the same file.
 
 use crate::errors::{body_error, body_timeout, io_error, store_error};
-use crate::listing::{owner, url_encoded};
-use crate::meta::StoredHeaders;
+use crate::listing::owner;
+use crate::meta::stored_headers;
 use crate::metrics::{BucketCounters, Metrics};
 use crate::store::{hex, load_meta, save_meta, Meta, Object, Store, StoreError, Temp};
 use bytes::Bytes;
@@ -248,13 +248,7 @@ impl S3 for Gateway {
                 content_type: input.content_type,
                 metadata: input.metadata.unwrap_or_default(),
                 parts: Vec::new(),
-                headers: StoredHeaders::from_request(
-                    input.cache_control,
-                    input.content_disposition,
-                    input.content_encoding,
-                    input.content_language,
-                    input.expires,
-                ),
+                headers: stored_headers!(input),
             },
         );
         self.store
@@ -481,13 +475,7 @@ impl S3 for Gateway {
         if replace {
             meta.content_type = input.content_type;
             meta.metadata = input.metadata.unwrap_or_default();
-            meta.headers = StoredHeaders::from_request(
-                input.cache_control,
-                input.content_disposition,
-                input.content_encoding,
-                input.content_language,
-                input.expires,
-            );
+            meta.headers = stored_headers!(input);
         }
         let mut temp = self.store.create_temp().map_err(io_error)?;
         // Copying gigabytes is blocking work: done on this worker thread, kernel to kernel.
@@ -522,33 +510,22 @@ impl S3 for Gateway {
             input.delimiter.as_deref(),
             after,
             input.max_keys,
+            input.encoding_type.as_ref(),
         )?;
-        // The continuation token is opaque: the next key, never encoded.
-        let next = page.next.clone();
-        let url = url_encoding(&input.encoding_type);
-        if url {
-            page.url_encode();
-        }
-        let encode = |v: Option<String>| {
-            if url {
-                v.as_deref().map(url_encoded)
-            } else {
-                v
-            }
-        };
+        let (delimiter, start_after) = (page.echo(input.delimiter), page.echo(input.start_after));
         if !input.fetch_owner.unwrap_or(false) {
             page.objects.iter_mut().for_each(|o| o.owner = None);
         }
         Ok(S3Response::new(ListObjectsV2Output {
             name: Some(input.bucket),
             prefix: Some(page.prefix),
-            delimiter: encode(input.delimiter),
+            delimiter,
+            start_after,
             max_keys: Some(page.max_keys),
             key_count: Some((page.objects.len() + page.prefixes.len()) as i32),
             is_truncated: Some(page.truncated),
             continuation_token: input.continuation_token,
-            next_continuation_token: next,
-            start_after: encode(input.start_after),
+            next_continuation_token: page.next,
             contents: Some(page.objects),
             common_prefixes: Some(page.prefixes),
             encoding_type: input.encoding_type,
@@ -561,32 +538,24 @@ impl S3 for Gateway {
         req: S3Request<ListObjectsInput>,
     ) -> S3Result<S3Response<ListObjectsOutput>> {
         let input = req.input;
-        let mut page = self.list(
+        let page = self.list(
             &input.bucket,
             input.prefix.as_deref(),
             input.delimiter.as_deref(),
             input.marker.as_deref(),
             input.max_keys,
+            input.encoding_type.as_ref(),
         )?;
-        let url = url_encoding(&input.encoding_type);
-        if url {
-            page.url_encode();
-        }
-        let encode = |v: Option<String>| {
-            if url {
-                v.as_deref().map(url_encoded)
-            } else {
-                v
-            }
-        };
+        let (delimiter, marker) = (page.echo(input.delimiter), page.echo(input.marker));
+        let next_marker = page.echo(page.next.clone());
         Ok(S3Response::new(ListObjectsOutput {
             name: Some(input.bucket),
             prefix: Some(page.prefix),
-            delimiter: encode(input.delimiter),
-            marker: Some(encode(input.marker).unwrap_or_default()),
+            delimiter,
+            marker: Some(marker.unwrap_or_default()),
+            next_marker,
             max_keys: Some(page.max_keys),
             is_truncated: Some(page.truncated),
-            next_marker: page.next,
             contents: Some(page.objects),
             common_prefixes: Some(page.prefixes),
             encoding_type: input.encoding_type,
@@ -599,24 +568,16 @@ impl S3 for Gateway {
         req: S3Request<ListObjectVersionsInput>,
     ) -> S3Result<S3Response<ListObjectVersionsOutput>> {
         let input = req.input;
-        let mut page = self.list(
+        let page = self.list(
             &input.bucket,
             input.prefix.as_deref(),
             input.delimiter.as_deref(),
             input.key_marker.as_deref(),
             input.max_keys,
+            input.encoding_type.as_ref(),
         )?;
-        let url = url_encoding(&input.encoding_type);
-        if url {
-            page.url_encode();
-        }
-        let encode = |v: Option<String>| {
-            if url {
-                v.as_deref().map(url_encoded)
-            } else {
-                v
-            }
-        };
+        let (delimiter, key_marker) = (page.echo(input.delimiter), page.echo(input.key_marker));
+        let next_key_marker = page.echo(page.next.clone());
         let versions = page
             .objects
             .into_iter()
@@ -633,11 +594,11 @@ impl S3 for Gateway {
         Ok(S3Response::new(ListObjectVersionsOutput {
             name: Some(input.bucket),
             prefix: Some(page.prefix),
-            delimiter: encode(input.delimiter),
-            key_marker: encode(input.key_marker),
+            delimiter,
+            key_marker,
             max_keys: Some(page.max_keys),
             is_truncated: Some(page.truncated),
-            next_key_marker: page.next,
+            next_key_marker,
             versions: Some(versions),
             common_prefixes: Some(page.prefixes),
             encoding_type: input.encoding_type,
@@ -695,14 +656,6 @@ fn no_such_part(n: i32) -> s3s::S3Error {
         hyper::StatusCode::RANGE_NOT_SATISFIABLE,
         format!("the object has no part {n}"),
     )
-}
-
-/// Whether a listing asked for its keys URL-encoded (`encoding-type=url`, which boto3 asks for
-/// by default).
-fn url_encoding(encoding: &Option<EncodingType>) -> bool {
-    encoding
-        .as_ref()
-        .is_some_and(|e| e.as_str() == EncodingType::URL)
 }
 
 #[cfg(test)]

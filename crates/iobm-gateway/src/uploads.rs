@@ -3,7 +3,7 @@
 //! concurrent completes; a failed completion can be tried again).
 
 use crate::errors::{io_error, store_error};
-use crate::meta::StoredHeaders;
+use crate::meta::stored_headers;
 use crate::multipart::{self, UploadInfo};
 use crate::s3::{check_content_md5, quoted, Gateway};
 use crate::store::{hex, save_meta, Meta};
@@ -28,13 +28,7 @@ impl Gateway {
             content_type: input.content_type,
             metadata: input.metadata.unwrap_or_default(),
             initiated_unix: multipart::now_unix(),
-            headers: StoredHeaders::from_request(
-                input.cache_control,
-                input.content_disposition,
-                input.content_encoding,
-                input.content_language,
-                input.expires,
-            ),
+            headers: stored_headers!(input),
         };
         let id = multipart::create(self.store.uploads_dir(), &info).map_err(io_error)?;
         Ok(S3Response::new(CreateMultipartUploadOutput {
