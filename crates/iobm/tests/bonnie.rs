@@ -5,8 +5,8 @@
 mod common;
 
 use common::{
-    assert_aggregates_recomputable, assert_matches_schema, entries, iobm, load, phase_bytes,
-    stdout_of, u,
+    aggregate, assert_aggregates_recomputable, assert_matches_schema, entries, iobm, load,
+    phase_bytes, stdout_of, u,
 };
 use serde_json::Value;
 use std::path::Path;
@@ -293,12 +293,7 @@ fn compare_puts_runs_side_by_side_and_refuses_mixed_kinds() {
     };
     let nfs = load(&out.path().join("nfs.json"));
     let saved = |kind: &str| {
-        nfs["phases"][0]["aggregates"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|a| a["kind"] == kind)
-            .unwrap()["bytes_per_s"]
+        aggregate(&nfs["phases"][0], kind)["bytes_per_s"]
             .as_f64()
             .unwrap()
             / 1048576.0

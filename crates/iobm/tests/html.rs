@@ -6,7 +6,7 @@
 mod common;
 
 use common::browser::{check_numbers, check_page, MIB};
-use common::{iobm, load};
+use common::{aggregate, iobm, load};
 use std::path::Path;
 
 #[test]
@@ -133,12 +133,7 @@ fn a_three_way_bonnie_comparison_page_has_a_chart_per_test() {
             .next()
             .unwrap();
         let cell = row.split("<td data-run=\"now\">").nth(1).unwrap();
-        let makespan = phase["aggregates"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|a| a["kind"] == "makespan")
-            .unwrap();
+        let makespan = aggregate(phase, "makespan");
         // Tests that move data compare MiB/s; seeks and metadata tests, operations per second.
         let value = if cell.split("</span>").nth(1).unwrap().starts_with(" MiB/s") {
             makespan["bytes_per_s"].as_f64().unwrap() / MIB

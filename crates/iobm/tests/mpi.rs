@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{browser, entries, load, phase_bytes as bytes, Server};
+use common::{aggregate, browser, entries, load, phase_bytes as bytes, Server};
 use serde_json::Value;
 use std::path::Path;
 use std::process::{Command, Output};
@@ -52,12 +52,7 @@ fn assert_makespan_recomputable(phase: &Value) {
         .max()
         .unwrap();
     let want = bytes(phase) as f64 / ((end - start) as f64 / 1e9);
-    let got = phase["aggregates"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|a| a["kind"] == "makespan")
-        .unwrap()["bytes_per_s"]
+    let got = aggregate(phase, "makespan")["bytes_per_s"]
         .as_f64()
         .unwrap();
     assert!(

@@ -3,22 +3,12 @@
 
 mod common;
 
-use common::{iobm, load, u};
+use common::{aggregate, iobm, load, stdout_of, u};
 use serde_json::Value;
 use std::path::Path;
 
-fn stdout(cmd: &mut assert_cmd::Command) -> String {
-    let out = cmd.assert().success();
-    String::from_utf8(out.get_output().stdout.clone()).unwrap()
-}
-
 fn makespan(phase: &Value) -> f64 {
-    phase["aggregates"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|a| a["kind"] == "makespan")
-        .unwrap()["bytes_per_s"]
+    aggregate(phase, "makespan")["bytes_per_s"]
         .as_f64()
         .unwrap()
 }
@@ -28,7 +18,7 @@ fn a_repeated_stream_reports_each_aggregate_over_fresh_runs() {
     let dir = tempfile::tempdir().unwrap();
     let out = tempfile::tempdir().unwrap();
     let json = out.path().join("r.json");
-    let text = stdout(
+    let text = stdout_of(
         iobm()
             .args(["stream", "--size", "8MiB", "--repeat", "3", "--json"])
             .arg(&json)
@@ -51,12 +41,7 @@ fn a_repeated_stream_reports_each_aggregate_over_fresh_runs() {
     for (i, phase) in result["phases"].as_array().unwrap().iter().enumerate() {
         let spread = &repeats["phases"][i];
         assert_eq!(spread["name"], phase["name"]);
-        let makespan_spread = spread["aggregates"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|a| a["kind"] == "makespan")
-            .unwrap();
+        let makespan_spread = aggregate(spread, "makespan");
         let s = &makespan_spread["bytes_per_s"];
         let mut values: Vec<f64> = s["values"]
             .as_array()
@@ -82,7 +67,7 @@ fn a_repeated_stream_reports_each_aggregate_over_fresh_runs() {
     // Every repetition cleaned up after itself.
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
     // The saved run prints its spread again.
-    let report = stdout(iobm().arg("report").arg(&json));
+    let report = stdout_of(iobm().arg("report").arg(&json));
     assert!(report.contains("95% CI of the mean"), "{report}");
 
     // compare: a run against itself is within its noise; against one ten times faster, not.
@@ -103,7 +88,7 @@ fn a_repeated_stream_reports_each_aggregate_over_fresh_runs() {
         }
     }
     std::fs::write(&faster, doc.to_string()).unwrap();
-    let compared = stdout(
+    let compared = stdout_of(
         iobm()
             .args(["compare", "--wide"])
             .arg(format!("a={}", json.display()))
@@ -132,7 +117,7 @@ fn repeated_reads_read_one_kept_data_set_and_keep_refuses_repeat() {
         .failure();
     let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
     assert!(err.contains("--keep") && err.contains("--repeat"), "{err}");
-    stdout(
+    stdout_of(
         iobm()
             .args(["write", "--keep", "--size", "4MiB"])
             .arg(dir.path()),
@@ -144,7 +129,7 @@ fn repeated_reads_read_one_kept_data_set_and_keep_refuses_repeat() {
         .unwrap()
         .path();
     let json = dir.path().join("read.json");
-    stdout(
+    stdout_of(
         iobm()
             .args(["read", "--repeat", "2", "--json"])
             .arg(&json)
@@ -169,7 +154,7 @@ fn bonnie_and_s3_repeat_too() {
     let dir = tempfile::tempdir().unwrap();
     let out = tempfile::tempdir().unwrap();
     let (json, csv) = (out.path().join("b.json"), out.path().join("b.csv"));
-    stdout(
+    stdout_of(
         iobm()
             .args([
                 "bonnie",
@@ -197,7 +182,7 @@ fn bonnie_and_s3_repeat_too() {
 
     // S3: each repetition through a built-in gateway of its own, which leaves nothing.
     let json = out.path().join("s3.json");
-    stdout(
+    stdout_of(
         iobm()
             .args([
                 "s3",

@@ -10,7 +10,9 @@
 mod common;
 
 use assert_cmd::Command;
-use common::{assert_matches_schema, free_port, interrupt, load, u, wait_for, warns, Server};
+use common::{
+    aggregate, assert_matches_schema, free_port, interrupt, load, u, wait_for, warns, Server,
+};
 use serde_json::Value;
 use std::net::TcpStream;
 use std::path::Path;
@@ -810,12 +812,7 @@ fn compare_puts_a_get_run_beside_a_put_run_of_one_store() {
     assert_eq!((rows[1][0], rows[2][0]), ("put (s3 put)", "get (s3 get)"));
     let mib = |path: &Path| {
         let phase = &load(path)["phases"][0];
-        let makespan = phase["aggregates"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|a| a["kind"] == "makespan")
-            .unwrap()["bytes_per_s"]
+        let makespan = aggregate(phase, "makespan")["bytes_per_s"]
             .as_f64()
             .unwrap();
         makespan / 1048576.0

@@ -82,6 +82,17 @@ pub fn iobm() -> Command {
 }
 
 /// The standard output of a command that must succeed.
+/// The aggregate `kind` ("makespan", "sum_of_rates", ...) of a phase, or of a phase's spread
+/// over repetitions.
+pub fn aggregate<'a>(phase: &'a Value, kind: &str) -> &'a Value {
+    phase["aggregates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["kind"] == kind)
+        .unwrap_or_else(|| panic!("no {kind} aggregate"))
+}
+
 pub fn stdout_of(cmd: &mut Command) -> String {
     String::from_utf8(cmd.assert().success().get_output().stdout.clone()).unwrap()
 }
