@@ -169,14 +169,22 @@ fn a_full_file_system_under_a_full_queue_ends_the_run_cleanly() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
-    let result = load(&json);
+    let result = failed_with(&json, "ENOSPC", 8 << 20);
+    assert_eq!(result["phases"][0]["settings"]["iodepth"], 32);
+    assert!(entries(fs.path()).is_empty(), "{:?}", entries(fs.path()));
+}
+
+/// The saved result of a run that a fault of `kind` stopped under a full queue: failed, the
+/// fault named, what completed (some bytes, at most `at_most`) counted, every completed
+/// request's latency recorded.
+fn failed_with(json: &Path, kind: &str, at_most: u64) -> serde_json::Value {
+    let result = load(json);
     assert_matches_schema(&result);
     assert_eq!(result["status"], "failed");
     let phase = &result["phases"][0];
-    assert_eq!(phase["settings"]["iodepth"], 32);
-    assert_eq!(phase["errors"][0]["kind"], "ENOSPC");
+    assert_eq!(phase["errors"][0]["kind"], kind);
     let written = phase_bytes(phase);
-    assert!(written > 0 && written <= 8 << 20, "{written}");
+    assert!(written > 0 && written <= at_most, "{written}");
     let ops: u64 = phase["workers"]
         .as_array()
         .unwrap()
@@ -184,7 +192,7 @@ fn a_full_file_system_under_a_full_queue_ends_the_run_cleanly() {
         .map(|w| w["span"]["ops"].as_u64().unwrap())
         .sum();
     assert_eq!(phase["latency"]["histogram"]["count"], ops);
-    assert!(entries(fs.path()).is_empty(), "{:?}", entries(fs.path()));
+    result
 }
 
 /// A FUSE file system (tests/fuse/faulty_fs.py, in memory) whose data files fail every write
@@ -275,21 +283,9 @@ fn a_storage_fault_under_a_full_queue_ends_the_run_cleanly() {
         stderr.contains("the run stopped: write data.") && stderr.contains("(EIO)"),
         "{stderr}"
     );
-    let result = load(&json);
-    assert_matches_schema(&result);
-    assert_eq!(result["status"], "failed");
+    let result = failed_with(&json, "EIO", 2 << 20);
     let phase = &result["phases"][0];
     assert_eq!(phase["settings"]["engine"], "io_uring");
-    assert_eq!(phase["errors"][0]["kind"], "EIO");
-    let written = phase_bytes(phase);
-    assert!(written > 0 && written <= 2 << 20, "{written}");
-    let ops: u64 = phase["workers"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|w| w["span"]["ops"].as_u64().unwrap())
-        .sum();
-    assert_eq!(phase["latency"]["histogram"]["count"], ops);
     let failed: u64 = phase["workers"][0]["series"]["errors"]
         .as_array()
         .unwrap()
