@@ -260,34 +260,24 @@ pub fn render(runs: &[(String, RunResult)], layout: Layout) -> String {
         return csv(&c, layout.transpose);
     }
     // Blocks of three columns (value, %CPU, p99): one per test, or per run when transposed.
+    let three = |r: usize, t: usize| {
+        let cell = &c.cells[r][t];
+        vec![value_text(cell, r > 0), cpu_text(cell), p99_text(cell)]
+    };
+    let (runs_n, tests_n) = (runs.len(), c.tests.len());
     let (corner, row_names, blocks): (&str, Vec<String>, Vec<Block>) = if layout.transpose {
-        let blocks = (0..runs.len())
+        let blocks = (0..runs_n)
             .map(|r| {
-                let cells = (0..c.tests.len())
-                    .map(|t| {
-                        let cell = &c.cells[r][t];
-                        vec![value_text(cell, r > 0), cpu_text(cell), p99_text(cell)]
-                    })
-                    .collect();
-                (c.labels[r].clone(), cells)
+                (
+                    c.labels[r].clone(),
+                    (0..tests_n).map(|t| three(r, t)).collect(),
+                )
             })
             .collect();
-        (
-            "test",
-            (0..c.tests.len()).map(test_header).collect(),
-            blocks,
-        )
+        ("test", (0..tests_n).map(test_header).collect(), blocks)
     } else {
-        let blocks = (0..c.tests.len())
-            .map(|t| {
-                let cells = (0..runs.len())
-                    .map(|r| {
-                        let cell = &c.cells[r][t];
-                        vec![value_text(cell, r > 0), cpu_text(cell), p99_text(cell)]
-                    })
-                    .collect();
-                (test_header(t), cells)
-            })
+        let blocks = (0..tests_n)
+            .map(|t| (test_header(t), (0..runs_n).map(|r| three(r, t)).collect()))
             .collect();
         ("run", c.labels.clone(), blocks)
     };
