@@ -332,7 +332,10 @@ fn run_worker(
     let mut done = Progress::default();
     let mut trace = TraceBuilder::default();
     let mut series = SeriesRecorder::new(phase.interval);
-    let mut class_series = vec![series.clone(); classes.len()];
+    // Each kind of operation's own series where a phase has several; with one, it is the
+    // worker's, recorded once.
+    let several = classes.len() > 1;
+    let mut class_series = vec![series.clone(); if several { classes.len() } else { 0 }];
     let mut errors: Vec<WorkerError> = Vec::new();
     let retries = phase.objects.as_ref().map_or(0, |o| o.retries);
 
@@ -414,7 +417,9 @@ fn run_worker(
                 class.errors += 1;
                 let since = t1.saturating_duration_since(counted_from);
                 series.error(since);
-                class_series[task.class()].error(since);
+                if let Some(own) = class_series.get_mut(task.class()) {
+                    own.error(since);
+                }
                 let error = WorkerError::new(&e, task.describe());
                 match errors.iter_mut().find(|e| e.kind == error.kind) {
                     Some(e) => e.count += 1,
@@ -454,7 +459,9 @@ fn run_worker(
         done.ops += 1;
         let since = t1.saturating_duration_since(counted_from);
         series.record(since, bytes, ns);
-        class_series[task.class()].record(since, bytes, ns);
+        if let Some(own) = class_series.get_mut(task.class()) {
+            own.record(since, bytes, ns);
+        }
         trace.sample(control.ns(t1), done);
         last_end = t1;
     }
@@ -495,6 +502,9 @@ fn run_worker(
         verify_ns,
         trace,
     };
+    if !several {
+        classes[0].series = outcome.series.clone();
+    }
     for (class, series) in classes.iter_mut().zip(class_series) {
         class.series = series.finish();
     }
