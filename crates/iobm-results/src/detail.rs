@@ -148,22 +148,20 @@ impl SeriesFolder {
                 Some(all) => all.merge(&w.series),
                 None => self.all = Some(w.series.clone()),
             }
-            let mut own = w.series.clone();
-            own.latency.clear();
             if let Some(endpoint) = &w.endpoint {
                 match self.endpoints.iter_mut().find(|e| e.endpoint == *endpoint) {
-                    Some(e) => e.series.merge(&own),
+                    Some(e) => e.series.merge_counts(&w.series),
                     None => self.endpoints.push(EndpointSeries {
                         endpoint: endpoint.clone(),
-                        series: own.clone(),
+                        series: w.series.counts(),
                     }),
                 }
             }
             match self.ranks.iter_mut().find(|r| r.rank == w.rank) {
-                Some(r) => r.series.merge(&own),
+                Some(r) => r.series.merge_counts(&w.series),
                 None => self.ranks.push(RankSeries {
                     rank: w.rank,
-                    series: own,
+                    series: w.series.counts(),
                 }),
             }
         }

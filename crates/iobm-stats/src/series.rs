@@ -41,15 +41,31 @@ impl Series {
 
     /// Adds `other` (of the same interval) interval by interval.
     pub fn merge(&mut self, other: &Series) {
-        add(&mut self.bytes, &other.bytes);
-        add(&mut self.ops, &other.ops);
-        add(&mut self.errors, &other.errors);
+        self.merge_counts(other);
         if self.latency.len() < other.latency.len() {
             let empty = HistogramData::empty(other.latency[0].sub_bits());
             self.latency.resize(other.latency.len(), empty);
         }
         for (a, b) in self.latency.iter_mut().zip(&other.latency) {
             a.merge(b);
+        }
+    }
+
+    /// Adds `other`'s bytes, operations and errors, not its latency.
+    pub fn merge_counts(&mut self, other: &Series) {
+        add(&mut self.bytes, &other.bytes);
+        add(&mut self.ops, &other.ops);
+        add(&mut self.errors, &other.errors);
+    }
+
+    /// The bytes, operations and errors alone.
+    pub fn counts(&self) -> Series {
+        Series {
+            interval_ns: self.interval_ns,
+            bytes: self.bytes.clone(),
+            ops: self.ops.clone(),
+            errors: self.errors.clone(),
+            latency: Vec::new(),
         }
     }
 }
