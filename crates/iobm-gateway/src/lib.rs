@@ -17,6 +17,7 @@ pub mod s3;
 pub mod store;
 pub mod tls;
 mod uploads;
+pub mod walk;
 mod whole;
 
 use s3s::auth::SimpleAuth;

@@ -1,13 +1,14 @@
 //! One page of a bucket listing (V1, V2 and versions share it): keys and common prefixes below
-//! a prefix, after a marker, at most `max-keys`; links and other non-objects are left out. With
+//! a prefix, after a marker, at most `max-keys`, read by [`crate::walk`]; links and other
+//! non-objects are left out. With
 //! `encoding-type=url` the keys and prefixes are sent URL-encoded ([`url_encoded`]).
 
 use crate::errors::{io_error, store_error};
+use crate::meta::load_etag;
 use crate::s3::Gateway;
-use crate::store::load_meta;
+use crate::walk::Found;
 use s3s::dto::{CommonPrefix, ETag, EncodingType, Object, ObjectStorageClass, Owner, Timestamp};
 use s3s::S3Result;
-use std::collections::BTreeSet;
 use std::os::fd::AsFd;
 
 /// One page of a listing.
@@ -24,62 +25,68 @@ pub struct Page {
     pub url: bool,
 }
 
+/// What a listing request asks for.
+pub(crate) struct Query {
+    pub bucket: String,
+    pub prefix: Option<String>,
+    pub delimiter: Option<String>,
+    /// The marker, continuation token or start-after: keys up to it are left out.
+    pub after: Option<String>,
+    pub max_keys: Option<i32>,
+    pub encoding: Option<EncodingType>,
+}
+
 impl Gateway {
-    /// One page of keys and common prefixes below `prefix` and after `after`, at most
-    /// `max_keys` (default and limit 1000), URL-encoded when `encoding` asks for it (as boto3
-    /// does by default).
-    pub(crate) fn list(
-        &self,
-        bucket: &str,
-        prefix: Option<&str>,
-        delimiter: Option<&str>,
-        after: Option<&str>,
-        max_keys: Option<i32>,
-        encoding: Option<&EncodingType>,
-    ) -> S3Result<Page> {
-        let url = encoding.is_some_and(|e| e.as_str() == EncodingType::URL);
-        let prefix = prefix.unwrap_or_default();
-        let max = max_keys.unwrap_or(1000).clamp(0, 1000) as usize;
-        let dir = self.store.open_bucket(bucket).map_err(store_error)?;
+    /// One page of keys and common prefixes below the prefix and after the marker, at most
+    /// `max_keys` (default and limit 1000), URL-encoded when asked (as boto3 does by default).
+    /// Runs on a blocking thread: a directory read may take a while.
+    pub(crate) async fn list(&self, query: Query) -> S3Result<Page> {
+        let gateway = self.clone();
+        tokio::task::spawn_blocking(move || gateway.list_now(query))
+            .await
+            .map_err(|e| s3s::s3_error!(InternalError, "listing failed: {e}"))?
+    }
+
+    fn list_now(&self, q: Query) -> S3Result<Page> {
+        let url = q
+            .encoding
+            .as_ref()
+            .is_some_and(|e| e.as_str() == EncodingType::URL);
+        let prefix = q.prefix.unwrap_or_default();
+        let max = q.max_keys.unwrap_or(1000).clamp(0, 1000) as usize;
+        let dir = self.store.open_bucket(&q.bucket).map_err(store_error)?;
         let mut objects = Vec::new();
-        let mut prefixes: BTreeSet<String> = BTreeSet::new();
+        let mut prefixes = Vec::new();
         let mut last = None;
         let mut truncated = false;
-        // S3 answers max-keys=0 with an empty page that is not truncated.
-        let keys = if max == 0 {
-            Vec::new()
-        } else {
-            self.store.keys(dir.as_fd(), prefix).map_err(io_error)?
-        };
-        for key in keys {
-            if after.is_some_and(|a| key.as_str() <= a) {
-                continue;
-            }
-            let common = delimiter.filter(|d| !d.is_empty()).and_then(|d| {
-                key[prefix.len()..]
-                    .find(d)
-                    .map(|i| key[..prefix.len() + i + d.len()].to_string())
-            });
-            if objects.len() + prefixes.len() >= max
-                && common.as_ref().is_none_or(|c| !prefixes.contains(c))
-            {
-                truncated = true;
+        let mut walk = self
+            .store
+            .walk(
+                dir.as_fd(),
+                &prefix,
+                q.delimiter.as_deref(),
+                q.after.as_deref(),
+            )
+            .map_err(io_error)?;
+        while let Some(found) = walk.next_found().map_err(io_error)? {
+            if objects.len() + prefixes.len() == max {
+                // S3 answers max-keys=0 with an empty page that is not truncated.
+                truncated = max > 0;
                 break;
             }
-            match common {
-                Some(c) => {
-                    if after.is_some_and(|a| c.as_str() <= a) {
-                        continue;
-                    }
-                    prefixes.insert(c.clone());
-                    last = Some(c);
+            match found {
+                Found::Prefix(common) => {
+                    prefixes.push(CommonPrefix {
+                        prefix: Some(common.clone()),
+                    });
+                    last = Some(common);
                 }
-                None => {
+                Found::Object(key) => {
                     // Gone since the walk, or replaced by something that is not an object.
-                    let Ok(object) = self.store.open_object(dir.as_fd(), bucket, &key) else {
+                    let Ok(object) = self.store.open_object(dir.as_fd(), &q.bucket, &key) else {
                         continue;
                     };
-                    let etag = load_meta(&object.file).map_err(io_error)?.etag;
+                    let etag = load_etag(&object.file).map_err(io_error)?;
                     objects.push(Object {
                         owner: Some(owner()),
                         key: Some(key.clone()),
@@ -95,12 +102,8 @@ impl Gateway {
                 }
             }
         }
-        let prefixes = prefixes
-            .into_iter()
-            .map(|p| CommonPrefix { prefix: Some(p) })
-            .collect();
         Ok(Page {
-            prefix: prefix.to_string(),
+            prefix,
             max_keys: max as i32,
             objects,
             prefixes,

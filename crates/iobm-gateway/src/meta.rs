@@ -166,12 +166,8 @@ pub fn save_meta(file: &File, meta: &Meta) {
 /// gateway did not write.
 pub fn load_meta(file: &File) -> io::Result<Meta> {
     let text = |name| xattr(file, name).and_then(|v| String::from_utf8(v).ok());
-    let etag = match text(XATTR_ETAG) {
-        Some(etag) => etag,
-        None => md5_file(file)?,
-    };
     Ok(Meta {
-        etag,
+        etag: load_etag(file)?,
         content_type: text(XATTR_CONTENT_TYPE),
         metadata: text(XATTR_METADATA)
             .and_then(|j| serde_json::from_str(&j).ok())
@@ -185,10 +181,20 @@ pub fn load_meta(file: &File) -> io::Result<Meta> {
     })
 }
 
+/// An object's ETag alone (what a listing shows), computed from the bytes for files the
+/// gateway did not write.
+pub fn load_etag(file: &File) -> io::Result<String> {
+    match xattr(file, XATTR_ETAG).and_then(|v| String::from_utf8(v).ok()) {
+        Some(etag) => Ok(etag),
+        None => md5_file(file),
+    }
+}
+
 /// Hex MD5 of a file's bytes (read by offset: the file position is left alone).
 pub fn md5_file(file: &File) -> io::Result<String> {
     let mut hasher = Md5::new();
-    let mut buf = vec![0u8; 1 << 20];
+    let len = file.metadata()?.len().clamp(1, 1 << 20);
+    let mut buf = vec![0u8; len as usize];
     let mut offset = 0;
     loop {
         let n = file.read_at(&mut buf, offset)?;

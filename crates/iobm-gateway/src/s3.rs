@@ -4,7 +4,7 @@
 //! from one open descriptor: its bytes, size, ETag and metadata all come from the same file.
 
 use crate::errors::{body_error, body_timeout, io_error, store_error};
-use crate::listing::owner;
+use crate::listing::{owner, Query};
 use crate::meta::stored_headers;
 use crate::metrics::{BucketCounters, Metrics};
 use crate::store::{hex, load_meta, save_meta, Meta, Object, Store, StoreError, Temp};
@@ -502,16 +502,18 @@ impl S3 for Gateway {
         let input = req.input;
         let after = input
             .continuation_token
-            .as_deref()
-            .or(input.start_after.as_deref());
-        let mut page = self.list(
-            &input.bucket,
-            input.prefix.as_deref(),
-            input.delimiter.as_deref(),
-            after,
-            input.max_keys,
-            input.encoding_type.as_ref(),
-        )?;
+            .clone()
+            .or(input.start_after.clone());
+        let mut page = self
+            .list(Query {
+                bucket: input.bucket.clone(),
+                prefix: input.prefix.clone(),
+                delimiter: input.delimiter.clone(),
+                after,
+                max_keys: input.max_keys,
+                encoding: input.encoding_type.clone(),
+            })
+            .await?;
         let (delimiter, start_after) = (page.echo(input.delimiter), page.echo(input.start_after));
         if !input.fetch_owner.unwrap_or(false) {
             page.objects.iter_mut().for_each(|o| o.owner = None);
@@ -538,14 +540,16 @@ impl S3 for Gateway {
         req: S3Request<ListObjectsInput>,
     ) -> S3Result<S3Response<ListObjectsOutput>> {
         let input = req.input;
-        let page = self.list(
-            &input.bucket,
-            input.prefix.as_deref(),
-            input.delimiter.as_deref(),
-            input.marker.as_deref(),
-            input.max_keys,
-            input.encoding_type.as_ref(),
-        )?;
+        let page = self
+            .list(Query {
+                bucket: input.bucket.clone(),
+                prefix: input.prefix.clone(),
+                delimiter: input.delimiter.clone(),
+                after: input.marker.clone(),
+                max_keys: input.max_keys,
+                encoding: input.encoding_type.clone(),
+            })
+            .await?;
         let (delimiter, marker) = (page.echo(input.delimiter), page.echo(input.marker));
         let next_marker = page.echo(page.next.clone());
         Ok(S3Response::new(ListObjectsOutput {
@@ -568,14 +572,16 @@ impl S3 for Gateway {
         req: S3Request<ListObjectVersionsInput>,
     ) -> S3Result<S3Response<ListObjectVersionsOutput>> {
         let input = req.input;
-        let page = self.list(
-            &input.bucket,
-            input.prefix.as_deref(),
-            input.delimiter.as_deref(),
-            input.key_marker.as_deref(),
-            input.max_keys,
-            input.encoding_type.as_ref(),
-        )?;
+        let page = self
+            .list(Query {
+                bucket: input.bucket.clone(),
+                prefix: input.prefix.clone(),
+                delimiter: input.delimiter.clone(),
+                after: input.key_marker.clone(),
+                max_keys: input.max_keys,
+                encoding: input.encoding_type.clone(),
+            })
+            .await?;
         let (delimiter, key_marker) = (page.echo(input.delimiter), page.echo(input.key_marker));
         let next_key_marker = page.echo(page.next.clone());
         let versions = page

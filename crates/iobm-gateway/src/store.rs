@@ -8,6 +8,7 @@
 
 use crate::confine::{crossed_link, open_beneath};
 pub use crate::meta::{hex, load_meta, md5_file, save_meta, Meta};
+use crate::walk::{DirCache, Found, Walk};
 use rustix::fs::{
     fstat, mkdirat, openat, renameat, statat, unlinkat, AtFlags, Dir, FileType, Mode, OFlags,
 };
@@ -106,6 +107,8 @@ pub struct Store {
     uploads_fd: Arc<OwnedFd>,
     /// Numbers this instance's temporary files, which only need to be unique in its directory.
     next_temp: Arc<AtomicU64>,
+    /// Sorted directories, so that listing page N costs what page 1 costs.
+    dirs: Arc<DirCache>,
     pub fsync: bool,
 }
 
@@ -254,6 +257,7 @@ impl Store {
             tmp_fd: Arc::new(tmp_fd),
             uploads_fd: Arc::new(uploads_fd),
             next_temp: Arc::new(AtomicU64::new(0)),
+            dirs: Arc::default(),
             fsync,
         })
     }
@@ -514,45 +518,27 @@ impl Store {
         }
     }
 
-    /// Every key of a bucket that starts with `prefix`, sorted. Links are skipped, and so are
-    /// directories the prefix rules out.
+    /// The objects and common prefixes of a bucket below `prefix` and after `after`, in key
+    /// order, read as they are asked for.
+    pub fn walk<'a>(
+        &'a self,
+        bucket_fd: BorrowedFd<'a>,
+        prefix: &str,
+        delimiter: Option<&str>,
+        after: Option<&str>,
+    ) -> io::Result<Walk<'a>> {
+        Walk::new(bucket_fd, &self.dirs, prefix, delimiter, after)
+    }
+
+    /// Every key of a bucket that starts with `prefix`, in order.
     pub fn keys(&self, bucket_fd: BorrowedFd<'_>, prefix: &str) -> io::Result<Vec<String>> {
-        // Start at the deepest directory the prefix names, to avoid walking the whole bucket.
-        let start = prefix.rfind('/').map_or("", |i| &prefix[..i]);
-        if !start.is_empty() && check_key(start).is_err() {
-            return Ok(Vec::new());
-        }
+        let mut walk = self.walk(bucket_fd, prefix, None, None)?;
         let mut out = Vec::new();
-        let mut stack = vec![start.to_string()];
-        while let Some(rel) = stack.pop() {
-            let held = if rel.is_empty() {
-                None
-            } else {
-                match open_beneath(bucket_fd, &rel, DIR_FLAGS, Mode::empty()) {
-                    Ok(fd) => Some(fd),
-                    Err(_) => continue, // gone meanwhile, or a link
-                }
-            };
-            let dir = held.as_ref().map_or(bucket_fd, |fd| fd.as_fd());
-            let Ok(list) = entries(dir) else {
-                continue;
-            };
-            for (name, ty) in list {
-                let key = if rel.is_empty() {
-                    name
-                } else {
-                    format!("{rel}/{name}")
-                };
-                match ty {
-                    FileType::Directory if key.starts_with(prefix) || prefix.starts_with(&key) => {
-                        stack.push(key)
-                    }
-                    FileType::RegularFile if key.starts_with(prefix) => out.push(key),
-                    _ => {}
-                }
+        while let Some(found) = walk.next_found()? {
+            if let Found::Object(key) = found {
+                out.push(key);
             }
         }
-        out.sort();
         Ok(out)
     }
 

@@ -1,0 +1,210 @@
+use super::*;
+use proptest::prelude::*;
+use std::fs;
+use std::path::Path;
+
+/// Makes `keys` as empty files under `root`, leaving out those that clash with a file or
+/// directory already there; returns the keys made.
+fn make(root: &Path, keys: &[String]) -> Vec<String> {
+    let mut made = Vec::new();
+    for key in keys {
+        let path = root.join(key);
+        let parent_ok = fs::create_dir_all(path.parent().unwrap()).is_ok();
+        if parent_ok && !path.exists() && fs::write(&path, b"").is_ok() {
+            made.push(key.clone());
+        }
+    }
+    made.sort();
+    made.dedup();
+    made
+}
+
+/// What S3 lists, computed directly: keys with the prefix, grouped by the delimiter, after the
+/// marker, in byte order.
+fn model(
+    keys: &[String],
+    prefix: &str,
+    delimiter: Option<&str>,
+    after: Option<&str>,
+) -> Vec<Found> {
+    let mut out: Vec<Found> = Vec::new();
+    for key in keys.iter().filter(|k| k.starts_with(prefix)) {
+        let found = match delimiter.filter(|d| !d.is_empty()).and_then(|d| {
+            key[prefix.len()..]
+                .find(d)
+                .map(|i| key[..prefix.len() + i + d.len()].to_string())
+        }) {
+            Some(common) => Found::Prefix(common),
+            None => Found::Object(key.clone()),
+        };
+        let text = match &found {
+            Found::Prefix(p) | Found::Object(p) => p.clone(),
+        };
+        if after.is_some_and(|a| text.as_str() <= a) || out.last() == Some(&found) {
+            continue;
+        }
+        out.push(found);
+    }
+    out
+}
+
+/// Pages of `size` through the walk, each resumed after the last item of the one before, as a
+/// client does with markers.
+fn paged(
+    dir: &Path,
+    cache: &DirCache,
+    prefix: &str,
+    delimiter: Option<&str>,
+    size: usize,
+) -> Vec<Found> {
+    let fd = rustix::fs::open(dir, DIR_FLAGS, Mode::empty()).unwrap();
+    let mut out = Vec::new();
+    let mut after: Option<String> = None;
+    loop {
+        let mut walk = Walk::new(fd.as_fd(), cache, prefix, delimiter, after.as_deref()).unwrap();
+        let mut page = Vec::new();
+        while page.len() < size {
+            match walk.next_found().unwrap() {
+                Some(f) => page.push(f),
+                None => break,
+            }
+        }
+        let Some(Found::Prefix(last) | Found::Object(last)) = page.last().cloned() else {
+            return out;
+        };
+        let full = page.len() == size;
+        out.extend(page);
+        if !full {
+            return out;
+        }
+        after = Some(last);
+    }
+}
+
+/// A cache that keeps directories however recently they changed.
+fn caching_at_once(capacity: usize, window: usize) -> DirCache {
+    DirCache {
+        settled: Duration::ZERO,
+        ..DirCache::new(capacity, window)
+    }
+}
+
+#[test]
+fn a_directory_sorts_as_its_name_and_a_slash() {
+    let root = tempfile::tempdir().unwrap();
+    let keys: Vec<String> = ["a/b", "a-c", "a.txt", "a0", "a/c/d", "b", "a/c!"]
+        .iter()
+        .map(|k| k.to_string())
+        .collect();
+    let made = make(root.path(), &keys);
+    let cache = DirCache::default();
+    assert_eq!(
+        paged(root.path(), &cache, "", None, 1000),
+        made.iter().cloned().map(Found::Object).collect::<Vec<_>>()
+    );
+    assert_eq!(
+        made,
+        vec!["a-c", "a.txt", "a/b", "a/c!", "a/c/d", "a0", "b"]
+    );
+}
+
+#[test]
+fn a_directory_without_objects_is_no_common_prefix() {
+    let root = tempfile::tempdir().unwrap();
+    fs::create_dir_all(root.path().join("empty/deeper")).unwrap();
+    make(root.path(), &["full/x".to_string()]);
+    let cache = DirCache::default();
+    assert_eq!(
+        paged(root.path(), &cache, "", Some("/"), 10),
+        vec![Found::Prefix("full/".into())]
+    );
+}
+
+#[test]
+fn a_large_directory_is_read_in_windows() {
+    let root = tempfile::tempdir().unwrap();
+    let keys: Vec<String> = (0..200)
+        .map(|i| format!("k{:03}", (i * 37) % 200))
+        .collect();
+    let mut keys = make(root.path(), &keys);
+    keys.extend(make(root.path(), &["k050/x".to_string()]));
+    keys.sort();
+    // Capacity 50: the 201 entries are read 16 at a time.
+    let cache = caching_at_once(50, 16);
+    let want = model(&keys, "", None, None);
+    assert_eq!(paged(root.path(), &cache, "", None, 7), want);
+    // The large directory was never kept.
+    let inner = cache.inner.lock().unwrap();
+    assert!(inner.dirs.values().all(|c| c.entries.len() == 1));
+}
+
+#[test]
+fn a_cached_directory_is_read_again_once_it_changes() {
+    let root = tempfile::tempdir().unwrap();
+    let mut keys = make(root.path(), &["x".to_string(), "y".to_string()]);
+    let cache = caching_at_once(CACHE_ENTRIES, WINDOW);
+    assert_eq!(
+        paged(root.path(), &cache, "", None, 10),
+        model(&keys, "", None, None)
+    );
+    assert_eq!(cache.inner.lock().unwrap().entries, 2);
+    // Past the file system's clock tick, so that the directory's times move.
+    std::thread::sleep(Duration::from_millis(50));
+    keys.extend(make(root.path(), &["w".to_string()]));
+    keys.sort();
+    assert_eq!(
+        paged(root.path(), &cache, "", None, 10),
+        model(&keys, "", None, None)
+    );
+    assert_eq!(cache.inner.lock().unwrap().entries, 3);
+}
+
+#[test]
+fn the_cache_keeps_at_most_its_capacity() {
+    let root = tempfile::tempdir().unwrap();
+    let keys: Vec<String> = (0..10).map(|i| format!("d{i}/a")).collect();
+    let keys = make(root.path(), &keys);
+    let cache = caching_at_once(4, 2);
+    assert_eq!(
+        paged(root.path(), &cache, "", None, 3),
+        model(&keys, "", None, None)
+    );
+    assert!(cache.inner.lock().unwrap().entries <= 4);
+}
+
+fn key() -> impl Strategy<Value = String> {
+    proptest::collection::vec(
+        prop_oneof![
+            Just("a"),
+            Just("b"),
+            Just("-"),
+            Just("."),
+            Just("0"),
+            Just("/")
+        ],
+        1..8,
+    )
+    .prop_map(|parts| parts.concat())
+    .prop_filter("a key is a path of plain names", |k| check_key(k).is_ok())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn pages_list_what_s3_lists(
+        keys in proptest::collection::vec(key(), 1..40),
+        prefix in prop_oneof![Just(""), Just("a"), Just("a/"), Just("a-"), Just("b/a")],
+        delimiter in prop_oneof![Just(None), Just(Some("/")), Just(Some("-")), Just(Some("a/"))],
+        size in 1usize..6,
+        small in any::<bool>(),
+    ) {
+        let root = tempfile::tempdir().unwrap();
+        let made = make(root.path(), &keys);
+        let cache = if small { DirCache::new(3, 2) } else { DirCache::default() };
+        prop_assert_eq!(
+            paged(root.path(), &cache, prefix, delimiter, size),
+            model(&made, prefix, delimiter, None)
+        );
+    }
+}
