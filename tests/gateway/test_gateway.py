@@ -503,3 +503,40 @@ def test_keys_of_any_printable_characters(server):
     deleted = s3.delete_objects(Bucket="keys", Delete={"Objects": [{"Key": k} for k in keys]})
     assert len(deleted["Deleted"]) == len(keys)
     assert s3.list_objects_v2(Bucket="keys").get("KeyCount") == 0
+
+
+def test_upload_part_copy_whole_and_ranges(server):
+    s3 = client(server)
+    s3.create_bucket(Bucket="pcopy")
+    source = os.urandom((9 << 20) + 1000)
+    s3.put_object(Bucket="pcopy", Key="src", Body=source)
+    uid = s3.create_multipart_upload(Bucket="pcopy", Key="joined")["UploadId"]
+
+    def copy(n, **extra):
+        return s3.upload_part_copy(Bucket="pcopy", Key="joined", UploadId=uid, PartNumber=n,
+                                   CopySource={"Bucket": "pcopy", "Key": "src"}, **extra)
+
+    whole = copy(1)["CopyPartResult"]["ETag"]
+    assert whole == '"%s"' % hashlib.md5(source).hexdigest()
+    ranged = copy(2, CopySourceRange="bytes=100-1099")["CopyPartResult"]["ETag"]
+    assert ranged == '"%s"' % hashlib.md5(source[100:1100]).hexdigest()
+    for bad in ["bytes=0-%d" % len(source), "bytes=10-5", "bytes=-5", "100-200", "bytes=a-b"]:
+        with pytest.raises(botocore.exceptions.ClientError) as e:
+            copy(3, CopySourceRange=bad)
+        assert e.value.response["Error"]["Code"] == "InvalidArgument", bad
+    with pytest.raises(botocore.exceptions.ClientError) as e:
+        s3.upload_part_copy(Bucket="pcopy", Key="joined", UploadId=uid, PartNumber=3,
+                            CopySource={"Bucket": "pcopy", "Key": "missing"})
+    assert e.value.response["Error"]["Code"] == "NoSuchKey"
+    parts = [{"PartNumber": 1, "ETag": whole}, {"PartNumber": 2, "ETag": ranged}]
+    listed = s3.list_parts(Bucket="pcopy", Key="joined", UploadId=uid)["Parts"]
+    assert [(p["PartNumber"], p["Size"]) for p in listed] == [(1, len(source)), (2, 1000)]
+    s3.complete_multipart_upload(Bucket="pcopy", Key="joined", UploadId=uid,
+                                 MultipartUpload={"Parts": parts})
+    got = s3.get_object(Bucket="pcopy", Key="joined")["Body"].read()
+    assert got == source + source[100:1100]
+    # The aws CLI copies an object over its 8 MiB threshold part by part (UploadPartCopy with
+    # ranges).
+    aws(server, "s3", "cp", "s3://pcopy/joined", "s3://pcopy/by-cli")
+    assert s3.get_object(Bucket="pcopy", Key="by-cli")["Body"].read() == got
+

@@ -8,6 +8,7 @@ pub mod confine;
 mod conn;
 mod errors;
 pub mod guard;
+pub mod hashing;
 mod listing;
 mod meta;
 pub mod metrics;
@@ -110,6 +111,7 @@ pub async fn serve(
         body_timeout: options.body_timeout,
         metrics: metrics.clone(),
         completed: Arc::default(),
+        hashers: Arc::new(hashing::Hashers::start()),
     };
     let signed = matches!(options.access, Access::Keys { .. });
     let mut builder = S3ServiceBuilder::new(gateway.clone());

@@ -3,7 +3,7 @@
 //! and user metadata, in extended attributes of the object's file, written and read through its
 //! descriptor.
 
-use md5::{Digest, Md5};
+use md5_many::Md5State;
 use rustix::fs::{fgetxattr, fsetxattr, XattrFlags};
 use rustix::io::Errno;
 use s3s::dto::{Timestamp, TimestampFormat};
@@ -192,7 +192,7 @@ pub fn load_etag(file: &File) -> io::Result<String> {
 
 /// Hex MD5 of a file's bytes (read by offset: the file position is left alone).
 pub fn md5_file(file: &File) -> io::Result<String> {
-    let mut hasher = Md5::new();
+    let mut hasher = Md5State::new();
     let len = file.metadata()?.len().clamp(1, 1 << 20);
     let mut buf = vec![0u8; len as usize];
     let mut offset = 0;

@@ -4,13 +4,13 @@
 //! from one open descriptor: its bytes, size, ETag and metadata all come from the same file.
 
 use crate::errors::{body_error, body_timeout, io_error, store_error};
+use crate::hashing::Hashers;
 use crate::listing::{owner, Query};
 use crate::meta::stored_headers;
 use crate::metrics::{BucketCounters, Metrics};
 use crate::store::{hex, load_meta, save_meta, Meta, Object, Store, StoreError, Temp};
 use bytes::Bytes;
 use futures::StreamExt;
-use md5::{Digest, Md5};
 use s3s::dto::*;
 use s3s::{s3_error, S3Request, S3Response, S3Result, S3};
 use std::io;
@@ -34,6 +34,8 @@ pub struct Gateway {
     /// The latest completed multipart uploads, so that a client retrying a completion that
     /// succeeded gets the same answer rather than NoSuchUpload.
     pub completed: Arc<crate::uploads::Completed>,
+    /// The hashing threads that compute uploads' MD5s together.
+    pub hashers: Arc<Hashers>,
 }
 
 pub(crate) fn quoted(etag: &str) -> ETag {
@@ -65,7 +67,7 @@ impl Gateway {
         body: Option<StreamingBlob>,
     ) -> S3Result<(Temp, [u8; 16], u64)> {
         let mut temp = self.store.create_temp().map_err(io_error)?;
-        let mut hasher = Md5::new();
+        let mut md5 = self.hashers.stream();
         let mut size = 0u64;
         if let Some(mut body) = body {
             loop {
@@ -75,18 +77,17 @@ impl Gateway {
                     Ok(Some(Err(e))) => return Err(body_error(e.as_ref())),
                     Ok(Some(Ok(chunk))) => chunk,
                 };
-                // Plain file writes on this worker thread (block_in_place): no copy into
-                // tokio's file buffer and no hand-off to its blocking pool per chunk.
-                tokio::task::block_in_place(|| {
-                    hasher.update(&chunk);
-                    io::Write::write_all(&mut temp.file, &chunk)
-                })
-                .map_err(io_error)?;
                 size += chunk.len() as u64;
+                // Hashed on a hashing thread while it is written here: plain file writes on
+                // this worker thread (block_in_place), with no copy into tokio's file buffer
+                // and no hand-off to its blocking pool per chunk.
+                md5.update(chunk.clone()).await;
+                tokio::task::block_in_place(|| io::Write::write_all(&mut temp.file, &chunk))
+                    .map_err(io_error)?;
             }
         }
         self.metrics.bucket(bucket).received(size);
-        Ok((temp, hasher.finalize().into(), size))
+        Ok((temp, md5.finish().await, size))
     }
 }
 
@@ -626,6 +627,13 @@ impl S3 for Gateway {
         self.upload_part_at(req).await
     }
 
+    async fn upload_part_copy(
+        &self,
+        req: S3Request<UploadPartCopyInput>,
+    ) -> S3Result<S3Response<UploadPartCopyOutput>> {
+        self.upload_part_copy_at(req).await
+    }
+
     async fn list_parts(
         &self,
         req: S3Request<ListPartsInput>,
@@ -670,7 +678,7 @@ mod tests {
 
     #[test]
     fn content_md5_is_base64() {
-        let md5: [u8; 16] = Md5::digest(b"hello").into();
+        let md5 = md5_many::md5(b"hello");
         assert!(check_content_md5(Some("XUFAKrxLKna5cZ2REBfFkg=="), &md5).is_ok());
         assert!(check_content_md5(Some("AAAAAAAAAAAAAAAAAAAAAA=="), &md5).is_err());
         assert!(check_content_md5(None, &md5).is_ok());
