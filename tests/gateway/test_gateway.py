@@ -9,6 +9,8 @@ import hashlib
 import http.client
 import os
 import signal
+import socket
+import subprocess
 import threading
 import time
 
@@ -356,11 +358,11 @@ def test_a_refused_upload_leaves_the_next_request_whole(server):
     # closes its connection, so the client's next request is not read from what was left.
     s3 = client(server)
     s3.create_bucket(Bucket="after")
-    for bucket, key, body in [("nosuch", "k", b"x" * 10), ("after", "dir/", b""),
+    for bucket, key, body in [("nosuch", "k", b"x" * 10), ("after", "k" * 1025, b"x" * 10),
                               ("nosuch", "k", b"")]:
         with pytest.raises(botocore.exceptions.ClientError) as refused:
             s3.put_object(Bucket=bucket, Key=key, Body=body)
-        assert refused.value.response["Error"]["Code"] in ("NoSuchBucket", "InvalidArgument")
+        assert refused.value.response["Error"]["Code"] in ("NoSuchBucket", "KeyTooLongError")
         s3.put_object(Bucket="after", Key="next", Body=b"y")
         assert s3.get_object(Bucket="after", Key="next")["Body"].read() == b"y"
 
@@ -540,3 +542,128 @@ def test_upload_part_copy_whole_and_ranges(server):
     aws(server, "s3", "cp", "s3://pcopy/joined", "s3://pcopy/by-cli")
     assert s3.get_object(Bucket="pcopy", Key="by-cli")["Body"].read() == got
 
+
+
+def test_folder_markers_list_and_outlive_their_contents(server, tmp_path):
+    s3 = client(server)
+    s3.create_bucket(Bucket="folders")
+    empty_md5 = '"d41d8cd98f00b204e9800998ecf8427e"'
+    s3.put_object(Bucket="folders", Key="photos/", Body=b"", ContentType="application/x-directory")
+    head = s3.head_object(Bucket="folders", Key="photos/")
+    assert head["ContentLength"] == 0 and head["ETag"] == empty_md5
+    assert head["ContentType"] == "application/x-directory"
+    assert s3.get_object(Bucket="folders", Key="photos/")["Body"].read() == b""
+    s3.put_object(Bucket="folders", Key="photos/a.jpg", Body=b"jpeg")
+    s3.put_object(Bucket="folders", Key="top", Body=b"t")
+    listed = s3.list_objects_v2(Bucket="folders")
+    assert [o["Key"] for o in listed["Contents"]] == ["photos/", "photos/a.jpg", "top"]
+    top = s3.list_objects_v2(Bucket="folders", Delimiter="/")
+    assert [p["Prefix"] for p in top["CommonPrefixes"]] == ["photos/"]
+    inside = s3.list_objects_v2(Bucket="folders", Prefix="photos/", Delimiter="/")
+    assert [o["Key"] for o in inside["Contents"]] == ["photos/", "photos/a.jpg"]
+    # The marker outlives what was in it, and goes with its own delete.
+    s3.delete_object(Bucket="folders", Key="photos/a.jpg")
+    assert [o["Key"] for o in s3.list_objects_v2(Bucket="folders")["Contents"]] == ["photos/", "top"]
+    s3.delete_object(Bucket="folders", Key="photos/")
+    assert [o["Key"] for o in s3.list_objects_v2(Bucket="folders")["Contents"]] == ["top"]
+    assert not os.path.exists(os.path.join(server.root, "folders", "photos"))
+    # A marker holds no bytes here.
+    with pytest.raises(botocore.exceptions.ClientError) as e:
+        s3.put_object(Bucket="folders", Key="full/", Body=b"bytes")
+    assert e.value.response["Error"]["Code"] == "InvalidArgument"
+    assert "folder marker" in e.value.response["Error"]["Message"]
+    # What the aws CLI makes and shows.
+    aws(server, "s3api", "put-object", "--bucket", "folders", "--key", "made-by-cli/")
+    assert "PRE made-by-cli/" in aws(server, "s3", "ls", "s3://folders/")
+
+
+def test_a_key_where_a_directory_is_or_the_reverse_names_the_conflict(server):
+    s3 = client(server)
+    s3.create_bucket(Bucket="clash")
+    s3.put_object(Bucket="clash", Key="a", Body=b"file")
+    with pytest.raises(botocore.exceptions.ClientError) as e:
+        s3.put_object(Bucket="clash", Key="a/b", Body=b"below a file")
+    assert e.value.response["Error"]["Code"] == "InvalidArgument"
+    assert "a is an object" in e.value.response["Error"]["Message"]
+    s3.put_object(Bucket="clash", Key="c/d", Body=b"in a directory")
+    with pytest.raises(botocore.exceptions.ClientError) as e:
+        s3.put_object(Bucket="clash", Key="c", Body=b"over a directory")
+    assert e.value.response["Error"]["Code"] == "InvalidArgument"
+    assert "keys below c/ exist" in e.value.response["Error"]["Message"]
+    assert s3.get_object(Bucket="clash", Key="c/d")["Body"].read() == b"in a directory"
+    assert s3.get_object(Bucket="clash", Key="a")["Body"].read() == b"file"
+    # An object request in a bucket that does not exist.
+    with pytest.raises(botocore.exceptions.ClientError) as e:
+        s3.get_object(Bucket="no-such-bucket", Key="x")
+    assert e.value.response["Error"]["Code"] == "NoSuchBucket"
+    with pytest.raises(botocore.exceptions.ClientError) as e:
+        s3.put_object(Bucket="no-such-bucket", Key="x", Body=b"x")
+    assert e.value.response["Error"]["Code"] == "NoSuchBucket"
+
+
+def signed_headers(server, method, path, extra):
+    """Headers of a SigV4-signed request with an unsigned payload, as a client library sends."""
+    from botocore.auth import S3SigV4Auth
+    from botocore.awsrequest import AWSRequest
+    from botocore.credentials import Credentials
+    request = AWSRequest(method=method, url=server.endpoint + path,
+                         headers={"x-amz-content-sha256": "UNSIGNED-PAYLOAD", **extra})
+    S3SigV4Auth(Credentials(AK, SK), "s3", "us-east-1").add_auth(request)
+    return dict(request.headers.items())
+
+
+def test_keys_that_are_not_utf8_are_refused(server):
+    client(server).create_bucket(Bucket="bytes")
+    for path in ["/bytes/%FF%FE", "/bytes/ok/%C3%28"]:
+        for method in ["PUT", "GET"]:
+            headers = signed_headers(server, method, path, {})
+            conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+            conn.request(method, path, body=b"" if method == "PUT" else None, headers=headers)
+            answer = conn.getresponse()
+            body = answer.read()
+            assert answer.status == 400, (method, path, answer.status, body)
+            conn.close()
+    assert os.listdir(os.path.join(server.root, "bytes")) == []
+
+
+def test_rclone_syncs_a_tree_with_folder_markers_and_odd_names(server, tmp_path):
+    s3 = client(server)
+    s3.create_bucket(Bucket="sync")
+    names = ["plain.txt", "with space.txt", "plus+sign", "pct%20", "hash#tag", "semi;colon",
+             "caf\u00e9.txt", "deep/er/file", "deep/x y/z", "q'uote"]
+    src = tmp_path / "src"
+    for i, name in enumerate(names):
+        path = src / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(os.urandom(1000 + i))
+    env = dict(os.environ, RCLONE_CONFIG="/dev/null")
+    env.pop("AWS_CA_BUNDLE", None)
+    remote = [f"--s3-provider=Other", f"--s3-endpoint={server.endpoint}",
+              f"--s3-access-key-id={AK}", f"--s3-secret-access-key={SK}", "--s3-region=us-east-1"]
+
+    def rclone(*args):
+        out = subprocess.run(["rclone", *args, *remote], env=env, capture_output=True, text=True,
+                             timeout=120)
+        assert out.returncode == 0, out.stderr
+        return out.stdout
+
+    rclone("sync", str(src), ":s3:sync/tree")
+    keys = sorted(o["Key"] for o in s3.list_objects_v2(Bucket="sync", Prefix="tree/")["Contents"])
+    assert keys == sorted("tree/" + n for n in names)
+    rclone("check", str(src), ":s3:sync/tree")
+    # Folder markers, as consoles make them, and a changed tree synced back and forth.
+    s3.put_object(Bucket="sync", Key="tree/empty-folder/", Body=b"")
+    s3.put_object(Bucket="sync", Key="tree/deep/", Body=b"")
+    (src / "plain.txt").unlink()
+    (src / "new file").write_bytes(b"new")
+    rclone("sync", str(src), ":s3:sync/tree")
+    keys = sorted(o["Key"] for o in s3.list_objects_v2(Bucket="sync", Prefix="tree/")["Contents"]
+                  if not o["Key"].endswith("/"))
+    assert "tree/plain.txt" not in keys and "tree/new file" in keys
+    back = tmp_path / "back"
+    rclone("sync", ":s3:sync/tree", str(back))
+    got = sorted(str(p.relative_to(back)) for p in back.rglob("*") if p.is_file())
+    want = sorted(str(p.relative_to(src)) for p in src.rglob("*") if p.is_file())
+    assert got == want
+    for name in want:
+        assert (back / name).read_bytes() == (src / name).read_bytes()

@@ -45,13 +45,17 @@ pub fn store_error(e: StoreError) -> S3Error {
             log_refusal(&path);
             s3_error!(AccessDenied, "the path crosses a symbolic link")
         }
-        StoreError::KeyIsPrefix => s3_error!(
+        StoreError::KeyIsPrefix(key) => s3_error!(
             InvalidArgument,
-            "a key below this one exists: a key cannot also be a prefix"
+            "keys below {key}/ exist, so {key} cannot be an object here (it is a directory)"
         ),
-        StoreError::PrefixIsObject => s3_error!(
+        StoreError::PrefixIsObject(object) => s3_error!(
             InvalidArgument,
-            "a prefix of this key is an object: a key cannot also be a prefix"
+            "{object} is an object, so no key can go below {object}/ here (it would need a directory)"
+        ),
+        StoreError::FolderHasBytes => s3_error!(
+            InvalidArgument,
+            "a key ending in / is a folder marker, which holds no bytes here"
         ),
         StoreError::Io(e) => io_error(e),
     }

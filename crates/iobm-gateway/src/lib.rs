@@ -4,6 +4,8 @@
 //! ([`confine`]), with atomic writes. It also serves as the built-in S3 target of `iobm s3` and
 //! `iobm quick`.
 
+pub mod accounts;
+pub mod acl;
 pub mod confine;
 mod conn;
 mod errors;
@@ -21,7 +23,6 @@ mod uploads;
 pub mod walk;
 mod whole;
 
-use s3s::auth::SimpleAuth;
 use s3s::config::{S3Config, StaticConfigProvider};
 use s3s::service::S3ServiceBuilder;
 use std::io;
@@ -41,6 +42,9 @@ pub enum Access {
         access_key: String,
         secret_key: String,
     },
+    /// SigV4 with the key pairs of a users file (`--users`), read again on SIGHUP; buckets
+    /// belong to the account that made them ([`acl`]).
+    Users(std::path::PathBuf),
     /// No signature required (`--anonymous`).
     Anonymous,
 }
@@ -106,14 +110,28 @@ pub async fn serve(
 ) -> io::Result<()> {
     let store = store::Store::open(root, options.fsync)?;
     let metrics = Arc::new(metrics::Metrics::new(root.to_path_buf()));
+    let accounts = match &options.access {
+        Access::Keys {
+            access_key,
+            secret_key,
+        } => Some(accounts::Accounts::single(access_key, secret_key)),
+        Access::Users(path) => Some(accounts::Accounts::from_file(path).map_err(io::Error::other)?),
+        Access::Anonymous => None,
+    }
+    .map(Arc::new);
+    let policy = accounts.clone().map(|accounts| acl::Policy {
+        accounts,
+        store: store.clone(),
+    });
     let gateway = s3::Gateway {
         store: store.clone(),
         body_timeout: options.body_timeout,
         metrics: metrics.clone(),
         completed: Arc::default(),
         hashers: Arc::new(hashing::Hashers::start()),
+        policy: policy.clone(),
     };
-    let signed = matches!(options.access, Access::Keys { .. });
+    let signed = policy.is_some();
     let mut builder = S3ServiceBuilder::new(gateway.clone());
     builder.set_route(routes::Routes {
         gateway,
@@ -123,12 +141,9 @@ pub async fn serve(
     let mut config = S3Config::default();
     config.xml_max_body_size = guard::MAX_DELETE_BODY as usize;
     builder.set_config(Arc::new(StaticConfigProvider::new(Arc::new(config))));
-    if let Access::Keys {
-        access_key,
-        secret_key,
-    } = options.access
-    {
-        builder.set_auth(SimpleAuth::from_single(access_key, secret_key));
+    if let Some(policy) = policy {
+        builder.set_auth(accounts::Auth(policy.accounts.clone()));
+        builder.set_access(policy);
     }
     let service = guard::Guard {
         inner: builder.build(),
@@ -151,6 +166,9 @@ pub async fn serve(
         })
     });
     let scrapes = metrics_listener.map(|l| tokio::spawn(serve_metrics(l, metrics)));
+    let reloads = accounts
+        .filter(|a| !a.is_single())
+        .map(|a| tokio::spawn(reload_on_hangup(a)));
     let tls = options.tls.clone().map(tokio_rustls::TlsAcceptor::from);
     let slots = Arc::new(Semaphore::new(options.max_connections.max(1)));
     let mut told_exhausted = false;
@@ -203,11 +221,27 @@ pub async fn serve(
             drop(slot);
         });
     }
-    for task in [sweeper, scrapes].into_iter().flatten() {
+    for task in [sweeper, scrapes, reloads].into_iter().flatten() {
         task.abort();
     }
     store.remove_bookkeeping();
     Ok(())
+}
+
+/// Reads the users file again on every SIGHUP; a file that does not parse leaves the accounts
+/// as they were, and says why (never a secret).
+async fn reload_on_hangup(accounts: Arc<accounts::Accounts>) {
+    let Ok(mut hangups) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())
+    else {
+        eprintln!("iobm serve: cannot catch SIGHUP: the users file is read only at start");
+        return;
+    };
+    while hangups.recv().await.is_some() {
+        match accounts.reload() {
+            Ok(n) => eprintln!("iobm serve: SIGHUP: {n} accounts read"),
+            Err(e) => eprintln!("iobm serve: SIGHUP: {e}; the accounts stay as they were"),
+        }
+    }
 }
 
 /// Answers `GET /metrics` on `listener` with the counters, unsigned (`--metrics-listen`: for

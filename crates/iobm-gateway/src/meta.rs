@@ -1,15 +1,17 @@
 //! What is kept about an object besides its bytes: its ETag, content type, the standard headers
 //! S3 keeps (Cache-Control, Content-Disposition, Content-Encoding, Content-Language, Expires)
 //! and user metadata, in extended attributes of the object's file, written and read through its
-//! descriptor.
+//! descriptor. A folder marker (a key ending in `/`) keeps them on its directory.
 
+use crate::acl::Grants;
 use md5_many::Md5State;
-use rustix::fs::{fgetxattr, fsetxattr, XattrFlags};
+use rustix::fs::{fgetxattr, fremovexattr, fsetxattr, XattrFlags};
 use rustix::io::Errno;
 use s3s::dto::{Timestamp, TimestampFormat};
 use std::collections::HashMap;
 use std::fs::File;
 use std::io;
+use std::os::fd::AsFd;
 use std::os::unix::fs::FileExt;
 
 const XATTR_ETAG: &str = "user.iobm.etag";
@@ -17,6 +19,19 @@ const XATTR_CONTENT_TYPE: &str = "user.iobm.content-type";
 const XATTR_METADATA: &str = "user.iobm.metadata";
 const XATTR_HEADERS: &str = "user.iobm.headers";
 const XATTR_PARTS: &str = "user.iobm.parts";
+/// On a directory: it is also a folder marker, the empty object whose key is the directory's
+/// path with a `/` after it.
+const XATTR_FOLDER: &str = "user.iobm.folder";
+const ALL: [&str; 8] = [
+    XATTR_ETAG,
+    XATTR_CONTENT_TYPE,
+    XATTR_METADATA,
+    XATTR_HEADERS,
+    XATTR_PARTS,
+    XATTR_FOLDER,
+    crate::acl::XATTR_OWNER,
+    crate::acl::XATTR_ACL,
+];
 
 /// What is kept about an object besides its bytes.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -28,6 +43,8 @@ pub struct Meta {
     pub headers: StoredHeaders,
     /// A multipart upload's part sizes, in order (empty for an object put whole).
     pub parts: Vec<u64>,
+    /// Who uploaded it and its canned ACL ([`crate::acl`]).
+    pub grants: Grants,
 }
 
 impl Meta {
@@ -141,9 +158,33 @@ fn xattr(file: &File, name: &str) -> Option<Vec<u8>> {
     }
 }
 
+/// Whether a directory is also a folder marker.
+pub fn is_folder(dir: impl AsFd) -> bool {
+    fgetxattr(dir, XATTR_FOLDER, &mut [0u8; 1][..]).is_ok()
+}
+
+/// Makes a directory a folder marker with `meta`, replacing what it kept before; fails where
+/// the file system keeps no extended attributes (the marker would not exist).
+pub fn mark_folder(dir: &File, meta: &Meta) -> io::Result<()> {
+    unmark_folder(dir);
+    fsetxattr(dir, XATTR_FOLDER, b"1", XattrFlags::empty())?;
+    save_meta(dir, meta);
+    Ok(())
+}
+
+/// Makes a directory a plain directory again (it no longer holds a folder marker).
+pub fn unmark_folder(dir: impl AsFd) {
+    for name in ALL {
+        let _ = fremovexattr(&dir, name);
+    }
+}
+
 /// Saves an object's metadata on its (temporary) file. File systems without user extended
 /// attributes keep only the bytes; the ETag is then recomputed when asked for.
 pub fn save_meta(file: &File, meta: &Meta) {
+    if meta.grants != Grants::default() {
+        let _ = meta.grants.save(file);
+    }
     let _ = fsetxattr(file, XATTR_ETAG, meta.etag.as_bytes(), XattrFlags::empty());
     if let Some(ct) = &meta.content_type {
         let _ = fsetxattr(file, XATTR_CONTENT_TYPE, ct.as_bytes(), XattrFlags::empty());
@@ -178,6 +219,7 @@ pub fn load_meta(file: &File) -> io::Result<Meta> {
         parts: text(XATTR_PARTS)
             .and_then(|j| serde_json::from_str(&j).ok())
             .unwrap_or_default(),
+        grants: Grants::read(file),
     })
 }
 

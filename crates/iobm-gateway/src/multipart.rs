@@ -29,6 +29,11 @@ pub struct UploadInfo {
     /// The standard headers the object will keep.
     #[serde(default)]
     pub headers: crate::meta::StoredHeaders,
+    /// Who started the upload (with `--users`) and the object's canned ACL.
+    #[serde(default)]
+    pub owner: Option<String>,
+    #[serde(default)]
+    pub acl: Option<String>,
 }
 
 /// One stored part.
@@ -273,6 +278,8 @@ mod tests {
             metadata: HashMap::new(),
             initiated_unix,
             headers: Default::default(),
+            owner: None,
+            acl: None,
         }
     }
 

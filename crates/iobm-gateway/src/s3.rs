@@ -3,14 +3,19 @@
 //! bucket calls that common clients make first (location, versioning). Every object is served
 //! from one open descriptor: its bytes, size, ETag and metadata all come from the same file.
 
+use crate::accounts::Caller;
+use crate::acl::{canned, Grants, Policy};
 use crate::errors::{body_error, body_timeout, io_error, store_error};
 use crate::hashing::Hashers;
 use crate::listing::{owner, Query};
 use crate::meta::stored_headers;
 use crate::metrics::{BucketCounters, Metrics};
-use crate::store::{hex, load_meta, save_meta, Meta, Object, Store, StoreError, Temp};
+use crate::store::{
+    hex, is_folder_key, load_meta, save_meta, Meta, Object, Store, StoreError, Temp,
+};
 use bytes::Bytes;
 use futures::StreamExt;
+use s3s::auth::Credentials;
 use s3s::dto::*;
 use s3s::{s3_error, S3Request, S3Response, S3Result, S3};
 use std::io;
@@ -36,6 +41,42 @@ pub struct Gateway {
     pub completed: Arc<crate::uploads::Completed>,
     /// The hashing threads that compute uploads' MD5s together.
     pub hashers: Arc<Hashers>,
+    /// Accounts, ownership and ACLs; `None` for an anonymous gateway (no checks).
+    pub policy: Option<Policy>,
+}
+
+impl Gateway {
+    /// Who sent a request (an anonymous gateway knows no one: `None`).
+    pub(crate) fn caller_of(&self, credentials: &Option<Credentials>) -> Option<Caller> {
+        let policy = self.policy.as_ref()?;
+        Some(
+            policy
+                .accounts
+                .caller(credentials.as_ref().map(|c| c.access_key.as_str())),
+        )
+    }
+
+    /// The account to record as the owner of what a request makes: only on a gateway of
+    /// several accounts (with one, everything is that one's).
+    pub(crate) fn owner_of(&self, credentials: &Option<Credentials>) -> Option<String> {
+        match self.caller_of(credentials)? {
+            Caller::Account(name) if !self.policy.as_ref()?.accounts.is_single() => Some(name),
+            _ => None,
+        }
+    }
+
+    /// Fails unless the caller may read a copy's source object.
+    pub(crate) fn check_source(
+        &self,
+        credentials: &Option<Credentials>,
+        bucket: &str,
+        key: &str,
+    ) -> S3Result<()> {
+        match (&self.policy, self.caller_of(credentials)) {
+            (Some(policy), Some(caller)) => policy.may_read_object(&caller, bucket, key),
+            _ => Ok(()),
+        }
+    }
 }
 
 pub(crate) fn quoted(etag: &str) -> ETag {
@@ -162,13 +203,23 @@ pub(crate) fn file_body(
 impl S3 for Gateway {
     async fn list_buckets(
         &self,
-        _req: S3Request<ListBucketsInput>,
+        req: S3Request<ListBucketsInput>,
     ) -> S3Result<S3Response<ListBucketsOutput>> {
+        let caller = self.caller_of(&req.credentials);
+        // With several accounts, each sees the buckets it owns (and the shared ones).
+        let shown = |name: &str| match (&caller, &self.policy) {
+            (Some(caller), Some(policy)) if !policy.accounts.is_single() => self
+                .store
+                .open_bucket(name)
+                .is_ok_and(|fd| Grants::read(fd).owned_by(caller)),
+            _ => true,
+        };
         let buckets = self
             .store
             .buckets()
             .map_err(io_error)?
             .into_iter()
+            .filter(|(name, _)| shown(name))
             .map(|(name, made)| Bucket {
                 name: Some(name),
                 creation_date: Some(Timestamp::from(made)),
@@ -186,10 +237,31 @@ impl S3 for Gateway {
         &self,
         req: S3Request<CreateBucketInput>,
     ) -> S3Result<S3Response<CreateBucketOutput>> {
+        let grants = Grants {
+            owner: self.owner_of(&req.credentials),
+            acl: canned(req.input.acl.as_ref().map(|a| a.as_str()))?,
+        };
         match self.store.create_bucket(&req.input.bucket) {
-            Ok(()) => Ok(S3Response::new(CreateBucketOutput::default())),
+            Ok(()) => {
+                let dir = self.bucket(&req.input.bucket)?;
+                if let Err(e) = grants.save(&dir) {
+                    // Without its owner recorded the bucket would be everyone's: undo.
+                    let _ = self.store.delete_bucket(&req.input.bucket);
+                    return Err(io_error(e));
+                }
+                Ok(S3Response::new(CreateBucketOutput::default()))
+            }
             Err(StoreError::Io(e)) if e.kind() == io::ErrorKind::AlreadyExists => {
-                Err(s3_error!(BucketAlreadyOwnedByYou))
+                let caller = self.caller_of(&req.credentials);
+                let theirs = self
+                    .store
+                    .open_bucket(&req.input.bucket)
+                    .is_ok_and(|fd| caller.is_none_or(|c| Grants::read(fd).owned_by(&c)));
+                if theirs {
+                    Err(s3_error!(BucketAlreadyOwnedByYou))
+                } else {
+                    Err(s3_error!(BucketAlreadyExists))
+                }
             }
             Err(e) => Err(store_error(e)),
         }
@@ -242,19 +314,30 @@ impl S3 for Gateway {
         let (temp, md5, size) = self.receive(&input.bucket, input.body).await?;
         check_content_md5(input.content_md5.as_deref(), &md5)?;
         let etag = hex(&md5);
-        save_meta(
-            &temp.file,
-            &Meta {
-                etag: etag.clone(),
-                content_type: input.content_type,
-                metadata: input.metadata.unwrap_or_default(),
-                parts: Vec::new(),
-                headers: stored_headers!(input),
+        let meta = Meta {
+            etag: etag.clone(),
+            content_type: input.content_type,
+            metadata: input.metadata.unwrap_or_default(),
+            parts: Vec::new(),
+            headers: stored_headers!(input),
+            grants: Grants {
+                owner: self.owner_of(&req.credentials),
+                acl: canned(input.acl.as_ref().map(|a| a.as_str()))?,
             },
-        );
-        self.store
-            .publish(temp, bucket.as_fd(), &input.bucket, &input.key)
-            .map_err(store_error)?;
+        };
+        if is_folder_key(&input.key) {
+            if size > 0 {
+                return Err(store_error(StoreError::FolderHasBytes));
+            }
+            self.store
+                .put_folder(bucket.as_fd(), &input.bucket, &input.key, &meta)
+                .map_err(store_error)?;
+        } else {
+            save_meta(&temp.file, &meta);
+            self.store
+                .publish(temp, bucket.as_fd(), &input.bucket, &input.key)
+                .map_err(store_error)?;
+        }
         Ok(S3Response::new(PutObjectOutput {
             e_tag: Some(quoted(&etag)),
             size: Some(size as i64),
@@ -455,6 +538,7 @@ impl S3 for Gateway {
             CopySource::Bucket { bucket, key, .. } => (bucket.to_string(), key.to_string()),
             _ => return Err(s3_error!(NotImplemented, "copies from access points")),
         };
+        self.check_source(&req.credentials, &src_bucket, &src_key)?;
         let src_dir = self.bucket(&src_bucket)?;
         let src = self
             .store
@@ -473,19 +557,36 @@ impl S3 for Gateway {
                 "This copy request is illegal because it is trying to copy an object to itself without changing the object's metadata"
             ));
         }
+        // The copy is the caller's, with the ACL asked for (private by default).
+        meta.grants = Grants {
+            owner: self.owner_of(&req.credentials),
+            acl: canned(input.acl.as_ref().map(|a| a.as_str()))?,
+        };
         if replace {
             meta.content_type = input.content_type;
             meta.metadata = input.metadata.unwrap_or_default();
             meta.headers = stored_headers!(input);
         }
-        let mut temp = self.store.create_temp().map_err(io_error)?;
-        // Copying gigabytes is blocking work: done on this worker thread, kernel to kernel.
-        tokio::task::block_in_place(|| io::copy(&mut &src.file, &mut temp.file))
-            .map_err(io_error)?;
-        save_meta(&temp.file, &meta);
-        self.store
-            .publish(temp, dest.as_fd(), &input.bucket, &input.key)
-            .map_err(store_error)?;
+        if is_folder_key(&input.key) {
+            if src.len > 0 {
+                return Err(store_error(StoreError::FolderHasBytes));
+            }
+            self.store
+                .put_folder(dest.as_fd(), &input.bucket, &input.key, &meta)
+                .map_err(store_error)?;
+        } else {
+            let mut temp = self.store.create_temp().map_err(io_error)?;
+            if src.len > 0 {
+                // Copying gigabytes is blocking work: done on this worker thread, kernel to
+                // kernel.
+                tokio::task::block_in_place(|| io::copy(&mut &src.file, &mut temp.file))
+                    .map_err(io_error)?;
+            }
+            save_meta(&temp.file, &meta);
+            self.store
+                .publish(temp, dest.as_fd(), &input.bucket, &input.key)
+                .map_err(store_error)?;
+        }
         Ok(S3Response::new(CopyObjectOutput {
             copy_object_result: Some(CopyObjectResult {
                 e_tag: Some(quoted(&meta.etag)),
@@ -625,6 +726,34 @@ impl S3 for Gateway {
         req: S3Request<UploadPartInput>,
     ) -> S3Result<S3Response<UploadPartOutput>> {
         self.upload_part_at(req).await
+    }
+
+    async fn get_bucket_acl(
+        &self,
+        req: S3Request<GetBucketAclInput>,
+    ) -> S3Result<S3Response<GetBucketAclOutput>> {
+        self.get_bucket_acl_at(req).await
+    }
+
+    async fn put_bucket_acl(
+        &self,
+        req: S3Request<PutBucketAclInput>,
+    ) -> S3Result<S3Response<PutBucketAclOutput>> {
+        self.put_bucket_acl_at(req).await
+    }
+
+    async fn get_object_acl(
+        &self,
+        req: S3Request<GetObjectAclInput>,
+    ) -> S3Result<S3Response<GetObjectAclOutput>> {
+        self.get_object_acl_at(req).await
+    }
+
+    async fn put_object_acl(
+        &self,
+        req: S3Request<PutObjectAclInput>,
+    ) -> S3Result<S3Response<PutObjectAclOutput>> {
+        self.put_object_acl_at(req).await
     }
 
     async fn upload_part_copy(

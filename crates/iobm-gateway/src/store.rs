@@ -8,6 +8,7 @@
 
 use crate::confine::{crossed_link, open_beneath};
 pub use crate::meta::{hex, load_meta, md5_file, save_meta, Meta};
+use crate::meta::{is_folder, mark_folder, unmark_folder};
 use crate::walk::{DirCache, Found, Walk};
 use rustix::fs::{
     fstat, mkdirat, openat, renameat, statat, unlinkat, AtFlags, Dir, FileType, Mode, OFlags,
@@ -41,10 +42,12 @@ pub enum StoreError {
     NoSuchUpload,
     /// The path (bucket/key) crosses a symbolic link: refused, wherever it points.
     SymlinkCrossed(String),
-    /// Objects exist below this key: a key cannot also be a prefix.
-    KeyIsPrefix,
-    /// A prefix of this key is an object.
-    PrefixIsObject,
+    /// Objects exist below this key (named): a key cannot also be a prefix.
+    KeyIsPrefix(String),
+    /// A prefix of this key is an object (named).
+    PrefixIsObject(String),
+    /// A folder marker (a key ending in `/`) sent with bytes: it can hold none.
+    FolderHasBytes,
     Io(io::Error),
 }
 
@@ -212,17 +215,25 @@ pub fn check_bucket_name(bucket: &str) -> Result<(), StoreError> {
     }
 }
 
-/// A key is a relative path of plain names: no `.`, `..`, NUL or empty parts.
+/// A key is a relative path of plain names: no `.`, `..`, NUL or empty parts; a `/` at the
+/// end makes it a folder marker ([`is_folder_key`]).
 pub fn check_key(key: &str) -> Result<(), StoreError> {
     if key.len() > MAX_KEY {
         return Err(StoreError::KeyTooLong);
     }
     let plain =
         |c: &str| !c.is_empty() && c != "." && c != ".." && !c.contains('\0') && c.len() <= 255;
-    if key.is_empty() || !key.split('/').all(plain) {
+    let path = key.strip_suffix('/').unwrap_or(key);
+    if path.is_empty() || !path.split('/').all(plain) {
         return Err(StoreError::InvalidKey);
     }
     Ok(())
+}
+
+/// A key ending in `/`: a folder marker, kept as its directory (consoles make them to show
+/// empty folders).
+pub fn is_folder_key(key: &str) -> bool {
+    key.ends_with('/')
 }
 
 impl Store {
@@ -337,6 +348,9 @@ impl Store {
         key: &str,
     ) -> Result<Object, StoreError> {
         check_key(key)?;
+        if is_folder_key(key) {
+            return self.open_folder(bucket_fd, bucket, key);
+        }
         // O_NONBLOCK: opening a FIFO planted in the directory must not wait for a writer.
         let fd = open_beneath(
             bucket_fd,
@@ -365,6 +379,50 @@ impl Store {
             len: st.st_size as u64,
             modified: modified(&st),
         })
+    }
+
+    /// Opens a folder marker: its directory, if it is marked as one.
+    fn open_folder(
+        &self,
+        bucket_fd: BorrowedFd<'_>,
+        bucket: &str,
+        key: &str,
+    ) -> Result<Object, StoreError> {
+        let dir = match open_beneath(bucket_fd, &key[..key.len() - 1], DIR_FLAGS, Mode::empty()) {
+            Ok(fd) => fd,
+            Err(e) if crossed_link(&e) => {
+                return Err(StoreError::SymlinkCrossed(format!("{bucket}/{key}")))
+            }
+            Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT) | Some(libc::ENOTDIR)) => {
+                return Err(StoreError::NoSuchKey)
+            }
+            Err(e) => return Err(e.into()),
+        };
+        if !is_folder(&dir) {
+            return Err(StoreError::NoSuchKey);
+        }
+        let st = fstat(&dir)?;
+        Ok(Object {
+            file: File::from(dir),
+            len: 0,
+            modified: modified(&st),
+        })
+    }
+
+    /// Stores a folder marker: makes its directory (and those above) and marks it with `meta`.
+    pub fn put_folder(
+        &self,
+        bucket_fd: BorrowedFd<'_>,
+        bucket: &str,
+        key: &str,
+        meta: &Meta,
+    ) -> Result<(), StoreError> {
+        check_key(key)?;
+        let dir = self
+            .make_dirs(bucket_fd, bucket, &key[..key.len() - 1])?
+            .expect("a folder key names a directory below the bucket");
+        mark_folder(&File::from(dir), meta)?;
+        Ok(())
     }
 
     /// A new temporary file of this instance.
@@ -412,7 +470,9 @@ impl Store {
                         )))
                     }
                     Err(e) => match e.raw_os_error() {
-                        Some(libc::ENOTDIR) => return Err(StoreError::PrefixIsObject),
+                        Some(libc::ENOTDIR) => {
+                            return Err(StoreError::PrefixIsObject(dirs[..walked - 1].to_string()))
+                        }
                         Some(libc::ENOENT) if tries < RACE_RETRIES => tries += 1,
                         _ => return Err(e.into()),
                     },
@@ -433,6 +493,9 @@ impl Store {
         key: &str,
     ) -> Result<(), StoreError> {
         check_key(key)?;
+        if is_folder_key(key) {
+            return Err(StoreError::FolderHasBytes);
+        }
         if self.fsync {
             temp.file.sync_all()?;
         }
@@ -446,7 +509,7 @@ impl Store {
                 // A delete of the last sibling removed the directory after it was opened.
                 Err(Errno::NOENT) if tries < RACE_RETRIES => tries += 1,
                 Err(Errno::ISDIR | Errno::NOTEMPTY | Errno::EXIST) => {
-                    return Err(StoreError::KeyIsPrefix)
+                    return Err(StoreError::KeyIsPrefix(key.to_string()))
                 }
                 Err(e) => return Err(e.into()),
             }
@@ -462,6 +525,15 @@ impl Store {
         key: &str,
     ) -> Result<(), StoreError> {
         check_key(key)?;
+        if is_folder_key(key) {
+            let path = &key[..key.len() - 1];
+            if let Ok(Object { file, .. }) = self.open_folder(bucket_fd, bucket, key) {
+                unmark_folder(&file);
+                drop(file);
+                self.prune(bucket_fd, path);
+            }
+            return Ok(());
+        }
         let (dirs, leaf) = split_key(key);
         let parent = if dirs.is_empty() {
             None
@@ -511,7 +583,9 @@ impl Store {
                 }
             };
             let at = held.as_ref().map_or(bucket_fd, |fd| fd.as_fd());
-            if unlinkat(at, name, AtFlags::REMOVEDIR).is_err() {
+            // A folder marker stays, empty or not.
+            let marked = open_beneath(at, name, DIR_FLAGS, Mode::empty()).map_or(true, is_folder);
+            if marked || unlinkat(at, name, AtFlags::REMOVEDIR).is_err() {
                 return;
             }
             rest = parent;

@@ -2,6 +2,7 @@
 //! create, upload part, list parts and uploads (paged), abort, and complete (one winner among
 //! concurrent completes; a failed completion can be tried again).
 
+use crate::acl::{canned, Grants};
 use crate::errors::{io_error, store_error};
 use crate::meta::stored_headers;
 use crate::multipart::{self, UploadInfo};
@@ -31,6 +32,8 @@ impl Gateway {
             metadata: input.metadata.unwrap_or_default(),
             initiated_unix: multipart::now_unix(),
             headers: stored_headers!(input),
+            owner: self.owner_of(&req.credentials),
+            acl: canned(input.acl.as_ref().map(|a| a.as_str()))?,
         };
         let id = multipart::create(self.store.uploads_dir(), &info).map_err(io_error)?;
         Ok(S3Response::new(CreateMultipartUploadOutput {
@@ -77,6 +80,7 @@ impl Gateway {
             CopySource::Bucket { bucket, key, .. } => (bucket.to_string(), key.to_string()),
             _ => return Err(s3_error!(NotImplemented, "copies from access points")),
         };
+        self.check_source(&req.credentials, &src_bucket, &src_key)?;
         let src_dir = self.bucket(&src_bucket)?;
         let src = self
             .store
@@ -278,6 +282,10 @@ impl Gateway {
                     metadata: info.metadata.clone(),
                     headers: info.headers.clone(),
                     parts: sizes.clone(),
+                    grants: Grants {
+                        owner: info.owner.clone(),
+                        acl: info.acl.clone(),
+                    },
                 },
             );
             self.store

@@ -7,6 +7,7 @@
 //! bucket holds.
 
 use crate::confine::open_beneath;
+use crate::meta::is_folder;
 use crate::store::check_key;
 use rustix::fs::{fstat, statat, AtFlags, Dir, FileType, Mode, OFlags};
 use std::cmp::Ordering;
@@ -266,6 +267,8 @@ pub struct Walk<'a> {
     after: Option<String>,
     stack: Vec<Level>,
     last_prefix: Option<String>,
+    /// A folder marker found on entering its directory, not yet returned.
+    folder: Option<String>,
 }
 
 impl<'a> Walk<'a> {
@@ -284,25 +287,32 @@ impl<'a> Walk<'a> {
             after: after.map(str::to_string),
             stack: Vec::new(),
             last_prefix: None,
+            folder: None,
         };
         // Start at the deepest directory the prefix names.
         let start = prefix.rfind('/').map_or("", |i| &prefix[..i]);
-        if start.is_empty() || check_key(start).is_ok() {
-            walk.enter(start)?;
+        if (start.is_empty() || check_key(start).is_ok()) && walk.enter(start)? {
+            // The prefix names a folder marker's directory: the marker itself comes first.
+            let key = format!("{start}/");
+            if walk.wanted_folder(&key) {
+                walk.folder = Some(key);
+            }
         }
         Ok(walk)
     }
 
-    /// Pushes directory `rel` of the bucket, positioned at its first entry the walk wants.
-    fn enter(&mut self, rel: &str) -> io::Result<()> {
+    /// Pushes directory `rel` of the bucket, positioned at its first entry the walk wants;
+    /// true if the directory is also a folder marker (the object `rel/`).
+    fn enter(&mut self, rel: &str) -> io::Result<bool> {
         let fd = if rel.is_empty() {
             None
         } else {
             match open_beneath(self.bucket, rel, DIR_FLAGS, Mode::empty()) {
                 Ok(fd) => Some(fd),
-                Err(_) => return Ok(()), // gone meanwhile, or a link
+                Err(_) => return Ok(false), // gone meanwhile, or a link
             }
         };
+        let folder = fd.as_ref().is_some_and(is_folder);
         let base = if rel.is_empty() {
             String::new()
         } else {
@@ -328,7 +338,7 @@ impl<'a> Walk<'a> {
             next,
             complete,
         });
-        Ok(())
+        Ok(folder)
     }
 
     /// Where a level's entries start, from the marker and the prefix seen from `base`.
@@ -346,6 +356,9 @@ impl<'a> Walk<'a> {
 
     /// The next object or common prefix, or `None` at the end.
     pub fn next_found(&mut self) -> io::Result<Option<Found>> {
+        if let Some(key) = self.folder.take() {
+            return Ok(Some(Found::Object(key)));
+        }
         loop {
             let Some(level) = self.stack.last_mut() else {
                 return Ok(None);
@@ -388,7 +401,9 @@ impl<'a> Walk<'a> {
                 return Ok(Some(Found::Prefix(common)));
             }
             if dir {
-                self.enter(&key[..key.len() - 1])?;
+                if self.enter(&key[..key.len() - 1])? && self.wanted_folder(&key) {
+                    return Ok(Some(Found::Object(key)));
+                }
                 continue;
             }
             return Ok(Some(Found::Object(key)));
@@ -404,7 +419,16 @@ impl<'a> Walk<'a> {
         Some(key[..self.prefix.len() + i + d.len()].to_string())
     }
 
-    /// Whether directory `key` (with its `/`) holds an object anywhere below it.
+    /// Whether a folder marker's key is listed: it has the prefix, comes after the marker,
+    /// and falls in no common prefix.
+    fn wanted_folder(&self, key: &str) -> bool {
+        key.starts_with(&self.prefix)
+            && self.after.as_deref().is_none_or(|a| key > a)
+            && self.common_prefix(key).is_none()
+    }
+
+    /// Whether directory `key` (with its `/`) is a folder marker or holds an object anywhere
+    /// below it.
     fn has_object(&self, key: &str) -> io::Result<bool> {
         let mut inner = Walk::new(self.bucket, self.cache, key, None, None)?;
         Ok(inner.next_found()?.is_some())

@@ -525,6 +525,11 @@ pub struct ServeArgs {
     /// Accept requests without a signature
     #[arg(long)]
     pub anonymous: bool,
+    /// Accounts, one `ACCESS_KEY SECRET_KEY NAME` a line (`#` starts a comment): each bucket
+    /// belongs to the account that made it, others get AccessDenied unless its canned ACL
+    /// grants them; read again on SIGHUP
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["access_key", "anonymous"])]
+    pub users: Option<PathBuf>,
     /// fsync every object before it becomes visible
     #[arg(long)]
     pub fsync: bool,

@@ -41,6 +41,12 @@ pub fn serve(args: ServeArgs) -> Result<Exit, Failure> {
     raise_descriptor_limit();
     let access = match (&args.access_key, &args.secret_key) {
         _ if args.anonymous => Access::Anonymous,
+        _ if args.users.is_some() => {
+            let users = args.users.clone().expect("checked");
+            // Read once here for a clear error before anything starts.
+            iobm_gateway::accounts::Accounts::from_file(&users).map_err(Failure::input)?;
+            Access::Users(users)
+        }
         (Some(access_key), Some(secret_key)) => Access::Keys {
             access_key: access_key.clone(),
             secret_key: secret_key.clone(),
@@ -92,6 +98,10 @@ pub fn serve(args: ServeArgs) -> Result<Exit, Failure> {
                 secret_key,
             } => println!(
                 "  export AWS_ACCESS_KEY_ID={access_key} AWS_SECRET_ACCESS_KEY={secret_key} AWS_ENDPOINT_URL={scheme}://{addr}"
+            ),
+            Access::Users(users) => println!(
+                "  accounts from {} (read again on SIGHUP); export AWS_ENDPOINT_URL={scheme}://{addr}",
+                users.display()
             ),
             Access::Anonymous => println!("  anonymous access: requests are not signed"),
         }

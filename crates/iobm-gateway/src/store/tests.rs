@@ -82,11 +82,11 @@ fn publish_is_atomic_and_delete_prunes_empty_directories() {
     ));
     assert!(matches!(
         put(&store, "bk1", "x/y", b"no"),
-        Err(StoreError::KeyIsPrefix)
+        Err(StoreError::KeyIsPrefix(_))
     ));
     assert!(matches!(
         put(&store, "bk1", "x/y/z/w", b"no"),
-        Err(StoreError::PrefixIsObject)
+        Err(StoreError::PrefixIsObject(_))
     ));
     store.delete_object(bucket.as_fd(), "bk1", "x/y/z").unwrap();
     store.delete_object(bucket.as_fd(), "bk1", "x/y/z").unwrap();
@@ -226,6 +226,25 @@ proptest! {
         let before = outside_state(&p);
         let bucket_dir = p.root.path().join("bkt").canonicalize().unwrap();
         for key in &keys {
+            if is_folder_key(key) {
+                let b = p.store.open_bucket("bkt").unwrap();
+                match p.store.put_folder(b.as_fd(), "bkt", key, &Meta::default()) {
+                    Ok(()) => {
+                        // The marker is a directory under the bucket, reached without a link.
+                        let path = bucket_dir.join(key.trim_end_matches('/'));
+                        prop_assert!(path.canonicalize().unwrap().starts_with(&bucket_dir));
+                        prop_assert!(fs::symlink_metadata(&path).unwrap().is_dir());
+                        prop_assert_eq!(p.store.open_object(b.as_fd(), "bkt", key).unwrap().len, 0);
+                        p.store.delete_object(b.as_fd(), "bkt", key).unwrap();
+                        prop_assert!(p.store.open_object(b.as_fd(), "bkt", key).is_err());
+                    }
+                    Err(StoreError::InvalidKey | StoreError::KeyTooLong | StoreError::SymlinkCrossed(_)
+                        | StoreError::PrefixIsObject(_)) => {}
+                    Err(StoreError::Io(e)) if e.raw_os_error() == Some(libc::ENAMETOOLONG) => {}
+                    Err(e) => prop_assert!(false, "{key:?}: {e:?}"),
+                }
+                continue;
+            }
             match put(&p.store, "bkt", key, key.as_bytes()) {
                 Ok(()) => {
                     // The object is a regular file under the bucket, reached without a link.
@@ -240,7 +259,7 @@ proptest! {
                     p.store.delete_object(b.as_fd(), "bkt", key).unwrap();
                 }
                 Err(StoreError::InvalidKey | StoreError::KeyTooLong | StoreError::SymlinkCrossed(_)
-                    | StoreError::KeyIsPrefix | StoreError::PrefixIsObject) => {}
+                    | StoreError::KeyIsPrefix(_) | StoreError::PrefixIsObject(_)) => {}
                 Err(StoreError::Io(e)) if e.raw_os_error() == Some(libc::ENAMETOOLONG) => {}
                 Err(e) => prop_assert!(false, "{key:?}: {e:?}"),
             }

@@ -9,6 +9,16 @@ fn make(root: &Path, keys: &[String]) -> Vec<String> {
     let mut made = Vec::new();
     for key in keys {
         let path = root.join(key);
+        if let Some(folder) = key.strip_suffix('/') {
+            // A folder marker: its directory, marked.
+            let dir = root.join(folder);
+            if fs::create_dir_all(&dir).is_ok() {
+                let meta = crate::meta::Meta::default();
+                crate::meta::mark_folder(&fs::File::open(&dir).unwrap(), &meta).unwrap();
+                made.push(key.clone());
+            }
+            continue;
+        }
         let parent_ok = fs::create_dir_all(path.parent().unwrap()).is_ok();
         if parent_ok && !path.exists() && fs::write(&path, b"").is_ok() {
             made.push(key.clone());
@@ -105,6 +115,35 @@ fn a_directory_sorts_as_its_name_and_a_slash() {
     assert_eq!(
         made,
         vec!["a-c", "a.txt", "a/b", "a/c!", "a/c/d", "a0", "b"]
+    );
+}
+
+#[test]
+fn folder_markers_list_as_keys_before_what_is_in_them() {
+    let root = tempfile::tempdir().unwrap();
+    let keys: Vec<String> = ["f/", "f/x", "f/g/", "e", "f-", "h/"]
+        .iter()
+        .map(|k| k.to_string())
+        .collect();
+    let made = make(root.path(), &keys);
+    let cache = DirCache::default();
+    for (prefix, delimiter) in [
+        ("", None),
+        ("", Some("/")),
+        ("f/", Some("/")),
+        ("f/g/", None),
+    ] {
+        assert_eq!(
+            paged(root.path(), &cache, prefix, delimiter, 2),
+            model(&made, prefix, delimiter, None),
+            "{prefix} {delimiter:?}"
+        );
+    }
+    assert_eq!(
+        paged(root.path(), &cache, "", None, 10),
+        ["e", "f-", "f/", "f/g/", "f/x", "h/"]
+            .map(|k| Found::Object(k.into()))
+            .to_vec()
     );
 }
 
