@@ -126,6 +126,9 @@ def test_canned_acls_grant_exactly_what_they_say(shared):
     assert bob.get_object(Bucket="dropbox", Key="from-bob")["Body"].read() == b"b"
     assert bob.get_object_acl(Bucket="dropbox", Key="from-bob")["Owner"]["DisplayName"] == "bob"
     assert alice.get_object(Bucket="dropbox", Key="from-bob")["Body"].read() == b"b"
+    owners = {o["Key"]: o["Owner"]["DisplayName"]
+              for o in alice.list_objects_v2(Bucket="dropbox", FetchOwner=True)["Contents"]}
+    assert owners == {"from-anyone": "iobm", "from-bob": "bob"}
     anon.delete_object(Bucket="dropbox", Key="from-anyone")
     # authenticated-read on a bucket: accounts list it, unsigned requests do not.
     alice.create_bucket(Bucket="members", ACL="authenticated-read")

@@ -601,13 +601,13 @@ def test_a_key_where_a_directory_is_or_the_reverse_names_the_conflict(server):
     assert e.value.response["Error"]["Code"] == "NoSuchBucket"
 
 
-def signed_headers(server, method, path, extra):
-    """Headers of a SigV4-signed request with an unsigned payload, as a client library sends."""
+def signed_headers(server, method, path, extra, body=b""):
+    """Headers of a SigV4-signed request whose payload hash is that of `body`, as boto3 signs
+    over plain HTTP."""
     from botocore.auth import S3SigV4Auth
     from botocore.awsrequest import AWSRequest
     from botocore.credentials import Credentials
-    request = AWSRequest(method=method, url=server.endpoint + path,
-                         headers={"x-amz-content-sha256": "UNSIGNED-PAYLOAD", **extra})
+    request = AWSRequest(method=method, url=server.endpoint + path, data=body, headers=extra)
     S3SigV4Auth(Credentials(AK, SK), "s3", "us-east-1").add_auth(request)
     return dict(request.headers.items())
 
@@ -667,3 +667,42 @@ def test_rclone_syncs_a_tree_with_folder_markers_and_odd_names(server, tmp_path)
     assert got == want
     for name in want:
         assert (back / name).read_bytes() == (src / name).read_bytes()
+
+
+def test_chunked_put_without_length_and_expect_100_continue(server):
+    s3 = client(server)
+    s3.create_bucket(Bucket="chunks")
+    body = os.urandom(300_000)
+    # Transfer-Encoding: chunked, no Content-Length.
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+    headers = signed_headers(server, "PUT", "/chunks/streamed", {"Transfer-Encoding": "chunked"}, body)
+    conn.request("PUT", "/chunks/streamed", body=iter([body[:1000], body[1000:150_000], body[150_000:]]),
+                 headers=headers, encode_chunked=True)
+    answer = conn.getresponse()
+    assert answer.status == 200, answer.read()
+    assert answer.getheader("ETag") == '"%s"' % hashlib.md5(body).hexdigest()
+    conn.close()
+    assert s3.get_object(Bucket="chunks", Key="streamed")["Body"].read() == body
+    # The payload hash is still checked: a body other than the one signed stores nothing.
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+    headers = signed_headers(server, "PUT", "/chunks/tampered", {"Transfer-Encoding": "chunked"}, body)
+    conn.request("PUT", "/chunks/tampered", body=iter([body[:-1], b"!"]), headers=headers,
+                 encode_chunked=True)
+    answer = conn.getresponse()
+    assert answer.status == 400, answer.read()
+    conn.close()
+    assert "tampered" not in [o["Key"] for o in s3.list_objects_v2(Bucket="chunks")["Contents"]]
+    # Expect: 100-continue: the gateway says go on before the body is sent.
+    headers = signed_headers(server, "PUT", "/chunks/expected",
+                             {"Content-Length": str(len(body)), "Expect": "100-continue"}, body)
+    with socket.create_connection(("127.0.0.1", server.port), timeout=30) as sock:
+        headers.setdefault("Host", f"127.0.0.1:{server.port}")
+        head = "PUT /chunks/expected HTTP/1.1\r\n" + "".join(
+            f"{k}: {v}\r\n" for k, v in headers.items()) + "\r\n"
+        sock.sendall(head.encode())
+        interim = sock.recv(4096)
+        assert interim.startswith(b"HTTP/1.1 100 Continue"), interim
+        sock.sendall(body)
+        final = sock.recv(4096)
+        assert final.startswith(b"HTTP/1.1 200"), final
+    assert s3.get_object(Bucket="chunks", Key="expected")["Body"].read() == body

@@ -36,7 +36,11 @@ pub struct Refusal {
 }
 
 impl Refusal {
-    fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Refusal {
+    pub(crate) fn new(
+        status: StatusCode,
+        code: &'static str,
+        message: impl Into<String>,
+    ) -> Refusal {
         Refusal {
             status,
             code,
@@ -305,6 +309,9 @@ pub struct Guard {
     pub inner: S3Service,
     pub region: Arc<str>,
     pub signed: bool,
+    /// Where a chunked PUT of unknown length is kept until it is whole ([`crate::spool`]).
+    pub store: crate::store::Store,
+    pub body_timeout: std::time::Duration,
 }
 
 impl hyper::service::Service<Request<Incoming>> for Guard {
@@ -331,6 +338,16 @@ impl hyper::service::Service<Request<Incoming>> for Guard {
             self.signed,
         );
         let answer = match verdict {
+            Ok(()) if self.signed && crate::spool::wanted(&req) => {
+                let (inner, store, timeout) =
+                    (self.inner.clone(), self.store.clone(), self.body_timeout);
+                Box::pin(async move {
+                    match crate::spool::spool(req, &store, timeout).await {
+                        Ok(req) => inner.call(req).await,
+                        Err(refusal) => Ok(refusal.response()),
+                    }
+                })
+            }
             Ok(()) => hyper::service::Service::call(&self.inner, req),
             Err(refusal) => {
                 let response = refusal.response();

@@ -17,6 +17,7 @@ pub mod metrics;
 pub mod multipart;
 mod routes;
 pub mod s3;
+mod spool;
 pub mod store;
 pub mod tls;
 mod uploads;
@@ -149,6 +150,8 @@ pub async fn serve(
         inner: builder.build(),
         region: options.region.as_str().into(),
         signed,
+        store: store.clone(),
+        body_timeout: options.body_timeout,
     };
     let mut http = hyper::server::conn::http1::Builder::new();
     http.timer(hyper_util::rt::TokioTimer::new())

@@ -3,6 +3,7 @@
 //! non-objects are left out. With
 //! `encoding-type=url` the keys and prefixes are sent URL-encoded ([`url_encoded`]).
 
+use crate::acl::Grants;
 use crate::errors::{io_error, store_error};
 use crate::meta::load_etag;
 use crate::s3::Gateway;
@@ -87,8 +88,12 @@ impl Gateway {
                         continue;
                     };
                     let etag = load_etag(&object.file).map_err(io_error)?;
+                    let uploader = Grants::read(&object.file).owner;
                     objects.push(Object {
-                        owner: Some(owner()),
+                        owner: Some(uploader.map_or_else(owner, |name| Owner {
+                            display_name: Some(name.clone()),
+                            id: Some(name),
+                        })),
                         key: Some(key.clone()),
                         size: Some(object.len as i64),
                         e_tag: Some(ETag::Strong(etag)),
@@ -115,11 +120,11 @@ impl Gateway {
     }
 }
 
-/// The owner of every bucket and object: the gateway's one account.
+/// The owner shown for what has none recorded: the gateway's one account.
 pub(crate) fn owner() -> Owner {
     Owner {
-        display_name: Some("iobm".into()),
-        id: Some("iobm".into()),
+        display_name: Some(crate::accounts::SINGLE.into()),
+        id: Some(crate::accounts::SINGLE.into()),
     }
 }
 
