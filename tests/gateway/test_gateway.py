@@ -7,6 +7,7 @@ import base64
 import datetime
 import hashlib
 import http.client
+import json
 import os
 import signal
 import socket
@@ -351,6 +352,26 @@ def test_listings_url_encode_keys_and_answer_as_s3_does(server):
     owned = s3.list_objects_v2(Bucket="odd", FetchOwner=True)
     assert owned["Contents"][0]["Owner"]["DisplayName"] == "iobm"
     assert v1["Contents"][0]["Owner"]["ID"] == "iobm"
+    # An empty delimiter groups nothing.
+    flat = s3.list_objects_v2(Bucket="odd", Delimiter="")
+    assert flat["KeyCount"] == len(keys) and "CommonPrefixes" not in flat
+    # V1 with a delimiter pages by NextMarker through keys and common prefixes alike.
+    s3.put_object(Bucket="odd", Key="top", Body=b"t")
+    seen, marker = [], ""
+    while True:
+        page = s3.list_objects(Bucket="odd", Delimiter="/", MaxKeys=1, Marker=marker)
+        seen += [o["Key"] for o in page.get("Contents", [])]
+        seen += [p["Prefix"] for p in page.get("CommonPrefixes", [])]
+        if not page["IsTruncated"]:
+            break
+        assert page["NextMarker"] == seen[-1]
+        marker = page["NextMarker"]
+    assert seen == ["d/", "top"]
+    # The aws CLI sees the same (it asks for encoding-type=url too).
+    listed = json.loads(aws(server, "s3api", "list-objects-v2", "--bucket", "odd", "--prefix", "d/",
+                            "--delimiter", "/"))
+    assert sorted(o["Key"] for o in listed["Contents"]) == sorted(keys[1:])
+    assert [p["Prefix"] for p in listed["CommonPrefixes"]] == ["d/%2e%2e/"]
 
 
 def test_a_refused_upload_leaves_the_next_request_whole(server):
