@@ -17,7 +17,6 @@ import os
 import shutil
 import statistics
 import subprocess
-import sys
 import tempfile
 
 from common import ROOT, build_iobm, ensure_debian

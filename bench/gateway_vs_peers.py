@@ -17,33 +17,14 @@ import argparse
 import json
 import os
 import shutil
-import socket
 import statistics
 import subprocess
 import tempfile
-import time
 
-from common import build_iobm
+from common import build_iobm, free_port, wait_for_port
 
 KEY, SECRET = "AKBENCH", "benchsecretbenchsecretbenchsecret"
 TICK = os.sysconf("SC_CLK_TCK")
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_for_port(port, seconds=20):
-    deadline = time.time() + seconds
-    while time.time() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return
-        except OSError:
-            time.sleep(0.05)
-    raise SystemExit(f"no server on port {port}")
 
 
 def process_cpu(pid):

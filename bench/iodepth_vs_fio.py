@@ -94,7 +94,7 @@ def main():
     cases = [(d, "read", True, "4k", depth, True) for depth in (1, 8, 32) for d in ["disk"]]
     cases += [("disk", "write", True, "4k", depth, True) for depth in (1, 8, 32)]
     cases += [("tmpfs", "read", False, "1m", 8, False)]
-    print(f"| file system | workload | depth | iobm IOPS | fio IOPS | iobm/fio | iobm CPU-us/op | fio CPU-us/op | ratio |")
+    print("| file system | workload | depth | iobm IOPS | fio IOPS | iobm/fio | iobm CPU-us/op | fio CPU-us/op | ratio |")
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
     for where in ("disk", "tmpfs"):
         parent = tempfile.mkdtemp(dir=args.disk_dir if where == "disk" else "/dev/shm",

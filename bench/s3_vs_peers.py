@@ -19,24 +19,15 @@ import json
 import os
 import resource
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 
-from common import build_iobm, ensure_debian
+from common import build_iobm, ensure_debian, free_port
 
 KEY, SECRET = "AKBENCH", "benchsecretbenchsecretbenchsecret"
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def children_cpu():

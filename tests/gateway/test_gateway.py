@@ -659,7 +659,7 @@ def test_rclone_syncs_a_tree_with_folder_markers_and_odd_names(server, tmp_path)
         path.write_bytes(os.urandom(1000 + i))
     env = dict(os.environ, RCLONE_CONFIG="/dev/null")
     env.pop("AWS_CA_BUNDLE", None)
-    remote = [f"--s3-provider=Other", f"--s3-endpoint={server.endpoint}",
+    remote = ["--s3-provider=Other", f"--s3-endpoint={server.endpoint}",
               f"--s3-access-key-id={AK}", f"--s3-secret-access-key={SK}", "--s3-region=us-east-1"]
 
     def rclone(*args):

@@ -205,8 +205,15 @@ pub struct Policy {
     pub store: Store,
 }
 
-fn denied() -> s3s::S3Error {
-    s3_error!(AccessDenied, "Access Denied")
+/// S3's AccessDenied; an unsigned caller is told that a signature is what it lacks.
+fn denied(caller: &Caller) -> s3s::S3Error {
+    match caller {
+        Caller::Anonymous => s3_error!(
+            AccessDenied,
+            "Signature is required: no public ACL grants this to unsigned requests"
+        ),
+        Caller::Account(_) => s3_error!(AccessDenied, "Access Denied"),
+    }
 }
 
 impl Policy {
@@ -227,7 +234,7 @@ impl Policy {
         if bucket_grants.owned_by(caller) {
             return Ok(());
         }
-        let dir = self.store.open_bucket(bucket).map_err(|_| denied())?;
+        let dir = self.store.open_bucket(bucket).map_err(|_| denied(caller))?;
         match self.store.open_object(dir.as_fd(), bucket, key) {
             Ok(object) => {
                 let grants = Grants::read(&object.file);
@@ -236,12 +243,12 @@ impl Policy {
                 if own || grants.grants_read(caller) {
                     Ok(())
                 } else {
-                    Err(denied())
+                    Err(denied(caller))
                 }
             }
             // A missing key is told only to those who may list the bucket.
             Err(StoreError::NoSuchKey) if bucket_grants.grants_read(caller) => Ok(()),
-            Err(_) => Err(denied()),
+            Err(_) => Err(denied(caller)),
         }
     }
 
@@ -255,7 +262,7 @@ impl Policy {
         if matches!(need, Need::Account) {
             return match caller {
                 Caller::Account(_) => Ok(()),
-                Caller::Anonymous => Err(denied()),
+                Caller::Anonymous => Err(denied(caller)),
             };
         }
         let bucket = bucket.unwrap_or_default();
@@ -285,7 +292,7 @@ impl Policy {
         if allowed {
             Ok(())
         } else {
-            Err(denied())
+            Err(denied(caller))
         }
     }
 }

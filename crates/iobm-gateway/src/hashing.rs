@@ -22,6 +22,8 @@ use tokio::sync::Notify;
 pub const HAND_OVER: usize = 256 << 10;
 /// Bytes each lane hashes per multi-buffer call (a multiple of the 64-byte block).
 pub const STEP: usize = 4096;
+/// The most lanes an engine has (AVX-512: 16).
+const MAX_LANES: usize = 16;
 /// Uploads one hashing thread serves before another is worth having.
 const CORES_PER_THREAD: usize = 8;
 
@@ -40,6 +42,16 @@ struct Hashed {
     state: Md5State,
     tail: [u8; 64],
     tail_len: usize,
+}
+
+impl Default for Hashed {
+    fn default() -> Self {
+        Hashed {
+            state: Md5State::new(),
+            tail: [0; 64],
+            tail_len: 0,
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -81,11 +93,7 @@ impl Hashers {
         let i = self.next.fetch_add(1, Ordering::Relaxed) % self.threads.len();
         Md5Stream {
             slot: Arc::new(Slot {
-                hashed: Mutex::new(Hashed {
-                    state: Md5State::new(),
-                    tail: [0; 64],
-                    tail_len: 0,
-                }),
+                hashed: Mutex::default(),
                 spare: Mutex::default(),
                 done: Notify::new(),
             }),
@@ -244,7 +252,7 @@ fn hash_alone(job: &Job) {
 /// A hashing thread: waits for a hand-over, takes whatever else is queued (as many as the
 /// engine has lanes), hashes them in lockstep, and tells each upload.
 fn serve(engine: Md5Many, rx: Receiver<Job>) {
-    let lanes = engine.lanes().max(1);
+    let lanes = engine.lanes().clamp(1, MAX_LANES);
     let mut jobs: Vec<Job> = Vec::with_capacity(lanes);
     let mut stages: Vec<Vec<u8>> = (0..lanes).map(|_| Vec::with_capacity(STEP)).collect();
     while let Ok(first) = rx.recv() {
@@ -269,43 +277,44 @@ fn serve(engine: Md5Many, rx: Receiver<Job>) {
 /// per multi-buffer call while two or more have, the rest with the scalar code.
 fn hash_together(engine: Md5Many, jobs: &[Job], stages: &mut [Vec<u8>]) {
     let lanes = stages.len();
-    let mut hashed: Vec<Hashed> = jobs
-        .iter()
-        .map(|j| *j.slot.hashed.lock().unwrap())
-        .collect();
-    let tails: Vec<([u8; 64], usize)> = hashed.iter().map(|h| (h.tail, h.tail_len)).collect();
-    let mut readers: Vec<Reader> = jobs
-        .iter()
-        .zip(&tails)
-        .map(|(j, (tail, len))| Reader::new(&tail[..*len], &j.chunks))
-        .collect();
-    let mut states = vec![Md5State::new(); lanes];
-    let mut owner = vec![0usize; lanes];
+    let mut hashed = [Hashed::default(); MAX_LANES];
+    for (h, job) in hashed.iter_mut().zip(jobs) {
+        *h = *job.slot.hashed.lock().unwrap();
+    }
+    let tails = hashed;
+    let mut readers: [Option<Reader>; MAX_LANES] = Default::default();
+    for ((reader, job), tail) in readers.iter_mut().zip(jobs).zip(&tails) {
+        *reader = Some(Reader::new(&tail.tail[..tail.tail_len], &job.chunks));
+    }
+    let readers = &mut readers[..jobs.len()];
+    let mut states = [Md5State::new(); MAX_LANES];
+    let mut owner = [0usize; MAX_LANES];
     loop {
-        let ready = readers.iter().filter(|r| r.left >= STEP).count();
+        let ready = readers.iter().flatten().filter(|r| r.left >= STEP).count();
         if ready < 2 {
             break;
         }
-        let mut inputs: Vec<&[u8]> = Vec::with_capacity(lanes);
+        let mut inputs: [&[u8]; MAX_LANES] = [&[]; MAX_LANES];
+        let mut n = 0;
         let mut stage_iter = stages.iter_mut();
-        for (i, reader) in readers.iter_mut().enumerate() {
+        for (i, reader) in readers.iter_mut().flatten().enumerate() {
             if reader.left >= STEP {
-                owner[inputs.len()] = i;
-                states[inputs.len()] = hashed[i].state;
-                inputs.push(reader.take(STEP, stage_iter.next().expect("a stage per lane")));
+                owner[n] = i;
+                states[n] = hashed[i].state;
+                inputs[n] = reader.take(STEP, stage_iter.next().expect("a stage per lane"));
+                n += 1;
             }
         }
-        let real = inputs.len();
-        while inputs.len() < lanes {
-            states[inputs.len()] = Md5State::new();
-            inputs.push(inputs[0]);
+        for k in n..lanes {
+            states[k] = Md5State::new();
+            inputs[k] = inputs[0];
         }
-        engine.update_many(&mut states, &inputs);
-        for k in 0..real {
+        engine.update_many(&mut states[..lanes], &inputs[..lanes]);
+        for k in 0..n {
             hashed[owner[k]].state = states[k];
         }
     }
-    for ((reader, h), job) in readers.iter_mut().zip(&mut hashed).zip(jobs) {
+    for ((reader, h), job) in readers.iter_mut().flatten().zip(&mut hashed).zip(jobs) {
         reader.finish(h, &mut stages[0]);
         *job.slot.hashed.lock().unwrap() = *h;
     }

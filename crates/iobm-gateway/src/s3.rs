@@ -65,17 +65,25 @@ impl Gateway {
         }
     }
 
-    /// Fails unless the caller may read a copy's source object.
-    pub(crate) fn check_source(
+    /// A copy's source object (its bucket, key and bytes), if the caller may read it.
+    pub(crate) fn open_source(
         &self,
         credentials: &Option<Credentials>,
-        bucket: &str,
-        key: &str,
-    ) -> S3Result<()> {
-        match (&self.policy, self.caller_of(credentials)) {
-            (Some(policy), Some(caller)) => policy.may_read_object(&caller, bucket, key),
-            _ => Ok(()),
+        source: &CopySource,
+    ) -> S3Result<(String, String, Object)> {
+        let (bucket, key) = match source {
+            CopySource::Bucket { bucket, key, .. } => (bucket.to_string(), key.to_string()),
+            _ => return Err(s3_error!(NotImplemented, "copies from access points")),
+        };
+        if let (Some(policy), Some(caller)) = (&self.policy, self.caller_of(credentials)) {
+            policy.may_read_object(&caller, &bucket, &key)?;
         }
+        let dir = self.bucket(&bucket)?;
+        let object = self
+            .store
+            .open_object(dir.as_fd(), &bucket, &key)
+            .map_err(store_error)?;
+        Ok((bucket, key, object))
     }
 }
 
@@ -534,16 +542,7 @@ impl S3 for Gateway {
         req: S3Request<CopyObjectInput>,
     ) -> S3Result<S3Response<CopyObjectOutput>> {
         let input = req.input;
-        let (src_bucket, src_key) = match &input.copy_source {
-            CopySource::Bucket { bucket, key, .. } => (bucket.to_string(), key.to_string()),
-            _ => return Err(s3_error!(NotImplemented, "copies from access points")),
-        };
-        self.check_source(&req.credentials, &src_bucket, &src_key)?;
-        let src_dir = self.bucket(&src_bucket)?;
-        let src = self
-            .store
-            .open_object(src_dir.as_fd(), &src_bucket, &src_key)
-            .map_err(store_error)?;
+        let (src_bucket, src_key, src) = self.open_source(&req.credentials, &input.copy_source)?;
         let dest = self.bucket(&input.bucket)?;
         crate::store::check_key(&input.key).map_err(store_error)?;
         let mut meta = load_meta(&src.file).map_err(io_error)?;

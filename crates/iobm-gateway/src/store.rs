@@ -144,13 +144,17 @@ fn ensure_dir(parent: BorrowedFd<'_>, name: &str) -> io::Result<OwnedFd> {
     })
 }
 
-/// The entries of a directory (not `.` and `..`) with their types, links reported as links.
-pub fn entries(dir: BorrowedFd<'_>) -> io::Result<Vec<(String, FileType)>> {
-    let mut out = Vec::new();
+/// Hands each entry of a directory (not `.` and `..`, nor names that are not UTF-8, which no
+/// key names) with its type, links reported as links, to `take` until it returns false; true
+/// when every entry was taken.
+pub fn each_entry(
+    dir: BorrowedFd<'_>,
+    mut take: impl FnMut(&str, FileType) -> bool,
+) -> io::Result<bool> {
     for entry in Dir::read_from(dir)? {
         let entry = entry?;
         let Ok(name) = entry.file_name().to_str() else {
-            continue; // not UTF-8: no key names it
+            continue;
         };
         if name == "." || name == ".." {
             continue;
@@ -162,8 +166,20 @@ pub fn entries(dir: BorrowedFd<'_>) -> io::Result<Vec<(String, FileType)>> {
                 Err(_) => continue,
             };
         }
-        out.push((name.to_string(), ty));
+        if !take(name, ty) {
+            return Ok(false);
+        }
     }
+    Ok(true)
+}
+
+/// The entries of a directory (not `.` and `..`) with their types, links reported as links.
+pub fn entries(dir: BorrowedFd<'_>) -> io::Result<Vec<(String, FileType)>> {
+    let mut out = Vec::new();
+    each_entry(dir, |name, ty| {
+        out.push((name.to_string(), ty));
+        true
+    })?;
     Ok(out)
 }
 

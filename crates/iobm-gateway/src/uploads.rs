@@ -76,16 +76,7 @@ impl Gateway {
         if !(1..=10000).contains(&input.part_number) {
             return Err(s3_error!(InvalidArgument, "part number must be 1 to 10000"));
         }
-        let (src_bucket, src_key) = match &input.copy_source {
-            CopySource::Bucket { bucket, key, .. } => (bucket.to_string(), key.to_string()),
-            _ => return Err(s3_error!(NotImplemented, "copies from access points")),
-        };
-        self.check_source(&req.credentials, &src_bucket, &src_key)?;
-        let src_dir = self.bucket(&src_bucket)?;
-        let src = self
-            .store
-            .open_object(src_dir.as_fd(), &src_bucket, &src_key)
-            .map_err(store_error)?;
+        let (_, _, src) = self.open_source(&req.credentials, &input.copy_source)?;
         let (first, len) = match input.copy_source_range.as_deref() {
             None => (0, src.len),
             Some(range) => copy_source_range(range, src.len)?,

@@ -8,8 +8,8 @@
 
 use crate::confine::open_beneath;
 use crate::meta::is_folder;
-use crate::store::check_key;
-use rustix::fs::{fstat, statat, AtFlags, Dir, FileType, Mode, OFlags};
+use crate::store::{check_key, each_entry};
+use rustix::fs::{fstat, FileType, Mode, OFlags};
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, HashMap};
 use std::io;
@@ -188,34 +188,17 @@ impl DirCache {
 /// Reads the objects and directories of `dir`, handing each to `take` until it returns false;
 /// true when every entry was taken.
 fn read_entries(dir: BorrowedFd<'_>, mut take: impl FnMut(Entry) -> bool) -> io::Result<bool> {
-    for entry in Dir::read_from(dir)? {
-        let entry = entry?;
-        let Ok(name) = entry.file_name().to_str() else {
-            continue; // not UTF-8: no key names it
-        };
-        if name == "." || name == ".." {
-            continue;
-        }
-        let mut ty = entry.file_type();
-        if ty == FileType::Unknown {
-            ty = match statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
-                Ok(st) => FileType::from_raw_mode(st.st_mode),
-                Err(_) => continue,
-            };
-        }
+    each_entry(dir, |name, ty| {
         let dir = match ty {
             FileType::RegularFile => false,
             FileType::Directory => true,
-            _ => continue,
+            _ => return true,
         };
-        if !take(Entry {
+        take(Entry {
             name: name.into(),
             dir,
-        }) {
-            return Ok(false);
-        }
-    }
-    Ok(true)
+        })
+    })
 }
 
 /// The smallest `size` entries of `dir` that `keep` accepts, sorted (for a directory too
