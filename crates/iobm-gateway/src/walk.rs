@@ -302,17 +302,14 @@ impl<'a> Walk<'a> {
             format!("{rel}/")
         };
         let dir = fd.as_ref().map_or(self.bucket, |fd| fd.as_fd());
+        let before = self.bounds(&base);
         let (entries, complete) = match self.cache.sorted(dir)? {
             Some(all) => (all, true),
-            None => {
-                let before = self.bounds(&base);
-                (
-                    window(dir, self.cache.window, |e| !before.before(e))?.into(),
-                    false,
-                )
-            }
+            None => (
+                window(dir, self.cache.window, |e| !before.before(e))?.into(),
+                false,
+            ),
         };
-        let before = self.bounds(&base);
         let next = entries.partition_point(|e| before.before(e));
         self.stack.push(Level {
             fd,
@@ -326,14 +323,10 @@ impl<'a> Walk<'a> {
 
     /// Where a level's entries start, from the marker and the prefix seen from `base`.
     fn bounds(&self, base: &str) -> Bounds {
-        let local = |s: &Option<String>| {
-            s.as_deref()
-                .and_then(|s| s.strip_prefix(base))
-                .map(str::to_string)
-        };
+        let local = |s: Option<&str>| s.and_then(|s| s.strip_prefix(base)).map(str::to_string);
         Bounds {
-            after: local(&self.after),
-            prefix: local(&Some(self.prefix.clone())).unwrap_or_default(),
+            after: local(self.after.as_deref()),
+            prefix: local(Some(&self.prefix)).unwrap_or_default(),
         }
     }
 
