@@ -251,11 +251,16 @@ impl S3 for Gateway {
         };
         match self.store.create_bucket(&req.input.bucket) {
             Ok(()) => {
+                // Nothing to record (one account, no ACL asked for) needs no extended
+                // attributes, which some file systems lack.
                 let dir = self.bucket(&req.input.bucket)?;
-                if let Err(e) = grants.save(&dir) {
-                    // Without its owner recorded the bucket would be everyone's: undo.
-                    let _ = self.store.delete_bucket(&req.input.bucket);
-                    return Err(io_error(e));
+                if grants != Grants::default() {
+                    if let Err(e) = grants.save(&dir) {
+                        // An owner or ACL that cannot be kept would leave the bucket open to
+                        // others: undo.
+                        let _ = self.store.delete_bucket(&req.input.bucket);
+                        return Err(io_error(e));
+                    }
                 }
                 Ok(S3Response::new(CreateBucketOutput::default()))
             }
