@@ -1,11 +1,12 @@
 //! Runs on small file systems mounted for the test (root only: marked ignored, run by
 //! `scripts/test` as root): a full tmpfs ends the run cleanly with partial results, a
-//! read-only one refuses `--json` before the run, a ramfs refuses `--direct` clearly, and a FUSE
-//! file system that fails writes with EIO under a full io_uring queue ends the run cleanly.
+//! read-only one refuses `--json` before the run, a ramfs refuses `--direct` clearly, the
+//! gateway serves a ramfs (no extended attributes), and a FUSE file system that fails writes
+//! with EIO under a full io_uring queue ends the run cleanly.
 
 mod common;
 
-use common::{assert_matches_schema, entries, iobm, load, phase_bytes};
+use common::{assert_matches_schema, entries, iobm, iobm_serve_with, load, phase_bytes};
 use std::path::Path;
 
 /// A small file system mounted for one test. Such tests need root and are marked ignored:
@@ -140,6 +141,35 @@ fn direct_io_refused_by_the_file_system_is_a_clear_error() {
     assert!(err.contains("--direct") && err.contains("ramfs"), "{err}");
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     assert!(entries(fs.path()).is_empty());
+}
+
+#[test]
+#[ignore = "needs root: mounts a ramfs (scripts/test runs it as root)"]
+fn the_gateway_serves_a_file_system_without_extended_attributes() {
+    // ramfs keeps no user extended attributes: buckets and objects are still made, and ETags
+    // are computed from the bytes when asked for (checked by --verify).
+    let fs = Mount::new("ramfs", "mode=0755");
+    let server = iobm_serve_with(fs.path(), "AKRAMFS", "ramfs-secret");
+    let out = iobm()
+        .args([
+            "s3",
+            "get",
+            "--objects",
+            "4",
+            "--ops",
+            "8",
+            "--obj-size",
+            "64KiB",
+        ])
+        .args(["--verify", "--endpoint", &server.url])
+        .env("AWS_ACCESS_KEY_ID", "AKRAMFS")
+        .env("AWS_SECRET_ACCESS_KEY", "ramfs-secret")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("get"), "{stdout}");
 }
 
 #[test]
