@@ -17,7 +17,7 @@ use s3s::access::{S3Access, S3AccessContext};
 use s3s::dto::{Grant, Grantee, Owner, Permission, Type};
 use s3s::path::S3Path;
 use s3s::{s3_error, S3Result};
-use std::os::fd::{AsFd, BorrowedFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::sync::Arc;
 
 pub const XATTR_OWNER: &str = "user.iobm.owner";
@@ -52,9 +52,14 @@ fn text(fd: BorrowedFd<'_>, name: &str) -> Option<String> {
 impl Grants {
     pub fn read(fd: impl AsFd) -> Grants {
         Grants {
-            owner: text(fd.as_fd(), XATTR_OWNER),
+            owner: Grants::owner_of(&fd),
             acl: text(fd.as_fd(), XATTR_ACL),
         }
+    }
+
+    /// The recorded owner alone (what a listing shows of each object).
+    pub fn owner_of(fd: impl AsFd) -> Option<String> {
+        text(fd.as_fd(), XATTR_OWNER)
     }
 
     /// Saves the grants on a bucket's directory or an object's file.
@@ -77,6 +82,11 @@ impl Grants {
             Caller::Anonymous => false,
             Caller::Account(name) => self.owner.as_ref().is_none_or(|o| o == name),
         }
+    }
+
+    /// Whether `caller` is the account recorded as this object's uploader.
+    fn uploaded_by(&self, caller: &Caller) -> bool {
+        matches!(caller, Caller::Account(name) if self.owner.as_ref() == Some(name))
     }
 
     /// Whether the ACL lets `caller` read (list a bucket, get an object).
@@ -217,10 +227,18 @@ fn denied(caller: &Caller) -> s3s::S3Error {
 }
 
 impl Policy {
-    /// The owner and ACL of a bucket; `None` when it does not exist (the request then gets
-    /// NoSuchBucket from the operation itself).
-    fn bucket_grants(&self, bucket: &str) -> Option<Grants> {
-        self.store.open_bucket(bucket).ok().map(Grants::read)
+    /// A bucket's directory with its owner and ACL; `None` when it does not exist (the
+    /// request then gets NoSuchBucket from the operation itself).
+    fn bucket(&self, bucket: &str) -> Option<(OwnedFd, Grants)> {
+        let dir = self.store.open_bucket(bucket).ok()?;
+        let grants = Grants::read(&dir);
+        Some((dir, grants))
+    }
+
+    /// The owner and ACL of object `key` in the bucket's directory `dir`.
+    fn object(&self, dir: &OwnedFd, bucket: &str, key: &str) -> Result<Grants, StoreError> {
+        let object = self.store.open_object(dir.as_fd(), bucket, key)?;
+        Ok(Grants::read(&object.file))
     }
 
     /// Whether `caller` may read object `key` of `bucket` (also asked of copy sources).
@@ -228,24 +246,15 @@ impl Policy {
         if self.accounts.is_single() && caller != &Caller::Anonymous {
             return Ok(());
         }
-        let Some(bucket_grants) = self.bucket_grants(bucket) else {
+        let Some((dir, bucket_grants)) = self.bucket(bucket) else {
             return Ok(());
         };
         if bucket_grants.owned_by(caller) {
             return Ok(());
         }
-        let dir = self.store.open_bucket(bucket).map_err(|_| denied(caller))?;
-        match self.store.open_object(dir.as_fd(), bucket, key) {
-            Ok(object) => {
-                let grants = Grants::read(&object.file);
-                let own =
-                    matches!(caller, Caller::Account(n) if grants.owner.as_deref() == Some(n));
-                if own || grants.grants_read(caller) {
-                    Ok(())
-                } else {
-                    Err(denied(caller))
-                }
-            }
+        match self.object(&dir, bucket, key) {
+            Ok(grants) if grants.uploaded_by(caller) || grants.grants_read(caller) => Ok(()),
+            Ok(_) => Err(denied(caller)),
             // A missing key is told only to those who may list the bucket.
             Err(StoreError::NoSuchKey) if bucket_grants.grants_read(caller) => Ok(()),
             Err(_) => Err(denied(caller)),
@@ -269,7 +278,7 @@ impl Policy {
         if let (Need::ReadObject, Some(key)) = (&need, key) {
             return self.may_read_object(caller, bucket, key);
         }
-        let Some(grants) = self.bucket_grants(bucket) else {
+        let Some((dir, grants)) = self.bucket(bucket) else {
             return Ok(());
         };
         let allowed = grants.owned_by(caller)
@@ -277,15 +286,8 @@ impl Policy {
                 Need::ListBucket => grants.grants_read(caller),
                 Need::WriteObjects => grants.grants_write(),
                 Need::BucketOrObjectOwner => key.is_some_and(|key| {
-                    let Caller::Account(name) = caller else {
-                        return false;
-                    };
-                    let Ok(dir) = self.store.open_bucket(bucket) else {
-                        return false;
-                    };
-                    self.store
-                        .open_object(dir.as_fd(), bucket, key)
-                        .is_ok_and(|o| Grants::read(&o.file).owner.as_ref() == Some(name))
+                    self.object(&dir, bucket, key)
+                        .is_ok_and(|o| o.uploaded_by(caller))
                 }),
                 _ => false,
             };

@@ -88,7 +88,7 @@ impl Gateway {
                         continue;
                     };
                     let etag = load_etag(&object.file).map_err(io_error)?;
-                    let uploader = Grants::read(&object.file).owner;
+                    let uploader = Grants::owner_of(&object.file);
                     objects.push(Object {
                         owner: Some(uploader.map_or_else(owner, |name| Owner {
                             display_name: Some(name.clone()),

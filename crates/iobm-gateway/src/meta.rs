@@ -43,7 +43,9 @@ pub struct Meta {
     pub headers: StoredHeaders,
     /// A multipart upload's part sizes, in order (empty for an object put whole).
     pub parts: Vec<u64>,
-    /// Who uploaded it and its canned ACL ([`crate::acl`]).
+    /// Who uploaded it and its canned ACL ([`crate::acl`]), saved with the object. Not read
+    /// back by [`load_meta`]: no GET or HEAD answers with it, and the access checks read it
+    /// themselves ([`Grants::read`]), so a GET pays no system call for it.
     pub grants: Grants,
 }
 
@@ -219,7 +221,8 @@ pub fn load_meta(file: &File) -> io::Result<Meta> {
         parts: text(XATTR_PARTS)
             .and_then(|j| serde_json::from_str(&j).ok())
             .unwrap_or_default(),
-        grants: Grants::read(file),
+        // Not read back: see the field.
+        grants: Grants::default(),
     })
 }
 

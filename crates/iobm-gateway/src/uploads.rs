@@ -13,7 +13,7 @@ use s3s::dto::*;
 use s3s::{s3_error, S3Request, S3Response, S3Result};
 use std::fs::File;
 use std::io;
-use std::os::fd::AsFd;
+use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::fs::FileExt;
 use std::time::{Duration, SystemTime};
 
@@ -44,16 +44,21 @@ impl Gateway {
         }))
     }
 
+    /// The directory of an upload a part is sent to, once the part's number is checked.
+    fn upload_for_part(&self, upload_id: &str, part_number: i32) -> S3Result<OwnedFd> {
+        let (dir, _) = multipart::open(self.store.uploads_dir(), upload_id).map_err(store_error)?;
+        if !(1..=10000).contains(&part_number) {
+            return Err(s3_error!(InvalidArgument, "part number must be 1 to 10000"));
+        }
+        Ok(dir)
+    }
+
     pub(crate) async fn upload_part_at(
         &self,
         req: S3Request<UploadPartInput>,
     ) -> S3Result<S3Response<UploadPartOutput>> {
         let input = req.input;
-        let (dir, _) =
-            multipart::open(self.store.uploads_dir(), &input.upload_id).map_err(store_error)?;
-        if !(1..=10000).contains(&input.part_number) {
-            return Err(s3_error!(InvalidArgument, "part number must be 1 to 10000"));
-        }
+        let dir = self.upload_for_part(&input.upload_id, input.part_number)?;
         let (temp, md5, _) = self.receive(&input.bucket, input.body).await?;
         check_content_md5(input.content_md5.as_deref(), &md5)?;
         let etag = hex(&md5);
@@ -71,11 +76,7 @@ impl Gateway {
         req: S3Request<UploadPartCopyInput>,
     ) -> S3Result<S3Response<UploadPartCopyOutput>> {
         let input = req.input;
-        let (dir, _) =
-            multipart::open(self.store.uploads_dir(), &input.upload_id).map_err(store_error)?;
-        if !(1..=10000).contains(&input.part_number) {
-            return Err(s3_error!(InvalidArgument, "part number must be 1 to 10000"));
-        }
+        let dir = self.upload_for_part(&input.upload_id, input.part_number)?;
         let (_, _, src) = self.open_source(&req.credentials, &input.copy_source)?;
         let (first, len) = match input.copy_source_range.as_deref() {
             None => (0, src.len),

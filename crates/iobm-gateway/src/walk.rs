@@ -43,7 +43,18 @@ impl Entry {
         self.sort_key().cmp(other.sort_key())
     }
 
-    /// The sort key as a string (for comparisons with markers and prefixes).
+    /// The sort key against a marker or prefix, without building it.
+    fn cmp_text(&self, text: &str) -> Ordering {
+        self.sort_key().cmp(text.bytes())
+    }
+
+    /// Whether `text` starts with the sort key (a directory's: the key leads into it).
+    fn leads_to(&self, text: &str) -> bool {
+        text.len() >= self.name.len() + usize::from(self.dir)
+            && self.sort_key().zip(text.bytes()).all(|(a, b)| a == b)
+    }
+
+    /// The sort key as a string (for the keys a walk returns).
     fn key_text(&self) -> String {
         let mut s = String::with_capacity(self.name.len() + 1);
         s.push_str(&self.name);
@@ -424,13 +435,12 @@ impl Bounds {
     /// True for a leading run of sorted entries (a directory whose key leads to the marker or
     /// prefix is the last of its run and is not before).
     fn before(&self, e: &Entry) -> bool {
-        let key = e.key_text();
         let at_or_before_marker = self
             .after
             .as_deref()
-            .is_some_and(|a| key.as_str() <= a && !(e.dir && a.starts_with(&key)));
+            .is_some_and(|a| e.cmp_text(a).is_le() && !(e.dir && e.leads_to(a)));
         let before_prefix =
-            key.as_str() < self.prefix.as_str() && !(e.dir && self.prefix.starts_with(&key));
+            e.cmp_text(&self.prefix).is_lt() && !(e.dir && e.leads_to(&self.prefix));
         at_or_before_marker || before_prefix
     }
 }
