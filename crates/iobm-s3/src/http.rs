@@ -1,14 +1,18 @@
 //! A blocking HTTP/1.1 client connection, one per worker: requests are written with `writev`
 //! straight from the caller's slices, responses are parsed with `httparse`, and bodies are read
 //! into one reused buffer and handed on without being kept. Keep-alive, `Content-Length`,
-//! chunked and close-delimited bodies; nothing is retried here.
+//! chunked and close-delimited bodies. A kept-alive connection the server closed while it sat
+//! idle is replaced, as every HTTP client does: found closed before a request is sent, or
+//! (idempotent requests only) failing before any byte of the answer arrived, the request goes
+//! once more on a new connection, and [`Connection::reconnects`] counts it. Nothing else is
+//! retried here.
 
 use rustls::pki_types::ServerName;
 use rustls::{ClientConfig, ClientConnection, StreamOwned};
 use std::io::{self, IoSlice, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// TLS settings of a connection: the shared configuration and the server's name.
 pub type Tls = (Arc<ClientConfig>, ServerName<'static>);
@@ -105,6 +109,38 @@ pub struct Connection {
     /// Received bytes not yet consumed: buf[start..end].
     start: usize,
     end: usize,
+    /// When the last answer was read whole on a connection kept alive: the connection has sat
+    /// idle since (None: no connection, or one in use).
+    idle_since: Option<Instant>,
+    /// Bytes of the current answer received so far.
+    received: u64,
+    /// Connections the server had closed while idle, replaced by new ones.
+    reconnects: u64,
+}
+
+/// A connection idle for less than this is used without first checking that the server kept
+/// it: a worker's back-to-back requests pay nothing for the check.
+const IDLE_CHECK: Duration = Duration::from_millis(50);
+
+/// Whether `e`, on a request that got no byte of its answer, says the server had closed the
+/// connection (rather than refusing or failing the request).
+fn closed_by_server(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::BrokenPipe
+            | io::ErrorKind::ConnectionReset
+            | io::ErrorKind::ConnectionAborted
+            | io::ErrorKind::NotConnected
+            | io::ErrorKind::UnexpectedEof
+    )
+}
+
+/// Whether the request in `head` may be sent twice: every method but POST (S3's multipart
+/// start and completion, batch deletes).
+fn idempotent(head: &[u8]) -> bool {
+    [&b"GET "[..], b"HEAD ", b"PUT ", b"DELETE "]
+        .iter()
+        .any(|m| head.starts_with(m))
 }
 
 fn timed_out(e: io::Error, timeout: Duration) -> io::Error {
@@ -142,6 +178,42 @@ impl Connection {
             buf: vec![0; BUF].into_boxed_slice(),
             start: 0,
             end: 0,
+            idle_since: None,
+            received: 0,
+            reconnects: 0,
+        }
+    }
+
+    /// Connections found closed by the server while idle and replaced so far.
+    pub fn reconnects(&self) -> u64 {
+        self.reconnects
+    }
+
+    /// Drops a kept-alive connection that sat idle and that the server has closed meanwhile
+    /// (an idle or header timeout): end of stream, an error, or (without TLS) an answer nobody
+    /// asked for, such as a 408, waiting on the socket. A non-blocking peek, only after
+    /// [`IDLE_CHECK`] of idleness.
+    fn drop_if_closed(&mut self) {
+        let idle = self.idle_since.is_some_and(|t| t.elapsed() >= IDLE_CHECK);
+        let (socket, tls) = match &self.stream {
+            Some(Stream::Plain(s)) if idle => (s, false),
+            Some(Stream::Tls(s)) if idle => (&s.sock, true),
+            _ => return,
+        };
+        let mut byte = [0u8; 1];
+        let peeked = socket
+            .set_nonblocking(true)
+            .and_then(|_| socket.peek(&mut byte));
+        let alive = match peeked {
+            // TLS records may arrive unasked (session tickets): rustls reads them with the
+            // next answer; a close alert among them is caught by the retry.
+            Ok(1..) => tls,
+            Ok(0) => false,
+            Err(e) => e.kind() == io::ErrorKind::WouldBlock,
+        } && socket.set_nonblocking(false).is_ok();
+        if !alive {
+            self.reset();
+            self.reconnects += 1;
         }
     }
 
@@ -172,17 +244,32 @@ impl Connection {
         self.stream = None;
         self.start = 0;
         self.end = 0;
+        self.idle_since = None;
     }
 
     /// Sends a request head, then `body` as batches of slices, and reads the response head.
-    /// On any error the connection is dropped.
+    /// On any error the connection is dropped. A kept-alive connection the server closed while
+    /// idle is replaced first, or, for an idempotent request that got no byte of its answer,
+    /// afterwards, and the request sent once more (`body` is asked for its batches again).
     pub fn send(
         &mut self,
         head: &[u8],
         body: &mut SendBody<'_>,
         is_head_request: bool,
     ) -> io::Result<Head> {
-        let result = self.send_inner(head, body, is_head_request);
+        self.drop_if_closed();
+        let reused = self.stream.is_some();
+        self.idle_since = None;
+        let mut result = self.send_inner(head, body, is_head_request);
+        let stale = match &result {
+            Err(e) => reused && self.received == 0 && closed_by_server(e) && idempotent(head),
+            Ok(_) => false,
+        };
+        if stale {
+            self.reset();
+            self.reconnects += 1;
+            result = self.send_inner(head, body, is_head_request);
+        }
         if result.is_err() {
             self.reset();
         }
@@ -197,6 +284,7 @@ impl Connection {
     ) -> io::Result<Head> {
         let timeout = self.timeout;
         let closing = head.windows(21).any(|w| w == b"\r\nconnection: close\r\n");
+        self.received = 0;
         let stream = self.stream()?;
         // The head goes out with the body's first batch, in one writev.
         let mut head_pending = Some(head);
@@ -253,6 +341,7 @@ impl Connection {
             .read(&mut self.buf[self.end..])
             .map_err(|e| timed_out(e, timeout))?;
         self.end += n;
+        self.received += n as u64;
         Ok(n)
     }
 
@@ -325,6 +414,8 @@ impl Connection {
         };
         if result.is_err() || head.close || matches!(framing, Framing::UntilClose) {
             self.reset();
+        } else if self.stream.is_some() {
+            self.idle_since = Some(Instant::now());
         }
         result
     }
@@ -512,6 +603,117 @@ mod tests {
             err.to_string().contains("reduce your request rate"),
             "{err}"
         );
+    }
+
+    /// A server that answers each connection's requests in turn with `answers`, then closes
+    /// it and says so on the channel; `connections` connections, one after the other. Each
+    /// request line it got is sent on the second channel.
+    fn serve_then_close(
+        answers: Vec<&'static [u8]>,
+        connections: usize,
+    ) -> (
+        SocketAddr,
+        std::sync::mpsc::Receiver<()>,
+        std::sync::mpsc::Receiver<String>,
+    ) {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let (closed_tx, closed) = std::sync::mpsc::channel();
+        let (requests_tx, requests) = std::sync::mpsc::channel();
+        thread::spawn(move || {
+            for _ in 0..connections {
+                let (mut s, _) = listener.accept().unwrap();
+                for answer in &answers {
+                    let mut got = Vec::new();
+                    let mut b = [0u8; 4096];
+                    while !got.windows(4).any(|w| w == b"\r\n\r\n") {
+                        match s.read(&mut b) {
+                            Ok(0) | Err(_) => break,
+                            Ok(n) => got.extend_from_slice(&b[..n]),
+                        }
+                    }
+                    if got.is_empty() {
+                        break;
+                    }
+                    let line = String::from_utf8_lossy(&got);
+                    let _ = requests_tx.send(line.lines().next().unwrap_or("").to_string());
+                    s.write_all(answer).unwrap();
+                }
+                drop(s);
+                let _ = closed_tx.send(());
+            }
+        });
+        (addr, closed, requests)
+    }
+
+    const OK: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+
+    #[test]
+    fn a_connection_closed_while_idle_is_replaced_before_the_next_request() {
+        // As a server's idle or header timeout does: it answers, then hangs up.
+        let (addr, closed, requests) = serve_then_close(vec![OK], 2);
+        let mut conn = Connection::new(addr, Duration::from_secs(5), None);
+        assert_eq!(get(&mut conn).unwrap().1, b"ok");
+        closed.recv().unwrap();
+        thread::sleep(IDLE_CHECK * 2);
+        // Found closed by the check before sending: any request, POST too, goes on a new one.
+        let head = conn
+            .send(
+                b"POST /x HTTP/1.1\r\nhost: x\r\n\r\n",
+                &mut |_| Ok(()),
+                false,
+            )
+            .unwrap();
+        assert_eq!(conn.body_bytes(&head).unwrap(), b"ok");
+        assert_eq!(conn.reconnects(), 1);
+        let sent: Vec<String> = requests.try_iter().collect();
+        assert_eq!(sent, ["GET / HTTP/1.1", "POST /x HTTP/1.1"]);
+    }
+
+    #[test]
+    fn an_idempotent_request_on_a_connection_just_closed_is_sent_again_once() {
+        let (addr, closed, requests) = serve_then_close(vec![OK], 2);
+        let mut conn = Connection::new(addr, Duration::from_secs(5), None);
+        assert_eq!(get(&mut conn).unwrap().1, b"ok");
+        // Closed, but too recently for the check: the GET fails before any byte of its answer
+        // and goes again on a new connection.
+        closed.recv().unwrap();
+        assert_eq!(get(&mut conn).unwrap().1, b"ok");
+        assert_eq!(conn.reconnects(), 1);
+        assert_eq!(
+            requests.try_iter().count(),
+            2,
+            "the server saw each GET once"
+        );
+    }
+
+    #[test]
+    fn a_post_on_a_connection_just_closed_is_not_sent_again() {
+        let (addr, closed, requests) = serve_then_close(vec![OK], 2);
+        let mut conn = Connection::new(addr, Duration::from_secs(5), None);
+        assert_eq!(get(&mut conn).unwrap().1, b"ok");
+        closed.recv().unwrap();
+        // The server may have acted on a POST whose answer never came: it is the caller's.
+        let err = conn
+            .send(
+                b"POST /x HTTP/1.1\r\nhost: x\r\n\r\n",
+                &mut |_| Ok(()),
+                false,
+            )
+            .unwrap_err();
+        assert!(closed_by_server(&err), "{err}");
+        assert_eq!(conn.reconnects(), 0);
+        assert_eq!(requests.try_iter().count(), 1);
+    }
+
+    #[test]
+    fn a_server_that_closes_a_fresh_connection_fails_the_request() {
+        // Not an idle connection: nothing to replace, the failure is the request's.
+        let (addr, _closed, _requests) = serve_then_close(vec![], 1);
+        let mut conn = Connection::new(addr, Duration::from_secs(5), None);
+        let err = get(&mut conn).unwrap_err();
+        assert!(closed_by_server(&err), "{err}");
+        assert_eq!(conn.reconnects(), 0);
     }
 
     #[test]
