@@ -3,6 +3,8 @@
 //! ratio to the first run, iobm's %CPU and the p99 latency beside it. Text that fits 100
 //! columns (tables split by tests, or `wide`), Markdown or CSV; runs as rows or, transposed, as
 //! columns. S3 runs of different operations (PUT against GET of one store) compare as one rate.
+//! Every value carries its phase's cache verdict (a mark, with a legend) and every format has the
+//! phases' and runs' warnings, so a rate served from a cache never sits unmarked beside a real one.
 
 use crate::table::Table;
 use iobm_results::repeats::{overlap, Spread};
@@ -105,6 +107,28 @@ pub struct Cell {
     pub within_noise: bool,
     pub cpu_percent: Option<f64>,
     pub p99_ns: Option<u64>,
+    /// The phase's cache verdict (uncached, cached, memory, ...), None for documents without.
+    pub verdict: Option<String>,
+    /// The phase's warnings (its checks, then its notes).
+    pub warnings: Vec<String>,
+}
+
+/// The mark beside a value for its cache verdict, and what it means: every verdict has one.
+pub const VERDICT_MARKS: [(&str, &str); 6] = [
+    ("U", "uncached"),
+    ("P", "partly cached"),
+    ("C", "cached"),
+    ("C?", "possibly cached"),
+    ("M", "memory"),
+    ("?", "unknown"),
+];
+
+/// The mark of `verdict` (a verdict this iobm does not know is unknown).
+pub fn verdict_mark(verdict: &str) -> &'static str {
+    VERDICT_MARKS
+        .iter()
+        .find(|(_, v)| *v == verdict)
+        .map_or("?", |(m, _)| m)
 }
 
 /// The comparison's content, whatever its format.
@@ -118,6 +142,8 @@ pub struct Comparison {
     pub cells: Vec<Vec<Cell>>,
     /// What the values are, and whether the runs ran the same workload.
     pub note: String,
+    /// Each run's run-wide warnings.
+    pub run_warnings: Vec<Vec<String>>,
 }
 
 impl Comparison {
@@ -166,6 +192,8 @@ impl Comparison {
                                 within_noise: false,
                                 cpu_percent: cpu_percent(p),
                                 p99_ns: p.latency.p99_ns,
+                                verdict: p.cache.verdict.as_ref().map(|v| v.verdict.clone()),
+                                warnings: p.warnings.clone(),
                             }
                         })
                     })
@@ -209,13 +237,90 @@ impl Comparison {
                  of the mean; ~: within the noise (both runs repeated, their intervals overlap)\n",
             );
         }
-        Comparison {
+        let mut c = Comparison {
             labels,
             tests,
             cells,
             note,
+            run_warnings: runs.iter().map(|(_, r)| r.warnings.clone()).collect(),
+        };
+        if let Some(legend) = c.legend() {
+            c.note.push_str(&legend);
+            c.note.push('\n');
         }
+        c
     }
+
+    /// What the marks beside the values mean, those the table uses; None when it has none.
+    pub fn legend(&self) -> Option<String> {
+        let used: Vec<String> = VERDICT_MARKS
+            .iter()
+            .filter(|(_, v)| {
+                self.cells.iter().flatten().any(|c| {
+                    c.value.is_some()
+                        && c.verdict.as_deref().map(verdict_mark) == Some(verdict_mark(v))
+                })
+            })
+            .map(|(m, v)| format!("{m} {v}"))
+            .collect();
+        (!used.is_empty()).then(|| {
+            format!(
+                "cache verdict beside each value: {} (the evidence is in each run's report)",
+                used.join(", ")
+            )
+        })
+    }
+
+    /// Every warning, once per run with the tests it was given for: (run label, tests, warning);
+    /// tests is "run-wide" for run-wide ones and "every test" when all of the run's tests have it.
+    pub fn warnings(&self) -> Vec<(String, String, String)> {
+        let mut out = Vec::new();
+        for (r, label) in self.labels.iter().enumerate() {
+            let measured: Vec<usize> = (0..self.tests.len())
+                .filter(|&t| {
+                    self.cells[r][t].value.is_some() || !self.cells[r][t].warnings.is_empty()
+                })
+                .collect();
+            let mut seen: Vec<(&str, Vec<usize>)> = Vec::new();
+            for &t in &measured {
+                for w in &self.cells[r][t].warnings {
+                    match seen.iter_mut().find(|(s, _)| s == w) {
+                        Some((_, tests)) => tests.push(t),
+                        None => seen.push((w, vec![t])),
+                    }
+                }
+            }
+            for (w, tests) in seen {
+                let which = if tests.len() > 1 && tests.len() == measured.len() {
+                    "every test".to_string()
+                } else {
+                    tests
+                        .iter()
+                        .map(|&t| self.tests[t].0.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                };
+                out.push((label.clone(), which, w.to_string()));
+            }
+            for w in &self.run_warnings[r] {
+                out.push((label.clone(), "run-wide".to_string(), w.clone()));
+            }
+        }
+        out
+    }
+}
+
+/// The warnings below a text table: one line each.
+fn warnings_text(c: &Comparison) -> String {
+    let list = c.warnings();
+    if list.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("\nwarnings:\n");
+    for (run, tests, w) in list {
+        out.push_str(&format!("  {run} ({tests}): {w}\n"));
+    }
+    out
 }
 
 fn value_text(cell: &Cell, with_ratio: bool) -> String {
@@ -225,6 +330,10 @@ fn value_text(cell: &Cell, with_ratio: bool) -> String {
     let mut text = format!("{v:.2}");
     if let Some([low, high]) = cell.ci95 {
         text.push_str(&format!(" +-{:.2}", (high - low) / 2.0));
+    }
+    if let Some(verdict) = &cell.verdict {
+        text.push(' ');
+        text.push_str(verdict_mark(verdict));
     }
     if let Some(r) = cell.ratio.filter(|_| with_ratio) {
         let noise = if cell.within_noise { "~" } else { "" };
@@ -309,6 +418,17 @@ pub fn render(runs: &[(String, RunResult)], layout: Layout) -> String {
             }
             out.push('\n');
             out.push_str(&c.note);
+            let list = c.warnings();
+            if !list.is_empty() {
+                out.push_str("\n**Warnings**\n\n");
+                for (run, tests, w) in list {
+                    out.push_str(&format!(
+                        "- {} ({tests}): {}\n",
+                        markdown_escape(&run),
+                        markdown_escape(&w)
+                    ));
+                }
+            }
             out
         }
         _ => {
@@ -333,12 +453,26 @@ pub fn render(runs: &[(String, RunResult)], layout: Layout) -> String {
             }
             out.push_str(&text(&chosen));
             out.push_str(&c.note);
+            out.push_str(&warnings_text(&c));
             out
         }
     }
 }
 
-/// One row per run (or per test, transposed), each test's value, ratio, %CPU and p99 in µs.
+/// Text that Markdown shows as it is (a warning's `*` or `_` is not emphasis).
+fn markdown_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for ch in text.chars() {
+        if matches!(ch, '\\' | '*' | '_' | '`' | '|' | '<' | '>' | '[' | ']') {
+            out.push('\\');
+        }
+        out.push(ch);
+    }
+    out
+}
+
+/// One row per run (or per test, transposed), each test's value, ratio, %CPU, p99 in µs, cache
+/// verdict and warnings; the run-wide warnings last (a column, or transposed a row).
 fn csv(c: &Comparison, transpose: bool) -> String {
     let us = |cell: &Cell| {
         cell.p99_ns
@@ -351,6 +485,8 @@ fn csv(c: &Comparison, transpose: bool) -> String {
             cell.cpu_percent
                 .map_or(String::new(), |v| format!("{v:.1}")),
             us(cell),
+            cell.verdict.clone().unwrap_or_default(),
+            cell.warnings.join("; "),
         ]
     };
     let names = |name: &str| {
@@ -359,6 +495,8 @@ fn csv(c: &Comparison, transpose: bool) -> String {
             format!("{name} ratio"),
             format!("{name} cpu%"),
             format!("{name} p99 us"),
+            format!("{name} cache verdict"),
+            format!("{name} warnings"),
         ]
     };
     let mut out = String::new();
@@ -373,6 +511,14 @@ fn csv(c: &Comparison, transpose: bool) -> String {
                 .for_each(|cells| row.extend(fields(&cells[t])));
             out.push_str(&csv_row(&row));
         }
+        // The run-wide warnings, in each run's first column.
+        let mut row = vec!["run warnings".to_string()];
+        for w in &c.run_warnings {
+            let mut f = vec![String::new(); names("").len()];
+            f[0] = w.join("; ");
+            row.extend(f);
+        }
+        out.push_str(&csv_row(&row));
     } else {
         let mut header = vec!["run".to_string()];
         for (test, unit) in &c.tests {
@@ -380,10 +526,12 @@ fn csv(c: &Comparison, transpose: bool) -> String {
             n[0] = format!("{test} {unit}");
             header.extend(n);
         }
+        header.push("run warnings".to_string());
         out.push_str(&csv_row(&header));
-        for (label, cells) in c.labels.iter().zip(&c.cells) {
+        for ((label, cells), warnings) in c.labels.iter().zip(&c.cells).zip(&c.run_warnings) {
             let mut row = vec![label.clone()];
             cells.iter().for_each(|cell| row.extend(fields(cell)));
+            row.push(warnings.join("; "));
             out.push_str(&csv_row(&row));
         }
     }

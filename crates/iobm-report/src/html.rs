@@ -3,7 +3,7 @@
 //! under `vendor/uplot`, embedded at build time) from the chart data this module computes.
 //! The page loads nothing: its Content-Security-Policy forbids every request.
 
-use crate::compare::{Comparison, Unit};
+use crate::compare::{verdict_mark, Comparison, Unit};
 use crate::text::render_header;
 use iobm_results::{PhaseResult, RunResult, Series};
 use iobm_stats::{AggregateKind, HistogramData};
@@ -463,9 +463,17 @@ pub fn compare_page(runs: &[(String, RunResult)], aggregate: AggregateKind, unit
                     let spread = cell.ci95.map_or(String::new(), |[low, high]| {
                         format!(" <span class=\"ci\">+-{:.2}</span>", (high - low) / 2.0)
                     });
+                    let mark = cell.verdict.as_deref().map_or(String::new(), |v| {
+                        format!(
+                            " <span class=\"mark\" data-verdict=\"{}\" title=\"{}\">{}</span>",
+                            esc(v),
+                            esc(v),
+                            esc(verdict_mark(v))
+                        )
+                    });
                     let _ = write!(
                         body,
-                        "<td data-run=\"{}\"><span class=\"value\">{v:.2}</span>{spread} {unit}{ratio}<br><small>p99 {} us, CPU {}</small></td>",
+                        "<td data-run=\"{}\"><span class=\"value\">{v:.2}</span>{spread}{mark} {unit}{ratio}<br><small>p99 {} us, CPU {}</small></td>",
                         esc(label),
                         us(cell.p99_ns),
                         cell.cpu_percent.map_or("-".to_string(), |c| format!("{c:.0}%")),
@@ -486,7 +494,25 @@ pub fn compare_page(runs: &[(String, RunResult)], aggregate: AggregateKind, unit
             "series": [{"label": unit, "values": values}],
         }));
     }
-    body.push_str("</table>\n<div class=\"charts\">\n");
+    body.push_str("</table>\n");
+    let list = c.warnings();
+    if !list.is_empty() {
+        body.push_str(
+            "<section id=\"compare-warnings\"><h2>Warnings</h2>\n<ul class=\"warnings\">\n",
+        );
+        for (run, tests, w) in list {
+            let _ = writeln!(
+                body,
+                "<li data-run=\"{}\"><b>{} ({})</b>: {}</li>",
+                esc(&run),
+                esc(&run),
+                esc(&tests),
+                esc(&w)
+            );
+        }
+        body.push_str("</ul>\n</section>\n");
+    }
+    body.push_str("<div class=\"charts\">\n");
     for t in 0..c.tests.len() {
         chart_div(&mut body, &format!("test-{t}"));
     }

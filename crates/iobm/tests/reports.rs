@@ -1,5 +1,6 @@
 //! Snapshot tests of what people read: `iobm report` of saved runs (stream, bonnie, S3 mixed, a
-//! two-rank MPI write), `iobm compare` of two bonnie runs, and the HTML pages of both. The
+//! two-rank MPI write), `iobm compare` of two bonnie runs and of a cached read beside a real one
+//! (in every format), and the HTML pages. The
 //! documents under fixtures/ were saved by real runs; a change in any report shows as a diff of
 //! the snapshots under snapshots/ (review with `cargo insta review`, or rerun with
 //! INSTA_UPDATE=always).
@@ -57,6 +58,64 @@ fn bonnie_comparison() {
         "compare_markdown",
         iobm(&["compare", "--format", "markdown", a, b])
     );
+}
+
+/// The fields of one CSV line (quoted fields may hold commas and doubled quotes).
+fn csv_fields(line: &str) -> Vec<String> {
+    let (mut fields, mut field, mut quoted) = (Vec::new(), String::new(), false);
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (c, quoted) {
+            ('"', true) if chars.peek() == Some(&'"') => {
+                field.push('"');
+                chars.next();
+            }
+            ('"', _) => quoted = !quoted,
+            (',', false) => fields.push(std::mem::take(&mut field)),
+            (c, _) => field.push(c),
+        }
+    }
+    fields.push(field);
+    fields
+}
+
+/// A read served from the page cache beside one from the device (seed 004's loop-device read):
+/// every format marks each value with its verdict, has the legend, and lists the warnings.
+#[test]
+fn a_cached_read_is_marked_beside_a_real_one_in_every_format() {
+    let a = fixture("stream.json");
+    let b = fixture("stream-cached.json");
+    let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
+    let text = iobm(&["compare", a, b]);
+    let cached_row = text
+        .lines()
+        .find(|l| l.starts_with("stream-cached "))
+        .unwrap();
+    assert!(cached_row.contains(" C (9.51x)"), "{cached_row}");
+    assert!(text.contains("cache verdict beside each value: U uncached, C cached"));
+    assert!(text.contains("stream-cached (read): cache effect: 100% of the data"));
+    insta::assert_snapshot!("compare_cached_text", text);
+    let markdown = iobm(&["compare", "--format", "markdown", a, b]);
+    assert!(markdown.contains("| 11047.54 C (9.51x) |"), "{markdown}");
+    insta::assert_snapshot!("compare_cached_markdown", markdown);
+    let csv = iobm(&["compare", "--format", "csv", a, b]);
+    let header = csv_fields(csv.lines().next().unwrap());
+    let row = csv_fields(csv.lines().nth(2).unwrap());
+    let at = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    assert_eq!(row[at("read cache verdict")], "cached");
+    assert!(row[at("read warnings")].contains("cache effect"));
+    insta::assert_snapshot!("compare_cached_csv", csv);
+    let transposed = iobm(&["compare", "--format", "csv", "--transpose", a, b]);
+    insta::assert_snapshot!("compare_cached_csv_transposed", transposed);
+    let dir = tempfile::tempdir().unwrap();
+    let html = dir.path().join("compare.html");
+    iobm(&["compare", a, b, "--html", html.to_str().unwrap()]);
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("<span class=\"mark\" data-verdict=\"cached\" title=\"cached\">C</span>"));
+    assert!(page.contains(
+        "<li data-run=\"stream-cached\"><b>stream-cached (read)</b>: cache effect: 100%"
+    ));
+    insta::assert_snapshot!("compare_cached_html", page_content(&page));
 }
 
 /// The page without its style sheet and scripts (the vendored uPlot and the drawing code),
