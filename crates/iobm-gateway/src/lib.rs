@@ -28,6 +28,7 @@ use s3s::config::{S3Config, StaticConfigProvider};
 use s3s::service::S3ServiceBuilder;
 use std::io;
 use std::net::SocketAddr;
+use std::os::fd::{AsFd, OwnedFd};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -64,7 +65,9 @@ pub struct Options {
     pub header_timeout: Duration,
     /// Longest a request body may stop arriving, or a response stop being read.
     pub body_timeout: Duration,
-    /// Connections served at once; more wait in the listen backlog.
+    /// Connections served at once. At the cap, a new connection closes the one idle longest
+    /// (waiting for its first or next request); when none is idle, more wait in the listen
+    /// backlog.
     pub max_connections: usize,
     /// Multipart uploads started longer ago than this are removed (checked every minute or
     /// sooner).
@@ -110,6 +113,15 @@ pub async fn serve(
     stop: &AtomicBool,
 ) -> io::Result<()> {
     let store = store::Store::open(root, options.fsync)?;
+    let internal = internal_dir(&store)?;
+    let completed = Arc::new(multipart::Completed::open(internal.as_fd(), options.fsync)?);
+    let recovered = uploads::recover(&store, &completed);
+    if recovered != multipart::Recovered::default() {
+        eprintln!(
+            "iobm serve: completions interrupted by a stop: {} finished, {} given back as uploads",
+            recovered.finished, recovered.rolled_back
+        );
+    }
     let metrics = Arc::new(metrics::Metrics::new(root.to_path_buf()));
     let accounts = match &options.access {
         Access::Keys {
@@ -128,7 +140,7 @@ pub async fn serve(
         store: store.clone(),
         body_timeout: options.body_timeout,
         metrics: metrics.clone(),
-        completed: Arc::default(),
+        completed: completed.clone(),
         hashers: Arc::new(hashing::Hashers::start()),
         policy: policy.clone(),
     };
@@ -156,15 +168,20 @@ pub async fn serve(
     let mut http = hyper::server::conn::http1::Builder::new();
     http.timer(hyper_util::rt::TokioTimer::new())
         .header_read_timeout(options.header_timeout);
-    let sweeper = options.abort_incomplete_after.map(|age| {
-        let store = store.clone();
+    let abort_after = options.abort_incomplete_after;
+    let sweeper = Some({
+        let (store, completed) = (store.clone(), completed.clone());
         tokio::spawn(async move {
-            let mut every = tokio::time::interval(
-                (age / 4).clamp(Duration::from_secs(1), Duration::from_secs(60)),
-            );
+            let period = abort_after.map_or(Duration::from_secs(60), |age| {
+                (age / 4).clamp(Duration::from_secs(1), Duration::from_secs(60))
+            });
+            let mut every = tokio::time::interval(period);
             loop {
                 every.tick().await;
-                multipart::sweep(store.uploads_dir(), age);
+                completed.sweep(multipart::Completed::KEPT_FOR);
+                if let Some(age) = abort_after {
+                    multipart::sweep(store.uploads_dir(), age);
+                }
             }
         })
     });
@@ -174,13 +191,9 @@ pub async fn serve(
         .map(|a| tokio::spawn(reload_on_hangup(a)));
     let tls = options.tls.clone().map(tokio_rustls::TlsAcceptor::from);
     let slots = Arc::new(Semaphore::new(options.max_connections.max(1)));
+    let registry = Arc::new(conn::Registry::default());
     let mut told_exhausted = false;
     while !stop.load(Ordering::Relaxed) {
-        // A free slot first: at the cap, new connections wait in the kernel's backlog.
-        let Ok(slot) = tokio::time::timeout(STOP_POLL, slots.clone().acquire_owned()).await else {
-            continue;
-        };
-        let slot = slot.expect("the semaphore is never closed");
         let accepted = match tokio::time::timeout(STOP_POLL, listener.accept()).await {
             Err(_) => continue,
             Ok(accepted) => accepted,
@@ -188,36 +201,61 @@ pub async fn serve(
         let stream = match accepted {
             Ok((stream, _)) => stream,
             Err(e) if out_of_resources(&e) => {
-                // Keep serving the connections there are; try again shortly instead of spinning.
+                // Keep serving the connections there are, less the one idle longest; try
+                // again shortly instead of spinning.
                 if !told_exhausted {
                     eprintln!("iobm serve: cannot accept connections: {e}; pausing accepts");
                     told_exhausted = true;
                 }
+                registry.evict_one();
                 tokio::time::sleep(ACCEPT_BACKOFF).await;
                 continue;
             }
             Err(_) => continue, // the client gave up before the accept (ECONNABORTED and kin)
         };
         told_exhausted = false;
+        // A slot for it: at the cap, the connection idle longest makes room; with none idle,
+        // the next connections wait in the kernel's backlog.
+        let slot = loop {
+            if let Ok(slot) = slots.clone().try_acquire_owned() {
+                break Some(slot);
+            }
+            registry.evict_one();
+            tokio::select! {
+                slot = slots.clone().acquire_owned() => {
+                    break Some(slot.expect("the semaphore is never closed"));
+                }
+                () = registry.changed() => {}
+                () = tokio::time::sleep(STOP_POLL) => {
+                    if stop.load(Ordering::Relaxed) {
+                        break None;
+                    }
+                }
+            }
+        };
+        let Some(slot) = slot else {
+            break;
+        };
         let _ = stream.set_nodelay(true);
         let service = service.clone();
         let http = http.clone();
-        let stream = conn::WriteDeadline::new(stream, options.body_timeout);
+        let conn = registry.register();
+        let stream = conn::WriteDeadline::new(stream, options.body_timeout, Some(conn.clone()));
         let tls = tls.clone();
         let handshake_timeout = options.header_timeout;
         tokio::spawn(async move {
+            let _closing = conn::Closing(conn.clone());
             match tls {
-                None => {
-                    let io = hyper_util::rt::TokioIo::new(stream);
-                    let _ = http.serve_connection(io, service).await;
-                }
+                None => serve_connection(&http, stream, service, conn).await,
                 Some(acceptor) => {
-                    // A handshake is bounded like a request's headers.
+                    // A handshake is bounded like a request's headers, and is idle time.
                     let handshake =
                         tokio::time::timeout(handshake_timeout, acceptor.accept(stream));
-                    if let Ok(Ok(stream)) = handshake.await {
-                        let io = hyper_util::rt::TokioIo::new(stream);
-                        let _ = http.serve_connection(io, service).await;
+                    tokio::select! {
+                        done = handshake => if let Ok(Ok(stream)) = done {
+                            serve_connection(&http, stream, service, conn).await;
+                        },
+                        () = conn.until_evicted() => {}
                     }
                 }
             }
@@ -227,8 +265,49 @@ pub async fn serve(
     for task in [sweeper, scrapes, reloads].into_iter().flatten() {
         task.abort();
     }
+    completed.sweep(multipart::Completed::KEPT_FOR);
+    completed.remove_if_empty(internal.as_fd());
     store.remove_bookkeeping();
     Ok(())
+}
+
+/// The gateway's own directory beneath the root.
+fn internal_dir(store: &store::Store) -> io::Result<OwnedFd> {
+    use rustix::fs::{Mode, OFlags};
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+    let root = rustix::fs::open(store.root(), flags, Mode::empty())?;
+    confine::open_beneath(root.as_fd(), store::INTERNAL, flags, Mode::empty())
+}
+
+/// Serves HTTP on one connection until it ends, or, once it is chosen to make room
+/// ([`conn::Registry::evict_one`]), until hyper closes it between requests (or it is dropped
+/// while still idle after [`conn::EVICTION_GRACE`]: its headers are still trickling in).
+async fn serve_connection<I>(
+    http: &hyper::server::conn::http1::Builder,
+    io: I,
+    service: guard::Guard,
+    conn: Arc<conn::Conn>,
+) where
+    I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let counted = conn::Counted {
+        inner: service,
+        conn: conn.clone(),
+    };
+    let served = http.serve_connection(hyper_util::rt::TokioIo::new(io), counted);
+    tokio::pin!(served);
+    tokio::select! {
+        _ = served.as_mut() => return,
+        () = conn.until_evicted() => {}
+    }
+    served.as_mut().graceful_shutdown();
+    tokio::select! {
+        _ = served.as_mut() => return,
+        () = tokio::time::sleep(conn::EVICTION_GRACE) => {}
+    }
+    if !conn.is_idle() {
+        let _ = served.await;
+    }
 }
 
 /// Reads the users file again on every SIGHUP; a file that does not parse leaves the accounts

@@ -2,9 +2,16 @@
 //! its `upload.json` and one file per part (`part.NNNNN.<etag>`). Completion claims the upload
 //! by renaming its directory, so of concurrent completes one wins and the others find no
 //! upload; listings are paged; uploads older than a limit can be swept away.
+//!
+//! A completion survives a kill: before its object is published the claimed directory gets a
+//! `plan.json` naming the file about to be published, and once it is published a record of it
+//! goes to `.iobm-gateway/completed/<id>` ([`Completed`]) before the directory is removed. A
+//! gateway starting over the directory ([`recover`]) finishes the claims of dead gateways
+//! whose object was published and gives the others back as uploads, so a retried completion
+//! answers as the first would have.
 
 use crate::store::{entries, remove_flat_dir, StoreError, Temp};
-use rustix::fs::{openat, renameat, FileType, Mode, OFlags};
+use rustix::fs::{openat, renameat, unlinkat, AtFlags, FileType, Mode, OFlags};
 use rustix::io::Errno;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -15,8 +22,24 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
 
 const INFO: &str = "upload.json";
-/// Marks a claimed upload's directory name: `<id>.completing-<pid>-<n>`.
+/// In a claimed upload: the file its completion publishes ([`Plan`]).
+const PLAN: &str = "plan.json";
+/// Marks a claimed upload's directory name: `<id>.completing-<host>-<pid>-<n>`.
 const CLAIMED: &str = ".completing-";
+
+/// Who started an upload: only they may send its parts and complete it; they and the
+/// bucket's owner may list its parts and abort it.
+#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq, Eq)]
+pub enum Initiator {
+    /// Not known: started on a gateway without accounts (or recorded before initiators
+    /// were). On a gateway with accounts only the bucket's owner may act on it.
+    #[default]
+    Unknown,
+    /// An unsigned request (through a bucket whose ACL lets anyone write).
+    Anonymous,
+    /// A signed request of this account.
+    Account(String),
+}
 
 /// The bucket, key and metadata of a multipart upload, kept in its directory.
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
@@ -29,11 +52,13 @@ pub struct UploadInfo {
     /// The standard headers the object will keep.
     #[serde(default)]
     pub headers: crate::meta::StoredHeaders,
-    /// Who started the upload (with `--users`) and the object's canned ACL.
+    /// The completed object's owner (with `--users`) and canned ACL.
     #[serde(default)]
     pub owner: Option<String>,
     #[serde(default)]
     pub acl: Option<String>,
+    #[serde(default)]
+    pub initiator: Initiator,
 }
 
 /// One stored part.
@@ -65,15 +90,7 @@ fn open_dir(parent: BorrowedFd<'_>, name: &str) -> Result<OwnedFd, Errno> {
 }
 
 fn read_info(dir: BorrowedFd<'_>) -> io::Result<UploadInfo> {
-    let fd = openat(
-        dir,
-        INFO,
-        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-        Mode::empty(),
-    )?;
-    let mut text = Vec::new();
-    io::Read::read_to_end(&mut File::from(fd), &mut text)?;
-    serde_json::from_slice(&text).map_err(io::Error::other)
+    read_json(dir, INFO)
 }
 
 /// Starts an upload: a new directory with its info. Returns the id.
@@ -176,12 +193,28 @@ pub fn part_len(dir: BorrowedFd<'_>, part: &StoredPart) -> io::Result<u64> {
     Ok(stat.st_size as u64)
 }
 
+/// This gateway's mark in the names of the uploads it claims: `<host>-<pid>`.
+fn claimer() -> &'static str {
+    static ME: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    ME.get_or_init(|| {
+        let mut buf = [0u8; 256];
+        // SAFETY: gethostname writes at most buf.len() bytes into buf.
+        unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
+        let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+        format!(
+            "{}-{}",
+            String::from_utf8_lossy(&buf[..end]),
+            std::process::id()
+        )
+    })
+}
+
 /// Takes an upload for completion: only one caller gets it; the others, and any later call for
 /// this id, find no upload. Returns the claimed directory's name.
 pub fn claim(uploads: BorrowedFd<'_>, id: &str) -> Result<String, StoreError> {
     let claimed = format!(
         "{id}{CLAIMED}{}-{}",
-        std::process::id(),
+        claimer(),
         CLAIMS.fetch_add(1, Ordering::Relaxed)
     );
     match renameat(uploads, id, uploads, claimed.as_str()) {
@@ -193,7 +226,232 @@ pub fn claim(uploads: BorrowedFd<'_>, id: &str) -> Result<String, StoreError> {
 
 /// Gives a claimed upload back (its completion failed and may be tried again).
 pub fn unclaim(uploads: BorrowedFd<'_>, claimed: &str, id: &str) {
+    if let Ok(dir) = open_dir(uploads, claimed) {
+        let _ = unlinkat(dir.as_fd(), PLAN, AtFlags::empty());
+    }
     let _ = renameat(uploads, claimed, uploads, id);
+}
+
+/// The id, host and pid in claim `name` (`<id>.completing-<host>-<pid>-<n>`).
+fn claim_parts(name: &str) -> Option<(&str, &str, i32)> {
+    let (id, mark) = name.split_once(CLAIMED)?;
+    let mut fields = mark.rsplitn(3, '-');
+    let (_, pid, host) = (fields.next()?, fields.next()?, fields.next()?);
+    Some((id, host, pid.parse().ok()?))
+}
+
+fn is_running(pid: i32) -> bool {
+    // SAFETY: kill with signal 0 only checks whether the process exists.
+    pid > 0 && unsafe { libc::kill(pid, 0) } == 0
+}
+
+fn my_host() -> &'static str {
+    claimer().rsplit_once('-').map_or("", |(host, _)| host)
+}
+
+/// Whether claim `name` was made by a gateway of this host that is no longer running (its
+/// upload's id, if so). This process has only just started when it asks, so a claim bearing
+/// its own pid is a dead one's too.
+fn dead_claim(name: &str) -> Option<&str> {
+    let (id, host, pid) = claim_parts(name)?;
+    let alive = pid as u32 != std::process::id() && is_running(pid);
+    (valid_id(id) && host == my_host() && !alive).then_some(id)
+}
+
+/// What a completion is about to publish: written to the claimed directory before the object
+/// is made visible, so that a gateway starting after a kill can tell whether it was.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
+pub struct Plan {
+    pub etag: String,
+    /// The file published: its device and inode.
+    pub dev: u64,
+    pub ino: u64,
+}
+
+impl Plan {
+    /// The plan of publishing `file` with `etag`.
+    pub fn of(file: &File, etag: &str) -> io::Result<Plan> {
+        let st = rustix::fs::fstat(file)?;
+        Ok(Plan {
+            etag: etag.to_string(),
+            dev: st.st_dev as u64,
+            ino: st.st_ino as u64,
+        })
+    }
+
+    /// Whether `file` is the one this plan published.
+    pub fn is(&self, file: &File) -> bool {
+        Plan::of(file, &self.etag).is_ok_and(|plan| plan == *self)
+    }
+}
+
+/// Writes `bytes` to a new file `name` of `dir` (replacing one there), synced with `fsync`.
+fn write_file(dir: BorrowedFd<'_>, name: &str, bytes: &[u8], fsync: bool) -> io::Result<()> {
+    let fd = openat(
+        dir,
+        name,
+        OFlags::WRONLY | OFlags::CREATE | OFlags::TRUNC | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::from_bits_truncate(0o666),
+    )?;
+    let mut file = File::from(fd);
+    io::Write::write_all(&mut file, bytes)?;
+    if fsync {
+        file.sync_all()?;
+    }
+    Ok(())
+}
+
+fn read_json<T: for<'de> Deserialize<'de>>(dir: BorrowedFd<'_>, name: &str) -> io::Result<T> {
+    let fd = openat(
+        dir,
+        name,
+        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::empty(),
+    )?;
+    let mut text = Vec::new();
+    io::Read::read_to_end(&mut File::from(fd), &mut text)?;
+    serde_json::from_slice(&text).map_err(io::Error::other)
+}
+
+/// Records in claimed upload `dir` what its completion is about to publish.
+pub fn save_plan(dir: BorrowedFd<'_>, plan: &Plan, fsync: bool) -> io::Result<()> {
+    let json = serde_json::to_vec(plan).expect("serialisable");
+    write_file(dir, PLAN, &json, fsync)
+}
+
+/// A completed upload, as its completion answered: kept for [`Completed::KEPT_FOR`] so that a
+/// completion tried again, also after a restart, gets the same answer.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
+pub struct Done {
+    pub bucket: String,
+    pub key: String,
+    pub initiator: Initiator,
+    pub etag: String,
+}
+
+/// The records of completed uploads: `.iobm-gateway/completed/<id>`, one small file each.
+#[derive(Debug)]
+pub struct Completed {
+    dir: OwnedFd,
+    fsync: bool,
+}
+
+impl Completed {
+    /// How long a completed upload is remembered.
+    pub const KEPT_FOR: Duration = Duration::from_secs(15 * 60);
+    const DIR: &'static str = "completed";
+
+    /// The records kept beneath the gateway's own directory `internal`.
+    pub fn open(internal: BorrowedFd<'_>, fsync: bool) -> io::Result<Completed> {
+        match rustix::fs::mkdirat(internal, Self::DIR, Mode::from_bits_truncate(0o777)) {
+            Ok(()) | Err(Errno::EXIST) => {}
+            Err(e) => return Err(e.into()),
+        }
+        Ok(Completed {
+            dir: open_dir(internal, Self::DIR)?,
+            fsync,
+        })
+    }
+
+    /// Records upload `id` as completed.
+    pub fn add(&self, id: &str, done: &Done) -> io::Result<()> {
+        let json = serde_json::to_vec(done).expect("serialisable");
+        // Whole or not at all: written aside, then renamed.
+        let aside = format!("{id}.new");
+        write_file(self.dir.as_fd(), &aside, &json, self.fsync)?;
+        Ok(renameat(
+            self.dir.as_fd(),
+            aside.as_str(),
+            self.dir.as_fd(),
+            id,
+        )?)
+    }
+
+    /// The record of upload `id`, if it was completed lately.
+    pub fn find(&self, id: &str) -> Option<Done> {
+        if !valid_id(id) {
+            return None;
+        }
+        read_json(self.dir.as_fd(), id).ok()
+    }
+
+    /// Forgets completions older than `age`. Returns how many.
+    pub fn sweep(&self, age: Duration) -> usize {
+        let Ok(list) = entries(self.dir.as_fd()) else {
+            return 0;
+        };
+        let cutoff = SystemTime::now() - age;
+        let mut removed = 0;
+        for (name, _) in list {
+            let old =
+                rustix::fs::statat(self.dir.as_fd(), name.as_str(), AtFlags::SYMLINK_NOFOLLOW)
+                    .is_ok_and(|st| {
+                        SystemTime::UNIX_EPOCH + Duration::from_secs(st.st_mtime.max(0) as u64)
+                            < cutoff
+                    });
+            if old && unlinkat(self.dir.as_fd(), name.as_str(), AtFlags::empty()).is_ok() {
+                removed += 1;
+            }
+        }
+        removed
+    }
+
+    /// Removes the records' directory if none is left (when the gateway stops).
+    pub fn remove_if_empty(&self, internal: BorrowedFd<'_>) {
+        let _ = unlinkat(internal, Self::DIR, AtFlags::REMOVEDIR);
+    }
+}
+
+/// What [`recover`] did with the completions that dead gateways left claimed.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Recovered {
+    /// Their object was published: recorded as completed, their parts removed.
+    pub finished: usize,
+    /// Not published: given back as uploads, to be completed again (or aborted).
+    pub rolled_back: usize,
+}
+
+/// Finishes or rolls back the completions that gateways of this host, now dead, left claimed.
+/// `published` says whether a plan's file is the object now at its upload's bucket and key.
+pub fn recover(
+    uploads: BorrowedFd<'_>,
+    completed: &Completed,
+    published: impl Fn(&UploadInfo, &Plan) -> bool,
+) -> Recovered {
+    let mut recovered = Recovered::default();
+    let Ok(list) = entries(uploads) else {
+        return recovered;
+    };
+    for (name, ty) in list {
+        let Some(id) = dead_claim(&name).filter(|_| ty == FileType::Directory) else {
+            continue;
+        };
+        let Ok(dir) = open_dir(uploads, &name) else {
+            continue;
+        };
+        let info = read_info(dir.as_fd());
+        let plan: Option<Plan> = read_json(dir.as_fd(), PLAN).ok();
+        match (info, plan) {
+            (Ok(info), Some(plan)) if published(&info, &plan) => {
+                let done = Done {
+                    bucket: info.bucket,
+                    key: info.key,
+                    initiator: info.initiator,
+                    etag: plan.etag,
+                };
+                if completed.add(id, &done).is_ok() && remove(uploads, &name).is_ok() {
+                    recovered.finished += 1;
+                }
+            }
+            _ => {
+                unclaim(uploads, &name, id);
+                if open_dir(uploads, id).is_ok() {
+                    recovered.rolled_back += 1;
+                }
+            }
+        }
+    }
+    recovered
 }
 
 /// Removes an upload's directory (by id or claimed name) and its parts.
@@ -254,6 +512,10 @@ pub fn sweep(uploads: BorrowedFd<'_>, age: Duration) -> usize {
         if ty != FileType::Directory || !valid_id(id) {
             continue;
         }
+        // A completion under way on this host is left to finish.
+        if claim_parts(&name).is_some_and(|(_, host, pid)| host == my_host() && is_running(pid)) {
+            continue;
+        }
         let Ok(dir) = open_dir(uploads, &name) else {
             continue;
         };
@@ -280,6 +542,7 @@ mod tests {
             headers: Default::default(),
             owner: None,
             acl: None,
+            initiator: Initiator::Account("a".into()),
         }
     }
 
@@ -328,5 +591,99 @@ mod tests {
         let fresh = create(up, &info("new", now_unix())).unwrap();
         assert_eq!(sweep(up, Duration::from_secs(3600)), 5);
         assert!(open(up, &fresh).is_ok());
+    }
+
+    #[test]
+    fn completions_left_claimed_by_a_dead_gateway_are_finished_or_rolled_back() {
+        let root = tempfile::tempdir().unwrap();
+        let store = Store::open(root.path(), false).unwrap();
+        let up = store.uploads_dir();
+        let completed = Completed::open(up, false).unwrap();
+        let [bare, published, unpublished, elsewhere, running] =
+            ["bare", "published", "unpublished", "elsewhere", "running"]
+                .map(|k| create(up, &info(k, now_unix())).unwrap());
+        // Claims bearing this process's pid: at a start, those are a dead gateway's.
+        let _ = claim(up, &bare).unwrap();
+        let file = File::open(root.path()).unwrap();
+        for id in [&published, &unpublished] {
+            let claimed = claim(up, id).unwrap();
+            let dir = open_dir(up, &claimed).unwrap();
+            save_plan(
+                dir.as_fd(),
+                &Plan::of(&file, &format!("etag-{id}")).unwrap(),
+                false,
+            )
+            .unwrap();
+        }
+        // Claims of another host, and of a gateway of this host still running (pid 1).
+        let other = format!("{elsewhere}{CLAIMED}elsewhere.example-4242-0");
+        renameat(up, elsewhere.as_str(), up, other.as_str()).unwrap();
+        let live = format!("{running}{CLAIMED}{}-1-0", my_host());
+        renameat(up, running.as_str(), up, live.as_str()).unwrap();
+
+        let recovered = recover(up, &completed, |info, plan| {
+            assert!(plan.is(&file));
+            info.key == "published"
+        });
+        assert_eq!(
+            recovered,
+            Recovered {
+                finished: 1,
+                rolled_back: 2
+            }
+        );
+        let done = completed.find(&published).unwrap();
+        assert_eq!(
+            (done.key.as_str(), done.etag),
+            ("published", format!("etag-{published}"))
+        );
+        assert_eq!(done.initiator, Initiator::Account("a".into()));
+        assert!(matches!(
+            open(up, &published),
+            Err(StoreError::NoSuchUpload)
+        ));
+        for id in [&bare, &unpublished] {
+            let (dir, _) = open(up, id).unwrap();
+            assert!(
+                read_json::<Plan>(dir.as_fd(), PLAN).is_err(),
+                "the plan is gone"
+            );
+            assert!(completed.find(id).is_none());
+        }
+        let mut left: Vec<String> = entries(up).unwrap().into_iter().map(|(n, _)| n).collect();
+        left.sort();
+        let mut want = vec![bare, unpublished, other, live, Completed::DIR.to_string()];
+        want.sort();
+        assert_eq!(left, want);
+    }
+
+    #[test]
+    fn completed_uploads_are_remembered_for_a_while() {
+        let root = tempfile::tempdir().unwrap();
+        let completed = Completed::open(File::open(root.path()).unwrap().as_fd(), false).unwrap();
+        let done = Done {
+            bucket: "b".into(),
+            key: "k".into(),
+            initiator: Initiator::Anonymous,
+            etag: "e-2".into(),
+        };
+        let id = "0123456789abcdef";
+        completed.add(id, &done).unwrap();
+        assert_eq!(completed.find(id), Some(done));
+        assert_eq!(completed.find("../../etc/passwd"), None);
+        assert_eq!(completed.sweep(Duration::from_secs(3600)), 0);
+        let two_hours_ago = rustix::fs::Timestamps {
+            last_access: rustix::fs::Timespec {
+                tv_sec: now_unix() as i64 - 7200,
+                tv_nsec: 0,
+            },
+            last_modification: rustix::fs::Timespec {
+                tv_sec: now_unix() as i64 - 7200,
+                tv_nsec: 0,
+            },
+        };
+        rustix::fs::utimensat(completed.dir.as_fd(), id, &two_hours_ago, AtFlags::empty()).unwrap();
+        assert_eq!(completed.sweep(Duration::from_secs(3600)), 1);
+        assert_eq!(completed.find(id), None);
     }
 }
