@@ -548,7 +548,8 @@ pub struct ServeArgs {
     /// Fail a request whose body stops arriving, or whose response stops being read, this long
     #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_positive_duration)]
     pub body_timeout: Duration,
-    /// Connections served at once; more wait in the listen backlog
+    /// Connections served at once; at the cap a new one closes the connection idle longest, and
+    /// with none idle more wait in the listen backlog
     #[arg(long, value_name = "N", default_value_t = 1024, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub max_connections: u32,
     /// Remove multipart uploads started longer ago than this [default: kept until completed or
