@@ -46,6 +46,8 @@ pub struct Machine {
     /// The fastest PUT rate of the run (a put phase, the puts of a mixed one, or the upload of
     /// a GET's data set), bytes per second.
     pub put_bytes_per_s: Option<f64>,
+    /// The data set read was kept by an earlier run (`--reuse`), not uploaded just before.
+    pub reused_data_set: bool,
 }
 
 /// File systems recognised by type as network file systems (a server cache is possible).
@@ -73,6 +75,7 @@ impl Machine {
             builtin_gateway: false,
             cpus: 0,
             put_bytes_per_s: None,
+            reused_data_set: false,
         }
     }
 
@@ -106,6 +109,7 @@ impl Machine {
                 .filter(|s| !s.builtin_gateway)
                 .and_then(|s| s.line_rate_bytes_per_s),
             builtin_gateway: run.config.s3.as_ref().is_some_and(|s| s.builtin_gateway),
+            reused_data_set: run.config.s3.as_ref().is_some_and(|s| s.reused.is_some()),
             cpus: environment.cpus,
             put_bytes_per_s: run
                 .phases
@@ -179,13 +183,28 @@ pub fn phase_warnings(phase: &PhaseResult, machine: &Machine) -> Vec<String> {
             ));
         }
     }
-    if let Some(gateway_s) = phase.cpu.gateway_s.filter(|_| machine.cpus > 0) {
+    // The gateway's CPU on this machine: the built-in one's threads, else the counters of
+    // gateways on this host.
+    let here: Vec<_> = phase.cache.servers.iter().filter(|e| e.same_host).collect();
+    let gateway_cpu = match phase.cpu.gateway_s {
+        Some(s) => Some((s, "its built-in gateway")),
+        None if !here.is_empty() => Some((
+            here.iter().map(|e| e.cpu_s).sum(),
+            if here.len() > 1 {
+                "the gateways on this machine (their counters)"
+            } else {
+                "the gateway on this machine (its counters)"
+            },
+        )),
+        None => None,
+    };
+    if let Some((gateway_s, who)) = gateway_cpu.filter(|_| machine.cpus > 0) {
         let wall = phase.end_ns.saturating_sub(phase.start_ns) as f64 / 1e9;
         let used = phase.cpu.user_s + phase.cpu.system_s + gateway_s;
         let available = wall * machine.cpus as f64;
         if available > 0.0 && used >= CPU_BOUND * available {
             out.push(format!(
-                "bounded by this machine's CPU, not by the storage: iobm and its built-in gateway used {used:.1} of the {available:.1} CPU-s its {} CPUs had in the phase ({:.0}%); give the gateway its own machine (iobm serve) to measure the storage",
+                "bounded by this machine's CPU, not by the storage: iobm and {who} used {used:.1} of the {available:.1} CPU-s its {} CPUs had in the phase ({:.0}%); give the gateway its own machine (iobm serve) to measure the storage",
                 machine.cpus,
                 100.0 * used / available
             ));
@@ -605,5 +624,51 @@ pub(crate) mod tests {
         p.settings.fsync = "end".into();
         p.workers.truncate(1);
         assert!(!said(&p));
+    }
+
+    #[test]
+    fn a_gateway_on_this_host_that_takes_the_cpus_is_said_to_bound_the_rate() {
+        // 1 s on 2 CPUs: iobm 0.5 CPU-s, the gateway's counters 1.2 more (85%).
+        let mut p = phase("get", [100 * MIB, 100 * MIB], [1_000_000_000; 2]);
+        p.cpu.user_s = 0.5;
+        let machine = Machine {
+            cpus: 2,
+            ..Machine::with_ram(RAM)
+        };
+        let server = |same_host| crate::ServerEvidence {
+            endpoint: "http://127.0.0.1:9000".into(),
+            served_bytes: 200 * MIB,
+            resident_bytes: 0,
+            received_bytes: 0,
+            device_read_bytes: None,
+            device_written_bytes: None,
+            device: None,
+            cpu_s: 1.2,
+            same_host,
+        };
+        let bound = "bounded by this machine's CPU, not by the storage: iobm and the gateway on this machine (its counters) used 1.7 of the 2.0 CPU-s its 2 CPUs had in the phase (85%)";
+        p.cache.servers = vec![server(true)];
+        assert!(
+            says(&p, &machine, bound),
+            "{:?}",
+            phase_warnings(&p, &machine)
+        );
+        // Another machine's CPUs are not this one's.
+        p.cache.servers = vec![server(false)];
+        assert!(!says(&p, &machine, "bounded by this machine's CPU"));
+        // Under the bound: nothing.
+        p.cache.servers = vec![crate::ServerEvidence {
+            cpu_s: 0.5,
+            ..server(true)
+        }];
+        assert!(!says(&p, &machine, "bounded by this machine's CPU"));
+        // The built-in gateway's own CPU, told apart in the phase.
+        p.cache.servers = vec![server(true)];
+        p.cpu.gateway_s = Some(1.2);
+        assert!(says(
+            &p,
+            &machine,
+            "bounded by this machine's CPU, not by the storage: iobm and its built-in gateway used 1.7"
+        ));
     }
 }

@@ -270,6 +270,10 @@ pub struct S3Config {
     /// PUT rate a GET is compared with. Null when nothing was uploaded.
     #[serde(default)]
     pub upload_bytes_per_s: Option<f64>,
+    /// The data set read was kept by an earlier run (`--reuse`): where, and that run's id.
+    /// Nothing was uploaded, and the run removed nothing. Null: the run made its own.
+    #[serde(default)]
+    pub reused: Option<String>,
 }
 
 /// Settings of `iobm bonnie` beyond the file workload's.
@@ -725,6 +729,10 @@ pub struct ServerEvidence {
     pub device: Option<String>,
     /// CPU seconds of its serving threads.
     pub cpu_s: f64,
+    /// The endpoint is an address of the client's own machine (loopback or one of its
+    /// interfaces): the gateway shared its CPUs, memory and page cache.
+    #[serde(default)]
+    pub same_host: bool,
 }
 
 /// Whether a phase's rate is the storage's or a cache's.

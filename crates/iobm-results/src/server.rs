@@ -64,7 +64,30 @@ pub fn evidence(endpoint: &str, before: &Counters, after: &Counters) -> ServerEv
         device_written_bytes: delta(before.device_written_bytes, after.device_written_bytes),
         device: after.device.clone(),
         cpu_s: (after.cpu_s - before.cpu_s).max(0.0),
+        same_host: on_this_host(endpoint),
     }
+}
+
+/// Whether the host of `endpoint` (a URL) is this machine: a loopback address, or an address
+/// one of its interfaces has (binding to it succeeds only then). A name that does not resolve
+/// is not.
+pub fn on_this_host(endpoint: &str) -> bool {
+    use std::net::ToSocketAddrs;
+    let rest = endpoint.split_once("://").map_or(endpoint, |(_, r)| r);
+    let authority = rest.split(['/', '?']).next().unwrap_or(rest);
+    let addrs = match authority.to_socket_addrs() {
+        Ok(a) => a,
+        // No port: the scheme's.
+        Err(_) => match (authority, 80).to_socket_addrs() {
+            Ok(a) => a,
+            Err(_) => return false,
+        },
+    };
+    let addrs: Vec<_> = addrs.collect();
+    !addrs.is_empty()
+        && addrs
+            .iter()
+            .all(|a| a.ip().is_loopback() || std::net::UdpSocket::bind((a.ip(), 0)).is_ok())
 }
 
 #[cfg(test)]
@@ -105,5 +128,27 @@ mod tests {
         assert_eq!(e.device_read_bytes, Some(4000));
         assert_eq!(e.device_written_bytes, None);
         assert!((e.cpu_s - 1.0).abs() < 1e-9);
+        assert!(!e.same_host, "h does not resolve");
+        assert!(evidence("http://127.0.0.1:9000", &before, &after).same_host);
+    }
+
+    #[test]
+    fn an_endpoint_on_this_machine_is_told_apart() {
+        for here in [
+            "http://127.0.0.1:9000",
+            "http://localhost:7070",
+            "https://[::1]:443/",
+            "http://127.0.0.5",
+        ] {
+            assert!(on_this_host(here), "{here}");
+        }
+        // TEST-NET-1 (RFC 5737) is no machine's own address; .invalid never resolves.
+        for elsewhere in [
+            "http://192.0.2.1:9000",
+            "http://gw.invalid:9000",
+            "not a url",
+        ] {
+            assert!(!on_this_host(elsewhere), "{elsewhere}");
+        }
     }
 }

@@ -195,9 +195,62 @@ pub fn verdict(phase: &PhaseResult, machine: &Machine) -> CacheVerdict {
     v
 }
 
-/// The verdict of an object phase: the gateways' own counters, else what the network and
-/// the server's memory allow.
+/// The verdict of an object phase, with what would give an uncached figure where its GETs
+/// may have read a cache.
 fn object_verdict(phase: &PhaseResult, machine: &Machine) -> CacheVerdict {
+    let mut v = object_evidence(phase, machine);
+    let reads = phase
+        .operations
+        .iter()
+        .any(|o| o.op == ops::GET && o.bytes > 0);
+    if reads
+        && matches!(
+            v.verdict.as_str(),
+            "cached" | "partly cached" | "possibly cached"
+        )
+    {
+        v.evidence.push_str(&uncached_advice(phase, machine));
+    }
+    v
+}
+
+/// The ways to an uncached GET figure on this set-up: a data set no server cache holds, a kept
+/// data set read after the server's cache was dropped, the built-in gateway's `--drop-caches`.
+pub fn uncached_advice(phase: &PhaseResult, machine: &Machine) -> String {
+    let data = phase.settings.data_bytes;
+    let here = phase.cache.servers.iter().any(|e| e.same_host);
+    let ram = machine
+        .server_cache()
+        .map(|(ram, _)| ram)
+        .or(here.then_some(machine.ram_bytes));
+    let mut ways = Vec::new();
+    if machine.builtin_gateway && !phase.settings.drop_cache {
+        ways.push(
+            "--drop-caches (the built-in gateway's page cache is this machine's)".to_string(),
+        );
+    }
+    match ram {
+        Some(ram) if data < ram => ways.push(format!(
+            "a data set larger than the server's RAM ({}; this one is {})",
+            format_bytes(ram),
+            format_bytes(data)
+        )),
+        Some(_) => {}
+        None => ways.push(
+            "a data set larger than the server's RAM (state it with --server-ram)".to_string(),
+        ),
+    }
+    ways.push(if machine.reused_data_set {
+        "the server's page cache dropped just before reading the kept data set again (it was still cached)".to_string()
+    } else {
+        "keeping a data set (iobm s3 put --keep), dropping the server's page cache (sync; echo 3 > /proc/sys/vm/drop_caches on the server), then reading it with --reuse PREFIX: this run uploaded its data set just before reading it, so dropping caches before the run cannot help".to_string()
+    });
+    format!("; for an uncached figure: {}", ways.join("; or "))
+}
+
+/// An object phase's verdict and its evidence: the gateways' own counters, else what the
+/// network and the server's memory allow.
+fn object_evidence(phase: &PhaseResult, machine: &Machine) -> CacheVerdict {
     let servers = &phase.cache.servers;
     let get_bytes: u64 = phase
         .operations
@@ -426,6 +479,7 @@ mod tests {
             device_written_bytes: Some(0),
             device: Some("8:0".into()),
             cpu_s: 1.0,
+            same_host: false,
         };
         get.cache.servers = vec![served(100 * MIB), served(90 * MIB)];
         let v = verdict(&get, &slow_line);

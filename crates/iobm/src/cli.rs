@@ -50,6 +50,9 @@ Examples:
   iobm s3 get --endpoint http://gw1:7070,http://gw2:7070 --objects 500 --bucket bench
   iobm s3 mixed --get 60 --head 20 --put 15 --delete 5 --obj-size-range 4KiB..1MiB
   iobm s3 multipart --obj-size 256MiB --part-size 16MiB --part-concurrency 8 --ops 20
+  iobm s3 put --keep --endpoint http://gw:7070 --objects 2000 --ops 2000
+      then drop the server's page cache, and read what it kept, uncached:
+  iobm s3 get --endpoint http://gw:7070 --reuse s3://iobm/iobm-<run id>/
 
 Credentials come from --access-key/--secret-key or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY;
 --endpoint from AWS_ENDPOINT_URL, --region from AWS_REGION. Every object is written under a
@@ -729,6 +732,12 @@ pub struct S3Args {
     /// Leave the objects (and the built-in gateway's directory) after the run
     #[arg(long)]
     pub keep: bool,
+    /// get, head, mixed: read the data set an earlier `--keep` left under PREFIX
+    /// (s3://BUCKET/PREFIX/ as that run printed, or PREFIX in --bucket) instead of uploading
+    /// one, so the server's caches can be dropped in between; the run only reads it and never
+    /// deletes it
+    #[arg(long, value_name = "PREFIX")]
+    pub reuse: Option<String>,
     /// Name of the run in comparisons
     #[arg(long, value_name = "NAME")]
     pub label: Option<String>,

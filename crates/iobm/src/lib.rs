@@ -7,6 +7,7 @@ pub mod cli;
 pub mod compare;
 pub mod files;
 pub mod gateway;
+pub mod kept;
 pub mod limits;
 pub mod merge;
 pub mod quick;

@@ -120,6 +120,9 @@ fn check_args(args: &S3Args) -> Result<(), Failure> {
             "--get, --head, --put and --delete are all 0",
         ));
     }
+    if let Some(reuse) = &args.reuse {
+        check_reuse(args, reuse)?;
+    }
     let prefix = args.prefix.trim_matches('/');
     if prefix.contains("//") || prefix.split('/').any(|p| p == "..") {
         return Err(Failure::input(format!(
@@ -128,6 +131,22 @@ fn check_args(args: &S3Args) -> Result<(), Failure> {
         )));
     }
     Ok(())
+}
+
+/// `--reuse` reads a kept data set and changes nothing in it: only operations that read.
+fn check_reuse(args: &S3Args, reuse: &str) -> Result<(), Failure> {
+    crate::kept::Reuse::parse(reuse, &args.bucket)?;
+    match args.op {
+        ObjectOp::Get | ObjectOp::Head => Ok(()),
+        ObjectOp::Mixed if args.mix_put == 0 && args.mix_delete == 0 => Ok(()),
+        ObjectOp::Mixed => Err(Failure::input(
+            "--reuse only reads the kept data set: mixed with --reuse takes --put 0 --delete 0",
+        )),
+        op => Err(Failure::input(format!(
+            "--reuse works with get, head and mixed, not {} (it only reads the kept data set)",
+            op.name()
+        ))),
+    }
 }
 
 /// The key pair requests are signed with, from the flags or `AWS_*`; none: unsigned.
@@ -156,10 +175,15 @@ fn client_config(
     (run_id, ranks): (&RunId, &Ranks),
 ) -> Result<S3Config, Failure> {
     let prefix = args.prefix.trim_matches('/');
-    let mut key_prefix = if prefix.is_empty() {
-        format!("iobm-{}/", run_id.text)
-    } else {
-        format!("{prefix}/iobm-{}/", run_id.text)
+    let reuse = match &args.reuse {
+        Some(r) => Some(crate::kept::Reuse::parse(r, &args.bucket)?),
+        None => None,
+    };
+    let mut key_prefix = match &reuse {
+        // The kept data set's own prefix: the run only reads it.
+        Some(r) => r.prefix.clone(),
+        None if prefix.is_empty() => format!("iobm-{}/", run_id.text),
+        None => format!("{prefix}/iobm-{}/", run_id.text),
     };
     // Under MPI each rank's objects are under a prefix of its own: no key is written twice.
     if ranks.size() > 1 {
@@ -173,7 +197,7 @@ fn client_config(
     Ok(S3Config {
         tls,
         endpoints,
-        bucket: args.bucket.clone(),
+        bucket: reuse.map_or(args.bucket.clone(), |r| r.bucket),
         prefix: key_prefix,
         credentials,
         region,
@@ -196,6 +220,11 @@ pub fn s3(args: S3Args, argv: &[OsString]) -> Result<Exit, Failure> {
     if ranks.size() > 1 && external.is_empty() {
         return Err(Failure::input(
             "the built-in gateway serves one process: under MPI start `iobm serve DIR` (one or more) and pass --endpoint",
+        ));
+    }
+    if args.reuse.is_some() && ranks.size() > 1 {
+        return Err(Failure::input(
+            "--reuse reads a kept data set in one process, not under MPI",
         ));
     }
     if args.drop_caches && !external.is_empty() {
@@ -288,8 +317,31 @@ fn run(
         n / ranks.size() as u64 + u64::from((ranks.rank() as u64) < n % ranks.size() as u64)
     };
     spec.count = share(spec.count);
+    // A kept data set is read as it is: its bucket is not made, its objects are its own.
+    let kept = match &args.reuse {
+        Some(_) => Some(crate::kept::load(
+            target,
+            &crate::kept::Reuse {
+                bucket: config.bucket.clone(),
+                prefix: config.prefix.clone(),
+            },
+        )?),
+        None => None,
+    };
+    if let Some(k) = &kept {
+        spec.count = k.objects;
+        spec.size = (k.obj_size_min, k.obj_size_max);
+        if args.verify && k.generator != crate::rundir::GENERATOR {
+            return Err(Failure::input(format!(
+                "--verify: the data set under --reuse {} was made by another version of iobm's data generator ({}, this one's is {})",
+                args.reuse.as_deref().unwrap_or_default(),
+                k.generator,
+                crate::rundir::GENERATOR
+            )));
+        }
+    }
     // Rank 0 makes the bucket (or finds it); the others find it made.
-    let prepared = if ranks.is_root() {
+    let prepared = if ranks.is_root() && kept.is_none() {
         target.prepare()
     } else {
         Ok(false)
@@ -323,6 +375,13 @@ fn run(
     phase.data = args.data;
     phase.max_errors = args.max_errors;
     phase.verify = args.verify.then_some(run_id.seed);
+    if let Some(k) = &kept {
+        // Read as the run that stored it wrote it.
+        phase.data = crate::cli::parse_data(&k.data).map_err(|e| {
+            Failure::input(format!("--reuse: the data set's content '{}': {e}", k.data))
+        })?;
+        phase.verify = args.verify.then_some(k.seed);
+    }
 
     let mut settings = s3_settings(args, config, gateway, bucket_created, &spec);
     if ranks.size() > 1 {
@@ -331,11 +390,14 @@ fn run(
         let run_prefix = config.prefix.trim_end_matches('/').rsplit_once('/');
         settings.prefix = run_prefix.map_or(String::new(), |(p, _)| format!("{p}/"));
     }
+    settings.reused = kept
+        .as_ref()
+        .map(|k| format!("{} (run {})", crate::kept::run_dir_of(config), k.run_id));
     let run_dir = format!("s3://{}/{}", config.bucket, settings.prefix);
     let run_config = Config {
         s3: Some(settings),
-        // A GET's objects were uploaded with this data before the phase.
-        data: args.data.name(),
+        // A GET's objects were uploaded with this data before the phase (or kept with it).
+        data: phase.data.name(),
         server_ram_bytes: args.server.server_ram,
         ..plan::config(
             std::slice::from_ref(&phase),
@@ -354,7 +416,7 @@ fn run(
     ranks.describe(&mut run);
     say(&render_header(&run));
 
-    if needs_data_set {
+    if needs_data_set && kept.is_none() {
         upload_data_set(target, args, &spec, &control, &mut run);
     }
     if !ranks.all(run.status == RunStatus::Complete) && run.status == RunStatus::Complete {
@@ -398,6 +460,18 @@ fn run(
         }
     }
 
+    if kept.is_some() {
+        // Nothing of it is the run's: it stays as it was, whatever happened.
+        run.warnings.push(format!(
+            "the kept data set {} was only read, and is left as it was",
+            crate::kept::run_dir_of(config)
+        ));
+        say(&format!("\n{}", render_footer(&run)));
+        return Ok(run);
+    }
+    if args.keep && ranks.size() == 1 && run.status == RunStatus::Complete {
+        crate::kept::describe_kept(target, args, (config, run_id), &spec, &mut run);
+    }
     // Clean up even after Ctrl-C: only what is under the run's own prefix.
     clean_up(
         target,
@@ -432,7 +506,7 @@ fn object_spec(
         max_new: None,
     };
     let mut spec = spec;
-    if let Some(g) = gateway {
+    if let Some(g) = gateway.filter(|_| args.reuse.is_none()) {
         // iobm's own gateway writes to a local file system: the data set must fit in half its
         // free space, and new objects stop at that half, so a long run cannot fill it.
         if let Some((_, free)) = env::space(&g.dir) {
@@ -495,6 +569,7 @@ fn s3_settings(
         line_rate_bytes_per_s: args.line_rate,
         upload_bytes_per_s: None,
         delete_batch: args.batch,
+        reused: None,
     }
 }
 

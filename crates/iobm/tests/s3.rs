@@ -331,7 +331,8 @@ fn keep_leaves_the_objects_and_never_deletes_a_bucket_it_did_not_create() {
     assert_eq!(result["config"]["s3"]["bucket_created"], false);
     let prefix = result["config"]["s3"]["prefix"].as_str().unwrap();
     let kept = root.path().join("theirs").join(prefix);
-    assert_eq!(std::fs::read_dir(&kept).unwrap().count(), 5);
+    // Five objects and the data set's description (for --reuse).
+    assert_eq!(std::fs::read_dir(&kept).unwrap().count(), 6);
     run(
         Some(&server.url),
         "put",
@@ -343,7 +344,7 @@ fn keep_leaves_the_objects_and_never_deletes_a_bucket_it_did_not_create() {
     );
     assert_eq!(
         std::fs::read_dir(&kept).unwrap().count(),
-        5,
+        6,
         "another run's objects untouched"
     );
 }
