@@ -152,11 +152,6 @@ impl Drop for Closing {
     }
 }
 
-/// How long a connection chosen to be closed may take to close by itself (hyper closes one
-/// waiting for its next request at once) before it is dropped, if it is still idle then (its
-/// headers still trickling in).
-pub const EVICTION_GRACE: Duration = Duration::from_millis(250);
-
 /// A connection's service: marks the connection busy from each request's headers until its
 /// response body is done.
 #[derive(Debug, Clone)]

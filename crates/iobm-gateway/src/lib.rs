@@ -279,9 +279,9 @@ fn internal_dir(store: &store::Store) -> io::Result<OwnedFd> {
     confine::open_beneath(root.as_fd(), store::INTERNAL, flags, Mode::empty())
 }
 
-/// Serves HTTP on one connection until it ends, or, once it is chosen to make room
-/// ([`conn::Registry::evict_one`]), until hyper closes it between requests (or it is dropped
-/// while still idle after [`conn::EVICTION_GRACE`]: its headers are still trickling in).
+/// Serves HTTP on one connection until it ends, or until it is chosen to make room
+/// ([`conn::Registry::evict_one`]): then it is closed at once if it is still idle (no request
+/// in flight, nothing waiting to be written), else once its response is written.
 async fn serve_connection<I>(
     http: &hyper::server::conn::http1::Builder,
     io: I,
@@ -300,12 +300,10 @@ async fn serve_connection<I>(
         _ = served.as_mut() => return,
         () = conn.until_evicted() => {}
     }
-    served.as_mut().graceful_shutdown();
-    tokio::select! {
-        _ = served.as_mut() => return,
-        () = tokio::time::sleep(conn::EVICTION_GRACE) => {}
-    }
+    // Idle, hyper holds at most part of a request's headers: dropping the connection loses
+    // nothing sent to the client.
     if !conn.is_idle() {
+        served.as_mut().graceful_shutdown();
         let _ = served.await;
     }
 }
