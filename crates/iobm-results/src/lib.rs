@@ -75,6 +75,42 @@ pub struct RunResult {
     /// relative to this document. Null when every series is inline.
     #[serde(default)]
     pub worker_series_file: Option<String>,
+    /// What the run created and its clean-up could not remove: still there, to be removed by
+    /// hand. Empty when everything the run made is gone, or kept on purpose (`--keep`). A run
+    /// with anything here exits with code 4.
+    #[serde(default)]
+    pub left_behind: Vec<LeftBehind>,
+}
+
+/// Something a run created that its clean-up could not remove.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LeftBehind {
+    /// Where it is: `s3://BUCKET/PREFIX` of the run's objects, `s3://BUCKET` of a bucket the run
+    /// created, or the run's directory.
+    pub location: String,
+    /// What is there: "objects", "multipart uploads", "bucket", "files" or "directory".
+    pub what: String,
+    /// How many remain, counted by the clean-up's last listing; null when it could not list
+    /// them, and for a bucket or directory (the thing itself).
+    pub count: Option<u64>,
+    /// When `count` is null: how many the run stored there by its own books, the most that
+    /// can remain.
+    pub at_most: Option<u64>,
+    /// Why they remain: the error of the clean-up's last try.
+    pub error: String,
+}
+
+impl LeftBehind {
+    /// One line for people: how many of what remain where, and why.
+    pub fn describe(&self) -> String {
+        let (what, place, why) = (&self.what, &self.location, &self.error);
+        match (self.count, self.at_most) {
+            (Some(n), _) => format!("{n} {what} left in {place}: {why}"),
+            (None, Some(n)) => format!("up to {n} {what} left in {place}: {why}"),
+            (None, None) => format!("{what} {place} left: {why}"),
+        }
+    }
 }
 
 /// The [`RunResult::config_hash`] of a run of `kind` with `config`: FNV-1a (64 bits) of the

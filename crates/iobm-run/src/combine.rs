@@ -208,6 +208,9 @@ pub fn merge_runs(runs: Vec<(String, RunResult)>, whole: bool, argv: Vec<String>
             .warnings
             .extend(run.warnings.iter().map(|w| format!("{name}: {w}")));
         merged.status = worst(merged.status, run.status);
+        if index > 0 {
+            merged.left_behind.extend(run.left_behind.iter().cloned());
+        }
     }
     let machine = Machine::of(&merged);
     for p in 0..runs[0].1.phases.len() {

@@ -13,6 +13,10 @@ pub enum Exit {
     BadInput = 2,
     /// `--verify` found data that is not what was written (corrupt, misplaced or stale).
     VerifyFailed = 3,
+    /// The run's clean-up could not remove everything it created (objects, multipart uploads,
+    /// a bucket, files): the report and the result's `left_behind` say what remains where.
+    /// Said before 1 and 130, whatever else happened.
+    LeftBehind = 4,
     /// Interrupted by Ctrl-C or SIGTERM; partial results were reported.
     Interrupted = 130,
 }
@@ -23,6 +27,8 @@ Exit codes:
   1    an operation failed during the run (ENOSPC, EIO, ...); partial results were printed and saved
   2    bad input (unknown flag, bad value, missing or unwritable path); nothing was written
   3    --verify found data that is not what was written (corrupt, misplaced or stale)
+  4    the clean-up could not remove all the run created: the report and the result's
+       left_behind name what remains where (before 1 and 130, whatever else happened)
   130  interrupted by Ctrl-C or SIGTERM; partial results were printed and saved, data cleaned up";
 
 impl Exit {
@@ -32,6 +38,7 @@ impl Exit {
             0 => Exit::Ok,
             2 => Exit::BadInput,
             3 => Exit::VerifyFailed,
+            4 => Exit::LeftBehind,
             130 => Exit::Interrupted,
             _ => Exit::RunFailed,
         }

@@ -3,7 +3,7 @@
 
 use crate::atomic::write_atomic;
 use crate::session::describe_io;
-use iobm_results::{RunResult, RunStatus};
+use iobm_results::{LeftBehind, RunResult, RunStatus};
 use std::path::Path;
 
 pub trait Observer {
@@ -44,7 +44,9 @@ impl<'a> ResultFile<'a> {
         };
         let saved = crate::session::document(run, path).and_then(|mut doc| {
             doc["status"] = serde_json::to_value(RunStatus::Running).expect("status serialises");
-            write_atomic(path, &crate::session::document_text(&doc))
+            write_atomic(path, &crate::session::document_text(&doc))?;
+            crate::signals::set_last_words(path, last_words(run, doc));
+            Ok(())
         });
         if let Err(e) = saved {
             if !self.warned {
@@ -57,6 +59,34 @@ impl<'a> ResultFile<'a> {
             }
         }
     }
+}
+
+/// The document a second interrupt leaves when it exits at once (see [`crate::signals`]): the
+/// run so far, interrupted, and the clean-up that did not run.
+fn last_words(run: &RunResult, mut doc: serde_json::Value) -> Vec<u8> {
+    let why = "exited at once on a second interrupt: the clean-up did not run";
+    doc["status"] = serde_json::to_value(RunStatus::Interrupted).expect("status serialises");
+    if let Some(warnings) = doc["warnings"].as_array_mut() {
+        warnings.push(why.into());
+    }
+    if !run.config.keep {
+        let left = LeftBehind {
+            location: run.config.run_dir.clone(),
+            what: if run.config.s3.is_some() {
+                "objects"
+            } else {
+                "files"
+            }
+            .to_string(),
+            count: None,
+            at_most: None,
+            error: why.to_string(),
+        };
+        if let Some(list) = doc["left_behind"].as_array_mut() {
+            list.push(serde_json::to_value(left).expect("serialises"));
+        }
+    }
+    crate::session::document_text(&doc)
 }
 
 impl Observer for ResultFile<'_> {

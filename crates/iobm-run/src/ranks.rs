@@ -109,6 +109,27 @@ impl Ranks {
         }
     }
 
+    /// Moves what every rank's clean-up left behind into rank 0's `run` (each rank calls this
+    /// once its clean-up is done).
+    pub fn collect_left_behind(&self, run: &mut iobm_results::RunResult) {
+        if self.size() == 1 {
+            return;
+        }
+        let mine = if self.is_root() {
+            Vec::new()
+        } else {
+            std::mem::take(&mut run.left_behind)
+        };
+        let gathered = self
+            .transport
+            .gather(&serde_json::to_vec(&mine).expect("serialisable"));
+        for part in gathered.iter().flatten() {
+            let theirs: Vec<iobm_results::LeftBehind> =
+                serde_json::from_slice(part).expect("a rank sent a valid list");
+            run.left_behind.extend(theirs);
+        }
+    }
+
     /// Records the run's ranks and the MPI library in `run` (at rank 0).
     pub fn describe(&self, run: &mut iobm_results::RunResult) {
         run.ranks = self.infos(&run.environment.hostname);

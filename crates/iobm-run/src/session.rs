@@ -83,6 +83,7 @@ pub fn skeleton(
         merged_from: Vec::new(),
         repeats: None,
         worker_series_file: None,
+        left_behind: Vec::new(),
         format: FORMAT.to_string(),
         schema_version: SCHEMA_VERSION,
         kind: kind.to_string(),
@@ -240,6 +241,8 @@ pub fn document_text(doc: &serde_json::Value) -> Vec<u8> {
 }
 
 pub fn finish(run: &RunResult, json: Option<&Path>) -> Result<Exit, Failure> {
+    // The clean-up is done: a late second Ctrl-C leaves no document of its own.
+    crate::signals::clear_last_words();
     let first_error = run.phases.iter().flat_map(|p| &p.errors).next();
     if let (RunStatus::Failed, Some(e)) = (run.status, first_error) {
         eprintln!(
@@ -248,6 +251,9 @@ pub fn finish(run: &RunResult, json: Option<&Path>) -> Result<Exit, Failure> {
             e.kind,
             json.map_or(String::new(), |p| format!(" and in {}", p.display()))
         );
+    }
+    for left in &run.left_behind {
+        eprintln!("iobm: error: the clean-up failed: {}", left.describe());
     }
     if let Some(path) = json {
         let doc = document(run, path).map_err(|e| {
@@ -284,11 +290,17 @@ fn exit_code(run: &RunResult) -> Exit {
         .iter()
         .flat_map(|p| &p.errors)
         .any(|e| e.kind == BAD_DATA);
-    match run.status {
+    let ended = match run.status {
         RunStatus::Complete => Exit::Ok,
         RunStatus::Interrupted => Exit::Interrupted,
         RunStatus::Failed if bad_data => Exit::VerifyFailed,
         RunStatus::Failed | RunStatus::Running => Exit::RunFailed,
+    };
+    // Data left on someone's storage is what the user must act on, unless data was corrupt.
+    if ended != Exit::VerifyFailed && !run.left_behind.is_empty() {
+        Exit::LeftBehind
+    } else {
+        ended
     }
 }
 

@@ -256,6 +256,64 @@ impl Client {
         Ok((keys, if truncated { next } else { None }))
     }
 
+    /// Deletes `key`, or with `upload` aborts that multipart upload of it; one already gone
+    /// (404) is fine.
+    pub(crate) fn delete(
+        &mut self,
+        config: &S3Config,
+        key: &str,
+        upload: Option<&str>,
+    ) -> io::Result<()> {
+        let query = upload.map(|id| [("uploadId", id)]);
+        let query: &[(&str, &str)] = query.as_ref().map_or(&[], |q| &q[..]);
+        let head = self.request(config, "DELETE", Some(key), query, &[], None)?;
+        if head.status == 404 {
+            return self.conn.skip_body(&head).map(|_| ());
+        }
+        self.expect_ok(&head)
+    }
+
+    /// The unfinished multipart uploads under the run prefix, as (key, upload id); none from a
+    /// server that does not list them (an error answer; a failure to reach it is an error).
+    pub(crate) fn list_uploads(&mut self, config: &S3Config) -> io::Result<Vec<(String, String)>> {
+        let mut uploads = Vec::new();
+        let mut markers: Option<(String, String)> = None;
+        loop {
+            // Sorted by name, as the signature wants them.
+            let query: Vec<(&str, &str)> = match &markers {
+                None => vec![("prefix", &config.prefix), ("uploads", "")],
+                Some((key, id)) => vec![
+                    ("key-marker", key),
+                    ("prefix", &config.prefix),
+                    ("upload-id-marker", id),
+                    ("uploads", ""),
+                ],
+            };
+            let head = self.request(config, "GET", None, &query, &[], None)?;
+            if head.status != 200 {
+                self.conn.skip_body(&head)?;
+                return Ok(uploads);
+            }
+            let body = self.conn.body_bytes(&head)?;
+            let body = String::from_utf8_lossy(&body);
+            let each = body.split("<Upload>").skip(1);
+            for upload in each.map(|u| u.split("</Upload>").next().unwrap_or_default()) {
+                if let (Some(key), Some(id)) =
+                    (xml::text(upload, "Key"), xml::text(upload, "UploadId"))
+                {
+                    uploads.push((key, id));
+                }
+            }
+            let truncated = xml::text(&body, "IsTruncated").is_some_and(|t| t == "true");
+            let next =
+                xml::text(&body, "NextKeyMarker").zip(xml::text(&body, "NextUploadIdMarker"));
+            match next {
+                Some(m) if truncated && markers.as_ref() != Some(&m) => markers = Some(m),
+                _ => return Ok(uploads),
+            }
+        }
+    }
+
     pub(crate) fn put_part(
         &mut self,
         config: &S3Config,

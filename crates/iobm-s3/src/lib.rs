@@ -12,7 +12,9 @@ pub mod xml;
 
 use client::{Client, Payload};
 use http::Connection;
-use iobm_target::{Body, Capabilities, Handle, HttpError, ListPage, Objects, OpenOptions, Target};
+use iobm_target::{
+    Body, Capabilities, Handle, HttpError, Leftover, ListPage, Objects, OpenOptions, Target,
+};
 use sigv4::Credentials;
 use std::fmt::Write as _;
 use std::io;
@@ -189,22 +191,36 @@ impl S3Target {
         let head = c.request(&self.config, "PUT", None, &[], &[], None)?;
         if head.status == 200 {
             c.conn.skip_body(&head)?;
-            Ok(true)
-        } else {
-            Err(c.error(&head))
+            return Ok(true);
+        }
+        // Made meanwhile by another client of the same account (iobm runs started together):
+        // there to use, and not this run's to delete. S3 outside us-east-1 says so with a 409.
+        match c.error(&head) {
+            e if bucket_is_callers(&e) => Ok(false),
+            e => Err(e),
         }
     }
 
     /// Deletes the bucket (only ever one this run created, once empty).
+    /// Tried again like the clean-up when the server cannot be reached; its answer (such as
+    /// `BucketNotEmpty`: another run's objects are in it) is final.
     fn delete_bucket(&self) -> io::Result<()> {
-        let mut c = self.control.lock().unwrap();
-        let head = c.request(&self.config, "DELETE", None, &[], &[], None)?;
-        c.expect_ok(&head)
+        let mut waits = CLEANUP_WAITS.iter();
+        let mut try_ = 0;
+        loop {
+            let mut c = Client::on(&self.config, self.config.job_endpoint(try_));
+            let answered = c.request(&self.config, "DELETE", None, &[], &[], None);
+            match (answered, waits.next()) {
+                (Ok(head), _) => return c.expect_ok(&head),
+                (Err(_), Some(wait)) => std::thread::sleep(*wait),
+                (Err(e), None) => return Err(e),
+            }
+            try_ += 1;
+        }
     }
 
-    /// Every key under the run's prefix.
-    fn list_all(&self) -> io::Result<Vec<String>> {
-        let mut c = self.control.lock().unwrap();
+    /// Every key under the run's prefix, listed on `c`.
+    fn list_all(&self, c: &mut Client) -> io::Result<Vec<String>> {
         let mut keys = Vec::new();
         let mut token: Option<String> = None;
         loop {
@@ -217,34 +233,129 @@ impl S3Target {
         }
     }
 
-    /// Deletes every object under the run's prefix with `threads` connections; returns how many.
-    fn remove_all(&self, threads: usize) -> io::Result<u64> {
-        let keys = self.list_all()?;
-        let threads = threads.clamp(1, 32).min(keys.len().max(1));
-        let chunk = keys.len().div_ceil(threads).max(1);
-        std::thread::scope(|scope| {
-            let handles: Vec<_> = keys
+    /// One try of the clean-up on fresh connections to endpoint `endpoint` and the workers'
+    /// endpoints: list, delete the keys and abort the uploads with `threads` connections, list
+    /// again. Returns how many objects it removed, and what was still there (or the error).
+    fn remove_once(&self, threads: usize, endpoint: usize) -> (u64, Result<(), Leftover>) {
+        let config = &self.config;
+        // Never the control connection: it sat idle through the phase.
+        let mut c = Client::on(config, endpoint);
+        let failed = |objects, uploads, error| Leftover {
+            objects,
+            uploads,
+            error,
+        };
+        let keys = match self.list_all(&mut c) {
+            Ok(k) => k,
+            // The bucket is gone (another run that made it removed it once empty): so is
+            // everything of this run's that was in it.
+            Err(e) if no_such_bucket(&e) => return (0, Ok(())),
+            Err(e) => return (0, Err(failed(None, None, e))),
+        };
+        let uploads = match c.list_uploads(config) {
+            Ok(u) => u,
+            Err(e) => return (0, Err(failed(Some(keys.len() as u64), None, e))),
+        };
+        if keys.is_empty() && uploads.is_empty() {
+            return (0, Ok(()));
+        }
+        let jobs: Vec<(&str, Option<&str>)> = keys
+            .iter()
+            .map(|k| (k.as_str(), None))
+            .chain(
+                uploads
+                    .iter()
+                    .map(|(k, id)| (k.as_str(), Some(id.as_str()))),
+            )
+            .collect();
+        let threads = threads.clamp(1, 32).min(jobs.len());
+        let chunk = jobs.len().div_ceil(threads);
+        let done: Vec<(u64, Option<io::Error>)> = std::thread::scope(|scope| {
+            let handles: Vec<_> = jobs
                 .chunks(chunk)
                 .enumerate()
-                .map(|(i, keys)| {
-                    let config = &self.config;
-                    scope.spawn(move || -> io::Result<u64> {
-                        let mut c = Client::new(config, i);
-                        for key in keys {
-                            let head = c.request(config, "DELETE", Some(key), &[], &[], None)?;
-                            c.expect_ok(&head)?;
+                .map(|(i, jobs)| {
+                    scope.spawn(move || {
+                        let mut c = Client::on(config, config.job_endpoint(endpoint + i));
+                        let mut removed = 0;
+                        for &(key, upload) in jobs {
+                            // The first failure ends this share: a dead server fails them all,
+                            // each after the timeout.
+                            if let Err(e) = c.delete(config, key, upload) {
+                                return (removed, Some(e));
+                            }
+                            removed += u64::from(upload.is_none());
                         }
-                        Ok(keys.len() as u64)
+                        (removed, None)
                     })
                 })
                 .collect();
             handles
                 .into_iter()
                 .map(|h| h.join().expect("cleanup thread"))
-                .sum()
-        })
+                .collect()
+        });
+        let removed = done.iter().map(|(n, _)| n).sum();
+        match done.into_iter().find_map(|(_, e)| e) {
+            None => (removed, Ok(())),
+            Some(e) => {
+                // What is left, as far as one more listing can tell.
+                let objects = self.list_all(&mut c).ok().map(|k| k.len() as u64);
+                let uploads = c.list_uploads(config).ok().map(|u| u.len() as u64);
+                (removed, Err(failed(objects, uploads, e)))
+            }
+        }
+    }
+
+    /// Deletes every object under the run's prefix and aborts the run's unfinished multipart
+    /// uploads, with `threads` connections; tried again, on fresh connections and each time
+    /// through the next endpoint, until a listing finds nothing left or [`CLEANUP_TRIES`] have
+    /// failed. Returns how many objects it removed.
+    fn remove_all(&self, threads: usize) -> Result<u64, Leftover> {
+        let mut removed = 0;
+        let mut waits = CLEANUP_WAITS.iter();
+        let mut try_ = 0;
+        loop {
+            let (n, result) = self.remove_once(threads, self.config.job_endpoint(try_));
+            removed += n;
+            match result {
+                // Removed all there was: list again, to be sure nothing is left.
+                Ok(()) if n > 0 && try_ < 2 * CLEANUP_TRIES => {}
+                Ok(()) => return Ok(removed),
+                Err(left) => match waits.next() {
+                    Some(wait) => std::thread::sleep(*wait),
+                    None => return Err(left),
+                },
+            }
+            try_ += 1;
+        }
     }
 }
+
+/// Whether `e` is S3's answer about a bucket that does not exist.
+fn no_such_bucket(e: &io::Error) -> bool {
+    e.get_ref()
+        .and_then(|inner| inner.downcast_ref::<HttpError>())
+        .is_some_and(|h| h.status == 404 && h.code.as_deref() == Some("NoSuchBucket"))
+}
+
+/// Whether `e` is S3's answer to creating a bucket the caller already owns.
+fn bucket_is_callers(e: &io::Error) -> bool {
+    e.get_ref()
+        .and_then(|inner| inner.downcast_ref::<HttpError>())
+        .is_some_and(|h| h.status == 409 && h.code.as_deref() == Some("BucketAlreadyOwnedByYou"))
+}
+
+/// How long the clean-up waits before each try after a failed one: [`CLEANUP_TRIES`] tries in
+/// about 6 s, for a server that restarts or sheds load.
+const CLEANUP_WAITS: [Duration; 3] = [
+    Duration::from_millis(500),
+    Duration::from_millis(1500),
+    Duration::from_secs(4),
+];
+
+/// Tries of the clean-up before it gives up and says what remains.
+pub const CLEANUP_TRIES: usize = CLEANUP_WAITS.len() + 1;
 
 impl Target for S3Target {
     fn capabilities(&self) -> Capabilities {
@@ -255,7 +366,7 @@ impl Target for S3Target {
         self.ensure_bucket()
     }
 
-    fn remove_run_objects(&self, threads: usize) -> io::Result<u64> {
+    fn remove_run_objects(&self, threads: usize) -> Result<u64, Leftover> {
         self.remove_all(threads)
     }
 
@@ -555,6 +666,119 @@ impl Objects for S3Session<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::{Read, Write};
+
+    /// A server answering each request, on whatever connection, with the next of `answers`
+    /// (one request at a time).
+    fn answering(answers: Vec<String>) -> S3Config {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let answers = Arc::new(Mutex::new(std::collections::VecDeque::from(answers)));
+        std::thread::spawn(move || {
+            for s in listener.incoming() {
+                let (mut s, answers) = (s.unwrap(), answers.clone());
+                std::thread::spawn(move || loop {
+                    let mut got = Vec::new();
+                    let mut b = [0u8; 4096];
+                    while !got.windows(4).any(|w| w == b"\r\n\r\n") {
+                        match s.read(&mut b) {
+                            Ok(0) | Err(_) => return,
+                            Ok(n) => got.extend_from_slice(&b[..n]),
+                        }
+                    }
+                    let Some(answer) = answers.lock().unwrap().pop_front() else {
+                        return;
+                    };
+                    s.write_all(answer.as_bytes()).unwrap();
+                });
+            }
+        });
+        S3Config {
+            endpoints: vec![Endpoint::parse(&format!("http://{addr}")).unwrap()],
+            bucket: "b".into(),
+            prefix: "p/".into(),
+            credentials: None,
+            region: "us-east-1".into(),
+            payload: PayloadSigning::Unsigned,
+            timeout: Duration::from_secs(5),
+            new_connection_per_request: false,
+            first_worker: 0,
+            tls: None,
+        }
+    }
+
+    fn error_answer(status: &str, code: &str) -> String {
+        let body = format!("<Error><Code>{code}</Code><Message>m</Message></Error>");
+        format!(
+            "HTTP/1.1 {status}\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        )
+    }
+
+    #[test]
+    fn a_bucket_made_meanwhile_by_the_same_account_is_used_and_not_ours() {
+        // Another client created it between this one's HEAD and PUT.
+        let missing = "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n".to_string();
+        let config = answering(vec![
+            missing.clone(),
+            error_answer("409 Conflict", "BucketAlreadyOwnedByYou"),
+        ]);
+        assert!(
+            !S3Target::new(config).prepare().unwrap(),
+            "not created here"
+        );
+        // Someone else's is not to be used.
+        let config = answering(vec![
+            missing,
+            error_answer("409 Conflict", "BucketAlreadyExists"),
+        ]);
+        let err = S3Target::new(config).prepare().unwrap_err();
+        assert_eq!(
+            iobm_target::error_kind(&err),
+            "HTTP 409 BucketAlreadyExists"
+        );
+    }
+
+    fn ok(body: &str) -> String {
+        format!(
+            "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        )
+    }
+
+    #[test]
+    fn the_clean_up_lists_again_and_a_bucket_gone_meanwhile_leaves_nothing() {
+        let listing = "<ListBucketResult><Contents><Key>p/a</Key></Contents><IsTruncated>false</IsTruncated></ListBucketResult>";
+        let config = answering(vec![
+            ok(listing),
+            error_answer("501 Not Implemented", "NotImplemented"),
+            "HTTP/1.1 204 No Content\r\n\r\n".into(),
+            // The run that made the bucket removed it once this run's objects were gone.
+            error_answer("404 Not Found", "NoSuchBucket"),
+        ]);
+        assert_eq!(S3Target::new(config).remove_run_objects(1).unwrap(), 1);
+    }
+
+    #[test]
+    fn a_clean_up_that_keeps_failing_says_what_is_left() {
+        let listing = "<ListBucketResult><Contents><Key>p/a</Key></Contents><Contents><Key>p/b</Key></Contents><IsTruncated>false</IsTruncated></ListBucketResult>";
+        let uploads = "<ListMultipartUploadsResult><Upload><Key>p/c</Key><UploadId>u1</UploadId></Upload><IsTruncated>false</IsTruncated></ListMultipartUploadsResult>";
+        let denied = error_answer("403 Forbidden", "AccessDenied");
+        let mut answers = Vec::new();
+        for _ in 0..CLEANUP_TRIES {
+            // Listed, the first DELETE refused, listed again to count what is left.
+            answers.extend([ok(listing), ok(uploads), denied.clone()]);
+            answers.extend([ok(listing), ok(uploads)]);
+        }
+        let left = S3Target::new(answering(answers))
+            .remove_run_objects(1)
+            .unwrap_err();
+        assert_eq!((left.objects, left.uploads), (Some(2), Some(1)));
+        assert_eq!(
+            iobm_target::error_kind(&left.error),
+            "HTTP 403 AccessDenied"
+        );
+    }
 
     #[test]
     fn endpoints_parse_or_say_why_not() {

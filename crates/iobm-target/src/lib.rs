@@ -102,10 +102,11 @@ pub trait Target: Send + Sync {
     fn prepare(&self) -> io::Result<bool> {
         Ok(false)
     }
-    /// Removes every object the run stored under its own name prefix, with up to `threads`
-    /// connections; returns how many. Targets whose objects the command removes by name
-    /// return 0.
-    fn remove_run_objects(&self, _threads: usize) -> io::Result<u64> {
+    /// Removes every object the run stored under its own name prefix, and aborts the
+    /// multipart uploads it left unfinished there, with up to `threads` connections, trying
+    /// again a few times on fresh connections; returns how many objects it removed, or what
+    /// remains. Targets whose objects the command removes by name return 0.
+    fn remove_run_objects(&self, _threads: usize) -> Result<u64, Leftover> {
         Ok(0)
     }
     /// Removes the place [`Target::prepare`] made, which must be empty.
@@ -122,6 +123,18 @@ pub trait Target: Send + Sync {
     fn server_counters(&self) -> Vec<Option<String>> {
         Vec::new()
     }
+}
+
+/// What [`Target::remove_run_objects`] could not remove.
+#[derive(Debug)]
+pub struct Leftover {
+    /// Objects still under the run's prefix at the last listing; None when it could not list.
+    pub objects: Option<u64>,
+    /// Unfinished multipart uploads still there at the last listing; None when it could not
+    /// list them.
+    pub uploads: Option<u64>,
+    /// The error of the last try.
+    pub error: io::Error,
 }
 
 /// An open object. Methods move whole buffers or fail; a short read at the end of the object

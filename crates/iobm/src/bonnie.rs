@@ -12,7 +12,7 @@ use iobm_engine::PerChar;
 use iobm_report::bonnie::{csv_line, render_tables, size_label};
 use iobm_report::render_header;
 use iobm_results::bonnie::summarize;
-use iobm_results::{env, BonnieConfig, Config, PhaseResult};
+use iobm_results::{env, BonnieConfig, Config, LeftBehind, PhaseResult};
 use iobm_run::atomic::write_atomic;
 use iobm_run::execute::execute;
 use iobm_run::exit::{Exit, Failure};
@@ -157,7 +157,9 @@ pub fn bonnie(args: BonnieArgs, argv: &[OsString]) -> Result<Exit, Failure> {
             &ranks,
             &mut [&mut print, &mut saved],
         );
-        files.remove(&plan, &ranks, &mut run.warnings);
+        if let Err(left) = files.remove(&plan, &ranks) {
+            crate::files::left_behind(&mut run, left);
+        }
         run.bonnie = Some(summarize(&run));
         say(&format!("\n{}", render_tables(&run)));
         say(&format!("\n{}", iobm_report::render_verdicts(&run.phases)));
@@ -283,23 +285,21 @@ impl SuiteFiles {
             }
         }
         if let Err(f) = ranks.agree(prepared) {
-            files.remove(plan, ranks, &mut Vec::new());
+            let _ = files.remove(plan, ranks);
             return Err(f);
         }
         Ok(files)
     }
 
     /// Every rank removes its own files and directories, then the run directory's owners it.
-    fn remove(&self, plan: &BonniePlan, ranks: &Ranks, warnings: &mut Vec<String>) {
+    fn remove(&self, plan: &BonniePlan, ranks: &Ranks) -> Result<(), LeftBehind> {
         let names: Vec<&str> = plan.files.iter().map(String::as_str).collect();
         let ours = self
             .dir
             .remove_files(&names)
             .and_then(|_| self.dir.remove_subdirs(&plan.dirs));
         ranks.barrier();
-        if let Err(e) = ours.and_then(|_| self.dir.remove_if_owned()) {
-            warnings.push(e);
-        }
+        ours.and_then(|_| self.dir.remove_if_owned())
     }
 }
 

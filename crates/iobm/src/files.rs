@@ -404,8 +404,13 @@ impl DataSet {
                         .push(format!("could not mark the data set complete: {e}"));
                 }
             }
+            // Read back by as many ranks as wrote it.
+            let launcher = match ranks.size() {
+                1 => String::new(),
+                n => format!("mpirun -np {n} "),
+            };
             run.warnings.push(format!(
-                "data kept in {path} (read it with: iobm read {path})"
+                "data kept in {path} (read it with: {launcher}iobm read {path})"
             ));
             return;
         }
@@ -422,10 +427,17 @@ impl DataSet {
         };
         let files_gone = self.dir.remove_files(&mine);
         ranks.barrier();
-        if let Err(e) = files_gone.and_then(|_| self.dir.remove_if_owned()) {
-            run.warnings.push(e);
+        if let Err(left) = files_gone.and_then(|_| self.dir.remove_if_owned()) {
+            left_behind(run, left);
         }
     }
+}
+
+/// Records what a clean-up could not remove: in the result, and as a warning the report shows.
+pub(crate) fn left_behind(run: &mut RunResult, left: iobm_results::LeftBehind) {
+    run.warnings
+        .push(format!("the clean-up failed: {}", left.describe()));
+    run.left_behind.push(left);
 }
 
 /// Saves the result (and `--csv`) at rank 0 and gives every rank rank 0's exit code.

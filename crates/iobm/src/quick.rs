@@ -154,8 +154,8 @@ pub fn quick(args: QuickArgs, argv: &[OsString]) -> Result<Exit, Failure> {
         }
         let mut ours: Vec<&str> = layout.files.iter().map(|f| f.name.as_str()).collect();
         ours.extend(bonnie.files.iter().map(String::as_str));
-        if let Err(e) = rundir.remove_named(&ours, &bonnie.dirs) {
-            run.warnings.push(e);
+        if let Err(left) = rundir.remove_named(&ours, &bonnie.dirs) {
+            crate::files::left_behind(&mut run, left);
         }
         run.bonnie = Some(summarize(&run));
         say(&format!("{}\n{}", summary_text(&run), render_footer(&run)));

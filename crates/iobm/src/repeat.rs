@@ -20,15 +20,20 @@ pub(crate) fn repeated(
         if n > 1 && ranks.is_root() {
             say(&format!("\nrepetition {} of {n}\n", index + 1));
         }
-        let run = once(index)?;
-        let complete = ranks.share(&(run.status == RunStatus::Complete));
+        let mut run = once(index)?;
+        ranks.collect_left_behind(&mut run);
+        // One that left data behind ends the repetitions too: the next would leave more.
+        let complete =
+            ranks.share(&(run.status == RunStatus::Complete && run.left_behind.is_empty()));
         runs.push(run);
         if !complete {
             break;
         }
     }
     let repeats = (n > 1 && ranks.is_root()).then(|| Repeats::of(&runs));
+    let left_behind: Vec<_> = runs.iter().flat_map(|r| r.left_behind.clone()).collect();
     let mut last = runs.pop().expect("at least one repetition ran");
+    last.left_behind = left_behind;
     if let Some(repeats) = repeats {
         last.repeats = Some(repeats);
         say(&format!("\n{}", render_repeats(&last)));

@@ -3,7 +3,9 @@
 //! what the run created.
 
 use iobm_engine::Layout;
+use iobm_results::LeftBehind;
 use iobm_run::exit::Failure;
+use iobm_run::session::describe_io;
 use serde::{Deserialize, Serialize};
 use std::fs;
 use std::io;
@@ -107,17 +109,37 @@ impl RunDir {
         RunDir::create(parent, run_id)
     }
 
-    /// Removes these files of ours; those already gone are fine.
-    pub fn remove_files(&self, files: &[&str]) -> Result<(), String> {
+    /// Removes these files of ours; those already gone are fine. Every one is tried; what
+    /// could not be removed is said with how many and the first error.
+    pub fn remove_files(&self, files: &[&str]) -> Result<(), LeftBehind> {
+        let mut failed = 0;
+        let mut first = None;
         for name in files {
             match fs::remove_file(self.path.join(name)) {
                 Err(e) if e.kind() != io::ErrorKind::NotFound => {
-                    return Err(format!("cannot remove {}/{name}: {e}", self.path.display()))
+                    failed += 1;
+                    first.get_or_insert_with(|| {
+                        format!("cannot remove {name}: {}", describe_io(&e))
+                    });
                 }
                 _ => {}
             }
         }
-        Ok(())
+        match first {
+            None => Ok(()),
+            Some(error) => Err(self.left("files", failed, error)),
+        }
+    }
+
+    /// What is left in the run directory.
+    fn left(&self, what: &str, count: u64, error: String) -> LeftBehind {
+        LeftBehind {
+            location: self.path.display().to_string(),
+            what: what.to_string(),
+            count: Some(count),
+            at_most: None,
+            error,
+        }
     }
 
     pub fn save_manifest(&self, manifest: &Manifest) -> io::Result<()> {
@@ -127,42 +149,53 @@ impl RunDir {
 
     /// Removes the layout's files, the manifest and the directory; anything else found inside
     /// (not ours) is left, and reported.
-    pub fn remove(&self, layout: &Layout) -> Result<(), String> {
+    pub fn remove(&self, layout: &Layout) -> Result<(), LeftBehind> {
         let files: Vec<&str> = layout.files.iter().map(|f| f.name.as_str()).collect();
         self.remove_named(&files, &[])
     }
 
     /// Removes directories of ours, which must be empty by now.
-    pub fn remove_subdirs(&self, dirs: &[String]) -> Result<(), String> {
+    pub fn remove_subdirs(&self, dirs: &[String]) -> Result<(), LeftBehind> {
+        let mut failed = 0;
+        let mut first = None;
         for dir in dirs {
-            let path = self.path.join(dir);
-            match fs::remove_dir(&path) {
+            match fs::remove_dir(self.path.join(dir)) {
                 Err(e) if e.kind() != io::ErrorKind::NotFound => {
-                    return Err(format!("left {} in place: {e}", path.display()))
+                    failed += 1;
+                    first
+                        .get_or_insert_with(|| format!("cannot remove {dir}: {}", describe_io(&e)));
                 }
                 _ => {}
             }
         }
-        Ok(())
+        match first {
+            None => Ok(()),
+            Some(error) => Err(self.left("directories", failed, error)),
+        }
     }
 
     /// When this process owns the run directory: removes the manifest and the directory, which
     /// holds nothing else of ours by now; anything found inside (not ours) is left, and reported.
-    pub fn remove_if_owned(&self) -> Result<(), String> {
+    pub fn remove_if_owned(&self) -> Result<(), LeftBehind> {
         if !self.owned {
             return Ok(());
         }
         self.remove_files(&[MANIFEST])?;
         fs::remove_dir(&self.path).map_err(|e| {
-            format!(
-                "left {} in place: {e} (it holds files iobm did not create)",
-                self.path.display()
-            )
+            let why = if e.raw_os_error() == Some(libc::ENOTEMPTY) {
+                "it holds files iobm did not create".to_string()
+            } else {
+                describe_io(&e)
+            };
+            LeftBehind {
+                count: None,
+                ..self.left("directory", 1, why)
+            }
         })
     }
 
     /// Removes these files and directories of ours, then the run directory if ours.
-    pub fn remove_named(&self, files: &[&str], dirs: &[String]) -> Result<(), String> {
+    pub fn remove_named(&self, files: &[&str], dirs: &[String]) -> Result<(), LeftBehind> {
         self.remove_files(files)?;
         self.remove_subdirs(dirs)?;
         self.remove_if_owned()

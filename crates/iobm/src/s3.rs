@@ -285,9 +285,20 @@ pub fn s3(args: S3Args, argv: &[OsString]) -> Result<Exit, Failure> {
             &run_id,
             gateway.as_ref(),
         );
+        let mut result = result;
         if let Some(g) = gateway {
+            let dir = g.dir.display().to_string();
             if let Some(w) = g.stop(args.keep) {
                 eprintln!("iobm: warning: {w}");
+                if let Ok(run) = &mut result {
+                    run.left_behind.push(iobm_results::LeftBehind {
+                        location: dir,
+                        what: "directory".into(),
+                        count: None,
+                        at_most: None,
+                        error: w,
+                    });
+                }
             }
         }
         result
@@ -616,7 +627,8 @@ fn upload_data_set(
     }
 }
 
-/// Removes the run's objects (and the bucket, if the run created it) unless `--keep`.
+/// Removes the run's objects and unfinished uploads (and the bucket, if the run created it)
+/// unless `--keep`; what could not be removed is recorded in the run's `left_behind`.
 fn clean_up(
     target: &dyn Target,
     (args, config, ranks): (&S3Args, &S3Config, &Ranks),
@@ -625,45 +637,106 @@ fn clean_up(
     run: &mut iobm_results::RunResult,
 ) {
     let workers = args.concurrent as usize;
+    let objects = format!("s3://{}/{}", config.bucket, config.prefix);
     if args.keep {
         run.warnings.push(format!(
-            "objects kept under s3://{}/{}{}",
-            config.bucket,
-            config.prefix,
+            "objects kept under {objects}{}",
             gateway.map_or(String::new(), |g| format!(
                 " (gateway directory {})",
                 g.dir.display()
             ))
         ));
+        return;
+    }
+    iobm_run::progress::note(&format!("deleting the run's objects under {objects} ..."));
+    // Every rank its own objects; then rank 0 the bucket, once all are empty.
+    let removed = target.remove_run_objects(workers);
+    iobm_run::progress::clear_line();
+    let all_removed = ranks.all(removed.is_ok());
+    if let Err(left) = removed {
+        let error = describe_io(&left.error);
+        // Rank 0's phases hold every rank's operations: an upper bound for its own prefix.
+        let at_most = left
+            .objects
+            .is_none()
+            .then(|| stored_at_most(run, ranks))
+            .flatten();
+        let mut lost = vec![iobm_results::LeftBehind {
+            location: objects.clone(),
+            what: "objects".into(),
+            count: left.objects,
+            at_most,
+            error: error.clone(),
+        }];
+        if left.uploads.is_some_and(|n| n > 0) {
+            lost.push(iobm_results::LeftBehind {
+                location: objects.clone(),
+                what: "unfinished multipart uploads".into(),
+                count: left.uploads,
+                at_most: None,
+                error,
+            });
+        }
+        for l in &lost {
+            run.warnings.push(format!(
+                "the clean-up failed after {} tries: {} (remove them with: aws s3 rm --recursive {objects})",
+                iobm_s3::CLEANUP_TRIES,
+                l.describe()
+            ));
+        }
+        run.left_behind.extend(lost);
+    }
+    if !bucket_created || !ranks.is_root() {
+        return;
+    }
+    let bucket = format!("s3://{}", config.bucket);
+    let deleted = if all_removed {
+        target.remove_place()
     } else {
-        iobm_run::progress::note(&format!(
-            "deleting the run's objects under s3://{}/{} ...",
-            config.bucket, config.prefix
-        ));
-        // Every rank its own objects; then rank 0 the bucket, once all are empty.
-        let removed = target.remove_run_objects(workers);
-        iobm_run::progress::clear_line();
-        let all_removed = ranks.all(removed.is_ok());
-        match removed {
-            Ok(_) => {
-                if bucket_created && all_removed {
-                    if let Err(e) = target.remove_place() {
-                        run.warnings.push(format!(
-                            "could not delete bucket '{}' that this run created: {}",
-                            config.bucket,
-                            describe_io(&e)
-                        ));
-                    }
-                }
-            }
-            Err(e) => run.warnings.push(format!(
-                "cleanup failed, objects may remain under s3://{}/{}: {}",
-                config.bucket,
-                config.prefix,
-                describe_io(&e)
-            )),
+        Err(std::io::Error::other("objects remain in it"))
+    };
+    match deleted {
+        Ok(()) => {}
+        // Another run's objects (runs started together on one bucket): not this run's to
+        // remove, nor a failure.
+        Err(e) if iobm_target::error_kind(&e).contains("BucketNotEmpty") => {
+            run.warnings.push(format!(
+                "bucket '{}' that this run created was kept: it holds objects of another run",
+                config.bucket
+            ))
+        }
+        Err(e) => {
+            let left = iobm_results::LeftBehind {
+                location: bucket,
+                what: "bucket".into(),
+                count: None,
+                at_most: None,
+                error: describe_io(&e),
+            };
+            run.warnings.push(format!(
+                "could not delete the bucket that this run created: {}",
+                left.describe()
+            ));
+            run.left_behind.push(left);
         }
     }
+}
+
+/// The most objects the run can have left: the data set and every object it stored or tried
+/// to, less those it deleted, by its phases' books (rank 0's hold every rank's; the other
+/// ranks cannot tell).
+fn stored_at_most(run: &iobm_results::RunResult, ranks: &Ranks) -> Option<u64> {
+    let s3 = run.config.s3.as_ref().filter(|_| ranks.is_root())?;
+    let operations = run.phases.iter().flat_map(|p| &p.operations);
+    let (mut stored, mut deleted) = (s3.objects, 0);
+    for o in operations {
+        match o.op.as_str() {
+            "put" | "multipart" => stored += o.ops + o.errors,
+            "delete" => deleted += o.keys.max(o.ops),
+            _ => {}
+        }
+    }
+    Some(stored.saturating_sub(deleted))
 }
 
 /// Workers of quick's S3 steps, and their object size.
@@ -797,6 +870,7 @@ pub fn quick_steps(
         });
     let cleaned = target
         .remove_run_objects(QUICK_CONCURRENT)
+        .map_err(|left| left.error)
         .and_then(|_| target.remove_place())
         .map_err(|e| format!("built-in gateway cleanup: {}", describe_io(&e)));
     if let Some(w) = gateway.stop(false) {

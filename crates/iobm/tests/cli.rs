@@ -329,6 +329,117 @@ fn ctrl_c_reports_partial_results_and_cleans_up() {
 }
 
 #[test]
+fn two_interrupts_together_are_one_the_result_is_saved_and_the_data_removed() {
+    // As `timeout -s INT` and a terminal's Ctrl-C do: one signal to the process, one to its
+    // group, together. They must not be taken for a second Ctrl-C ("exit at once").
+    let dir = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let json = dir.path().join("int.json");
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("iobm"))
+        .args(["stream", "-j", "2", "--size", "16MiB", "--block", "64k"])
+        .args(["--duration", "4s", "--json"])
+        .arg(&json)
+        .arg(data.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Once the write phase is saved, during the read.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    let write_saved = || {
+        let saved = std::fs::read_to_string(&json).ok();
+        let result = saved.and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok());
+        result.is_some_and(|r| r["phases"].as_array().is_some_and(|p| !p.is_empty()))
+    };
+    while !write_saved() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the write phase never ended"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let pid = child.id() as i32;
+    // SAFETY: kill sends a signal to the child process we spawned.
+    unsafe { libc::kill(pid, libc::SIGINT) };
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    unsafe { libc::kill(pid, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(!stderr.contains("exiting at once"), "{stderr}");
+    // Not a terminal: no control sequences.
+    assert!(
+        !stderr.contains('\x1b') && !stderr.contains('\r'),
+        "{stderr:?}"
+    );
+    let result = load(&json);
+    assert_matches_schema(&result);
+    assert_eq!(result["status"], "interrupted");
+    let phases: Vec<(&str, &str)> = result["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p["name"].as_str().unwrap(), p["status"].as_str().unwrap()))
+        .collect();
+    assert_eq!(phases, [("write", "complete"), ("read", "interrupted")]);
+    assert!(
+        entries(data.path()).is_empty(),
+        "{:?}",
+        entries(data.path())
+    );
+}
+
+#[test]
+fn a_run_directory_that_cannot_be_removed_is_named_and_exits_4() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("iobm"))
+        .args(["write", "-j", "2", "--size", "8MiB", "--block", "64k"])
+        .args(["--duration", "3s", "--json"])
+        .arg(&json)
+        .arg(data.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Someone else's file lands in the run's directory while it runs: iobm removes only its
+    // own, so the directory stays, and the run must say so.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let run_dir = loop {
+        if let Some(d) = entries(data.path())
+            .into_iter()
+            .find(|e| e.starts_with("iobm-"))
+        {
+            break data.path().join(d);
+        }
+        assert!(std::time::Instant::now() < deadline, "no run directory");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    std::fs::write(run_dir.join("theirs"), b"not iobm's").unwrap();
+    let out = child.wait_with_output().unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(4), "{stderr}");
+    let result = load(&json);
+    assert_matches_schema(&result);
+    assert_eq!(result["status"], "complete");
+    let left = &result["left_behind"][0];
+    assert_eq!(left["what"], "directory");
+    assert_eq!(left["location"], run_dir.to_str().unwrap());
+    let said = format!(
+        "directory {} left: it holds files iobm did not create",
+        run_dir.display()
+    );
+    assert!(stdout.contains(&said), "{stdout}");
+    assert!(stderr.contains(&said), "{stderr}");
+    // Only the foreign file is left: the run's own are gone.
+    assert_eq!(entries(&run_dir), ["theirs"]);
+}
+
+#[test]
 fn quick_tours_a_directory_and_prints_a_summary() {
     let data = tempfile::tempdir().unwrap();
     let json = data.path().join("quick.json");

@@ -358,14 +358,16 @@ fn a_server_that_dies_mid_run_is_counted_and_the_run_ends_with_results() {
     let _ = server.child.kill();
     let _ = server.child.wait();
     let out = child.wait_with_output().unwrap();
+    // The run failed (1), but what it stored is still there: that is what the code says (4).
     assert_eq!(
         out.status.code(),
-        Some(1),
+        Some(4),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("the run stopped"), "{stderr}");
+    assert!(stderr.contains("the clean-up failed: up to "), "{stderr}");
     let result = load(&json);
     assert_matches_schema(&result);
     let phase = &result["phases"][0];
@@ -822,4 +824,292 @@ fn compare_puts_a_get_run_beside_a_put_run_of_one_store() {
     assert_eq!(rows[1][1], format!("{p:.2}"));
     assert_eq!(rows[2][1], format!("{g:.2}"));
     assert_eq!(rows[2][2], format!("{:.2}", g / p));
+}
+
+/// `iobm serve ROOT` with extra flags, on a free loopback port, listening when returned.
+fn iobm_serve_args(root: &Path, extra: &[&str]) -> Server {
+    let port = free_port();
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("iobm"))
+        .arg("serve")
+        .arg(root)
+        .args(["--listen", &format!("127.0.0.1:{port}")])
+        .args(["--access-key", KEY, "--secret-key", SECRET])
+        .args(extra)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for(port, &mut child);
+    Server {
+        child,
+        url: format!("http://127.0.0.1:{port}"),
+    }
+}
+
+/// What [`proxy_until_cleanup`] does when the clean-up starts.
+type OnList = Box<dyn FnOnce() + Send>;
+
+/// A loopback TCP proxy in front of `backend` for runs whose only listing is their clean-up (a
+/// PUT run): the first request for one (`list-type=2`) is held, never forwarded; `on_list` is
+/// called, and with `cut` every connection is then closed and new ones refused, as a server
+/// that died would. Returns the proxy's URL.
+fn proxy_until_cleanup(
+    backend: &str,
+    cut: bool,
+    on_list: impl FnOnce() + Send + 'static,
+) -> String {
+    use std::io::{Read, Write};
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::{Arc, Mutex};
+    let backend: std::net::SocketAddr = backend.trim_start_matches("http://").parse().unwrap();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    listener.set_nonblocking(true).unwrap();
+    let tripped = Arc::new(AtomicBool::new(false));
+    let open: Arc<Mutex<Vec<TcpStream>>> = Arc::default();
+    let on_list: Arc<Mutex<Option<OnList>>> = Arc::new(Mutex::new(Some(Box::new(on_list))));
+    std::thread::spawn(move || loop {
+        if tripped.load(Ordering::SeqCst) && cut {
+            return; // the listener goes: connections are refused
+        }
+        let client = match listener.accept() {
+            Ok((c, _)) => c,
+            Err(_) => {
+                std::thread::sleep(Duration::from_millis(5));
+                continue;
+            }
+        };
+        client.set_nonblocking(false).unwrap();
+        let Ok(server) = TcpStream::connect(backend) else {
+            continue;
+        };
+        let mut guard = open.lock().unwrap();
+        guard.push(client.try_clone().unwrap());
+        guard.push(server.try_clone().unwrap());
+        drop(guard);
+        let (mut from_server, mut to_client) =
+            (server.try_clone().unwrap(), client.try_clone().unwrap());
+        std::thread::spawn(move || {
+            let mut buf = vec![0u8; 1 << 16];
+            while let Ok(n @ 1..) = from_server.read(&mut buf) {
+                if to_client.write_all(&buf[..n]).is_err() {
+                    break;
+                }
+            }
+            let _ = to_client.shutdown(std::net::Shutdown::Write);
+        });
+        let (tripped, open, on_list) = (tripped.clone(), open.clone(), on_list.clone());
+        let (mut from_client, mut to_server) = (client, server);
+        std::thread::spawn(move || {
+            let mut buf = vec![0u8; 1 << 16];
+            let mut tail: Vec<u8> = Vec::new();
+            while let Ok(n @ 1..) = from_client.read(&mut buf) {
+                tail.extend_from_slice(&buf[..n]);
+                if tail.windows(11).any(|w| w == b"list-type=2") {
+                    tripped.store(true, Ordering::SeqCst);
+                    if let Some(f) = on_list.lock().unwrap().take() {
+                        f();
+                    }
+                    if cut {
+                        for s in open.lock().unwrap().iter() {
+                            let _ = s.shutdown(std::net::Shutdown::Both);
+                        }
+                        return;
+                    }
+                    // Held: the clean-up waits for an answer that never comes.
+                    std::thread::sleep(Duration::from_secs(600));
+                    return;
+                }
+                if to_server.write_all(&buf[..n]).is_err() {
+                    break;
+                }
+                let keep = tail.len().saturating_sub(16);
+                tail.drain(..keep);
+            }
+            let _ = to_server.shutdown(std::net::Shutdown::Write);
+        });
+    });
+    url
+}
+
+/// Every file under the bucket directory `bucket`.
+fn files_in(bucket: &Path) -> Vec<std::path::PathBuf> {
+    walk(bucket).into_iter().filter(|p| p.is_file()).collect()
+}
+
+#[test]
+fn a_put_longer_than_the_servers_header_timeout_leaves_nothing() {
+    // The server closes a connection idle for 2 s; the run's own control connection sits idle
+    // through the 4 s phase, and the clean-up must not rely on it.
+    let root = tempfile::tempdir().unwrap();
+    let server = iobm_serve_args(root.path(), &["--header-timeout", "2s"]);
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let out = iobm()
+        .args(["s3", "put", "--endpoint", &server.url, "--duration", "4s"])
+        .args(["--concurrent", "2", "--obj-size", "64KiB"])
+        .arg("--json")
+        .arg(&json)
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let bucket = root.path().join("iobm");
+    assert!(!bucket.exists(), "left behind: {:?}", files_in(&bucket));
+    let result = load(&json);
+    assert_matches_schema(&result);
+    assert!(u(&result["phases"][0]["operations"][0]["ops"]) > 0);
+    assert_eq!(result["left_behind"], serde_json::json!([]), "{stderr}");
+}
+
+#[test]
+fn two_puts_started_together_on_one_bucket_both_run_and_merge() {
+    let root = tempfile::tempdir().unwrap();
+    let server = iobm_serve(root.path());
+    let dir = tempfile::tempdir().unwrap();
+    let start = |name: &str| {
+        std::process::Command::new(assert_cmd::cargo::cargo_bin("iobm"))
+            .env("AWS_ACCESS_KEY_ID", KEY)
+            .env("AWS_SECRET_ACCESS_KEY", SECRET)
+            .args(["s3", "put", "--endpoint", &server.url, "--duration", "2s"])
+            .args(["--concurrent", "2", "--obj-size", "64KiB", "--json"])
+            .arg(dir.path().join(name))
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (a, b) = (start("a.json"), start("b.json"));
+    for child in [a, b] {
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{stderr}");
+    }
+    let (a, b) = (
+        load(&dir.path().join("a.json")),
+        load(&dir.path().join("b.json")),
+    );
+    // Exactly one of them made the bucket: only that one may remove it.
+    let created = [&a, &b]
+        .iter()
+        .filter(|r| r["config"]["s3"]["bucket_created"] == true)
+        .count();
+    assert_eq!(created, 1);
+    assert!(files_in(&root.path().join("iobm")).is_empty());
+    let merged = dir.path().join("m.json");
+    iobm()
+        .arg("merge")
+        .arg(dir.path().join("a.json"))
+        .arg(dir.path().join("b.json"))
+        .arg("--json")
+        .arg(&merged)
+        .assert()
+        .success();
+    let merged = load(&merged);
+    assert_matches_schema(&merged);
+    assert_eq!(merged["ranks"].as_array().unwrap().len(), 2);
+    assert_eq!(merged["phases"][0]["workers"].as_array().unwrap().len(), 4);
+}
+
+#[test]
+fn a_second_interrupt_exits_at_once_and_leaves_the_result_so_far() {
+    let root = tempfile::tempdir().unwrap();
+    let server = iobm_serve(root.path());
+    let (seen_tx, seen) = std::sync::mpsc::channel();
+    // The clean-up's listing is held: the run is still cleaning up when the second Ctrl-C comes.
+    let url = proxy_until_cleanup(&server.url, false, move || {
+        let _ = seen_tx.send(());
+    });
+    let (child, json, _dir) = long_put(&url, &["--timeout", "60s"]);
+    std::thread::sleep(Duration::from_millis(1500));
+    let pid = child.id() as i32;
+    // SAFETY: kill sends a signal to the child process we spawned.
+    unsafe { libc::kill(pid, libc::SIGINT) };
+    seen.recv_timeout(Duration::from_secs(30)).unwrap();
+    // Past the window in which signals count as one: a user's second Ctrl-C.
+    std::thread::sleep(Duration::from_millis(1500));
+    unsafe { libc::kill(pid, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("exiting at once"), "{stderr}");
+    let result = load(&json);
+    assert_matches_schema(&result);
+    assert_eq!(result["status"], "interrupted");
+    assert!(
+        u(&result["phases"][0]["operations"][0]["ops"]) > 0,
+        "what was measured"
+    );
+    let prefix = result["config"]["s3"]["prefix"].as_str().unwrap();
+    assert_eq!(
+        result["left_behind"][0]["location"],
+        format!("s3://iobm/{prefix}"),
+        "{}",
+        result["left_behind"]
+    );
+    assert!(!files_in(&root.path().join("iobm").join(prefix)).is_empty());
+}
+
+#[test]
+fn a_server_killed_before_the_clean_up_gives_exit_4_and_names_what_remains() {
+    let root = tempfile::tempdir().unwrap();
+    let server = std::sync::Arc::new(std::sync::Mutex::new(iobm_serve(root.path())));
+    let killed = server.clone();
+    let url = proxy_until_cleanup(&server.lock().unwrap().url.clone(), true, move || {
+        let mut s = killed.lock().unwrap();
+        let _ = s.child.kill();
+        let _ = s.child.wait();
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let out = iobm()
+        .args(["s3", "put", "--endpoint", &url, "--duration", "1s"])
+        .args([
+            "--concurrent",
+            "2",
+            "--obj-size",
+            "64KiB",
+            "--timeout",
+            "5s",
+        ])
+        .arg("--json")
+        .arg(&json)
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(4), "{stderr}");
+    let result = load(&json);
+    assert_matches_schema(&result);
+    assert_eq!(
+        result["status"], "complete",
+        "the measurement itself was fine"
+    );
+    let prefix = result["config"]["s3"]["prefix"].as_str().unwrap();
+    let location = format!("s3://iobm/{prefix}");
+    let left = &result["left_behind"][0];
+    assert_eq!(left["location"], location.as_str(), "{left}");
+    assert_eq!(left["what"], "objects");
+    // Nothing could be listed: the run's own books bound what remains.
+    assert!(left["count"].is_null());
+    let put = &result["phases"][0]["operations"][0];
+    let at_most = u(&left["at_most"]);
+    assert_eq!(at_most, u(&put["ops"]) + u(&put["errors"]));
+    let on_disk = files_in(&root.path().join("iobm").join(prefix)).len() as u64;
+    assert!(on_disk > 0 && on_disk <= at_most, "{on_disk} of {at_most}");
+    // The bucket the run created stays with them.
+    assert!(result["left_behind"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|l| l["what"] == "bucket" && l["location"] == "s3://iobm"));
+    // Said where the user looks: the report's footer and the last lines on stderr.
+    let said = format!("up to {at_most} objects left in {location}");
+    assert!(stdout.contains(&said), "{stdout}");
+    assert!(stderr.contains(&said), "{stderr}");
+    assert!(stderr.contains("aws s3 rm --recursive") || stdout.contains("aws s3 rm --recursive"));
 }
