@@ -9,6 +9,7 @@ use iobm_results::{PhaseResult, RunResult, Series};
 use iobm_stats::{AggregateKind, HistogramData};
 use serde_json::{json, Value};
 use std::fmt::Write;
+use std::ops::Range;
 
 const UPLOT_JS: &str = include_str!("../vendor/uplot/uPlot.iife.min.js");
 const UPLOT_CSS: &str = include_str!("../vendor/uplot/uPlot.min.css");
@@ -73,6 +74,13 @@ pub fn run_page(run: &RunResult) -> String {
         "<section><h2>Where it ran</h2><pre class=\"env\">{}</pre></section>",
         esc(&render_header(run))
     );
+    if run.bonnie.is_some() {
+        let _ = writeln!(
+            body,
+            "<section id=\"bonnie-tables\"><h2>bonnie++'s tables</h2><pre class=\"bonnie\">{}</pre></section>",
+            esc(&crate::bonnie::render_tables(run))
+        );
+    }
     if !run.phases.is_empty() {
         body.push_str("<section><h2>Throughput over the run</h2>\n");
         chart_div(&mut body, "run-throughput");
@@ -133,21 +141,23 @@ fn run_throughput(run: &RunResult) -> Value {
     let mut marks = Vec::new();
     for phase in &run.phases {
         let s = phase_series(phase);
-        let step = s.interval_ns as f64 / 1e9;
         let start = seconds(phase.start_ns.saturating_sub(origin));
         marks.push(json!({"at": start, "label": phase.name}));
-        for (k, &bytes) in s.bytes.iter().enumerate() {
-            x.push(start + k as f64 * step);
-            y.push(Value::from(
-                bytes as f64 / covered(phase, s.interval_ns, k) / MIB,
-            ));
-        }
+        let (at, spans) = steps(phase, s.interval_ns, s.bytes.len());
+        // Phases that move no data have no MiB/s: a gap, not a zero.
+        let rates = if phase.moves_data() {
+            stepped(&s.bytes, &spans, MIB)
+        } else {
+            vec![Value::Null; at.len()]
+        };
+        x.extend(at.iter().map(|t| start + t));
+        y.extend(rates);
         // A gap between phases, so the line does not join them.
         x.push(seconds(phase.end_ns.saturating_sub(origin)));
         y.push(Value::Null);
     }
     json!({
-        "id": "run-throughput", "kind": "lines", "title": "MiB/s over the run (all workers)",
+        "id": "run-throughput", "kind": "lines", "step": true, "title": "MiB/s over the run (all workers)",
         "xlabel": "seconds since the first phase began", "ylabel": "MiB/s",
         "x": x, "series": [{"label": "all workers", "values": y}], "marks": marks,
     })
@@ -201,15 +211,34 @@ fn phase_section(
         out.push_str("</ul>\n");
     }
     warnings(out, &phase.warnings);
+    let all = phase_series(phase);
+    let drawn = steps(phase, all.interval_ns, all.bytes.len()).1.len();
+    let over_time = drawn >= MIN_STEPS;
+    if !over_time {
+        let _ = writeln!(
+            out,
+            "<p class=\"short\">{} interval{} of {} s: too few for charts over time (run longer, or give a shorter --interval)</p>",
+            drawn,
+            if drawn == 1 { "" } else { "s" },
+            seconds(all.interval_ns)
+        );
+    }
     out.push_str("<div class=\"charts\">\n");
     for (suffix, chart) in [
-        ("throughput", Some(phase_throughput(phase, run))),
-        ("latency", latency_over_time(phase)),
+        (
+            "throughput",
+            over_time.then(|| phase_throughput(phase, run)),
+        ),
+        ("latency", latency_over_time(phase).filter(|_| over_time)),
         (
             "distribution",
             latency_distribution(&phase.latency.histogram),
         ),
-        ("workers", Some(worker_bars(phase))),
+        // One worker's bar is the aggregate again.
+        (
+            "workers",
+            (phase.workers.len() > 1).then(|| worker_bars(phase)),
+        ),
         ("ranks", rank_bars(phase, run)),
     ] {
         if let Some(mut chart) = chart {
@@ -243,24 +272,47 @@ fn aggregates_table(out: &mut String, phase: &PhaseResult) {
     out.push_str("</table>\n");
 }
 
-fn us(ns: Option<u64>) -> String {
-    ns.map_or("-".to_string(), |v| format!("{:.1}", v as f64 / 1e3))
+/// A latency in the unit its size reads best in: ns, µs, ms or s.
+pub fn readable_latency(ns: f64) -> String {
+    if ns < 1e3 {
+        format!("{ns:.0} ns")
+    } else if ns < 1e6 {
+        format!("{:.1} µs", ns / 1e3)
+    } else if ns < 1e9 {
+        format!("{:.2} ms", ns / 1e6)
+    } else {
+        format!("{:.3} s", ns / 1e9)
+    }
+}
+
+fn latency_text(ns: Option<u64>) -> String {
+    ns.map_or("-".to_string(), |v| readable_latency(v as f64))
+}
+
+/// One percentile: readable, with its nanoseconds in `data-ns`.
+fn percentile_span(name: &str, ns: Option<f64>) -> String {
+    match ns {
+        Some(v) => format!(
+            "<span data-p=\"{name}\" data-ns=\"{v:.0}\">{}</span>",
+            readable_latency(v)
+        ),
+        None => format!("<span data-p=\"{name}\">-</span>"),
+    }
 }
 
 fn latency_line(out: &mut String, phase: &PhaseResult) {
     let l = &phase.latency;
+    let ns = |v: Option<u64>| v.map(|v| v as f64);
     let _ = writeln!(
         out,
-        "<p class=\"latency\">latency of {} ({} operations), in us: mean <span data-p=\"mean\">{}</span>, \
-p50 <span data-p=\"p50\">{}</span>, p99 <span data-p=\"p99\">{}</span>, \
-p99.9 <span data-p=\"p999\">{}</span>, max <span data-p=\"max\">{}</span></p>",
+        "<p class=\"latency\">latency of {} ({} operations): mean {}, p50 {}, p99 {}, p99.9 {}, max {}</p>",
         esc(&l.measures),
         l.histogram.count,
-        l.mean_ns.map_or("-".to_string(), |m| format!("{:.1}", m / 1e3)),
-        us(l.p50_ns),
-        us(l.p99_ns),
-        us(l.p999_ns),
-        us(l.max_ns)
+        percentile_span("mean", l.mean_ns),
+        percentile_span("p50", ns(l.p50_ns)),
+        percentile_span("p99", ns(l.p99_ns)),
+        percentile_span("p999", ns(l.p999_ns)),
+        percentile_span("max", ns(l.max_ns))
     );
 }
 
@@ -292,33 +344,86 @@ fn groups(phase: &PhaseResult, run: &RunResult) -> Vec<(String, Series)> {
     Vec::new()
 }
 
-/// The length in seconds of interval `k` of a phase's series: the last one ends with the phase.
+/// Phases drawn over time need at least this many steps; shorter ones get no such charts.
+const MIN_STEPS: usize = 3;
+
+/// The length in seconds of interval `k` of a phase's series: the last one ends with the phase
+/// (one past the phase's end covers nothing).
 fn covered(phase: &PhaseResult, interval_ns: u64, k: usize) -> f64 {
     let length = phase.end_ns.saturating_sub(phase.start_ns);
     let start = k as u64 * interval_ns;
-    seconds(interval_ns.min(length.saturating_sub(start)).max(1))
+    seconds(interval_ns.min(length.saturating_sub(start)))
 }
 
-/// MiB/s per interval of the phase: the total and each group.
+/// The steps a phase's series of `n` intervals is drawn in: where each begins (seconds since the
+/// phase began) and, last, where the phase ended; and for each the intervals it holds and the
+/// seconds they cover. The last interval covers only what is left of the phase; one shorter
+/// than half an interval is drawn with the one before it (their amount over their time
+/// together): the operations still in flight at the end complete in it, and over its short
+/// time alone they would draw a spike that nothing moved at.
+fn steps(phase: &PhaseResult, interval_ns: u64, n: usize) -> (Vec<f64>, Vec<(Range<usize>, f64)>) {
+    let mut spans: Vec<(Range<usize>, f64)> = (0..n)
+        .map(|k| (k..k + 1, covered(phase, interval_ns, k)))
+        .collect();
+    while spans.len() >= 2 && spans[spans.len() - 1].1 < seconds(interval_ns) / 2.0 {
+        let (last, length) = spans.pop().expect("two spans");
+        let before = spans.last_mut().expect("one span");
+        before.0.end = last.end;
+        before.1 += length;
+    }
+    let step = seconds(interval_ns);
+    let mut x: Vec<f64> = spans.iter().map(|(r, _)| r.start as f64 * step).collect();
+    if let Some((r, length)) = spans.last() {
+        x.push(r.start as f64 * step + length);
+    }
+    (x, spans)
+}
+
+/// The rate of `amounts` (bytes or operations per interval) over each step, divided by `unit`;
+/// the last value repeated at the phase's end, where its step ends.
+fn stepped(amounts: &[u64], spans: &[(Range<usize>, f64)], unit: f64) -> Vec<Value> {
+    let mut y: Vec<Value> = spans
+        .iter()
+        .map(|(r, length)| {
+            let sum: u64 = r
+                .clone()
+                .map(|k| amounts.get(k).copied().unwrap_or(0))
+                .sum();
+            if *length > 0.0 {
+                Value::from(sum as f64 / length / unit)
+            } else {
+                Value::Null
+            }
+        })
+        .collect();
+    if let Some(last) = y.last().cloned() {
+        y.push(last);
+    }
+    y
+}
+
+/// The rate per interval of the phase, MiB/s (operations per second for phases that move no
+/// data): the total and each group, drawn as steps over the time each covers.
 fn phase_throughput(phase: &PhaseResult, run: &RunResult) -> Value {
     let all = phase_series(phase);
-    let step = all.interval_ns as f64 / 1e9;
-    let rate = |s: &Series| -> Vec<f64> {
-        (0..all.bytes.len())
-            .map(|k| {
-                let bytes = s.bytes.get(k).copied().unwrap_or(0);
-                bytes as f64 / covered(phase, all.interval_ns, k) / MIB
-            })
-            .collect()
+    let step = seconds(all.interval_ns);
+    let (x, spans) = steps(phase, all.interval_ns, all.bytes.len());
+    let data = phase.moves_data();
+    let rate = |s: &Series| {
+        if data {
+            stepped(&s.bytes, &spans, MIB)
+        } else {
+            stepped(&s.ops, &spans, 1.0)
+        }
     };
     let mut series = vec![json!({"label": "all", "values": rate(&all)})];
     for (name, s) in groups(phase, run) {
         series.push(json!({"label": name, "values": rate(&s)}));
     }
-    let x: Vec<f64> = (0..all.bytes.len()).map(|k| k as f64 * step).collect();
+    let unit = if data { "MiB/s" } else { "operations/s" };
     json!({
-        "kind": "lines", "title": format!("{}: MiB/s per {} s", phase.name, step),
-        "xlabel": "seconds since the phase began", "ylabel": "MiB/s", "x": x, "series": series,
+        "kind": "lines", "step": true, "title": format!("{}: {unit} per {step} s", phase.name),
+        "xlabel": "seconds since the phase began", "ylabel": unit, "x": x, "series": series,
     })
 }
 
@@ -340,8 +445,8 @@ fn latency_over_time(phase: &PhaseResult) -> Option<Value> {
     let x: Vec<f64> = (0..all.latency.len()).map(|k| k as f64 * step).collect();
     let [p50, p99, max] = columns;
     Some(json!({
-        "kind": "lines", "log": true, "title": format!("{}: latency per {} s (us)", phase.name, step),
-        "xlabel": "seconds since the phase began", "ylabel": "us", "x": x,
+        "kind": "lines", "log": true, "yunit": "latency", "title": format!("{}: latency per {} s", phase.name, step),
+        "xlabel": "seconds since the phase began", "ylabel": "latency", "x": x,
         "series": [
             {"label": "p50", "values": p50},
             {"label": "p99", "values": p99},
@@ -359,8 +464,8 @@ fn latency_distribution(h: &HistogramData) -> Option<Value> {
     let x: Vec<f64> = buckets.iter().map(|b| b[0] as f64 / 1e3).collect();
     let y: Vec<u64> = buckets.iter().map(|b| b[1]).collect();
     Some(json!({
-        "kind": "distribution", "title": "latency distribution: operations per bucket",
-        "xlabel": "latency (us, log scale)", "ylabel": "operations", "x": x,
+        "kind": "distribution", "xunit": "latency", "title": "latency distribution: operations per bucket",
+        "xlabel": "latency (log scale)", "ylabel": "operations", "x": x,
         "series": [{"label": "operations", "values": y}],
     }))
 }
@@ -372,22 +477,28 @@ fn worker_bars(phase: &PhaseResult) -> Value {
         .iter()
         .map(|w| format!("r{} w{}", w.rank, w.worker))
         .collect();
+    let data = phase.moves_data();
     let rates: Vec<f64> = phase
         .workers
         .iter()
         .map(|w| {
             let span = seconds(w.span.end_ns.saturating_sub(w.span.start_ns));
-            if span > 0.0 {
-                w.span.bytes as f64 / span / MIB
-            } else {
-                0.0
+            match (span > 0.0, data) {
+                (true, true) => w.span.bytes as f64 / span / MIB,
+                (true, false) => w.span.ops as f64 / span,
+                (false, _) => 0.0,
             }
         })
         .collect();
+    let (unit, what) = if data {
+        ("MiB/s", "bytes")
+    } else {
+        ("operations/s", "operations")
+    };
     json!({
-        "kind": "bars", "title": format!("{}: each worker's MiB/s (its bytes over its own span)", phase.name),
-        "xlabel": "worker", "ylabel": "MiB/s", "labels": labels,
-        "series": [{"label": "MiB/s", "values": rates}],
+        "kind": "bars", "title": format!("{}: each worker's {unit} (its {what} over its own span)", phase.name),
+        "xlabel": "worker", "ylabel": unit, "labels": labels,
+        "series": [{"label": unit, "values": rates}],
     })
 }
 
@@ -396,34 +507,41 @@ fn rank_bars(phase: &PhaseResult, run: &RunResult) -> Option<Value> {
     if run.ranks.len() < 2 {
         return None;
     }
+    let data = phase.moves_data();
+    let amount = |w: &iobm_results::WorkerResult| if data { w.span.bytes } else { w.span.ops };
     let mut ranks: Vec<(u32, u64, u64, u64)> = Vec::new();
     for w in &phase.workers {
         match ranks.iter_mut().find(|r| r.0 == w.rank) {
             Some(r) => {
-                r.1 += w.span.bytes;
+                r.1 += amount(w);
                 r.2 = r.2.min(w.span.start_ns);
                 r.3 = r.3.max(w.span.end_ns);
             }
-            None => ranks.push((w.rank, w.span.bytes, w.span.start_ns, w.span.end_ns)),
+            None => ranks.push((w.rank, amount(w), w.span.start_ns, w.span.end_ns)),
         }
     }
     ranks.sort_by_key(|r| r.0);
     let labels: Vec<String> = ranks.iter().map(|r| format!("rank {}", r.0)).collect();
     let rates: Vec<f64> = ranks
         .iter()
-        .map(|&(_, bytes, start, end)| {
+        .map(|&(_, amount, start, end)| {
             let span = seconds(end.saturating_sub(start));
-            if span > 0.0 {
-                bytes as f64 / span / MIB
-            } else {
-                0.0
+            match (span > 0.0, data) {
+                (true, true) => amount as f64 / span / MIB,
+                (true, false) => amount as f64 / span,
+                (false, _) => 0.0,
             }
         })
         .collect();
+    let (unit, what) = if data {
+        ("MiB/s", "bytes")
+    } else {
+        ("operations/s", "operations")
+    };
     Some(json!({
-        "kind": "bars", "title": format!("{}: each rank's MiB/s (its bytes over its workers' first start to last end)", phase.name),
-        "xlabel": "rank", "ylabel": "MiB/s", "labels": labels,
-        "series": [{"label": "MiB/s", "values": rates}],
+        "kind": "bars", "title": format!("{}: each rank's {unit} (its {what} over its workers' first start to last end)", phase.name),
+        "xlabel": "rank", "ylabel": unit, "labels": labels,
+        "series": [{"label": unit, "values": rates}],
     }))
 }
 
@@ -473,9 +591,9 @@ pub fn compare_page(runs: &[(String, RunResult)], aggregate: AggregateKind, unit
                     });
                     let _ = write!(
                         body,
-                        "<td data-run=\"{}\"><span class=\"value\">{v:.2}</span>{spread}{mark} {unit}{ratio}<br><small>p99 {} us, CPU {}</small></td>",
+                        "<td data-run=\"{}\"><span class=\"value\">{v:.2}</span>{spread}{mark} {unit}{ratio}<br><small>p99 {}, CPU {}</small></td>",
                         esc(label),
-                        us(cell.p99_ns),
+                        latency_text(cell.p99_ns),
                         cell.cpu_percent.map_or("-".to_string(), |c| format!("{c:.0}%")),
                     );
                 }
@@ -518,4 +636,114 @@ pub fn compare_page(runs: &[(String, RunResult)], aggregate: AggregateKind, unit
     }
     body.push_str("</div>\n");
     page(&title, &body, &charts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A phase of `length_ns` whose summed series has these MiB per interval of 1 s.
+    fn phase(op: &str, length_ns: u64, mib: &[u64]) -> PhaseResult {
+        let mut p: PhaseResult =
+            serde_json::from_str(include_str!("../../iobm/tests/fixtures/stream.json"))
+                .map(|r: RunResult| r.phases[0].clone())
+                .unwrap();
+        p.op = op.into();
+        p.end_ns = p.start_ns + length_ns;
+        let mut s = Series::new(std::time::Duration::from_secs(1));
+        s.bytes = mib.iter().map(|m| m << 20).collect();
+        s.ops = mib.to_vec();
+        p.series = Some(s);
+        p
+    }
+
+    fn values(chart: &Value, i: usize) -> Vec<f64> {
+        chart["series"][i]["values"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_f64().unwrap())
+            .collect()
+    }
+
+    fn xs(chart: &Value) -> Vec<f64> {
+        chart["x"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_f64().unwrap())
+            .collect()
+    }
+
+    fn run_of(p: &PhaseResult) -> RunResult {
+        let mut r: RunResult =
+            serde_json::from_str(include_str!("../../iobm/tests/fixtures/stream.json")).unwrap();
+        r.phases = vec![p.clone()];
+        r
+    }
+
+    #[test]
+    fn a_short_last_interval_is_drawn_with_the_one_before_over_their_real_length() {
+        // 3.224 s: the last 0.224 s hold the 4 MiB of requests that were in flight at the end.
+        let p = phase("write", 3_224_000_000, &[7, 9, 9, 4]);
+        let chart = phase_throughput(&p, &run_of(&p));
+        assert_eq!(chart["step"], true);
+        assert_eq!(xs(&chart), [0.0, 1.0, 2.0, 3.224]);
+        let y = values(&chart, 0);
+        let tail = 13.0 / 1.224;
+        assert_eq!(y.len(), 4);
+        assert_eq!(&y[..2], [7.0, 9.0]);
+        assert!(
+            (y[2] - tail).abs() < 1e-9 && (y[3] - tail).abs() < 1e-9,
+            "{y:?}"
+        );
+        // Bytes over the steps' lengths add up to every byte moved: nothing made up.
+        let drawn: f64 = y[..3]
+            .iter()
+            .zip([1.0, 1.0, 1.224])
+            .map(|(r, t)| r * t)
+            .sum();
+        assert!((drawn - 29.0).abs() < 1e-9);
+        // A last interval of at least half its length is its own step, over its own time.
+        let p = phase("write", 3_600_000_000, &[7, 9, 9, 4]);
+        let chart = phase_throughput(&p, &run_of(&p));
+        assert_eq!(xs(&chart), [0.0, 1.0, 2.0, 3.0, 3.6]);
+        assert!((values(&chart, 0)[3] - 4.0 / 0.6).abs() < 1e-9);
+    }
+
+    #[test]
+    fn phases_that_move_no_data_are_drawn_in_operations_per_second() {
+        let p = phase("create", 3_000_000_000, &[100, 200, 300]);
+        let chart = phase_throughput(&p, &run_of(&p));
+        assert_eq!(chart["ylabel"], "operations/s");
+        assert_eq!(values(&chart, 0), [100.0, 200.0, 300.0, 300.0]);
+        assert_eq!(worker_bars(&p)["ylabel"], "operations/s");
+        // In the run's MiB/s they are a gap, not a zero.
+        let run = run_throughput(&run_of(&p));
+        assert!(run["series"][0]["values"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(Value::is_null));
+    }
+
+    #[test]
+    fn latencies_read_in_the_unit_of_their_size() {
+        assert_eq!(readable_latency(850.0), "850 ns");
+        assert_eq!(readable_latency(23_800.0), "23.8 µs");
+        assert_eq!(readable_latency(171_966_500.0), "171.97 ms");
+        assert_eq!(readable_latency(2_500_000_000.0), "2.500 s");
+        let p = phase("write", 3_000_000_000, &[1, 1, 1]);
+        let mut out = String::new();
+        latency_line(&mut out, &p);
+        let p99 = p.latency.p99_ns.unwrap();
+        assert!(
+            out.contains(&format!(
+                "<span data-p=\"p99\" data-ns=\"{p99}\">{}</span>",
+                readable_latency(p99 as f64)
+            )),
+            "{out}"
+        );
+        assert!(!out.contains(" in us"), "{out}");
+    }
 }

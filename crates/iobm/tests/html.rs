@@ -77,8 +77,9 @@ fn an_mpi_run_page_has_a_bar_per_rank() {
         .assert()
         .success();
     let phases = result["phases"].as_array().unwrap().len();
-    // Per phase: throughput, distribution, workers, ranks.
-    let dom = check_page(&html, 1 + phases * 4);
+    // Per phase (each a few milliseconds: one interval, no charts over time): distribution,
+    // workers, ranks.
+    let dom = check_page(&html, 1 + phases * 3);
     assert!(dom.contains("id=\"phase-0-ranks\""));
     check_numbers(&dom, &result);
 }
@@ -135,7 +136,12 @@ fn a_three_way_bonnie_comparison_page_has_a_chart_per_test() {
         let cell = row.split("<td data-run=\"now\">").nth(1).unwrap();
         let makespan = aggregate(phase, "makespan");
         // Tests that move data compare MiB/s; seeks and metadata tests, operations per second.
-        let value = if cell.split("</span>").nth(1).unwrap().starts_with(" MiB/s") {
+        let shown = cell.split("<br>").next().unwrap();
+        assert!(
+            shown.contains("<span class=\"mark\" data-verdict="),
+            "{name}: no verdict mark in {shown}"
+        );
+        let value = if shown.contains(" MiB/s") {
             makespan["bytes_per_s"].as_f64().unwrap() / MIB
         } else {
             makespan["ops_per_s"].as_f64().unwrap()
@@ -146,4 +152,77 @@ fn a_three_way_bonnie_comparison_page_has_a_chart_per_test() {
             "{name}: {cell:.60} vs {expected}"
         );
     }
+}
+
+/// The chart specifications a page carries.
+fn charts_of(page: &Path) -> Vec<serde_json::Value> {
+    let source = std::fs::read_to_string(page).unwrap();
+    let data = source
+        .split("<script type=\"application/json\" id=\"iobm-charts\">")
+        .nth(1)
+        .unwrap()
+        .split("</script>")
+        .next()
+        .unwrap()
+        .replace("<\\/", "</");
+    serde_json::from_str(&data).unwrap()
+}
+
+#[test]
+fn a_bonnie_run_page_is_compact_with_bonnie_tables_and_no_empty_rate_charts() {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/bonnie-disk.json");
+    let result = load(&fixture);
+    let dir = tempfile::tempdir().unwrap();
+    let html = dir.path().join("bonnie.html");
+    iobm()
+        .arg("report")
+        .arg(&fixture)
+        .arg("--html")
+        .arg(&html)
+        .assert()
+        .success();
+    let phases = result["phases"].as_array().unwrap();
+    // Its tests last milliseconds: one interval each, so no charts over time; bars of workers
+    // only for the seeks' several; a latency distribution each, and the run's throughput.
+    let several = phases
+        .iter()
+        .filter(|p| p["workers"].as_array().unwrap().len() > 1)
+        .count();
+    assert!(several > 0);
+    let dom = check_page(&html, 1 + phases.len() + several);
+    for i in 0..phases.len() {
+        let section = dom.split(&format!("id=\"phase-{i}\"")).nth(1).unwrap();
+        let section = section.split("</section>").next().unwrap();
+        assert!(
+            section.contains("too few for charts over time"),
+            "phase {i}"
+        );
+    }
+    // No chart in MiB/s of a test that moves no data.
+    for chart in charts_of(&html) {
+        let id = chart["id"].as_str().unwrap();
+        let Some(i) = id.strip_prefix("phase-").and_then(|r| r.split('-').next()) else {
+            continue;
+        };
+        let phase = &phases[i.parse::<usize>().unwrap()];
+        if common::phase_bytes(phase) == 0 {
+            assert_ne!(chart["ylabel"], "MiB/s", "{id}");
+        }
+    }
+    // bonnie++'s two tables, as `iobm report` prints them.
+    let tables = dom.split("<pre class=\"bonnie\">").nth(1).unwrap();
+    for row in [
+        "Sequential Output",
+        "Sequential Create",
+        "disk:4M",
+        "Latency p99/max",
+    ] {
+        assert!(tables.contains(row), "{row} not in the tables");
+    }
+    // Compact: the page was about 20,000 px tall with an empty MiB/s chart per metadata test.
+    let height: u64 = common::browser::attribute(&dom, "<body", "data-height")
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(height < 10_000, "the page is {height} px tall");
 }

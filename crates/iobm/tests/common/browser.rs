@@ -74,13 +74,37 @@ pub fn check_page(page: &Path, charts: usize) -> String {
     let divs: Vec<&str> = dom.split("<div class=\"chart\"").skip(1).collect();
     assert_eq!(divs.len(), charts);
     for div in divs {
-        let pixels: u64 = attribute(div, "", "data-pixels").unwrap().parse().unwrap();
+        let head = &div[..div.len().min(300)];
+        // Pixels in the series' own colours: axes, grid and labels have none, so a chart
+        // whose data is missing fails here.
+        let pixels: u64 = attribute(div, "", "data-series-pixels")
+            .unwrap_or_else(|| panic!("no series pixels: {head}"))
+            .parse()
+            .unwrap();
         assert!(
-            pixels > 1000,
-            "a chart drew only {pixels} pixels: {}",
-            &div[..200]
+            pixels > 200,
+            "a chart drew only {pixels} pixels of data: {head}"
         );
+        assert_eq!(
+            attribute(div, "", "data-clipped"),
+            Some(""),
+            "clipped axis labels: {head}"
+        );
+        if let Some(boxes) = attribute(div, "", "data-labels") {
+            let boxes: Vec<[f64; 4]> = serde_json::from_str(boxes).unwrap();
+            for (i, a) in boxes.iter().enumerate() {
+                for b in &boxes[i + 1..] {
+                    let apart = a[0] + a[2] <= b[0]
+                        || b[0] + b[2] <= a[0]
+                        || a[1] + a[3] <= b[1]
+                        || b[1] + b[3] <= a[1];
+                    assert!(apart, "phase labels {a:?} and {b:?} overlap: {head}");
+                }
+            }
+        }
     }
+    // A legend shows a value only for the point under the cursor, never uPlot's "--".
+    assert!(!dom.contains("class=\"u-value\">--<"), "a legend shows --");
     dom
 }
 
@@ -107,8 +131,29 @@ pub fn check_numbers(dom: &str, result: &Value) {
                 "{label}: {shown:.40} vs {expected}"
             );
         }
-        let p99 = u(&phase["latency"]["p99_ns"]) as f64 / 1e3;
-        let shown = format!("<span data-p=\"p99\">{p99:.1}</span>");
-        assert!(section.contains(&shown), "p99 {shown} not in phase {i}");
+        // The p99 in the unit of its size: 171.97 ms, not 171966.5 (us).
+        let p99 = u(&phase["latency"]["p99_ns"]);
+        let shown = section
+            .split(&format!("<span data-p=\"p99\" data-ns=\"{p99}\">"))
+            .nth(1)
+            .unwrap_or_else(|| panic!("p99 {p99} ns not in phase {i}"));
+        let shown = &shown[..shown.find('<').unwrap()];
+        let (value, unit) = shown.split_once(' ').unwrap();
+        let scale = match unit {
+            "ns" => 1.0,
+            "µs" => 1e3,
+            "ms" => 1e6,
+            "s" => 1e9,
+            _ => panic!("p99 shown as {shown}"),
+        };
+        let value: f64 = value.parse().unwrap();
+        assert!(
+            (1.0..1000.0).contains(&value) || unit == "s",
+            "p99 shown as {shown}"
+        );
+        assert!(
+            (value * scale - p99 as f64).abs() <= 0.01 * p99 as f64,
+            "p99 {p99} ns shown as {shown}"
+        );
     }
 }
