@@ -11,8 +11,10 @@
 //! is shared by every account. A gateway of one key pair has one account, which owns all.
 
 use crate::accounts::{Accounts, Caller};
+use crate::errors::store_error;
 use crate::store::{Store, StoreError};
 use rustix::fs::{fgetxattr, fsetxattr, XattrFlags};
+use rustix::io::Errno;
 use s3s::access::{S3Access, S3AccessContext};
 use s3s::dto::{Grant, Grantee, Owner, Permission, Type};
 use s3s::path::S3Path;
@@ -43,23 +45,44 @@ pub struct Grants {
     pub acl: Option<String>,
 }
 
-fn text(fd: BorrowedFd<'_>, name: &str) -> Option<String> {
-    let mut buf = [0u8; 256];
-    let n = fgetxattr(fd, name, &mut buf[..]).ok()?;
-    String::from_utf8(buf[..n].to_vec()).ok()
+/// An owner or ACL attribute that is there but cannot be read (an I/O error, not UTF-8): what
+/// it belongs to is refused to everyone but a gateway's single account, never taken as shared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Unreadable;
+
+/// Largest value an extended attribute can have on Linux (`XATTR_SIZE_MAX`).
+const XATTR_MAX: usize = 64 << 10;
+
+/// An attribute's whole value: `None` when it is not set (or the file system keeps none).
+fn text(fd: BorrowedFd<'_>, name: &str) -> Result<Option<String>, Unreadable> {
+    let mut small = [0u8; 256];
+    let value = match fgetxattr(fd, name, &mut small[..]) {
+        Ok(n) => small[..n].to_vec(),
+        Err(Errno::NODATA) | Err(Errno::NOTSUP) => return Ok(None),
+        Err(Errno::RANGE) => {
+            // Longer than the first guess: ask its size, then read it whole.
+            let mut value = vec![0u8; XATTR_MAX];
+            let n = fgetxattr(fd, name, &mut value[..]).map_err(|_| Unreadable)?;
+            value.truncate(n);
+            value
+        }
+        Err(_) => return Err(Unreadable),
+    };
+    String::from_utf8(value).map(Some).map_err(|_| Unreadable)
 }
 
 impl Grants {
-    pub fn read(fd: impl AsFd) -> Grants {
-        Grants {
-            owner: Grants::owner_of(&fd),
-            acl: text(fd.as_fd(), XATTR_ACL),
-        }
+    pub fn read(fd: impl AsFd) -> Result<Grants, Unreadable> {
+        Ok(Grants {
+            owner: text(fd.as_fd(), XATTR_OWNER)?,
+            acl: text(fd.as_fd(), XATTR_ACL)?,
+        })
     }
 
-    /// The recorded owner alone (what a listing shows of each object).
+    /// The recorded owner alone (what a listing shows of each object; one that cannot be read
+    /// shows as none).
     pub fn owner_of(fd: impl AsFd) -> Option<String> {
-        text(fd.as_fd(), XATTR_OWNER)
+        text(fd.as_fd(), XATTR_OWNER).ok().flatten()
     }
 
     /// Saves the grants on a bucket's directory or an object's file.
@@ -167,6 +190,7 @@ pub fn canned(acl: Option<&str>) -> S3Result<Option<String>> {
 }
 
 /// What a request needs of the bucket (or object) it names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Need {
     Account,
     ListBucket,
@@ -202,13 +226,86 @@ fn need(op: &str, path: &S3Path) -> Need {
             | "CopyObject",
             _,
         ) => Need::WriteObjects,
-        ("GetObject" | "HeadObject" | "GetObjectAttributes", _) => Need::ReadObject,
-        ("GetObjectAcl" | "PutObjectAcl", _) => Need::BucketOrObjectOwner,
+        ("GetObject" | "HeadObject" | "GetObjectAttributes" | "GetObjectTagging", _) => {
+            Need::ReadObject
+        }
+        (
+            "GetObjectAcl" | "PutObjectAcl" | "PutObjectTagging" | "DeleteObjectTagging",
+            _,
+        ) => Need::BucketOrObjectOwner,
         _ => Need::BucketOwner,
     }
 }
 
-/// The check s3s runs before every request of a gateway with keys.
+/// The grants a decision is made from: the bucket's, and the object's when the request names
+/// one (`None`: no such object).
+struct Facts<'a> {
+    bucket: &'a Grants,
+    object: Option<&'a Grants>,
+}
+
+/// What is allowed, from the grants alone: S3's rules for canned ACLs.
+#[derive(Debug, PartialEq, Eq)]
+enum Decision {
+    Allow,
+    Deny,
+}
+
+fn decide(caller: &Caller, need: Need, facts: &Facts<'_>) -> Decision {
+    let bucket = facts.bucket;
+    let allowed = bucket.owned_by(caller)
+        || match need {
+            Need::Account => matches!(caller, Caller::Account(_)),
+            Need::ListBucket => bucket.grants_read(caller),
+            Need::WriteObjects => bucket.grants_write(),
+            // A missing key is told only to those who may list the bucket.
+            Need::ReadObject => facts.object.map_or_else(
+                || bucket.grants_read(caller),
+                |o| o.uploaded_by(caller) || o.grants_read(caller),
+            ),
+            Need::BucketOrObjectOwner => facts.object.is_some_and(|o| o.uploaded_by(caller)),
+            Need::BucketOwner => false,
+        };
+    if allowed {
+        Decision::Allow
+    } else {
+        Decision::Deny
+    }
+}
+
+tokio::task_local! {
+    /// The bucket directory the gate checked for the request this task serves: the operation
+    /// works in that very directory ([`checked_bucket`]), so a bucket deleted and made again
+    /// by another account between the check and the operation is not written into.
+    static CHECKED: std::cell::RefCell<Option<(Box<str>, Arc<OwnedFd>)>>;
+}
+
+/// Runs a request's future with room for the gate to leave the bucket it checked.
+pub fn with_checked_bucket<F: std::future::Future>(
+    request: F,
+) -> impl std::future::Future<Output = F::Output> {
+    CHECKED.scope(std::cell::RefCell::new(None), request)
+}
+
+/// The directory the gate checked for `bucket` in this request, if it checked that one.
+pub fn checked_bucket(bucket: &str) -> Option<OwnedFd> {
+    CHECKED
+        .try_with(|c| {
+            c.borrow()
+                .as_ref()
+                .filter(|(name, _)| &**name == bucket)
+                .and_then(|(_, fd)| fd.try_clone().ok())
+        })
+        .ok()
+        .flatten()
+}
+
+fn remember_checked(bucket: &str, dir: OwnedFd) {
+    let _ = CHECKED.try_with(|c| *c.borrow_mut() = Some((bucket.into(), Arc::new(dir))));
+}
+
+/// The check s3s runs before every request of a gateway with keys, and the gateway's own
+/// routes ([`crate::routes`]) before theirs: one gate.
 #[derive(Debug, Clone)]
 pub struct Policy {
     pub accounts: Arc<Accounts>,
@@ -227,88 +324,106 @@ fn denied(caller: &Caller) -> s3s::S3Error {
 }
 
 impl Policy {
-    /// A bucket's directory with its owner and ACL; `None` when it does not exist (the
-    /// request then gets NoSuchBucket from the operation itself).
-    fn bucket(&self, bucket: &str) -> Option<(OwnedFd, Grants)> {
-        let dir = self.store.open_bucket(bucket).ok()?;
-        let grants = Grants::read(&dir);
-        Some((dir, grants))
+    /// Who sent a request: the account of its (already verified) access key.
+    pub fn caller(&self, credentials: Option<&s3s::auth::Credentials>) -> Caller {
+        self.accounts
+            .caller(credentials.map(|c| c.access_key.as_str()))
     }
 
-    /// The owner and ACL of object `key` in the bucket's directory `dir`.
-    fn object(&self, dir: &OwnedFd, bucket: &str, key: &str) -> Result<Grants, StoreError> {
-        let object = self.store.open_object(dir.as_fd(), bucket, key)?;
-        Ok(Grants::read(&object.file))
+    /// Whether `caller` owns `bucket` (what ListBuckets and the counters show it).
+    pub fn owns_bucket(&self, caller: &Caller, bucket: &str) -> bool {
+        if self.accounts.is_single() {
+            return caller != &Caller::Anonymous;
+        }
+        self.store
+            .open_bucket(bucket)
+            .ok()
+            .and_then(|dir| Grants::read(dir).ok())
+            .is_some_and(|g| g.owned_by(caller))
     }
 
-    /// Whether `caller` may read object `key` of `bucket` (also asked of copy sources).
+    /// Whether `caller` may read object `key` of `bucket` (asked of copy sources).
     pub fn may_read_object(&self, caller: &Caller, bucket: &str, key: &str) -> S3Result<()> {
-        if self.accounts.is_single() && caller != &Caller::Anonymous {
-            return Ok(());
-        }
-        let Some((dir, bucket_grants)) = self.bucket(bucket) else {
-            return Ok(());
+        self.authorize(caller, "GetObject", &S3Path::object(bucket, key))
+            .map(drop)
+    }
+
+    /// The gate: whether `caller` may do `op` on `path`, decided from the owners and ACLs of
+    /// the bucket and object. A bucket that does not exist is NoSuchBucket to everyone; one
+    /// whose grants cannot be read is refused. Returns the bucket's directory as checked.
+    fn authorize(&self, caller: &Caller, op: &str, path: &S3Path) -> S3Result<Option<OwnedFd>> {
+        let single = self.accounts.is_single();
+        let need = need(op, path);
+        let (bucket, key) = match path {
+            S3Path::Root => return account_only(caller).map(|()| None),
+            S3Path::Bucket { bucket } => (&**bucket, None),
+            S3Path::Object { bucket, key } => (&**bucket, Some(&**key)),
         };
-        if bucket_grants.owned_by(caller) {
-            return Ok(());
+        if need == Need::Account {
+            return account_only(caller).map(|()| None);
         }
-        match self.object(&dir, bucket, key) {
-            Ok(grants) if grants.uploaded_by(caller) || grants.grants_read(caller) => Ok(()),
-            Ok(_) => Err(denied(caller)),
-            // A missing key is told only to those who may list the bucket.
-            Err(StoreError::NoSuchKey) if bucket_grants.grants_read(caller) => Ok(()),
-            Err(_) => Err(denied(caller)),
+        let dir = self.store.open_bucket(bucket).map_err(store_error)?;
+        if single && caller != &Caller::Anonymous {
+            return Ok(Some(dir)); // the one account owns everything
+        }
+        let bucket_grants = Grants::read(&dir).map_err(|_| denied(caller))?;
+        let object_grants = match (need, key) {
+            (Need::ReadObject | Need::BucketOrObjectOwner, Some(key))
+                if !bucket_grants.owned_by(caller) =>
+            {
+                match self.store.open_object(dir.as_fd(), bucket, key) {
+                    Ok(object) => Some(Grants::read(&object.file).map_err(|_| denied(caller))?),
+                    Err(StoreError::NoSuchKey) => None,
+                    Err(_) => return Err(denied(caller)),
+                }
+            }
+            _ => None,
+        };
+        let facts = Facts {
+            bucket: &bucket_grants,
+            object: object_grants.as_ref(),
+        };
+        match decide(caller, need, &facts) {
+            Decision::Allow => Ok(Some(dir)),
+            Decision::Deny => Err(denied(caller)),
         }
     }
 
-    fn check_path(&self, caller: &Caller, op: &str, path: &S3Path) -> S3Result<()> {
-        let (bucket, key) = match path {
-            S3Path::Root => (None, None),
-            S3Path::Bucket { bucket } => (Some(&**bucket), None),
-            S3Path::Object { bucket, key } => (Some(&**bucket), Some(&**key)),
-        };
-        let need = need(op, path);
-        if matches!(need, Need::Account) {
-            return match caller {
-                Caller::Account(_) => Ok(()),
-                Caller::Anonymous => Err(denied(caller)),
-            };
+    /// The gate for one request: authorizes it and keeps the bucket it checked for the
+    /// operation ([`checked_bucket`]).
+    pub fn admit(
+        &self,
+        credentials: Option<&s3s::auth::Credentials>,
+        op: &str,
+        path: &S3Path,
+    ) -> S3Result<()> {
+        let caller = self.caller(credentials);
+        if let (Some(dir), Some(bucket)) = (self.authorize(&caller, op, path)?, path_bucket(path))
+        {
+            remember_checked(bucket, dir);
         }
-        let bucket = bucket.unwrap_or_default();
-        if let (Need::ReadObject, Some(key)) = (&need, key) {
-            return self.may_read_object(caller, bucket, key);
-        }
-        let Some((dir, grants)) = self.bucket(bucket) else {
-            return Ok(());
-        };
-        let allowed = grants.owned_by(caller)
-            || match need {
-                Need::ListBucket => grants.grants_read(caller),
-                Need::WriteObjects => grants.grants_write(),
-                Need::BucketOrObjectOwner => key.is_some_and(|key| {
-                    self.object(&dir, bucket, key)
-                        .is_ok_and(|o| o.uploaded_by(caller))
-                }),
-                _ => false,
-            };
-        if allowed {
-            Ok(())
-        } else {
-            Err(denied(caller))
-        }
+        Ok(())
+    }
+}
+
+fn account_only(caller: &Caller) -> S3Result<()> {
+    match caller {
+        Caller::Account(_) => Ok(()),
+        Caller::Anonymous => Err(denied(caller)),
+    }
+}
+
+fn path_bucket(path: &S3Path) -> Option<&str> {
+    match path {
+        S3Path::Root => None,
+        S3Path::Bucket { bucket } | S3Path::Object { bucket, .. } => Some(bucket),
     }
 }
 
 #[async_trait::async_trait]
 impl S3Access for Policy {
     async fn check(&self, cx: &mut S3AccessContext<'_>) -> S3Result<()> {
-        let caller = self
-            .accounts
-            .caller(cx.credentials().map(|c| c.access_key.as_str()));
-        if self.accounts.is_single() && caller != Caller::Anonymous {
-            return Ok(()); // the one account owns everything
-        }
-        self.check_path(&caller, cx.s3_op().name(), cx.s3_path())
+        self.admit(cx.credentials(), cx.s3_op().name(), cx.s3_path())
     }
 }
 
@@ -328,7 +443,7 @@ impl crate::s3::Gateway {
         req: s3s::S3Request<s3s::dto::GetBucketAclInput>,
     ) -> S3Result<s3s::S3Response<s3s::dto::GetBucketAclOutput>> {
         let dir = self.bucket(&req.input.bucket)?;
-        let grants = Grants::read(&dir);
+        let grants = Grants::read(&dir).map_err(unreadable)?;
         let (owner, grants) = grants.listed(&self.shown_owner(&req.credentials));
         Ok(s3s::S3Response::new(s3s::dto::GetBucketAclOutput {
             owner: Some(owner),
@@ -346,7 +461,7 @@ impl crate::s3::Gateway {
             input.access_control_policy.is_some(),
         )?;
         let dir = self.bucket(&input.bucket)?;
-        let mut grants = Grants::read(&dir);
+        let mut grants = Grants::read(&dir).map_err(unreadable)?;
         grants.acl = Some(acl);
         grants.save(&dir).map_err(crate::errors::io_error)?;
         Ok(s3s::S3Response::new(s3s::dto::PutBucketAclOutput::default()))
@@ -359,9 +474,12 @@ impl crate::s3::Gateway {
         let (object, _) = self.object(&req.input.bucket, &req.input.key)?;
         let dir = self.bucket(&req.input.bucket)?;
         let bucket_owner = Grants::read(&dir)
+            .map_err(unreadable)?
             .owner
             .unwrap_or_else(|| self.shown_owner(&req.credentials));
-        let (owner, grants) = Grants::read(&object.file).listed(&bucket_owner);
+        let (owner, grants) = Grants::read(&object.file)
+            .map_err(unreadable)?
+            .listed(&bucket_owner);
         Ok(s3s::S3Response::new(s3s::dto::GetObjectAclOutput {
             owner: Some(owner),
             grants: Some(grants),
@@ -379,11 +497,16 @@ impl crate::s3::Gateway {
             input.access_control_policy.is_some(),
         )?;
         let (object, _) = self.object(&input.bucket, &input.key)?;
-        let mut grants = Grants::read(&object.file);
+        let mut grants = Grants::read(&object.file).map_err(unreadable)?;
         grants.acl = Some(acl);
         grants.save(&object.file).map_err(crate::errors::io_error)?;
         Ok(s3s::S3Response::new(s3s::dto::PutObjectAclOutput::default()))
     }
+}
+
+/// The answer where grants are recorded but cannot be read.
+pub(crate) fn unreadable(_: Unreadable) -> s3s::S3Error {
+    s3_error!(AccessDenied, "the owner or ACL recorded here cannot be read")
 }
 
 /// The canned ACL of a PutBucketAcl or PutObjectAcl, which must have one.

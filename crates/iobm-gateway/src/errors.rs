@@ -57,6 +57,7 @@ pub fn store_error(e: StoreError) -> S3Error {
             InvalidArgument,
             "a key ending in / is a folder marker, which holds no bytes here"
         ),
+        StoreError::PreconditionFailed => crate::conditions::precondition_failed(),
         StoreError::Io(e) => io_error(e),
     }
 }

@@ -201,6 +201,68 @@ fn check_signed_headers(
     ))
 }
 
+/// Longest a SigV2 header-signed request may be from the gateway's clock, either way (S3's 15
+/// minutes; SigV4's window is s3s's).
+pub const MAX_SKEW_S: u64 = 15 * 60;
+
+fn now_unix() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+fn has_query_param(query: &str, name: &str) -> bool {
+    query
+        .split('&')
+        .any(|pair| pair.split('=').next() == Some(name))
+}
+
+/// A request carries exactly one credential form: the Authorization header, SigV4 query
+/// parameters or SigV2 query parameters. With two, S3 refuses it: each form's own checks (its
+/// expiry above all) must not be skipped because another form is what gets verified.
+fn one_credential_form(query: &str, headers: &HeaderMap) -> Result<(), Refusal> {
+    let header = headers.contains_key(AUTHORIZATION);
+    let v4 = ["X-Amz-Algorithm", "X-Amz-Credential", "X-Amz-Signature"]
+        .iter()
+        .any(|p| has_query_param(query, p));
+    let v2 = has_query_param(query, "Signature") || has_query_param(query, "AWSAccessKeyId");
+    if [header, v4, v2].iter().filter(|&&f| f).count() > 1 {
+        return Err(Refusal::new(
+            StatusCode::BAD_REQUEST,
+            "InvalidArgument",
+            "Only one auth mechanism allowed; only the X-Amz-Algorithm query parameter, Signature query string parameter or the Authorization header should be specified",
+        ));
+    }
+    Ok(())
+}
+
+/// A SigV2 header-signed request is valid for 15 minutes either side of its time: its
+/// `x-amz-date` if it has one (as S3 reads it), else its `Date`.
+fn check_sigv2_date(headers: &HeaderMap, now: u64) -> Result<(), Refusal> {
+    let date = headers
+        .get("x-amz-date")
+        .or_else(|| headers.get(hyper::header::DATE))
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| httpdate::parse_http_date(v.trim()).ok())
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map(|d| d.as_secs());
+    let Some(date) = date else {
+        return Err(Refusal::new(
+            StatusCode::FORBIDDEN,
+            "AccessDenied",
+            "AWS authentication requires a valid Date or x-amz-date header",
+        ));
+    };
+    if date.abs_diff(now) > MAX_SKEW_S {
+        return Err(Refusal::new(
+            StatusCode::FORBIDDEN,
+            "RequestTimeTooSkewed",
+            "The difference between the request time and the current time is too large.",
+        ));
+    }
+    Ok(())
+}
+
 /// Checks one request's head. `signed`: the gateway requires signatures.
 pub fn check(
     method: &hyper::Method,
@@ -239,9 +301,18 @@ pub fn check(
     if !signed {
         return Ok(());
     }
+    one_credential_form(query, headers)?;
     if let Some(authorization) = headers.get(AUTHORIZATION) {
         let authorization = authorization.to_str().unwrap_or_default();
-        if authorization.starts_with("AWS4-") {
+        if authorization.starts_with("AWS ") {
+            check_sigv2_date(headers, now_unix())?;
+        } else if !authorization.starts_with("AWS4-HMAC-SHA256 ") {
+            return Err(Refusal::new(
+                StatusCode::BAD_REQUEST,
+                "InvalidArgument",
+                "Unsupported Authorization Type: only AWS4-HMAC-SHA256 and AWS (SigV2) are accepted",
+            ));
+        } else {
             let scope = header_scope(authorization)?;
             check_scope(
                 scope.region,
@@ -283,9 +354,7 @@ pub fn check(
         check_signed_headers(headers, &signed_headers, &["x-amz-content-sha256"])?;
     } else if let Some(expires) = query_param(query, "Expires") {
         // A SigV2 presigned URL: `Expires` is when it stops working, in Unix seconds.
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs());
+        let now = now_unix();
         if query_param(query, "Signature").is_some()
             && expires
                 .parse::<u64>()
@@ -301,6 +370,34 @@ pub fn check(
         }
     }
     Ok(())
+}
+
+/// A SigV2-signed request of a bucket named by a path-style `/bucket` is signed by clients
+/// (botocore, the aws CLI) with the resource `/bucket/`, as S3 canonicalizes it: the path is
+/// given its slash so that s3s, which signs the path as it is, computes the same string.
+fn sigv2_bucket_path<B>(req: &mut Request<B>) {
+    let query = req.uri().query().unwrap_or_default();
+    let v2 = has_query_param(query, "AWSAccessKeyId")
+        || req
+            .headers()
+            .get(AUTHORIZATION)
+            .is_some_and(|a| a.as_bytes().starts_with(b"AWS "));
+    let path = req.uri().path();
+    if !v2 || path.len() < 2 || path[1..].contains('/') {
+        return;
+    }
+    let target = if query.is_empty() {
+        format!("{path}/")
+    } else {
+        format!("{path}/?{query}")
+    };
+    if let Ok(target) = target.parse::<hyper::http::uri::PathAndQuery>() {
+        let mut parts = req.uri().clone().into_parts();
+        parts.path_and_query = Some(target);
+        if let Ok(uri) = hyper::Uri::from_parts(parts) {
+            *req.uri_mut() = uri;
+        }
+    }
 }
 
 /// s3s behind [`check`].
@@ -319,7 +416,10 @@ impl hyper::service::Service<Request<Incoming>> for Guard {
     type Error = HttpError;
     type Future = Pin<Box<dyn Future<Output = Result<HttpResponse, HttpError>> + Send>>;
 
-    fn call(&self, req: Request<Incoming>) -> Self::Future {
+    fn call(&self, mut req: Request<Incoming>) -> Self::Future {
+        if self.signed {
+            sigv2_bucket_path(&mut req);
+        }
         // A request with a body (or awaiting `100 Continue` to send one) answered with an
         // error may leave the body unread, or the client unsure whether to send it (a key
         // refused before the upload, say): the connection then closes after the answer, or
@@ -337,18 +437,30 @@ impl hyper::service::Service<Request<Incoming>> for Guard {
             &self.region,
             self.signed,
         );
-        let answer = match verdict {
+        let answer: Self::Future = match verdict {
             Ok(()) if self.signed && crate::spool::wanted(&req) => {
                 let (inner, store, timeout) =
                     (self.inner.clone(), self.store.clone(), self.body_timeout);
                 Box::pin(async move {
+                    // Authenticated and authorized before a byte is kept: the request's head
+                    // goes through s3s and the gate first, with no body.
+                    let (parts, body) = req.into_parts();
+                    let probe = crate::spool::probe(&parts);
+                    let admitted =
+                        crate::acl::with_checked_bucket(inner.call(probe)).await?;
+                    if !crate::spool::admitted(&admitted) {
+                        return Ok(admitted);
+                    }
+                    let req = Request::from_parts(parts, body);
                     match crate::spool::spool(req, &store, timeout).await {
-                        Ok(req) => inner.call(req).await,
+                        Ok(req) => crate::acl::with_checked_bucket(inner.call(req)).await,
                         Err(refusal) => Ok(refusal.response()),
                     }
                 })
             }
-            Ok(()) => hyper::service::Service::call(&self.inner, req),
+            Ok(()) => Box::pin(crate::acl::with_checked_bucket(
+                hyper::service::Service::call(&self.inner, req),
+            )),
             Err(refusal) => {
                 let response = refusal.response();
                 Box::pin(async move { Ok(response) })

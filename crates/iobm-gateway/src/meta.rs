@@ -1,14 +1,17 @@
 //! What is kept about an object besides its bytes: its ETag, content type, the standard headers
-//! S3 keeps (Cache-Control, Content-Disposition, Content-Encoding, Content-Language, Expires)
-//! and user metadata, in extended attributes of the object's file, written and read through its
-//! descriptor. A folder marker (a key ending in `/`) keeps them on its directory.
+//! S3 keeps (Cache-Control, Content-Disposition, Content-Encoding, Content-Language, Expires),
+//! user metadata and tags, in extended attributes of the object's file, written and read through
+//! its descriptor. A folder marker (a key ending in `/`) keeps them on its directory. Reading
+//! lists the attributes first and reads only those there, so a plain object costs one system
+//! call more than it has attributes.
 
 use crate::acl::Grants;
 use md5_many::Md5State;
-use rustix::fs::{fgetxattr, fremovexattr, fsetxattr, XattrFlags};
+use rustix::fs::{fgetxattr, flistxattr, fremovexattr, fsetxattr, XattrFlags};
 use rustix::io::Errno;
 use s3s::dto::{Timestamp, TimestampFormat};
-use std::collections::HashMap;
+use s3s::{s3_error, S3Error, S3Result};
+use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
 use std::io;
 use std::os::fd::AsFd;
@@ -19,19 +22,67 @@ const XATTR_CONTENT_TYPE: &str = "user.iobm.content-type";
 const XATTR_METADATA: &str = "user.iobm.metadata";
 const XATTR_HEADERS: &str = "user.iobm.headers";
 const XATTR_PARTS: &str = "user.iobm.parts";
+const XATTR_TAGS: &str = "user.iobm.tags";
 /// On a directory: it is also a folder marker, the empty object whose key is the directory's
 /// path with a `/` after it.
 const XATTR_FOLDER: &str = "user.iobm.folder";
-const ALL: [&str; 8] = [
+const ALL: [&str; 9] = [
     XATTR_ETAG,
     XATTR_CONTENT_TYPE,
     XATTR_METADATA,
     XATTR_HEADERS,
     XATTR_PARTS,
+    XATTR_TAGS,
     XATTR_FOLDER,
     crate::acl::XATTR_OWNER,
     crate::acl::XATTR_ACL,
 ];
+
+/// An object's tags, by key (S3 lists them in key order).
+pub type TagSet = BTreeMap<String, String>;
+
+/// Most bytes of user metadata S3 accepts: the UTF-8 lengths of each key (without its
+/// `x-amz-meta-`) and value, summed.
+pub const MAX_METADATA: usize = 2048;
+
+/// S3's `MetadataTooLarge` when user metadata is over [`MAX_METADATA`].
+pub fn check_metadata_size(metadata: Option<&HashMap<String, String>>) -> S3Result<()> {
+    let size: usize = metadata
+        .into_iter()
+        .flatten()
+        .map(|(k, v)| k.len() + v.len())
+        .sum();
+    if size > MAX_METADATA {
+        return Err(metadata_too_large(format!(
+            "Your metadata headers exceed the maximum allowed metadata size: {size} bytes of user \
+             metadata, at most {MAX_METADATA}"
+        )));
+    }
+    Ok(())
+}
+
+fn metadata_too_large(message: String) -> S3Error {
+    crate::errors::custom("MetadataTooLarge", hyper::StatusCode::BAD_REQUEST, message)
+}
+
+/// What a failure to keep an object's metadata ([`save_meta`], [`save_tags`]) answers: the
+/// file system's room for extended attributes is spent (ext4 keeps about 4 KiB per file), or it
+/// keeps none where user metadata or tags were asked for.
+pub fn meta_error(e: io::Error) -> S3Error {
+    match e.raw_os_error() {
+        Some(libc::ENOSPC | libc::E2BIG | libc::ERANGE) => metadata_too_large(
+            "the object's metadata and tags together exceed what the gateway's file system \
+             keeps per file"
+                .into(),
+        ),
+        _ if e.kind() == io::ErrorKind::Unsupported => s3_error!(
+            NotImplemented,
+            "the gateway's file system keeps no extended attributes: user metadata and tags \
+             cannot be stored"
+        ),
+        _ => crate::errors::io_error(e),
+    }
+}
 
 /// What is kept about an object besides its bytes.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -64,7 +115,8 @@ impl Meta {
 }
 
 /// The [`StoredHeaders`] of a request's input: `PutObjectInput`, `CreateMultipartUploadInput`
-/// and `CopyObjectInput` have the same five fields (moved out of the input).
+/// and `CopyObjectInput` have the same five fields (moved out of the input) and
+/// `x-amz-tagging` (checked before: [`crate::tagging::from_header`]).
 macro_rules! stored_headers {
     ($input:expr) => {
         $crate::meta::StoredHeaders::from_request(
@@ -74,11 +126,14 @@ macro_rules! stored_headers {
             $input.content_language,
             $input.expires,
         )
+        .with_tags($crate::tagging::from_header($input.tagging.as_deref()).unwrap_or_default())
     };
 }
 pub(crate) use stored_headers;
 
-/// The standard headers an object keeps and returns, as S3 does.
+/// The standard headers an object keeps and returns, as S3 does, and its tags (set by
+/// `x-amz-tagging` or PutObjectTagging, counted by `x-amz-tagging-count`; kept in an attribute
+/// of their own, so that retagging leaves the rest alone).
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct StoredHeaders {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -92,6 +147,8 @@ pub struct StoredHeaders {
     /// As an HTTP date.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expires: Option<String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub tags: TagSet,
 }
 
 impl StoredHeaders {
@@ -124,7 +181,12 @@ impl StoredHeaders {
             content_encoding,
             content_language,
             expires,
+            tags: TagSet::new(),
         }
+    }
+
+    pub fn with_tags(self, tags: TagSet) -> StoredHeaders {
+        StoredHeaders { tags, ..self }
     }
 
     pub fn expires(&self) -> Option<Timestamp> {
@@ -170,8 +232,7 @@ pub fn is_folder(dir: impl AsFd) -> bool {
 pub fn mark_folder(dir: &File, meta: &Meta) -> io::Result<()> {
     unmark_folder(dir);
     fsetxattr(dir, XATTR_FOLDER, b"1", XattrFlags::empty())?;
-    save_meta(dir, meta);
-    Ok(())
+    store_meta(dir, meta)
 }
 
 /// Makes a directory a plain directory again (it no longer holds a folder marker).
@@ -181,46 +242,116 @@ pub fn unmark_folder(dir: impl AsFd) {
     }
 }
 
-/// Saves an object's metadata on its (temporary) file. File systems without user extended
-/// attributes keep only the bytes; the ETag is then recomputed when asked for.
+/// Saves an object's metadata on its (temporary) file as far as the file system keeps it
+/// ([`store_meta`] says what it did not).
 pub fn save_meta(file: &File, meta: &Meta) {
+    let _ = store_meta(file, meta);
+}
+
+/// Saves an object's metadata on its (temporary) file. File systems without user extended
+/// attributes keep only the bytes (the ETag is then recomputed when asked for) unless user
+/// metadata or tags were asked for, which they cannot keep: `Unsupported`. An attribute the file
+/// system has no room for fails the save ([`meta_error`] says how to answer).
+pub fn store_meta(file: &File, meta: &Meta) -> io::Result<()> {
     if meta.grants != Grants::default() {
         let _ = meta.grants.save(file);
     }
-    let _ = fsetxattr(file, XATTR_ETAG, meta.etag.as_bytes(), XattrFlags::empty());
+    match fsetxattr(file, XATTR_ETAG, meta.etag.as_bytes(), XattrFlags::empty()) {
+        Ok(()) => {}
+        Err(Errno::NOTSUP) if meta.metadata.is_empty() && meta.headers.tags.is_empty() => {
+            return Ok(())
+        }
+        Err(Errno::NOTSUP) => return Err(io::ErrorKind::Unsupported.into()),
+        Err(e) => return Err(e.into()),
+    }
     if let Some(ct) = &meta.content_type {
-        let _ = fsetxattr(file, XATTR_CONTENT_TYPE, ct.as_bytes(), XattrFlags::empty());
+        fsetxattr(file, XATTR_CONTENT_TYPE, ct.as_bytes(), XattrFlags::empty())?;
     }
     if !meta.metadata.is_empty() {
         let json = serde_json::to_vec(&meta.metadata).expect("a string map serialises");
-        let _ = fsetxattr(file, XATTR_METADATA, &json, XattrFlags::empty());
+        fsetxattr(file, XATTR_METADATA, &json, XattrFlags::empty())?;
     }
     if !meta.parts.is_empty() {
         let json = serde_json::to_vec(&meta.parts).expect("sizes serialise");
-        let _ = fsetxattr(file, XATTR_PARTS, &json, XattrFlags::empty());
+        fsetxattr(file, XATTR_PARTS, &json, XattrFlags::empty())?;
     }
-    if meta.headers != StoredHeaders::default() {
-        let json = serde_json::to_vec(&meta.headers).expect("headers serialise");
-        let _ = fsetxattr(file, XATTR_HEADERS, &json, XattrFlags::empty());
+    let tags = &meta.headers.tags;
+    let untagged = StoredHeaders {
+        tags: TagSet::new(),
+        ..meta.headers.clone()
+    };
+    if untagged != StoredHeaders::default() {
+        let json = serde_json::to_vec(&untagged).expect("headers serialise");
+        fsetxattr(file, XATTR_HEADERS, &json, XattrFlags::empty())?;
     }
+    if !tags.is_empty() {
+        save_tags(file, tags)?;
+    }
+    Ok(())
+}
+
+/// Replaces an object's tags (none: removes them), on the object in place.
+pub fn save_tags(file: impl AsFd, tags: &TagSet) -> io::Result<()> {
+    if tags.is_empty() {
+        return match fremovexattr(&file, XATTR_TAGS) {
+            Ok(()) | Err(Errno::NODATA) | Err(Errno::NOTSUP) => Ok(()),
+            Err(e) => Err(e.into()),
+        };
+    }
+    let json = serde_json::to_vec(tags).expect("a string map serialises");
+    match fsetxattr(&file, XATTR_TAGS, &json, XattrFlags::empty()) {
+        Err(Errno::NOTSUP) => Err(io::ErrorKind::Unsupported.into()),
+        other => Ok(other?),
+    }
+}
+
+/// The names of the gateway's attributes a file has (none where the file system keeps none).
+fn present(file: &File) -> Vec<&'static str> {
+    let mut small = [0u8; 512];
+    let big;
+    let list: &[u8] = match flistxattr(file, &mut small[..]) {
+        Ok(n) => &small[..n],
+        Err(Errno::RANGE) => {
+            let mut buf = vec![0u8; 64 * 1024];
+            match flistxattr(file, &mut buf[..]) {
+                Ok(n) => {
+                    buf.truncate(n);
+                    big = buf;
+                    &big
+                }
+                Err(_) => return ALL.to_vec(),
+            }
+        }
+        Err(_) => return Vec::new(),
+    };
+    list.split(|&b| b == 0)
+        .filter_map(|name| ALL.iter().copied().find(|a| a.as_bytes() == name))
+        .collect()
 }
 
 /// An object's metadata, from the open file; the ETag is computed from the bytes for files the
 /// gateway did not write.
 pub fn load_meta(file: &File) -> io::Result<Meta> {
-    let text = |name| xattr(file, name).and_then(|v| String::from_utf8(v).ok());
+    let names = present(file);
+    let text = |name: &str| {
+        names
+            .contains(&name)
+            .then(|| xattr(file, name).and_then(|v| String::from_utf8(v).ok()))
+            .flatten()
+    };
+    fn json<T: serde::de::DeserializeOwned + Default>(text: Option<String>) -> T {
+        text.and_then(|j| serde_json::from_str(&j).ok())
+            .unwrap_or_default()
+    }
     Ok(Meta {
-        etag: load_etag(file)?,
+        etag: match text(XATTR_ETAG) {
+            Some(etag) => etag,
+            None => md5_file(file)?,
+        },
         content_type: text(XATTR_CONTENT_TYPE),
-        metadata: text(XATTR_METADATA)
-            .and_then(|j| serde_json::from_str(&j).ok())
-            .unwrap_or_default(),
-        headers: text(XATTR_HEADERS)
-            .and_then(|j| serde_json::from_str(&j).ok())
-            .unwrap_or_default(),
-        parts: text(XATTR_PARTS)
-            .and_then(|j| serde_json::from_str(&j).ok())
-            .unwrap_or_default(),
+        metadata: json(text(XATTR_METADATA)),
+        headers: json::<StoredHeaders>(text(XATTR_HEADERS)).with_tags(json(text(XATTR_TAGS))),
+        parts: json(text(XATTR_PARTS)),
         // Not read back: see the field.
         grants: Grants::default(),
     })

@@ -86,8 +86,8 @@ impl Metrics {
             .clone()
     }
 
-    /// The counters in the Prometheus text format.
-    pub fn render(&self) -> String {
+    /// The counters in the Prometheus text format, of the buckets `shown` lets through.
+    pub fn render(&self, shown: &dyn Fn(&str) -> bool) -> String {
         let mut out = String::new();
         let buckets = self.buckets.read().unwrap();
         type Get = fn(&BucketCounters) -> &AtomicU64;
@@ -100,7 +100,7 @@ impl Metrics {
         ];
         for (name, help, get) in per_bucket {
             let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} counter");
-            for (bucket, c) in buckets.iter() {
+            for (bucket, c) in buckets.iter().filter(|(b, _)| shown(b)) {
                 let _ = writeln!(
                     out,
                     "{name}{{bucket=\"{}\"}} {}",
@@ -158,9 +158,9 @@ pub fn is_scrape(method: &Method, uri: &Uri, headers: &HeaderMap) -> bool {
             .is_some_and(|a| a.contains("text/plain") || a.contains("openmetrics"))
 }
 
-/// The counters as an HTTP answer.
-pub fn response(metrics: &Metrics) -> hyper::Response<String> {
-    let mut response = hyper::Response::new(metrics.render());
+/// The counters of the buckets `shown` lets through, as an HTTP answer.
+pub fn response(metrics: &Metrics, shown: &dyn Fn(&str) -> bool) -> hyper::Response<String> {
+    let mut response = hyper::Response::new(metrics.render(shown));
     response
         .headers_mut()
         .insert(CONTENT_TYPE, HeaderValue::from_static(CONTENT));
@@ -210,7 +210,7 @@ mod tests {
         b.get_started(&File::open(&path).unwrap(), 0, 8192);
         b.served(8192);
         metrics.bucket("b\"1").received(100);
-        let text = metrics.render();
+        let text = metrics.render(&|_| true);
         assert!(text.contains("# TYPE iobm_gateway_served_bytes_total counter\n"));
         assert!(text.contains("iobm_gateway_served_bytes_total{bucket=\"b\\\"1\"} 8192\n"));
         // Just written: resident.
@@ -218,6 +218,11 @@ mod tests {
         assert!(text.contains("iobm_gateway_received_bytes_total{bucket=\"b\\\"1\"} 100\n"));
         assert!(text.contains("iobm_gateway_put_requests_total{bucket=\"b\\\"1\"} 1\n"));
         assert!(text.contains("iobm_gateway_cpu_seconds_total{mode=\"user\"} "));
+        // What a scrape is shown is filtered by bucket.
+        metrics.bucket("other").served(1);
+        assert!(metrics.render(&|_| true).contains("{bucket=\"other\"}"));
+        let filtered = metrics.render(&|b| b != "other");
+        assert!(!filtered.contains("other") && filtered.contains("{bucket=\"b\\\"1\"} 8192"));
     }
 
     #[test]

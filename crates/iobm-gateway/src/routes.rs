@@ -1,12 +1,14 @@
 //! The requests the gateway answers itself instead of through s3s's S3 operations, after s3s
-//! has checked their signature: object reads with a Range header to be ignored ([`whole`]) and
-//! scrapes of the counters at `/metrics` ([`metrics`]).
+//! has checked their signature and [`crate::acl::Policy`] has let them through, as for any
+//! other request: object reads with a Range header to be ignored ([`whole`]) and scrapes of
+//! the counters at `/metrics` ([`metrics`]), which show an account only its own buckets.
 
 use crate::metrics::{self, Metrics};
 use crate::s3::Gateway;
 use crate::whole::{self, ignorable_range};
 use hyper::http::Extensions;
 use hyper::{HeaderMap, Method, Uri};
+use s3s::path::S3Path;
 use s3s::route::S3Route;
 use s3s::{s3_error, Body, S3Request, S3Response, S3Result};
 use std::sync::Arc;
@@ -14,8 +16,6 @@ use std::sync::Arc;
 pub struct Routes {
     pub gateway: Gateway,
     pub metrics: Arc<Metrics>,
-    /// Requests must be signed (the gateway is not anonymous).
-    pub signed: bool,
 }
 
 #[async_trait::async_trait]
@@ -31,15 +31,35 @@ impl S3Route for Routes {
     }
 
     async fn check_access(&self, req: &mut S3Request<Body>) -> S3Result<()> {
-        if self.signed && req.credentials.is_none() {
-            return Err(s3_error!(AccessDenied, "Signature is required"));
+        let Some(policy) = &self.gateway.policy else {
+            return Ok(()); // an anonymous gateway: no one to tell apart
+        };
+        if metrics::is_scrape(&req.method, &req.uri, &req.headers) {
+            // Any account; what it sees is filtered in `call`.
+            return policy.admit(req.credentials.as_ref(), "ListBuckets", &S3Path::Root);
         }
-        Ok(())
+        let (bucket, key) = whole::bucket_and_key(&req.uri).ok_or_else(|| s3_error!(NoSuchKey))?;
+        let op = if req.method == Method::HEAD {
+            "HeadObject"
+        } else {
+            "GetObject"
+        };
+        policy.admit(
+            req.credentials.as_ref(),
+            op,
+            &S3Path::object(&bucket, &key),
+        )
     }
 
     async fn call(&self, req: S3Request<Body>) -> S3Result<S3Response<Body>> {
         if metrics::is_scrape(&req.method, &req.uri, &req.headers) {
-            let (parts, text) = metrics::response(&self.metrics).into_parts();
+            let shown = |bucket: &str| match &self.gateway.policy {
+                None => true,
+                Some(policy) => {
+                    policy.owns_bucket(&policy.caller(req.credentials.as_ref()), bucket)
+                }
+            };
+            let (parts, text) = metrics::response(&self.metrics, &shown).into_parts();
             let mut response = S3Response::new(Body::from(text));
             response.headers = parts.headers;
             return Ok(response);

@@ -3,6 +3,12 @@
 //! answers such a PUT with 411), so the gateway first writes the body to one of its temporary
 //! files, at most [`MAX_SPOOLED`] bytes (S3's limit for one PUT), then hands the request on
 //! with that length and the body read back from the file.
+//!
+//! Nothing is kept before the request is admitted: its head first goes through s3s and the
+//! gate as a [`probe`] without a body (the signature, its time window, and who may write
+//! there), and only an admitted request is spooled. Spooled bytes count against
+//! [`SPOOL_QUOTA`] for the whole gateway and never take the file system below a tenth free;
+//! a body whose arrival stalls (less than [`PROGRESS`] bytes within the body timeout) is cut.
 
 use crate::guard::Refusal;
 use crate::store::{Store, Temp};
@@ -23,6 +29,76 @@ use std::time::Duration;
 pub const MAX_SPOOLED: u64 = 5 << 30;
 /// Bytes read back from the file at a time.
 const CHUNK: usize = 1 << 20;
+/// Most bytes all spools of one gateway hold at once.
+pub const SPOOL_QUOTA: u64 = 16 << 30;
+/// A spooled body must bring at least this many bytes within each body timeout.
+pub const PROGRESS: u64 = 64 << 10;
+
+/// Bytes held by all spools of this process.
+static SPOOLED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Marks the probe request of a spooled PUT: [`crate::s3::Gateway`]'s PutObject answers it
+/// once the bucket and key are checked, before any body is read.
+#[derive(Debug, Clone, Copy)]
+pub struct Probe;
+
+/// Marks the answer to a probe that was admitted.
+#[derive(Debug, Clone, Copy)]
+pub struct Admitted;
+
+/// The head of `parts` as a request without a body, marked as a probe.
+pub fn probe(parts: &hyper::http::request::Parts) -> Request<Body> {
+    let mut probe = Request::new(Body::empty());
+    *probe.method_mut() = parts.method.clone();
+    *probe.uri_mut() = parts.uri.clone();
+    *probe.version_mut() = parts.version;
+    *probe.headers_mut() = parts.headers.clone();
+    probe.headers_mut().remove(TRANSFER_ENCODING);
+    probe.extensions_mut().insert(Probe);
+    probe
+}
+
+/// Whether a probe's answer admits the request (anything else is the answer to send).
+pub fn admitted(answer: &s3s::HttpResponse) -> bool {
+    answer.status().is_success() && answer.extensions().get::<Admitted>().is_some()
+}
+
+/// The bytes one spool holds, given back when it ends.
+struct Held(u64);
+
+impl Held {
+    fn take(&mut self, n: u64) -> bool {
+        let before = SPOOLED.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+        self.0 += n;
+        before + n <= SPOOL_QUOTA
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        SPOOLED.fetch_sub(self.0, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+fn storage_full(message: &str) -> Refusal {
+    Refusal::new(
+        StatusCode::INSUFFICIENT_STORAGE,
+        "XMinioStorageFull",
+        message.to_string(),
+    )
+}
+
+/// Whether `n` more bytes leave the file system of `file` at least a tenth free.
+fn room_for(file: &std::fs::File, n: u64) -> bool {
+    match rustix::fs::fstatvfs(file) {
+        Ok(st) => {
+            let free = st.f_bavail.saturating_mul(st.f_frsize);
+            let total = st.f_blocks.saturating_mul(st.f_frsize);
+            free.saturating_sub(n) >= total / 10
+        }
+        Err(_) => true,
+    }
+}
 
 /// Whether a request is a PUT whose body comes chunked with no length given (aws-chunked
 /// bodies give theirs in `x-amz-decoded-content-length`).
@@ -43,19 +119,26 @@ pub async fn spool(
     store: &Store,
     body_timeout: Duration,
 ) -> Result<Request<Body>, Refusal> {
-    let failed = |e: io::Error| {
-        Refusal::new(
+    let failed = |e: io::Error| match e.raw_os_error() {
+        Some(libc::ENOSPC) | Some(libc::EDQUOT) => {
+            storage_full("no space left on the gateway's file system")
+        }
+        _ => Refusal::new(
             StatusCode::INTERNAL_SERVER_ERROR,
             "InternalError",
             format!("cannot keep the body: {e}"),
-        )
+        ),
     };
     let (mut parts, mut body) = req.into_parts();
     let temp = store.create_temp().map_err(failed)?;
+    let mut held = Held(0);
     let mut len = 0u64;
+    // The body timeout runs from the last time PROGRESS more bytes had arrived.
+    let mut deadline = tokio::time::Instant::now() + body_timeout;
+    let mut at_deadline = 0u64;
     loop {
         let frame = std::future::poll_fn(|cx| Pin::new(&mut body).poll_frame(cx));
-        let frame = match tokio::time::timeout(body_timeout, frame).await {
+        let frame = match tokio::time::timeout_at(deadline, frame).await {
             Err(_) => {
                 return Err(Refusal::new(
                     StatusCode::BAD_REQUEST,
@@ -76,15 +159,25 @@ pub async fn spool(
         let Ok(data) = frame.into_data() else {
             continue; // trailers
         };
-        if len + data.len() as u64 > MAX_SPOOLED {
+        let n = data.len() as u64;
+        if len + n > MAX_SPOOLED {
             return Err(Refusal::new(
                 StatusCode::BAD_REQUEST,
                 "EntityTooLarge",
                 format!("a PUT without a Content-Length takes at most {MAX_SPOOLED} bytes"),
             ));
         }
+        if !held.take(n) || !room_for(&temp.file, n) {
+            return Err(storage_full(
+                "the gateway keeps no more bodies of unknown length now: send a Content-Length",
+            ));
+        }
         tokio::task::block_in_place(|| temp.file.write_all_at(&data, len)).map_err(failed)?;
-        len += data.len() as u64;
+        len += n;
+        if len - at_deadline >= PROGRESS {
+            at_deadline = len;
+            deadline = tokio::time::Instant::now() + body_timeout;
+        }
     }
     parts.headers.remove(TRANSFER_ENCODING);
     parts.headers.insert(CONTENT_LENGTH, HeaderValue::from(len));
@@ -92,6 +185,7 @@ pub async fn spool(
         temp,
         offset: 0,
         len,
+        _held: held,
     };
     Ok(Request::from_parts(
         parts,
@@ -99,11 +193,12 @@ pub async fn spool(
     ))
 }
 
-/// A spooled body read back; the file goes when the body does.
+/// A spooled body read back; the file (and its share of the quota) goes when the body does.
 struct FileBody {
     temp: Temp,
     offset: u64,
     len: u64,
+    _held: Held,
 }
 
 impl Stream for FileBody {

@@ -7,7 +7,7 @@
 //! through the descriptor that is served, so an object's headers always describe the bytes sent.
 
 use crate::confine::{crossed_link, open_beneath};
-pub use crate::meta::{hex, load_meta, md5_file, save_meta, Meta};
+pub use crate::meta::{hex, load_meta, md5_file, save_meta, store_meta, Meta};
 use crate::meta::{is_folder, mark_folder, unmark_folder};
 use crate::walk::{DirCache, Found, Walk};
 use rustix::fs::{
@@ -48,6 +48,8 @@ pub enum StoreError {
     PrefixIsObject(String),
     /// A folder marker (a key ending in `/`) sent with bytes: it can hold none.
     FolderHasBytes,
+    /// A conditional write's condition does not hold ([`Store::publish_if`]).
+    PreconditionFailed,
     Io(io::Error),
 }
 
@@ -216,14 +218,23 @@ fn split_key(key: &str) -> (&str, &str) {
     key.rsplit_once('/').unwrap_or(("", key))
 }
 
+/// A bucket name S3 accepts: 3 to 63 lowercase letters, digits, `.` and `-`, beginning and
+/// ending with a letter or digit, no `..`, `.-` or `-.` (each label a DNS label), not an IPv4
+/// address, and none of the prefixes and suffixes S3 keeps for itself. A directory of another
+/// name is no bucket.
 pub fn check_bucket_name(bucket: &str) -> Result<(), StoreError> {
+    const PREFIXES: [&str; 3] = ["xn--", "sthree-", "amzn-s3-demo-"];
+    const SUFFIXES: [&str; 5] = ["-s3alias", "--ol-s3", ".mrap", "--x-s3", "--table-s3"];
     let ok = (3..=63).contains(&bucket.len())
         && bucket
             .bytes()
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'.')
         && !bucket.starts_with(['.', '-'])
         && !bucket.ends_with(['.', '-'])
-        && !bucket.contains("..");
+        && !["..", ".-", "-."].iter().any(|p| bucket.contains(p))
+        && bucket.parse::<std::net::Ipv4Addr>().is_err()
+        && !PREFIXES.iter().any(|p| bucket.starts_with(p))
+        && !SUFFIXES.iter().any(|s| bucket.ends_with(s));
     if ok {
         Ok(())
     } else {
@@ -329,6 +340,53 @@ impl Store {
             bucket,
             Mode::from_bits_truncate(0o777),
         )?)
+    }
+
+    /// Makes a bucket that appears with what `init` records on its directory (its owner and
+    /// ACL) already there: made among the temporary files, set up, then renamed into place
+    /// without replacing anything, so no request ever sees it without them. `AlreadyExists`
+    /// if the name is taken. Where the file system cannot rename without replacing (NFS),
+    /// the directory is made in place and set up at once.
+    pub fn create_bucket_with(
+        &self,
+        bucket: &str,
+        init: impl Fn(BorrowedFd<'_>) -> io::Result<()>,
+    ) -> Result<(), StoreError> {
+        check_bucket_name(bucket)?;
+        let name = format!("bucket-{:016x}", self.next_temp.fetch_add(1, Ordering::Relaxed));
+        let tmp = self.tmp_fd.as_fd();
+        mkdirat(tmp, name.as_str(), Mode::from_bits_truncate(0o777))?;
+        let made = (|| -> Result<(), StoreError> {
+            let dir = openat(
+                tmp,
+                name.as_str(),
+                DIR_FLAGS | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+                Mode::empty(),
+            )?;
+            init(dir.as_fd())?;
+            match rustix::fs::renameat_with(
+                tmp,
+                name.as_str(),
+                self.root_fd.as_fd(),
+                bucket,
+                rustix::fs::RenameFlags::NOREPLACE,
+            ) {
+                Err(Errno::INVAL) | Err(Errno::NOSYS) => {
+                    self.create_bucket(bucket)?;
+                    let dir = self.open_bucket(bucket)?;
+                    if let Err(e) = init(dir.as_fd()) {
+                        let _ = unlinkat(self.root_fd.as_fd(), bucket, AtFlags::REMOVEDIR);
+                        return Err(e.into());
+                    }
+                    Ok(())
+                }
+                other => Ok(other?),
+            }
+        })();
+        if made.is_err() {
+            let _ = unlinkat(tmp, name.as_str(), AtFlags::REMOVEDIR);
+        }
+        made
     }
 
     /// Removes an empty bucket (`ENOTEMPTY` otherwise).
@@ -638,5 +696,6 @@ impl Store {
     }
 }
 
+mod conditional;
 #[cfg(test)]
 mod tests;

@@ -19,7 +19,7 @@ fn plain_object_query(query: &str) -> bool {
 }
 
 /// Bucket and key of a path-style object URI, percent-decoded.
-fn bucket_and_key(uri: &Uri) -> Option<(String, String)> {
+pub(crate) fn bucket_and_key(uri: &Uri) -> Option<(String, String)> {
     let (bucket, key) = uri.path().strip_prefix('/')?.split_once('/')?;
     let key = percent_decode(key)?;
     (!bucket.is_empty() && !key.is_empty()).then_some((percent_decode(bucket)?, key))
@@ -38,6 +38,8 @@ pub fn ignorable_range(method: &Method, uri: &Uri, headers: &HeaderMap) -> bool 
 pub async fn whole_object(gateway: &Gateway, req: S3Request<Body>) -> S3Result<S3Response<Body>> {
     let (bucket, key) = bucket_and_key(&req.uri).ok_or_else(|| s3_error!(NoSuchKey))?;
     let (object, meta) = gateway.object(&bucket, &key)?;
+    crate::conditions::ReadConditions::from_headers(&req.headers)
+        .check_read(&meta.etag, object.modified)?;
     let mut headers = HeaderMap::new();
     let value = |s: &str| HeaderValue::from_str(s).map_err(|e| s3_error!(e, InternalError));
     headers.insert(CONTENT_LENGTH, HeaderValue::from(object.len));
@@ -58,6 +60,9 @@ pub async fn whole_object(gateway: &Gateway, req: S3Request<Body>) -> S3Result<S
     }
     for (name, v) in meta.headers.pairs() {
         headers.insert(HeaderName::from_static(name), value(v)?);
+    }
+    if let Some(n) = crate::tagging::count(&meta.headers.tags) {
+        headers.insert("x-amz-tagging-count", HeaderValue::from(n));
     }
     for (k, v) in &meta.metadata {
         if let Ok(name) = HeaderName::from_bytes(format!("x-amz-meta-{k}").as_bytes()) {

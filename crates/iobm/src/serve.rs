@@ -39,6 +39,8 @@ fn raise_descriptor_limit() {
 pub fn serve(args: ServeArgs) -> Result<Exit, Failure> {
     session::writable_dir(&args.dir)?;
     raise_descriptor_limit();
+    // A secret the operator chose is never printed back; one made here must be, once.
+    let secret_given = args.secret_key.is_some();
     let access = match (&args.access_key, &args.secret_key) {
         _ if args.anonymous => Access::Anonymous,
         _ if args.users.is_some() => {
@@ -93,6 +95,9 @@ pub fn serve(args: ServeArgs) -> Result<Exit, Failure> {
             None => println!("  counters (Prometheus): GET /metrics with Accept: text/plain, signed"),
         }
         match &access {
+            Access::Keys { access_key, .. } if secret_given => println!(
+                "  export AWS_ACCESS_KEY_ID={access_key} AWS_SECRET_ACCESS_KEY=<the --secret-key given> AWS_ENDPOINT_URL={scheme}://{addr}"
+            ),
             Access::Keys {
                 access_key,
                 secret_key,

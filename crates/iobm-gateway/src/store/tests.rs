@@ -60,6 +60,26 @@ fn names_are_plain_relative_paths() {
     for bucket in ["..", ".iobm-gateway", "a", "UPPER", "a/b", "x..y"] {
         assert!(check_bucket_name(bucket).is_err(), "{bucket}");
     }
+    // What S3 refuses besides: labels that are no DNS labels, IP addresses, its own names.
+    for bucket in [
+        "foo.-bar",
+        "foo-.bar",
+        "192.168.5.4",
+        "xn--bucket",
+        "sthree-b",
+        "amzn-s3-demo-b",
+        "b-s3alias",
+        "b--ol-s3",
+        "b.mrap",
+        "b--x-s3",
+        "b--table-s3",
+        &"b".repeat(64),
+    ] {
+        assert!(check_bucket_name(bucket).is_err(), "{bucket}");
+    }
+    for bucket in ["a-b.c-d", "192.168.5", "1.2.3.4.5", "b-s3", "x-n--b", "abc"] {
+        assert!(check_bucket_name(bucket).is_ok(), "{bucket}");
+    }
 }
 
 #[test]

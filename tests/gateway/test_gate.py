@@ -1,0 +1,592 @@
+"""The gateway's one gate: every request is authenticated once (one credential form, each with
+its time window) and then authorized from the account, the operation and the owners and ACLs of
+the bucket and object, on every route: ranged reads answered whole, presigned URLs, unsigned
+requests, chunked bodies of unknown length, /metrics. Accounts alice, bob and carol, as boto3
+clients, as unsigned clients and as raw HTTP.
+"""
+
+import base64
+import email.utils
+import hashlib
+import hmac
+import http.client
+import os
+import random
+import socket
+import subprocess
+import threading
+import time
+import urllib.parse
+
+import boto3
+import botocore
+import pytest
+from botocore import UNSIGNED
+from botocore.auth import S3SigV4Auth
+from botocore.awsrequest import AWSRequest
+from botocore.config import Config
+from botocore.credentials import Credentials
+
+from gateway_helpers import IOBM, Server, free_port, wait_for_port
+
+ALICE = ("AKALICE", "alice-secret-key-0123456789")
+BOB = ("AKBOB", "bob-secret-key-0123456789")
+CAROL = ("AKCAROL", "carol-secret-key-0123456789")
+NAMES = {"alice": ALICE, "bob": BOB, "carol": CAROL}
+
+
+def as_account(server, keys, version="s3v4"):
+    return boto3.client(
+        "s3", endpoint_url=server.endpoint, aws_access_key_id=keys[0], aws_secret_access_key=keys[1],
+        region_name="us-east-1",
+        config=Config(signature_version=version, s3={"addressing_style": "path"},
+                      retries={"max_attempts": 1}))
+
+
+def unsigned(server):
+    return boto3.client(
+        "s3", endpoint_url=server.endpoint, region_name="us-east-1",
+        config=Config(signature_version=UNSIGNED, s3={"addressing_style": "path"},
+                      retries={"max_attempts": 1}))
+
+
+def code(call, *args, **kwargs):
+    """The S3 error code a call fails with, or "ok"."""
+    try:
+        call(*args, **kwargs)
+        return "ok"
+    except botocore.exceptions.ClientError as e:
+        return e.response["Error"]["Code"]
+
+
+def send(server, method, target, headers=None, body=b""):
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+    conn.request(method, target, body=body, headers=headers or {})
+    response = conn.getresponse()
+    data = response.read()
+    conn.close()
+    return response.status, dict(response.getheaders()), data
+
+
+def error_code(data):
+    text = data.decode(errors="replace")
+    return text.split("<Code>")[1].split("</Code>")[0] if "<Code>" in text else text
+
+
+def sigv2_headers(keys, method, resource, date, extra=None):
+    """Headers of a SigV2 header-signed request with the given Date."""
+    headers = {"Date": date, **(extra or {})}
+    amz = "".join(f"{k.lower()}:{v}\n" for k, v in sorted(headers.items()) if k.lower().startswith("x-amz-"))
+    # With an x-amz-date, the Date line of the string to sign is empty.
+    signed_date = "" if "x-amz-date" in headers else date
+    to_sign = f"{method}\n{headers.get('Content-MD5', '')}\n{headers.get('Content-Type', '')}\n{signed_date}\n{amz}{resource}"
+    signature = base64.b64encode(hmac.new(keys[1].encode(), to_sign.encode(), hashlib.sha1).digest()).decode()
+    headers["Authorization"] = f"AWS {keys[0]}:{signature}"
+    return headers
+
+
+def sigv4_headers(keys, method, path, port, payload_hash):
+    """Headers of a SigV4 header-signed request (host, x-amz-date, x-amz-content-sha256)."""
+    amz_date = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    day = amz_date[:8]
+    headers = {"host": f"127.0.0.1:{port}", "x-amz-content-sha256": payload_hash, "x-amz-date": amz_date}
+    names = sorted(headers)
+    canonical = "\n".join([method, urllib.parse.quote(path, safe="/-_.~"), "",
+                           "".join(f"{n}:{headers[n]}\n" for n in names), ";".join(names), payload_hash])
+    scope = f"{day}/us-east-1/s3/aws4_request"
+    to_sign = "\n".join(["AWS4-HMAC-SHA256", amz_date, scope, hashlib.sha256(canonical.encode()).hexdigest()])
+    key = ("AWS4" + keys[1]).encode()
+    for part in (day, "us-east-1", "s3", "aws4_request"):
+        key = hmac.new(key, part.encode(), hashlib.sha256).digest()
+    signature = hmac.new(key, to_sign.encode(), hashlib.sha256).hexdigest()
+    headers["Authorization"] = (f"AWS4-HMAC-SHA256 Credential={keys[0]}/{scope}, "
+                                f"SignedHeaders={';'.join(names)}, Signature={signature}")
+    del headers["host"]  # raw_chunked_put sends it
+    return headers
+
+
+def write_users(path, *names):
+    path.write_text("".join(f"{NAMES[n][0]} {NAMES[n][1]} {n}\n" for n in names))
+
+
+@pytest.fixture
+def three(tmp_path):
+    root = tmp_path / "root"
+    root.mkdir()
+    users = tmp_path / "users"
+    write_users(users, "alice", "bob", "carol")
+    server = Server(root, "--users", str(users))
+    alice = as_account(server, ALICE)
+    alice.create_bucket(Bucket="a-priv")
+    alice.put_object(Bucket="a-priv", Key="secret.txt", Body=b"alice's secret")
+    yield server, root
+    server.stop()
+
+
+@pytest.mark.parametrize("method", ["GET", "HEAD"])
+@pytest.mark.parametrize("range_", ["bytes=5-2", "bytes=0-1,3-4", "lines=1-2"])
+def test_an_ignorable_range_is_authorized_like_any_read(three, method, range_):
+    server, _ = three
+    bob = as_account(server, BOB)
+    for key in ("secret.txt", "missing.txt"):
+        url = bob.generate_presigned_url("get_object" if method == "GET" else "head_object",
+                                         Params={"Bucket": "a-priv", "Key": key}, ExpiresIn=300)
+        status, headers, data = send(server, method, url.split(str(server.port), 1)[1], {"Range": range_})
+        # Neither the bytes, nor the ETag and size, nor whether the key exists.
+        assert status == 403, (key, status, headers, data)
+        assert b"secret" not in data and "ETag" not in headers
+    # The owner still gets the whole object, as S3 answers an ignorable Range.
+    alice = as_account(server, ALICE)
+    url = alice.generate_presigned_url("get_object", Params={"Bucket": "a-priv", "Key": "secret.txt"})
+    status, _, data = send(server, "GET", url.split(str(server.port), 1)[1], {"Range": range_})
+    assert (status, data) == (200, b"alice's secret")
+
+
+def test_an_unsigned_ignorable_range_is_refused(three):
+    server, _ = three
+    status, headers, data = send(server, "GET", "/a-priv/secret.txt", {"Range": "bytes=5-2"})
+    assert status == 403 and b"alice" not in data and "ETag" not in headers
+
+
+@pytest.mark.parametrize("version", ["s3v4", "s3"])
+def test_one_credential_form_per_request(three, version):
+    server, _ = three
+    alice = as_account(server, ALICE, version)
+    url = alice.generate_presigned_url("get_object", Params={"Bucket": "a-priv", "Key": "secret.txt"},
+                                       ExpiresIn=30 * 86400)
+    target = url.split(str(server.port), 1)[1]
+    for extra in ({}, {"Authorization": "Bearer x"}, {"Authorization": "AWS4-HMAC-SHA256 junk"}):
+        status, _, data = send(server, "GET", target, extra)
+        assert status == 400, (extra, status, data)
+        assert b"alice's secret" not in data
+    status, _, data = send(server, "GET", target, {"Authorization": "Bearer x"})
+    assert error_code(data) in ("InvalidArgument", "AuthorizationQueryParametersError")
+    # A good presigned URL with a header credential beside it is refused too: one form.
+    good = alice.generate_presigned_url("get_object", Params={"Bucket": "a-priv", "Key": "secret.txt"})
+    status, _, data = send(server, "GET", good.split(str(server.port), 1)[1], {"Authorization": "Bearer x"})
+    assert (status, error_code(data)) == (400, "InvalidArgument")
+    assert send(server, "GET", good.split(str(server.port), 1)[1])[0] == 200
+
+
+def test_sigv2_header_signatures_expire_after_fifteen_minutes(three):
+    server, _ = three
+    alice = as_account(server, ALICE)
+    alice.put_object(Bucket="a-priv", Key="victim", Body=b"v")
+    for age, want in [(365 * 86400, 403), (16 * 60, 403), (-16 * 60, 403), (60, 204)]:
+        date = email.utils.formatdate(time.time() - age, usegmt=True)
+        headers = sigv2_headers(ALICE, "DELETE", "/a-priv/victim", date)
+        status, _, data = send(server, "DELETE", "/a-priv/victim", headers)
+        assert status == want, (age, status, data)
+        if want == 403:
+            assert error_code(data) == "RequestTimeTooSkewed"
+            assert alice.get_object(Bucket="a-priv", Key="victim")["Body"].read() == b"v"
+    assert code(alice.head_object, Bucket="a-priv", Key="victim") == "404"
+    # An x-amz-date beside Date is the time that counts, as in S3.
+    date = email.utils.formatdate(time.time() - 86400, usegmt=True)
+    fresh = email.utils.formatdate(time.time(), usegmt=True)
+    headers = sigv2_headers(ALICE, "GET", "/a-priv/secret.txt", date, {"x-amz-date": fresh})
+    assert send(server, "GET", "/a-priv/secret.txt", headers)[0] == 200
+    headers = sigv2_headers(ALICE, "GET", "/a-priv/secret.txt", fresh, {"x-amz-date": date})
+    assert send(server, "GET", "/a-priv/secret.txt", headers)[0] == 403
+    # And a request with no date at all is refused.
+    headers = sigv2_headers(ALICE, "GET", "/a-priv/secret.txt", "")
+    del headers["Date"]
+    assert send(server, "GET", "/a-priv/secret.txt", headers)[0] in (400, 403)
+
+
+def test_sigv2_presigned_listing_of_ones_own_bucket(three):
+    server, _ = three
+    alice = as_account(server, ALICE, "s3")
+    for call, params in [("list_objects", {"Bucket": "a-priv"}), ("list_objects_v2", {"Bucket": "a-priv"}),
+                         ("list_objects", {"Bucket": "a-priv", "Prefix": "sec", "MaxKeys": 5})]:
+        url = alice.generate_presigned_url(call, Params=params)
+        status, _, data = send(server, "GET", url.split(str(server.port), 1)[1])
+        assert status == 200, (call, data)
+        assert b"secret.txt" in data
+
+
+def test_a_long_account_name_owns_its_bucket(tmp_path):
+    root = tmp_path / "root"
+    root.mkdir()
+    users = tmp_path / "users"
+    long_name = "l" * 300
+    users.write_text(f"AKLONG long-secret-0123456789 {long_name}\n{BOB[0]} {BOB[1]} bob\n")
+    server = Server(root, "--users", str(users))
+    try:
+        owner = as_account(server, ("AKLONG", "long-secret-0123456789"))
+        owner.create_bucket(Bucket="long-owned")
+        owner.put_object(Bucket="long-owned", Key="k", Body=b"mine")
+        bob = as_account(server, BOB)
+        assert code(bob.list_objects_v2, Bucket="long-owned") == "AccessDenied"
+        assert code(bob.get_object, Bucket="long-owned", Key="k") == "AccessDenied"
+        assert code(bob.put_object, Bucket="long-owned", Key="x", Body=b"x") == "AccessDenied"
+        assert "long-owned" not in [b["Name"] for b in bob.list_buckets()["Buckets"]]
+        assert owner.get_object(Bucket="long-owned", Key="k")["Body"].read() == b"mine"
+        acl = owner.get_bucket_acl(Bucket="long-owned")
+        assert acl["Owner"]["DisplayName"] == long_name
+    finally:
+        server.stop()
+
+
+def test_an_owner_that_cannot_be_read_is_refused_not_shared(three):
+    server, root = three
+    bob = as_account(server, BOB)
+    # A bucket whose owner attribute is garbage (not UTF-8) is nobody's to share.
+    os.setxattr(root / "a-priv", "user.iobm.owner", b"\xff\xfe")
+    assert code(bob.list_objects_v2, Bucket="a-priv") == "AccessDenied"
+    assert code(bob.put_object, Bucket="a-priv", Key="x", Body=b"x") == "AccessDenied"
+    assert code(bob.get_object, Bucket="a-priv", Key="secret.txt") == "AccessDenied"
+
+
+def test_bucket_creation_is_atomic_against_other_accounts_writes(three):
+    server, root = three
+    alice, bob = as_account(server, ALICE), as_account(server, BOB)
+    stop = threading.Event()
+    landed = []
+
+    def intruder():
+        s3 = as_account(server, BOB)
+        i = 0
+        while not stop.is_set():
+            i += 1
+            if code(s3.put_object, Bucket="contested", Key=f"in-{i}", Body=b"x") == "ok":
+                landed.append(i)
+
+    threads = [threading.Thread(target=intruder) for _ in range(3)]
+    for t in threads:
+        t.start()
+    try:
+        for _ in range(150):
+            alice.create_bucket(Bucket="contested")
+            assert os.listdir(root / "contested") == []
+            alice.delete_bucket(Bucket="contested")
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()
+    assert landed == []
+    assert code(bob.head_bucket, Bucket="contested") == "404"
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A gateway with accounts over a 64 MiB tmpfs (root only)."""
+    if os.geteuid() != 0:
+        pytest.fail("needs root to mount a tmpfs (scripts/test runs the gateway tests as root)")
+    root = tmp_path / "small"
+    root.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", str(root)], check=True)
+    users = tmp_path / "users"
+    write_users(users, "alice", "bob")
+    server = Server(root, "--users", str(users), "--body-timeout", "3s")
+    yield server, root
+    server.stop()
+    subprocess.run(["umount", str(root)], check=True)
+
+
+def raw_chunked_put(server, target, headers, chunks, pause=0.0):
+    """A PUT with Transfer-Encoding: chunked and no Content-Length; the status, or None if the
+    gateway closed the connection first."""
+    sock = socket.create_connection(("127.0.0.1", server.port), timeout=30)
+    head = f"PUT {target} HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\nTransfer-Encoding: chunked\r\n"
+    head += "".join(f"{k}: {v}\r\n" for k, v in headers.items()) + "\r\n"
+    try:
+        sock.sendall(head.encode())
+        for chunk in chunks:
+            sock.sendall(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
+            if pause:
+                time.sleep(pause)
+        sock.sendall(b"0\r\n\r\n")
+        reply = sock.recv(4096).decode(errors="replace")
+        return int(reply.split()[1]) if reply.startswith("HTTP/1.1") else None
+    except OSError:
+        try:
+            reply = sock.recv(4096).decode(errors="replace")
+            return int(reply.split()[1]) if reply.startswith("HTTP/1.1") else None
+        except OSError:
+            return None
+    finally:
+        sock.close()
+
+
+def spooled(root):
+    """Bytes in the gateway's temporary files."""
+    return sum(os.path.getsize(os.path.join(d, f))
+               for d, _, files in os.walk(root / ".iobm-gateway" / "tmp") for f in files)
+
+
+def test_nothing_is_spooled_before_authentication(small_disk):
+    server, root = small_disk
+    alice = as_account(server, ALICE)
+    alice.create_bucket(Bucket="a-bkt")
+    seen = []
+
+    def watch():
+        while not done.is_set():
+            seen.append(spooled(root))
+            time.sleep(0.01)
+
+    done = threading.Event()
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        # No signature: refused before one byte lands, however much is sent.
+        status = raw_chunked_put(server, "/a-bkt/fill", {}, [b"z" * (1 << 20)] * 80)
+        assert status in (403, None)
+        # A forged signature with a real access key: refused the same way.
+        forged = {"x-amz-date": time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()),
+                  "x-amz-content-sha256": "UNSIGNED-PAYLOAD",
+                  "Authorization": f"AWS4-HMAC-SHA256 Credential={ALICE[0]}/"
+                                   f"{time.strftime('%Y%m%d', time.gmtime())}/us-east-1/s3/aws4_request, "
+                                   "SignedHeaders=host;x-amz-content-sha256;x-amz-date, Signature=" + "0" * 64}
+        status = raw_chunked_put(server, "/a-bkt/fill", forged, [b"z" * (1 << 20)] * 80)
+        assert status in (403, None)
+    finally:
+        done.set()
+        watcher.join()
+    assert max(seen) == 0, max(seen)
+    # Alice's own upload still fits.
+    alice.put_object(Bucket="a-bkt", Key="mine", Body=os.urandom(8 << 20))
+
+
+def test_a_stalled_spool_is_cut_by_the_body_timeout(small_disk):
+    server, root = small_disk
+    alice = as_account(server, ALICE)
+    alice.create_bucket(Bucket="pub")
+    alice.put_bucket_acl(Bucket="pub", ACL="public-read-write")
+    # Unsigned, into a public-read-write bucket: allowed, but a trickle of 1 byte every 2 s
+    # (each within the body timeout of 3 s) is cut once the whole body has taken too long.
+    started = time.time()
+    status = raw_chunked_put(server, "/pub/slow", {}, [b"x"] * 30, pause=2.0)
+    assert status in (400, None)
+    assert time.time() - started < 50
+    assert spooled(root) == 0
+
+
+def test_a_signed_chunked_put_on_a_full_disk_is_507(small_disk):
+    server, root = small_disk
+    alice = as_account(server, ALICE)
+    alice.create_bucket(Bucket="full")
+    with open(root / "filler", "wb", buffering=0) as f:
+        try:
+            while True:
+                f.write(b"\0" * (1 << 20))
+        except OSError:
+            pass
+    # A signed PUT of a body of unknown length, as an HTTP client sends one it streams.
+    headers = sigv4_headers(ALICE, "PUT", "/full/k", server.port, "UNSIGNED-PAYLOAD")
+    got = raw_chunked_put(server, "/full/k", headers, [b"y" * (1 << 20)] * 8)
+    assert got == 507, got
+    os.remove(root / "filler")
+    assert spooled(root) == 0
+
+
+def test_metrics_on_the_s3_port_show_an_account_only_its_own_buckets(three):
+    server, _ = three
+    alice, bob = as_account(server, ALICE), as_account(server, BOB)
+    bob.create_bucket(Bucket="b-own")
+    bob.put_object(Bucket="b-own", Key="k", Body=b"b")
+    alice.get_object(Bucket="a-priv", Key="secret.txt")["Body"].read()
+
+    def scrape(keys):
+        request = AWSRequest(method="GET", url=server.endpoint + "/metrics", headers={"Accept": "text/plain"})
+        S3SigV4Auth(Credentials(*keys), "s3", "us-east-1").add_auth(request)
+        return send(server, "GET", "/metrics", dict(request.headers))
+
+    status, _, data = scrape(BOB)
+    assert status == 200, data
+    assert b"b-own" in data and b"a-priv" not in data
+    status, _, data = scrape(ALICE)
+    assert b"a-priv" in data and b"b-own" not in data
+    status, _, data = send(server, "GET", "/metrics", {"Accept": "text/plain"})
+    assert status == 403 and b"iobm_gateway" not in data
+
+
+def test_the_banner_never_prints_a_given_secret(tmp_path):
+    root = tmp_path / "root"
+    root.mkdir()
+    secret = "a-very-private-secret-0123456789"
+    server = Server(root, "--access-key", "AKBANNER", "--secret-key", secret)
+    time.sleep(0.5)
+    server.stop()
+    output = server.proc.stdout.read()
+    assert "AKBANNER" in output
+    assert secret not in output
+
+
+def test_put_racing_delete_objects_in_one_prefix_never_fails(three):
+    server, _ = three
+    alice = as_account(server, ALICE)
+    alice.create_bucket(Bucket="churn")
+    errors = []
+
+    def putter(n):
+        s3 = as_account(server, ALICE)
+        for i in range(150):
+            try:
+                s3.put_object(Bucket="churn", Key=f"deep/er/p{n}-{i}", Body=b"x")
+            except botocore.exceptions.ClientError as e:
+                errors.append(e.response["Error"]["Code"])
+
+    def deleter():
+        s3 = as_account(server, ALICE)
+        for _ in range(60):
+            keys = [o["Key"] for o in s3.list_objects_v2(Bucket="churn").get("Contents", [])]
+            if keys:
+                s3.delete_objects(Bucket="churn", Delete={"Objects": [{"Key": k} for k in keys]})
+
+    threads = [threading.Thread(target=putter, args=(n,)) for n in range(3)] + [threading.Thread(target=deleter)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+
+
+# ---- The property test: the gateway's answers against a model of S3's permission rules ----
+
+BUCKET_ACLS = ["private", "public-read", "public-read-write", "authenticated-read"]
+OBJECT_ACLS = ["private", "public-read", "authenticated-read", "bucket-owner-read",
+               "bucket-owner-full-control"]
+CALLERS = ["alice", "bob", "carol", None]
+
+
+class Model:
+    """S3's rules for canned ACLs: a bucket's owner may do anything in it; READ on a bucket
+    lists it, WRITE writes and deletes in it; an object reads to its uploader, to the bucket's
+    owner, and as its ACL grants; only the bucket's owner deletes the bucket or changes its ACL;
+    the object's ACL changes by the bucket's owner or the object's uploader."""
+
+    def __init__(self):
+        self.buckets = {}  # name -> {"owner", "acl", "objects": {key: (uploader, acl, body)}}
+
+    @staticmethod
+    def grants_read(acl, caller):
+        return acl in ("public-read", "public-read-write") or (acl == "authenticated-read" and caller)
+
+    def allowed(self, op, caller, bucket, key):
+        b = self.buckets.get(bucket)
+        if op == "create_bucket":
+            return caller is not None and b is None
+        if b is None:
+            return False
+        owner = b["owner"] == caller
+        if op in ("list", "head_bucket"):
+            return owner or self.grants_read(b["acl"], caller)
+        if op in ("put", "delete"):
+            return owner or b["acl"] == "public-read-write"
+        if op in ("delete_bucket", "put_bucket_acl"):
+            return owner
+        o = b["objects"].get(key)
+        if op in ("get", "head"):
+            if owner:
+                return True
+            if o is None:
+                return self.grants_read(b["acl"], caller)  # NoSuchKey to those who may list
+            return o[0] == caller and caller is not None or self.grants_read(o[1], caller)
+        if op == "put_object_acl":
+            return owner or (o is not None and caller is not None and o[0] == caller)
+        raise ValueError(op)
+
+
+def test_every_answer_is_what_the_permission_model_allows(three):
+    server, root = three
+    rng = random.Random(20261201)
+    clients = {n: as_account(server, NAMES[n]) for n in NAMES}
+    clients[None] = unsigned(server)
+    model = Model()
+    model.buckets["a-priv"] = {"owner": "alice", "acl": "private",
+                               "objects": {"secret.txt": ("alice", "private", b"alice's secret")}}
+    bucket_names, keys = ["a-priv", "m-1", "m-2", "m-3"], ["k1", "k2", "k3"]
+    ops = ["create_bucket", "list", "head_bucket", "put", "get", "head", "delete", "put_bucket_acl",
+           "put_object_acl", "delete_bucket"]
+    checked = {op: 0 for op in ops}
+    for step in range(600):
+        op, caller = rng.choice(ops), rng.choice(CALLERS)
+        bucket, key = rng.choice(bucket_names), rng.choice(keys)
+        s3 = clients[caller]
+        want = model.allowed(op, caller, bucket, key)
+        b = model.buckets.get(bucket)
+        what = (step, op, caller, bucket, key)
+        if op == "create_bucket":
+            acl = rng.choice(BUCKET_ACLS)
+            got = code(s3.create_bucket, Bucket=bucket, ACL=acl)
+            if want:
+                assert got == "ok", what
+                model.buckets[bucket] = {"owner": caller, "acl": acl, "objects": {}}
+            else:
+                assert got != "ok", what
+        elif op == "list":
+            got = code(s3.list_objects_v2, Bucket=bucket)
+            assert got == ("ok" if want else ("NoSuchBucket" if b is None else "AccessDenied")), what
+        elif op == "head_bucket":
+            got = code(s3.head_bucket, Bucket=bucket)
+            assert got == ("ok" if want else ("404" if b is None else "403")), what
+        elif op == "put":
+            acl = rng.choice(OBJECT_ACLS)
+            body = os.urandom(8)
+            got = code(s3.put_object, Bucket=bucket, Key=key, Body=body, ACL=acl)
+            assert got == ("ok" if want else ("NoSuchBucket" if b is None else "AccessDenied")), what
+            if want:
+                b["objects"][key] = (caller, acl, body)
+        elif op in ("get", "head"):
+            if op == "get":
+                try:
+                    data = s3.get_object(Bucket=bucket, Key=key)["Body"].read()
+                    got = "ok"
+                except botocore.exceptions.ClientError as e:
+                    got, data = e.response["Error"]["Code"], None
+            else:
+                got = code(s3.head_object, Bucket=bucket, Key=key)
+            o = b and b["objects"].get(key)
+            missing = {"get": "NoSuchKey", "head": "404"}[op]
+            denied = {"get": "AccessDenied", "head": "403"}[op]
+            if b is None:
+                expect = {"get": "NoSuchBucket", "head": "404"}[op]
+            elif not want:
+                expect = denied
+            elif o is None:
+                expect = missing
+            else:
+                expect = "ok"
+            assert got == expect, what + (got, expect)
+            if op == "get" and got == "ok":
+                assert data == o[2], what
+        elif op == "delete":
+            got = code(s3.delete_object, Bucket=bucket, Key=key)
+            assert got == ("ok" if want else ("NoSuchBucket" if b is None else "AccessDenied")), what
+            if want:
+                b["objects"].pop(key, None)
+        elif op == "put_bucket_acl":
+            acl = rng.choice(BUCKET_ACLS)
+            got = code(s3.put_bucket_acl, Bucket=bucket, ACL=acl)
+            assert got == ("ok" if want else ("NoSuchBucket" if b is None else "AccessDenied")), what
+            if want:
+                b["acl"] = acl
+        elif op == "put_object_acl":
+            acl = rng.choice(OBJECT_ACLS)
+            got = code(s3.put_object_acl, Bucket=bucket, Key=key, ACL=acl)
+            o = b and b["objects"].get(key)
+            if b is None:
+                assert got == "NoSuchBucket", what
+            elif not want:
+                assert got == "AccessDenied", what
+            elif o is None:
+                assert got == "NoSuchKey", what
+            else:
+                assert got == "ok", what
+                b["objects"][key] = (o[0], acl, o[2])
+        elif op == "delete_bucket":
+            got = code(s3.delete_bucket, Bucket=bucket)
+            if b is None:
+                assert got == "NoSuchBucket", what
+            elif not want:
+                assert got == "AccessDenied", what
+            elif b["objects"]:
+                assert got == "BucketNotEmpty", what
+            else:
+                assert got == "ok", what
+                del model.buckets[bucket]
+        checked[op] += 1
+    # Every kind of operation was tried, allowed and refused.
+    assert all(n > 20 for n in checked.values()), checked
