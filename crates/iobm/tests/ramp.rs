@@ -28,16 +28,17 @@ fn a_warm_up_is_run_but_not_counted() {
     assert_eq!(result["config"]["ramp_s"], 0.5);
     let phase = &result["phases"][0];
     assert_eq!(phase["settings"]["ramp_s"], 0.5);
-    let (start, end) = (u(&phase["start_ns"]), u(&phase["end_ns"]));
-    // The phase is its counted second (plus the final fsync), not the warm-up too.
-    assert!(end - start < 1_500_000_000, "{start}..{end}");
+    let start = u(&phase["start_ns"]);
+    // The phase begins where the warm-up ends: stamps count from the run's origin, taken
+    // before the files were made, so a counted warm-up would start the phase within the
+    // set-up's few milliseconds instead.
+    assert!(start >= 500_000_000, "{start}");
     for w in phase["workers"].as_array().unwrap() {
         let span = &w["span"];
         assert!(u(&span["start_ns"]) >= start, "{span}");
         // Every counted byte is in the series, which starts after the warm-up.
         let series: u64 = w["series"]["bytes"].as_array().unwrap().iter().map(u).sum();
         assert_eq!(series, u(&span["bytes"]));
-        assert!(w["series"]["bytes"].as_array().unwrap().len() <= 2);
         // Operations stamped inside the counted span.
         assert!(u(&span["first_op_end_ns"]) > u(&span["start_ns"]), "{span}");
         assert!(u(&span["last_op_start_ns"]) < u(&span["end_ns"]), "{span}");
@@ -91,8 +92,17 @@ fn an_s3_phase_warms_up_too() {
     let put = &phase["operations"][0];
     assert_eq!(u(&put["latency"]["histogram"]["count"]), u(&put["ops"]));
     // The gateway stored the warm-up's objects too; only the counted ones are in the phase.
+    // The gateway received the warm-up's objects as well: at least one more 64 KiB body than
+    // the phase counts.
     let received = u(&phase["cache"]["servers"][0]["received_bytes"]);
-    assert!(received >= u(&put["bytes"]), "{received}");
-    let (start, end) = (u(&phase["start_ns"]), u(&phase["end_ns"]));
-    assert!(end - start < 1_400_000_000, "{start}..{end}");
+    assert!(
+        received >= u(&put["bytes"]) + 65536,
+        "{received} {}",
+        put["bytes"]
+    );
+    let start = u(&phase["start_ns"]);
+    assert!(
+        start >= 500_000_000,
+        "the phase begins after the warm-up: {start}"
+    );
 }
