@@ -111,8 +111,11 @@ impl Transport for MpiRanks {
 
     fn library(&self) -> Option<String> {
         let text = mpi::environment::library_version().ok()?;
-        // Open MPI's spans lines (repository, release date): the first names it.
-        Some(text.lines().next().unwrap_or_default().trim().to_string())
+        // Open MPI's spans lines (repository, release date): the first names it. The C string
+        // comes with its NUL (`May 26, 2022\0`): no control byte goes on into the reports.
+        let first = text.lines().next().unwrap_or_default();
+        let printable: String = first.chars().filter(|c| !c.is_control()).collect();
+        Some(printable.trim().to_string())
     }
 
     fn clock_offsets(&self) -> Vec<ClockOffset> {

@@ -7,6 +7,29 @@ use std::fs;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
+/// Text taken from the system, made fit for reports and JSON: NUL padding and surrounding
+/// whitespace trimmed (C strings in fixed buffers, sysfs's trailing newlines), a tab made a
+/// space, any other control character (C0, DEL, C1) written as an escape (`\x07`, `\u{85}`):
+/// nothing invisible, and nothing that could drive a terminal, reaches a report.
+pub fn printable(s: &str) -> String {
+    let s = s.trim_matches(|c: char| c == '\0' || c.is_whitespace());
+    if !s.chars().any(char::is_control) {
+        return s.to_string();
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c {
+            '\t' => out.push(' '),
+            c if c.is_control() && (c as u32) < 0x80 => {
+                out.push_str(&format!("\\x{:02x}", c as u32));
+            }
+            c if c.is_control() => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 fn uname() -> [String; 4] {
     // SAFETY: uname fills the zeroed struct; the fields are NUL-terminated C strings.
     let mut u: libc::utsname = unsafe { std::mem::zeroed() };
@@ -15,9 +38,7 @@ fn uname() -> [String; 4] {
     }
     let field = |f: &[libc::c_char]| {
         // SAFETY: uname NUL-terminates every field within its array.
-        unsafe { CStr::from_ptr(f.as_ptr()) }
-            .to_string_lossy()
-            .into_owned()
+        printable(&unsafe { CStr::from_ptr(f.as_ptr()) }.to_string_lossy())
     };
     [
         field(&u.nodename),
@@ -47,7 +68,7 @@ fn os_name() -> String {
         .and_then(|s| {
             s.lines()
                 .find_map(|l| l.strip_prefix("PRETTY_NAME="))
-                .map(|v| v.trim_matches('"').to_string())
+                .map(|v| printable(v.trim_matches('"')))
         })
         .unwrap_or_else(|| std::env::consts::OS.to_string())
 }
@@ -57,7 +78,7 @@ fn cpu_model() -> Option<String> {
     info.lines()
         .find(|l| l.starts_with("model name"))
         .and_then(|l| l.split_once(':'))
-        .map(|(_, v)| v.trim().to_string())
+        .map(|(_, v)| printable(v))
 }
 
 /// The host name, as the kernel knows it.
@@ -111,12 +132,12 @@ pub fn storage_info(path: &Path) -> Option<StorageInfo> {
         best = Some((
             depth,
             StorageInfo {
-                path: path.display().to_string(),
-                fs_type: r[0].to_string(),
-                mount_point,
-                mount_source: unescape(r[1]),
-                mount_options: format!("{},{}", l[5], r[2]),
-                device: l[2].to_string(),
+                path: printable(&path.display().to_string()),
+                fs_type: printable(r[0]),
+                mount_point: printable(&mount_point),
+                mount_source: printable(&unescape(r[1])),
+                mount_options: printable(&format!("{},{}", l[5], r[2])),
+                device: printable(l[2]),
                 total_bytes: 0,
                 available_bytes: 0,
                 block_device: block_device(l[2]),
@@ -142,11 +163,11 @@ fn block_device(major_minor: &str) -> Option<BlockDevice> {
     let read = |p: &str| {
         fs::read_to_string(disk.join(p))
             .ok()
-            .map(|v| v.trim().to_string())
+            .map(|v| printable(&v))
             .filter(|v| !v.is_empty())
     };
     Some(BlockDevice {
-        name: disk.file_name()?.to_string_lossy().into_owned(),
+        name: printable(&disk.file_name()?.to_string_lossy()),
         model: read("device/model"),
         rotational: read("queue/rotational").map(|r| r == "1"),
         scheduler: read("queue/scheduler").and_then(|s| {
@@ -233,13 +254,9 @@ fn nics() -> Vec<Nic> {
     let mut nics: Vec<Nic> = entries
         .flatten()
         .filter_map(|e| {
-            let name = e.file_name().to_string_lossy().into_owned();
+            let name = printable(&e.file_name().to_string_lossy());
             let dir = e.path();
-            let read = |f: &str| {
-                fs::read_to_string(dir.join(f))
-                    .ok()
-                    .map(|v| v.trim().to_string())
-            };
+            let read = |f: &str| fs::read_to_string(dir.join(f)).ok().map(|v| printable(&v));
             // Loopback is type 772 (ARPHRD_LOOPBACK).
             if read("type").as_deref() == Some("772") {
                 return None;
@@ -354,6 +371,24 @@ mod tests {
             assert_eq!(env.affinity, first.to_string());
             assert!(env.cpus_online >= 1);
         }
+    }
+
+    #[test]
+    fn text_from_the_system_carries_no_nul_or_control_bytes() {
+        // Open MPI's library version as MPI_Get_library_version returns it, NUL and all.
+        assert_eq!(
+            printable("Open MPI v4.1.4, May 26, 2022\0"),
+            "Open MPI v4.1.4, May 26, 2022"
+        );
+        assert_eq!(printable("  Intel(R) Xeon(R)\n\0\0"), "Intel(R) Xeon(R)");
+        assert_eq!(
+            printable("a\tb\0c\x1b[2Jd\u{85}e"),
+            "a b\\x00c\\x1b[2Jd\\u{85}e"
+        );
+        let env = capture(Some(std::path::Path::new(".")));
+        let json = serde_json::to_string(&env).unwrap();
+        assert!(!json.contains("\\u00"), "{json}");
+        assert!(!json.chars().any(char::is_control), "{json}");
     }
 
     #[test]

@@ -133,7 +133,10 @@ impl Ranks {
     /// Records the run's ranks and the MPI library in `run` (at rank 0).
     pub fn describe(&self, run: &mut iobm_results::RunResult) {
         run.ranks = self.infos(&run.environment.hostname);
-        run.environment.mpi = self.transport.library();
+        run.environment.mpi = self
+            .transport
+            .library()
+            .map(|l| iobm_results::env::printable(&l));
     }
 
     /// Every rank's host and clock offset (rank 0; others get an empty list).

@@ -16,6 +16,7 @@ pub mod report;
 pub mod rundir;
 pub mod s3;
 pub mod serve;
+pub mod suggest;
 pub mod targets;
 
 use clap::Parser;
@@ -46,8 +47,9 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
                     },
                 );
             }
-            // clap's whole message: what is wrong, the valid values, the usage line.
-            let rendered = e.render().to_string();
+            // clap's whole message: what is wrong, the valid values, the usage line; for an
+            // unknown option, what iobm calls it.
+            let rendered = suggest::improve(e, &argv).render().to_string();
             eprintln!("iobm: {}", rendered.trim_end());
             return ExitCode::from(Exit::BadInput as u8);
         }

@@ -367,8 +367,9 @@ fn run(
             format!(" ({what})")
         };
         Failure::run(format!(
-            "{where_}: cannot use bucket '{}': {described}{kind}",
-            config.bucket
+            "{where_}: cannot use bucket '{}': {described}{kind}{}",
+            config.bucket,
+            key_pair_hint(&what)
         ))
     });
     ranks.agree(prepared.as_ref().map(|_| ()).map_err(Failure::clone))?;
@@ -493,6 +494,20 @@ fn run(
     );
     say(&format!("\n{}", render_footer(&run)));
     Ok(run)
+}
+
+/// What to check when the server refuses the request's signature or its access key.
+fn key_pair_hint(kind: &str) -> String {
+    let why = if kind.ends_with("SignatureDoesNotMatch") {
+        "the server holds another secret for this access key"
+    } else if kind.ends_with("InvalidAccessKeyId") {
+        "the server knows no such access key"
+    } else {
+        return String::new();
+    };
+    format!(
+        " (check the key pair: {why}; --access-key and --secret-key, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)"
+    )
 }
 
 /// The objects of the run: the data set for get, head, delete, list and mixed; through the

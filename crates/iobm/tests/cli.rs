@@ -268,6 +268,68 @@ fn bad_input_is_named_exit_2_and_writes_nothing() {
 }
 
 #[test]
+fn mistyped_options_get_the_name_iobm_gives_them() {
+    let data = tempfile::tempdir().unwrap();
+    let d = data.path().to_str().unwrap();
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["write", "--threads", "4", d],
+            "did you mean '--jobs'? (iobm's name for elbencho's --threads)",
+        ),
+        (
+            &["stream", "--numjobs=4", d],
+            "did you mean '--jobs'? (iobm's name for fio's --numjobs)",
+        ),
+        (
+            &["stream", "--bs", "4k", d],
+            "did you mean '--block'? (iobm's name for fio's --bs)",
+        ),
+        (
+            &["read", "--runtime", "1m", d],
+            "did you mean '--duration'?",
+        ),
+        (
+            &["s3", "put", "--threads", "4"],
+            "did you mean '--concurrent'?",
+        ),
+        (
+            &["s3", "put", "--host", "x:9000"],
+            "did you mean '--endpoint'? (iobm's name for warp's --host)",
+        ),
+        (
+            &["s3", "put", "--obj.size", "1M"],
+            "did you mean '--obj-size'?",
+        ),
+        (
+            &["bonnie", "-d", d],
+            "give the directory as the argument, as in 'iobm bonnie DIR'",
+        ),
+        // A near miss of iobm's own name: clap's own suggestion stays.
+        (
+            &["write", "--jbos", "2", d],
+            "a similar argument exists: '--jobs'",
+        ),
+    ];
+    for &(args, tip) in cases {
+        let out = iobm().args(args).assert().code(2).get_output().clone();
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(err.contains(tip), "{args:?}: {err}");
+        // Not clap's advice to pass the flag as a value.
+        assert!(!err.contains("as a value"), "{args:?}: {err}");
+        assert!(err.contains("Usage: iobm"), "{args:?}: {err}");
+    }
+    // `read` has no --jobs (as many as wrote the data set): nothing suggested.
+    let out = iobm()
+        .args(["read", "--threads", "2", d])
+        .assert()
+        .code(2)
+        .get_output()
+        .clone();
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("did you mean"));
+    assert!(entries(data.path()).is_empty());
+}
+
+#[test]
 fn help_shows_examples_units_and_exit_codes() {
     let help = stdout_of(iobm().arg("--help"));
     for needle in ["Examples:", "iobm quick", "Exit codes:", "130", "MiB"] {

@@ -110,6 +110,12 @@ fn four_ranks_write_one_report_whose_totals_are_the_sum_over_ranks() {
     let library = result["environment"]["mpi"].as_str().unwrap();
     assert!(library.contains("MPI"), "{library}");
     assert!(stdout.contains(library), "{stdout}");
+    // Open MPI's version string ends in a NUL: none reaches the result or the report.
+    assert!(!library.chars().any(char::is_control), "{library:?}");
+    assert!(
+        !stdout.chars().any(|c| c.is_control() && c != '\n'),
+        "{stdout:?}"
+    );
     assert!(result["phases"][0]["cache"]["verdict"]["verdict"].is_string());
     let phase = &result["phases"][0];
     let workers = phase["workers"].as_array().unwrap();
@@ -168,7 +174,7 @@ fn a_shared_file_read_back_by_the_next_rank() {
 #[test]
 fn kept_data_is_read_by_as_many_ranks() {
     let data = tempfile::tempdir().unwrap();
-    ok(&mpirun(
+    let stdout = ok(&mpirun(
         4,
         &["write", "--keep", "-j", "2", "--size-per-job", "1MiB"],
         data.path(),
@@ -176,6 +182,9 @@ fn kept_data_is_read_by_as_many_ranks() {
     let kept = entries(data.path());
     assert_eq!(kept.len(), 1);
     let run_dir = data.path().join(&kept[0]);
+    // The hint says how: as many ranks as wrote it.
+    let hint = format!("read it with: mpirun -np 4 iobm read {}", run_dir.display());
+    assert!(stdout.contains(&hint), "{stdout}");
     let json = data.path().join("r.json");
     ok(&mpirun(
         4,

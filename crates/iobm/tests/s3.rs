@@ -437,6 +437,10 @@ fn wrong_credentials_and_bad_input_are_named_with_the_right_code() {
     let err = String::from_utf8_lossy(&out.stderr);
     // The server's own words, once: a HEAD answer has no body, so they are asked for.
     assert!(err.contains("HTTP 403 SignatureDoesNotMatch"), "{err}");
+    assert!(
+        err.contains("(check the key pair: the server holds another secret for this access key; --access-key and --secret-key, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)"),
+        "{err}"
+    );
     assert_eq!(err.matches("HTTP 403").count(), 1, "{err}");
     let unsigned = iobm()
         .args(["s3", "put", "--endpoint", &server.url, "--ops", "1"])
@@ -850,9 +854,9 @@ fn iobm_serve_args(root: &Path, extra: &[&str]) -> Server {
 type OnList = Box<dyn FnOnce() + Send>;
 
 /// A loopback TCP proxy in front of `backend` for runs whose only listing is their clean-up (a
-/// PUT run): the first request for one (`list-type=2`) is held, never forwarded; `on_list` is
-/// called, and with `cut` every connection is then closed and new ones refused, as a server
-/// that died would. Returns the proxy's URL.
+/// PUT run): the first request for one (`list-type=2`) is held, never forwarded (later ones
+/// are); `on_list` is called, and with `cut` every connection is then closed and new ones
+/// refused, as a server that died would. Returns the proxy's URL.
 fn proxy_until_cleanup(
     backend: &str,
     cut: bool,
@@ -905,7 +909,8 @@ fn proxy_until_cleanup(
             let mut tail: Vec<u8> = Vec::new();
             while let Ok(n @ 1..) = from_client.read(&mut buf) {
                 tail.extend_from_slice(&buf[..n]);
-                if tail.windows(11).any(|w| w == b"list-type=2") {
+                let first = !tripped.load(Ordering::SeqCst);
+                if first && tail.windows(11).any(|w| w == b"list-type=2") {
                     tripped.store(true, Ordering::SeqCst);
                     if let Some(f) = on_list.lock().unwrap().take() {
                         f();
@@ -1010,6 +1015,45 @@ fn two_puts_started_together_on_one_bucket_both_run_and_merge() {
     assert_matches_schema(&merged);
     assert_eq!(merged["ranks"].as_array().unwrap().len(), 2);
     assert_eq!(merged["phases"][0]["workers"].as_array().unwrap().len(), 4);
+}
+
+#[test]
+fn two_interrupts_together_are_one_even_while_cleaning_up() {
+    // As `timeout -s INT` delivers them: one to the process, one to its group, 50 ms apart,
+    // while the clean-up is still going (its first listing held until the run's --timeout).
+    let root = tempfile::tempdir().unwrap();
+    let server = iobm_serve(root.path());
+    let (seen_tx, seen) = std::sync::mpsc::channel();
+    let url = proxy_until_cleanup(&server.url, false, move || {
+        let _ = seen_tx.send(());
+    });
+    let (child, json, _dir) = long_put(&url, &["--timeout", "3s"]);
+    std::thread::sleep(Duration::from_millis(1500));
+    let pid = child.id() as i32;
+    // SAFETY: kill sends a signal to the child process we spawned.
+    unsafe { libc::kill(pid, libc::SIGINT) };
+    std::thread::sleep(Duration::from_millis(50));
+    unsafe { libc::kill(pid, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(!stderr.contains("exiting at once"), "{stderr}");
+    assert!(
+        seen.try_recv().is_ok(),
+        "the clean-up's listing was held: {stderr}"
+    );
+    assert!(!stderr.contains('\x1b'), "{stderr:?}");
+    let result = load(&json);
+    assert_matches_schema(&result);
+    assert_eq!(result["status"], "interrupted");
+    assert!(u(&result["phases"][0]["operations"][0]["ops"]) > 0);
+    assert_eq!(result["left_behind"], serde_json::json!([]));
+    // The clean-up ran to its end on a fresh connection: nothing is left.
+    assert!(
+        !root.path().join("iobm").exists(),
+        "{:?}",
+        files_in(&root.path().join("iobm"))
+    );
 }
 
 #[test]
