@@ -4,8 +4,8 @@
 //! the per-operation books; cleanup leaves nothing; a server that dies mid-run is counted and
 //! ends the run with partial results saved.
 //!
-//! s3s-fs and moto_server are installed by `scripts/test`, which sets IOBM_REQUIRE_S3_SERVERS=1
-//! so that a missing server fails the tests; a plain `cargo test` skips those two servers.
+//! s3s-fs and moto_server are installed by `scripts/test`; a test whose server is missing
+//! fails, under a plain `cargo test` too.
 
 mod common;
 
@@ -30,11 +30,11 @@ fn iobm() -> Command {
     c
 }
 
-fn s3s_fs(root: &Path) -> Option<Server> {
+fn s3s_fs(root: &Path) -> Server {
     common::s3s_fs(root, KEY, SECRET)
 }
 
-fn moto() -> Option<Server> {
+fn moto() -> Server {
     let port = free_port();
     common::start(
         "moto_server",
@@ -191,9 +191,7 @@ fn every_operation(endpoint: &str) {
 #[test]
 fn every_operation_against_s3s_fs() {
     let root = tempfile::tempdir().unwrap();
-    let Some(server) = s3s_fs(root.path()) else {
-        return;
-    };
+    let server = s3s_fs(root.path());
     every_operation(&server.url);
     // Cleanup left no object of any run (s3s-fs keeps objects as files).
     let bucket = root.path().join("iobm");
@@ -203,7 +201,7 @@ fn every_operation_against_s3s_fs() {
 
 #[test]
 fn every_operation_against_moto() {
-    let Some(server) = moto() else { return };
+    let server = moto();
     every_operation(&server.url);
 }
 
@@ -211,9 +209,7 @@ fn every_operation_against_moto() {
 fn https_endpoints_check_certificates_unless_insecure() {
     let port = free_port();
     let args = ["-H", "127.0.0.1", "-p", &port.to_string(), "--ssl"].map(String::from);
-    let Some(server) = common::start("moto_server", &args, port) else {
-        return;
-    };
+    let server = common::start("moto_server", &args, port);
     let url = server.url.replace("http://", "https://");
     // moto's certificate is self-signed: refused, with the reason, before anything is written.
     let out = iobm()
@@ -517,9 +513,7 @@ fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
 fn a_data_set_read_many_times_over_is_said_to_come_possibly_from_caches() {
     // A server that does not count where its bytes came from: only the client's view.
     let root = tempfile::tempdir().unwrap();
-    let Some(server) = s3s_fs(root.path()) else {
-        return;
-    };
+    let server = s3s_fs(root.path());
     let warned = |result: &Value| warns(&result["phases"][0], "times over");
     let reread = run(
         Some(&server.url),
@@ -610,9 +604,7 @@ fn a_batch_delete_is_one_request_per_batch_against_real_servers() {
     let root = tempfile::tempdir().unwrap();
     let serve = iobm_serve(root.path());
     let foreign_root = tempfile::tempdir().unwrap();
-    let Some(s3s_fs) = s3s_fs(foreign_root.path()) else {
-        return;
-    };
+    let s3s_fs = s3s_fs(foreign_root.path());
     for url in [&serve.url, &s3s_fs.url] {
         let result = run(Some(url), "delete", &["--objects", "35", "--batch", "10"]);
         assert_eq!(result["config"]["s3"]["delete_batch"], 10);
@@ -752,9 +744,7 @@ fn gets_above_the_line_rate_or_within_the_servers_memory_are_flagged() {
     // A server that does not count for itself: the client compares the data set with the
     // memory the user states.
     let foreign_root = tempfile::tempdir().unwrap();
-    let Some(server) = s3s_fs(foreign_root.path()) else {
-        return;
-    };
+    let server = s3s_fs(foreign_root.path());
     let server_cache = |result: &Value| warns(&result["phases"][0], "possible server cache");
     // 40 objects of 64 KiB fit in a server of 1 GiB, not in one of 1 MiB.
     let small = run(

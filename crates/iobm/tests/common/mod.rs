@@ -217,23 +217,19 @@ pub fn iobm_serve_with(root: &Path, key: &str, secret: &str) -> Server {
     }
 }
 
-/// Starts `program args` listening on a free port; None (skip) when the program is missing
-/// and the test command did not require it.
-pub fn start(program: &str, args: &[String], port: u16) -> Option<Server> {
+/// Starts `program args` listening on a free port. A missing program fails the test that
+/// needs it (`scripts/test` installs every one): a test that cannot run never counts as passed.
+pub fn start(program: &str, args: &[String], port: u16) -> Server {
     let found = std::process::Command::new("sh")
         .args(["-c", &format!("command -v {program}")])
         .output()
         .unwrap()
         .status
         .success();
-    if !found {
-        assert!(
-            std::env::var("IOBM_REQUIRE_S3_SERVERS").is_err(),
-            "{program} is not installed (scripts/test installs it)"
-        );
-        eprintln!("skipping {program}: not installed (scripts/test installs it)");
-        return None;
-    }
+    assert!(
+        found,
+        "{program} is not installed (scripts/test installs it)"
+    );
     let mut child = std::process::Command::new(program)
         .args(args)
         .stdout(std::process::Stdio::null())
@@ -241,14 +237,14 @@ pub fn start(program: &str, args: &[String], port: u16) -> Option<Server> {
         .spawn()
         .unwrap();
     wait_for(port, &mut child);
-    Some(Server {
+    Server {
         child,
         url: format!("http://127.0.0.1:{port}"),
-    })
+    }
 }
 
-/// s3s-fs over `root` with this key pair, on a free loopback port (None: see [`start`]).
-pub fn s3s_fs(root: &Path, key: &str, secret: &str) -> Option<Server> {
+/// s3s-fs over `root` with this key pair, on a free loopback port.
+pub fn s3s_fs(root: &Path, key: &str, secret: &str) -> Server {
     let port = free_port();
     let args = [
         "--host",
