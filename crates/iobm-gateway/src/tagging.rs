@@ -45,7 +45,9 @@ pub fn tag_set(pairs: impl IntoIterator<Item = (String, String)>) -> S3Result<Ta
             return Err(invalid_tag("Your TagKey cannot be prefixed with aws:"));
         }
         if tags.insert(key, value).is_some() {
-            return Err(invalid_tag("Cannot provide multiple Tags with the same key"));
+            return Err(invalid_tag(
+                "Cannot provide multiple Tags with the same key",
+            ));
         }
     }
     if tags.len() > MAX_TAGS {
@@ -207,7 +209,10 @@ mod tests {
         assert_eq!(for_copy(source.clone(), Some(&copy), None).unwrap(), source);
         let replace = TaggingDirective::from_static(TaggingDirective::REPLACE);
         let replaced = for_copy(source.clone(), Some(&replace), Some("x=y")).unwrap();
-        assert_eq!(replaced.into_iter().collect::<Vec<_>>(), [("x".into(), "y".into())]);
+        assert_eq!(
+            replaced.into_iter().collect::<Vec<_>>(),
+            [("x".into(), "y".into())]
+        );
         assert!(for_copy(source, Some(&replace), None).unwrap().is_empty());
     }
 }

@@ -90,8 +90,7 @@ impl Store {
             };
             let at = parent.as_ref().map_or(bucket_fd, |fd| fd.as_fd());
             let placed = if condition.needs_absence() {
-                temp.place_new_in(at, leaf)
-                    .map_err(|e| (e, None))
+                temp.place_new_in(at, leaf).map_err(|e| (e, None))
             } else {
                 self.replace_checked(&mut temp, at, leaf, key, condition)
             };
@@ -142,9 +141,9 @@ impl Store {
         }
         match crate::confine::open_beneath(bucket_fd, dirs, super::DIR_FLAGS, Mode::empty()) {
             Ok(fd) => Some(Ok(Some(fd))),
-            Err(e) if crossed_link(&e) => Some(Err(StoreError::SymlinkCrossed(format!(
-                "{bucket}/{dirs}"
-            )))),
+            Err(e) if crossed_link(&e) => {
+                Some(Err(StoreError::SymlinkCrossed(format!("{bucket}/{dirs}"))))
+            }
             Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT) | Some(libc::ENOTDIR)) => None,
             Err(e) => Some(Err(e.into())),
         }
@@ -189,10 +188,7 @@ impl Store {
         match FileType::from_raw_mode(st.st_mode) {
             FileType::RegularFile => {}
             FileType::Directory => {
-                return Err((
-                    Errno::PERM,
-                    Some(StoreError::KeyIsPrefix(key.to_string())),
-                ))
+                return Err((Errno::PERM, Some(StoreError::KeyIsPrefix(key.to_string()))))
             }
             _ => return Err((Errno::PERM, Some(StoreError::NoSuchKey))),
         }
@@ -285,14 +281,22 @@ mod tests {
         put("d/k", b"three", cond(None, is(b"one"))).unwrap();
         assert_eq!(read(&store, "d/k").unwrap(), b"three");
         // A directory at the key is a prefix, not an object.
-        assert!(matches!(put("d", b"x", absent()), Err(StoreError::KeyIsPrefix(_))));
+        assert!(matches!(
+            put("d", b"x", absent()),
+            Err(StoreError::KeyIsPrefix(_))
+        ));
         assert!(matches!(
             put("d", b"x", cond(Some(Etag::Any), None)),
             Err(StoreError::KeyIsPrefix(_))
         ));
         // Refused writes leave no temporary file behind.
         let tmp = root.path().join(crate::store::INTERNAL).join("tmp");
-        let own = std::fs::read_dir(&tmp).unwrap().next().unwrap().unwrap().path();
+        let own = std::fs::read_dir(&tmp)
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path();
         assert_eq!(std::fs::read_dir(own).unwrap().count(), 0);
         let meta = load_meta(&store.open_object(b.as_fd(), "bkt", "d/k").unwrap().file).unwrap();
         assert_eq!(meta.etag, crate::meta::hex(&md5_many::md5(b"three")));
@@ -307,7 +311,13 @@ mod tests {
         {
             let b = store.open_bucket("bkt").unwrap();
             store
-                .publish_if(temp(&store, b"first"), b.as_fd(), "bkt", "k", &cond(None, None))
+                .publish_if(
+                    temp(&store, b"first"),
+                    b.as_fd(),
+                    "bkt",
+                    "k",
+                    &cond(None, None),
+                )
                 .unwrap();
         }
         for c in [
@@ -317,7 +327,7 @@ mod tests {
             let key = if c.needs_absence() { "new/k" } else { "k" };
             let n = 16;
             let barrier = Arc::new(Barrier::new(n));
-            let results: Vec<_> = (0..n)
+            let writers: Vec<_> = (0..n)
                 .map(|i| {
                     let (store, barrier, c) = (store.clone(), barrier.clone(), c.clone());
                     std::thread::spawn(move || {
@@ -328,12 +338,13 @@ mod tests {
                         (body, store.publish_if(t, b.as_fd(), "bkt", key, &c))
                     })
                 })
-                .map(|h| h.join().unwrap())
                 .collect();
+            let results: Vec<_> = writers.into_iter().map(|h| h.join().unwrap()).collect();
             let won: Vec<_> = results.iter().filter(|(_, r)| r.is_ok()).collect();
             assert_eq!(won.len(), 1, "{c:?}");
-            assert!(results.iter().all(|(_, r)| r.is_ok()
-                || matches!(r, Err(StoreError::PreconditionFailed))));
+            assert!(results
+                .iter()
+                .all(|(_, r)| r.is_ok() || matches!(r, Err(StoreError::PreconditionFailed))));
             assert_eq!(read(&store, key).unwrap(), won[0].0);
         }
     }
