@@ -150,6 +150,8 @@ fn the_gateway_serves_a_file_system_without_extended_attributes() {
     // are computed from the bytes when asked for (checked by --verify).
     let fs = Mount::new("ramfs", "mode=0755");
     let server = iobm_serve_with(fs.path(), "AKRAMFS", "ramfs-secret");
+    let out_dir = tempfile::tempdir().unwrap();
+    let json = out_dir.path().join("r.json");
     let out = iobm()
         .args([
             "s3",
@@ -161,15 +163,33 @@ fn the_gateway_serves_a_file_system_without_extended_attributes() {
             "--obj-size",
             "64KiB",
         ])
-        .args(["--verify", "--endpoint", &server.url])
+        .args(["--verify", "--endpoint", &server.url, "--json"])
+        .arg(&json)
         .env("AWS_ACCESS_KEY_ID", "AKRAMFS")
         .env("AWS_SECRET_ACCESS_KEY", "ramfs-secret")
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{err}");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(stdout.contains("get"), "{stdout}");
+    // Every GET answered whole and checked against what was stored, none failing.
+    let result = load(&json);
+    let get = result["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["op"] == "get")
+        .expect("a get phase");
+    assert_eq!(get["status"], "complete");
+    assert_eq!(get["settings"]["verify"], true);
+    assert_eq!(get["operations"][0]["ops"], 8);
+    assert_eq!(get["operations"][0]["errors"], 0);
+    assert_eq!(phase_bytes(get), 8 * 64 * 1024);
+    // Each worker that read checked what it read.
+    for w in get["workers"].as_array().unwrap() {
+        assert_eq!(w["span"]["ops"] == 0, w["verify_ns"] == 0, "{w}");
+    }
+    // The run's bucket is gone; the gateway's own state stays.
+    assert_eq!(entries(fs.path()), [".iobm-gateway"]);
 }
 
 #[test]
