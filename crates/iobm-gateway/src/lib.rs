@@ -6,6 +6,7 @@
 
 pub mod accounts;
 pub mod acl;
+mod attributes;
 mod conditions;
 pub mod confine;
 mod conn;

@@ -1,8 +1,10 @@
 //! The requests the gateway answers itself instead of through s3s's S3 operations, after s3s
 //! has checked their signature and [`crate::acl::Policy`] has let them through, as for any
-//! other request: object reads with a Range header to be ignored ([`whole`]) and scrapes of
-//! the counters at `/metrics` ([`metrics`]), which show an account only its own buckets.
+//! other request: object reads with a Range header to be ignored ([`whole`]),
+//! GetObjectAttributes (whose ETag s3s would quote: [`attributes`]) and scrapes of the counters
+//! at `/metrics` ([`metrics`]), which show an account only its own buckets.
 
+use crate::attributes;
 use crate::metrics::{self, Metrics};
 use crate::s3::Gateway;
 use crate::whole::{self, ignorable_range};
@@ -27,7 +29,9 @@ impl S3Route for Routes {
         headers: &HeaderMap,
         _: &mut Extensions,
     ) -> bool {
-        metrics::is_scrape(method, uri, headers) || ignorable_range(method, uri, headers)
+        metrics::is_scrape(method, uri, headers)
+            || attributes::is_request(method, uri)
+            || ignorable_range(method, uri, headers)
     }
 
     async fn check_access(&self, req: &mut S3Request<Body>) -> S3Result<()> {
@@ -39,7 +43,9 @@ impl S3Route for Routes {
             return policy.admit(req.credentials.as_ref(), "ListBuckets", &S3Path::Root);
         }
         let (bucket, key) = whole::bucket_and_key(&req.uri).ok_or_else(|| s3_error!(NoSuchKey))?;
-        let op = if req.method == Method::HEAD {
+        let op = if attributes::is_request(&req.method, &req.uri) {
+            "GetObjectAttributes"
+        } else if req.method == Method::HEAD {
             "HeadObject"
         } else {
             "GetObject"
@@ -63,6 +69,9 @@ impl S3Route for Routes {
             let mut response = S3Response::new(Body::from(text));
             response.headers = parts.headers;
             return Ok(response);
+        }
+        if attributes::is_request(&req.method, &req.uri) {
+            return attributes::answer(&self.gateway, req).await;
         }
         whole::whole_object(&self.gateway, req).await
     }

@@ -354,7 +354,7 @@ impl S3 for Gateway {
                 return Err(store_error(StoreError::FolderHasBytes));
             }
             self.store
-                .folder_allows(bucket.as_fd(), &input.bucket, &input.key, &condition)
+                .allows(bucket.as_fd(), &input.bucket, &input.key, &condition)
                 .map_err(store_error)?;
             self.store
                 .put_folder(bucket.as_fd(), &input.bucket, &input.key, &meta)

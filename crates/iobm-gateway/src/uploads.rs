@@ -10,12 +10,13 @@
 
 use crate::accounts::Caller;
 use crate::acl::{canned, Grants};
+use crate::conditions::WriteCondition;
 use crate::errors::{io_error, store_error};
-use crate::meta::stored_headers;
+use crate::meta::{meta_error, stored_headers};
 pub use crate::multipart::Completed;
 use crate::multipart::{self, Done, Initiator, Plan, UploadInfo};
 use crate::s3::{check_content_md5, quoted, Gateway};
-use crate::store::{hex, save_meta, Meta, Store};
+use crate::store::{hex, store_meta, Meta, Store};
 use md5_many::Md5State;
 use s3s::auth::Credentials;
 use s3s::dto::*;
@@ -331,6 +332,12 @@ impl Gateway {
             }
         };
         let bucket = self.bucket(&input.bucket)?;
+        // If-Match and If-None-Match: checked before any part is copied, and again as the
+        // object is moved into place.
+        let condition = WriteCondition::new(input.if_match.as_ref(), input.if_none_match.as_ref());
+        (self.store)
+            .allows(bucket.as_fd(), &input.bucket, &input.key, &condition)
+            .map_err(store_error)?;
         let stored = multipart::parts(dir.as_fd()).map_err(io_error)?;
         let wanted = input
             .multipart_upload
@@ -389,7 +396,7 @@ impl Gateway {
                 Ok(())
             })
             .map_err(io_error)?;
-            save_meta(
+            store_meta(
                 &temp.file,
                 &Meta {
                     etag: etag.clone(),
@@ -402,13 +409,14 @@ impl Gateway {
                         acl: info.acl.clone(),
                     },
                 },
-            );
+            )
+            .map_err(meta_error)?;
             // What is published is named first, so that a gateway started after a kill can
             // tell whether it was (`multipart::recover`).
             let plan = Plan::of(&temp.file, &etag).map_err(io_error)?;
             multipart::save_plan(dir.as_fd(), &plan, self.store.fsync).map_err(io_error)?;
             self.store
-                .publish(temp, bucket.as_fd(), &input.bucket, &input.key)
+                .publish_if(temp, bucket.as_fd(), &input.bucket, &input.key, &condition)
                 .map_err(store_error)
         })();
         match joined {

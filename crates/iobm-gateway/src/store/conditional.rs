@@ -109,9 +109,10 @@ impl Store {
         }
     }
 
-    /// Whether `condition` allows a folder marker to be stored at `key` (checked, not held:
-    /// a marker holds no bytes for a racing writer to lose).
-    pub fn folder_allows(
+    /// Whether `condition` allows a write at `key` now (checked, not held): enough for a folder
+    /// marker, which holds no bytes for a racing writer to lose, and a quick refusal before
+    /// work that [`Store::publish_if`] would refuse.
+    pub fn allows(
         &self,
         bucket_fd: BorrowedFd<'_>,
         bucket: &str,
