@@ -419,26 +419,32 @@ def test_put_racing_delete_objects_in_one_prefix_never_fails(three):
     alice = as_account(server, ALICE)
     alice.create_bucket(Bucket="churn")
     errors = []
+    putting = threading.Event()
+    putting.set()
 
     def putter(n):
         s3 = as_account(server, ALICE)
-        for i in range(150):
+        for i in range(250):
             try:
-                s3.put_object(Bucket="churn", Key=f"deep/er/p{n}-{i}", Body=b"x")
+                s3.put_object(Bucket="churn", Key=f"deep/er/still/p{n}-{i % 3}", Body=b"x")
             except botocore.exceptions.ClientError as e:
-                errors.append(e.response["Error"]["Code"])
+                errors.append(("put", e.response["Error"]["Code"]))
 
     def deleter():
         s3 = as_account(server, ALICE)
-        for _ in range(60):
-            keys = [o["Key"] for o in s3.list_objects_v2(Bucket="churn").get("Contents", [])]
-            if keys:
-                s3.delete_objects(Bucket="churn", Delete={"Objects": [{"Key": k} for k in keys]})
+        while putting.is_set():
+            keys = [f"deep/er/still/p{n}-{i}" for n in range(3) for i in range(3)]
+            answer = s3.delete_objects(Bucket="churn", Delete={"Objects": [{"Key": k} for k in keys]})
+            errors.extend(("delete", e["Code"]) for e in answer.get("Errors", []))
 
-    threads = [threading.Thread(target=putter, args=(n,)) for n in range(3)] + [threading.Thread(target=deleter)]
-    for t in threads:
+    putters = [threading.Thread(target=putter, args=(n,)) for n in range(3)]
+    deleters = [threading.Thread(target=deleter) for _ in range(2)]
+    for t in putters + deleters:
         t.start()
-    for t in threads:
+    for t in putters:
+        t.join()
+    putting.clear()
+    for t in deleters:
         t.join()
     assert errors == []
 

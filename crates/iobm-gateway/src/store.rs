@@ -524,33 +524,48 @@ impl Store {
         bucket: &str,
         dirs: &str,
     ) -> Result<Option<OwnedFd>, StoreError> {
+        let mut tries = 0;
+        loop {
+            match self.make_dirs_once(bucket_fd, bucket, dirs) {
+                // A concurrent delete pruned a directory of the path meanwhile (even one
+                // already opened, so that nothing can be made in it): walk it again.
+                Err(StoreError::Io(e))
+                    if e.raw_os_error() == Some(libc::ENOENT) && tries < RACE_RETRIES =>
+                {
+                    tries += 1
+                }
+                done => return done,
+            }
+        }
+    }
+
+    fn make_dirs_once(
+        &self,
+        bucket_fd: BorrowedFd<'_>,
+        bucket: &str,
+        dirs: &str,
+    ) -> Result<Option<OwnedFd>, StoreError> {
         let mut held: Option<OwnedFd> = None;
         let mut walked = 0;
         for name in dirs.split('/').filter(|n| !n.is_empty()) {
             walked += name.len() + 1;
             let at = held.as_ref().map_or(bucket_fd, |fd| fd.as_fd());
-            let mut tries = 0;
-            let fd = loop {
-                match mkdirat(at, name, Mode::from_bits_truncate(0o777)) {
-                    Ok(()) | Err(Errno::EXIST) => {}
-                    Err(e) => return Err(e.into()),
+            match mkdirat(at, name, Mode::from_bits_truncate(0o777)) {
+                Ok(()) | Err(Errno::EXIST) => {}
+                Err(e) => return Err(e.into()),
+            }
+            let fd = match open_beneath(at, name, DIR_FLAGS, Mode::empty()) {
+                Ok(fd) => fd,
+                Err(e) if crossed_link(&e) => {
+                    return Err(StoreError::SymlinkCrossed(format!(
+                        "{bucket}/{}",
+                        &dirs[..walked - 1]
+                    )))
                 }
-                match open_beneath(at, name, DIR_FLAGS, Mode::empty()) {
-                    Ok(fd) => break fd,
-                    Err(e) if crossed_link(&e) => {
-                        return Err(StoreError::SymlinkCrossed(format!(
-                            "{bucket}/{}",
-                            &dirs[..walked - 1]
-                        )))
-                    }
-                    Err(e) => match e.raw_os_error() {
-                        Some(libc::ENOTDIR) => {
-                            return Err(StoreError::PrefixIsObject(dirs[..walked - 1].to_string()))
-                        }
-                        Some(libc::ENOENT) if tries < RACE_RETRIES => tries += 1,
-                        _ => return Err(e.into()),
-                    },
+                Err(e) if e.raw_os_error() == Some(libc::ENOTDIR) => {
+                    return Err(StoreError::PrefixIsObject(dirs[..walked - 1].to_string()))
                 }
+                Err(e) => return Err(e.into()),
             };
             held = Some(fd);
         }

@@ -288,3 +288,28 @@ proptest! {
         prop_assert_eq!(files_below(&bucket_dir), vec![PathBuf::from("real/file")]);
     }
 }
+
+#[test]
+fn puts_racing_deletes_of_their_directories_always_land() {
+    // Each delete prunes the key's emptied directories, even ones a concurrent put has just
+    // opened to make the next level in: the put walks the path again instead of failing.
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path(), false).unwrap();
+    store.create_bucket("race").unwrap();
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let failed = std::thread::scope(|s| {
+        let deleter = s.spawn(|| {
+            let fd = store.open_bucket("race").unwrap();
+            let mut failed = None;
+            while !stop.load(Ordering::Relaxed) && failed.is_none() {
+                failed = store.delete_object(fd.as_fd(), "race", "a/b/c/d/k").err();
+            }
+            failed
+        });
+        let failed =
+            (0..3000).find_map(|i| put(&store, "race", "a/b/c/d/k", b"x").err().map(|e| (i, e)));
+        stop.store(true, Ordering::Relaxed);
+        (failed, deleter.join().unwrap())
+    });
+    assert!(matches!(failed, (None, None)), "{failed:?}");
+}
