@@ -549,10 +549,12 @@ pub fn render_repeats(run: &RunResult) -> String {
         "min",
         "max",
         "mean",
-        "95% CI of the mean",
+        "CV",
+        "95% CI",
     ])
     .left(1)
     .left(2);
+    let mut why_not: Vec<String> = Vec::new();
     for phase in &repeats.phases {
         let moves_data = run
             .phases
@@ -576,11 +578,26 @@ pub fn render_repeats(run: &RunResult) -> String {
                 v(spread.max),
                 v(spread.mean),
                 spread
-                    .ci95
-                    .map_or("-".to_string(), |[l, h]| format!("{} .. {}", v(l), v(h))),
+                    .cv
+                    .map_or("-".to_string(), |cv| format!("{:.1}%", 100.0 * cv)),
+                match spread.ci95 {
+                    Some([l, h]) => format!("{} .. {}", v(l), v(h)),
+                    None => "-".to_string(),
+                },
             ]);
+            if let Some(why) = &spread.no_interval {
+                if !why_not.contains(why) {
+                    why_not.push(why.clone());
+                }
+            }
         }
     }
     out.push_str(&table.render("  "));
+    out.push_str(
+        "CV: standard deviation over the mean; 95% CI: of the geometric mean, from the values' logarithms (never below 0)\n",
+    );
+    for why in why_not {
+        out.push_str(&format!("no interval (-): {why}\n"));
+    }
     out
 }

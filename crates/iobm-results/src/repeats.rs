@@ -1,6 +1,8 @@
 //! Repeated runs (`--repeat N`): each aggregate of each phase over the repetitions, with its
-//! median, range and a 95% confidence interval of its mean (Student's t), so a reader sees the
-//! noise and `compare` can tell a difference from it.
+//! median, range, coefficient of variation and a 95% confidence interval (Student's t over the
+//! logarithms, so that an interval of rates never reaches below zero), so a reader sees the
+//! noise and `compare` can tell a difference from it. Too few values for an interval give none,
+//! with the reason.
 
 use crate::RunResult;
 use iobm_stats::AggregateKind;
@@ -54,10 +56,24 @@ pub struct Spread {
     pub max: f64,
     /// The arithmetic mean.
     pub mean: f64,
-    /// The 95% confidence interval of the mean: mean -/+ t(0.975, n-1) * s / sqrt(n), with s
-    /// the sample standard deviation; null with one value.
+    /// The coefficient of variation: the sample standard deviation over the mean; null with
+    /// one value or a mean of 0.
+    #[serde(default)]
+    pub cv: Option<f64>,
+    /// The 95% confidence interval of the geometric mean, from the values' logarithms (rates
+    /// are positive and their noise multiplicative): exp(m -/+ t(0.975, n-1) * s / sqrt(n)),
+    /// with m and s the mean and sample standard deviation of ln(value), so it never reaches
+    /// below zero. Null with fewer than 3 values or a value of 0 or less (`no_interval` says
+    /// which).
     pub ci95: Option<[f64; 2]>,
+    /// Why `ci95` is null, in words for the report; null when there is an interval.
+    #[serde(default)]
+    pub no_interval: Option<String>,
 }
+
+/// The fewest values that give an interval: with 2, t(0.975, 1) = 12.7 makes any interval
+/// meaningless.
+pub const MIN_VALUES_FOR_INTERVAL: usize = 3;
 
 /// Student's t at 0.975 for 1 to 30 degrees of freedom; above, the normal 1.96.
 const T975: [f64; 30] = [
@@ -77,18 +93,33 @@ impl Spread {
             _ => (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0,
         };
         let mean = values.iter().sum::<f64>() / n.max(1) as f64;
-        let ci95 = (n > 1).then(|| {
-            let variance = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+        let sd = |xs: &[f64], m: f64| {
+            (xs.iter().map(|v| (v - m).powi(2)).sum::<f64>() / (xs.len() - 1) as f64).sqrt()
+        };
+        let cv = (n > 1 && mean != 0.0).then(|| sd(&values, mean) / mean);
+        let (ci95, no_interval) = if n < MIN_VALUES_FOR_INTERVAL {
+            let found = if n == 1 { "1 value" } else { "2 values" };
+            let why =
+                format!("{found}: too few for an interval ({MIN_VALUES_FOR_INTERVAL} or more)");
+            (None, Some(if n == 0 { "no values".into() } else { why }))
+        } else if sorted[0] <= 0.0 {
+            let why = format!("a value of {}: no interval of a rate through 0", sorted[0]);
+            (None, Some(why))
+        } else {
+            let logs: Vec<f64> = values.iter().map(|v| v.ln()).collect();
+            let m = logs.iter().sum::<f64>() / n as f64;
             let t = T975.get(n - 2).copied().unwrap_or(1.96);
-            let half = t * variance.sqrt() / (n as f64).sqrt();
-            [mean - half, mean + half]
-        });
+            let half = t * sd(&logs, m) / (n as f64).sqrt();
+            (Some([(m - half).exp(), (m + half).exp()]), None)
+        };
         Spread {
             median,
             min: sorted.first().copied().unwrap_or(0.0),
             max: sorted.last().copied().unwrap_or(0.0),
             mean,
+            cv,
             ci95,
+            no_interval,
             values,
         }
     }
@@ -153,17 +184,55 @@ mod tests {
     fn spread_of_known_values() {
         let s = Spread::of(vec![10.0, 12.0, 11.0, 13.0, 9.0]);
         assert_eq!((s.median, s.min, s.max, s.mean), (11.0, 9.0, 13.0, 11.0));
-        // s = sqrt(2.5), t(0.975, 4) = 2.776: half-width 2.776 * 1.5811 / 2.2361 = 1.963.
+        // sd = sqrt(2.5) = 1.5811: cv 0.14374.
+        assert!((s.cv.unwrap() - 0.143_74).abs() < 1e-5, "{:?}", s.cv);
+        // ln of the values: mean 2.389_51, sd 0.145_33; t(0.975, 4) = 2.776: half-width
+        // 2.776 * 0.145_33 / sqrt(5) = 0.180_42, so exp(2.389_51 -/+ 0.180_42).
         let [low, high] = s.ci95.unwrap();
         assert!(
-            (low - 9.037).abs() < 0.001 && (high - 12.963).abs() < 0.001,
+            (low - 9.1075).abs() < 0.001 && (high - 13.0649).abs() < 0.001,
             "{low} {high}"
         );
+        assert_eq!(s.no_interval, None);
         assert_eq!(Spread::of(vec![4.0, 2.0]).median, 3.0);
-        assert_eq!(Spread::of(vec![5.0]).ci95, None);
         let apart = Spread::of(vec![20.0, 21.0, 19.0]);
         let near = Spread::of(vec![12.0, 12.5, 13.5]);
         assert!(!overlap(s.ci95.unwrap(), apart.ci95.unwrap()));
         assert!(overlap(s.ci95.unwrap(), near.ci95.unwrap()));
+    }
+
+    #[test]
+    fn too_few_values_or_a_zero_give_no_interval_and_say_why() {
+        let one = Spread::of(vec![5.0]);
+        assert_eq!((one.ci95, one.cv), (None, None));
+        assert_eq!(
+            one.no_interval.as_deref(),
+            Some("1 value: too few for an interval (3 or more)")
+        );
+        // The case of a warp window found in 2 of 3 runs: t = 12.7 would give -1045 .. 2985.
+        let two = Spread::of(vec![100.0, 1840.0]);
+        assert_eq!(two.ci95, None);
+        assert_eq!(
+            two.no_interval.as_deref(),
+            Some("2 values: too few for an interval (3 or more)")
+        );
+        assert!((two.cv.unwrap() - 1.2684).abs() < 1e-4, "{:?}", two.cv);
+        let zero = Spread::of(vec![0.0, 10.0, 20.0]);
+        assert_eq!(zero.ci95, None);
+        assert_eq!(
+            zero.no_interval.as_deref(),
+            Some("a value of 0: no interval of a rate through 0")
+        );
+    }
+
+    #[test]
+    fn a_noisy_rate_never_gets_an_interval_below_zero() {
+        // A mean -/+ t * s / sqrt(n) interval of these goes to -104: the logarithms' does not.
+        let s = Spread::of(vec![1.0, 100.0, 5.0]);
+        let [low, high] = s.ci95.unwrap();
+        assert!(low > 0.0 && low < 1.0 && high > 100.0, "{low} {high}");
+        // The geometric mean (7.94) lies in it.
+        let geometric = (1.0f64 * 100.0 * 5.0).cbrt();
+        assert!(low < geometric && geometric < high);
     }
 }
