@@ -57,18 +57,38 @@ fn a_repeated_stream_reports_each_aggregate_over_fresh_runs() {
             (s["min"].as_f64().unwrap(), s["max"].as_f64().unwrap()),
             (values[0], values[2])
         );
+        // The interval, computed here from the three values: Student's t over their
+        // logarithms, t(0.975, 2) = 4.303, taken back by exp.
+        let logs: Vec<f64> = values.iter().map(|v| v.ln()).collect();
+        let m = logs.iter().sum::<f64>() / 3.0;
+        let sd_logs = (logs.iter().map(|l| (l - m).powi(2)).sum::<f64>() / 2.0).sqrt();
+        let half = 4.303 * sd_logs / 3f64.sqrt();
+        let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b.abs();
         let [low, high] = [
             s["ci95"][0].as_f64().unwrap(),
             s["ci95"][1].as_f64().unwrap(),
         ];
-        let mean = s["mean"].as_f64().unwrap();
-        assert!(low <= mean && mean <= high);
+        assert!(
+            close(low, (m - half).exp()) && close(high, (m + half).exp()),
+            "{s}"
+        );
+        assert!(low > 0.0, "{s}");
+        assert!(s["no_interval"].is_null(), "{s}");
+        // The coefficient of variation: the sample standard deviation over the mean.
+        let mean = values.iter().sum::<f64>() / 3.0;
+        assert!(close(s["mean"].as_f64().unwrap(), mean), "{s}");
+        let sd = (values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / 2.0).sqrt();
+        assert!(close(s["cv"].as_f64().unwrap(), sd / mean), "{s}");
     }
     // Every repetition cleaned up after itself.
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
     // The saved run prints its spread again.
     let report = stdout_of(iobm().arg("report").arg(&json));
-    assert!(report.contains("95% CI of the mean"), "{report}");
+    assert!(
+        report.contains("CV") && report.contains("95% CI"),
+        "{report}"
+    );
+    assert!(report.contains("of the geometric mean"), "{report}");
 
     // compare: a run against itself is within its noise; against one ten times faster, not.
     let faster = out.path().join("faster.json");
@@ -136,8 +156,17 @@ fn repeated_reads_read_one_kept_data_set_and_keep_refuses_repeat() {
             .arg(&data),
     );
     let result = load(&json);
-    let values = &result["repeats"]["phases"][0]["aggregates"][0]["bytes_per_s"]["values"];
-    assert_eq!(values.as_array().unwrap().len(), 2);
+    let spread = &result["repeats"]["phases"][0]["aggregates"][0]["bytes_per_s"];
+    assert_eq!(spread["values"].as_array().unwrap().len(), 2);
+    // Two values give no interval (t = 12.7), and the report says why.
+    assert!(spread["ci95"].is_null(), "{spread}");
+    let why = "2 values: too few for an interval (3 or more)";
+    assert_eq!(spread["no_interval"], why);
+    let report = stdout_of(iobm().arg("report").arg(&json));
+    assert!(
+        report.contains(&format!("no interval (-): {why}")),
+        "{report}"
+    );
     assert_eq!(
         u(&result["phases"][0]["workers"][0]["span"]["bytes"]),
         4 << 20
