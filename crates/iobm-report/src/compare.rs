@@ -245,8 +245,7 @@ impl Comparison {
             run_warnings: runs.iter().map(|(_, r)| r.warnings.clone()).collect(),
         };
         if let Some(legend) = c.legend() {
-            c.note.push_str(&legend);
-            c.note.push('\n');
+            c.note.push_str(&wrap(&legend, TEXT_WIDTH, ""));
         }
         c
     }
@@ -310,7 +309,7 @@ impl Comparison {
     }
 }
 
-/// The warnings below a text table: one line each.
+/// The warnings below a text table, each wrapped to the table's width.
 fn warnings_text(c: &Comparison) -> String {
     let list = c.warnings();
     if list.is_empty() {
@@ -318,8 +317,31 @@ fn warnings_text(c: &Comparison) -> String {
     }
     let mut out = String::from("\nwarnings:\n");
     for (run, tests, w) in list {
-        out.push_str(&format!("  {run} ({tests}): {w}\n"));
+        out.push_str(&wrap(&format!("  {run} ({tests}): {w}"), TEXT_WIDTH, "    "));
     }
+    out
+}
+
+/// `text` broken between words into lines of at most `width` characters (a longer word keeps
+/// its own line), every line after the first starting with `indent`; ends with a newline.
+fn wrap(text: &str, width: usize, indent: &str) -> String {
+    let mut out = String::new();
+    let mut line = String::new();
+    let lead = text.len() - text.trim_start().len();
+    line.push_str(&text[..lead]);
+    for word in text.split_whitespace() {
+        let fresh = line.trim().is_empty();
+        if !fresh && line.chars().count() + 1 + word.chars().count() > width {
+            out.push_str(line.trim_end());
+            out.push('\n');
+            line = indent.to_string();
+        } else if !fresh {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    out.push_str(line.trim_end());
+    out.push('\n');
     out
 }
 
@@ -575,4 +597,25 @@ fn csv_row(cells: &[String]) -> String {
         })
         .collect();
     escaped.join(",") + "\n"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::wrap;
+
+    #[test]
+    fn prose_below_a_table_is_wrapped_between_words_to_its_width() {
+        let text = "  run (tests): the file is smaller than twice the RAM, so rates may include cache effects";
+        let wrapped = wrap(text, 40, "    ");
+        assert_eq!(
+            wrapped,
+            "  run (tests): the file is smaller than\n    twice the RAM, so rates may include\n    cache effects\n"
+        );
+        assert!(wrapped.lines().all(|l| l.chars().count() <= 40));
+        // Nothing is lost or reordered.
+        let words: Vec<&str> = wrapped.split_whitespace().collect();
+        assert_eq!(words, text.split_whitespace().collect::<Vec<_>>());
+        // A word longer than the width keeps a line of its own.
+        assert_eq!(wrap("a verylongword b", 5, ""), "a\nverylongword\nb\n");
+    }
 }

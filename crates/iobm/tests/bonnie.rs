@@ -237,8 +237,10 @@ fn compare_puts_runs_side_by_side_and_refuses_mixed_kinds() {
     let csv = text(&["--format".into(), "csv".into(), arg("nfs"), arg("lustre")]);
     let rows: Vec<Vec<&str>> = csv.lines().map(|l| l.split(',').collect()).collect();
     assert_eq!(rows.len(), 3);
-    // Per test: value, ratio, %CPU and p99.
-    assert_eq!(rows[0].len(), 1 + 4 * 12);
+    // Per test: value, ratio, %CPU, p99, cache verdict and warnings; then the run's warnings.
+    assert_eq!(rows[0].len(), 1 + 6 * 12 + 1);
+    assert_eq!(rows[0][5], "per-char write cache verdict");
+    assert_eq!(rows[0].last(), Some(&"run warnings"));
     assert_eq!(rows[0][3], "per-char write cpu%");
     assert_eq!(rows[1][2], "1.00");
     assert!(rows[2][2].parse::<f64>().unwrap() > 0.0);
