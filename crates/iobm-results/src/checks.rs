@@ -6,7 +6,7 @@
 
 use crate::{PhaseResult, RunStatus};
 use iobm_stats::names::ops;
-use iobm_stats::{aggregate::disagreement, format_bytes};
+use iobm_stats::{aggregate::disagreement, format_bytes, AggregateKind};
 
 /// Aggregates further apart than this (relative) are reported.
 pub const AGGREGATE_TOLERANCE: f64 = 0.10;
@@ -292,7 +292,15 @@ pub fn phase_warnings(phase: &PhaseResult, machine: &Machine) -> Vec<String> {
             ));
         }
     }
-    if phase.op == "write" && !s.direct && s.fsync == "end" && phase.workers.len() > 1 {
+    let snapshots_given = [AggregateKind::FirstDone, AggregateKind::SteadyState]
+        .iter()
+        .any(|&k| phase.aggregate(k).is_some());
+    if phase.op == "write"
+        && !s.direct
+        && s.fsync == "end"
+        && phase.workers.len() > 1
+        && snapshots_given
+    {
         out.push(UNFLUSHED_SNAPSHOTS.to_string());
     }
     if phase.op == "write" && !s.direct && moved > 0 {
@@ -622,6 +630,12 @@ pub(crate) mod tests {
         p.settings.fsync = "each".into();
         assert!(!said(&p));
         p.settings.fsync = "end".into();
+        // Nothing to say where neither figure is given (a phase of a few trace intervals).
+        let mut short = p.clone();
+        short
+            .aggregates
+            .retain(|a| ![AggregateKind::FirstDone, AggregateKind::SteadyState].contains(&a.kind));
+        assert!(!said(&short));
         p.workers.truncate(1);
         assert!(!said(&p));
     }

@@ -299,9 +299,11 @@ fn windowed(kind: AggregateKind, bytes: u64, ops: u64, from_ns: u64, to_ns: u64)
 /// snapshots' millisecond error stays small against it.
 pub const STEADY_MIN_WINDOW_NS: u64 = 10 * TRACE_INTERVAL_NS;
 
-/// Every aggregate definition that is defined for these spans. Steady state is left out when
-/// the workers were all active at once for less than [`STEADY_MIN_WINDOW_NS`] (or never), and
-/// warp's window when it is that short.
+/// Every aggregate definition that is defined for these spans. First done is left out when the
+/// first worker finished less than [`STEADY_MIN_WINDOW_NS`] after the start (its bytes come
+/// from progress snapshots a trace interval apart, stale against so short a window), steady
+/// state when the workers were all active at once for less than that (or never), and warp's
+/// window when it is that short.
 pub fn aggregates(spans: &[WorkerSpan]) -> Vec<Aggregate> {
     let active: Vec<&WorkerSpan> = spans.iter().filter(|s| s.end_ns > s.start_ns).collect();
     if active.is_empty() {
@@ -326,15 +328,17 @@ pub fn aggregates(spans: &[WorkerSpan]) -> Vec<Aggregate> {
         },
         windowed(AggregateKind::Makespan, bytes, ops, min_start, max_end),
     ];
-    let first_bytes = active.iter().map(|s| s.at_first_done.bytes).sum();
-    let first_ops = active.iter().map(|s| s.at_first_done.ops).sum();
-    out.push(windowed(
-        AggregateKind::FirstDone,
-        first_bytes,
-        first_ops,
-        min_start,
-        min_end,
-    ));
+    if min_end >= min_start + STEADY_MIN_WINDOW_NS {
+        let first_bytes = active.iter().map(|s| s.at_first_done.bytes).sum();
+        let first_ops = active.iter().map(|s| s.at_first_done.ops).sum();
+        out.push(windowed(
+            AggregateKind::FirstDone,
+            first_bytes,
+            first_ops,
+            min_start,
+            min_end,
+        ));
+    }
     if min_end >= max_start + STEADY_MIN_WINDOW_NS {
         let steady_bytes = active
             .iter()
@@ -567,5 +571,18 @@ mod tests {
             .iter()
             .all(|a| a.kind != AggregateKind::SteadyState));
         assert!(aggregates(&[]).is_empty());
+    }
+
+    #[test]
+    fn a_phase_of_a_few_trace_intervals_has_no_first_done() {
+        // 7 ms: the snapshots are a millisecond apart, so first done would count stale bytes.
+        let ms = 1_000_000;
+        let short = [span(0, 7 * ms, 10, 0, 10), span(0, 9 * ms, 10, 0, 5)];
+        let kinds: Vec<_> = aggregates(&short).iter().map(|a| a.kind).collect();
+        assert_eq!(kinds, [AggregateKind::SumOfRates, AggregateKind::Makespan]);
+        // The first worker done at exactly ten intervals: first done is given.
+        let enough = [span(0, 10 * ms, 10, 0, 10), span(0, 12 * ms, 10, 0, 5)];
+        let first = get(&aggregates(&enough), AggregateKind::FirstDone).clone();
+        assert_eq!((first.bytes, first.seconds), (15, Some(0.01)));
     }
 }
