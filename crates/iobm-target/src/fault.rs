@@ -62,6 +62,9 @@ impl<T: Target> Target for FaultTarget<T> {
     fn device_counters(&self) -> Option<DeviceCounters> {
         self.inner.device_counters()
     }
+    fn layers(&self) -> Option<crate::layers::Stack> {
+        self.inner.layers()
+    }
 }
 
 struct FaultHandle {

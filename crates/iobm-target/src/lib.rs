@@ -6,6 +6,7 @@ use std::io;
 
 pub mod errors;
 pub mod fault;
+pub mod layers;
 pub mod mem;
 pub mod null;
 pub mod objects;
@@ -95,6 +96,11 @@ pub trait Target: Send + Sync {
     }
     /// Counters of the block device behind the target, when there is one.
     fn device_counters(&self) -> Option<DeviceCounters> {
+        None
+    }
+    /// The layers below the target's block device, followed down ([`layers::Stack`]), with
+    /// the bottom devices' counters and the backing files' residency as they are now.
+    fn layers(&self) -> Option<layers::Stack> {
         None
     }
     /// Makes the place the run's objects go (an S3 bucket) unless it exists; true when this

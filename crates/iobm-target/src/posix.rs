@@ -106,6 +106,10 @@ impl Target for PosixTarget {
     fn device_counters(&self) -> Option<DeviceCounters> {
         device_counters(&self.root)
     }
+
+    fn layers(&self) -> Option<crate::layers::Stack> {
+        crate::layers::below(&self.root)
+    }
 }
 
 /// Flushes everything and drops the whole page cache; false where that is not allowed (not

@@ -1,0 +1,696 @@
+//! The layers below a file system: its block device followed down through partitions, loop
+//! devices (to their backing files, whose pages sit in this machine's page cache, and those
+//! files' own devices), device-mapper and md (to their members), and btrfs (to its member
+//! devices), to the devices at the bottom; what could not be followed and why (a virtual disk
+//! whose host may cache, a backing file on a file system without a device). Also this
+//! process's own bytes at the block layer (`/proc/self/io`), which no other process adds to.
+//! Read from sysfs, so tests walk a tree of their own.
+
+use std::fs;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+/// One device at the bottom of the stack, with its counters when read.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Bottom {
+    /// As `major:minor`.
+    pub device: String,
+    /// The kernel's name (`sda1`, `vda`, `nvme0n1`).
+    pub name: String,
+    /// Bytes read so far (sectors of `stat` times 512).
+    pub read_bytes: u64,
+    /// Bytes written so far.
+    pub written_bytes: u64,
+    /// What kind of virtual disk it is ("virtio", "xen", "QEMU", ...) when it is one: its host
+    /// may cache what it reads and writes, which no counter of this machine shows.
+    pub virtual_disk: Option<String>,
+}
+
+/// A loop device's backing file.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Backing {
+    /// The loop device, as `major:minor`.
+    pub loop_device: String,
+    /// The backing file's path as the kernel has it.
+    pub path: String,
+    /// The loop device reads and writes it with O_DIRECT (`loop/dio`): the host's page cache
+    /// is bypassed.
+    pub direct_io: bool,
+    /// Its size in bytes (0 when it could not be opened).
+    pub size_bytes: u64,
+    /// Its bytes in this machine's page cache; None when it could not be measured.
+    pub resident_bytes: Option<u64>,
+}
+
+/// A file system's storage, followed down.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Stack {
+    /// The file system's own device as `major:minor`, or `btrfs <uuid>` for btrfs (whose
+    /// files report a device of no disk).
+    pub top: String,
+    /// The devices at the bottom, each once.
+    pub bottom: Vec<Bottom>,
+    /// The loop devices' backing files on the way down.
+    pub backing_files: Vec<Backing>,
+    /// The way down, one step per layer, for people.
+    pub steps: Vec<String>,
+    /// What could not be followed, and why.
+    pub unfollowed: Vec<String>,
+}
+
+impl Stack {
+    /// Whether anything lies below the top device (a stack of one disk or partition says
+    /// nothing its own counters do not).
+    pub fn has_layers(&self) -> bool {
+        !self.steps.is_empty() || !self.unfollowed.is_empty()
+    }
+
+    /// A layer on the way down can serve from memory what the device above it was asked for:
+    /// a loop device over a backing file read through the page cache.
+    pub fn caching_layer(&self) -> bool {
+        self.backing_files.iter().any(|b| !b.direct_io)
+    }
+}
+
+/// What a backing file lies on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FileOn {
+    /// A block device, as `major:minor`.
+    Device(String),
+    /// A btrfs file system of these member devices (`major:minor`), with its uuid.
+    Btrfs(String, Vec<String>),
+    /// Memory (tmpfs, ramfs).
+    Memory(String),
+    /// A file system without a block device iobm can follow (NFS, overlay, FUSE, ...).
+    Other(String),
+}
+
+/// Where the walk reads: sysfs and how files map to devices (the real ones, or a test's).
+pub struct Walker<'a> {
+    /// Usually `/sys`.
+    pub sys: PathBuf,
+    /// What a file lies on.
+    pub file_on: &'a dyn Fn(&Path) -> FileOn,
+    /// Bytes of a file in the page cache, and its size.
+    pub residency: &'a dyn Fn(&Path) -> Option<(u64, u64)>,
+}
+
+/// Layers deeper than this are not followed (a cycle, or a stack nobody builds).
+const MAX_DEPTH: usize = 16;
+
+impl Walker<'_> {
+    /// The stack under a file system whose files are on `on`.
+    pub fn stack(&self, on: &FileOn) -> Stack {
+        let mut stack = Stack::default();
+        match on {
+            FileOn::Device(dev) => {
+                stack.top = dev.clone();
+                self.follow(dev, 0, &mut stack);
+            }
+            FileOn::Btrfs(uuid, members) => {
+                stack.top = format!("btrfs {uuid}");
+                stack.steps.push(format!(
+                    "btrfs {uuid}: {} member device(s) ({})",
+                    members.len(),
+                    members.join(", ")
+                ));
+                for m in members {
+                    self.follow(m, 1, &mut stack);
+                }
+            }
+            FileOn::Memory(what) | FileOn::Other(what) => {
+                stack
+                    .unfollowed
+                    .push(format!("the file system is {what}: no block device"));
+            }
+        }
+        stack
+    }
+
+    fn dev_dir(&self, dev: &str) -> PathBuf {
+        self.sys.join("dev/block").join(dev)
+    }
+
+    fn read(&self, path: &Path) -> Option<String> {
+        fs::read_to_string(path).ok().map(|s| s.trim().to_string())
+    }
+
+    /// The kernel's name of a device directory (`.../block/sda/sda1` is `sda1`).
+    fn name_of(&self, dir: &Path) -> String {
+        let real = fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+        self.read(&dir.join("uevent"))
+            .and_then(|u| {
+                u.lines()
+                    .find_map(|l| l.strip_prefix("DEVNAME=").map(str::to_string))
+            })
+            .unwrap_or_else(|| {
+                real.file_name()
+                    .map_or(String::new(), |n| n.to_string_lossy().into_owned())
+            })
+    }
+
+    fn follow(&self, dev: &str, depth: usize, stack: &mut Stack) {
+        if depth > MAX_DEPTH {
+            stack
+                .unfollowed
+                .push(format!("{dev}: more than {MAX_DEPTH} layers deep"));
+            return;
+        }
+        let dir = self.dev_dir(dev);
+        if !dir.exists() {
+            stack.unfollowed.push(format!(
+                "{dev}: not in {}",
+                self.sys.join("dev/block").display()
+            ));
+            return;
+        }
+        let name = self.name_of(&dir);
+        if let Some(backing) = self.read(&dir.join("loop/backing_file")) {
+            let direct_io = self.read(&dir.join("loop/dio")).as_deref() == Some("1");
+            let path = backing
+                .strip_suffix(" (deleted)")
+                .unwrap_or(&backing)
+                .to_string();
+            let measured = (self.residency)(Path::new(&path));
+            stack.backing_files.push(Backing {
+                loop_device: dev.to_string(),
+                path: path.clone(),
+                direct_io,
+                size_bytes: measured.map_or(0, |(_, size)| size),
+                resident_bytes: measured.map(|(resident, _)| resident),
+            });
+            let on = (self.file_on)(Path::new(&path));
+            let cache = if direct_io {
+                "with O_DIRECT"
+            } else {
+                "through this machine's page cache"
+            };
+            match on {
+                FileOn::Device(below) => {
+                    stack.steps.push(format!(
+                        "{dev} ({name}): a loop device over {path} ({cache}) on {below}"
+                    ));
+                    self.follow(&below, depth + 1, stack);
+                }
+                FileOn::Btrfs(uuid, members) => {
+                    stack.steps.push(format!(
+                        "{dev} ({name}): a loop device over {path} ({cache}) on btrfs {uuid} ({})",
+                        members.join(", ")
+                    ));
+                    for m in members {
+                        self.follow(&m, depth + 1, stack);
+                    }
+                }
+                FileOn::Memory(what) => {
+                    stack.steps.push(format!(
+                        "{dev} ({name}): a loop device over {path} ({cache}) in memory ({what})"
+                    ));
+                    stack.unfollowed.push(format!(
+                        "{dev} ({name}): its backing file {path} is in memory ({what}): every byte of it is a memory byte"
+                    ));
+                }
+                FileOn::Other(what) => {
+                    stack.steps.push(format!(
+                        "{dev} ({name}): a loop device over {path} ({cache}) on {what}"
+                    ));
+                    stack.unfollowed.push(format!(
+                        "{dev} ({name}): its backing file {path} is on {what}, whose device cannot be followed"
+                    ));
+                }
+            }
+            return;
+        }
+        let slaves: Vec<String> = fs::read_dir(dir.join("slaves"))
+            .map(|entries| {
+                let mut names: Vec<String> = entries
+                    .flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect();
+                names.sort();
+                names
+            })
+            .unwrap_or_default();
+        if !slaves.is_empty() {
+            let kind = if dir.join("md").exists() {
+                format!(
+                    "md {}",
+                    self.read(&dir.join("md/level")).unwrap_or_default()
+                )
+            } else if dir.join("dm").exists() {
+                format!(
+                    "device-mapper {}",
+                    self.read(&dir.join("dm/name")).unwrap_or_default()
+                )
+            } else {
+                "a device".to_string()
+            };
+            let mut members = Vec::new();
+            for s in &slaves {
+                let member_dir = self.sys.join("class/block").join(s);
+                match self.read(&member_dir.join("dev")) {
+                    Some(d) => members.push(d),
+                    None => stack.unfollowed.push(format!(
+                        "{dev} ({name}): its member {s} has no device number"
+                    )),
+                }
+            }
+            stack.steps.push(format!(
+                "{dev} ({name}): {kind} over {}",
+                slaves
+                    .iter()
+                    .zip(&members)
+                    .map(|(s, d)| format!("{s} ({d})"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+            for m in members {
+                self.follow(&m, depth + 1, stack);
+            }
+            return;
+        }
+        if stack.bottom.iter().any(|b| b.device == dev) {
+            return;
+        }
+        // A partition counts for itself (its disk carries the other partitions' I/O too); its
+        // disk says what kind of device it is.
+        let partition = dir.join("partition").exists();
+        let disk_dir = if partition {
+            fs::canonicalize(&dir)
+                .ok()
+                .and_then(|p| p.parent().map(Path::to_path_buf))
+                .unwrap_or_else(|| dir.clone())
+        } else {
+            dir.clone()
+        };
+        if partition {
+            stack.steps.push(format!(
+                "{dev} ({name}): a partition of {}",
+                self.name_of(&disk_dir)
+            ));
+        }
+        let (read_bytes, written_bytes) = self.counters(dev).unwrap_or_default();
+        let virtual_disk = self.virtual_disk(&disk_dir, &name);
+        if let Some(kind) = &virtual_disk {
+            stack.unfollowed.push(format!(
+                "{dev} ({name}): a virtual disk ({kind}): its host may cache what it reads and writes, which no counter here shows"
+            ));
+        }
+        stack.bottom.push(Bottom {
+            device: dev.to_string(),
+            name,
+            read_bytes,
+            written_bytes,
+            virtual_disk,
+        });
+    }
+
+    /// Bytes read and written by a device so far.
+    pub fn counters(&self, dev: &str) -> Option<(u64, u64)> {
+        let stat = self.read(&self.dev_dir(dev).join("stat"))?;
+        let fields: Vec<u64> = stat
+            .split_whitespace()
+            .filter_map(|f| f.parse().ok())
+            .collect();
+        Some((fields.get(2)? * 512, fields.get(6)? * 512))
+    }
+
+    /// What kind of virtual disk the device in `dir` is, if it is one: by the bus it hangs on
+    /// (virtio, Xen, Hyper-V's VMBus) or by the model and vendor it reports.
+    fn virtual_disk(&self, dir: &Path, name: &str) -> Option<String> {
+        let real = fs::canonicalize(dir).ok()?.display().to_string();
+        let by_bus = [
+            ("/virtio", "virtio"),
+            ("/vbd-", "xen"),
+            ("VMBUS", "Hyper-V"),
+        ];
+        if let Some((_, kind)) = by_bus.iter().find(|(part, _)| real.contains(part)) {
+            return Some(kind.to_string());
+        }
+        for prefix in ["nbd", "rbd", "drbd"] {
+            if name.starts_with(prefix) {
+                return Some(format!("{prefix}, over the network"));
+            }
+        }
+        let reported = ["device/model", "device/vendor"]
+            .iter()
+            .filter_map(|f| self.read(&dir.join(f)))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let models = [
+            "QEMU",
+            "VMware",
+            "VBOX",
+            "Virtual",
+            "PersistentDisk",
+            "Amazon Elastic Block Store",
+        ];
+        models
+            .iter()
+            .find(|m| reported.contains(*m))
+            .map(|m| m.to_string())
+    }
+}
+
+/// The stack under the file system holding `path`, with every bottom device's counters and
+/// every backing file's residency as they are now; None where `path` cannot be read.
+pub fn below(path: &Path) -> Option<Stack> {
+    let on = file_on(path);
+    if matches!(on, FileOn::Other(_)) && fs::metadata(path).is_err() {
+        return None;
+    }
+    let walker = Walker {
+        sys: PathBuf::from("/sys"),
+        file_on: &file_on,
+        residency: &|p| {
+            let size = fs::metadata(p).ok()?.len();
+            crate::posix::resident_bytes(p).ok().map(|r| (r, size))
+        },
+    };
+    Some(walker.stack(&on))
+}
+
+/// What the file at `path` lies on, by its device number and file system type.
+pub fn file_on(path: &Path) -> FileOn {
+    let Ok(meta) = fs::metadata(path) else {
+        return FileOn::Other(format!("{} (unreadable)", path.display()));
+    };
+    let dev = meta.dev();
+    let (major, minor) = (libc::major(dev), libc::minor(dev));
+    let magic = fs_magic(path);
+    const BTRFS: i64 = 0x9123_683e;
+    const TMPFS: i64 = 0x0102_1994;
+    const RAMFS: i64 = 0x8584_58f6;
+    match magic {
+        Some(BTRFS) => match btrfs_members(path) {
+            Some((uuid, members)) if !members.is_empty() => return FileOn::Btrfs(uuid, members),
+            _ => return FileOn::Other("btrfs (its member devices could not be read)".into()),
+        },
+        Some(TMPFS) => return FileOn::Memory("tmpfs".into()),
+        Some(RAMFS) => return FileOn::Memory("ramfs".into()),
+        _ => {}
+    }
+    if major != 0 {
+        return FileOn::Device(format!("{major}:{minor}"));
+    }
+    let name = match magic {
+        Some(0x6969) => "NFS".to_string(),
+        Some(0x794c_7630) => "overlay".to_string(),
+        Some(0x6573_5546) => "FUSE".to_string(),
+        Some(0xff53_4d42) | Some(0xfe53_4d42) => "CIFS/SMB".to_string(),
+        Some(m) => format!("a file system of type 0x{m:x}"),
+        None => "an unknown file system".to_string(),
+    };
+    FileOn::Other(name)
+}
+
+fn fs_magic(path: &Path) -> Option<i64> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
+    // SAFETY: statfs fills the struct it is given; the path is NUL-terminated.
+    let mut s: libc::statfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statfs(c.as_ptr(), &mut s) } != 0 {
+        return None;
+    }
+    #[allow(clippy::unnecessary_cast)]
+    Some(s.f_type as i64)
+}
+
+/// A btrfs file system's uuid (`BTRFS_IOC_FS_INFO`) and its member devices
+/// (`/sys/fs/btrfs/<uuid>/devices/*`).
+fn btrfs_members(path: &Path) -> Option<(String, Vec<String>)> {
+    use std::os::unix::io::AsRawFd;
+    #[repr(C)]
+    struct FsInfo {
+        max_id: u64,
+        num_devices: u64,
+        fsid: [u8; 16],
+        rest: [u8; 1024 - 32],
+    }
+    /// `_IOR(0x94, 31, struct btrfs_ioctl_fs_info_args)`, a 1024-byte struct.
+    const BTRFS_IOC_FS_INFO: libc::c_ulong = (2 << 30) | (1024 << 16) | (0x94 << 8) | 31;
+    let file = fs::File::open(path).ok()?;
+    let mut info = FsInfo {
+        max_id: 0,
+        num_devices: 0,
+        fsid: [0; 16],
+        rest: [0; 1024 - 32],
+    };
+    // SAFETY: the ioctl writes one btrfs_ioctl_fs_info_args (1024 bytes) into `info`.
+    let rc = unsafe { libc::ioctl(file.as_raw_fd(), BTRFS_IOC_FS_INFO as _, &mut info) };
+    if rc != 0 {
+        return None;
+    }
+    let h: String = info.fsid.iter().map(|b| format!("{b:02x}")).collect();
+    let uuid = format!(
+        "{}-{}-{}-{}-{}",
+        &h[0..8],
+        &h[8..12],
+        &h[12..16],
+        &h[16..20],
+        &h[20..32]
+    );
+    let mut members: Vec<String> = fs::read_dir(format!("/sys/fs/btrfs/{uuid}/devices"))
+        .ok()?
+        .flatten()
+        .filter_map(|e| fs::read_to_string(e.path().join("dev")).ok())
+        .map(|d| d.trim().to_string())
+        .collect();
+    members.sort();
+    Some((uuid, members))
+}
+
+/// This process's bytes at the block layer so far (`/proc/self/io`): what its reads had
+/// fetched from a block device (`read_bytes`, counted as they are submitted) and what it
+/// dirtied or wrote directly (`write_bytes`); no other process's I/O is in them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ProcessIo {
+    pub read_bytes: u64,
+    pub written_bytes: u64,
+}
+
+impl ProcessIo {
+    /// Now, from `/proc/self/io`; None where the kernel does not keep it.
+    pub fn now() -> Option<ProcessIo> {
+        ProcessIo::parse(&fs::read_to_string("/proc/self/io").ok()?)
+    }
+
+    /// The counters of one `/proc/PID/io` text.
+    pub fn parse(text: &str) -> Option<ProcessIo> {
+        let field = |name: &str| {
+            text.lines().find_map(|l| {
+                l.strip_prefix(name)
+                    .and_then(|v| v.strip_prefix(':'))
+                    .and_then(|v| v.trim().parse::<u64>().ok())
+            })
+        };
+        Some(ProcessIo {
+            read_bytes: field("read_bytes")?,
+            written_bytes: field("write_bytes")?,
+        })
+    }
+
+    /// What moved from `self` to `later`.
+    pub fn until(&self, later: &ProcessIo) -> ProcessIo {
+        ProcessIo {
+            read_bytes: later.read_bytes.saturating_sub(self.read_bytes),
+            written_bytes: later.written_bytes.saturating_sub(self.written_bytes),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    /// A fake sysfs: a device directory under `devices/...` for each name, linked from
+    /// `dev/block/M:m` and `class/block/NAME`.
+    struct Sys(tempfile::TempDir);
+
+    impl Sys {
+        fn new() -> Sys {
+            let s = Sys(tempfile::tempdir().unwrap());
+            fs::create_dir_all(s.0.path().join("dev/block")).unwrap();
+            fs::create_dir_all(s.0.path().join("class/block")).unwrap();
+            s
+        }
+
+        /// Adds a device at `rel` (under `devices/`) numbered `dev`, with sectors read and
+        /// written.
+        fn device(&self, rel: &str, dev: &str, sectors: (u64, u64)) -> PathBuf {
+            let dir = self.0.path().join("devices").join(rel);
+            fs::create_dir_all(&dir).unwrap();
+            let name = dir.file_name().unwrap().to_str().unwrap().to_string();
+            fs::write(dir.join("dev"), format!("{dev}\n")).unwrap();
+            fs::write(dir.join("uevent"), format!("MAJOR=0\nDEVNAME={name}\n")).unwrap();
+            fs::write(
+                dir.join("stat"),
+                format!("1 0 {} 0 1 0 {} 0 0 0 0\n", sectors.0, sectors.1),
+            )
+            .unwrap();
+            symlink(&dir, self.0.path().join("dev/block").join(dev)).unwrap();
+            symlink(&dir, self.0.path().join("class/block").join(&name)).unwrap();
+            dir
+        }
+
+        fn walk(&self, on: FileOn, files: &dyn Fn(&Path) -> FileOn) -> Stack {
+            let walker = Walker {
+                sys: self.0.path().to_path_buf(),
+                file_on: files,
+                residency: &|p| (p == Path::new("/img/disk.ext4")).then_some((3 << 20, 8 << 20)),
+            };
+            walker.stack(&on)
+        }
+    }
+
+    #[test]
+    fn a_loop_device_is_followed_to_its_backing_file_and_the_disk_under_it() {
+        let sys = Sys::new();
+        let disk = sys.device("pci0/virtio1/block/vda", "254:0", (0, 0));
+        let _part = sys.device("pci0/virtio1/block/vda/vda1", "254:1", (2048, 4096));
+        fs::write(disk.join("vda1/partition"), "1").unwrap();
+        let lo = sys.device("virtual/block/loop0", "7:0", (1 << 21, 0));
+        fs::create_dir_all(lo.join("loop")).unwrap();
+        fs::write(lo.join("loop/backing_file"), "/img/disk.ext4\n").unwrap();
+        fs::write(lo.join("loop/dio"), "0\n").unwrap();
+        let stack = sys.walk(FileOn::Device("7:0".into()), &|p| {
+            assert_eq!(p, Path::new("/img/disk.ext4"));
+            FileOn::Device("254:1".into())
+        });
+        assert_eq!(stack.top, "7:0");
+        assert_eq!(
+            stack.backing_files,
+            vec![Backing {
+                loop_device: "7:0".into(),
+                path: "/img/disk.ext4".into(),
+                direct_io: false,
+                size_bytes: 8 << 20,
+                resident_bytes: Some(3 << 20),
+            }]
+        );
+        assert!(stack.caching_layer());
+        // The partition counts for itself; its disk says it is virtual.
+        assert_eq!(stack.bottom.len(), 1, "{stack:?}");
+        let b = &stack.bottom[0];
+        assert_eq!((b.device.as_str(), b.name.as_str()), ("254:1", "vda1"));
+        assert_eq!((b.read_bytes, b.written_bytes), (2048 * 512, 4096 * 512));
+        assert_eq!(b.virtual_disk.as_deref(), Some("virtio"));
+        assert!(
+            stack.steps[0].starts_with("7:0 (loop0): a loop device over /img/disk.ext4 (through this machine's page cache) on 254:1"),
+            "{:?}",
+            stack.steps
+        );
+        assert_eq!(stack.steps[1], "254:1 (vda1): a partition of vda");
+        assert!(
+            stack.unfollowed[0].contains("a virtual disk (virtio)"),
+            "{:?}",
+            stack.unfollowed
+        );
+        // With dio the host's page cache is bypassed.
+        fs::write(lo.join("loop/dio"), "1\n").unwrap();
+        let stack = sys.walk(FileOn::Device("7:0".into()), &|_| {
+            FileOn::Device("254:1".into())
+        });
+        assert!(!stack.caching_layer());
+    }
+
+    #[test]
+    fn device_mapper_and_md_are_followed_to_every_member() {
+        let sys = Sys::new();
+        sys.device("pci0/ata1/block/sda", "8:0", (10, 20));
+        sys.device("pci0/ata2/block/sdb", "8:16", (30, 40));
+        let md = sys.device("virtual/block/md0", "9:0", (0, 0));
+        fs::create_dir_all(md.join("md")).unwrap();
+        fs::write(md.join("md/level"), "raid1\n").unwrap();
+        fs::create_dir_all(md.join("slaves")).unwrap();
+        for s in ["sda", "sdb"] {
+            symlink(
+                sys.0.path().join("class/block").join(s),
+                md.join("slaves").join(s),
+            )
+            .unwrap();
+        }
+        let dm = sys.device("virtual/block/dm-0", "253:0", (0, 0));
+        fs::create_dir_all(dm.join("dm")).unwrap();
+        fs::write(dm.join("dm/name"), "vg-data\n").unwrap();
+        fs::create_dir_all(dm.join("slaves")).unwrap();
+        symlink(sys.0.path().join("class/block/md0"), dm.join("slaves/md0")).unwrap();
+        let stack = sys.walk(FileOn::Device("253:0".into()), &|_| unreachable!());
+        assert_eq!(
+            stack.steps,
+            vec![
+                "253:0 (dm-0): device-mapper vg-data over md0 (9:0)".to_string(),
+                "9:0 (md0): md raid1 over sda (8:0), sdb (8:16)".to_string(),
+            ]
+        );
+        let bottom: Vec<_> = stack
+            .bottom
+            .iter()
+            .map(|b| (b.device.as_str(), b.read_bytes, b.written_bytes))
+            .collect();
+        assert_eq!(bottom, vec![("8:0", 5120, 10240), ("8:16", 15360, 20480)]);
+        assert!(stack.unfollowed.is_empty(), "{:?}", stack.unfollowed);
+        assert!(!stack.caching_layer());
+        // A plain disk: nothing below it.
+        let plain = sys.walk(FileOn::Device("8:0".into()), &|_| unreachable!());
+        assert!(!plain.has_layers());
+        assert_eq!(plain.bottom.len(), 1);
+    }
+
+    #[test]
+    fn what_cannot_be_followed_is_said() {
+        let sys = Sys::new();
+        let lo = sys.device("virtual/block/loop1", "7:1", (0, 0));
+        fs::create_dir_all(lo.join("loop")).unwrap();
+        fs::write(lo.join("loop/backing_file"), "/img/disk.ext4 (deleted)\n").unwrap();
+        let on_overlay = sys.walk(FileOn::Device("7:1".into()), &|_| {
+            FileOn::Other("overlay".into())
+        });
+        assert_eq!(on_overlay.backing_files[0].path, "/img/disk.ext4");
+        assert!(on_overlay.bottom.is_empty());
+        assert_eq!(
+            on_overlay.unfollowed,
+            vec!["7:1 (loop1): its backing file /img/disk.ext4 is on overlay, whose device cannot be followed".to_string()]
+        );
+        let in_memory = sys.walk(FileOn::Device("7:1".into()), &|_| {
+            FileOn::Memory("tmpfs".into())
+        });
+        assert!(in_memory.unfollowed[0].contains("is in memory (tmpfs)"));
+        let missing = sys.walk(FileOn::Device("8:99".into()), &|_| unreachable!());
+        assert!(missing.unfollowed[0].starts_with("8:99: not in"));
+        // btrfs: its members' counters.
+        sys.device("pci0/nvme/block/nvme0n1", "259:0", (8, 8));
+        sys.device("pci0/nvme/block/nvme1n1", "259:1", (8, 8));
+        let btrfs = sys.walk(
+            FileOn::Btrfs("u-u-i-d".into(), vec!["259:0".into(), "259:1".into()]),
+            &|_| unreachable!(),
+        );
+        assert_eq!(btrfs.top, "btrfs u-u-i-d");
+        assert_eq!(btrfs.bottom.len(), 2);
+        assert!(btrfs.has_layers());
+    }
+
+    #[test]
+    fn this_processes_io_is_read_from_proc() {
+        let text = "rchar: 10\nwchar: 20\nsyscr: 1\nsyscw: 2\nread_bytes: 4096\nwrite_bytes: 8192\ncancelled_write_bytes: 0\n";
+        let io = ProcessIo::parse(text).unwrap();
+        assert_eq!((io.read_bytes, io.written_bytes), (4096, 8192));
+        let later = ProcessIo {
+            read_bytes: 5000,
+            written_bytes: 8192,
+        };
+        assert_eq!(io.until(&later).read_bytes, 904);
+        assert!(ProcessIo::parse("rchar: 1\n").is_none());
+        assert!(ProcessIo::now().is_some());
+    }
+
+    #[test]
+    fn the_real_root_file_system_is_followed() {
+        // Wherever the tests run, / is on something the walk can name.
+        let stack = below(Path::new("/")).unwrap();
+        assert!(
+            !stack.bottom.is_empty() || !stack.unfollowed.is_empty(),
+            "{stack:?}"
+        );
+    }
+}
