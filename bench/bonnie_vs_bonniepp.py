@@ -40,7 +40,7 @@ def main():
     ap.add_argument("--dir", action="append", help="directories to test (default: /dev/shm and the checkout's file system)")
     ap.add_argument("--size", default="1G", help="file size, as bonnie++ -s takes it (M or G)")
     ap.add_argument("--files", default="16", help="files in units of 1024 (bonnie++ -n)")
-    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=5)
     args = ap.parse_args()
     dirs = args.dir or ["/dev/shm", ROOT]
     ensure_debian("bonnie++", "bonnie++")
@@ -52,21 +52,25 @@ def main():
         base = tempfile.mkdtemp(prefix="iobm-vs-bonnie-", dir=where)
         lines = {"bonnie++": [], "iobm": []}
         try:
-            for _ in range(args.rounds):
+            for round_ in range(args.rounds):
                 # -r tells bonnie++ the RAM size, so it accepts a file smaller than 2x RAM.
                 out = subprocess.run(
                     ["bonnie++", "-d", base, "-s", f"{size_mib}M:8k", "-r", str(size_mib // 2),
                      "-n", args.files, "-u", "root", "-q", "-m", "bonnie++"],
                     capture_output=True, text=True, check=True).stdout
                 lines["bonnie++"].append(out.strip().splitlines()[-1])
-                csv = os.path.join(base, "iobm.csv")
+                # --bonnie-csv appends: a fresh file each round, so each round's line is its own.
+                csv = os.path.join(base, f"iobm-{round_}.csv")
                 subprocess.run(
                     [iobm, "bonnie", "--size", f"{size_mib}MiB", "--chunk", "8KiB",
                      "--per-char", "syscall", "--keep-cache", "--files", args.files,
                      "--label", "iobm", "--bonnie-csv", csv, base],
                     check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
                 with open(csv) as f:
-                    lines["iobm"].append(f.read().strip())
+                    rows = f.read().strip().splitlines()
+                assert len(rows) == 1, f"{csv}: {len(rows)} lines"
+                lines["iobm"].append(rows[0])
+                os.remove(csv)
         finally:
             shutil.rmtree(base, ignore_errors=True)
 
@@ -75,7 +79,9 @@ def main():
               f"median of {args.rounds} rounds; bonnie++ {version} vs iobm --per-char syscall\n")
         table = subprocess.run(["bon_csv2txt"], input="\n".join(lines["bonnie++"][:1] + lines["iobm"][:1]) + "\n",
                                capture_output=True, text=True).stdout
+        print("bonnie++'s own table of the first round:\n")
         print("```\n" + table.rstrip() + "\n```\n")
+        print(f"the median of each tool's {args.rounds} rounds:\n")
         print("| test | bonnie++ | bonnie++ %CPU | iobm | iobm %CPU | iobm/bonnie++ |")
         print("|---|---:|---:|---:|---:|---:|")
         for index, test in FIELDS:
