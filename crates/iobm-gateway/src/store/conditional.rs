@@ -304,6 +304,50 @@ mod tests {
     }
 
     #[test]
+    fn if_match_writers_waiting_on_one_object_take_turns() {
+        // Two writers expecting the object's ETag open it and wait for its lock, which the test
+        // holds: the one that gets it second must see the object the first left, not the one
+        // it opened.
+        let root = tempfile::tempdir().unwrap();
+        let store = Store::open(root.path(), false).unwrap();
+        store.create_bucket("bkt").unwrap();
+        let b = store.open_bucket("bkt").unwrap();
+        let first = crate::meta::hex(&md5_many::md5(b"first"));
+        store
+            .publish_if(
+                temp(&store, b"first"),
+                b.as_fd(),
+                "bkt",
+                "k",
+                &cond(None, None),
+            )
+            .unwrap();
+        let held = File::open(root.path().join("bkt/k")).unwrap();
+        flock(&held, FlockOperation::LockExclusive).unwrap();
+        let writers: Vec<_> = (0..2)
+            .map(|i| {
+                let (store, first) = (store.clone(), first.clone());
+                std::thread::spawn(move || {
+                    let body = format!("writer {i}").into_bytes();
+                    let b = store.open_bucket("bkt").unwrap();
+                    let c = cond(Some(Etag::Value(first)), None);
+                    let r = store.publish_if(temp(&store, &body), b.as_fd(), "bkt", "k", &c);
+                    (body, r)
+                })
+            })
+            .collect();
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        drop(held);
+        let results: Vec<_> = writers.into_iter().map(|h| h.join().unwrap()).collect();
+        let won: Vec<_> = results.iter().filter(|(_, r)| r.is_ok()).collect();
+        assert_eq!(won.len(), 1, "{results:?}");
+        assert!(results
+            .iter()
+            .any(|(_, r)| matches!(r, Err(StoreError::PreconditionFailed))));
+        assert_eq!(read(&store, "k").unwrap(), won[0].0);
+    }
+
+    #[test]
     fn of_racing_conditional_writers_one_wins() {
         let root = tempfile::tempdir().unwrap();
         let store = Store::open(root.path(), false).unwrap();
