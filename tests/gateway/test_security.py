@@ -194,10 +194,11 @@ def test_payload_hashes_are_checked_as_aws_does(server):
     assert refused(lambda: client(server).head_object(Bucket="hash", Key="wrong")) == "404"
 
 
-def chunked_body(data, key, scope, amz_date, seed, corrupt):
-    """An aws-chunked body of one data chunk and the final empty one, each signed."""
+def chunked_body(data, key, scope, amz_date, seed, corrupt, final=True):
+    """An aws-chunked body of one data chunk and (unless not `final`) the final empty one, each
+    signed."""
     out, previous = b"", seed
-    for chunk in (data, b""):
+    for chunk in (data, b"") if final else (data,):
         to_sign = "\n".join(["AWS4-HMAC-SHA256-PAYLOAD", amz_date, scope, previous,
                              hashlib.sha256(b"").hexdigest(), hashlib.sha256(chunk).hexdigest()])
         signature = hmac.new(key, to_sign.encode(), hashlib.sha256).hexdigest()
@@ -228,6 +229,24 @@ def test_chunk_signatures_are_checked(server, corrupt):
     else:
         assert status == 200, reply
         assert client(server).get_object(Bucket="chunks", Key="k")["Body"].read() == data
+
+
+def test_an_aws_chunked_body_without_its_final_chunk_is_refused(server):
+    # Every data chunk is signed, but the signed final chunk that closes the chain is missing:
+    # the body may have been cut, so it is not stored.
+    client(server).create_bucket(Bucket="cut")
+    data = os.urandom(10_000)
+    headers = {"host": f"127.0.0.1:{server.port}", "content-encoding": "aws-chunked",
+               "x-amz-decoded-content-length": str(len(data))}
+    probe = chunked_body(data, b"k" * 32, "s", "d", "0" * 64, False, final=False)
+    headers["content-length"] = str(len(probe))
+    headers, key, scope, amz_date, seed = sign("PUT", "/cut/k", "", headers,
+                                               payload_hash="STREAMING-AWS4-HMAC-SHA256-PAYLOAD")
+    body = chunked_body(data, key, scope, amz_date, seed, False, final=False)
+    status, reply = send(server, "PUT", "/cut/k", "", headers, body)
+    assert status == 400, reply
+    assert error_code(reply) == "IncompleteBody"
+    assert refused(lambda: client(server).head_object(Bucket="cut", Key="k")) == "404"
 
 
 @pytest.mark.parametrize("version", ["s3v4", "s3"])

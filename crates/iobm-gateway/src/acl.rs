@@ -229,10 +229,9 @@ fn need(op: &str, path: &S3Path) -> Need {
         ("GetObject" | "HeadObject" | "GetObjectAttributes" | "GetObjectTagging", _) => {
             Need::ReadObject
         }
-        (
-            "GetObjectAcl" | "PutObjectAcl" | "PutObjectTagging" | "DeleteObjectTagging",
-            _,
-        ) => Need::BucketOrObjectOwner,
+        ("GetObjectAcl" | "PutObjectAcl" | "PutObjectTagging" | "DeleteObjectTagging", _) => {
+            Need::BucketOrObjectOwner
+        }
         _ => Need::BucketOwner,
     }
 }
@@ -398,8 +397,7 @@ impl Policy {
         path: &S3Path,
     ) -> S3Result<()> {
         let caller = self.caller(credentials);
-        if let (Some(dir), Some(bucket)) = (self.authorize(&caller, op, path)?, path_bucket(path))
-        {
+        if let (Some(dir), Some(bucket)) = (self.authorize(&caller, op, path)?, path_bucket(path)) {
             remember_checked(bucket, dir);
         }
         Ok(())
@@ -506,7 +504,10 @@ impl crate::s3::Gateway {
 
 /// The answer where grants are recorded but cannot be read.
 pub(crate) fn unreadable(_: Unreadable) -> s3s::S3Error {
-    s3_error!(AccessDenied, "the owner or ACL recorded here cannot be read")
+    s3_error!(
+        AccessDenied,
+        "the owner or ACL recorded here cannot be read"
+    )
 }
 
 /// The canned ACL of a PutBucketAcl or PutObjectAcl, which must have one.

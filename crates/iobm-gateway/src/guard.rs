@@ -446,8 +446,7 @@ impl hyper::service::Service<Request<Incoming>> for Guard {
                     // goes through s3s and the gate first, with no body.
                     let (parts, body) = req.into_parts();
                     let probe = crate::spool::probe(&parts);
-                    let admitted =
-                        crate::acl::with_checked_bucket(inner.call(probe)).await?;
+                    let admitted = crate::acl::with_checked_bucket(inner.call(probe)).await?;
                     if !crate::spool::admitted(&admitted) {
                         return Ok(admitted);
                     }
@@ -457,6 +456,20 @@ impl hyper::service::Service<Request<Incoming>> for Guard {
                         Err(refusal) => Ok(refusal.response()),
                     }
                 })
+            }
+            Ok(()) if crate::chunked::wanted(req.headers()) => {
+                let inner = self.inner.clone();
+                let (parts, body) = req.into_parts();
+                let length = parts
+                    .headers
+                    .get(CONTENT_LENGTH)
+                    .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+                let body = crate::chunked::FinalChunk::new(body, length);
+                let req = Request::from_parts(
+                    parts,
+                    Body::from(Box::pin(body) as s3s::stream::DynByteStream),
+                );
+                Box::pin(async move { crate::acl::with_checked_bucket(inner.call(req)).await })
             }
             Ok(()) => Box::pin(crate::acl::with_checked_bucket(
                 hyper::service::Service::call(&self.inner, req),

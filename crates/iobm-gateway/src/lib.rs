@@ -6,6 +6,7 @@
 
 pub mod accounts;
 pub mod acl;
+mod chunked;
 mod attributes;
 mod conditions;
 pub mod confine;

@@ -50,11 +50,7 @@ impl S3Route for Routes {
         } else {
             "GetObject"
         };
-        policy.admit(
-            req.credentials.as_ref(),
-            op,
-            &S3Path::object(&bucket, &key),
-        )
+        policy.admit(req.credentials.as_ref(), op, &S3Path::object(&bucket, &key))
     }
 
     async fn call(&self, req: S3Request<Body>) -> S3Result<S3Response<Body>> {
