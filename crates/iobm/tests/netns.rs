@@ -104,28 +104,40 @@ fn a_gateway_and_its_clients_on_two_hosts() {
     let url = format!("http://{listen}");
     let out = tempfile::tempdir().unwrap();
     let json = out.path().join("put.json");
-    // The client reaches the server's address once it listens; nothing else is routed.
+    // The server listens (its socket in LISTEN in its own namespace's table, port 9000 =
+    // 0x2328) before the client runs once: a failure of that one run fails the test.
     let deadline = Instant::now() + Duration::from_secs(30);
-    let result = loop {
-        let run = hosts
-            .iobm(
-                &hosts.client,
-                &["s3", "put", "--endpoint", &url, "--ops", "40"],
-            )
-            .args(["--concurrent", "4", "--obj-size", "64KiB", "--json"])
-            .arg(&json)
+    loop {
+        let table = Command::new("ip")
+            .args(["netns", "exec", &hosts.server, "cat", "/proc/net/tcp"])
             .output()
             .unwrap();
-        if run.status.success() {
-            break load(&json);
+        let listening = String::from_utf8_lossy(&table.stdout).lines().any(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            f.len() > 3 && f[1].ends_with(":2328") && f[3] == "0A"
+        });
+        if listening {
+            break;
         }
-        assert!(
-            Instant::now() < deadline,
-            "{}",
-            String::from_utf8_lossy(&run.stderr)
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    };
+        assert!(Instant::now() < deadline, "iobm serve never listened");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // The client reaches the server's address; nothing else is routed.
+    let run = hosts
+        .iobm(
+            &hosts.client,
+            &["s3", "put", "--endpoint", &url, "--ops", "40"],
+        )
+        .args(["--concurrent", "4", "--obj-size", "64KiB", "--json"])
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let result = load(&json);
     let phase = &result["phases"][0];
     assert_eq!(u(&phase["operations"][0]["ops"]), 40);
     assert_eq!(result["config"]["s3"]["endpoints"][0], url.as_str());
