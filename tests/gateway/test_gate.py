@@ -596,3 +596,57 @@ def test_every_answer_is_what_the_permission_model_allows(three):
         checked[op] += 1
     # Every kind of operation was tried, allowed and refused.
     assert all(n > 20 for n in checked.values()), checked
+
+
+def test_explicit_grants_give_exactly_what_they_name(three):
+    server, _ = three
+    alice, bob, carol, anon = (as_account(server, ALICE), as_account(server, BOB),
+                               as_account(server, CAROL), unsigned(server))
+    # Headers at creation: bob may list and write, carol may read the ACL.
+    alice.create_bucket(Bucket="shared-g", GrantRead='id="bob"', GrantWrite='id="bob"',
+                        GrantReadACP='id="carol"')
+    assert bob.put_object(Bucket="shared-g", Key="from-bob", Body=b"b")["ResponseMetadata"]["HTTPStatusCode"] == 200
+    assert [o["Key"] for o in bob.list_objects_v2(Bucket="shared-g")["Contents"]] == ["from-bob"]
+    assert code(carol.list_objects_v2, Bucket="shared-g") == "AccessDenied"
+    assert code(carol.put_object, Bucket="shared-g", Key="x", Body=b"x") == "AccessDenied"
+    acl = carol.get_bucket_acl(Bucket="shared-g")
+    assert {(g["Grantee"].get("ID"), g["Permission"]) for g in acl["Grants"]} == \
+        {("alice", "FULL_CONTROL"), ("bob", "READ"), ("bob", "WRITE"), ("carol", "READ_ACP")}
+    assert code(bob.get_bucket_acl, Bucket="shared-g") == "AccessDenied"
+    assert code(carol.put_bucket_acl, Bucket="shared-g", ACL="public-read") == "AccessDenied"
+    assert code(anon.list_objects_v2, Bucket="shared-g") == "AccessDenied"
+    # An object granted to carol by id reads to her alone; a group grant reaches its group.
+    alice.put_object(Bucket="a-priv", Key="for-carol", Body=b"c", GrantRead='id="carol"')
+    assert carol.get_object(Bucket="a-priv", Key="for-carol")["Body"].read() == b"c"
+    assert code(bob.get_object, Bucket="a-priv", Key="for-carol") == "AccessDenied"
+    assert code(carol.get_object, Bucket="a-priv", Key="secret.txt") == "AccessDenied"
+    alice.put_object(Bucket="a-priv", Key="members", Body=b"m",
+                     GrantRead='uri="http://acs.amazonaws.com/groups/global/AuthenticatedUsers"')
+    assert bob.get_object(Bucket="a-priv", Key="members")["Body"].read() == b"m"
+    assert code(anon.get_object, Bucket="a-priv", Key="members") == "AccessDenied"
+    # An access-control-policy body replaces the ACL: now bob may write the object's ACL.
+    owner = alice.get_object_acl(Bucket="a-priv", Key="for-carol")["Owner"]
+    alice.put_object_acl(Bucket="a-priv", Key="for-carol", AccessControlPolicy={
+        "Owner": owner,
+        "Grants": [{"Grantee": {"Type": "CanonicalUser", "ID": "alice"}, "Permission": "FULL_CONTROL"},
+                   {"Grantee": {"Type": "CanonicalUser", "ID": "bob"}, "Permission": "WRITE_ACP"}]})
+    assert code(carol.get_object, Bucket="a-priv", Key="for-carol") == "AccessDenied"
+    assert code(bob.get_object, Bucket="a-priv", Key="for-carol") == "AccessDenied"
+    bob.put_object_acl(Bucket="a-priv", Key="for-carol", ACL="public-read")
+    assert anon.get_object(Bucket="a-priv", Key="for-carol")["Body"].read() == b"c"
+    # Multipart uploads and copies carry their grants to the object.
+    mp = alice.create_multipart_upload(Bucket="a-priv", Key="mp", GrantRead='id="bob"')
+    part = alice.upload_part(Bucket="a-priv", Key="mp", UploadId=mp["UploadId"], PartNumber=1, Body=b"p")
+    alice.complete_multipart_upload(Bucket="a-priv", Key="mp", UploadId=mp["UploadId"],
+                                    MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": part["ETag"]}]})
+    assert bob.get_object(Bucket="a-priv", Key="mp")["Body"].read() == b"p"
+    alice.copy_object(Bucket="a-priv", Key="copied", CopySource={"Bucket": "a-priv", "Key": "secret.txt"},
+                      GrantRead='id="carol"')
+    assert carol.get_object(Bucket="a-priv", Key="copied")["Body"].read() == b"alice's secret"
+    # What S3 refuses: a canned ACL with grant headers, an unknown account, email grantees.
+    assert code(alice.put_object, Bucket="a-priv", Key="z", Body=b"z", ACL="public-read",
+                GrantRead='id="bob"') == "InvalidRequest"
+    assert code(alice.put_object, Bucket="a-priv", Key="z", Body=b"z", GrantRead='id="mallory"') == "InvalidArgument"
+    assert code(alice.put_object, Bucket="a-priv", Key="z", Body=b"z",
+                GrantRead='emailAddress="bob@example.com"') == "NotImplemented"
+    assert code(alice.head_object, Bucket="a-priv", Key="z") == "404"

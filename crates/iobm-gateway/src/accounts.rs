@@ -76,6 +76,11 @@ impl Accounts {
         self.len() == 0
     }
 
+    /// Whether an account of this name exists.
+    pub fn has_name(&self, name: &str) -> bool {
+        self.by_key.read().unwrap().values().any(|e| e.name == name)
+    }
+
     /// Whether this is a gateway of one account (every bucket is that account's).
     pub fn is_single(&self) -> bool {
         self.file.is_none()

@@ -12,6 +12,7 @@
 
 use crate::accounts::{Accounts, Caller};
 use crate::errors::store_error;
+use crate::grants::{Explicit, Perm};
 use crate::store::{Store, StoreError};
 use rustix::fs::{fgetxattr, fsetxattr, XattrFlags};
 use rustix::io::Errno;
@@ -112,18 +113,17 @@ impl Grants {
         matches!(caller, Caller::Account(name) if self.owner.as_ref() == Some(name))
     }
 
-    /// Whether the ACL lets `caller` read (list a bucket, get an object).
-    fn grants_read(&self, caller: &Caller) -> bool {
-        match self.acl() {
-            "public-read" | "public-read-write" => true,
-            "authenticated-read" => matches!(caller, Caller::Account(_)),
+    /// Whether the ACL (canned, or explicit grants) gives `caller` `perm`: on a bucket READ
+    /// lists it, WRITE writes and deletes in it, READ_ACP and WRITE_ACP read and set its ACL; on
+    /// an object READ gets it, READ_ACP and WRITE_ACP read and set its ACL.
+    fn grants(&self, caller: &Caller, perm: Perm) -> bool {
+        let canned = match (self.acl(), perm) {
+            ("public-read" | "public-read-write", Perm::Read) => true,
+            ("public-read-write", Perm::Write) => true,
+            ("authenticated-read", Perm::Read) => matches!(caller, Caller::Account(_)),
             _ => false,
-        }
-    }
-
-    /// Whether the ACL lets `caller` write objects (a bucket's).
-    fn grants_write(&self) -> bool {
-        self.acl() == "public-read-write"
+        };
+        canned || Explicit::decode(self.acl()).is_some_and(|g| g.allows(caller, perm))
     }
 
     /// The grants as S3 lists them: full control to the owner, and what the canned ACL adds.
@@ -170,10 +170,45 @@ impl Grants {
             "bucket-owner-full-control" if bucket_owner != owner_name => {
                 grants.push(user(bucket_owner, Permission::FULL_CONTROL))
             }
-            _ => {}
+            explicit => grants.extend(Explicit::decode(explicit).unwrap_or_default().listed()),
         }
         (owner, grants)
     }
+}
+
+/// The ACL a request asks for: a canned one (`x-amz-acl`) or explicit grants
+/// (`x-amz-grant-*`), never both (S3's rule); `None`: private.
+pub fn requested(canned_acl: Option<&str>, explicit: Option<Explicit>) -> S3Result<Option<String>> {
+    match (canned(canned_acl)?, explicit) {
+        (Some(_), Some(_)) => Err(s3_error!(
+            InvalidRequest,
+            "Specifying both Canned ACLs and Header Grants is not allowed"
+        )),
+        (Some(acl), None) => Ok(Some(acl)),
+        (None, Some(grants)) => Ok(Some(grants.encode())),
+        (None, None) => Ok(None),
+    }
+}
+
+/// The `x-amz-grant-*` headers of an S3 input, by permission (`grant_write` only where the
+/// input has one).
+#[macro_export]
+macro_rules! grant_headers {
+    ($input:expr) => {
+        $crate::grant_headers!(@ $input, None)
+    };
+    ($input:expr, write) => {
+        $crate::grant_headers!(@ $input, $input.grant_write.as_deref())
+    };
+    (@ $input:expr, $write:expr) => {
+        [
+            ($crate::grants::Perm::Read, $input.grant_read.as_deref()),
+            ($crate::grants::Perm::Write, $write),
+            ($crate::grants::Perm::ReadAcp, $input.grant_read_acp.as_deref()),
+            ($crate::grants::Perm::WriteAcp, $input.grant_write_acp.as_deref()),
+            ($crate::grants::Perm::FullControl, $input.grant_full_control.as_deref()),
+        ]
+    };
 }
 
 /// A canned ACL as given, checked.
@@ -198,6 +233,10 @@ enum Need {
     ReadObject,
     BucketOwner,
     BucketOrObjectOwner,
+    ReadBucketAcl,
+    WriteBucketAcl,
+    ReadObjectAcl,
+    WriteObjectAcl,
 }
 
 fn need(op: &str, path: &S3Path) -> Need {
@@ -229,9 +268,11 @@ fn need(op: &str, path: &S3Path) -> Need {
         ("GetObject" | "HeadObject" | "GetObjectAttributes" | "GetObjectTagging", _) => {
             Need::ReadObject
         }
-        ("GetObjectAcl" | "PutObjectAcl" | "PutObjectTagging" | "DeleteObjectTagging", _) => {
-            Need::BucketOrObjectOwner
-        }
+        ("GetBucketAcl", _) => Need::ReadBucketAcl,
+        ("PutBucketAcl", _) => Need::WriteBucketAcl,
+        ("GetObjectAcl", _) => Need::ReadObjectAcl,
+        ("PutObjectAcl", _) => Need::WriteObjectAcl,
+        ("PutObjectTagging" | "DeleteObjectTagging", _) => Need::BucketOrObjectOwner,
         _ => Need::BucketOwner,
     }
 }
@@ -255,14 +296,22 @@ fn decide(caller: &Caller, need: Need, facts: &Facts<'_>) -> Decision {
     let allowed = bucket.owned_by(caller)
         || match need {
             Need::Account => matches!(caller, Caller::Account(_)),
-            Need::ListBucket => bucket.grants_read(caller),
-            Need::WriteObjects => bucket.grants_write(),
+            Need::ListBucket => bucket.grants(caller, Perm::Read),
+            Need::WriteObjects => bucket.grants(caller, Perm::Write),
             // A missing key is told only to those who may list the bucket.
             Need::ReadObject => facts.object.map_or_else(
-                || bucket.grants_read(caller),
-                |o| o.uploaded_by(caller) || o.grants_read(caller),
+                || bucket.grants(caller, Perm::Read),
+                |o| o.uploaded_by(caller) || o.grants(caller, Perm::Read),
             ),
             Need::BucketOrObjectOwner => facts.object.is_some_and(|o| o.uploaded_by(caller)),
+            Need::ReadBucketAcl => bucket.grants(caller, Perm::ReadAcp),
+            Need::WriteBucketAcl => bucket.grants(caller, Perm::WriteAcp),
+            Need::ReadObjectAcl => facts
+                .object
+                .is_some_and(|o| o.uploaded_by(caller) || o.grants(caller, Perm::ReadAcp)),
+            Need::WriteObjectAcl => facts
+                .object
+                .is_some_and(|o| o.uploaded_by(caller) || o.grants(caller, Perm::WriteAcp)),
             Need::BucketOwner => false,
         };
     if allowed {
@@ -367,9 +416,13 @@ impl Policy {
         }
         let bucket_grants = Grants::read(&dir).map_err(|_| denied(caller))?;
         let object_grants = match (need, key) {
-            (Need::ReadObject | Need::BucketOrObjectOwner, Some(key))
-                if !bucket_grants.owned_by(caller) =>
-            {
+            (
+                Need::ReadObject
+                | Need::BucketOrObjectOwner
+                | Need::ReadObjectAcl
+                | Need::WriteObjectAcl,
+                Some(key),
+            ) if !bucket_grants.owned_by(caller) => {
                 match self.store.open_object(dir.as_fd(), bucket, key) {
                     Ok(object) => Some(Grants::read(&object.file).map_err(|_| denied(caller))?),
                     Err(StoreError::NoSuchKey) => None,
@@ -425,9 +478,52 @@ impl S3Access for Policy {
     }
 }
 
-/// The ACL operations of the S3 API: canned ACLs only (an access control policy in the body or
-/// `x-amz-grant-*` headers are refused as not implemented).
+/// The ACL operations of the S3 API: canned ACLs, `x-amz-grant-*` headers and
+/// access-control-policy bodies ([`crate::grants`]).
 impl crate::s3::Gateway {
+    /// Whether `name` is an account of this gateway (what an explicit grant may name).
+    fn is_account(&self, name: &str) -> bool {
+        self.policy
+            .as_ref()
+            .is_some_and(|p| p.accounts.has_name(name))
+    }
+
+    /// The ACL a request that makes something asks for: canned or explicit grants.
+    pub(crate) fn requested_acl(
+        &self,
+        canned_acl: Option<&str>,
+        headers: [(Perm, Option<&str>); 5],
+    ) -> S3Result<Option<String>> {
+        let explicit = Explicit::from_headers(headers, &|n| self.is_account(n))?;
+        requested(canned_acl, explicit)
+    }
+
+    /// The ACL a PutBucketAcl or PutObjectAcl sets: exactly one of a canned ACL, grant headers
+    /// or an access-control-policy body.
+    fn acl_to_set(
+        &self,
+        canned_acl: Option<&str>,
+        headers: [(Perm, Option<&str>); 5],
+        policy: Option<&s3s::dto::AccessControlPolicy>,
+        owner: Option<&str>,
+    ) -> S3Result<String> {
+        let from_headers = self.requested_acl(canned_acl, headers)?;
+        match (from_headers, policy) {
+            (Some(_), Some(_)) => Err(s3_error!(
+                UnexpectedContent,
+                "This request does not support content: an ACL is set by headers or by a body, not both"
+            )),
+            (Some(acl), None) => Ok(acl),
+            (None, Some(policy)) => {
+                Ok(Explicit::from_policy(policy, owner, &|n| self.is_account(n))?.encode())
+            }
+            (None, None) => Err(s3_error!(
+                MissingSecurityHeader,
+                "x-amz-acl, x-amz-grant-* or an AccessControlPolicy names the ACL to set"
+            )),
+        }
+    }
+
     /// The name shown as a bucket's owner when none is recorded.
     fn shown_owner(&self, credentials: &Option<s3s::auth::Credentials>) -> String {
         match self.caller_of(credentials) {
@@ -454,13 +550,18 @@ impl crate::s3::Gateway {
         req: s3s::S3Request<s3s::dto::PutBucketAclInput>,
     ) -> S3Result<s3s::S3Response<s3s::dto::PutBucketAclOutput>> {
         let input = req.input;
-        let acl = canned_only(
-            input.acl.as_ref().map(|a| a.as_str()),
-            input.access_control_policy.is_some(),
-        )?;
         let dir = self.bucket(&input.bucket)?;
         let mut grants = Grants::read(&dir).map_err(unreadable)?;
-        grants.acl = Some(acl);
+        let owner = grants
+            .owner
+            .clone()
+            .or_else(|| Some(self.shown_owner(&req.credentials)));
+        grants.acl = Some(self.acl_to_set(
+            input.acl.as_ref().map(|a| a.as_str()),
+            crate::grant_headers!(input, write),
+            input.access_control_policy.as_ref(),
+            owner.as_deref(),
+        )?);
         grants.save(&dir).map_err(crate::errors::io_error)?;
         Ok(s3s::S3Response::new(s3s::dto::PutBucketAclOutput::default()))
     }
@@ -490,13 +591,14 @@ impl crate::s3::Gateway {
         req: s3s::S3Request<s3s::dto::PutObjectAclInput>,
     ) -> S3Result<s3s::S3Response<s3s::dto::PutObjectAclOutput>> {
         let input = req.input;
-        let acl = canned_only(
-            input.acl.as_ref().map(|a| a.as_str()),
-            input.access_control_policy.is_some(),
-        )?;
         let (object, _) = self.object(&input.bucket, &input.key)?;
         let mut grants = Grants::read(&object.file).map_err(unreadable)?;
-        grants.acl = Some(acl);
+        grants.acl = Some(self.acl_to_set(
+            input.acl.as_ref().map(|a| a.as_str()),
+            crate::grant_headers!(input, write),
+            input.access_control_policy.as_ref(),
+            grants.owner.as_deref(),
+        )?);
         grants.save(&object.file).map_err(crate::errors::io_error)?;
         Ok(s3s::S3Response::new(s3s::dto::PutObjectAclOutput::default()))
     }
@@ -508,19 +610,4 @@ pub(crate) fn unreadable(_: Unreadable) -> s3s::S3Error {
         AccessDenied,
         "the owner or ACL recorded here cannot be read"
     )
-}
-
-/// The canned ACL of a PutBucketAcl or PutObjectAcl, which must have one.
-fn canned_only(acl: Option<&str>, has_policy: bool) -> S3Result<String> {
-    match canned(acl)? {
-        Some(acl) => Ok(acl),
-        None if has_policy => Err(s3_error!(
-            NotImplemented,
-            "only canned ACLs (x-amz-acl) are kept, not access control policies"
-        )),
-        None => Err(s3_error!(
-            MissingSecurityHeader,
-            "x-amz-acl names the canned ACL to set"
-        )),
-    }
 }

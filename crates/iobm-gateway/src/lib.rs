@@ -12,6 +12,7 @@ mod conditions;
 pub mod confine;
 mod conn;
 mod errors;
+pub mod grants;
 pub mod guard;
 pub mod hashing;
 mod listing;

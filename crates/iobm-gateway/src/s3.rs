@@ -4,7 +4,7 @@
 //! from one open descriptor: its bytes, size, ETag and metadata all come from the same file.
 
 use crate::accounts::Caller;
-use crate::acl::{canned, Grants, Policy};
+use crate::acl::{Grants, Policy};
 use crate::conditions::{ReadConditions, WriteCondition};
 use crate::errors::{body_error, body_timeout, io_error, store_error};
 use crate::hashing::Hashers;
@@ -252,7 +252,10 @@ impl S3 for Gateway {
     ) -> S3Result<S3Response<CreateBucketOutput>> {
         let grants = Grants {
             owner: self.owner_of(&req.credentials),
-            acl: canned(req.input.acl.as_ref().map(|a| a.as_str()))?,
+            acl: self.requested_acl(
+                req.input.acl.as_ref().map(|a| a.as_str()),
+                crate::grant_headers!(req.input, write),
+            )?,
         };
         // Nothing to record (one account, no ACL asked for) needs no extended attributes,
         // which some file systems lack; anything else is on the directory before it appears.
@@ -266,12 +269,9 @@ impl S3 for Gateway {
             Ok(()) => Ok(S3Response::new(CreateBucketOutput::default())),
             Err(StoreError::Io(e)) if e.kind() == io::ErrorKind::AlreadyExists => {
                 let caller = self.caller_of(&req.credentials);
-                let theirs = self
-                    .store
-                    .open_bucket(&req.input.bucket)
-                    .is_ok_and(|fd| {
-                        caller.is_none_or(|c| Grants::read(fd).is_ok_and(|g| g.owned_by(&c)))
-                    });
+                let theirs = self.store.open_bucket(&req.input.bucket).is_ok_and(|fd| {
+                    caller.is_none_or(|c| Grants::read(fd).is_ok_and(|g| g.owned_by(&c)))
+                });
                 if theirs {
                     Err(s3_error!(BucketAlreadyOwnedByYou))
                 } else {
@@ -346,7 +346,10 @@ impl S3 for Gateway {
             headers: stored_headers!(input).with_tags(tags),
             grants: Grants {
                 owner: self.owner_of(&req.credentials),
-                acl: canned(input.acl.as_ref().map(|a| a.as_str()))?,
+                acl: self.requested_acl(
+                    input.acl.as_ref().map(|a| a.as_str()),
+                    crate::grant_headers!(input),
+                )?,
             },
         };
         if is_folder_key(&input.key) {
@@ -613,7 +616,10 @@ impl S3 for Gateway {
         // The copy is the caller's, with the ACL asked for (private by default).
         meta.grants = Grants {
             owner: self.owner_of(&req.credentials),
-            acl: canned(input.acl.as_ref().map(|a| a.as_str()))?,
+            acl: self.requested_acl(
+                input.acl.as_ref().map(|a| a.as_str()),
+                crate::grant_headers!(input),
+            )?,
         };
         if replace {
             check_metadata_size(input.metadata.as_ref())?;

@@ -9,7 +9,7 @@
 //! initiator and the bucket's owner list parts and abort.
 
 use crate::accounts::Caller;
-use crate::acl::{canned, Grants};
+use crate::acl::Grants;
 use crate::conditions::WriteCondition;
 use crate::errors::{io_error, store_error};
 use crate::meta::{meta_error, stored_headers};
@@ -43,7 +43,10 @@ impl Gateway {
             initiated_unix: multipart::now_unix(),
             headers: stored_headers!(input),
             owner: self.owner_of(&req.credentials),
-            acl: canned(input.acl.as_ref().map(|a| a.as_str()))?,
+            acl: self.requested_acl(
+                input.acl.as_ref().map(|a| a.as_str()),
+                crate::grant_headers!(input),
+            )?,
             initiator: self.initiator_of(&req.credentials),
         };
         let id = multipart::create(self.store.uploads_dir(), &info).map_err(io_error)?;
