@@ -5,6 +5,7 @@ use crate::control::Control;
 use crate::cpu::CpuTimes;
 use crate::workload::{Op, Phase};
 use iobm_stats::{Histogram, Series, Trace, WorkerSpan};
+use iobm_target::layers::{ProcessIo, Stack};
 use iobm_target::{error_kind, DeviceCounters};
 use std::io;
 use std::time::{Duration, Instant};
@@ -87,6 +88,12 @@ pub struct PhaseOutcome {
     pub cache_dropped: CacheDrop,
     /// Device counters before and after the phase (targets backed by a block device).
     pub device: Option<(DeviceCounters, DeviceCounters)>,
+    /// The layers below the device before and after the phase ([`Target::layers`]).
+    ///
+    /// [`Target::layers`]: iobm_target::Target::layers
+    pub below: Option<(Stack, Stack)>,
+    /// This process's own bytes at the block layer before and after the phase.
+    pub own_io: Option<(ProcessIo, ProcessIo)>,
 }
 
 /// One kind of operation within a phase.
@@ -191,6 +198,8 @@ impl PhaseOutcome {
             resident_before: None,
             cache_dropped: CacheDrop::Nothing,
             device: None,
+            below: None,
+            own_io: None,
         }
     }
 }

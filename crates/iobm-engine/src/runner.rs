@@ -13,6 +13,7 @@ use crate::workload::{Layout, Op, Phase, StopRule};
 use iobm_stats::{
     fill_snapshots, Histogram, Progress, SeriesRecorder, Trace, TraceBuilder, WorkerSpan,
 };
+use iobm_target::layers::ProcessIo;
 use iobm_target::{error_kind, Access, OpenOptions, Target};
 use std::io;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -105,7 +106,12 @@ pub fn run_phase_gated(
         counter.ops.store(0, Ordering::Relaxed);
     }
     let (dropped, cache_dropped) = drop_caches(target, phase);
-    let resident_before = (phase.op == Op::Read && !phase.direct)
+    // Every phase that reads file data (bonnie's per-char reads, seeks and rewrites too).
+    let reads_files = matches!(
+        phase.op,
+        Op::Read | Op::GetChar(_) | Op::Seek { .. } | Op::Rewrite | Op::ReadWrite { .. }
+    );
+    let resident_before = (reads_files && !phase.direct)
         .then(|| {
             phase
                 .layout
@@ -123,6 +129,8 @@ pub fn run_phase_gated(
         return PhaseOutcome::failed_before_start(phase, control, &e, "open with O_DIRECT");
     }
     let device_before = target.device_counters();
+    let below_before = target.layers().filter(|s| s.has_layers());
+    let own_before = ProcessIo::now();
 
     let shared = Shared {
         workers,
@@ -203,6 +211,8 @@ pub fn run_phase_gated(
     };
     *control.phase.lock().unwrap() = None;
     let device_after = target.device_counters();
+    let own_after = ProcessIo::now();
+    let below_after = below_before.as_ref().and_then(|_| target.layers());
 
     let mut latency = Histogram::new();
     let mut by_op: Vec<OpOutcome> = OpOutcome::per_class(phase);
@@ -260,6 +270,8 @@ pub fn run_phase_gated(
         resident_before,
         cache_dropped,
         device: device_before.zip(device_after),
+        below: below_before.zip(below_after),
+        own_io: own_before.zip(own_after),
     }
 }
 

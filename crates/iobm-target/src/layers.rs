@@ -40,6 +40,9 @@ pub struct Backing {
     pub size_bytes: u64,
     /// Its bytes in this machine's page cache; None when it could not be measured.
     pub resident_bytes: Option<u64>,
+    /// Of those, the bytes dirty or under write-back: not yet on the device below; None when
+    /// it could not be measured.
+    pub dirty_bytes: Option<u64>,
 }
 
 /// A file system's storage, followed down.
@@ -91,9 +94,12 @@ pub struct Walker<'a> {
     pub sys: PathBuf,
     /// What a file lies on.
     pub file_on: &'a dyn Fn(&Path) -> FileOn,
-    /// Bytes of a file in the page cache, and its size.
-    pub residency: &'a dyn Fn(&Path) -> Option<(u64, u64)>,
+    /// Bytes of a file in the page cache, its size, and its bytes not yet written back.
+    pub residency: &'a dyn Fn(&Path) -> Option<Residency>,
 }
+
+/// A file's bytes in the page cache, its size, and its bytes not yet written back.
+pub type Residency = (u64, u64, Option<u64>);
 
 /// Layers deeper than this are not followed (a cycle, or a stack nobody builds).
 const MAX_DEPTH: usize = 16;
@@ -176,8 +182,9 @@ impl Walker<'_> {
                 loop_device: dev.to_string(),
                 path: path.clone(),
                 direct_io,
-                size_bytes: measured.map_or(0, |(_, size)| size),
-                resident_bytes: measured.map(|(resident, _)| resident),
+                size_bytes: measured.map_or(0, |(_, size, _)| size),
+                resident_bytes: measured.map(|(resident, _, _)| resident),
+                dirty_bytes: measured.and_then(|(_, _, dirty)| dirty),
             });
             let on = (self.file_on)(Path::new(&path));
             let cache = if direct_io {
@@ -363,7 +370,8 @@ pub fn below(path: &Path) -> Option<Stack> {
         file_on: &file_on,
         residency: &|p| {
             let size = fs::metadata(p).ok()?.len();
-            crate::posix::resident_bytes(p).ok().map(|r| (r, size))
+            let resident = crate::posix::resident_bytes(p).ok()?;
+            Some((resident, size, crate::posix::dirty_bytes(p)))
         },
     };
     Some(walker.stack(&on))
@@ -537,7 +545,9 @@ mod tests {
             let walker = Walker {
                 sys: self.0.path().to_path_buf(),
                 file_on: files,
-                residency: &|p| (p == Path::new("/img/disk.ext4")).then_some((3 << 20, 8 << 20)),
+                residency: &|p| {
+                    (p == Path::new("/img/disk.ext4")).then_some((3 << 20, 8 << 20, Some(1 << 20)))
+                },
             };
             walker.stack(&on)
         }
@@ -566,6 +576,7 @@ mod tests {
                 direct_io: false,
                 size_bytes: 8 << 20,
                 resident_bytes: Some(3 << 20),
+                dirty_bytes: Some(1 << 20),
             }]
         );
         assert!(stack.caching_layer());

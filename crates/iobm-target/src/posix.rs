@@ -369,6 +369,21 @@ fn mincore_bytes(file: &File, offset: u64, len: u64, page: u64) -> io::Result<u6
 
 /// Pages of the range in the page cache by `cachestat(2)`; None where the kernel lacks it.
 fn cachestat_pages(file: &File, offset: u64, len: u64) -> Option<u64> {
+    cachestat(file, offset, len).map(|(cached, _)| cached)
+}
+
+/// Bytes of `path` that are dirty or under write-back in the page cache (not yet on its
+/// device), by `cachestat(2)`; None where the kernel lacks it (before Linux 6.5).
+pub fn dirty_bytes(path: &Path) -> Option<u64> {
+    let file = File::open(path).ok()?;
+    let len = file.metadata().ok()?.len();
+    // SAFETY: sysconf has no memory-safety preconditions.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(4096) as u64;
+    cachestat(&file, 0, len.max(1)).map(|(_, dirty)| (dirty * page).min(len))
+}
+
+/// Pages of the range cached, and dirty or under write-back, by `cachestat(2)`.
+fn cachestat(file: &File, offset: u64, len: u64) -> Option<(u64, u64)> {
     #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
     {
         /// The syscall's number in the generic and x86-64 tables (Linux 6.5).
@@ -399,7 +414,7 @@ fn cachestat_pages(file: &File, offset: u64, len: u64) -> Option<u64> {
                 0u32,
             )
         };
-        (rc == 0).then_some(stat.nr_cache)
+        (rc == 0).then_some((stat.nr_cache, stat.nr_dirty + stat.nr_writeback))
     }
     #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
     {
@@ -500,5 +515,18 @@ mod tests {
         if let Some(pages) = cachestat_pages(&file, 256 << 10, 256 << 10) {
             assert_eq!(pages * page, by_mincore);
         }
+    }
+
+    #[test]
+    fn dirty_bytes_are_those_not_yet_written_back() {
+        // A file system with a device, where written pages wait for write-back.
+        let dir = tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")).unwrap();
+        let path = dir.path().join("f");
+        let mut file = File::create(&path).unwrap();
+        std::io::Write::write_all(&mut file, &vec![1u8; 4 << 20]).unwrap();
+        let dirty = dirty_bytes(&path).expect("cachestat (Linux 6.5)");
+        assert!(dirty > 0 && dirty <= 4 << 20, "{dirty}");
+        file.sync_all().unwrap();
+        assert_eq!(dirty_bytes(&path), Some(0));
     }
 }
