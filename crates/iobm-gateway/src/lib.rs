@@ -6,8 +6,8 @@
 
 pub mod accounts;
 pub mod acl;
-mod chunked;
 mod attributes;
+mod chunked;
 mod conditions;
 pub mod confine;
 mod conn;

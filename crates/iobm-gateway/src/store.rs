@@ -353,7 +353,10 @@ impl Store {
         init: impl Fn(BorrowedFd<'_>) -> io::Result<()>,
     ) -> Result<(), StoreError> {
         check_bucket_name(bucket)?;
-        let name = format!("bucket-{:016x}", self.next_temp.fetch_add(1, Ordering::Relaxed));
+        let name = format!(
+            "bucket-{:016x}",
+            self.next_temp.fetch_add(1, Ordering::Relaxed)
+        );
         let tmp = self.tmp_fd.as_fd();
         mkdirat(tmp, name.as_str(), Mode::from_bits_truncate(0o777))?;
         let made = (|| -> Result<(), StoreError> {

@@ -317,7 +317,11 @@ fn warnings_text(c: &Comparison) -> String {
     }
     let mut out = String::from("\nwarnings:\n");
     for (run, tests, w) in list {
-        out.push_str(&wrap(&format!("  {run} ({tests}): {w}"), TEXT_WIDTH, "    "));
+        out.push_str(&wrap(
+            &format!("  {run} ({tests}): {w}"),
+            TEXT_WIDTH,
+            "    ",
+        ));
     }
     out
 }
