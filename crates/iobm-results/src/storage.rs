@@ -1,0 +1,658 @@
+//! What the storage under a file system moved for this run: the layers below its block device
+//! (loop devices and their backing files, device-mapper, md, btrfs members, down to the bottom
+//! devices), this run's own bytes at the block layer (`/proc/self/io`), and the judgement of
+//! which device counters are this run's evidence: other I/O on the device, or a share above
+//! 100%, is never turned into an `uncached` verdict, and a layer below that can cache (a loop
+//! device over a backing file in the page cache) is judged by what the devices under it moved.
+
+use crate::checks::pct;
+use crate::{CacheVerdict, DeviceIo, PhaseResult};
+use iobm_stats::format_bytes;
+use iobm_stats::names::ops;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// This run's own I/O at the block layer during a phase (`/proc/self/io` before and after it,
+/// every rank's added): no other process's bytes are in it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OwnIo {
+    /// Bytes the run's reads had a block device fetch (`read_bytes`: counted as they are asked
+    /// of the file system's device, readahead included; nothing for what the page cache held).
+    pub read_bytes: u64,
+    /// Bytes the run dirtied in the page cache or wrote with O_DIRECT (`write_bytes`): what it
+    /// handed towards the storage, whether or not it reached a device during the phase.
+    pub written_bytes: u64,
+}
+
+/// The layers under a file system's block device over one phase, on one host.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Below {
+    /// The host.
+    pub host: String,
+    /// The file system's device as major:minor, or "btrfs UUID" (btrfs files report a device
+    /// of no disk; its member devices are below it).
+    pub top: String,
+    /// The way down, one step per layer ("7:0 (loop0): a loop device over /img on 254:1").
+    pub steps: Vec<String>,
+    /// The devices at the bottom and what each moved during the phase.
+    pub devices: Vec<BottomIo>,
+    /// The loop devices' backing files on the way down.
+    pub backing_files: Vec<BackingFile>,
+    /// What could not be followed and why (a virtual disk whose host may cache, a backing file
+    /// on a file system without a device).
+    pub unfollowed: Vec<String>,
+}
+
+/// A device at the bottom of the stack, over one phase.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BottomIo {
+    /// As major:minor.
+    pub device: String,
+    /// The kernel's name (sda1, vda, nvme0n1).
+    pub name: String,
+    /// Bytes read from it during the phase (every process's).
+    pub read_bytes: u64,
+    /// Bytes written to it during the phase (every process's).
+    pub written_bytes: u64,
+    /// The kind of virtual disk (virtio, xen, QEMU, ...) when it is one: its host may cache.
+    pub virtual_disk: Option<String>,
+}
+
+/// A loop device's backing file.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BackingFile {
+    /// The loop device, as major:minor.
+    pub loop_device: String,
+    /// The file.
+    pub path: String,
+    /// The loop device reads and writes it with O_DIRECT (`loop/dio`), bypassing the page
+    /// cache; false: through it, so the file's pages there serve the loop device's reads.
+    pub direct_io: bool,
+    /// Its size in bytes.
+    pub size_bytes: u64,
+    /// Its bytes in the page cache when the phase began; null: not measured.
+    pub resident_before_bytes: Option<u64>,
+    /// Its bytes in the page cache when the phase ended; null: not measured.
+    pub resident_after_bytes: Option<u64>,
+    /// Its bytes dirty or under write-back (not yet on its device) when the phase began;
+    /// null: not measured (cachestat needs Linux 6.5).
+    #[serde(default)]
+    pub dirty_before_bytes: Option<u64>,
+    /// Its bytes dirty or under write-back when the phase ended.
+    #[serde(default)]
+    pub dirty_after_bytes: Option<u64>,
+}
+
+/// A device moving more than this run by more than this share (and [`SLACK`]) carried other
+/// I/O; the same margin lets readahead, journal and metadata through.
+pub const OTHER_IO_SHARE: f64 = 0.25;
+/// Bytes a device may move beyond this run's before that is other I/O (metadata, journal).
+pub const SLACK: u64 = 4 << 20;
+
+fn beyond(part: u64, whole: u64) -> bool {
+    part > whole + SLACK + (whole as f64 * OTHER_IO_SHARE) as u64
+}
+
+/// The share of `part` in `whole` for a line of evidence: a percentage up to 100%, never one
+/// above it (more than was moved is not evidence of anything).
+pub fn share_text(part: u64, whole: u64) -> String {
+    if part > whole {
+        "more than all of it".to_string()
+    } else {
+        format!("{:.0}%", pct(part, whole))
+    }
+}
+
+/// Which device counters are this run's evidence, and what the layers and the other I/O say.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Judged {
+    /// The counters to judge by: the file system's device's, or (with a layer below that can
+    /// cache, and for btrfs) what the bottom devices moved where that is less; None when no
+    /// counter is this run's evidence.
+    pub device: Option<DeviceIo>,
+    /// A verdict the layers or this run's own bytes settle by themselves.
+    pub verdict: Option<CacheVerdict>,
+    /// Said after the verdict's evidence: the layers on the way down, what could not be
+    /// followed, the other I/O set aside.
+    pub note: String,
+    /// The phase's warnings from it (other I/O, more than was moved).
+    pub warnings: Vec<String>,
+}
+
+/// Bytes the phase read and wrote (read-write phases apart, a rewrite both ways).
+fn moved(phase: &PhaseResult) -> (u64, u64) {
+    let total = phase.bytes();
+    match phase.op.as_str() {
+        ops::READWRITE => {
+            let of = |name: &str| {
+                phase
+                    .operations
+                    .iter()
+                    .filter(|o| o.op == name)
+                    .map(|o| o.bytes)
+                    .sum::<u64>()
+            };
+            (of(ops::READ), of(ops::WRITE))
+        }
+        ops::REWRITE => (total, total),
+        ops::WRITE | ops::PUTC => (0, total),
+        _ => (total, 0),
+    }
+}
+
+/// What the bottom devices of every host moved: (read, written), None without any.
+fn bottom(below: &[Below]) -> Option<(u64, u64)> {
+    let devices: Vec<&BottomIo> = below.iter().flat_map(|b| &b.devices).collect();
+    (!devices.is_empty()).then(|| {
+        devices
+            .iter()
+            .fold((0, 0), |(r, w), d| (r + d.read_bytes, w + d.written_bytes))
+    })
+}
+
+fn label(below: &[Below]) -> String {
+    let names: Vec<String> = below
+        .iter()
+        .flat_map(|b| &b.devices)
+        .map(|d| format!("{} ({})", d.device, d.name))
+        .collect();
+    let tops: Vec<&str> = below.iter().map(|b| b.top.as_str()).collect();
+    format!("{} below {}", names.join(" + "), tops.join(", "))
+}
+
+/// Judges the block-device evidence of a file phase.
+pub fn judge(phase: &PhaseResult) -> Judged {
+    let mut out = Judged {
+        device: phase.cache.device.clone(),
+        ..Judged::default()
+    };
+    let (read, written) = moved(phase);
+    let below = &phase.cache.below;
+    let own = phase.cache.own_io;
+    let caching = below
+        .iter()
+        .flat_map(|b| &b.backing_files)
+        .any(|f| !f.direct_io);
+    let in_memory = below
+        .iter()
+        .flat_map(|b| &b.unfollowed)
+        .find(|u| u.contains("is in memory"));
+    let cannot_follow: Vec<&String> = below
+        .iter()
+        .flat_map(|b| &b.unfollowed)
+        .filter(|u| u.contains("cannot be followed"))
+        .collect();
+    let virtual_disks: Vec<String> = below
+        .iter()
+        .flat_map(|b| &b.devices)
+        .filter_map(|d| {
+            d.virtual_disk
+                .as_ref()
+                .map(|k| format!("{} ({}) is a virtual disk ({k})", d.device, d.name))
+        })
+        .collect();
+    let mut notes: Vec<String> = Vec::new();
+    for b in below.iter().filter(|b| !b.steps.is_empty()) {
+        notes.push(format!("below it: {}", b.steps.join("; ")));
+    }
+    for f in below.iter().flat_map(|b| &b.backing_files) {
+        if let Some(r) = f.resident_before_bytes {
+            notes.push(format!(
+                "{} ({}) of the backing file {} was in this machine's page cache when the phase began",
+                format_bytes(r),
+                share_text(r, f.size_bytes),
+                f.path
+            ));
+        }
+    }
+    if !virtual_disks.is_empty() {
+        notes.push(format!(
+            "{}: its host may cache, which no counter here shows",
+            virtual_disks.join(", ")
+        ));
+    }
+    // The layers below the file system's device.
+    if let Some(what) = in_memory {
+        out.verdict = Some(CacheVerdict {
+            verdict: "memory".into(),
+            evidence: format!("{what}"),
+        });
+    } else if caching {
+        match (bottom(below), cannot_follow.is_empty()) {
+            (Some((r, w)), true) => {
+                let top = out.device.clone().unwrap_or_else(|| DeviceIo {
+                    device: "its device".into(),
+                    read_bytes: 0,
+                    written_bytes: 0,
+                });
+                let lesser = |t: u64, b: u64| if out.device.is_some() { t.min(b) } else { b };
+                // What the phase left dirty in the backing files never reached their device
+                // (other processes' I/O on that device cannot make up for it).
+                let dirtied: u64 = below
+                    .iter()
+                    .flat_map(|b| &b.backing_files)
+                    .filter_map(|f| {
+                        Some(f.dirty_after_bytes?.saturating_sub(f.dirty_before_bytes?))
+                    })
+                    .sum();
+                if dirtied > 0 && written > 0 {
+                    notes.push(format!(
+                        "{} more of the backing files was dirty in this machine's page cache when the phase ended than when it began",
+                        format_bytes(dirtied)
+                    ));
+                }
+                let reached = top.written_bytes.saturating_sub(dirtied);
+                notes.insert(
+                    0,
+                    format!(
+                        "the block device {} is a loop device over a file read and written through this machine's page cache: it delivered {} and took {}, the devices under it delivered {} and took {}",
+                        top.device,
+                        format_bytes(top.read_bytes),
+                        format_bytes(top.written_bytes),
+                        format_bytes(r),
+                        format_bytes(w)
+                    ),
+                );
+                out.device = Some(DeviceIo {
+                    device: label(below),
+                    read_bytes: lesser(top.read_bytes, r),
+                    written_bytes: lesser(reached, w),
+                });
+            }
+            _ => {
+                let top = out.device.as_ref().map_or("its".to_string(), |d| {
+                    format!("the block device {}", d.device)
+                });
+                out.verdict = Some(CacheVerdict {
+                    verdict: "possibly cached".into(),
+                    evidence: format!(
+                        "{top} counters cannot tell: {}",
+                        cannot_follow
+                            .iter()
+                            .map(|s| s.as_str())
+                            .collect::<Vec<_>>()
+                            .join("; ")
+                    ),
+                });
+            }
+        }
+    } else if out.device.is_none() {
+        // btrfs: its member devices are the file system's devices.
+        if let Some((r, w)) = bottom(below) {
+            out.device = Some(DeviceIo {
+                device: label(below),
+                read_bytes: r,
+                written_bytes: w,
+            });
+        }
+    }
+    // Other I/O: the device moved more than this run did.
+    if let Some(d) = out.device.clone().filter(|_| out.verdict.is_none()) {
+        let top_read = phase
+            .cache
+            .device
+            .as_ref()
+            .map_or(d.read_bytes, |t| t.read_bytes);
+        match own {
+            Some(own) if read > 0 && beyond(top_read, own.read_bytes) => {
+                out.warnings.push(format!(
+                    "other I/O ran on the device: {} delivered {} during the phase while this run's reads had {} fetched from storage (/proc/self/io); its counters are not this run's evidence",
+                    phase.cache.device.as_ref().map_or(&d.device, |t| &t.device),
+                    format_bytes(top_read),
+                    format_bytes(own.read_bytes)
+                ));
+                out.device = None;
+                let share = pct(own.read_bytes.min(read), read);
+                let evidence = format!(
+                    "this run's reads had {} fetched from storage for the {} read ({}; /proc/self/io), while other I/O ran on the device ({} delivered {})",
+                    format_bytes(own.read_bytes),
+                    format_bytes(read),
+                    share_text(own.read_bytes, read),
+                    d.device,
+                    format_bytes(top_read)
+                );
+                let verdict = if share >= crate::verdict::MOST && caching {
+                    "possibly cached"
+                } else {
+                    crate::verdict::by_share(share)
+                };
+                if written == 0 {
+                    out.verdict = Some(CacheVerdict {
+                        verdict: verdict.into(),
+                        evidence,
+                    });
+                }
+            }
+            None if read > 0 && beyond(d.read_bytes, read) => {
+                out.warnings.push(format!(
+                    "the device {} delivered {} for the {} read: more than the phase read, so other I/O ran on it (or readahead fetched more); its counters are not this run's evidence",
+                    d.device,
+                    format_bytes(d.read_bytes),
+                    format_bytes(read)
+                ));
+                out.device = None;
+            }
+            _ => {}
+        }
+    }
+    if let Some(d) = out.device.clone().filter(|_| written > 0) {
+        let could = own.map_or(written, |o| o.written_bytes.max(written));
+        if beyond(d.written_bytes, could) {
+            out.warnings.push(format!(
+                "the device {} took {} during the phase, more than this run wrote ({}): other I/O (or the write-back of earlier data, a mirror's second copy) ran on it; its counters are not this run's evidence",
+                d.device,
+                format_bytes(d.written_bytes),
+                format_bytes(could)
+            ));
+            out.device = None;
+        }
+    }
+    // O_DIRECT bypasses this machine's page cache for the file system, not for a loop
+    // device's backing file; with no counter left to tell, that is said.
+    let flushed = written > 0 && matches!(phase.settings.fsync.as_str(), "each" | "end");
+    if caching && out.device.is_none() && out.verdict.is_none() && phase.settings.direct && !flushed
+    {
+        out.verdict = Some(CacheVerdict {
+            verdict: "possibly cached".into(),
+            evidence: "O_DIRECT bypasses the page cache of the file system, not of the loop device's backing file below it, and no counter here is this run's evidence".into(),
+        });
+    }
+    if !notes.is_empty() {
+        out.note = format!("; {}", notes.join("; "));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checks::tests::{phase, MIB};
+    use crate::checks::{phase_warnings, Machine};
+    use crate::verdict::verdict;
+
+    const GIB: u64 = 1 << 30;
+
+    fn loop_over_file(resident: u64, dio: bool, bottom_read: u64, bottom_written: u64) -> Below {
+        Below {
+            host: "h".into(),
+            top: "7:0".into(),
+            steps: vec![format!(
+                "7:0 (loop0): a loop device over /img/disk.ext4 (through this machine's page cache) on 254:1"
+            )],
+            devices: vec![BottomIo {
+                device: "254:1".into(),
+                name: "vda1".into(),
+                read_bytes: bottom_read,
+                written_bytes: bottom_written,
+                virtual_disk: None,
+            }],
+            backing_files: vec![BackingFile {
+                loop_device: "7:0".into(),
+                path: "/img/disk.ext4".into(),
+                direct_io: dio,
+                size_bytes: 2 * GIB,
+                resident_before_bytes: Some(resident),
+                resident_after_bytes: Some(resident),
+                dirty_before_bytes: Some(0),
+                dirty_after_bytes: Some(0),
+            }],
+            unfollowed: Vec::new(),
+        }
+    }
+
+    fn top(read: u64, written: u64) -> Option<DeviceIo> {
+        Some(DeviceIo {
+            device: "7:0".into(),
+            read_bytes: read,
+            written_bytes: written,
+        })
+    }
+
+    #[test]
+    fn a_loop_device_over_a_cached_file_is_judged_by_the_devices_under_it() {
+        // 1 GiB read through a loop device whose backing file was in the page cache: the loop
+        // device delivered all of it, the disk under it 3 MiB.
+        let mut read = phase("read", [GIB / 2, GIB / 2], [1_000_000_000; 2]);
+        read.settings.direct = true;
+        read.cache.device = top(GIB, 0);
+        read.cache.own_io = Some(OwnIo {
+            read_bytes: GIB,
+            written_bytes: 0,
+        });
+        read.cache.below = vec![loop_over_file(2 * GIB, false, 3 * MIB, 0)];
+        let v = verdict(&read, &Machine::with_ram(16 * GIB));
+        assert_eq!(v.verdict, "cached", "{}", v.evidence);
+        assert!(
+            v.evidence.starts_with("the block device 254:1 (vda1) below 7:0 delivered 3.00 MiB of the 1.00 GiB read (0%)"),
+            "{}",
+            v.evidence
+        );
+        assert!(
+            v.evidence.contains("the backing file /img/disk.ext4"),
+            "{}",
+            v.evidence
+        );
+        assert!(
+            v.evidence.contains("2.00 GiB (100%) of the backing file"),
+            "{}",
+            v.evidence
+        );
+        // The same, its disk having delivered the gigabyte: uncached.
+        read.cache.below = vec![loop_over_file(0, false, GIB, 0)];
+        assert_eq!(
+            verdict(&read, &Machine::with_ram(16 * GIB)).verdict,
+            "uncached"
+        );
+        // A loop device with O_DIRECT on its backing file caches nothing: its own counters.
+        read.cache.below = vec![loop_over_file(2 * GIB, true, 3 * MIB, 0)];
+        assert_eq!(
+            verdict(&read, &Machine::with_ram(16 * GIB)).verdict,
+            "uncached"
+        );
+        // A --direct --fsync never write the host's page cache took: cached.
+        let mut write = phase("write", [GIB / 2, GIB / 2], [1_000_000_000; 2]);
+        write.settings.direct = true;
+        write.cache.device = top(0, GIB);
+        write.cache.own_io = Some(OwnIo {
+            read_bytes: 0,
+            written_bytes: GIB,
+        });
+        write.cache.below = vec![loop_over_file(GIB, false, 0, 8 * MIB)];
+        let v = verdict(&write, &Machine::with_ram(16 * GIB));
+        assert_eq!(v.verdict, "cached", "{}", v.evidence);
+        assert!(
+            v.evidence
+                .contains("took 8.00 MiB of the 1.00 GiB written during the phase (1%)"),
+            "{}",
+            v.evidence
+        );
+        // Other writers kept the disk under it busy, but the backing file's dirty pages grew by
+        // what was written: it did not reach the disk.
+        let mut busy = loop_over_file(GIB, false, 0, 2 * GIB);
+        busy.backing_files[0].dirty_after_bytes = Some(GIB - MIB);
+        write.cache.below = vec![busy];
+        let v = verdict(&write, &Machine::with_ram(16 * GIB));
+        assert_eq!(v.verdict, "cached", "{}", v.evidence);
+        assert!(
+            v.evidence.contains("took 1.00 MiB of the 1.00 GiB written"),
+            "{}",
+            v.evidence
+        );
+        assert!(
+            v.evidence
+                .contains("1023.00 MiB more of the backing files was dirty"),
+            "{}",
+            v.evidence
+        );
+    }
+
+    #[test]
+    fn a_backing_file_that_cannot_be_followed_or_is_memory_is_said() {
+        let mut read = phase("read", [GIB / 2, GIB / 2], [1_000_000_000; 2]);
+        read.settings.direct = true;
+        read.cache.device = top(GIB, 0);
+        let mut below = loop_over_file(GIB, false, 0, 0);
+        below.devices.clear();
+        below.unfollowed = vec!["7:0 (loop0): its backing file /img/disk.ext4 is on overlay, whose device cannot be followed".into()];
+        read.cache.below = vec![below.clone()];
+        let v = verdict(&read, &Machine::with_ram(16 * GIB));
+        assert_eq!(v.verdict, "possibly cached", "{}", v.evidence);
+        assert!(v.evidence.contains("is on overlay"), "{}", v.evidence);
+        below.unfollowed = vec!["7:0 (loop0): its backing file /img/disk.ext4 is in memory (tmpfs): every byte of it is a memory byte".into()];
+        read.cache.below = vec![below];
+        assert_eq!(
+            verdict(&read, &Machine::with_ram(16 * GIB)).verdict,
+            "memory"
+        );
+    }
+
+    #[test]
+    fn a_virtual_disk_is_named_and_btrfs_is_judged_by_its_members() {
+        let mut read = phase("read", [GIB / 2, GIB / 2], [1_000_000_000; 2]);
+        read.settings.direct = true;
+        read.cache.below = vec![Below {
+            host: "h".into(),
+            top: "btrfs u".into(),
+            steps: vec!["btrfs u: 2 member device(s) (254:0, 254:16)".into()],
+            devices: ["254:0", "254:16"]
+                .iter()
+                .map(|d| BottomIo {
+                    device: d.to_string(),
+                    name: "vd".into(),
+                    read_bytes: GIB / 2,
+                    written_bytes: 0,
+                    virtual_disk: Some("virtio".into()),
+                })
+                .collect(),
+            ..Below::default()
+        }];
+        let v = verdict(&read, &Machine::with_ram(16 * GIB));
+        assert_eq!(v.verdict, "uncached", "{}", v.evidence);
+        assert!(
+            v.evidence
+                .contains("delivered 1.00 GiB of the 1.00 GiB read (100%)"),
+            "{}",
+            v.evidence
+        );
+        assert!(
+            v.evidence.contains("254:0 (vd) is a virtual disk (virtio), 254:16 (vd) is a virtual disk (virtio): its host may cache"),
+            "{}",
+            v.evidence
+        );
+        read.cache.below[0].devices[1].read_bytes = 0;
+        assert_eq!(
+            verdict(&read, &Machine::with_ram(16 * GIB)).verdict,
+            "partly cached"
+        );
+    }
+
+    #[test]
+    fn other_io_on_the_device_is_never_this_runs_evidence() {
+        // 777.92 MiB read of a resident 64 MiB data set while two dd read the disk: the device
+        // delivered 2.12 GiB, this run's reads had nothing fetched.
+        let moved = 778 * MIB;
+        let mut read = phase("read", [moved / 2, moved / 2], [1_000_000_000; 2]);
+        read.settings.data_bytes = 64 * MIB;
+        read.cache.resident_before_bytes = Some(64 * MIB);
+        read.cache.device = Some(DeviceIo {
+            device: "254:0".into(),
+            read_bytes: 2171 * MIB,
+            written_bytes: 0,
+        });
+        read.cache.own_io = Some(OwnIo::default());
+        let machine = Machine::with_ram(16 * GIB);
+        let v = verdict(&read, &machine);
+        assert_eq!(v.verdict, "cached", "{}", v.evidence);
+        assert!(
+            v.evidence.starts_with("this run's reads had 0 B fetched from storage for the 778.00 MiB read (0%; /proc/self/io), while other I/O ran on the device (254:0 delivered 2.12 GiB)"),
+            "{}",
+            v.evidence
+        );
+        assert!(!v.evidence.contains("279%") && !v.evidence.contains("delivered 2.12 GiB of"));
+        let w = phase_warnings(&read, &machine);
+        assert!(
+            w.iter()
+                .any(|w| w.starts_with("other I/O ran on the device: 254:0 delivered 2.12 GiB")),
+            "{w:?}"
+        );
+        // This run's own bytes as the device's: uncached, no other I/O.
+        read.cache.own_io = Some(OwnIo {
+            read_bytes: 2171 * MIB,
+            written_bytes: 0,
+        });
+        read.cache.resident_before_bytes = Some(0);
+        let v = verdict(&read, &machine);
+        assert_eq!(v.verdict, "uncached", "{}", v.evidence);
+        // More than was read (readahead) is never printed as a share above 100%.
+        assert!(
+            v.evidence.contains("(more than all of it)"),
+            "{}",
+            v.evidence
+        );
+        assert!(!phase_warnings(&read, &machine)
+            .iter()
+            .any(|w| w.contains("other I/O")));
+        // Just within the margin (a quarter and 4 MiB) is this run's.
+        read.cache.own_io = Some(OwnIo {
+            read_bytes: 1000 * MIB,
+            written_bytes: 0,
+        });
+        read.cache.device.as_mut().unwrap().read_bytes = 1254 * MIB;
+        assert!(!phase_warnings(&read, &machine)
+            .iter()
+            .any(|w| w.contains("other I/O")));
+        read.cache.device.as_mut().unwrap().read_bytes = 1255 * MIB;
+        assert!(phase_warnings(&read, &machine)
+            .iter()
+            .any(|w| w.contains("other I/O")));
+        // Without own bytes (documents from before), more than was read is flagged and set
+        // aside: the verdict falls back to residency.
+        read.cache.own_io = None;
+        read.cache.resident_before_bytes = Some(64 * MIB);
+        let v = verdict(&read, &machine);
+        assert_eq!(v.verdict, "cached", "{}", v.evidence);
+        assert!(
+            v.evidence.contains("was in the page cache"),
+            "{}",
+            v.evidence
+        );
+        assert!(phase_warnings(&read, &machine)
+            .iter()
+            .any(|w| w.contains("more than the phase read")));
+    }
+
+    #[test]
+    fn writes_beyond_what_this_run_wrote_are_set_aside() {
+        let mut write = phase("write", [50 * MIB, 50 * MIB], [1_000_000_000; 2]);
+        write.settings.fsync = "end".into();
+        write.cache.own_io = Some(OwnIo {
+            read_bytes: 0,
+            written_bytes: 100 * MIB,
+        });
+        write.cache.device = Some(DeviceIo {
+            device: "8:0".into(),
+            read_bytes: 0,
+            written_bytes: 400 * MIB,
+        });
+        let machine = Machine::with_ram(16 * GIB);
+        let v = verdict(&write, &machine);
+        // The device's counters are set aside; the final fsync is the evidence left.
+        assert_eq!(v.verdict, "uncached", "{}", v.evidence);
+        assert!(v.evidence.contains("final fsync"), "{}", v.evidence);
+        assert!(phase_warnings(&write, &machine)
+            .iter()
+            .any(|w| w.contains("more than this run wrote")));
+        write.cache.device.as_mut().unwrap().written_bytes = 100 * MIB;
+        let v = verdict(&write, &machine);
+        assert!(
+            v.evidence
+                .starts_with("the block device 8:0 took 100.00 MiB"),
+            "{}",
+            v.evidence
+        );
+    }
+}
