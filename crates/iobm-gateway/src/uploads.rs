@@ -72,14 +72,7 @@ impl Gateway {
         let Some(policy) = &self.policy else {
             return true;
         };
-        match caller {
-            Caller::Anonymous => false,
-            Caller::Account(_) if policy.accounts.is_single() => true,
-            Caller::Account(name) => self
-                .store
-                .open_bucket(bucket)
-                .is_ok_and(|dir| Grants::owner_of(dir).is_none_or(|owner| &owner == name)),
-        }
+        policy.owns_bucket(caller, bucket)
     }
 
     /// Whether the caller may act on an upload of `bucket` started by `initiator`: the
