@@ -585,4 +585,161 @@ mod tests {
         let first = get(&aggregates(&enough), AggregateKind::FirstDone).clone();
         assert_eq!((first.bytes, first.seconds), (15, Some(0.01)));
     }
+
+    #[test]
+    fn idle_workers_and_workers_without_stamps_move_no_instant() {
+        let ms = 1_000_000;
+        // Worker 2 did nothing (start = end): the first end is worker 0's, not worker 2's.
+        let mut spans = [
+            span(10 * ms, 100 * ms, 80, 0, 0),
+            span(20 * ms, 90 * ms, 60, 0, 0),
+            span(50 * ms, 50 * ms, 0, 0, 0),
+        ];
+        spans[0].first_op_end_ns = 30 * ms;
+        spans[0].last_op_start_ns = 80 * ms;
+        // Worker 1 counted operations but deferred its flush: no stamps, no say in the window.
+        spans[1].first_op_end_ns = 0;
+        spans[1].last_op_start_ns = 0;
+        // Worker 2 has a stamp but completed no operation: no say either.
+        spans[2].first_op_end_ns = 40 * ms;
+        spans[2].last_op_start_ns = 45 * ms;
+        let at = SnapshotInstants::of(&spans);
+        assert_eq!(
+            at,
+            SnapshotInstants {
+                last_start_ns: 20 * ms,
+                first_end_ns: 90 * ms,
+                window_start_ns: 30 * ms,
+                window_end_ns: 80 * ms,
+            }
+        );
+        // Onto another clock: every instant moved.
+        let moved = at.moved(|t| t + 7);
+        assert_eq!(
+            moved,
+            SnapshotInstants {
+                last_start_ns: 20 * ms + 7,
+                first_end_ns: 90 * ms + 7,
+                window_start_ns: 30 * ms + 7,
+                window_end_ns: 80 * ms + 7,
+            }
+        );
+    }
+
+    #[test]
+    fn stamps_move_onto_another_clock_and_absent_ones_stay_absent() {
+        let mut s = span(100, 900, 10, 0, 0);
+        s.first_op_end_ns = 200;
+        s.last_op_start_ns = 800;
+        s.move_stamps(|t| t + 1000);
+        assert_eq!(
+            (s.start_ns, s.end_ns, s.first_op_end_ns, s.last_op_start_ns),
+            (1100, 1900, 1200, 1800)
+        );
+        // No operation stamps (0): they stay 0, never become a stamp at the clock's offset.
+        let mut old = span(100, 900, 10, 0, 0);
+        old.move_stamps(|t| t + 1000);
+        assert_eq!(
+            (
+                old.start_ns,
+                old.end_ns,
+                old.first_op_end_ns,
+                old.last_op_start_ns
+            ),
+            (1100, 1900, 0, 0)
+        );
+    }
+
+    #[test]
+    fn each_definition_is_named_and_carries_its_formula() {
+        let labels: Vec<_> = AggregateKind::ALL.iter().map(|k| k.label()).collect();
+        assert_eq!(
+            labels,
+            [
+                "sum of rates",
+                "makespan",
+                "first done",
+                "steady state",
+                "warp window"
+            ]
+        );
+        let starts = [
+            "sum over workers of bytes_w / (end_w - start_w)",
+            "sum of bytes_w / (max end_w - min start_w)",
+            "sum of bytes_w done when the first worker finished",
+            "sum of bytes_w done between the last start and the first end",
+            "sum of bytes_w done between the last first-operation end",
+        ];
+        for (kind, start) in AggregateKind::ALL.iter().zip(starts) {
+            assert!(kind.formula().starts_with(start), "{kind:?}");
+        }
+        let spans = [span(0, 2_000_000_000, 2000, 0, 2000)];
+        for a in aggregates(&spans) {
+            assert_eq!(a.formula, a.kind.formula());
+        }
+        // A worker that ran no time has no rate, not an infinite one.
+        let idle = span(5, 5, 10, 0, 0);
+        assert_eq!(idle.bytes_per_s(), 0.0);
+    }
+
+    #[test]
+    fn an_idle_worker_changes_no_aggregate() {
+        let ms = 1_000_000;
+        let busy = [
+            span(0, 100 * ms, 1000, 0, 1000),
+            span(0, 100 * ms, 1000, 0, 1000),
+        ];
+        let mut with_idle = busy.to_vec();
+        with_idle.push(span(200 * ms, 200 * ms, 0, 0, 0));
+        assert_eq!(aggregates(&with_idle), aggregates(&busy));
+        assert_eq!(aggregates(&busy).len(), 4);
+    }
+
+    #[test]
+    fn a_warp_window_shorter_than_ten_intervals_gets_no_figure() {
+        let ms = 1_000_000;
+        let mut spans = [span(0, 100 * ms, 80, 0, 0)];
+        spans[0].first_op_end_ns = 40 * ms;
+        spans[0].last_op_start_ns = 45 * ms;
+        assert!(aggregates(&spans)
+            .iter()
+            .all(|a| a.kind != AggregateKind::WarpWindow));
+        spans[0].last_op_start_ns = 50 * ms;
+        assert!(aggregates(&spans)
+            .iter()
+            .any(|a| a.kind == AggregateKind::WarpWindow));
+    }
+
+    #[test]
+    fn disagreement_is_told_past_the_tolerance_and_when_one_is_zero() {
+        let agg = |kind, bytes_per_s| Aggregate {
+            kind,
+            formula: String::new(),
+            bytes: 0,
+            ops: 0,
+            seconds: None,
+            bytes_per_s,
+            ops_per_s: 0.0,
+        };
+        let pair = |lo, hi| {
+            [
+                agg(AggregateKind::Makespan, lo),
+                agg(AggregateKind::SumOfRates, hi),
+            ]
+        };
+        // Exactly at the tolerance: nothing; past it: a warning naming both.
+        assert_eq!(disagreement(&pair(1.0, 1.5), 0.5), None);
+        let w = disagreement(&pair(1.0, 1.5), 0.25).unwrap();
+        assert!(
+            w.contains("50%") && w.contains("sum of rates is highest, makespan lowest"),
+            "{w}"
+        );
+        // All zero: they agree; one zero and one not: said so.
+        assert_eq!(disagreement(&pair(0.0, 0.0), 0.1), None);
+        assert_eq!(
+            disagreement(&pair(0.0, 3.0), 0.1).unwrap(),
+            "aggregates disagree: makespan is zero while sum of rates is not"
+        );
+        assert_eq!(disagreement(&[], 0.1), None);
+    }
 }
