@@ -26,7 +26,8 @@ Exit codes:
   0    every phase completed
   1    an operation failed during the run (ENOSPC, EIO, ...); partial results were printed and saved
   2    bad input (unknown flag, bad value, missing or unwritable path); nothing was written
-  3    --verify found data that is not what was written (corrupt, misplaced or stale)
+  3    --verify found data that is not what was written (corrupt, misplaced or stale, or
+       a PUT's ETag that is not the MD5 of what was sent), however few
   4    the clean-up could not remove all the run created: the report and the result's
        left_behind name what remains where (before 1 and 130, whatever else happened)
   130  interrupted by Ctrl-C or SIGTERM; partial results were printed and saved, data cleaned up";

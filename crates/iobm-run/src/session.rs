@@ -290,10 +290,12 @@ fn exit_code(run: &RunResult) -> Exit {
         .iter()
         .flat_map(|p| &p.errors)
         .any(|e| e.kind == BAD_DATA);
+    // Data that is not what was written fails the run, however many such errors
+    // --max-errors let the phase go on through (a PUT's wrong ETag, a GET's corrupt bytes).
     let ended = match run.status {
+        _ if bad_data => Exit::VerifyFailed,
         RunStatus::Complete => Exit::Ok,
         RunStatus::Interrupted => Exit::Interrupted,
-        RunStatus::Failed if bad_data => Exit::VerifyFailed,
         RunStatus::Failed | RunStatus::Running => Exit::RunFailed,
     };
     // Data left on someone's storage is what the user must act on, unless data was corrupt.

@@ -270,3 +270,107 @@ fn put_verify_checks_the_gateways_etags() {
         .sum();
     assert!(checked > 0, "the ETags were checked");
 }
+
+/// A loopback proxy in front of `backend` that changes the last hex digit of every ETag
+/// header of its answers (same length, so the framing holds): a store that answers every PUT
+/// with an MD5 of something else. Returns its URL.
+fn wrong_etags(backend: &str) -> String {
+    use std::io::Read;
+    use std::net::{TcpListener, TcpStream};
+    let backend = backend.trim_start_matches("http://").to_string();
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for client in listener.incoming().flatten() {
+            let Ok(server) = TcpStream::connect(&backend) else {
+                continue;
+            };
+            let (mut up_from, mut up_to) =
+                (client.try_clone().unwrap(), server.try_clone().unwrap());
+            std::thread::spawn(move || {
+                let _ = std::io::copy(&mut up_from, &mut up_to);
+                let _ = up_to.shutdown(std::net::Shutdown::Write);
+            });
+            let (mut from, mut to) = (server, client);
+            std::thread::spawn(move || {
+                // Bytes held back until the header they may start is whole.
+                let mut held: Vec<u8> = Vec::new();
+                let mut buf = vec![0u8; 1 << 16];
+                while let Ok(n @ 1..) = from.read(&mut buf) {
+                    held.extend_from_slice(&buf[..n]);
+                    let lower = held.to_ascii_lowercase();
+                    let mut at = 0;
+                    while let Some(i) = find(&lower[at..], b"\r\netag: \"") {
+                        let digit = at + i + 9 + 31;
+                        if digit >= held.len() {
+                            break;
+                        }
+                        held[digit] = if held[digit] == b'0' { b'1' } else { b'0' };
+                        at = digit;
+                    }
+                    // Keep back what could be the start of a header not yet whole.
+                    let keep = held
+                        .len()
+                        .saturating_sub(at.max(held.len().saturating_sub(48)));
+                    let send = held.len() - keep;
+                    if to.write_all(&held[..send]).is_err() {
+                        return;
+                    }
+                    held.drain(..send);
+                }
+                let _ = to.write_all(&held);
+                let _ = to.shutdown(std::net::Shutdown::Write);
+            });
+        }
+    });
+    url
+}
+
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
+}
+
+#[test]
+fn a_put_answered_with_wrong_etags_fails_the_run_with_exit_3() {
+    let root = tempfile::tempdir().unwrap();
+    let server = common::iobm_serve_with(root.path(), "etagkey", "etagsecret");
+    let url = wrong_etags(&server.url);
+    let parent = tempfile::tempdir().unwrap();
+    let json = parent.path().join("p.json");
+    let out = iobm()
+        .args(["s3", "put", "--verify", "--ops", "8", "--obj-size", "64KiB"])
+        .args(["--endpoint", &url, "--json"])
+        .arg(&json)
+        .env("AWS_ACCESS_KEY_ID", "etagkey")
+        .env("AWS_SECRET_ACCESS_KEY", "etagsecret")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    let result = common::load(&json);
+    let errors = result["phases"][0]["errors"].as_array().unwrap();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert_eq!(errors[0]["kind"], "bad data");
+    assert_eq!(errors[0]["count"], 8, "every PUT's ETag was wrong");
+    assert!(
+        errors[0]["first"]
+            .as_str()
+            .unwrap()
+            .contains("not the MD5 of what was sent"),
+        "{errors:?}"
+    );
+    // Straight to the gateway, the same PUTs are right.
+    let ok = iobm()
+        .args(["s3", "put", "--verify", "--ops", "8", "--obj-size", "64KiB"])
+        .args(["--endpoint", &server.url])
+        .env("AWS_ACCESS_KEY_ID", "etagkey")
+        .env("AWS_SECRET_ACCESS_KEY", "etagsecret")
+        .output()
+        .unwrap();
+    assert_eq!(
+        ok.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+}
