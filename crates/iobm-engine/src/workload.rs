@@ -315,6 +315,23 @@ pub enum StopRule {
     Ops(u64),
 }
 
+impl StopRule {
+    /// The series interval for a phase that stops by this rule when none was asked for
+    /// (`--interval`): for a phase of known length the longest readable one (10ms, 20ms, 50ms,
+    /// ... 1s) giving it at least 20 intervals, 10ms at the least; else 1s.
+    pub fn default_interval(&self) -> Duration {
+        const READABLE_MS: [u64; 7] = [1000, 500, 200, 100, 50, 20, 10];
+        match self {
+            StopRule::Duration(length) => READABLE_MS
+                .iter()
+                .map(|&ms| Duration::from_millis(ms))
+                .find(|&i| *length >= i * 20)
+                .unwrap_or(Duration::from_millis(10)),
+            StopRule::Once | StopRule::Ops(_) => Duration::from_secs(1),
+        }
+    }
+}
+
 /// What written blocks contain.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DataKind {
@@ -583,6 +600,27 @@ impl Phase {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_phase_of_known_length_gets_at_least_twenty_readable_intervals() {
+        let of = |ms| StopRule::Duration(Duration::from_millis(ms)).default_interval();
+        let ms = Duration::from_millis;
+        assert_eq!(of(2_000), ms(100));
+        assert_eq!(of(3_000), ms(100));
+        assert_eq!(of(10_000), ms(500));
+        assert_eq!(of(19_999), ms(500));
+        assert_eq!(of(20_000), ms(1000));
+        assert_eq!(of(3_600_000), ms(1000));
+        assert_eq!(of(1_000), ms(50));
+        // Never below 10ms, however short the phase.
+        assert_eq!(of(100), ms(10));
+        for length in [250, 900, 2_500, 7_000, 15_000] {
+            assert!(ms(length) >= of(length) * 20, "{length} ms");
+        }
+        // Phases of unknown length keep 1s.
+        assert_eq!(StopRule::Once.default_interval(), ms(1000));
+        assert_eq!(StopRule::Ops(10).default_interval(), ms(1000));
+    }
 
     #[test]
     fn operations_that_move_data_are_named_so_for_readers_of_results() {

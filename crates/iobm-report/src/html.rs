@@ -222,6 +222,14 @@ fn phase_section(
             if drawn == 1 { "" } else { "s" },
             seconds(all.interval_ns)
         );
+    } else {
+        // The interval the run recorded at (--interval, or the one chosen for the phase).
+        let _ = writeln!(
+            out,
+            "<p class=\"interval\">over time: {} intervals of {} s</p>",
+            all.bytes.len(),
+            seconds(all.interval_ns)
+        );
     }
     out.push_str("<div class=\"charts\">\n");
     for (suffix, chart) in [

@@ -236,9 +236,10 @@ pub struct OutputArgs {
 #[derive(Debug, Args)]
 pub struct MeasureArgs {
     /// Length of one interval of the time series (bytes, operations, errors and a latency
-    /// histogram per interval, per worker): 100ms suits short phases
-    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = parse_interval)]
-    pub interval: Duration,
+    /// histogram per interval, per worker) [default: for a phase of known length (--duration)
+    /// the longest of 10ms, 20ms, 50ms ... 1s giving it at least 20 intervals, else 1s]
+    #[arg(long, value_name = "DURATION", value_parser = parse_interval)]
+    pub interval: Option<Duration>,
     /// Run the whole workload N times, each on fresh data, and report each aggregate's median,
     /// range and 95% confidence interval over the N
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
@@ -248,7 +249,15 @@ pub struct MeasureArgs {
 impl MeasureArgs {
     /// Every phase's series at the chosen interval.
     pub fn apply(&self, phases: &mut [iobm_engine::Phase]) {
-        phases.iter_mut().for_each(|p| p.interval = self.interval);
+        phases
+            .iter_mut()
+            .for_each(|p| p.interval = self.interval_for(p.stop));
+    }
+
+    /// The series interval of a phase that stops by `stop`: --interval, else one giving a
+    /// phase of known length enough points.
+    pub fn interval_for(&self, stop: iobm_engine::StopRule) -> Duration {
+        self.interval.unwrap_or_else(|| stop.default_interval())
     }
 }
 

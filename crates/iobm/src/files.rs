@@ -66,7 +66,9 @@ fn phase(name: &str, op: Op, io: &IoArgs, block: u64, seed: u64, layout: &Layout
         drop_system_cache: reads && !io.direct && io.drop_caches,
         stop: io.duration.map_or(StopRule::Once, StopRule::Duration),
         ramp: io.ramp.unwrap_or_default(),
-        interval: io.measure.interval,
+        interval: io
+            .measure
+            .interval_for(io.duration.map_or(StopRule::Once, StopRule::Duration)),
         engine: io.engine().map_or(Engine::Sync, |(engine, _)| engine),
         iodepth: io.iodepth,
         ..Phase::new(name, op, block, layout.clone())

@@ -383,7 +383,7 @@ fn run(
     };
     let mut phase = Phase::objects(op, workers, spec.clone(), stop);
     phase.ramp = args.ramp.unwrap_or_default();
-    phase.interval = args.measure.interval;
+    phase.interval = args.measure.interval_for(stop);
     phase.data = args.data;
     phase.max_errors = args.max_errors;
     phase.verify = args.verify.then_some(run_id.seed);
@@ -810,7 +810,8 @@ pub fn quick_steps(
     args: &crate::cli::QuickArgs,
     saved: &mut ResultFile,
 ) -> Result<(), String> {
-    let (step, interval) = (args.step_time, args.measure.interval);
+    let step = args.step_time;
+    let interval = args.measure.interval_for(StopRule::Duration(step));
     std::fs::create_dir(dir).map_err(|e| format!("{}: {}", dir.display(), describe_io(&e)))?;
     let region = "us-east-1";
     let gateway = BuiltinGateway::start(Some(dir), run_id, region).map_err(|f| f.message)?;

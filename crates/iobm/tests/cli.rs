@@ -661,3 +661,56 @@ fn verify_checks_what_is_read_back() {
         .assert()
         .code(2);
 }
+
+#[test]
+fn a_short_phase_gets_enough_intervals_unless_one_is_given() {
+    // A write of 2 s, its series recorded in the result and its interval said on the page.
+    let run = |extra: &[&str]| {
+        let dir = tempfile::tempdir().unwrap();
+        let data = dir.path().join("data");
+        std::fs::create_dir(&data).unwrap();
+        let (json, html) = (dir.path().join("r.json"), dir.path().join("r.html"));
+        iobm()
+            .args(["write", "-j", "2", "--size", "4MiB", "--block", "64k"])
+            .args(["--duration", "2s", "--json"])
+            .arg(&json)
+            .arg("--html")
+            .arg(&html)
+            .args(extra)
+            .arg(&data)
+            .assert()
+            .success();
+        let result = load(&json);
+        assert_matches_schema(&result);
+        (result, std::fs::read_to_string(&html).unwrap())
+    };
+    let intervals = |phase: &serde_json::Value| phase["series"]["bytes"].as_array().unwrap().len();
+
+    // No --interval: 100ms, the longest readable one giving 2 s at least 20 intervals.
+    let (chosen, page) = run(&[]);
+    let phase = &chosen["phases"][0];
+    assert_eq!(
+        phase["series"]["interval_ns"], 100_000_000,
+        "{}",
+        phase["series"]
+    );
+    for worker in phase["workers"].as_array().unwrap() {
+        assert_eq!(worker["series"]["interval_ns"], 100_000_000);
+    }
+    let n = intervals(phase);
+    assert!(n >= 20, "{n} intervals");
+    assert!(
+        page.contains(&format!("over time: {n} intervals of 0.1 s")),
+        "the page does not say the interval"
+    );
+
+    // --interval always wins.
+    let (given, page) = run(&["--interval", "1s"]);
+    let phase = &given["phases"][0];
+    assert_eq!(phase["series"]["interval_ns"], 1_000_000_000);
+    assert!(intervals(phase) <= 3, "{}", phase["series"]);
+    assert!(
+        page.contains(" intervals of 1 s"),
+        "the page does not say the interval"
+    );
+}
