@@ -727,7 +727,9 @@ pub struct S3Args {
     pub server: ServerArgs,
     /// With the built-in gateway: after uploading the data set, drop the whole system's page
     /// cache (as root: sync, then /proc/sys/vm/drop_caches), else the data set's files' pages,
-    /// outside the timing; the result says which. Another server's cache is out of reach
+    /// outside the timing; the result says which. With --endpoint on this host (an `iobm
+    /// serve` here), as root: the whole page cache, the server's too. Another host's is out of
+    /// reach
     #[arg(long)]
     pub drop_caches: bool,
     /// Open a new connection for every request (Connection: close), its setup inside the

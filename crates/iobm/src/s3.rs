@@ -211,6 +211,25 @@ fn client_config(
     })
 }
 
+/// `--drop-caches` with named endpoints: this machine's page cache is theirs only when every
+/// one is on this host, and dropping it needs root.
+fn drop_caches_reach(external: &[Endpoint]) -> Result<(), Failure> {
+    let instead = "drop the server's page cache by hand (sync; echo 3 > /proc/sys/vm/drop_caches there) between `iobm s3 put --keep` and `iobm s3 get --reuse PREFIX`, or give --server-drop-cmd CMD";
+    if let Some(e) = external.iter().find(|e| !server::on_this_host(&e.url)) {
+        return Err(Failure::input(format!(
+            "--drop-caches drops this machine's page cache, not that of the server at {}: {instead}",
+            e.url
+        )));
+    }
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return Err(Failure::input(format!(
+            "--drop-caches with a server on this host drops the whole page cache, which needs root: run as root, or {instead}"
+        )));
+    }
+    Ok(())
+}
+
 /// `iobm s3 OP`: flags checked, the built-in gateway started when no endpoint is named, the
 /// target set up, the load run, the run's objects removed.
 pub fn s3(args: S3Args, argv: &[OsString]) -> Result<Exit, Failure> {
@@ -228,9 +247,7 @@ pub fn s3(args: S3Args, argv: &[OsString]) -> Result<Exit, Failure> {
         ));
     }
     if args.drop_caches && !external.is_empty() {
-        return Err(Failure::input(
-            "--drop-caches needs the built-in gateway: another server's page cache is out of this machine's reach",
-        ));
+        ranks.agree(drop_caches_reach(&external))?;
     }
     // Checked before anything starts; the built-in gateway brings its own.
     let credentials = if external.is_empty() {
@@ -439,6 +456,17 @@ fn run(
     let dropped = match gateway {
         Some(g) if args.drop_caches && run.status == RunStatus::Complete => {
             g.drop_caches(&config.bucket, &config.prefix, &mut run.warnings)
+        }
+        // Servers on this host (checked before the run): their page cache is this machine's.
+        None if args.drop_caches && run.status == RunStatus::Complete => {
+            if iobm_target::posix::drop_system_cache() {
+                "system"
+            } else {
+                run.warnings.push(
+                    "--drop-caches: the page cache could not be dropped (/proc/sys/vm/drop_caches is not writable)".into(),
+                );
+                "nothing"
+            }
         }
         _ => "nothing",
     };

@@ -705,6 +705,63 @@ fn an_iobm_gateway_says_how_much_it_served_from_its_page_cache() {
 }
 
 #[test]
+#[ignore = "needs root: drops the page cache (scripts/test runs it as root)"]
+fn drop_caches_reaches_an_iobm_serve_on_this_host_as_root() {
+    // SAFETY: geteuid has no preconditions.
+    assert!(
+        unsafe { libc::geteuid() } == 0,
+        "this test drops the page cache and needs root"
+    );
+    // On a disk (the build directory's), not a tmpfs /tmp: its pages can be dropped.
+    let root = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let serve = iobm_serve(root.path());
+    let gets = ["--objects", "40", "--obj-size", "256KiB", "--ops", "10"];
+    let cold = run(
+        Some(&serve.url),
+        "get",
+        &[&gets[..], &["--drop-caches"]].concat(),
+    );
+    let phase = &cold["phases"][0];
+    assert_eq!(phase["settings"]["cache_dropped"], "system");
+    assert_eq!(phase["settings"]["drop_cache"], true);
+    // The server on this host read the objects from its disk, not from its page cache.
+    let server = &phase["cache"]["servers"][0];
+    assert_eq!(server["endpoint"], serve.url.as_str());
+    assert_eq!(server["same_host"], true);
+    let served = u(&server["served_bytes"]);
+    assert!(served > 0, "{server}");
+    assert!(u(&server["resident_bytes"]) * 2 < served, "{server}");
+    assert_ne!(verdict(&cold), "cached", "{}", phase["cache"]["verdict"]);
+}
+
+#[test]
+fn drop_caches_is_refused_for_a_server_on_another_host() {
+    // 192.0.2.1 (TEST-NET-1) is no address of this machine; refused before anything is sent.
+    let out = iobm()
+        .args([
+            "s3",
+            "get",
+            "--drop-caches",
+            "--endpoint",
+            "http://192.0.2.1:9000",
+        ])
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    for said in [
+        "--drop-caches",
+        "http://192.0.2.1:9000",
+        "--reuse PREFIX",
+        "--server-drop-cmd",
+    ] {
+        assert!(err.contains(said), "{said}: {err}");
+    }
+}
+
+#[test]
 fn gets_above_the_line_rate_or_within_the_servers_memory_are_flagged() {
     let root = tempfile::tempdir().unwrap();
     let server = iobm_serve(root.path());
