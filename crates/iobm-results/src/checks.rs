@@ -160,7 +160,15 @@ pub fn phase_warnings(phase: &PhaseResult, machine: &Machine) -> Vec<String> {
     }
     let moved = phase.bytes();
     let s = &phase.settings;
-    let device = phase.cache.device.as_ref();
+    // The counters that are this run's evidence (the layers below, other I/O set aside).
+    let storage = crate::storage::judge(phase);
+    let device = storage.device.as_ref();
+    // O_DIRECT bypasses this machine's page cache, not a loop device's backing file's.
+    let layered = phase
+        .cache
+        .below
+        .iter()
+        .any(|b| !b.backing_files.is_empty());
     let cache_hint = "use --direct, drop the page cache first (sync; echo 3 > /proc/sys/vm/drop_caches), or a data set over twice the RAM";
     if machine.memory_fs && moved > 0 {
         // No remedy applies: the storage itself is memory.
@@ -220,7 +228,7 @@ pub fn phase_warnings(phase: &PhaseResult, machine: &Machine) -> Vec<String> {
             if pct(resident, served) >= crate::verdict::MOST { "mostly" } else { "partly" }
         ));
     }
-    if phase.op == "read" && !s.direct && moved > 0 {
+    if phase.op == "read" && (!s.direct || layered) && moved > 0 {
         if let Some(resident) = phase.cache.resident_before_bytes {
             if pct(resident, s.data_bytes) > 10.0 {
                 out.push(format!(
@@ -241,7 +249,10 @@ pub fn phase_warnings(phase: &PhaseResult, machine: &Machine) -> Vec<String> {
                     pct(dev.read_bytes, moved)
                 ));
             }
-        } else if s.data_bytes < ram_bytes && phase.cache.resident_before_bytes.is_none() {
+        } else if !s.direct
+            && s.data_bytes < ram_bytes
+            && phase.cache.resident_before_bytes.is_none()
+        {
             out.push(format!(
                 "possible cache effect: the data set ({}) fits in RAM ({}); {cache_hint}",
                 format_bytes(s.data_bytes),
@@ -303,7 +314,7 @@ pub fn phase_warnings(phase: &PhaseResult, machine: &Machine) -> Vec<String> {
     {
         out.push(UNFLUSHED_SNAPSHOTS.to_string());
     }
-    if phase.op == "write" && !s.direct && moved > 0 {
+    if phase.op == "write" && (!s.direct || layered) && moved > 0 {
         match device {
             Some(dev) if pct(dev.written_bytes, moved) < 50.0 => out.push(format!(
                 "cache effect: only {} of the {} written reached the block device {} during the phase; the rest stayed in or was overwritten in the page cache (use --direct, or --fsync end with a data set that is written once)",
@@ -316,6 +327,9 @@ pub fn phase_warnings(phase: &PhaseResult, machine: &Machine) -> Vec<String> {
             ),
             _ => {}
         }
+    }
+    if moved > 0 && phase.operations.iter().all(|o| o.op != "put") {
+        out.extend(storage.warnings);
     }
     out
 }
@@ -416,6 +430,8 @@ pub(crate) mod tests {
             cache: CacheEvidence {
                 resident_before_bytes: None,
                 device: None,
+                own_io: None,
+                below: Vec::new(),
                 servers: Vec::new(),
                 verdict: None,
             },

@@ -5,7 +5,10 @@
 pub mod bonnie;
 pub mod checks;
 pub mod server;
+pub mod storage;
 pub mod verdict;
+#[cfg(test)]
+mod verdict_rules;
 pub use iobm_stats::time;
 pub mod detail;
 pub mod env;
@@ -732,6 +735,14 @@ pub struct CacheEvidence {
     pub resident_before_bytes: Option<u64>,
     /// What the block device under the file system moved during the phase, when there is one.
     pub device: Option<DeviceIo>,
+    /// This run's own bytes at the block layer during the phase (`/proc/self/io`, every
+    /// rank's): beside `device`, which counts every process's. Null: not measured.
+    #[serde(default)]
+    pub own_io: Option<storage::OwnIo>,
+    /// The layers below the file system's block device, followed down to the devices at the
+    /// bottom, with what those moved (each host's once); empty when nothing lies below it.
+    #[serde(default)]
+    pub below: Vec<storage::Below>,
     /// What each endpoint that is an iobm gateway counted during the phase (object phases).
     #[serde(default)]
     pub servers: Vec<ServerEvidence>,

@@ -219,7 +219,7 @@ pub fn judge(phase: &PhaseResult) -> Judged {
     if let Some(what) = in_memory {
         out.verdict = Some(CacheVerdict {
             verdict: "memory".into(),
-            evidence: format!("{what}"),
+            evidence: what.to_string(),
         });
     } else if caching {
         match (bottom(below), cannot_follow.is_empty()) {

@@ -4,6 +4,7 @@
 //! residency, then the data set against the memory that could hold it.
 
 use crate::checks::{pct, Machine};
+use crate::storage::share_text;
 use crate::{CacheVerdict, PhaseResult};
 use iobm_stats::format_bytes;
 use iobm_stats::names::ops;
@@ -11,7 +12,7 @@ use iobm_stats::names::ops;
 /// Shares at or above this say "uncached" (or "cached"), below it "partly cached".
 pub const MOST: f64 = 90.0;
 
-fn by_share(share_from_storage: f64) -> &'static str {
+pub(crate) fn by_share(share_from_storage: f64) -> &'static str {
     if share_from_storage >= MOST {
         "uncached"
     } else if share_from_storage <= 100.0 - MOST {
@@ -66,7 +67,13 @@ pub fn verdict(phase: &PhaseResult, machine: &Machine) -> CacheVerdict {
             "metadata operations: their caching (dentries, inodes) is not measured".into(),
         );
     }
-    let dev = phase.cache.device.as_ref();
+    // The counters that are this run's evidence, and what the layers below say.
+    let storage = crate::storage::judge(phase);
+    if let Some(mut v) = storage.verdict.clone() {
+        v.evidence.push_str(&storage.note);
+        return v;
+    }
+    let dev = storage.device.as_ref();
     let server = machine
         .server_cache()
         .filter(|&(ram, _)| s.data_bytes > 0 && s.data_bytes < ram);
@@ -78,16 +85,17 @@ pub fn verdict(phase: &PhaseResult, machine: &Machine) -> CacheVerdict {
         )
     };
     if writes {
-        let v = match dev {
+        let mut v = match dev {
             Some(d) => {
                 let share = pct(d.written_bytes, moved);
                 judged(
                     by_share(share),
                     format!(
-                        "the block device {} took {} of the {} written during the phase ({share:.0}%)",
+                        "the block device {} took {} of the {} written during the phase ({})",
                         d.device,
                         format_bytes(d.written_bytes),
-                        format_bytes(moved)
+                        format_bytes(moved),
+                        share_text(d.written_bytes, moved)
                     ),
                 )
             }
@@ -96,6 +104,7 @@ pub fn verdict(phase: &PhaseResult, machine: &Machine) -> CacheVerdict {
             None if s.fsync == "end" => judged("uncached", "each worker's final fsync is inside its time and the makespan (no device counters to confirm)".into()),
             None => judged("possibly cached", "without fsync or O_DIRECT the written data may still be in the page cache when the phase ends (no device counters)".into()),
         };
+        v.evidence.push_str(&storage.note);
         return v;
     }
     let mut v = if let (Some(d), ops::READWRITE) = (dev, op) {
@@ -117,27 +126,29 @@ pub fn verdict(phase: &PhaseResult, machine: &Machine) -> CacheVerdict {
         judged(
             by_share(least),
             format!(
-                "the block device {} delivered {} of the {} read ({:.0}%) and took {} of the {} written ({:.0}%)",
+                "the block device {} delivered {} of the {} read ({}) and took {} of the {} written ({})",
                 d.device,
                 format_bytes(d.read_bytes),
                 format_bytes(read),
-                pct(d.read_bytes, read),
+                share_text(d.read_bytes, read),
                 format_bytes(d.written_bytes),
                 format_bytes(written),
-                pct(d.written_bytes, written)
+                share_text(d.written_bytes, written)
             ),
         )
     } else if let (Some(d), ops::REWRITE) = (dev, op) {
-        // Each block is read, then written back: both halves count.
-        let share = pct(d.read_bytes + d.written_bytes, 2 * moved);
+        // Each block is read, then written back: both halves count, neither for more than
+        // its own (readahead does not make up for writes left in the page cache).
+        let both = d.read_bytes.min(moved) + d.written_bytes.min(moved);
         judged(
-            by_share(share),
+            by_share(pct(both, 2 * moved)),
             format!(
-                "the block device {} delivered {} and took {} of the {} read and written back ({share:.0}%)",
+                "the block device {} delivered {} and took {} of the {} read and written back ({})",
                 d.device,
                 format_bytes(d.read_bytes),
                 format_bytes(d.written_bytes),
-                format_bytes(moved)
+                format_bytes(moved),
+                share_text(both, 2 * moved)
             ),
         )
     } else if let Some(d) = dev {
@@ -145,10 +156,11 @@ pub fn verdict(phase: &PhaseResult, machine: &Machine) -> CacheVerdict {
         judged(
             by_share(share),
             format!(
-                "the block device {} delivered {} of the {} read ({share:.0}%)",
+                "the block device {} delivered {} of the {} read ({})",
                 d.device,
                 format_bytes(d.read_bytes),
-                format_bytes(moved)
+                format_bytes(moved),
+                share_text(d.read_bytes, moved)
             ),
         )
     } else if s.direct {
@@ -186,6 +198,7 @@ pub fn verdict(phase: &PhaseResult, machine: &Machine) -> CacheVerdict {
             ),
         )
     };
+    v.evidence.push_str(&storage.note);
     if let Some(server) = server {
         if v.verdict == "uncached" {
             v.verdict = "possibly cached".into();

@@ -157,6 +157,8 @@ fn merge_phase(
     phase.cache.servers.clear();
     phase.cache.device = None;
     phase.cache.resident_before_bytes = None;
+    phase.cache.own_io = None;
+    phase.cache.below.clear();
     phase.aggregates = aggregates(&phase.spans());
     check(&mut phase, machine);
     (phase, cut)

@@ -304,6 +304,10 @@ pub struct PhaseMerger<'a> {
     user_s: f64,
     system_s: f64,
     resident: Option<u64>,
+    /// Every rank's own block-layer bytes added (None once a rank has none).
+    own_io: Option<iobm_results::storage::OwnIo>,
+    /// Each host's layers below its device, from the first of its ranks.
+    below: Vec<iobm_results::storage::Below>,
     device: Option<DeviceIo>,
     /// Ranks on one host see the same block device: each (host, device) counts once.
     devices_seen: Vec<(String, String)>,
@@ -326,6 +330,8 @@ impl<'a> PhaseMerger<'a> {
             user_s: 0.0,
             system_s: 0.0,
             resident: Some(0),
+            own_io: Some(Default::default()),
+            below: Vec::new(),
             device: None,
             devices_seen: Vec::new(),
             operations: Vec::new(),
@@ -351,6 +357,18 @@ impl<'a> PhaseMerger<'a> {
             .resident
             .zip(phase.cache.resident_before_bytes)
             .map(|(a, b)| a + b);
+        self.own_io =
+            self.own_io
+                .zip(phase.cache.own_io)
+                .map(|(a, b)| iobm_results::storage::OwnIo {
+                    read_bytes: a.read_bytes + b.read_bytes,
+                    written_bytes: a.written_bytes + b.written_bytes,
+                });
+        for b in std::mem::take(&mut phase.cache.below) {
+            if !self.below.iter().any(|x| x.host == b.host) {
+                self.below.push(b);
+            }
+        }
         let host = phase
             .workers
             .first()
@@ -387,6 +405,8 @@ impl<'a> PhaseMerger<'a> {
         // Ranks sharing one file each measure all of it: never more than the data set.
         phase.cache = CacheEvidence {
             resident_before_bytes: self.resident.map(|r| r.min(phase.settings.data_bytes)),
+            own_io: self.own_io,
+            below: self.below,
             device: self.device,
             servers: Vec::new(),
             verdict: None,

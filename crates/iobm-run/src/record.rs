@@ -3,11 +3,13 @@
 
 use iobm_engine::{CacheDrop, FsyncPolicy, Op, PerChar, Phase, PhaseEnd, PhaseOutcome, StopRule};
 use iobm_results::checks::{check, Machine};
+use iobm_results::storage::{BackingFile, Below, BottomIo, OwnIo};
 use iobm_results::{
     CacheEvidence, CpuUsage, DeviceIo, ErrorCount, Latency, OperationResult, PhaseResult,
     PhaseSettings, RunStatus, WorkerResult,
 };
 use iobm_stats::{aggregates, Histogram};
+use iobm_target::layers::Stack;
 
 pub fn duration_s(stop: StopRule) -> Option<f64> {
     match stop {
@@ -138,6 +140,55 @@ pub fn cpu_usage(user_s: f64, system_s: f64, moved: u64) -> CpuUsage {
     }
 }
 
+/// The layers below a phase's device on `host`: what the bottom devices moved between `before`
+/// and `after`, and the backing files' residency at both.
+pub fn below(host: &str, before: &Stack, after: &Stack) -> Below {
+    let devices = after
+        .bottom
+        .iter()
+        .map(|a| {
+            let b = before.bottom.iter().find(|b| b.device == a.device);
+            BottomIo {
+                device: a.device.clone(),
+                name: a.name.clone(),
+                read_bytes: b.map_or(0, |b| a.read_bytes.saturating_sub(b.read_bytes)),
+                written_bytes: b.map_or(0, |b| a.written_bytes.saturating_sub(b.written_bytes)),
+                virtual_disk: a.virtual_disk.clone(),
+            }
+        })
+        .collect();
+    let backing_files = before
+        .backing_files
+        .iter()
+        .map(|b| BackingFile {
+            loop_device: b.loop_device.clone(),
+            path: b.path.clone(),
+            direct_io: b.direct_io,
+            size_bytes: b.size_bytes,
+            resident_before_bytes: b.resident_bytes,
+            resident_after_bytes: after
+                .backing_files
+                .iter()
+                .find(|a| a.path == b.path)
+                .and_then(|a| a.resident_bytes),
+            dirty_before_bytes: b.dirty_bytes,
+            dirty_after_bytes: after
+                .backing_files
+                .iter()
+                .find(|a| a.path == b.path)
+                .and_then(|a| a.dirty_bytes),
+        })
+        .collect();
+    Below {
+        host: host.to_string(),
+        top: before.top.clone(),
+        steps: before.steps.clone(),
+        devices,
+        backing_files,
+        unfollowed: before.unfollowed.clone(),
+    }
+}
+
 /// The result of one phase on this process; `rank` and `host` label its workers.
 pub fn phase_result(
     phase: &Phase,
@@ -202,6 +253,19 @@ pub fn phase_result(
         ),
         cache: CacheEvidence {
             resident_before_bytes: outcome.resident_before,
+            own_io: outcome.own_io.map(|(before, after)| {
+                let moved = before.until(&after);
+                OwnIo {
+                    read_bytes: moved.read_bytes,
+                    written_bytes: moved.written_bytes,
+                }
+            }),
+            below: outcome
+                .below
+                .as_ref()
+                .map(|(before, after)| below(host, before, after))
+                .into_iter()
+                .collect(),
             device: outcome.device.as_ref().map(|(before, after)| DeviceIo {
                 device: after.device.clone(),
                 read_bytes: after.read_bytes.saturating_sub(before.read_bytes),
