@@ -33,7 +33,8 @@ pub struct Machine {
     pub ram_bytes: u64,
     /// The directory measured is in RAM (tmpfs, ramfs): every rate is a memory rate.
     pub memory_fs: bool,
-    /// The network's speed to the S3 endpoints as stated with --line-rate, bytes per second.
+    /// The network's speed to the storage (S3 endpoints, a network file system's servers) as
+    /// stated with --line-rate or read from the link, bytes per second.
     pub line_rate_bytes_per_s: Option<u64>,
     /// The directory is on a network file system, whose server has a cache of its own.
     pub network_fs: bool,
@@ -101,13 +102,15 @@ impl Machine {
         Machine {
             network_fs: fs_type.is_some_and(|t| NETWORK_FS_TYPES.contains(&t)),
             server_ram_bytes: run.config.server_ram_bytes,
-            // The built-in gateway's bytes cross no network.
-            line_rate_bytes_per_s: run
-                .config
-                .s3
-                .as_ref()
-                .filter(|s| !s.builtin_gateway)
-                .and_then(|s| s.line_rate_bytes_per_s),
+            // The built-in gateway's bytes cross no network; documents from before kept an
+            // S3 run's line rate among its S3 settings.
+            line_rate_bytes_per_s: match run.config.s3.as_ref() {
+                Some(s) if s.builtin_gateway => None,
+                s3 => run
+                    .config
+                    .line_rate_bytes_per_s
+                    .or(s3.and_then(|s| s.line_rate_bytes_per_s)),
+            },
             builtin_gateway: run.config.s3.as_ref().is_some_and(|s| s.builtin_gateway),
             reused_data_set: run.config.s3.as_ref().is_some_and(|s| s.reused.is_some()),
             cpus: environment.cpus,
@@ -178,10 +181,11 @@ pub fn phase_warnings(phase: &PhaseResult, machine: &Machine) -> Vec<String> {
     // A server's cache, which no client residency shows and O_DIRECT does not bypass; the
     // servers' own counters, where they tell, say more.
     let reads_data = matches!(phase.op.as_str(), "read" | "get" | "mixed");
-    let servers_told = !phase.cache.servers.is_empty();
+    let servers_told = phase.cache.servers.iter().any(|e| e.unavailable.is_none());
+    let dropped = crate::remote::servers_dropped(phase);
     if let Some((server, source)) = machine
         .server_cache()
-        .filter(|_| reads_data && moved > 0 && !servers_told)
+        .filter(|_| reads_data && moved > 0 && !servers_told && !dropped)
     {
         if s.data_bytes > 0 && s.data_bytes < server {
             out.push(format!(
@@ -193,7 +197,12 @@ pub fn phase_warnings(phase: &PhaseResult, machine: &Machine) -> Vec<String> {
     }
     // The gateway's CPU on this machine: the built-in one's threads, else the counters of
     // gateways on this host.
-    let here: Vec<_> = phase.cache.servers.iter().filter(|e| e.same_host).collect();
+    let here: Vec<_> = phase
+        .cache
+        .servers
+        .iter()
+        .filter(|e| e.same_host && crate::remote::is_gateway(e))
+        .collect();
     let gateway_cpu = match phase.cpu.gateway_s {
         Some(s) => Some((s, "its built-in gateway")),
         None if !here.is_empty() => Some((
@@ -331,6 +340,8 @@ pub fn phase_warnings(phase: &PhaseResult, machine: &Machine) -> Vec<String> {
     if moved > 0 && phase.operations.iter().all(|o| o.op != "put") {
         out.extend(storage.warnings);
     }
+    // The servers' own counters, the wire and the line rate.
+    out.extend(crate::remote::warnings(phase, machine));
     out
 }
 
@@ -434,6 +445,7 @@ pub(crate) mod tests {
                 below: Vec::new(),
                 servers: Vec::new(),
                 verdict: None,
+                wire: Vec::new(),
             },
             errors: Vec::new(),
             warnings: Vec::new(),
@@ -675,6 +687,7 @@ pub(crate) mod tests {
             device: None,
             cpu_s: 1.2,
             same_host,
+            ..crate::ServerEvidence::default()
         };
         let bound = "bounded by this machine's CPU, not by the storage: iobm and the gateway on this machine (its counters) used 1.7 of the 2.0 CPU-s its 2 CPUs had in the phase (85%)";
         p.cache.servers = vec![server(true)];

@@ -9,10 +9,13 @@ pub mod storage;
 pub mod verdict;
 #[cfg(test)]
 mod verdict_rules;
+pub mod wire;
 pub use iobm_stats::time;
 pub mod detail;
 pub mod env;
 pub mod limits;
+pub mod prometheus;
+pub mod remote;
 pub mod repeats;
 
 pub use iobm_stats::Series;
@@ -122,7 +125,17 @@ impl LeftBehind {
 /// their hash as it was).
 pub fn config_hash(kind: &str, config: &Config) -> String {
     let mut value = serde_json::to_value(config).expect("a config serialises");
-    let place = ["dir", "run_dir", "keep"];
+    // The servers and the network name where the run ran, not what it did.
+    let place = [
+        "dir",
+        "run_dir",
+        "keep",
+        "server_metrics",
+        "server_devices",
+        "server_drop_cmd",
+        "line_rate_bytes_per_s",
+        "line_rate_source",
+    ];
     let s3_place = [
         "endpoints",
         "gateway_dir",
@@ -240,6 +253,24 @@ pub struct Config {
     /// Null: not stated (network file systems then assume twice this client's RAM).
     #[serde(default)]
     pub server_ram_bytes: Option<u64>,
+    /// The storage servers' Prometheus text endpoints (`--server-metrics`), read before and
+    /// after every phase.
+    #[serde(default)]
+    pub server_metrics: Vec<String>,
+    /// The servers' data devices named with `--server-devices` (empty: every disk).
+    #[serde(default)]
+    pub server_devices: Vec<String>,
+    /// The command run (`sh -c`) before every read or GET phase to drop the servers' caches
+    /// (`--server-drop-cmd`).
+    #[serde(default)]
+    pub server_drop_cmd: Option<String>,
+    /// The network's speed between this client and the storage (`--line-rate`), bytes per
+    /// second: a rate above it cannot have crossed that network. Null: not stated.
+    #[serde(default)]
+    pub line_rate_bytes_per_s: Option<u64>,
+    /// Where `line_rate_bytes_per_s` comes from: "stated", or "auto: IFACE's link, N Mbit/s".
+    #[serde(default)]
+    pub line_rate_source: Option<String>,
 }
 
 /// Settings of `iobm s3`.
@@ -648,8 +679,10 @@ pub struct PhaseSettings {
     /// `cache_dropped`).
     pub drop_cache: bool,
     /// What was dropped from the page cache before the phase: "system" (as root, the whole
-    /// page cache: `--drop-caches`), "files" (the phase's files' pages), or "nothing" (not
-    /// asked, or nothing could be: a target without a page cache, or storage that is memory).
+    /// page cache: `--drop-caches`), "files" (the phase's files' pages), "servers" (the
+    /// storage servers' caches, by `--server-drop-cmd`), "system+servers" or "files+servers"
+    /// (both), or "nothing" (not asked, or nothing could be: a target without a page cache, or
+    /// storage that is memory).
     #[serde(default)]
     pub cache_dropped: String,
     /// Time limit in seconds; null when each worker made one pass over its region.
@@ -727,7 +760,7 @@ pub struct CpuUsage {
 }
 
 /// Measurements that tell a storage rate from a cache rate.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CacheEvidence {
     /// Bytes of the phase's files in the page cache just before it began (reads without
@@ -743,17 +776,23 @@ pub struct CacheEvidence {
     /// bottom, with what those moved (each host's once); empty when nothing lies below it.
     #[serde(default)]
     pub below: Vec<storage::Below>,
-    /// What each endpoint that is an iobm gateway counted during the phase (object phases).
+    /// What each server counted during the phase: every S3 endpoint that is an iobm gateway,
+    /// and every `--server-metrics` endpoint.
     #[serde(default)]
     pub servers: Vec<ServerEvidence>,
     /// Whether the phase's rate is the storage's or a cache's, with its evidence: derived
     /// from the rest of the document (recomputed by `iobm report`).
     #[serde(default)]
     pub verdict: Option<CacheVerdict>,
+    /// What the clients' network interfaces moved during the phase (each host's once, under
+    /// MPI too); interfaces that moved nothing are left out.
+    #[serde(default)]
+    pub wire: Vec<NicIo>,
 }
 
-/// An iobm gateway's own counters over one phase, for the run's bucket.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+/// A storage server's counters over one phase: an iobm gateway's own (for the run's bucket),
+/// or node_exporter's (devices, page cache, memory, network, CPU).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ServerEvidence {
     /// The endpoint's URL.
@@ -780,6 +819,62 @@ pub struct ServerEvidence {
     /// interfaces): the gateway shared its CPUs, memory and page cache.
     #[serde(default)]
     pub same_host: bool,
+    /// Who counted: "iobm gateway" (its own counters, read through the S3 port or
+    /// `--server-metrics`) or "node_exporter" (Prometheus' agent on a storage server, read from
+    /// `--server-metrics`); empty in documents from before: an iobm gateway.
+    #[serde(default)]
+    pub source: String,
+    /// The endpoint did not answer before or after the phase (why): nothing else of this entry
+    /// counts. Null: it answered both times.
+    #[serde(default)]
+    pub unavailable: Option<String>,
+    /// node_exporter: each data device's bytes over the phase (`--server-devices`, else every
+    /// disk but device-mapper, md, loop, ram and partitions, so a byte counts once), by the
+    /// exporter's device name; `device_read_bytes` and `device_written_bytes` are their sums.
+    #[serde(default)]
+    pub devices: Vec<DeviceIo>,
+    /// The server's page cache (node_memory_Cached_bytes) when the phase began, in bytes.
+    #[serde(default)]
+    pub page_cache_before_bytes: Option<u64>,
+    /// The server's page cache when the phase ended, in bytes.
+    #[serde(default)]
+    pub page_cache_after_bytes: Option<u64>,
+    /// The server's memory (node_memory_MemTotal_bytes): what its caches can hold, in place of
+    /// a `--server-ram` guess.
+    #[serde(default)]
+    pub memory_bytes: Option<u64>,
+    /// Bytes the server's network interfaces (all but loopback) received over the phase.
+    #[serde(default)]
+    pub net_received_bytes: Option<u64>,
+    /// Bytes the server's network interfaces (all but loopback) sent over the phase.
+    #[serde(default)]
+    pub net_sent_bytes: Option<u64>,
+    /// CPU seconds the server's CPUs were busy over the phase (every mode but idle and iowait,
+    /// node_cpu_seconds_total), all CPUs together.
+    #[serde(default)]
+    pub cpu_busy_s: Option<f64>,
+    /// CPU seconds the server's CPUs had over the phase (every mode), all CPUs together:
+    /// `cpu_busy_s` over it is how busy they were.
+    #[serde(default)]
+    pub cpu_all_s: Option<f64>,
+}
+
+/// What one network interface of a client moved during a phase (/sys/class/net/*/statistics;
+/// every process's traffic).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NicIo {
+    /// The client host.
+    pub host: String,
+    /// The interface (eth0, ib0, lo).
+    pub nic: String,
+    /// Bytes it received.
+    pub received_bytes: u64,
+    /// Bytes it sent.
+    pub sent_bytes: u64,
+    /// The storage is reached through it (the route to the mount's server or to the S3
+    /// endpoints); where that cannot be told, every interface but loopback is.
+    pub towards_storage: bool,
 }
 
 /// Whether a phase's rate is the storage's or a cache's.

@@ -67,6 +67,12 @@ pub fn verdict(phase: &PhaseResult, machine: &Machine) -> CacheVerdict {
             "metadata operations: their caching (dentries, inodes) is not measured".into(),
         );
     }
+    // Beyond the client: the line rate, the wire, the servers' own counters.
+    if machine.network_fs {
+        if let Some(v) = crate::remote::file_verdict(phase, machine) {
+            return v;
+        }
+    }
     // The counters that are this run's evidence, and what the layers below say.
     let storage = crate::storage::judge(phase);
     if let Some(mut v) = storage.verdict.clone() {
@@ -74,9 +80,9 @@ pub fn verdict(phase: &PhaseResult, machine: &Machine) -> CacheVerdict {
         return v;
     }
     let dev = storage.device.as_ref();
-    let server = machine
-        .server_cache()
-        .filter(|&(ram, _)| s.data_bytes > 0 && s.data_bytes < ram);
+    let servers_dropped = crate::remote::servers_dropped(phase);
+    let server = crate::remote::server_memory(phase, machine)
+        .filter(|&(ram, _)| s.data_bytes > 0 && s.data_bytes < ram && !servers_dropped);
     let server_note = |(ram, source): (u64, &str)| {
         format!(
             "; the data set ({}) fits in the server's memory ({}, {source}), so its cache may have served it",
@@ -205,6 +211,9 @@ pub fn verdict(phase: &PhaseResult, machine: &Machine) -> CacheVerdict {
         }
         v.evidence.push_str(&server_note(server));
     }
+    if servers_dropped {
+        v.evidence.push_str(crate::remote::DROPPED_NOTE);
+    }
     v
 }
 
@@ -232,8 +241,7 @@ fn object_verdict(phase: &PhaseResult, machine: &Machine) -> CacheVerdict {
 pub fn uncached_advice(phase: &PhaseResult, machine: &Machine) -> String {
     let data = phase.settings.data_bytes;
     let here = phase.cache.servers.iter().any(|e| e.same_host);
-    let ram = machine
-        .server_cache()
+    let ram = crate::remote::server_memory(phase, machine)
         .map(|(ram, _)| ram)
         .or(here.then_some(machine.ram_bytes));
     let mut ways = Vec::new();
@@ -252,6 +260,9 @@ pub fn uncached_advice(phase: &PhaseResult, machine: &Machine) -> String {
         None => ways.push(
             "a data set larger than the server's RAM (state it with --server-ram)".to_string(),
         ),
+    }
+    if !crate::remote::servers_dropped(phase) && !machine.builtin_gateway {
+        ways.push("--server-drop-cmd CMD to drop the server's caches after the upload, just before the GETs".to_string());
     }
     ways.push(if machine.reused_data_set {
         "the server's page cache dropped just before reading the kept data set again (it was still cached)".to_string()
@@ -277,7 +288,7 @@ fn object_evidence(phase: &PhaseResult, machine: &Machine) -> CacheVerdict {
     let device = |f: fn(&crate::ServerEvidence) -> Option<u64>| -> Option<u64> {
         let mut seen: Vec<(&str, &str)> = Vec::new();
         let mut total = Some(0u64);
-        for e in servers {
+        for e in servers.iter().filter(|e| crate::remote::is_gateway(e)) {
             let host = e.endpoint.split("://").nth(1).unwrap_or(&e.endpoint);
             let host = host.rsplit_once(':').map_or(host, |(h, _)| h);
             let key = (host, e.device.as_deref().unwrap_or(""));
@@ -337,6 +348,10 @@ fn object_evidence(phase: &PhaseResult, machine: &Machine) -> CacheVerdict {
                 ),
             ),
         };
+    }
+    // A foreign server's own counters (node_exporter), or the wire.
+    if let Some(v) = crate::remote::beyond_verdict(phase) {
+        return v;
     }
     if get_bytes == 0 {
         return judged(
@@ -493,6 +508,7 @@ mod tests {
             device: Some("8:0".into()),
             cpu_s: 1.0,
             same_host: false,
+            ..crate::ServerEvidence::default()
         };
         get.cache.servers = vec![served(100 * MIB), served(90 * MIB)];
         let v = verdict(&get, &slow_line);

@@ -2,13 +2,15 @@
 //! 0), handing the run to its observers after each merged phase; stops at the first phase that
 //! was interrupted or failed on any rank.
 
+use crate::around::{with_servers, Around};
 use crate::observe::Observer;
+use crate::progress;
 use crate::offered;
 use crate::progress::ProgressLine;
 use crate::ranks::{RankPhase, Ranks};
 use crate::record::phase_result;
 use iobm_engine::{run_phase_gated, Control, Op, Phase, StopRule};
-use iobm_results::checks::Machine;
+use iobm_results::checks::{check, Machine};
 use iobm_results::{RunResult, RunStatus};
 use iobm_target::Target;
 use std::sync::Arc;
@@ -34,13 +36,41 @@ pub fn execute(
     }
     let host = run.environment.hostname.clone();
     let machine = Machine::of(run);
+    let around = Around::of(run);
     for index in 0..phases.len() {
         if !ranks.all(!control.stop_requested()) {
             run.status = RunStatus::Interrupted;
             break;
         }
         let phase = phases[index].clone();
+        // Outside the phase's timing: the servers' caches dropped (rank 0, once for all).
+        let servers_dropped = around.drops_before(&phase);
+        if servers_dropped {
+            let dropped: Result<(), String> = if ranks.is_root() {
+                progress::note(&format!("dropping the servers' caches before '{}' ...", phase.name));
+                let done = around.drop_servers(&phase.name).map(|_| ());
+                progress::clear_line();
+                done
+            } else {
+                Ok(())
+            };
+            if let Err(why) = ranks.share(&dropped) {
+                if ranks.is_root() {
+                    eprintln!("iobm: {why}");
+                }
+                run.warnings.push(why);
+                run.status = RunStatus::Failed;
+                break;
+            }
+        }
+        let servers_before = if ranks.is_root() {
+            around.servers()
+        } else {
+            Vec::new()
+        };
+        let nics_before = around.nics();
         let outcome = run_phase_gated(target, &phase, control, &|| ranks.barrier());
+        let nics_after = around.nics();
         if phase.op == Op::Write && matches!(phase.stop, StopRule::Duration(_)) {
             let written: Vec<u64> = outcome.workers.iter().map(|w| w.span.bytes).collect();
             let same_data = |p: &&mut Phase| p.layout.files == phase.layout.files;
@@ -54,6 +84,11 @@ pub fn execute(
         for w in &mut recorded.workers {
             w.endpoint = target.endpoint_of(w.worker as usize).map(str::to_string);
         }
+        recorded.cache.wire = around.wire(&nics_before, &nics_after);
+        if servers_dropped {
+            recorded.settings.cache_dropped = with_servers(&recorded.settings.cache_dropped);
+            recorded.settings.drop_cache = true;
+        }
         // Outside the phase's timing and CPU: what its data offered the storage.
         recorded.offered = offered::measure(&phase, phase.verify.unwrap_or(control.run_id));
         let local = RankPhase {
@@ -62,7 +97,16 @@ pub fn execute(
             origin_unix_ns: run.clock.origin_unix_ns,
         };
         let mut status = RunStatus::Complete;
-        if let Some(merged) = ranks.merge(local, run.clock.origin_unix_ns, &machine) {
+        if let Some(mut merged) = ranks.merge(local, run.clock.origin_unix_ns, &machine) {
+            if around.active() {
+                // Every rank is done with the phase once the merge has gathered it.
+                let servers_after = around.servers();
+                merged
+                    .cache
+                    .servers
+                    .extend(around.evidence(&servers_before, &servers_after));
+                check(&mut merged, &machine);
+            }
             status = merged.status;
             run.phases.push(merged);
             for o in observers.iter_mut() {

@@ -5,6 +5,7 @@
 //! run goes: [`observe`]), draws the progress line, handles Ctrl-C ([`signals`]) and maps the
 //! outcome to an exit code ([`exit`]).
 
+pub mod around;
 pub mod atomic;
 pub mod combine;
 pub mod execute;

@@ -92,6 +92,11 @@ pub fn config(phases: &[Phase], at: Placement) -> Config {
         bonnie: None,
         s3: None,
         server_ram_bytes: None,
+        server_metrics: Vec::new(),
+        server_devices: Vec::new(),
+        server_drop_cmd: None,
+        line_rate_bytes_per_s: None,
+        line_rate_source: None,
     }
 }
 

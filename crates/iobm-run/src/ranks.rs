@@ -311,6 +311,8 @@ pub struct PhaseMerger<'a> {
     device: Option<DeviceIo>,
     /// Ranks on one host see the same block device: each (host, device) counts once.
     devices_seen: Vec<(String, String)>,
+    /// Each host's interfaces, from the first of its ranks (they all read the same counters).
+    wire: Vec<iobm_results::NicIo>,
     operations: Vec<Vec<OperationResult>>,
     ranks: usize,
     /// The series added up, and the workers' own detached from a phase too large to keep
@@ -334,6 +336,7 @@ impl<'a> PhaseMerger<'a> {
             below: Vec::new(),
             device: None,
             devices_seen: Vec::new(),
+            wire: Vec::new(),
             operations: Vec::new(),
         }
     }
@@ -392,6 +395,15 @@ impl<'a> PhaseMerger<'a> {
             sum.read_bytes += d.read_bytes;
             sum.written_bytes += d.written_bytes;
         }
+        for nic in std::mem::take(&mut phase.cache.wire) {
+            if !self
+                .wire
+                .iter()
+                .any(|n| n.host == nic.host && n.nic == nic.nic)
+            {
+                self.wire.push(nic);
+            }
+        }
         absorb(&mut self.merged, phase);
     }
 
@@ -410,6 +422,7 @@ impl<'a> PhaseMerger<'a> {
             device: self.device,
             servers: Vec::new(),
             verdict: None,
+            wire: self.wire,
         };
         phase.aggregates = aggregates(&phase.spans());
         if let Some(folder) = self.folder {

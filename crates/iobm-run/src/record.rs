@@ -225,7 +225,7 @@ pub fn phase_result(
             data_bytes: phase
                 .objects
                 .as_ref()
-                .map_or(phase.layout.total_bytes(), |o| o.total_bytes()),
+                .map_or(phase.layout.data_bytes(), |o| o.total_bytes()),
         },
         start_ns: outcome.start_ns,
         end_ns: outcome.end_ns,
@@ -273,6 +273,7 @@ pub fn phase_result(
             }),
             servers: Vec::new(),
             verdict: None,
+            wire: Vec::new(),
         },
         errors: outcome
             .errors

@@ -97,6 +97,9 @@ pub fn bonnie(args: BonnieArgs, argv: &[OsString]) -> Result<Exit, Failure> {
     let checked = check(&args);
     ranks.agree(checked.as_ref().map(|_| ()).map_err(Failure::clone))?;
     let (size, ram) = checked?;
+    let servers = args.server.check(crate::servers::Storage::Dir(&args.dir));
+    ranks.agree(servers.as_ref().map(|_| ()).map_err(Failure::clone))?;
+    let servers = servers?;
     // Each repetition a fresh suite, as bonnie++ -x: its own line in --bonnie-csv.
     let run = repeated(args.measure.repeat, &ranks, |_| {
         let run_id = ranks.share(&RunId::generate());
@@ -105,7 +108,7 @@ pub fn bonnie(args: BonnieArgs, argv: &[OsString]) -> Result<Exit, Failure> {
         let files = SuiteFiles::create(&args, &plan, &run_id, &ranks)?;
 
         let control = session::control(&run_id, args.seekers.max(1) as usize);
-        let config = Config {
+        let mut config = Config {
             bonnie: Some(bonnie_config(&spec)),
             server_ram_bytes: args.server.server_ram,
             ..plan::config(
@@ -118,6 +121,7 @@ pub fn bonnie(args: BonnieArgs, argv: &[OsString]) -> Result<Exit, Failure> {
                 },
             )
         };
+        servers.apply(&mut config);
         let environment = env::capture(Some(&args.dir));
         let mut run = session::skeleton("bonnie", &run_id, argv, config, environment, &control);
         run.label = args.label.clone();

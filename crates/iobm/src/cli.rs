@@ -213,6 +213,42 @@ pub struct ServerArgs {
     /// file systems: twice this machine's RAM]
     #[arg(long, value_name = "SIZE", value_parser = parse_positive_size)]
     pub server_ram: Option<u64>,
+    /// The storage servers' Prometheus text endpoints (node_exporter's http://HOST:9100/metrics,
+    /// or the gateway's of `iobm serve --metrics-listen`), read before and after every phase:
+    /// what their devices, page cache, network and CPUs did goes into the cache verdict, and
+    /// their memory replaces --server-ram. Each must answer before the run starts
+    #[arg(long, value_name = "URL", value_delimiter = ',')]
+    pub server_metrics: Vec<String>,
+    /// The servers' data devices, as node_exporter names them (sdb,nvme0n1) [default: every
+    /// disk but device-mapper, md, loop, ram and partitions]
+    #[arg(long, value_name = "DEV", value_delimiter = ',', requires = "server_metrics")]
+    pub server_devices: Vec<String>,
+    /// A command that drops the storage servers' caches ("ssh nfs1 sudo sysctl
+    /// vm.drop_caches=3"), run through sh -c before every read or GET phase, outside its time;
+    /// if it fails the run ends there with what it measured
+    #[arg(long, value_name = "CMD")]
+    pub server_drop_cmd: Option<String>,
+    /// The network's speed between this client and the storage: auto (the link speed of the
+    /// interface the storage is reached through) or a rate (100Gbit, 25Gbit/s, 1.25GB/s). A
+    /// phase faster than this, one client's bytes over the phase's whole time, is flagged as
+    /// served by a cache on this side of the network (not with the built-in gateway, whose
+    /// bytes cross no network)
+    #[arg(long, value_name = "auto|RATE", value_parser = parse_line_rate)]
+    pub line_rate: Option<LineRate>,
+}
+
+/// `--line-rate`: read from the link, or stated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LineRate {
+    Auto,
+    Rate(u64),
+}
+
+fn parse_line_rate(s: &str) -> Result<LineRate, String> {
+    if s == "auto" {
+        return Ok(LineRate::Auto);
+    }
+    parse_positive_rate(s).map(LineRate::Rate)
 }
 
 /// The output flags, shared by every command that runs a workload.
@@ -718,11 +754,6 @@ pub struct S3Args {
     /// run
     #[arg(long)]
     pub verify: bool,
-    /// The network's speed between this client and the endpoints (100Gbit, 25Gbit/s, 1.25GB/s):
-    /// a GET phase faster than this, bytes over its whole time, is flagged as served by a cache
-    /// on this side of the network (not with the built-in gateway, whose bytes cross no network)
-    #[arg(long, value_name = "RATE", value_parser = parse_positive_rate)]
-    pub line_rate: Option<u64>,
     #[command(flatten)]
     pub server: ServerArgs,
     /// With the built-in gateway: after uploading the data set, drop the whole system's page
@@ -766,6 +797,8 @@ pub struct QuickArgs {
     /// Time per step
     #[arg(long, value_name = "DURATION", default_value = "6s", value_parser = parse_positive_duration)]
     pub step_time: Duration,
+    #[command(flatten)]
+    pub server: ServerArgs,
     #[command(flatten)]
     pub measure: MeasureArgs,
     #[command(flatten)]

@@ -4,6 +4,7 @@
 use crate::cli::{FsyncArg, IoArgs, ReadArgs, WriteArgs};
 use crate::repeat::repeated;
 use crate::rundir::{locate, Manifest, RunDir, GENERATOR};
+use crate::servers::Storage as Servers;
 use crate::targets::{self, Storage};
 use iobm_engine::{
     prepare_objects, Control, DataKind, Engine, Layout, Op, Pattern, Phase, StopRule,
@@ -129,6 +130,7 @@ fn check_write(args: &WriteArgs, ranks: u64, stream: bool) -> Result<Sizes, Fail
         ("--drop-caches", io.drop_caches),
         ("--reorder", io.reorder),
         ("--rwmix", io.rwmix.is_some()),
+        ("--server-drop-cmd", io.server.server_drop_cmd.is_some()),
     ];
     if args.keep && io.measure.repeat > 1 {
         return Err(Failure::input(
@@ -212,8 +214,11 @@ pub(crate) fn run_dir(parent: &Path, run_id: &RunId, ranks: &Ranks) -> Result<Ru
 pub fn write(args: WriteArgs, stream: bool, argv: &[OsString]) -> Result<Exit, Failure> {
     let ranks = Ranks::connect()?;
     let sizes = checked(&args, &ranks, stream)?;
+    let servers = args.io.server.check(Servers::Dir(&args.dir));
+    ranks.agree(servers.as_ref().map(|_| ()).map_err(Failure::clone))?;
+    let servers = servers?;
     let run = repeated(args.io.measure.repeat, &ranks, |_| {
-        write_once(&args, sizes, stream, argv, &ranks)
+        write_once(&args, (sizes, &servers), stream, argv, &ranks)
     })?;
     finish_ranks(&run, &args.io.output, &ranks)
 }
@@ -221,7 +226,7 @@ pub fn write(args: WriteArgs, stream: bool, argv: &[OsString]) -> Result<Exit, F
 /// One run of `write` or `stream` on fresh data, in a run directory of its own.
 fn write_once(
     args: &WriteArgs,
-    sizes: Sizes,
+    (sizes, servers): (Sizes, &crate::servers::Servers),
     stream: bool,
     argv: &[OsString],
     ranks: &Ranks,
@@ -230,7 +235,7 @@ fn write_once(
     let data = DataSet::create(args, sizes, &run_id, ranks)?;
     let phases = write_phases(args, sizes, &data, stream, run_id.seed, ranks);
     let control = session::control(&run_id, sizes.jobs);
-    let config = Config {
+    let mut config = Config {
         server_ram_bytes: args.io.server.server_ram,
         ..plan::config(
             &phases,
@@ -242,6 +247,7 @@ fn write_once(
             },
         )
     };
+    servers.apply(&mut config);
     let environment = env::capture(Some(&args.dir));
     let kind = if stream { "stream" } else { "write" };
     let mut run = session::skeleton(kind, &run_id, argv, config, environment, &control);
@@ -480,6 +486,9 @@ pub fn read(args: ReadArgs, argv: &[OsString]) -> Result<Exit, Failure> {
         .and_then(|_| locate(&args.path));
     ranks.agree(located.as_ref().map(|_| ()).map_err(Failure::clone))?;
     let (data_dir, manifest) = located?;
+    let servers = io.server.check(Servers::Dir(&data_dir));
+    ranks.agree(servers.as_ref().map(|_| ()).map_err(Failure::clone))?;
+    let servers = servers?;
     let (rank, size) = (ranks.rank() as usize, ranks.size() as usize);
     if manifest.ranks as usize != size {
         return Err(Failure::input(format!(
@@ -530,7 +539,7 @@ pub fn read(args: ReadArgs, argv: &[OsString]) -> Result<Exit, Failure> {
                 ))
             })?;
         }
-        let config = Config {
+        let mut config = Config {
             // What the data set holds is what was written, as its manifest says.
             data: manifest.data.clone(),
             server_ram_bytes: args.io.server.server_ram,
@@ -544,6 +553,7 @@ pub fn read(args: ReadArgs, argv: &[OsString]) -> Result<Exit, Failure> {
                 },
             )
         };
+        servers.apply(&mut config);
         let environment = env::capture(Some(&data_dir));
         let mut run = session::skeleton("read", &run_id, argv, config, environment, &control);
         run_and_report(

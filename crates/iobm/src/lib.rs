@@ -16,6 +16,7 @@ pub mod report;
 pub mod rundir;
 pub mod s3;
 pub mod serve;
+pub mod servers;
 pub mod suggest;
 pub mod targets;
 

@@ -77,6 +77,7 @@ pub fn quick(args: QuickArgs, argv: &[OsString]) -> Result<Exit, Failure> {
     }
     let dir = args.dir.clone().unwrap_or_else(std::env::temp_dir);
     let (jobs, per_job) = checked(&dir, &args)?;
+    let servers = args.server.check(crate::servers::Storage::Dir(&dir))?;
     let run = repeated(args.measure.repeat, &ranks, |_| {
         let run_id = RunId::generate();
         let rundir = RunDir::create(&dir, &run_id.text)?;
@@ -105,8 +106,9 @@ pub fn quick(args: QuickArgs, argv: &[OsString]) -> Result<Exit, Failure> {
             .max(bonnie_spec.seekers)
             .max(crate::s3::QUICK_CONCURRENT);
         let control = session::control(&run_id, workers);
-        let config = Config {
+        let mut config = Config {
             bonnie: Some(crate::bonnie::bonnie_config(&bonnie_spec)),
+            server_ram_bytes: args.server.server_ram,
             ..plan::config(
                 &phases,
                 Placement {
@@ -117,6 +119,7 @@ pub fn quick(args: QuickArgs, argv: &[OsString]) -> Result<Exit, Failure> {
                 },
             )
         };
+        servers.apply(&mut config);
         let environment = env::capture(Some(&dir));
         let mut run = session::skeleton("quick", &run_id, argv, config, environment, &control);
         say(&render_header(&run));

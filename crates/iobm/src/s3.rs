@@ -249,6 +249,20 @@ pub fn s3(args: S3Args, argv: &[OsString]) -> Result<Exit, Failure> {
     if args.drop_caches && !external.is_empty() {
         ranks.agree(drop_caches_reach(&external))?;
     }
+    if args.server.server_drop_cmd.is_some() && !matches!(args.op, ObjectOp::Get | ObjectOp::Mixed)
+    {
+        return Err(Failure::input(
+            "--server-drop-cmd runs before GETs: use it with get or mixed",
+        ));
+    }
+    let urls: Vec<String> = external.iter().map(|e| e.url.clone()).collect();
+    let servers = args.server.check(if external.is_empty() {
+        crate::servers::Storage::Builtin
+    } else {
+        crate::servers::Storage::Endpoints(&urls)
+    });
+    ranks.agree(servers.as_ref().map(|_| ()).map_err(Failure::clone))?;
+    let servers = servers?;
     // Checked before anything starts; the built-in gateway brings its own.
     let credentials = if external.is_empty() {
         None
@@ -298,7 +312,7 @@ pub fn s3(args: S3Args, argv: &[OsString]) -> Result<Exit, Failure> {
             &ranks,
             &args,
             argv,
-            (target.as_ref(), &config),
+            (target.as_ref(), &config, &servers),
             &run_id,
             gateway.as_ref(),
         );
@@ -327,7 +341,7 @@ fn run(
     ranks: &Ranks,
     args: &S3Args,
     argv: &[OsString],
-    (target, config): (&dyn Target, &S3Config),
+    (target, config, servers): (&dyn Target, &S3Config, &crate::servers::Servers),
     run_id: &RunId,
     gateway: Option<&BuiltinGateway>,
 ) -> Result<RunResult, Failure> {
@@ -423,7 +437,7 @@ fn run(
         .as_ref()
         .map(|k| format!("{} (run {})", crate::kept::run_dir_of(config), k.run_id));
     let run_dir = format!("s3://{}/{}", config.bucket, settings.prefix);
-    let run_config = Config {
+    let mut run_config = Config {
         s3: Some(settings),
         // A GET's objects were uploaded with this data before the phase (or kept with it).
         data: phase.data.name(),
@@ -438,6 +452,7 @@ fn run(
             },
         )
     };
+    servers.apply(&mut run_config);
     let environment = env::capture(gateway.map(|g| g.dir.as_path()));
     let kind = format!("s3 {}", op.name());
     let mut run = session::skeleton(&kind, run_id, argv, run_config, environment, &control);
@@ -490,9 +505,12 @@ fn run(
         if let (Some(g), Some(before)) = (gateway, gateway_before) {
             g.separate_cpu(before, &mut run.phases);
         }
-        for phase in &mut run.phases {
-            phase.settings.cache_dropped = dropped.to_string();
-            phase.settings.drop_cache = dropped != "nothing";
+        for phase in run.phases.iter_mut().filter(|_| dropped != "nothing") {
+            phase.settings.cache_dropped = match phase.settings.cache_dropped.as_str() {
+                "servers" => format!("{dropped}+servers"),
+                _ => dropped.to_string(),
+            };
+            phase.settings.drop_cache = true;
         }
         add_server_evidence(target, &config.bucket, &counted_before, &mut run, 0);
         for phase in &run.phases {
@@ -620,7 +638,8 @@ fn s3_settings(
         max_new_objects: spec.max_new,
         tls: config.endpoints.iter().any(Endpoint::is_tls),
         insecure: args.insecure,
-        line_rate_bytes_per_s: args.line_rate,
+        // In the run's configuration (documents from before kept it here).
+        line_rate_bytes_per_s: None,
         upload_bytes_per_s: None,
         delete_batch: args.batch,
         reused: None,
@@ -822,7 +841,9 @@ fn add_server_evidence(
     }
     let machine = Machine::of(run);
     for phase in &mut run.phases[first..] {
-        phase.cache.servers = evidence.clone();
+        // The gateways' own first, then those of --server-metrics.
+        let others = std::mem::take(&mut phase.cache.servers);
+        phase.cache.servers = evidence.iter().cloned().chain(others).collect();
         check(phase, &machine);
     }
 }

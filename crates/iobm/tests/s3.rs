@@ -774,7 +774,7 @@ fn gets_above_the_line_rate_or_within_the_servers_memory_are_flagged() {
         "get",
         &[&gets[..], &["--line-rate", "1Mbit"]].concat(),
     );
-    assert_eq!(slow_line["config"]["s3"]["line_rate_bytes_per_s"], 125_000);
+    assert_eq!(slow_line["config"]["line_rate_bytes_per_s"], 125_000);
     assert!(
         flagged(&slow_line),
         "{}",
@@ -796,7 +796,7 @@ fn gets_above_the_line_rate_or_within_the_servers_memory_are_flagged() {
         "get",
         &[&gets[..], &["--line-rate", "1Mbit"]].concat(),
     );
-    assert_eq!(builtin["config"]["s3"]["line_rate_bytes_per_s"], 125_000);
+    assert_eq!(builtin["config"]["line_rate_bytes_per_s"], 125_000);
     assert!(!flagged(&builtin), "{}", builtin["phases"][0]["warnings"]);
     // A server that does not count for itself: the client compares the data set with the
     // memory the user states.
@@ -818,7 +818,7 @@ fn gets_above_the_line_rate_or_within_the_servers_memory_are_flagged() {
     );
     assert!(!server_cache(&large), "{}", large["phases"][0]["warnings"]);
     let unstated = run(Some(&server.url), "get", &gets);
-    assert!(unstated["config"]["s3"]["line_rate_bytes_per_s"].is_null());
+    assert!(unstated["config"]["line_rate_bytes_per_s"].is_null());
     assert!(!flagged(&unstated), "{}", unstated["phases"][0]["warnings"]);
 
     let out = iobm()

@@ -1,0 +1,751 @@
+//! The rules of the verdict and the warnings from beyond the client: the storage servers' own
+//! counters (node_exporter's devices, page cache, memory and CPU), the client's network
+//! interfaces against what the phase moved, and the line rate. [`crate::verdict`] and
+//! [`crate::checks`] call them where the storage is across a network.
+
+use crate::checks::{pct, Machine};
+use crate::server::{GATEWAY, NODE_EXPORTER};
+use crate::verdict::{by_share, MOST};
+use crate::{CacheVerdict, PhaseResult, ServerEvidence};
+use iobm_stats::format_bytes;
+use iobm_stats::names::ops;
+
+/// A server's CPUs busy this share of their time (or more) bounded the phase.
+pub const SERVER_CPU_BOUND: f64 = 0.90;
+
+/// A server's CPU time below this many CPU-seconds over a phase is too few ticks of its
+/// counters (1/100 s each) to judge how busy it was.
+pub const SERVER_CPU_MIN_S: f64 = 2.0;
+
+/// Device reads above this share of what a phase read are more than it can have caused: other
+/// I/O ran on the servers' devices.
+pub const OTHER_IO: f64 = 150.0;
+
+fn judged(verdict: &str, evidence: String) -> CacheVerdict {
+    CacheVerdict {
+        verdict: verdict.to_string(),
+        evidence,
+    }
+}
+
+/// Whether the entry is node_exporter's (not an iobm gateway's own counters).
+pub fn is_node(e: &ServerEvidence) -> bool {
+    e.source == NODE_EXPORTER
+}
+
+/// Whether the entry is an iobm gateway's counters (documents from before say no source).
+pub fn is_gateway(e: &ServerEvidence) -> bool {
+    e.source.is_empty() || e.source == GATEWAY
+}
+
+/// Whether the phase's storage is across a network from this client: a network file system,
+/// or an S3 server other than the built-in gateway. Only then are the servers' counters and
+/// the wire evidence of it (a local file system's server is this machine).
+pub fn remote(phase: &PhaseResult, machine: &Machine) -> bool {
+    let object = matches!(
+        phase.op.as_str(),
+        ops::PUT | ops::GET | ops::HEAD | ops::LIST | ops::MULTIPART | ops::MIXED | ops::DELETE
+    ) && !phase.operations.is_empty();
+    machine.network_fs || (object && !machine.builtin_gateway)
+}
+
+/// The servers' caches were dropped before the phase (`--server-drop-cmd`).
+pub fn servers_dropped(phase: &PhaseResult) -> bool {
+    phase.settings.cache_dropped.ends_with("servers")
+}
+
+/// Bytes the phase read and wrote (GETs and PUTs for an object phase).
+pub fn read_and_written(phase: &PhaseResult) -> (u64, u64) {
+    let moved = phase.bytes();
+    let of = |names: &[&str]| -> u64 {
+        phase
+            .operations
+            .iter()
+            .filter(|o| names.contains(&o.op.as_str()))
+            .map(|o| o.bytes)
+            .sum()
+    };
+    match phase.op.as_str() {
+        ops::READ | ops::GETC | ops::SEEK => (moved, 0),
+        ops::WRITE | ops::PUTC => (0, moved),
+        ops::REWRITE => (moved, moved),
+        ops::READWRITE => (of(&[ops::READ]), of(&[ops::WRITE])),
+        _ => (of(&[ops::GET]), of(&[ops::PUT, ops::MULTIPART])),
+    }
+}
+
+/// What the servers' node_exporters counted over a phase, added up over those that answered.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NodeTotals {
+    pub read: u64,
+    pub written: u64,
+    /// The page caches' growth over the phase (negative: they shrank).
+    pub cache_growth: i128,
+    /// How many servers answered with device counters.
+    pub servers: usize,
+    /// Their data devices, as "host: dev,dev".
+    pub devices: Vec<String>,
+}
+
+/// The node_exporter evidence of the phase, from the servers that answered and have data
+/// devices; None when none did.
+pub fn node_totals(phase: &PhaseResult) -> Option<NodeTotals> {
+    let told: Vec<&ServerEvidence> = phase
+        .cache
+        .servers
+        .iter()
+        .filter(|e| is_node(e) && e.unavailable.is_none() && e.device_read_bytes.is_some())
+        .collect();
+    if told.is_empty() {
+        return None;
+    }
+    Some(NodeTotals {
+        read: told.iter().filter_map(|e| e.device_read_bytes).sum(),
+        written: told.iter().filter_map(|e| e.device_written_bytes).sum(),
+        cache_growth: told
+            .iter()
+            .filter_map(|e| {
+                Some(e.page_cache_after_bytes? as i128 - e.page_cache_before_bytes? as i128)
+            })
+            .sum(),
+        servers: told.len(),
+        devices: told
+            .iter()
+            .map(|e| {
+                let host = crate::wire::url_host(&e.endpoint).unwrap_or_else(|| e.endpoint.clone());
+                format!("{host}: {}", e.device.as_deref().unwrap_or("-"))
+            })
+            .collect(),
+    })
+}
+
+/// The servers' memory as node_exporter reports it (added up over the servers, each host
+/// once), else what the machine knows or guesses ([`Machine::server_cache`]).
+pub fn server_memory(phase: &PhaseResult, machine: &Machine) -> Option<(u64, &'static str)> {
+    if !remote(phase, machine) {
+        return machine.server_cache();
+    }
+    let mut hosts: Vec<String> = Vec::new();
+    let mut total = 0;
+    for e in phase
+        .cache
+        .servers
+        .iter()
+        .filter(|e| e.unavailable.is_none())
+    {
+        let (Some(memory), Some(host)) = (e.memory_bytes, crate::wire::url_host(&e.endpoint))
+        else {
+            continue;
+        };
+        if !hosts.contains(&host) {
+            hosts.push(host);
+            total += memory;
+        }
+    }
+    if total > 0 {
+        return Some((total, "node_exporter's MemTotal"));
+    }
+    machine.server_cache()
+}
+
+/// The bytes the client's interfaces towards the storage received and sent, and their names;
+/// None when the phase has no such counters.
+pub fn wire_totals(phase: &PhaseResult) -> Option<(u64, u64, String)> {
+    let towards: Vec<_> = phase
+        .cache
+        .wire
+        .iter()
+        .filter(|n| n.towards_storage)
+        .collect();
+    if towards.is_empty() {
+        return None;
+    }
+    let mut names: Vec<&str> = towards.iter().map(|n| n.nic.as_str()).collect();
+    names.sort();
+    names.dedup();
+    Some((
+        towards.iter().map(|n| n.received_bytes).sum(),
+        towards.iter().map(|n| n.sent_bytes).sum(),
+        names.join(", "),
+    ))
+}
+
+/// The busiest client host's rate over the phase when it is above the line rate: (host, bytes
+/// per second, line rate). The line rate is each client's own link.
+pub fn over_the_line(phase: &PhaseResult, machine: &Machine) -> Option<(String, f64, u64)> {
+    let line = machine.line_rate_bytes_per_s?;
+    let seconds = phase.end_ns.saturating_sub(phase.start_ns) as f64 / 1e9;
+    if seconds <= 0.0 {
+        return None;
+    }
+    let mut hosts: Vec<(String, u64)> = Vec::new();
+    for w in &phase.workers {
+        match hosts.iter_mut().find(|(h, _)| *h == w.host) {
+            Some((_, b)) => *b += w.span.bytes,
+            None => hosts.push((w.host.clone(), w.span.bytes)),
+        }
+    }
+    let (host, bytes) = hosts.into_iter().max_by_key(|(_, b)| *b)?;
+    let rate = bytes as f64 / seconds;
+    (rate > line as f64).then_some((host, rate, line))
+}
+
+/// The verdict of a file phase on a network file system from beyond the client, best evidence
+/// first: a rate above the line rate, the wire showing the client's cache served it, the
+/// servers' devices. None: nothing beyond the client tells.
+pub fn file_verdict(phase: &PhaseResult, machine: &Machine) -> Option<CacheVerdict> {
+    if let Some((host, rate, line)) = over_the_line(phase, machine) {
+        let (read, _) = read_and_written(phase);
+        let what = if read > 0 { "read" } else { "wrote" };
+        let whose = if read > 0 {
+            "the client's cache served it"
+        } else {
+            "the client's cache took the writes"
+        };
+        return Some(judged(
+            "cached",
+            format!(
+                "{host} {what} {}/s, above the line rate of {}/s: {whose}",
+                format_bytes(rate as u64),
+                format_bytes(line)
+            ),
+        ));
+    }
+    beyond_verdict(phase)
+}
+
+/// The verdict from the wire (when it shows a cache on this side) and the servers' devices,
+/// for file and object phases alike.
+pub fn beyond_verdict(phase: &PhaseResult) -> Option<CacheVerdict> {
+    wire_verdict(phase).or_else(|| servers_verdict(phase))
+}
+
+/// The client's cache served (or held) what the phase moved: its interfaces towards the
+/// storage received (sent) less than most of it. None when they carried most of it, or tell
+/// nothing.
+pub fn wire_verdict(phase: &PhaseResult) -> Option<CacheVerdict> {
+    let (received, sent, nics) = wire_totals(phase)?;
+    let (read, written) = read_and_written(phase);
+    let mut parts = Vec::new();
+    let mut least = f64::MAX;
+    if read > 0 {
+        least = least.min(pct(received, read));
+        parts.push(format!(
+            "the client received {} over {nics} for the {} read ({:.0}%)",
+            format_bytes(received),
+            format_bytes(read),
+            pct(received, read)
+        ));
+    }
+    if written > 0 {
+        least = least.min(pct(sent, written));
+        parts.push(format!(
+            "sent {} over {nics} for the {} written ({:.0}%)",
+            format_bytes(sent),
+            format_bytes(written),
+            pct(sent, written)
+        ));
+    }
+    if parts.is_empty() || least >= MOST {
+        return None;
+    }
+    let whose = match (read > 0, written > 0) {
+        (true, false) => "the client's cache served the rest",
+        (false, _) => "the rest is in the client's cache",
+        (true, true) => "the client's cache served or holds the rest",
+    };
+    Some(judged(
+        by_share(least),
+        format!("{}: {whose}", parts.join(" and ")),
+    ))
+}
+
+/// The verdict from the servers' devices against what the phase moved. None without them.
+pub fn servers_verdict(phase: &PhaseResult) -> Option<CacheVerdict> {
+    let t = node_totals(phase)?;
+    let (read, written) = read_and_written(phase);
+    let devices = t.devices.join("; ");
+    let mut parts = Vec::new();
+    let mut least = f64::MAX;
+    let mut other_io = false;
+    if read > 0 {
+        let share = pct(t.read, read);
+        least = least.min(share);
+        other_io = share > OTHER_IO;
+        parts.push(format!(
+            "the servers' devices ({devices}) read {} of the {} served ({share:.1}%)",
+            format_bytes(t.read),
+            format_bytes(read)
+        ));
+    }
+    if written > 0 {
+        let share = pct(t.written, written);
+        least = least.min(share);
+        parts.push(format!(
+            "{} ({devices}) wrote {} of the {} written ({share:.1}%)",
+            if read > 0 {
+                "they"
+            } else {
+                "the servers' devices"
+            },
+            format_bytes(t.written),
+            format_bytes(written)
+        ));
+    }
+    if parts.is_empty() {
+        return None;
+    }
+    let mut evidence = parts.join(" and ");
+    let verdict = if other_io && least >= MOST {
+        evidence.push_str(
+            ": more than the phase read, so other I/O ran on them and this phase's share cannot be told",
+        );
+        "possibly cached"
+    } else {
+        let v = by_share(least);
+        if v != "uncached" {
+            evidence.push_str(match (read > 0, written > 0) {
+                (true, false) => ": served by their caches",
+                (false, _) => ": the rest is in their caches",
+                (true, true) => ": their caches served or hold the rest",
+            });
+            if written > 0 && t.cache_growth > 0 {
+                evidence.push_str(&format!(
+                    " (their page cache grew by {})",
+                    format_bytes(t.cache_growth as u64)
+                ));
+            }
+        }
+        v
+    };
+    if let Some((received, _, nics)) = wire_totals(phase).filter(|_| read > 0) {
+        evidence.push_str(&format!(
+            "; the client received {} over {nics}",
+            format_bytes(received)
+        ));
+    }
+    if servers_dropped(phase) {
+        evidence.push_str("; their caches were dropped before the phase (--server-drop-cmd)");
+    }
+    Some(judged(verdict, evidence))
+}
+
+/// Said of a verdict from the client's side alone when the servers' caches were dropped.
+pub const DROPPED_NOTE: &str =
+    "; the servers' caches were dropped before the phase (--server-drop-cmd)";
+
+/// The warnings from beyond the client: servers that did not answer, a server's CPU that
+/// bounded the phase, a rate above the line rate of a network file system, and the servers'
+/// devices or the wire showing that a cache moved most of the bytes.
+pub fn warnings(phase: &PhaseResult, machine: &Machine) -> Vec<String> {
+    let mut out = Vec::new();
+    for e in &phase.cache.servers {
+        if let Some(why) = &e.unavailable {
+            out.push(format!(
+                "server evidence unavailable: {} did not answer {why}",
+                e.endpoint
+            ));
+        }
+    }
+    if !remote(phase, machine) {
+        return out;
+    }
+    for e in phase
+        .cache
+        .servers
+        .iter()
+        .filter(|e| e.unavailable.is_none())
+    {
+        let (Some(busy), Some(all)) = (e.cpu_busy_s, e.cpu_all_s) else {
+            continue;
+        };
+        if all >= SERVER_CPU_MIN_S && busy / all >= SERVER_CPU_BOUND {
+            let whose = if e.same_host {
+                format!("this machine's CPUs (node_exporter at {}) were", e.endpoint)
+            } else {
+                format!("server CPU ({}) was", e.endpoint)
+            };
+            out.push(format!(
+                "bounded by the server's CPU: {whose} {:.0}% busy over the phase: the server, not its storage, bounded this",
+                100.0 * busy / all
+            ));
+        }
+    }
+    let (read, written) = read_and_written(phase);
+    if machine.network_fs {
+        if let Some((host, rate, line)) = over_the_line(phase, machine) {
+            out.push(format!(
+                "impossible over the network: {host} moved {}/s over the whole phase, above the line rate of {}/s ({:.3} Gbit/s); a cache on this side of the network served or took it",
+                format_bytes(rate as u64),
+                format_bytes(line),
+                line as f64 * 8.0 / 1e9
+            ));
+        }
+    }
+    if let Some((received, sent, nics)) = wire_totals(phase) {
+        if read > 0 && pct(received, read) < 50.0 {
+            out.push(format!(
+                "cache effect: the client received {} over {nics} for the {} read ({:.0}%): its own cache served the rest",
+                format_bytes(received),
+                format_bytes(read),
+                pct(received, read)
+            ));
+        }
+        if written > 0 && pct(sent, written) < 50.0 {
+            out.push(format!(
+                "cache effect: the client sent {} over {nics} for the {} written ({:.0}%): the rest is still in its cache",
+                format_bytes(sent),
+                format_bytes(written),
+                pct(sent, written)
+            ));
+        }
+    }
+    if let Some(t) = node_totals(phase) {
+        if read > 0 && pct(t.read, read) < 50.0 {
+            out.push(format!(
+                "cache effect: the servers' devices read {} of the {} served ({:.1}%): their caches served the rest",
+                format_bytes(t.read),
+                format_bytes(read),
+                pct(t.read, read)
+            ));
+        }
+        if written > 0 && pct(t.written, written) < 50.0 {
+            out.push(format!(
+                "cache effect: the servers' devices wrote {} of the {} written during the phase ({:.1}%): the rest is in their caches",
+                format_bytes(t.written),
+                format_bytes(written),
+                pct(t.written, written)
+            ));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checks::tests::{phase, MIB, RAM};
+    use crate::verdict::verdict;
+    use crate::{NicIo, OperationResult};
+
+    /// A network file system's client with this much RAM.
+    fn nfs() -> Machine {
+        Machine {
+            network_fs: true,
+            ..Machine::with_ram(RAM)
+        }
+    }
+
+    /// node_exporter's evidence of one server whose data devices read and wrote this much.
+    fn node(read: u64, written: u64) -> ServerEvidence {
+        ServerEvidence {
+            endpoint: "http://srv:9100/metrics".into(),
+            source: NODE_EXPORTER.into(),
+            device_read_bytes: Some(read),
+            device_written_bytes: Some(written),
+            device: Some("vda".into()),
+            memory_bytes: Some(64 << 30),
+            page_cache_before_bytes: Some(1 << 30),
+            page_cache_after_bytes: Some((1 << 30) + 180 * MIB),
+            cpu_busy_s: Some(0.2),
+            cpu_all_s: Some(2.0),
+            ..ServerEvidence::default()
+        }
+    }
+
+    fn nic(received: u64, sent: u64) -> NicIo {
+        NicIo {
+            host: "h".into(),
+            nic: "eth0".into(),
+            received_bytes: received,
+            sent_bytes: sent,
+            towards_storage: true,
+        }
+    }
+
+    /// A read of 200 MiB in one second by two workers of host "h".
+    fn read() -> PhaseResult {
+        phase("read", [100 * MIB, 100 * MIB], [1_000_000_000; 2])
+    }
+
+    #[test]
+    fn the_servers_devices_against_what_was_read_decide_a_network_read() {
+        let mut p = read();
+        p.cache.servers = vec![node(12 * MIB, 0)];
+        let v = verdict(&p, &nfs());
+        assert_eq!(v.verdict, "cached");
+        assert_eq!(
+            v.evidence,
+            "the servers' devices (srv: vda) read 12.00 MiB of the 200.00 MiB served (6.0%): served by their caches"
+        );
+        p.cache.servers = vec![node(100 * MIB, 0)];
+        assert_eq!(verdict(&p, &nfs()).verdict, "partly cached");
+        p.cache.servers = vec![node(200 * MIB, 0)];
+        let v = verdict(&p, &nfs());
+        assert_eq!(
+            (v.verdict.as_str(), v.evidence.contains("(100.0%)")),
+            ("uncached", true),
+            "{v:?}"
+        );
+        // Two servers' devices add up.
+        p.cache.servers = vec![node(100 * MIB, 0), node(90 * MIB, 0)];
+        assert_eq!(verdict(&p, &nfs()).verdict, "uncached");
+        // Far more than the phase read: other I/O, which proves nothing.
+        p.cache.servers = vec![node(400 * MIB, 0)];
+        let v = verdict(&p, &nfs());
+        assert_eq!(v.verdict, "possibly cached");
+        assert!(
+            v.evidence.contains("other I/O ran on them"),
+            "{}",
+            v.evidence
+        );
+        // Only on a network file system: a local one's own device is its evidence.
+        p.cache.servers = vec![node(12 * MIB, 0)];
+        assert!(!verdict(&p, &Machine::with_ram(RAM))
+            .evidence
+            .contains("servers' devices"));
+    }
+
+    #[test]
+    fn a_server_that_did_not_answer_is_no_evidence_and_is_said() {
+        let mut p = read();
+        p.cache.servers = vec![ServerEvidence {
+            unavailable: Some("after the phase: Connection refused (os error 111)".into()),
+            ..node(12 * MIB, 0)
+        }];
+        let v = verdict(&p, &nfs());
+        assert_eq!(v.verdict, "possibly cached", "{v:?}");
+        // Its memory is not taken either: the guess from this client's RAM stands.
+        assert!(
+            v.evidence.contains("assumed twice this client's RAM"),
+            "{}",
+            v.evidence
+        );
+        let w = crate::checks::phase_warnings(&p, &nfs());
+        assert!(
+            w.contains(&"server evidence unavailable: http://srv:9100/metrics did not answer after the phase: Connection refused (os error 111)".to_string()),
+            "{w:?}"
+        );
+        assert!(
+            w.iter().any(|w| w.starts_with("possible server cache")),
+            "{w:?}"
+        );
+    }
+
+    #[test]
+    fn the_servers_memory_replaces_the_guess() {
+        let mut p = read();
+        p.settings.direct = true;
+        // node_exporter answered but has no device counters (a server without disks here).
+        p.cache.servers = vec![ServerEvidence {
+            device_read_bytes: None,
+            device_written_bytes: None,
+            device: None,
+            ..node(0, 0)
+        }];
+        let v = verdict(&p, &nfs());
+        assert_eq!(v.verdict, "possibly cached");
+        assert!(
+            v.evidence.contains("(64.00 GiB, node_exporter's MemTotal)"),
+            "{}",
+            v.evidence
+        );
+        // A data set over that memory is not downgraded.
+        p.settings.data_bytes = 65 << 30;
+        assert_eq!(verdict(&p, &nfs()).verdict, "uncached");
+    }
+
+    #[test]
+    fn dropped_server_caches_cannot_have_served_the_read() {
+        let mut p = read();
+        p.settings.direct = true;
+        assert_eq!(verdict(&p, &nfs()).verdict, "possibly cached");
+        p.settings.cache_dropped = "servers".into();
+        let v = verdict(&p, &nfs());
+        assert_eq!(v.verdict, "uncached");
+        assert!(v.evidence.ends_with(DROPPED_NOTE), "{}", v.evidence);
+        assert!(!crate::checks::phase_warnings(&p, &nfs())
+            .iter()
+            .any(|w| w.starts_with("possible server cache")));
+        // With the servers' devices it is said beside their evidence.
+        p.settings.cache_dropped = "files+servers".into();
+        p.cache.servers = vec![node(200 * MIB, 0)];
+        let v = verdict(&p, &nfs());
+        assert_eq!(v.verdict, "uncached");
+        assert!(
+            v.evidence
+                .ends_with("their caches were dropped before the phase (--server-drop-cmd)"),
+            "{}",
+            v.evidence
+        );
+    }
+
+    #[test]
+    fn the_wire_shows_the_clients_own_cache() {
+        let mut p = read();
+        p.cache.servers = vec![node(200 * MIB, 0)];
+        p.cache.wire = vec![nic(12 * MIB, MIB)];
+        let v = verdict(&p, &nfs());
+        assert_eq!(v.verdict, "cached");
+        assert_eq!(
+            v.evidence,
+            "the client received 12.00 MiB over eth0 for the 200.00 MiB read (6%): the client's cache served the rest"
+        );
+        assert!(crate::checks::phase_warnings(&p, &nfs())
+            .iter()
+            .any(|w| w.starts_with("cache effect: the client received 12.00 MiB over eth0")));
+        // Most of it crossed: the servers' devices decide, the wire is said beside them.
+        p.cache.wire = vec![nic(205 * MIB, MIB)];
+        let v = verdict(&p, &nfs());
+        assert_eq!(v.verdict, "uncached");
+        assert!(
+            v.evidence
+                .ends_with("; the client received 205.00 MiB over eth0"),
+            "{}",
+            v.evidence
+        );
+        // Interfaces not towards the storage are not evidence.
+        p.cache.wire = vec![NicIo {
+            towards_storage: false,
+            ..nic(0, 0)
+        }];
+        assert_eq!(verdict(&p, &nfs()).verdict, "uncached");
+        // Writes: what was sent.
+        let mut w = phase("write", [100 * MIB, 100 * MIB], [1_000_000_000; 2]);
+        w.cache.wire = vec![nic(MIB, 20 * MIB)];
+        let v = verdict(&w, &nfs());
+        assert_eq!(v.verdict, "cached");
+        assert!(v.evidence.starts_with("sent 20.00 MiB over eth0 for the 200.00 MiB written (10%): the rest is in the client's cache"), "{}", v.evidence);
+    }
+
+    #[test]
+    fn writes_the_servers_devices_did_not_take_are_in_their_caches() {
+        let mut w = phase("write", [100 * MIB, 100 * MIB], [1_000_000_000; 2]);
+        w.settings.fsync = "end".into();
+        w.cache.servers = vec![node(0, 20 * MIB)];
+        let v = verdict(&w, &nfs());
+        assert_eq!(v.verdict, "cached");
+        assert_eq!(
+            v.evidence,
+            "the servers' devices (srv: vda) wrote 20.00 MiB of the 200.00 MiB written (10.0%): the rest is in their caches (their page cache grew by 180.00 MiB)"
+        );
+        assert!(crate::checks::phase_warnings(&w, &nfs())
+            .iter()
+            .any(|w| w.starts_with("cache effect: the servers' devices wrote 20.00 MiB")));
+        // Replicated three times: more than written, and uncached.
+        w.cache.servers = vec![node(0, 600 * MIB)];
+        assert_eq!(verdict(&w, &nfs()).verdict, "uncached");
+    }
+
+    #[test]
+    fn a_rate_above_the_line_rate_of_one_client_is_a_cache_on_its_side() {
+        let mut p = read();
+        p.cache.servers = vec![node(200 * MIB, 0)];
+        let line = |mib: u64| Machine {
+            line_rate_bytes_per_s: Some(mib * MIB),
+            ..nfs()
+        };
+        let v = verdict(&p, &line(100));
+        assert_eq!(v.verdict, "cached");
+        assert_eq!(
+            v.evidence,
+            "h read 200.00 MiB/s, above the line rate of 100.00 MiB/s: the client's cache served it"
+        );
+        assert!(crate::checks::phase_warnings(&p, &line(100))
+            .iter()
+            .any(|w| w.starts_with("impossible over the network: h moved 200.00 MiB/s")));
+        assert_eq!(verdict(&p, &line(300)).verdict, "uncached");
+        // Two clients of 100 MiB/s each: each within its own link of 150 MiB/s.
+        p.workers[1].host = "other".into();
+        assert_eq!(verdict(&p, &line(150)).verdict, "uncached");
+        assert!(!crate::checks::phase_warnings(&p, &line(150))
+            .iter()
+            .any(|w| w.starts_with("impossible over the network")));
+        let mut w = phase("write", [100 * MIB, 100 * MIB], [1_000_000_000; 2]);
+        w.settings.fsync = "end".into();
+        assert!(verdict(&w, &line(100))
+            .evidence
+            .ends_with("the client's cache took the writes"));
+    }
+
+    #[test]
+    fn a_server_cpu_that_is_all_busy_bounded_the_phase() {
+        let mut p = read();
+        p.cache.servers = vec![ServerEvidence {
+            cpu_busy_s: Some(1.94),
+            cpu_all_s: Some(2.0),
+            ..node(200 * MIB, 0)
+        }];
+        let w = crate::checks::phase_warnings(&p, &nfs());
+        assert!(
+            w.contains(&"bounded by the server's CPU: server CPU (http://srv:9100/metrics) was 97% busy over the phase: the server, not its storage, bounded this".to_string()),
+            "{w:?}"
+        );
+        p.cache.servers[0].cpu_busy_s = Some(1.7);
+        assert!(!crate::checks::phase_warnings(&p, &nfs())
+            .iter()
+            .any(|w| w.starts_with("bounded by the server's CPU")));
+    }
+
+    #[test]
+    fn a_foreign_s3_servers_devices_judge_its_gets_and_puts() {
+        let mut get = phase("get", [100 * MIB, 100 * MIB], [1_000_000_000; 2]);
+        let op = |name: &str, bytes| OperationResult {
+            op: name.into(),
+            ops: 200,
+            bytes,
+            errors: 0,
+            retried: 0,
+            keys: 0,
+            ops_per_s: 200.0,
+            bytes_per_s: bytes as f64,
+            latency: get.latency.clone(),
+            ttfb: None,
+            series: None,
+        };
+        get.operations = vec![op("get", 200 * MIB)];
+        get.settings.data_bytes = 200 * MIB;
+        let machine = Machine::with_ram(RAM);
+        get.cache.servers = vec![node(0, 0)];
+        let v = verdict(&get, &machine);
+        assert_eq!(v.verdict, "cached");
+        assert!(v.evidence.starts_with("the servers' devices (srv: vda) read 0 B of the 200.00 MiB served (0.0%): served by their caches; for an uncached figure:"), "{}", v.evidence);
+        assert!(v.evidence.contains("--server-drop-cmd"), "{}", v.evidence);
+        get.cache.servers = vec![node(199 * MIB, 0)];
+        assert_eq!(verdict(&get, &machine).verdict, "uncached");
+        // No guesses from sizes or PUT rates once the server told.
+        let fast_puts = Machine {
+            put_bytes_per_s: Some(MIB as f64),
+            ..machine
+        };
+        assert!(!crate::checks::phase_warnings(&get, &fast_puts)
+            .iter()
+            .any(|w| w.starts_with("possible cache effect")));
+        let mut put = get.clone();
+        put.op = "put".into();
+        put.operations = vec![op("put", 200 * MIB)];
+        put.cache.servers = vec![node(0, 200 * MIB)];
+        assert_eq!(verdict(&put, &machine).verdict, "uncached");
+        put.cache.servers = vec![node(0, 0)];
+        assert_eq!(verdict(&put, &machine).verdict, "cached");
+        // A gateway's own counters still come first.
+        get.cache.servers = vec![
+            node(0, 0),
+            ServerEvidence {
+                endpoint: "http://srv:9000".into(),
+                served_bytes: 200 * MIB,
+                device_read_bytes: Some(200 * MIB),
+                ..ServerEvidence::default()
+            },
+        ];
+        let v = verdict(&get, &machine);
+        assert_eq!(v.verdict, "uncached");
+        // Its storage's bytes are its own, not node_exporter's added in.
+        assert!(
+            v.evidence
+                .contains("its storage read 200.00 MiB (100% of it)"),
+            "{}",
+            v.evidence
+        );
+    }
+}

@@ -1,0 +1,333 @@
+//! Evidence from beyond the client, end to end: Prometheus' node_exporter on loopback
+//! (Debian's prometheus-node-exporter, started here on a free port) read around every phase
+//! with --server-metrics, --server-drop-cmd before reads, the client's interfaces, and the
+//! flags refused before anything is written.
+
+mod common;
+
+use common::{entries, free_port, iobm, load, s3s_fs, start, u, Server};
+use serde_json::Value;
+use std::path::Path;
+use std::time::Duration;
+
+/// node_exporter on a free loopback port; a missing one fails the test (scripts/test installs it).
+fn node_exporter() -> Server {
+    let port = free_port();
+    let listen = format!("--web.listen-address=127.0.0.1:{port}");
+    let mut server = start("prometheus-node-exporter", &[listen], port);
+    server.url = format!("http://127.0.0.1:{port}/metrics");
+    server
+}
+
+/// Runs iobm with `args`, and its result document.
+fn run_json(args: &[&str], dir: &Path) -> (std::process::Output, Value) {
+    let json = dir.join("r.json");
+    let out = iobm()
+        .args(args)
+        .args(["--json", json.to_str().unwrap()])
+        .timeout(Duration::from_secs(300))
+        .output()
+        .unwrap();
+    let doc = load(&json);
+    (out, doc)
+}
+
+/// The entry of the phase's servers that node_exporter at `url` made.
+fn node_evidence<'a>(phase: &'a Value, url: &str) -> &'a Value {
+    phase["cache"]["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["endpoint"] == url && e["source"] == "node_exporter")
+        .unwrap_or_else(|| panic!("no node_exporter evidence: {}", phase["cache"]))
+}
+
+const KEY: &str = "AKNODEEXPORTER";
+const SECRET: &str = "secret-of-the-node-exporter-test";
+
+/// A GET just after the upload is served by the server's page cache, which its device counters
+/// show; after --server-drop-cmd dropped that cache, the same data set (kept, read with
+/// --reuse) is read from its device. s3s-fs keeps the objects as files on this machine's disk,
+/// which node_exporter counts. The drop command drops only the data set's own pages (GNU dd's
+/// nocache), so other processes' pages are not read back meanwhile.
+#[test]
+fn a_get_from_the_servers_cache_and_one_from_its_devices_are_told_apart() {
+    let root = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let s3 = s3s_fs(root.path(), KEY, SECRET);
+    let node = node_exporter();
+    let out = tempfile::tempdir().unwrap();
+    let common = [
+        "--endpoint",
+        &s3.url,
+        "--access-key",
+        KEY,
+        "--secret-key",
+        SECRET,
+        "--concurrent",
+        "8",
+        "--ops",
+        "128",
+        "--server-metrics",
+        &node.url,
+    ];
+    // 2048 objects of 512 KiB, 128 GETs at random: few read twice (each second read is the
+    // cache's), so the uncached case reads nearly all of what it served from the device.
+    let (run, warm) = run_json(
+        &[
+            &[
+                "s3",
+                "get",
+                "--objects",
+                "2048",
+                "--obj-size",
+                "512KiB",
+                "--keep",
+            ][..],
+            &common[..],
+        ]
+        .concat(),
+        out.path(),
+    );
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    common::assert_matches_schema(&warm);
+    let phase = &warm["phases"][0];
+    let served = u(&phase["operations"][0]["bytes"]);
+    assert_eq!(served, 128 * 512 * 1024);
+    let e = node_evidence(phase, &node.url);
+    assert_eq!(e["device"], "vda", "{e}");
+    assert!(u(&e["device_read_bytes"]) < served / 10, "{e}");
+    assert!(u(&e["memory_bytes"]) > 0, "{e}");
+    assert_eq!(
+        phase["cache"]["verdict"]["verdict"], "cached",
+        "{}",
+        phase["cache"]
+    );
+    let evidence = phase["cache"]["verdict"]["evidence"].as_str().unwrap();
+    assert!(
+        evidence.starts_with("the servers' devices (127.0.0.1: vda) read ")
+            && evidence.contains("of the 64.00 MiB served")
+            && evidence.contains("served by their caches"),
+        "{evidence}"
+    );
+    // The GETs crossed loopback, the interface towards the endpoint.
+    let lo = phase["cache"]["wire"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["nic"] == "lo")
+        .unwrap_or_else(|| panic!("no loopback counters: {}", phase["cache"]["wire"]));
+    assert_eq!(lo["towards_storage"], true);
+    assert!(u(&lo["received_bytes"]) >= served, "{lo}");
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        stdout.contains(&format!(
+            "  server {} (node_exporter): devices vda read ",
+            node.url
+        )),
+        "{stdout}"
+    );
+
+    let kept = format!(
+        "s3://iobm/{}",
+        warm["config"]["s3"]["prefix"].as_str().unwrap()
+    );
+    let drop = format!(
+        "sync; find {} -type f -exec dd if={{}} iflag=nocache count=0 status=none ';'",
+        root.path().display()
+    );
+    let (run, cold) = run_json(
+        &[
+            &["s3", "get", "--reuse", &kept, "--server-drop-cmd", &drop][..],
+            &common[..],
+        ]
+        .concat(),
+        out.path(),
+    );
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let phase = &cold["phases"][0];
+    assert_eq!(phase["settings"]["cache_dropped"], "servers");
+    assert_eq!(cold["config"]["server_drop_cmd"], drop.as_str());
+    let e = node_evidence(phase, &node.url);
+    assert!(u(&e["device_read_bytes"]) >= served * 9 / 10, "{e}");
+    assert_eq!(
+        phase["cache"]["verdict"]["verdict"], "uncached",
+        "{}",
+        phase["cache"]
+    );
+    assert!(
+        phase["cache"]["verdict"]["evidence"]
+            .as_str()
+            .unwrap()
+            .ends_with("their caches were dropped before the phase (--server-drop-cmd)"),
+        "{}",
+        phase["cache"]["verdict"]
+    );
+}
+
+/// A server that stops answering mid-run: that phase's server evidence is "unavailable" and
+/// the run goes on. The drop command before the read stops node_exporter itself.
+#[test]
+fn a_server_that_stops_answering_mid_run_leaves_that_phase_without_evidence() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let mut node = node_exporter();
+    let pid = node.child.id();
+    let (run, doc) = run_json(
+        &[
+            "stream",
+            "--size",
+            "8MiB",
+            dir.path().to_str().unwrap(),
+            "--server-metrics",
+            &node.url,
+            "--server-drop-cmd",
+            // Until it has exited (a zombie: this test reaps it), its socket closed.
+            &format!(
+                "kill {pid}; while ! grep -q '^State:.*Z' /proc/{pid}/status; do sleep 0.05; done"
+            ),
+        ],
+        dir.path(),
+    );
+    let _ = node.child.wait();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert_eq!(doc["status"], "complete");
+    let (write, read) = (&doc["phases"][0], &doc["phases"][1]);
+    let answered = node_evidence(write, &node.url);
+    assert!(answered["unavailable"].is_null(), "{answered}");
+    assert!(answered["device_written_bytes"].is_u64(), "{answered}");
+    let lost = &read["cache"]["servers"][0];
+    assert_eq!(lost["endpoint"], node.url.as_str());
+    let why = lost["unavailable"].as_str().unwrap();
+    assert!(
+        why.starts_with("before the phase: ") && why.contains("refused"),
+        "{why}"
+    );
+    assert!(
+        common::warns(read, "server evidence unavailable: http://127.0.0.1:"),
+        "{}",
+        read["warnings"]
+    );
+    assert_eq!(read["settings"]["cache_dropped"], "files+servers");
+}
+
+/// A --server-drop-cmd that fails ends the run cleanly at that phase, naming the flag: the
+/// write before it is kept, the read never ran.
+#[test]
+fn a_failing_drop_command_ends_the_run_with_what_it_measured() {
+    let dir = tempfile::tempdir().unwrap();
+    let (run, doc) = run_json(
+        &[
+            "stream",
+            "--size",
+            "4MiB",
+            dir.path().to_str().unwrap(),
+            "--server-drop-cmd",
+            "echo 'ssh: nfs1: no route' >&2; exit 255",
+        ],
+        dir.path(),
+    );
+    assert_eq!(
+        run.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    let said = "--server-drop-cmd 'echo 'ssh: nfs1: no route' >&2; exit 255' before phase 'read': exit status 255 (ssh: nfs1: no route); the run ends here";
+    assert!(stderr.contains(said), "{stderr}");
+    assert_eq!(doc["status"], "failed");
+    assert_eq!(doc["phases"].as_array().unwrap().len(), 1);
+    assert_eq!(doc["phases"][0]["op"], "write");
+    assert!(
+        doc["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w == said),
+        "{}",
+        doc["warnings"]
+    );
+    // The run's own directory is gone: only the result is left.
+    assert_eq!(entries(dir.path()), vec!["r.json"]);
+}
+
+/// Bad server flags: one line naming the flag, exit 2, nothing written.
+#[test]
+fn server_flags_that_cannot_work_are_refused_before_anything_is_written() {
+    let node = node_exporter();
+    let closed = format!("http://127.0.0.1:{}/metrics", free_port());
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let not_metrics = s3s_fs(elsewhere.path(), KEY, SECRET);
+    for (args, expected) in [
+        (
+            vec!["write", d, "--server-metrics", &closed],
+            format!("--server-metrics {closed}: Connection refused"),
+        ),
+        (
+            vec!["stream", d, "--server-metrics", &format!("{},{closed}", node.url)],
+            format!("--server-metrics {closed}: Connection refused"),
+        ),
+        (
+            vec!["bonnie", d, "--server-metrics", &closed],
+            "--server-metrics".into(),
+        ),
+        (
+            vec!["quick", d, "--server-metrics", &closed],
+            "--server-metrics".into(),
+        ),
+        (
+            vec!["s3", "get", "--server-metrics", &closed],
+            "--server-metrics".into(),
+        ),
+        (
+            vec!["write", d, "--server-metrics", &not_metrics.url],
+            format!("--server-metrics {}: answered", not_metrics.url),
+        ),
+        (
+            vec!["write", d, "--server-metrics", &node.url, "--server-devices", "sdz9"],
+            "--server-devices sdz9: no --server-metrics endpoint reports such a device (they report: ".into(),
+        ),
+        (
+            vec!["write", d, "--server-metrics", &node.url, "--server-metrics", &node.url],
+            "given twice".into(),
+        ),
+        (
+            vec!["write", d, "--server-drop-cmd", "true"],
+            "--server-drop-cmd applies to reading".into(),
+        ),
+        (
+            vec!["s3", "put", "--server-drop-cmd", "true"],
+            "--server-drop-cmd runs before GETs".into(),
+        ),
+        (vec!["write", d, "--line-rate", "10Gbit"], "--line-rate: ".into()),
+        (vec!["s3", "get", "--line-rate", "auto"], "--line-rate auto: ".into()),
+        (
+            vec!["s3", "get", "--endpoint", "http://127.0.0.1:1", "--line-rate", "auto"],
+            "--line-rate auto: the storage is reached over loopback (lo)".into(),
+        ),
+    ] {
+        let out = iobm().args(&args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(&expected), "{args:?}: {stderr}");
+        assert_eq!(stderr.trim().lines().count(), 1, "{args:?}: {stderr}");
+        assert!(
+            entries(dir.path()).is_empty(),
+            "{args:?} wrote {:?}",
+            entries(dir.path())
+        );
+    }
+}
