@@ -464,6 +464,29 @@ impl Layout {
     pub fn total_bytes(&self) -> u64 {
         self.regions.iter().map(|r| r.len).sum()
     }
+
+    /// Bytes of the data set: every file's bytes the regions cover, once however many workers'
+    /// regions cover them (bonnie's seekers share one file).
+    pub fn data_bytes(&self) -> u64 {
+        let mut spans: Vec<(usize, u64, u64)> = self
+            .regions
+            .iter()
+            .map(|r| (r.file, r.offset, r.offset + r.len))
+            .collect();
+        spans.sort_unstable();
+        let mut total = 0;
+        let mut open: Option<(usize, u64, u64)> = None;
+        for (file, start, end) in spans {
+            match open {
+                Some((f, s, e)) if f == file && start <= e => open = Some((f, s, e.max(end))),
+                _ => {
+                    total += open.map_or(0, |(_, s, e)| e - s);
+                    open = Some((file, start, end));
+                }
+            }
+        }
+        total + open.map_or(0, |(_, s, e)| e - s)
+    }
 }
 
 /// One phase of a workload.
@@ -600,6 +623,41 @@ impl Phase {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_data_set_counts_each_byte_once_however_many_workers_cover_it() {
+        let region = |file, offset, len| Region {
+            file,
+            offset,
+            len,
+            visit: None,
+        };
+        let file = |size| FileSpec {
+            name: "f".into(),
+            size,
+        };
+        // Five seekers over one 2 GiB file: 2 GiB, not 10.
+        let seekers = Layout {
+            shared: false,
+            files: vec![file(2 << 30)],
+            regions: (0..5).map(|_| region(0, 0, 2 << 30)).collect(),
+        };
+        assert_eq!(seekers.total_bytes(), 10 << 30);
+        assert_eq!(seekers.data_bytes(), 2 << 30);
+        // Disjoint regions of a shared file, and overlapping ones, and other files.
+        let mixed = Layout {
+            shared: true,
+            files: vec![file(300), file(100)],
+            regions: vec![
+                region(0, 0, 100),
+                region(0, 100, 100),
+                region(0, 150, 100),
+                region(1, 0, 100),
+            ],
+        };
+        assert_eq!(mixed.data_bytes(), 350);
+        assert_eq!(Layout::for_rank(false, 0, 1, 3, 64).data_bytes(), 3 * 64);
+    }
 
     #[test]
     fn a_phase_of_known_length_gets_at_least_twenty_readable_intervals() {
