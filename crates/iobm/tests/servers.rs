@@ -98,7 +98,9 @@ fn a_get_from_the_servers_cache_and_one_from_its_devices_are_told_apart() {
     let served = u(&phase["operations"][0]["bytes"]);
     assert_eq!(served, 128 * 512 * 1024);
     let e = node_evidence(phase, &node.url);
-    assert_eq!(e["device"], "vda", "{e}");
+    // The disk under the objects, as node_exporter names it (vda, sda, nvme0n1, ...).
+    let disk = e["device"].as_str().unwrap();
+    assert!(!disk.is_empty() && !disk.contains("dm-"), "{e}");
     assert!(u(&e["device_read_bytes"]) < served / 10, "{e}");
     assert!(u(&e["memory_bytes"]) > 0, "{e}");
     assert_eq!(
@@ -108,7 +110,7 @@ fn a_get_from_the_servers_cache_and_one_from_its_devices_are_told_apart() {
     );
     let evidence = phase["cache"]["verdict"]["evidence"].as_str().unwrap();
     assert!(
-        evidence.starts_with("the servers' devices (127.0.0.1: vda) read ")
+        evidence.starts_with(&format!("the servers' devices (127.0.0.1: {disk}) read "))
             && evidence.contains("of the 64.00 MiB served")
             && evidence.contains("served by their caches"),
         "{evidence}"
@@ -125,7 +127,7 @@ fn a_get_from_the_servers_cache_and_one_from_its_devices_are_told_apart() {
     let stdout = String::from_utf8_lossy(&run.stdout);
     assert!(
         stdout.contains(&format!(
-            "  server {} (node_exporter): devices vda read ",
+            "  server {} (node_exporter): devices {disk} read ",
             node.url
         )),
         "{stdout}"
