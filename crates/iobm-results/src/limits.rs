@@ -37,6 +37,27 @@ pub struct Limits {
     pub crc32c_bytes_per_s_per_core: f64,
     /// The directory's device, when one was given.
     pub device: Option<DeviceLimits>,
+    /// How the memory copy was made: the fastest of the ways this CPU has (empty in documents
+    /// from before: the C library's memcpy).
+    #[serde(default)]
+    pub memcpy_method: String,
+    /// Loopback TCP connections of `loopback_tcp_many_bytes_per_s` (0 in documents from before).
+    #[serde(default)]
+    pub loopback_tcp_connections: u32,
+    /// Bytes per second that many TCP connections carry together over loopback: the most of
+    /// the counts tried.
+    #[serde(default)]
+    pub loopback_tcp_many_bytes_per_s: f64,
+    /// The MD5 implementation of `md5_bytes_per_s_per_core`: the fastest of those iobm has.
+    #[serde(default)]
+    pub md5_implementation: String,
+    /// Bytes one core hashes per second with multi-buffer MD5 (`md5-many`, as the gateway
+    /// hashes concurrent uploads: several messages in the lanes of one SIMD register).
+    #[serde(default)]
+    pub md5_many_bytes_per_s_per_core: f64,
+    /// Messages hashed together by `md5-many` (its SIMD lanes).
+    #[serde(default)]
+    pub md5_many_lanes: u32,
 }
 
 /// Sequential O_DIRECT rates of a file in a directory: the storage without the page cache.
@@ -57,6 +78,74 @@ pub struct DeviceLimits {
     pub write_bytes_per_s: f64,
     /// Sequential O_DIRECT reads of what was written, bytes per second.
     pub read_bytes_per_s: f64,
+    /// The device at other block sizes and queue depths (io_uring, O_DIRECT, sequential):
+    /// what a phase is compared with is the point of its block size and requests in flight.
+    #[serde(default)]
+    pub points: Vec<DevicePoint>,
+}
+
+/// A device's O_DIRECT rates at one block size and queue depth.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DevicePoint {
+    /// Bytes per request.
+    pub block_bytes: u64,
+    /// Requests in flight together.
+    pub iodepth: u32,
+    /// Reads, bytes per second.
+    pub read_bytes_per_s: f64,
+    /// Writes, bytes per second.
+    pub write_bytes_per_s: f64,
+}
+
+impl DeviceLimits {
+    /// The device's rate (`read` or write) for requests of `block` bytes, `in_flight` at a
+    /// time: the point of that block size at the least depth that is at least as deep (else
+    /// the deepest measured), or with no point of that block size the best of all; and what
+    /// it is, for people.
+    pub fn at(&self, block: u64, in_flight: u32, read: bool) -> (f64, String) {
+        let rate = |p: &DevicePoint| {
+            if read {
+                p.read_bytes_per_s
+            } else {
+                p.write_bytes_per_s
+            }
+        };
+        let same: Vec<&DevicePoint> = self
+            .points
+            .iter()
+            .filter(|p| p.block_bytes == block)
+            .collect();
+        let chosen = same
+            .iter()
+            .filter(|p| p.iodepth >= in_flight)
+            .min_by_key(|p| p.iodepth)
+            .or_else(|| same.iter().max_by_key(|p| p.iodepth))
+            .copied()
+            .or_else(|| {
+                self.points
+                    .iter()
+                    .max_by(|a, b| rate(a).total_cmp(&rate(b)))
+            });
+        match chosen {
+            Some(p) => (
+                rate(p),
+                format!(
+                    "{} blocks, {} in flight",
+                    format_bytes(p.block_bytes),
+                    p.iodepth
+                ),
+            ),
+            None => (
+                if read {
+                    self.read_bytes_per_s
+                } else {
+                    self.write_bytes_per_s
+                },
+                format!("{} blocks, 1 in flight", format_bytes(self.block_bytes)),
+            ),
+        }
+    }
 }
 
 /// The JSON Schema of [`Limits`], as checked in under `schema/`.
@@ -103,22 +192,41 @@ pub fn against(phase: &PhaseResult, limits: &Limits, place: Place) -> (String, V
         limits.memcpy_all_threads_bytes_per_s,
     )];
     let op = phase.op.as_str();
+    // Like with like: the device at the phase's block size and requests in flight.
+    let in_flight = (phase.workers.len() as u32).max(1) * phase.settings.iodepth.max(1);
+    let mut named: Vec<(String, f64)> = Vec::new();
     if let Some(d) = limits.device.as_ref().filter(|_| place.same_device) {
+        let block = phase.settings.block_bytes;
         if matches!(op, ops::READ | ops::GETC) {
-            bounds.push(("the device's O_DIRECT read", d.read_bytes_per_s));
+            let (rate, at) = d.at(block, in_flight, true);
+            named.push((format!("the device's O_DIRECT read ({at})"), rate));
         }
         if matches!(op, ops::WRITE | ops::PUTC)
             && (phase.settings.direct || phase.settings.fsync != "never")
         {
-            bounds.push(("the device's O_DIRECT write", d.write_bytes_per_s));
+            let (rate, at) = d.at(block, in_flight, false);
+            named.push((format!("the device's O_DIRECT write ({at})"), rate));
         }
     }
     if place.loopback && !phase.operations.is_empty() {
-        bounds.push((
-            "one loopback TCP connection per worker",
-            limits.loopback_tcp_bytes_per_s * phase.workers.len() as f64,
-        ));
+        let workers = phase.workers.len().max(1);
+        let many = limits.loopback_tcp_many_bytes_per_s;
+        named.push(if workers > 1 && many > 0.0 {
+            (
+                format!(
+                    "loopback TCP over {} connections",
+                    limits.loopback_tcp_connections
+                ),
+                many.max(limits.loopback_tcp_bytes_per_s),
+            )
+        } else {
+            (
+                "one loopback TCP connection per worker".to_string(),
+                limits.loopback_tcp_bytes_per_s * workers as f64,
+            )
+        });
     }
+    bounds.extend(named.iter().map(|(what, rate)| (what.as_str(), *rate)));
     let mut shares = Vec::new();
     let mut warnings = Vec::new();
     for (what, limit) in bounds.into_iter().filter(|(_, l)| *l > 0.0) {
@@ -136,4 +244,103 @@ pub fn against(phase: &PhaseResult, limits: &Limits, place: Place) -> (String, V
         }
     }
     (shares.join(", "), warnings)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checks::tests::{phase, MIB};
+
+    fn device(points: Vec<DevicePoint>) -> DeviceLimits {
+        DeviceLimits {
+            dir: "/d".into(),
+            fs_type: "ext4".into(),
+            device: "8:0".into(),
+            bytes: 1 << 30,
+            block_bytes: 4 * MIB,
+            write_bytes_per_s: 400.0 * MIB as f64,
+            read_bytes_per_s: 500.0 * MIB as f64,
+            points,
+        }
+    }
+
+    fn point(block: u64, iodepth: u32, read_mib_s: u64) -> DevicePoint {
+        DevicePoint {
+            block_bytes: block,
+            iodepth,
+            read_bytes_per_s: (read_mib_s * MIB) as f64,
+            write_bytes_per_s: (read_mib_s * MIB) as f64 / 2.0,
+        }
+    }
+
+    #[test]
+    fn the_device_is_compared_at_the_phases_block_size_and_depth() {
+        let d = device(vec![
+            point(4 * MIB, 1, 500),
+            point(4 * MIB, 8, 900),
+            point(4 * MIB, 32, 1200),
+            point(64 << 10, 32, 700),
+        ]);
+        assert_eq!(d.at(4 * MIB, 1, true).0, (500 * MIB) as f64);
+        // The least depth at least as deep as the phase's.
+        assert_eq!(d.at(4 * MIB, 4, true).0, (900 * MIB) as f64);
+        assert_eq!(d.at(4 * MIB, 32, true).0, (1200 * MIB) as f64);
+        assert_eq!(d.at(4 * MIB, 32, true).1, "4.00 MiB blocks, 32 in flight");
+        // Deeper than measured: the deepest.
+        assert_eq!(d.at(4 * MIB, 128, true).0, (1200 * MIB) as f64);
+        assert_eq!(d.at(64 << 10, 1, false).0, (350 * MIB) as f64);
+        // A block size not measured: the best point.
+        assert_eq!(d.at(MIB, 1, true).0, (1200 * MIB) as f64);
+        // No points (documents from before): the sequential figures.
+        assert_eq!(device(Vec::new()).at(MIB, 32, true).0, (500 * MIB) as f64);
+    }
+
+    #[test]
+    fn a_deep_direct_read_is_not_impossible_against_a_single_stream() {
+        // 1130 MiB/s of 4 MiB reads, one worker at --iodepth 32: 113% of the depth-1 rate.
+        let mut read = phase("read", [1130 * MIB, 0], [1_000_000_000; 2]);
+        read.workers.truncate(1);
+        read.aggregates = iobm_stats::aggregates(&read.spans());
+        read.settings.block_bytes = 4 * MIB;
+        read.settings.direct = true;
+        read.settings.iodepth = 32;
+        let mut limits = Limits {
+            format: FORMAT.into(),
+            hostname: "h".into(),
+            measured_at: String::new(),
+            threads: 2,
+            memcpy_one_thread_bytes_per_s: 1e10,
+            memcpy_all_threads_bytes_per_s: 2e10,
+            loopback_tcp_bytes_per_s: 1e9,
+            md5_bytes_per_s_per_core: 6e8,
+            sha256_bytes_per_s_per_core: 1e9,
+            crc32c_bytes_per_s_per_core: 1e10,
+            device: Some(device(Vec::new())),
+            memcpy_method: String::new(),
+            loopback_tcp_connections: 0,
+            loopback_tcp_many_bytes_per_s: 0.0,
+            md5_implementation: String::new(),
+            md5_many_bytes_per_s_per_core: 0.0,
+            md5_many_lanes: 0,
+        };
+        let place = Place {
+            loopback: false,
+            same_device: true,
+        };
+        let (_, warnings) = against(&read, &limits, place);
+        assert!(
+            warnings[0].starts_with("impossible without a cache"),
+            "{warnings:?}"
+        );
+        limits.device = Some(device(vec![
+            point(4 * MIB, 1, 1000),
+            point(4 * MIB, 32, 1200),
+        ]));
+        let (shares, warnings) = against(&read, &limits, place);
+        assert!(warnings.is_empty(), "{warnings:?}");
+        assert!(
+            shares.contains("94% of the device's O_DIRECT read (4.00 MiB blocks, 32 in flight)"),
+            "{shares}"
+        );
+    }
 }

@@ -100,10 +100,11 @@ fn beyond(part: u64, whole: u64) -> bool {
 /// The share of `part` in `whole` for a line of evidence: a percentage up to 100%, never one
 /// above it (more than was moved is not evidence of anything).
 pub fn share_text(part: u64, whole: u64) -> String {
-    if part > whole {
+    if beyond(part, whole) {
         "more than all of it".to_string()
     } else {
-        format!("{:.0}%", pct(part, whole))
+        // A journal's or readahead's few extra blocks are all of it.
+        format!("{:.0}%", pct(part.min(whole), whole))
     }
 }
 
@@ -593,6 +594,7 @@ mod tests {
             "{}",
             v.evidence
         );
+        assert_eq!(share_text(100 * MIB + 1, 100 * MIB), "100%");
         assert!(!phase_warnings(&read, &machine)
             .iter()
             .any(|w| w.contains("other I/O")));

@@ -1,12 +1,15 @@
 //! `iobm limits [DIR]`: what this machine can do at most (memory copy with one thread and all,
-//! one loopback TCP connection, MD5, SHA-256 and CRC32C per core, and with DIR its device's
-//! sequential O_DIRECT write and read), so a result above one of them is seen to be impossible
-//! without a cache (`iobm report --limits FILE`).
+//! by the fastest way this CPU has; loopback TCP over one connection and over several; MD5 by
+//! the fastest implementation iobm has and multi-buffer MD5, SHA-256 and CRC32C per core; and
+//! with DIR its device's O_DIRECT write and read at several block sizes and queue depths), so a
+//! result above one of them is seen to be impossible without a cache (`iobm report --limits
+//! FILE`).
 
 use crate::cli::LimitsArgs;
 use iobm_engine::data::{fill_random, AlignedBuf};
+use iobm_engine::{run_phase, Control, Engine, FileSpec, Layout, Op, Phase, Region, StopRule};
 use iobm_results::env;
-use iobm_results::limits::{DeviceLimits, Limits, FORMAT};
+use iobm_results::limits::{DeviceLimits, DevicePoint, Limits, FORMAT};
 use iobm_run::exit::{Exit, Failure};
 use iobm_run::session::{self, describe_io, say};
 use iobm_stats::{format_bytes, time};
@@ -34,59 +37,210 @@ fn rate(time: Duration, bytes: usize, mut step: impl FnMut()) -> f64 {
     moved as f64 / start.elapsed().as_secs_f64()
 }
 
-/// One thread copying between two buffers of its own.
-fn copy_rate(time: Duration) -> f64 {
-    let mut from = vec![0u8; COPY_BYTES];
+/// A way of copying one buffer into another of the same length (both aligned to 4 KiB).
+type Copy = fn(&mut [u8], &[u8]);
+
+fn copy_memcpy(to: &mut [u8], from: &[u8]) {
+    to.copy_from_slice(from);
+}
+
+/// `rep movsb`, which CPUs with fast strings (ERMS) run at their widest.
+#[cfg(target_arch = "x86_64")]
+fn copy_rep_movsb(to: &mut [u8], from: &[u8]) {
+    let n = to.len().min(from.len());
+    // SAFETY: copies n bytes between two live buffers of at least n bytes that do not overlap.
+    unsafe {
+        std::arch::asm!(
+            "rep movsb",
+            inout("rcx") n => _,
+            inout("rdi") to.as_mut_ptr() => _,
+            inout("rsi") from.as_ptr() => _,
+            options(nostack, preserves_flags)
+        );
+    }
+}
+
+/// 32-byte non-temporal stores, which write past the caches (for buffers far larger than them).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn stream_avx2(to: &mut [u8], from: &[u8]) {
+    use std::arch::x86_64::{__m256i, _mm256_load_si256, _mm256_stream_si256, _mm_sfence};
+    let n = to.len().min(from.len()) / 32;
+    let (d, s) = (
+        to.as_mut_ptr() as *mut __m256i,
+        from.as_ptr() as *const __m256i,
+    );
+    for i in 0..n {
+        // SAFETY: both buffers are 4 KiB aligned and hold n 32-byte words.
+        unsafe { _mm256_stream_si256(d.add(i), _mm256_load_si256(s.add(i))) };
+    }
+    _mm_sfence();
+}
+
+#[cfg(target_arch = "x86_64")]
+fn copy_stream_avx2(to: &mut [u8], from: &[u8]) {
+    // SAFETY: only offered where the CPU has AVX2 (copy_methods).
+    unsafe { stream_avx2(to, from) }
+}
+
+/// The ways of copying this CPU has.
+fn copy_methods() -> Vec<(&'static str, Copy)> {
+    let mut ways: Vec<(&'static str, Copy)> = vec![("memcpy", copy_memcpy)];
+    #[cfg(target_arch = "x86_64")]
+    {
+        ways.push(("rep movsb", copy_rep_movsb));
+        if std::arch::is_x86_feature_detected!("avx2") {
+            ways.push(("AVX2 non-temporal stores", copy_stream_avx2));
+        }
+    }
+    ways
+}
+
+/// One thread copying between two buffers of its own with `copy`.
+fn copy_rate(time: Duration, copy: Copy) -> f64 {
+    let mut from = AlignedBuf::zeroed(COPY_BYTES);
     fill_random(&mut from, 1);
-    let mut to = vec![0u8; COPY_BYTES];
+    let mut to = AlignedBuf::zeroed(COPY_BYTES);
     rate(time, COPY_BYTES, || {
-        to.copy_from_slice(black_box(&from));
+        copy(&mut to, black_box(&from));
         black_box(&mut to);
     })
 }
 
-fn memcpy_all(threads: usize, time: Duration) -> f64 {
+/// The fastest way of copying on one thread: its name and rate.
+fn fastest_copy(time: Duration) -> (&'static str, Copy, f64) {
+    copy_methods()
+        .into_iter()
+        .map(|(name, copy)| (name, copy, copy_rate(time, copy)))
+        .max_by(|a, b| a.2.total_cmp(&b.2))
+        .expect("memcpy is always there")
+}
+
+fn memcpy_all(threads: usize, time: Duration, copy: Copy) -> f64 {
     std::thread::scope(|s| {
-        let handles: Vec<_> = (0..threads).map(|_| s.spawn(|| copy_rate(time))).collect();
+        let handles: Vec<_> = (0..threads)
+            .map(|_| s.spawn(move || copy_rate(time, copy)))
+            .collect();
         handles.into_iter().map(|h| h.join().unwrap_or(0.0)).sum()
     })
 }
 
-/// One TCP connection over 127.0.0.1, 1 MiB writes, read by another thread.
-fn loopback_tcp(time: Duration) -> std::io::Result<f64> {
+/// `connections` TCP connections over 127.0.0.1 together, 1 MiB writes each, each read by a
+/// thread of its own: bytes received per second, all together.
+fn loopback_tcp(time: Duration, connections: usize) -> std::io::Result<f64> {
     let listener = TcpListener::bind("127.0.0.1:0")?;
     let addr = listener.local_addr()?;
-    let reader = std::thread::spawn(move || -> std::io::Result<u64> {
-        let (mut conn, _) = listener.accept()?;
-        let mut buf = vec![0u8; MIB];
-        let mut total = 0u64;
-        loop {
-            match conn.read(&mut buf)? {
-                0 => return Ok(total),
-                n => total += n as u64,
-            }
+    let readers = std::thread::spawn(move || -> std::io::Result<u64> {
+        let mut threads = Vec::new();
+        for _ in 0..connections {
+            let (mut conn, _) = listener.accept()?;
+            threads.push(std::thread::spawn(move || -> std::io::Result<u64> {
+                let mut buf = vec![0u8; MIB];
+                let mut total = 0u64;
+                loop {
+                    match conn.read(&mut buf)? {
+                        0 => return Ok(total),
+                        n => total += n as u64,
+                    }
+                }
+            }));
         }
+        threads.into_iter().try_fold(0, |sum, t| {
+            Ok(sum
+                + t.join()
+                    .map_err(|_| std::io::Error::other("reader panicked"))??)
+        })
     });
-    let mut conn = TcpStream::connect(addr)?;
-    let mut chunk = vec![0u8; MIB];
-    fill_random(&mut chunk, 2);
+    let conns = (0..connections)
+        .map(|_| TcpStream::connect(addr))
+        .collect::<std::io::Result<Vec<_>>>()?;
     let start = Instant::now();
-    while start.elapsed() < time {
-        conn.write_all(&chunk)?;
-    }
-    drop(conn);
-    let received = reader
+    std::thread::scope(|s| -> std::io::Result<()> {
+        let writers: Vec<_> = conns
+            .into_iter()
+            .map(|mut conn| {
+                s.spawn(move || -> std::io::Result<()> {
+                    let mut chunk = vec![0u8; MIB];
+                    fill_random(&mut chunk, 2);
+                    while start.elapsed() < time {
+                        conn.write_all(&chunk)?;
+                    }
+                    Ok(())
+                })
+            })
+            .collect();
+        writers.into_iter().try_for_each(|w| {
+            w.join()
+                .map_err(|_| std::io::Error::other("writer panicked"))?
+        })
+    })?;
+    let received = readers
         .join()
         .map_err(|_| std::io::Error::other("reader panicked"))??;
     Ok(received as f64 / start.elapsed().as_secs_f64())
 }
 
+/// Several connections together: the most of 2, 4 and one per thread (twice), with how many.
+fn loopback_tcp_many(time: Duration, threads: usize) -> std::io::Result<(u32, f64)> {
+    let mut counts = vec![2, 4, threads, 2 * threads];
+    counts.sort_unstable();
+    counts.dedup();
+    let mut best = (0, 0.0);
+    for n in counts.into_iter().filter(|&n| n >= 2) {
+        let rate = loopback_tcp(time, n)?;
+        if rate > best.1 {
+            best = (n as u32, rate);
+        }
+    }
+    Ok(best)
+}
+
+/// MD5 by each implementation iobm has: the fastest, with its name.
+fn md5_rate(time: Duration, data: &[u8]) -> (&'static str, f64) {
+    let asm = rate(time, MIB, || {
+        black_box(<md5::Md5 as md5::Digest>::digest(black_box(data)));
+    });
+    let soft = rate(time, MIB, || {
+        black_box(<md_5_soft::Md5 as md_5_soft::Digest>::digest(black_box(
+            data,
+        )));
+    });
+    let single = md5_many::md5(data);
+    assert_eq!(
+        single[..],
+        <md5::Md5 as md5::Digest>::digest(data)[..],
+        "md5-many agrees with md-5"
+    );
+    let many_one = rate(time, MIB, || {
+        black_box(md5_many::md5(black_box(data)));
+    });
+    [
+        ("md-5 0.10 (assembly)", asm),
+        ("md-5 0.11", soft),
+        ("md5-many, one message", many_one),
+    ]
+    .into_iter()
+    .max_by(|a, b| a.1.total_cmp(&b.1))
+    .expect("three")
+}
+
+/// Multi-buffer MD5 on one core: as many messages as the SIMD lanes hold, hashed together.
+fn md5_many_rate(time: Duration, data: &[u8]) -> (u32, f64) {
+    let engine = md5_many::Md5Many::new();
+    let lanes = engine.lanes();
+    let inputs: Vec<&[u8]> = (0..lanes).map(|_| data).collect();
+    let mut outputs = vec![[0u8; 16]; lanes];
+    let r = rate(time, lanes * data.len(), || {
+        engine.hash_many(black_box(&inputs), &mut outputs);
+        black_box(&mut outputs);
+    });
+    (lanes as u32, r)
+}
+
 fn hash_rates(time: Duration) -> (f64, f64, f64) {
     let mut data = vec![0u8; MIB];
     fill_random(&mut data, 3);
-    let md5 = rate(time, MIB, || {
-        black_box(<md5::Md5 as md5::Digest>::digest(black_box(&data)));
-    });
+    let md5 = md5_rate(time, &data).1;
     let sha256 = rate(time, MIB, || {
         black_box(<sha2::Sha256 as sha2::Digest>::digest(black_box(&data)));
     });
@@ -101,7 +255,66 @@ fn hash_rates(time: Duration) -> (f64, f64, f64) {
 
 /// Sequential O_DIRECT write (then fsync) and read of one file of the run's own in `dir`,
 /// removed afterwards.
-fn device(dir: &Path, bytes: u64, block: usize) -> Result<DeviceLimits, Failure> {
+/// Block sizes and queue depths of the device's points.
+const POINT_BLOCKS: [u64; 3] = [64 << 10, 1 << 20, 4 << 20];
+const POINT_DEPTHS: [u32; 4] = [1, 4, 16, 32];
+
+/// The file `name` of `bytes` in `target` read, then written, with O_DIRECT through io_uring
+/// at every block size and depth for `time` each (sequentially, over and over).
+fn device_points(
+    target: &PosixTarget,
+    name: &str,
+    bytes: u64,
+    time: Duration,
+) -> Result<Vec<DevicePoint>, String> {
+    let layout = Layout {
+        files: vec![FileSpec {
+            name: name.to_string(),
+            size: bytes,
+        }],
+        regions: vec![Region {
+            file: 0,
+            offset: 0,
+            len: bytes,
+            visit: None,
+        }],
+        shared: false,
+    };
+    let control = Control::new(1, 1);
+    let rate_of = |op: Op, block: u64, depth: u32| -> Result<f64, String> {
+        let phase = Phase {
+            direct: true,
+            engine: Engine::IoUring,
+            iodepth: depth,
+            stop: StopRule::Duration(time),
+            ..Phase::new("limits", op, block, layout.clone())
+        };
+        let outcome = run_phase(target, &phase, &control);
+        if let Some(e) = outcome.errors.first() {
+            return Err(format!("{} at {} x {depth}: {}", op.name(), block, e.first));
+        }
+        let seconds = outcome.end_ns.saturating_sub(outcome.start_ns) as f64 / 1e9;
+        Ok(if seconds > 0.0 {
+            outcome.bytes() as f64 / seconds
+        } else {
+            0.0
+        })
+    };
+    let mut points = Vec::new();
+    for block in POINT_BLOCKS.into_iter().filter(|&b| b <= bytes) {
+        for depth in POINT_DEPTHS {
+            points.push(DevicePoint {
+                block_bytes: block,
+                iodepth: depth,
+                read_bytes_per_s: rate_of(Op::Read, block, depth)?,
+                write_bytes_per_s: rate_of(Op::Write, block, depth)?,
+            });
+        }
+    }
+    Ok(points)
+}
+
+fn device(dir: &Path, bytes: u64, block: usize, time: Duration) -> Result<DeviceLimits, Failure> {
     let target = PosixTarget::new(dir);
     let name = format!("iobm-limits-{}", session::RunId::generate().text);
     let fail = |what: &str, e: std::io::Error| {
@@ -118,7 +331,7 @@ fn device(dir: &Path, bytes: u64, block: usize) -> Result<DeviceLimits, Failure>
     };
     let mut buf = AlignedBuf::zeroed(block);
     fill_random(&mut buf, 4);
-    let measured = (|| -> Result<(f64, f64), Failure> {
+    let measured = (|| -> Result<(f64, f64, Vec<DevicePoint>), Failure> {
         let mut file = open(Access::Create).map_err(|e| fail("O_DIRECT open", e))?;
         let start = Instant::now();
         let mut offset = 0;
@@ -139,10 +352,14 @@ fn device(dir: &Path, bytes: u64, block: usize) -> Result<DeviceLimits, Failure>
             offset += block as u64;
         }
         let read = bytes as f64 / start.elapsed().as_secs_f64();
-        Ok((write, read))
+        file.close().map_err(|e| fail("close", e))?;
+        let points = device_points(&target, &name, bytes, time).map_err(|e| {
+            Failure::run(format!("{}: O_DIRECT through io_uring: {e}", dir.display()))
+        })?;
+        Ok((write, read, points))
     })();
     let _ = target.remove(&name);
-    let (write, read) = measured?;
+    let (write, read, points) = measured?;
     let storage = env::storage_info(dir);
     Ok(DeviceLimits {
         dir: dir.display().to_string(),
@@ -154,23 +371,36 @@ fn device(dir: &Path, bytes: u64, block: usize) -> Result<DeviceLimits, Failure>
         block_bytes: block as u64,
         write_bytes_per_s: write,
         read_bytes_per_s: read,
+        points,
     })
 }
 
 /// Measures the limits, `time` per figure (and the device's write of `size` with DIR).
 pub fn measure(dir: Option<&Path>, size: u64, time: Duration) -> Result<Limits, Failure> {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let device = dir.map(|d| device(d, size, 4 * MIB)).transpose()?;
+    let device = dir.map(|d| device(d, size, 4 * MIB, time)).transpose()?;
     let (md5, sha256, crc32c) = hash_rates(time);
+    let mut data = vec![0u8; MIB];
+    fill_random(&mut data, 3);
+    let (md5_implementation, _) = md5_rate(time, &data);
+    let (md5_many_lanes, md5_many) = md5_many_rate(time, &data);
+    let (copy_name, copy, copy_one) = fastest_copy(time);
+    let tcp = |e: std::io::Error| Failure::run(format!("loopback TCP: {}", describe_io(&e)));
+    let (connections, tcp_many) = loopback_tcp_many(time, threads).map_err(tcp)?;
     Ok(Limits {
         format: FORMAT.to_string(),
         hostname: env::hostname(),
         measured_at: time::rfc3339(time::unix_ns_now()),
         threads: threads as u32,
-        memcpy_one_thread_bytes_per_s: copy_rate(time),
-        memcpy_all_threads_bytes_per_s: memcpy_all(threads, time),
-        loopback_tcp_bytes_per_s: loopback_tcp(time)
-            .map_err(|e| Failure::run(format!("loopback TCP: {}", describe_io(&e))))?,
+        memcpy_one_thread_bytes_per_s: copy_one,
+        memcpy_all_threads_bytes_per_s: memcpy_all(threads, time, copy),
+        loopback_tcp_bytes_per_s: loopback_tcp(time, 1).map_err(tcp)?,
+        memcpy_method: copy_name.to_string(),
+        loopback_tcp_connections: connections,
+        loopback_tcp_many_bytes_per_s: tcp_many,
+        md5_implementation: md5_implementation.to_string(),
+        md5_many_bytes_per_s_per_core: md5_many,
+        md5_many_lanes,
         md5_bytes_per_s_per_core: md5,
         sha256_bytes_per_s_per_core: sha256,
         crc32c_bytes_per_s_per_core: crc32c,
@@ -182,14 +412,20 @@ pub fn measure(dir: Option<&Path>, size: u64, time: Duration) -> Result<Limits, 
 pub fn render(l: &Limits) -> String {
     let r = |v: f64| format!("{}/s", format_bytes(v as u64));
     let mut out = format!(
-        "limits of {} ({} threads), measured {}\n  memory copy      {} one thread, {} all threads\n  loopback TCP     {} one connection\n  per core         MD5 {}, SHA-256 {}, CRC32C {}\n",
+        "limits of {} ({} threads), measured {}\n  memory copy      {} one thread, {} all threads ({})\n  loopback TCP     {} one connection, {} over {} connections\n  per core         MD5 {} ({}), multi-buffer MD5 {} ({} lanes), SHA-256 {}, CRC32C {}\n",
         l.hostname,
         l.threads,
         l.measured_at,
         r(l.memcpy_one_thread_bytes_per_s),
         r(l.memcpy_all_threads_bytes_per_s),
+        l.memcpy_method,
         r(l.loopback_tcp_bytes_per_s),
+        r(l.loopback_tcp_many_bytes_per_s),
+        l.loopback_tcp_connections,
         r(l.md5_bytes_per_s_per_core),
+        l.md5_implementation,
+        r(l.md5_many_bytes_per_s_per_core),
+        l.md5_many_lanes,
         r(l.sha256_bytes_per_s_per_core),
         r(l.crc32c_bytes_per_s_per_core),
     );
@@ -204,6 +440,15 @@ pub fn render(l: &Limits) -> String {
             format_bytes(d.bytes),
             format_bytes(d.block_bytes)
         ));
+        for p in &d.points {
+            out.push_str(&format!(
+                "    {:>9} blocks, {:>2} in flight (io_uring): read {}, write {}\n",
+                format_bytes(p.block_bytes),
+                p.iodepth,
+                r(p.read_bytes_per_s),
+                r(p.write_bytes_per_s)
+            ));
+        }
     }
     out
 }

@@ -50,8 +50,51 @@ fn limits_are_plausible_and_a_rate_above_one_is_flagged() {
         rate("memcpy_all_threads_bytes_per_s") > rate("loopback_tcp_bytes_per_s"),
         "{limits}"
     );
+    // The fastest ways this machine has, named: several connections, multi-buffer MD5 (its
+    // lanes each hash a message; on one core together at least a plain MD5's fraction).
+    for name in [
+        "loopback_tcp_many_bytes_per_s",
+        "md5_many_bytes_per_s_per_core",
+    ] {
+        assert!((1e6..1e12).contains(&rate(name)), "{name}: {limits}");
+    }
+    assert!(
+        limits["loopback_tcp_connections"].as_u64().unwrap() >= 2,
+        "{limits}"
+    );
+    assert!(limits["md5_many_lanes"].as_u64().unwrap() >= 4, "{limits}");
+    assert!(
+        !limits["memcpy_method"].as_str().unwrap().is_empty(),
+        "{limits}"
+    );
+    assert!(
+        !limits["md5_implementation"].as_str().unwrap().is_empty(),
+        "{limits}"
+    );
     let device = &limits["device"];
     assert_eq!(device["bytes"], 16 << 20);
+    // The device at every block size that fits and every depth, through io_uring.
+    let points = device["points"].as_array().unwrap();
+    let shapes: Vec<(u64, u64)> = points
+        .iter()
+        .map(|p| {
+            (
+                p["block_bytes"].as_u64().unwrap(),
+                p["iodepth"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    for block in [64 << 10, 1 << 20, 4 << 20] {
+        for depth in [1, 4, 16, 32] {
+            assert!(shapes.contains(&(block, depth)), "{shapes:?}");
+        }
+    }
+    for p in points {
+        for key in ["read_bytes_per_s", "write_bytes_per_s"] {
+            let rate = p[key].as_f64().unwrap();
+            assert!((1e5..1e12).contains(&rate), "{key}: {p}");
+        }
+    }
     for key in ["read_bytes_per_s", "write_bytes_per_s"] {
         let rate = device[key].as_f64().unwrap();
         assert!((1e5..1e12).contains(&rate), "{key}: {device}");
