@@ -650,3 +650,100 @@ def test_explicit_grants_give_exactly_what_they_name(three):
     assert code(alice.put_object, Bucket="a-priv", Key="z", Body=b"z",
                 GrantRead='emailAddress="bob@example.com"') == "NotImplemented"
     assert code(alice.head_object, Bucket="a-priv", Key="z") == "404"
+
+
+def encode_names(target):
+    """A presigned URL with its credential parameters' names percent-encoded (which s3s decodes
+    as the same names)."""
+    path, query = target.split("?", 1)
+    for name in ("X-Amz-Credential", "X-Amz-Algorithm", "X-Amz-Signature", "X-Amz-Expires",
+                 "AWSAccessKeyId", "Signature", "Expires"):
+        query = query.replace(f"{name}=", f"{name[:-1]}%{ord(name[-1]):02X}=")
+    return path + "?" + query
+
+
+def test_encoded_parameter_names_are_checked_as_what_they_spell(three):
+    server, _ = three
+    alice = as_account(server, ALICE)
+    alice.create_bucket(Bucket="a-drop")
+    # A presigned PUT cannot be turned into a copy of alice's secret by unsigned headers.
+    url = alice.generate_presigned_url("put_object", Params={"Bucket": "a-drop", "Key": "upload.bin"})
+    target = encode_names(url.split(str(server.port), 1)[1])
+    status, _, data = send(server, "PUT", target,
+                           {"x-amz-copy-source": "/a-priv/secret.txt", "x-amz-acl": "public-read"})
+    assert status == 403, data
+    assert code(alice.head_object, Bucket="a-drop", Key="upload.bin") == "404"
+    # Encoded names do not stretch a URL's life past 7 days, SigV4 or SigV2.
+    for version in ("s3v4", "s3"):
+        signer = as_account(server, ALICE, version)
+        url = signer.generate_presigned_url("get_object", Params={"Bucket": "a-priv", "Key": "secret.txt"},
+                                            ExpiresIn=10 * 365 * 86400)
+        status, _, data = send(server, "GET", encode_names(url.split(str(server.port), 1)[1]))
+        assert status == 400 and b"alice's secret" not in data, (version, status)
+
+
+def test_unsigned_writes_leave_the_disk_to_the_accounts_and_huge_bodies_are_refused_unread(small_disk):
+    server, root = small_disk
+    alice = as_account(server, ALICE)
+    alice.create_bucket(Bucket="open-rw")
+    alice.put_bucket_acl(Bucket="open-rw", ACL="public-read-write")
+    anon = unsigned(server)
+    # 60 MiB of a 64 MiB disk, by an unsigned client: refused before the body, as storage full.
+    try:
+        anon.put_object(Bucket="open-rw", Key="fill", Body=b"z" * (60 << 20))
+        got = 200
+    except botocore.exceptions.ClientError as e:
+        got = e.response["ResponseMetadata"]["HTTPStatusCode"]
+    assert got == 507
+    anon.put_object(Bucket="open-rw", Key="small", Body=b"z" * (1 << 20))
+    alice.put_object(Bucket="open-rw", Key="mine", Body=os.urandom(8 << 20))
+    # A body of 10 GB announced: EntityTooLarge before a byte is read.
+    sock = socket.create_connection(("127.0.0.1", server.port), timeout=10)
+    sock.sendall(f"PUT /open-rw/huge HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n"
+                 "Content-Length: 10000000000\r\n\r\n".encode())
+    reply = sock.recv(4096).decode(errors="replace")
+    sock.close()
+    assert reply.startswith("HTTP/1.1 400") and "EntityTooLarge" in reply, reply
+
+
+def test_a_trickling_body_is_cut_by_the_body_timeout(small_disk):
+    server, root = small_disk
+    alice = as_account(server, ALICE)
+    alice.create_bucket(Bucket="pub-t")
+    alice.put_bucket_acl(Bucket="pub-t", ACL="public-read-write")
+    # One byte every 2 s, each within the body timeout (3 s): cut once 3 s pass without
+    # 64 KiB arriving, not held for the 100 s the body would take.
+    sock = socket.create_connection(("127.0.0.1", server.port), timeout=60)
+    sock.sendall(f"PUT /pub-t/slow HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n"
+                 "Content-Length: 50\r\n\r\n".encode())
+    started, reply = time.time(), b""
+    try:
+        for _ in range(50):
+            sock.sendall(b"x")
+            time.sleep(2)
+            if time.time() - started > 45:
+                break
+    except OSError:
+        pass
+    try:
+        reply = sock.recv(4096)
+    except OSError:
+        pass
+    sock.close()
+    assert not reply.startswith(b"HTTP/1.1 200"), reply
+    assert code(alice.head_object, Bucket="pub-t", Key="slow") == "404"
+    assert time.time() - started < 45
+
+
+def test_a_deleted_buckets_uploads_go_with_it(three):
+    server, _ = three
+    alice, bob = as_account(server, ALICE), as_account(server, BOB)
+    alice.create_bucket(Bucket="shared-name")
+    mp = alice.create_multipart_upload(Bucket="shared-name", Key="alice/plans-2027.xlsx")
+    alice.upload_part(Bucket="shared-name", Key="alice/plans-2027.xlsx", UploadId=mp["UploadId"],
+                      PartNumber=1, Body=b"p" * 1024)
+    alice.delete_bucket(Bucket="shared-name")
+    bob.create_bucket(Bucket="shared-name")
+    assert bob.list_multipart_uploads(Bucket="shared-name").get("Uploads", []) == []
+    assert code(bob.list_parts, Bucket="shared-name", Key="alice/plans-2027.xlsx",
+                UploadId=mp["UploadId"]) == "NoSuchUpload"

@@ -400,6 +400,17 @@ impl Policy {
     /// the bucket and object. A bucket that does not exist is NoSuchBucket to everyone; one
     /// whose grants cannot be read is refused. Returns the bucket's directory as checked.
     fn authorize(&self, caller: &Caller, op: &str, path: &S3Path) -> S3Result<Option<OwnedFd>> {
+        self.authorize_with_body(caller, op, path, 0)
+    }
+
+    /// [`Policy::authorize`] of a request whose body brings `body` bytes.
+    fn authorize_with_body(
+        &self,
+        caller: &Caller,
+        op: &str,
+        path: &S3Path,
+        body: u64,
+    ) -> S3Result<Option<OwnedFd>> {
         let single = self.accounts.is_single();
         let need = need(op, path);
         let (bucket, key) = match path {
@@ -436,8 +447,21 @@ impl Policy {
             object: object_grants.as_ref(),
         };
         match decide(caller, need, &facts) {
-            Decision::Allow => Ok(Some(dir)),
             Decision::Deny => Err(denied(caller)),
+            // What an unsigned client writes may not take the disk below a tenth free (an
+            // account's own writes may fill it).
+            Decision::Allow if need == Need::WriteObjects && caller == &Caller::Anonymous => {
+                if crate::spool::room_at(self.store.root(), body) {
+                    Ok(Some(dir))
+                } else {
+                    Err(crate::errors::custom(
+                        "XMinioStorageFull",
+                        hyper::StatusCode::INSUFFICIENT_STORAGE,
+                        "the gateway keeps the rest of its disk for its accounts".into(),
+                    ))
+                }
+            }
+            Decision::Allow => Ok(Some(dir)),
         }
     }
 
@@ -449,8 +473,23 @@ impl Policy {
         op: &str,
         path: &S3Path,
     ) -> S3Result<()> {
+        self.admit_with_body(credentials, op, path, 0)
+    }
+
+    /// [`Policy::admit`] of a request whose body brings `body` bytes (what an unsigned write
+    /// may take of the disk).
+    pub fn admit_with_body(
+        &self,
+        credentials: Option<&s3s::auth::Credentials>,
+        op: &str,
+        path: &S3Path,
+        body: u64,
+    ) -> S3Result<()> {
         let caller = self.caller(credentials);
-        if let (Some(dir), Some(bucket)) = (self.authorize(&caller, op, path)?, path_bucket(path)) {
+        if let (Some(dir), Some(bucket)) = (
+            self.authorize_with_body(&caller, op, path, body)?,
+            path_bucket(path),
+        ) {
             remember_checked(bucket, dir);
         }
         Ok(())
@@ -474,7 +513,11 @@ fn path_bucket(path: &S3Path) -> Option<&str> {
 #[async_trait::async_trait]
 impl S3Access for Policy {
     async fn check(&self, cx: &mut S3AccessContext<'_>) -> S3Result<()> {
-        self.admit(cx.credentials(), cx.s3_op().name(), cx.s3_path())
+        let body = ["x-amz-decoded-content-length", "content-length"]
+            .iter()
+            .find_map(|h| cx.headers().get(*h)?.to_str().ok()?.parse::<u64>().ok())
+            .unwrap_or(0);
+        self.admit_with_body(cx.credentials(), cx.s3_op().name(), cx.s3_path(), body)
     }
 }
 

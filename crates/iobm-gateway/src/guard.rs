@@ -119,11 +119,83 @@ fn header_scope(authorization: &str) -> Result<Scope<'_>, Refusal> {
     })
 }
 
-fn query_param<'a>(query: &'a str, name: &str) -> Option<&'a str> {
-    query
-        .split('&')
-        .find_map(|pair| pair.strip_prefix(name)?.strip_prefix('='))
+/// A query string decoded as s3s decodes it (`application/x-www-form-urlencoded`: `+` is a
+/// space, `%XX` a byte), names and values alike: what the guard checks is what s3s will verify,
+/// so an encoded name (`X-Amz-Credentia%6C`) is the parameter it spells.
+pub(crate) struct Query(Vec<(String, String)>);
+
+impl Query {
+    pub(crate) fn parse(query: &str) -> Query {
+        let decode = |s: &str| {
+            let plus = s.replace('+', " ");
+            percent_decode_lossy(&plus)
+        };
+        Query(
+            query
+                .split('&')
+                .filter(|p| !p.is_empty())
+                .map(|p| {
+                    let (name, value) = p.split_once('=').unwrap_or((p, ""));
+                    (decode(name), decode(value))
+                })
+                .collect(),
+        )
+    }
+
+    fn get(&self, name: &str) -> Option<&str> {
+        self.0
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    pub(crate) fn has(&self, name: &str) -> bool {
+        self.0.iter().any(|(n, _)| n == name)
+    }
+
+    pub(crate) fn names(&self) -> impl Iterator<Item = &str> {
+        self.0.iter().map(|(n, _)| n.as_str())
+    }
+
+    fn count(&self, name: &str) -> usize {
+        self.0.iter().filter(|(n, _)| n == name).count()
+    }
 }
+
+/// `%XX` escapes decoded, bytes that are not UTF-8 replaced.
+fn percent_decode_lossy(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |at: usize| bytes.get(at).and_then(|&b| (b as char).to_digit(16));
+        match (bytes[i], hex(i + 1), hex(i + 2)) {
+            (b'%', Some(h), Some(l)) => {
+                out.push((h * 16 + l) as u8);
+                i += 3;
+            }
+            (b, _, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The query parameters that carry a credential; each may appear once.
+const CREDENTIAL_PARAMS: [&str; 10] = [
+    "X-Amz-Algorithm",
+    "X-Amz-Credential",
+    "X-Amz-Signature",
+    "X-Amz-Date",
+    "X-Amz-Expires",
+    "X-Amz-SignedHeaders",
+    "X-Amz-Security-Token",
+    "AWSAccessKeyId",
+    "Signature",
+    "Expires",
+];
 
 /// `%XX` escapes decoded; `None` if the result is not UTF-8.
 pub(crate) fn percent_decode(text: &str) -> Option<String> {
@@ -211,21 +283,30 @@ fn now_unix() -> u64 {
         .map_or(0, |d| d.as_secs())
 }
 
-fn has_query_param(query: &str, name: &str) -> bool {
-    query
-        .split('&')
-        .any(|pair| pair.split('=').next() == Some(name))
-}
-
 /// A request carries exactly one credential form: the Authorization header, SigV4 query
 /// parameters or SigV2 query parameters. With two, S3 refuses it: each form's own checks (its
 /// expiry above all) must not be skipped because another form is what gets verified.
-fn one_credential_form(query: &str, headers: &HeaderMap) -> Result<(), Refusal> {
-    let header = headers.contains_key(AUTHORIZATION);
+fn one_credential_form(query: &Query, headers: &HeaderMap) -> Result<(), Refusal> {
+    if let Some(twice) = CREDENTIAL_PARAMS.iter().find(|p| query.count(p) > 1) {
+        return Err(Refusal::new(
+            StatusCode::BAD_REQUEST,
+            "InvalidArgument",
+            format!("the query parameter {twice} is given more than once"),
+        ));
+    }
+    let header = headers.get_all(AUTHORIZATION).iter().count();
+    if header > 1 {
+        return Err(Refusal::new(
+            StatusCode::BAD_REQUEST,
+            "InvalidArgument",
+            "the Authorization header is given more than once",
+        ));
+    }
+    let header = header == 1;
     let v4 = ["X-Amz-Algorithm", "X-Amz-Credential", "X-Amz-Signature"]
         .iter()
-        .any(|p| has_query_param(query, p));
-    let v2 = has_query_param(query, "Signature") || has_query_param(query, "AWSAccessKeyId");
+        .any(|p| query.has(p));
+    let v2 = query.has("Signature") || query.has("AWSAccessKeyId");
     if [header, v4, v2].iter().filter(|&&f| f).count() > 1 {
         return Err(Refusal::new(
             StatusCode::BAD_REQUEST,
@@ -271,6 +352,7 @@ pub fn check(
     region: &str,
     signed: bool,
 ) -> Result<(), Refusal> {
+    let query = &Query::parse(query);
     if let Some(value) = headers.get("x-amz-content-sha256") {
         let value = value.to_str().unwrap_or_default();
         let hash = value.len() == 64 && value.bytes().all(|b| b.is_ascii_hexdigit());
@@ -282,11 +364,20 @@ pub fn check(
             ));
         }
     }
-    if method == hyper::Method::POST
-        && query
-            .split('&')
-            .any(|p| p == "delete" || p.starts_with("delete="))
-    {
+    if method == hyper::Method::PUT {
+        // S3 takes at most 5 GiB in one PUT (an object or a part), refused before the body.
+        let length = ["x-amz-decoded-content-length", "content-length"]
+            .iter()
+            .find_map(|h| headers.get(*h)?.to_str().ok()?.parse::<u64>().ok());
+        if length.is_some_and(|n| n > crate::spool::MAX_SPOOLED) {
+            return Err(Refusal::new(
+                StatusCode::BAD_REQUEST,
+                "EntityTooLarge",
+                "Your proposed upload exceeds the maximum allowed size (5 GiB in one PUT)",
+            ));
+        }
+    }
+    if method == hyper::Method::POST && query.has("delete") {
         let length = headers
             .get(CONTENT_LENGTH)
             .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
@@ -322,7 +413,7 @@ pub fn check(
             )?;
             check_signed_headers(headers, &scope.signed_headers, &[])?;
         }
-    } else if let Some(credential) = query_param(query, "X-Amz-Credential") {
+    } else if let Some(credential) = query.get("X-Amz-Credential") {
         let bad = |m: String| {
             Refusal::new(
                 StatusCode::BAD_REQUEST,
@@ -330,8 +421,7 @@ pub fn check(
                 m,
             )
         };
-        let credential = percent_decode(credential).unwrap_or_default();
-        let (cred_region, service) = parse_credential(&credential).ok_or_else(|| {
+        let (cred_region, service) = parse_credential(credential).ok_or_else(|| {
             bad("X-Amz-Credential is not AK/date/region/service/aws4_request".into())
         })?;
         check_scope(
@@ -340,25 +430,28 @@ pub fn check(
             region,
             "AuthorizationQueryParametersError",
         )?;
-        let expires = query_param(query, "X-Amz-Expires").and_then(|v| v.parse::<u64>().ok());
+        let expires = query
+            .get("X-Amz-Expires")
+            .and_then(|v| v.parse::<u64>().ok());
         if !expires.is_some_and(|s| (1..=MAX_PRESIGNED_EXPIRY_S).contains(&s)) {
             return Err(bad(format!(
                 "X-Amz-Expires must be a number of seconds from 1 to {MAX_PRESIGNED_EXPIRY_S} (7 days)"
             )));
         }
-        let signed_headers =
-            percent_decode(query_param(query, "X-Amz-SignedHeaders").unwrap_or_default())
-                .unwrap_or_default();
-        let signed_headers: Vec<&str> = signed_headers.split(';').collect();
+        let signed_headers: Vec<&str> = query
+            .get("X-Amz-SignedHeaders")
+            .unwrap_or_default()
+            .split(';')
+            .collect();
         // The payload hash of a presigned request is checked against the body by s3s.
         check_signed_headers(headers, &signed_headers, &["x-amz-content-sha256"])?;
-    } else if let Some(expires) = query_param(query, "Expires") {
+    } else if query.has("Signature") || query.has("AWSAccessKeyId") {
         // A SigV2 presigned URL: `Expires` is when it stops working, in Unix seconds.
         let now = now_unix();
-        if query_param(query, "Signature").is_some()
-            && expires
-                .parse::<u64>()
-                .map_or(true, |t| t > now + MAX_PRESIGNED_EXPIRY_S)
+        let expires = query.get("Expires").unwrap_or_default();
+        if expires
+            .parse::<u64>()
+            .map_or(true, |t| t > now + MAX_PRESIGNED_EXPIRY_S)
         {
             return Err(Refusal::new(
                 StatusCode::BAD_REQUEST,
@@ -377,7 +470,7 @@ pub fn check(
 /// given its slash so that s3s, which signs the path as it is, computes the same string.
 fn sigv2_bucket_path<B>(req: &mut Request<B>) {
     let query = req.uri().query().unwrap_or_default();
-    let v2 = has_query_param(query, "AWSAccessKeyId")
+    let v2 = Query::parse(query).has("AWSAccessKeyId")
         || req
             .headers()
             .get(AUTHORIZATION)
@@ -619,6 +712,48 @@ mod tests {
         assert_eq!(
             get(&v2(now + 115 * 86_400), &none),
             "AuthorizationQueryParametersError"
+        );
+    }
+
+    #[test]
+    fn query_parameters_are_checked_as_s3s_decodes_them() {
+        let none = HeaderMap::new();
+        let get = |q: &str, h: &HeaderMap| code(check(&Method::GET, q, h, "us-east-1", true));
+        // A 115-day SigV4 URL whose parameter names are percent-encoded is still 115 days.
+        let far = "X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credentia%6C=AK%2F20261130%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Date=20261130T000000Z&X-Amz-Expire%73=9936000&X-Amz-SignedHeaders=host&X-Amz-Signature=00";
+        assert_eq!(get(far, &none), "AuthorizationQueryParametersError");
+        // Unsigned headers beside an encoded presigned URL are refused.
+        let near = far.replace("9936000", "60");
+        let injected = headers(&[("x-amz-copy-source", "/a/b")]);
+        assert_eq!(get(&near, &injected), "AccessDenied");
+        // A SigV2 URL with an encoded Expires, ten years out.
+        let v2 = format!(
+            "AWSAccessKeyId=AK&Signatur%65=x&Expire%73={}",
+            now_unix() + 315_360_000
+        );
+        assert_eq!(get(&v2, &none), "AuthorizationQueryParametersError");
+        // A header credential beside encoded query credentials: two forms.
+        let both = headers(&[("authorization", AUTH)]);
+        assert_eq!(get(&near, &both), "InvalidArgument");
+        // A credential parameter given twice.
+        assert_eq!(
+            get(&format!("{near}&X-Amz-Signature=11"), &none),
+            "InvalidArgument"
+        );
+    }
+
+    #[test]
+    fn puts_over_five_gib_are_refused_unread() {
+        let put =
+            |h: &[(&str, &str)]| code(check(&Method::PUT, "", &headers(h), "us-east-1", false));
+        assert_eq!(put(&[("content-length", "10000000000")]), "EntityTooLarge");
+        assert_eq!(put(&[("content-length", "5368709120")]), "ok");
+        assert_eq!(
+            put(&[
+                ("content-length", "100"),
+                ("x-amz-decoded-content-length", "5368709121")
+            ]),
+            "EntityTooLarge"
         );
     }
 

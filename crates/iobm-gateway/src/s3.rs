@@ -123,15 +123,23 @@ impl Gateway {
         let mut temp = self.store.create_temp().map_err(io_error)?;
         let mut md5 = self.hashers.stream();
         let mut size = 0u64;
+        // The body timeout runs from the last time PROGRESS more bytes had arrived: a body
+        // that trickles in a byte at a time cannot hold its connection for ever.
+        let mut deadline = tokio::time::Instant::now() + self.body_timeout;
+        let mut at_deadline = 0u64;
         if let Some(mut body) = body {
             loop {
-                let chunk = match tokio::time::timeout(self.body_timeout, body.next()).await {
+                let chunk = match tokio::time::timeout_at(deadline, body.next()).await {
                     Err(_) => return Err(body_timeout()),
                     Ok(None) => break,
                     Ok(Some(Err(e))) => return Err(body_error(e.as_ref())),
                     Ok(Some(Ok(chunk))) => chunk,
                 };
                 size += chunk.len() as u64;
+                if size - at_deadline >= crate::spool::PROGRESS {
+                    at_deadline = size;
+                    deadline = tokio::time::Instant::now() + self.body_timeout;
+                }
                 // Hashed on a hashing thread while it is written here: plain file writes on
                 // this worker thread (block_in_place), with no copy into tokio's file buffer
                 // and no hand-off to its blocking pool per chunk.
@@ -287,7 +295,22 @@ impl S3 for Gateway {
         req: S3Request<DeleteBucketInput>,
     ) -> S3Result<S3Response<DeleteBucketOutput>> {
         match self.store.delete_bucket(&req.input.bucket) {
-            Ok(()) => Ok(S3Response::new(DeleteBucketOutput::default())),
+            Ok(()) => {
+                // Its unfinished multipart uploads go with it: a bucket made later under the
+                // name, by anyone, does not inherit them.
+                let uploads = self.store.uploads_dir();
+                while let Ok((open, more)) =
+                    crate::multipart::list(uploads, &req.input.bucket, "", ("", ""), 1000)
+                {
+                    for (id, _) in &open {
+                        let _ = crate::multipart::remove(uploads, id);
+                    }
+                    if !more || open.is_empty() {
+                        break;
+                    }
+                }
+                Ok(S3Response::new(DeleteBucketOutput::default()))
+            }
             Err(StoreError::Io(e)) if e.raw_os_error() == Some(libc::ENOTEMPTY) => {
                 Err(s3_error!(BucketNotEmpty))
             }

@@ -12,8 +12,7 @@ use s3s::{s3_error, Body, S3Request, S3Response, S3Result};
 
 /// The query parameters a plain GetObject may carry.
 fn plain_object_query(query: &str) -> bool {
-    query.split('&').filter(|p| !p.is_empty()).all(|p| {
-        let name = p.split('=').next().unwrap_or_default();
+    crate::guard::Query::parse(query).names().all(|name| {
         name.starts_with("X-Amz-") || name.starts_with("response-") || name == "versionId"
     })
 }
