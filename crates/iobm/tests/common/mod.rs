@@ -149,7 +149,12 @@ pub fn assert_aggregates_recomputable(phase: &Value) {
         }
     };
     let aggs = phase["aggregates"].as_array().unwrap();
-    assert!(aggs.len() >= 3, "{aggs:?}");
+    let has = |kind: &str| aggs.iter().any(|a| a["kind"] == kind);
+    assert!(has("sum_of_rates") && has("makespan"), "{aggs:?}");
+    // First done and steady state only from windows of ten trace intervals or more.
+    let long = |from: f64, to: f64| to >= from + 10.0 * 1e6;
+    assert_eq!(has("first_done"), long(min_start, min_end), "{aggs:?}");
+    assert_eq!(has("steady_state"), long(max_start, min_end), "{aggs:?}");
     for a in aggs {
         let kind = a["kind"].as_str().unwrap();
         let got = a["bytes_per_s"].as_f64().unwrap();
