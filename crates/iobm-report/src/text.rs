@@ -526,14 +526,16 @@ fn node_line(e: &iobm_results::ServerEvidence) -> Option<String> {
         return None;
     }
     let mut parts = Vec::new();
-    parts.push(match (&e.device, e.device_read_bytes, e.device_written_bytes) {
-        (Some(d), Some(r), Some(w)) => format!(
-            "devices {d} read {} and wrote {}",
-            format_bytes(r),
-            format_bytes(w)
-        ),
-        _ => "no data devices".to_string(),
-    });
+    parts.push(
+        match (&e.device, e.device_read_bytes, e.device_written_bytes) {
+            (Some(d), Some(r), Some(w)) => format!(
+                "devices {d} read {} and wrote {}",
+                format_bytes(r),
+                format_bytes(w)
+            ),
+            _ => "no data devices".to_string(),
+        },
+    );
     if let (Some(b), Some(a)) = (e.page_cache_before_bytes, e.page_cache_after_bytes) {
         parts.push(format!(
             "page cache {} to {}",
@@ -574,11 +576,19 @@ fn wire_line(wire: &[iobm_results::NicIo]) -> Option<String> {
         .map(|n| {
             format!(
                 "{}{} received {}, sent {}{}",
-                if several_hosts { format!("{} ", n.host) } else { String::new() },
+                if several_hosts {
+                    format!("{} ", n.host)
+                } else {
+                    String::new()
+                },
                 n.nic,
                 format_bytes(n.received_bytes),
                 format_bytes(n.sent_bytes),
-                if n.towards_storage { " (towards the storage)" } else { "" }
+                if n.towards_storage {
+                    " (towards the storage)"
+                } else {
+                    ""
+                }
             )
         })
         .collect();

@@ -4,8 +4,8 @@
 
 use crate::around::{with_servers, Around};
 use crate::observe::Observer;
-use crate::progress;
 use crate::offered;
+use crate::progress;
 use crate::progress::ProgressLine;
 use crate::ranks::{RankPhase, Ranks};
 use crate::record::phase_result;
@@ -47,7 +47,10 @@ pub fn execute(
         let servers_dropped = around.drops_before(&phase);
         if servers_dropped {
             let dropped: Result<(), String> = if ranks.is_root() {
-                progress::note(&format!("dropping the servers' caches before '{}' ...", phase.name));
+                progress::note(&format!(
+                    "dropping the servers' caches before '{}' ...",
+                    phase.name
+                ));
                 let done = around.drop_servers(&phase.name).map(|_| ());
                 progress::clear_line();
                 done

@@ -221,7 +221,12 @@ pub struct ServerArgs {
     pub server_metrics: Vec<String>,
     /// The servers' data devices, as node_exporter names them (sdb,nvme0n1) [default: every
     /// disk but device-mapper, md, loop, ram and partitions]
-    #[arg(long, value_name = "DEV", value_delimiter = ',', requires = "server_metrics")]
+    #[arg(
+        long,
+        value_name = "DEV",
+        value_delimiter = ',',
+        requires = "server_metrics"
+    )]
     pub server_devices: Vec<String>,
     /// A command that drops the storage servers' caches ("ssh nfs1 sudo sysctl
     /// vm.drop_caches=3"), run through sh -c before every read or GET phase, outside its time;
