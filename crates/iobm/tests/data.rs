@@ -308,11 +308,29 @@ fn wrong_etags(backend: &str) -> String {
                         held[digit] = if held[digit] == b'0' { b'1' } else { b'0' };
                         at = digit;
                     }
-                    // Keep back what could be the start of a header not yet whole.
-                    let keep = held
-                        .len()
-                        .saturating_sub(at.max(held.len().saturating_sub(48)));
-                    let send = held.len() - keep;
+                    // Keep back only an ETag header not yet whole at the end (a "\r", or a
+                    // "\r\netag: \"" and its 32 digits cut short): everything else goes on
+                    // at once, so an answer's last bytes are never held back.
+                    let lower = held.to_ascii_lowercase();
+                    let needle = b"\r\netag: \"";
+                    let cut = match lower[at..].iter().rposition(|&b| b == b'\r') {
+                        Some(i) => {
+                            let tail = &lower[at + i..];
+                            // A "\r\n" right after a "\r\n" ends the headers: none follows.
+                            let ends_headers = lower[..at + i].ends_with(b"\r\n");
+                            let partial = !ends_headers
+                                && ((tail.len() < needle.len() && needle.starts_with(tail))
+                                    || (tail.starts_with(needle)
+                                        && tail.len() < needle.len() + 32));
+                            if partial {
+                                at + i
+                            } else {
+                                held.len()
+                            }
+                        }
+                        None => held.len(),
+                    };
+                    let send = cut;
                     if to.write_all(&held[..send]).is_err() {
                         return;
                     }
