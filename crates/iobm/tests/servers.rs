@@ -283,7 +283,7 @@ fn server_flags_that_cannot_work_are_refused_before_anything_is_written() {
             format!("--server-metrics {closed}: Connection refused"),
         ),
         (
-            vec!["bonnie", d, "--server-metrics", &closed],
+            vec!["bonnie", d, "--size", "8MiB", "--server-metrics", &closed],
             "--server-metrics".into(),
         ),
         (
