@@ -164,23 +164,7 @@ impl Query {
 
 /// `%XX` escapes decoded, bytes that are not UTF-8 replaced.
 fn percent_decode_lossy(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = |at: usize| bytes.get(at).and_then(|&b| (b as char).to_digit(16));
-        match (bytes[i], hex(i + 1), hex(i + 2)) {
-            (b'%', Some(h), Some(l)) => {
-                out.push((h * 16 + l) as u8);
-                i += 3;
-            }
-            (b, _, _) => {
-                out.push(b);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
+    String::from_utf8_lossy(&percent_bytes(text)).into_owned()
 }
 
 /// The query parameters that carry a credential; each may appear once.
@@ -199,6 +183,11 @@ const CREDENTIAL_PARAMS: [&str; 10] = [
 
 /// `%XX` escapes decoded; `None` if the result is not UTF-8.
 pub(crate) fn percent_decode(text: &str) -> Option<String> {
+    String::from_utf8(percent_bytes(text)).ok()
+}
+
+/// The bytes of `text` with its `%XX` escapes decoded.
+fn percent_bytes(text: &str) -> Vec<u8> {
     let bytes = text.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
@@ -215,7 +204,7 @@ pub(crate) fn percent_decode(text: &str) -> Option<String> {
             }
         }
     }
-    String::from_utf8(out).ok()
+    out
 }
 
 fn check_scope(
