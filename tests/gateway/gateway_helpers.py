@@ -8,6 +8,8 @@ import sys
 import time
 
 import boto3
+import botocore
+from botocore import UNSIGNED
 from botocore.config import Config
 
 IOBM = os.environ.get("IOBM_BIN", os.path.join(os.path.dirname(__file__), "../../target/debug/iobm"))
@@ -64,3 +66,29 @@ def aws(server, *args):
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     return out.stdout
+
+
+def as_account(server, keys, version="s3v4"):
+    """A boto3 client of one account (keys: access key, secret), path style, no retries."""
+    return boto3.client(
+        "s3", endpoint_url=server.endpoint, aws_access_key_id=keys[0], aws_secret_access_key=keys[1],
+        region_name="us-east-1",
+        config=Config(signature_version=version, s3={"addressing_style": "path"},
+                      retries={"max_attempts": 1}))
+
+
+def unsigned(server):
+    """A boto3 client that signs nothing."""
+    return boto3.client(
+        "s3", endpoint_url=server.endpoint, region_name="us-east-1",
+        config=Config(signature_version=UNSIGNED, s3={"addressing_style": "path"},
+                      retries={"max_attempts": 1}))
+
+
+def code(call, *args, **kwargs):
+    """The S3 error code a call fails with, or "ok"."""
+    try:
+        call(*args, **kwargs)
+        return "ok"
+    except botocore.exceptions.ClientError as e:
+        return e.response["Error"]["Code"]

@@ -13,33 +13,17 @@ import pytest
 from botocore import UNSIGNED
 from botocore.config import Config
 
-from gateway_helpers import Server
+from gateway_helpers import as_account, code, unsigned, Server
 
 ALICE = ("AKALICE", "alice-secret-key-0123456789")
 BOB = ("AKBOB", "bob-secret-key-0123456789")
 CAROL = ("AKCAROL", "carol-secret-key-0123456789")
 
 
-def as_account(server, keys):
-    return boto3.client(
-        "s3", endpoint_url=server.endpoint, aws_access_key_id=keys[0], aws_secret_access_key=keys[1],
-        region_name="us-east-1", config=Config(s3={"addressing_style": "path"}, retries={"max_attempts": 1}))
 
 
-def unsigned(server):
-    return boto3.client(
-        "s3", endpoint_url=server.endpoint, region_name="us-east-1",
-        config=Config(signature_version=UNSIGNED, s3={"addressing_style": "path"},
-                      retries={"max_attempts": 1}))
 
 
-def code(call, *args, **kwargs):
-    """The S3 error code a call fails with, or "ok"."""
-    try:
-        call(*args, **kwargs)
-        return "ok"
-    except botocore.exceptions.ClientError as e:
-        return e.response["Error"]["Code"]
 
 
 def write_users(path, *accounts):

@@ -27,7 +27,7 @@ from botocore.awsrequest import AWSRequest
 from botocore.config import Config
 from botocore.credentials import Credentials
 
-from gateway_helpers import IOBM, Server, free_port, wait_for_port
+from gateway_helpers import as_account, code, unsigned, IOBM, Server, free_port, wait_for_port
 
 ALICE = ("AKALICE", "alice-secret-key-0123456789")
 BOB = ("AKBOB", "bob-secret-key-0123456789")
@@ -35,28 +35,10 @@ CAROL = ("AKCAROL", "carol-secret-key-0123456789")
 NAMES = {"alice": ALICE, "bob": BOB, "carol": CAROL}
 
 
-def as_account(server, keys, version="s3v4"):
-    return boto3.client(
-        "s3", endpoint_url=server.endpoint, aws_access_key_id=keys[0], aws_secret_access_key=keys[1],
-        region_name="us-east-1",
-        config=Config(signature_version=version, s3={"addressing_style": "path"},
-                      retries={"max_attempts": 1}))
 
 
-def unsigned(server):
-    return boto3.client(
-        "s3", endpoint_url=server.endpoint, region_name="us-east-1",
-        config=Config(signature_version=UNSIGNED, s3={"addressing_style": "path"},
-                      retries={"max_attempts": 1}))
 
 
-def code(call, *args, **kwargs):
-    """The S3 error code a call fails with, or "ok"."""
-    try:
-        call(*args, **kwargs)
-        return "ok"
-    except botocore.exceptions.ClientError as e:
-        return e.response["Error"]["Code"]
 
 
 def send(server, method, target, headers=None, body=b""):
