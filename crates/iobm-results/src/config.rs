@@ -1,0 +1,227 @@
+//! The resolved options of a run (files, S3, the bonnie suite) and the hash of what it did.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// The [`RunResult::config_hash`] of a run of `kind` with `config`: FNV-1a (64 bits) of the
+/// configuration's JSON without the fields that name where it ran or differ per run, nor those
+/// that are null, empty or 0 (so a field added later, absent from older documents, leaves
+/// their hash as it was).
+pub fn config_hash(kind: &str, config: &Config) -> String {
+    let mut value = serde_json::to_value(config).expect("a config serialises");
+    // The servers and the network name where the run ran, not what it did.
+    let place = [
+        "dir",
+        "run_dir",
+        "keep",
+        "server_metrics",
+        "server_devices",
+        "server_drop_cmd",
+        "line_rate_bytes_per_s",
+        "line_rate_source",
+    ];
+    let s3_place = [
+        "endpoints",
+        "gateway_dir",
+        "bucket",
+        "bucket_created",
+        "prefix",
+        "max_new_objects",
+        "upload_bytes_per_s",
+    ];
+    if let Some(map) = value.as_object_mut() {
+        place.iter().for_each(|k| {
+            map.remove(*k);
+        });
+        if let Some(s3) = map.get_mut("s3").and_then(|s| s.as_object_mut()) {
+            s3_place.iter().for_each(|k| {
+                s3.remove(*k);
+            });
+        }
+    }
+    fn unset_removed(value: &mut serde_json::Value) {
+        if let Some(map) = value.as_object_mut() {
+            map.retain(|_, v| !(v.is_null() || v == "" || v == 0));
+            map.values_mut().for_each(unset_removed);
+        }
+    }
+    unset_removed(&mut value);
+    let text = format!("{kind}\n{value}");
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in text.bytes() {
+        hash ^= b as u64;
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{hash:016x}")
+}
+
+/// The resolved options of a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// The directory given on the command line.
+    pub dir: String,
+    /// The directory the run created inside `dir` (or, for `read`, the data set it read).
+    pub run_dir: String,
+    /// Worker threads.
+    pub jobs: u32,
+    /// Bytes each worker owns.
+    pub size_per_job_bytes: u64,
+    /// Bytes of the whole data set (jobs x size_per_job_bytes).
+    pub total_bytes: u64,
+    /// Bytes per operation.
+    pub block_bytes: u64,
+    /// "file_per_job" (one file per worker) or "shared_file" (disjoint regions of one file).
+    pub layout: String,
+    /// "sequential" or "random" (every block once per pass, in random order).
+    pub pattern: String,
+    /// "never", "end" (once per worker after its last write) or "each" (after every write).
+    pub fsync: String,
+    /// Whether files were opened with O_DIRECT.
+    pub direct: bool,
+    /// How reads and writes were submitted: "sync" or "io_uring" (empty in documents from
+    /// before: sync).
+    #[serde(default)]
+    pub engine: String,
+    /// Requests each worker kept in flight (--iodepth; 0 in documents from before: 1).
+    #[serde(default)]
+    pub iodepth: u32,
+    /// Time limit per phase in seconds, when the run stops by time instead of by size.
+    pub duration_s: Option<f64>,
+    /// Warm-up before each phase's duration, in seconds (--ramp): operations that ended in it
+    /// are in no number of the document. Null: none.
+    #[serde(default)]
+    pub ramp_s: Option<f64>,
+    /// Content written: "random", "zero" or "compressible:PCT".
+    pub data: String,
+    /// Whether the data was kept after the run.
+    pub keep: bool,
+    /// The bonnie-style suite's own settings (runs of kind "bonnie").
+    pub bonnie: Option<BonnieConfig>,
+    /// The S3 load's own settings (runs of kind "s3 put", "s3 get", ...).
+    #[serde(default)]
+    pub s3: Option<S3Config>,
+    /// Memory of the server behind the storage (NFS server, S3 server) as the user stated it
+    /// with --server-ram, in bytes: a data set smaller than it can be served from that cache.
+    /// Null: not stated (network file systems then assume twice this client's RAM).
+    #[serde(default)]
+    pub server_ram_bytes: Option<u64>,
+    /// The storage servers' Prometheus text endpoints (`--server-metrics`), read before and
+    /// after every phase.
+    #[serde(default)]
+    pub server_metrics: Vec<String>,
+    /// The servers' data devices named with `--server-devices` (empty: every disk).
+    #[serde(default)]
+    pub server_devices: Vec<String>,
+    /// The command run (`sh -c`) before every read or GET phase to drop the servers' caches
+    /// (`--server-drop-cmd`).
+    #[serde(default)]
+    pub server_drop_cmd: Option<String>,
+    /// The network's speed between this client and the storage (`--line-rate`), bytes per
+    /// second: a rate above it cannot have crossed that network. Null: not stated.
+    #[serde(default)]
+    pub line_rate_bytes_per_s: Option<u64>,
+    /// Where `line_rate_bytes_per_s` comes from: "stated", or "auto: IFACE's link, N Mbit/s".
+    #[serde(default)]
+    pub line_rate_source: Option<String>,
+}
+
+/// Settings of `iobm s3`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct S3Config {
+    /// Endpoint URLs; worker w talks to endpoint w mod len.
+    pub endpoints: Vec<String>,
+    /// Whether the endpoint was iobm's own gateway started in-process over `gateway_dir`.
+    pub builtin_gateway: bool,
+    /// Directory the built-in gateway served (null with external endpoints).
+    pub gateway_dir: Option<String>,
+    /// The bucket the objects were in.
+    pub bucket: String,
+    /// Whether this run created the bucket (it then deletes it, unless --keep).
+    pub bucket_created: bool,
+    /// Every object of the run is under this key prefix (unique per run).
+    pub prefix: String,
+    /// Region the requests were signed for.
+    pub region: String,
+    /// "unsigned" (x-amz-content-sha256: UNSIGNED-PAYLOAD) or "sha256" (every body hashed
+    /// inside the operation's time); "none" when requests were not signed at all.
+    pub payload_signing: String,
+    /// Concurrent requests (one connection and worker thread each).
+    pub concurrent: u32,
+    /// Objects of the data set that get, head, delete, list and mixed work on (uploaded first,
+    /// not counted).
+    pub objects: u64,
+    /// Smallest object size in bytes.
+    pub obj_size_min: u64,
+    /// Largest object size in bytes (equal to the smallest: fixed size; else uniform).
+    pub obj_size_max: u64,
+    /// Bytes per ranged GET, null for whole objects.
+    pub range_bytes: Option<u64>,
+    /// Multipart part size in bytes.
+    pub part_size: u64,
+    /// Parts in flight per multipart upload.
+    pub part_concurrency: u32,
+    /// Weights of get, head, put and delete in a mixed run.
+    pub mix: Vec<u32>,
+    /// Times a failed request was tried again (0: failures are only counted).
+    pub retries: u32,
+    /// The run stops (failed) once more requests than this failed.
+    pub max_errors: u64,
+    /// Longest wait for a connection or for progress of a request, in seconds.
+    pub timeout_s: f64,
+    /// Whether every request had a connection of its own (--new-connection).
+    pub new_connection: bool,
+    /// The most new objects the run would store (the built-in gateway: half the free space of
+    /// its directory); null: no limit.
+    pub max_new_objects: Option<u64>,
+    /// Whether the endpoints were https://.
+    pub tls: bool,
+    /// Whether any server certificate was accepted (--insecure).
+    pub insecure: bool,
+    /// The network's speed between client and endpoints as the user stated it (--line-rate),
+    /// bytes per second; a GET rate above it cannot have crossed that network (not checked with the
+    /// built-in gateway). Null: not stated.
+    #[serde(default)]
+    pub line_rate_bytes_per_s: Option<u64>,
+    /// Objects per delete request: 1 sends one DELETE each, more one DeleteObjects each
+    /// (--batch); 0 in documents from before.
+    #[serde(default)]
+    pub delete_batch: u32,
+    /// The rate at which the data set of a get, head, delete, list or mixed run was uploaded
+    /// before its phase (bytes over the upload's wall time, not counted in any phase): the
+    /// PUT rate a GET is compared with. Null when nothing was uploaded.
+    #[serde(default)]
+    pub upload_bytes_per_s: Option<f64>,
+    /// The data set read was kept by an earlier run (`--reuse`): where, and that run's id.
+    /// Nothing was uploaded, and the run removed nothing. Null: the run made its own.
+    #[serde(default)]
+    pub reused: Option<String>,
+}
+
+/// Settings of `iobm bonnie` beyond the file workload's.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BonnieConfig {
+    /// Size of the file of the byte tests.
+    pub file_bytes: u64,
+    /// "buffered" (putc/getc through a user-space buffer, bonnie++ 1.0x) or "syscall" (one
+    /// write(2)/read(2) per byte on 1/64 of the file, bonnie++ 1.92 and later).
+    pub per_char: String,
+    /// Bytes the per-char tests move.
+    pub per_char_bytes: u64,
+    /// Random seeks in all.
+    pub seeks: u64,
+    /// Workers doing the seeks.
+    pub seekers: u32,
+    /// Percentage of seeks whose block is changed and written back.
+    pub seek_rewrite_pct: u8,
+    /// Files of the metadata tests (0: no metadata tests).
+    pub files: u64,
+    /// Largest metadata test file, in bytes.
+    pub max_file_bytes: u64,
+    /// Smallest metadata test file, in bytes.
+    pub min_file_bytes: u64,
+    /// Directories the files are spread over (0: one directory).
+    pub dirs: u64,
+}

@@ -1,0 +1,149 @@
+//! A phase's cache evidence: the page cache, the block devices and layers below, the servers'
+//! counters, the wire, and the verdict derived from them.
+
+use crate::storage;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Measurements that tell a storage rate from a cache rate.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CacheEvidence {
+    /// Bytes of the phase's files in the page cache just before it began (reads without
+    /// O_DIRECT on file systems that can tell).
+    pub resident_before_bytes: Option<u64>,
+    /// What the block device under the file system moved during the phase, when there is one.
+    pub device: Option<DeviceIo>,
+    /// This run's own bytes at the block layer during the phase (`/proc/self/io`, every
+    /// rank's): beside `device`, which counts every process's. Null: not measured.
+    #[serde(default)]
+    pub own_io: Option<storage::OwnIo>,
+    /// The layers below the file system's block device, followed down to the devices at the
+    /// bottom, with what those moved (each host's once); empty when nothing lies below it.
+    #[serde(default)]
+    pub below: Vec<storage::Below>,
+    /// What each server counted during the phase: every S3 endpoint that is an iobm gateway,
+    /// and every `--server-metrics` endpoint.
+    #[serde(default)]
+    pub servers: Vec<ServerEvidence>,
+    /// Whether the phase's rate is the storage's or a cache's, with its evidence: derived
+    /// from the rest of the document (recomputed by `iobm report`).
+    #[serde(default)]
+    pub verdict: Option<CacheVerdict>,
+    /// What the clients' network interfaces moved during the phase (each host's once, under
+    /// MPI too); interfaces that moved nothing are left out.
+    #[serde(default)]
+    pub wire: Vec<NicIo>,
+}
+
+/// A storage server's counters over one phase: an iobm gateway's own (for the run's bucket),
+/// or node_exporter's (devices, page cache, memory, network, CPU).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ServerEvidence {
+    /// The endpoint's URL.
+    pub endpoint: String,
+    /// Bytes of object bodies it sent.
+    pub served_bytes: u64,
+    /// Of the bytes GETs asked for, those in its page cache when it opened the object
+    /// (cachestat or mincore).
+    pub resident_bytes: u64,
+    /// Bytes of object and part bodies it received.
+    pub received_bytes: u64,
+    /// Bytes read from the block device under its directory (all processes on that machine);
+    /// null when there is none (tmpfs, network file systems).
+    pub device_read_bytes: Option<u64>,
+    /// Bytes written to that block device.
+    pub device_written_bytes: Option<u64>,
+    /// That block device, as major:minor: gateways of one host on one device count its bytes
+    /// once.
+    #[serde(default)]
+    pub device: Option<String>,
+    /// CPU seconds of its serving threads.
+    pub cpu_s: f64,
+    /// The endpoint is an address of the client's own machine (loopback or one of its
+    /// interfaces): the gateway shared its CPUs, memory and page cache.
+    #[serde(default)]
+    pub same_host: bool,
+    /// Who counted: "iobm gateway" (its own counters, read through the S3 port or
+    /// `--server-metrics`) or "node_exporter" (Prometheus' agent on a storage server, read from
+    /// `--server-metrics`); empty in documents from before: an iobm gateway.
+    #[serde(default)]
+    pub source: String,
+    /// The endpoint did not answer before or after the phase (why): nothing else of this entry
+    /// counts. Null: it answered both times.
+    #[serde(default)]
+    pub unavailable: Option<String>,
+    /// node_exporter: each data device's bytes over the phase (`--server-devices`, else every
+    /// disk but device-mapper, md, loop, ram and partitions, so a byte counts once), by the
+    /// exporter's device name; `device_read_bytes` and `device_written_bytes` are their sums.
+    #[serde(default)]
+    pub devices: Vec<DeviceIo>,
+    /// The server's page cache (node_memory_Cached_bytes) when the phase began, in bytes.
+    #[serde(default)]
+    pub page_cache_before_bytes: Option<u64>,
+    /// The server's page cache when the phase ended, in bytes.
+    #[serde(default)]
+    pub page_cache_after_bytes: Option<u64>,
+    /// The server's memory (node_memory_MemTotal_bytes): what its caches can hold, in place of
+    /// a `--server-ram` guess.
+    #[serde(default)]
+    pub memory_bytes: Option<u64>,
+    /// Bytes the server's network interfaces (all but loopback) received over the phase.
+    #[serde(default)]
+    pub net_received_bytes: Option<u64>,
+    /// Bytes the server's network interfaces (all but loopback) sent over the phase.
+    #[serde(default)]
+    pub net_sent_bytes: Option<u64>,
+    /// CPU seconds the server's CPUs were busy over the phase (every mode but idle and iowait,
+    /// node_cpu_seconds_total), all CPUs together.
+    #[serde(default)]
+    pub cpu_busy_s: Option<f64>,
+    /// CPU seconds the server's CPUs had over the phase (every mode), all CPUs together:
+    /// `cpu_busy_s` over it is how busy they were.
+    #[serde(default)]
+    pub cpu_all_s: Option<f64>,
+}
+
+/// What one network interface of a client moved during a phase (/sys/class/net/*/statistics;
+/// every process's traffic).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NicIo {
+    /// The client host.
+    pub host: String,
+    /// The interface (eth0, ib0, lo).
+    pub nic: String,
+    /// Bytes it received.
+    pub received_bytes: u64,
+    /// Bytes it sent.
+    pub sent_bytes: u64,
+    /// The storage is reached through it (the route to the mount's server or to the S3
+    /// endpoints); where that cannot be told, every interface but loopback is.
+    pub towards_storage: bool,
+}
+
+/// Whether a phase's rate is the storage's or a cache's.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CacheVerdict {
+    /// "uncached" (the storage moved the bytes), "partly cached", "cached" (a cache moved
+    /// most of them), "possibly cached" (no evidence either way, but a cache could hold the
+    /// data set), "memory" (the storage is RAM: tmpfs, ramfs) or "unknown" (nothing to judge
+    /// by, or no data moved).
+    pub verdict: String,
+    /// The evidence, in one line.
+    pub evidence: String,
+}
+
+/// Block device traffic during a phase (from /sys/dev/block/*/stat; includes other processes).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DeviceIo {
+    /// Device as major:minor.
+    pub device: String,
+    /// Bytes read from the device.
+    pub read_bytes: u64,
+    /// Bytes written to the device.
+    pub written_bytes: u64,
+}

@@ -1,0 +1,293 @@
+//! One phase of a result: its settings, every worker's records, the series added up, the
+//! latency, CPU time, errors and what a writing phase offered the storage.
+
+use crate::{detail, CacheEvidence, RunStatus};
+use iobm_stats::{Aggregate, HistogramData, Series, WorkerSpan};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// One phase: every worker doing one operation over its region.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PhaseResult {
+    /// Name of the phase ("write", "read", "random read", ...).
+    pub name: String,
+    /// Operation: "write" or "read".
+    pub op: String,
+    /// How the phase ended.
+    pub status: RunStatus,
+    /// The phase's own settings.
+    pub settings: PhaseSettings,
+    /// When the barrier released the workers, ns since the clock origin.
+    pub start_ns: u64,
+    /// When the last worker finished, ns since the clock origin.
+    pub end_ns: u64,
+    /// One entry per worker.
+    pub workers: Vec<WorkerResult>,
+    /// Latency of single operations over all workers.
+    pub latency: Latency,
+    /// Every aggregate definition that applies, with its formula.
+    pub aggregates: Vec<Aggregate>,
+    /// iobm's own CPU time during the phase (all threads).
+    pub cpu: CpuUsage,
+    /// Evidence for or against a cache effect.
+    pub cache: CacheEvidence,
+    /// Failed operations by kind (empty when none failed).
+    pub errors: Vec<ErrorCount>,
+    /// Warnings about this phase's numbers: the checks on its records, then its notes.
+    pub warnings: Vec<String>,
+    /// What a writing phase offered the storage, measured on a sample of its data after the
+    /// phase (null for phases that write nothing, and in documents from before).
+    #[serde(default)]
+    pub offered: Option<DataOffered>,
+    /// What the run recorded about the phase that its records cannot show again (the built-in
+    /// gateway's CPU told apart, data just written); `iobm report` keeps these and recomputes
+    /// the other warnings.
+    #[serde(default)]
+    pub notes: Vec<String>,
+    /// Object phases: each kind of operation apart (one entry, four in a mixed phase).
+    #[serde(default)]
+    pub operations: Vec<OperationResult>,
+    /// Under MPI: seconds rank 0 spent after the phase gathering the ranks' records and
+    /// merging them (outside the phase and its rates); null for one process.
+    #[serde(default)]
+    pub gather_s: Option<f64>,
+    /// Every worker's series added up, interval by interval, latency histograms merged (null in
+    /// documents from before).
+    #[serde(default)]
+    pub series: Option<Series>,
+    /// Under MPI: each rank's workers' series added up (bytes, operations and errors; the
+    /// latency per interval is in `series`, over all ranks).
+    #[serde(default)]
+    pub rank_series: Vec<RankSeries>,
+    /// Object phases against several endpoints: each endpoint's workers' series added up
+    /// (bytes, operations and errors).
+    #[serde(default)]
+    pub endpoint_series: Vec<EndpointSeries>,
+    /// The phase had more worker-intervals than a document keeps
+    /// ([`detail::INLINE_WORKER_INTERVALS`]): `workers[].series` are empty here and the
+    /// per-worker series are in the run's `worker_series_file`.
+    #[serde(default)]
+    pub worker_series_detached: bool,
+    /// The detached per-worker series as zstd-compressed CSV rows, until they are saved.
+    #[serde(skip)]
+    pub detached: detail::Detached,
+}
+
+/// One endpoint's workers' series added up.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EndpointSeries {
+    /// The endpoint's URL.
+    pub endpoint: String,
+    /// Its workers' series added up (no latency).
+    pub series: Series,
+}
+
+/// One rank's workers' series added up.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RankSeries {
+    /// The MPI rank.
+    pub rank: u32,
+    /// Its workers' series added up (no latency).
+    pub series: Series,
+}
+
+/// How compressible and how duplicated the data a phase wrote was, measured on a sample.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DataOffered {
+    /// Bytes sampled: the start of every file (or the first objects) written, regenerated.
+    pub sample_bytes: u64,
+    /// The sample's size over its size compressed by zstd at level 3 (1.0: incompressible).
+    pub zstd3_ratio: f64,
+    /// Share of the sample's 4 KiB blocks that repeat an earlier one (0: no duplicates).
+    pub duplicate_4k_share: f64,
+}
+
+impl PhaseResult {
+    /// Records a note, shown among the warnings.
+    pub fn note(&mut self, text: &str) {
+        self.notes.push(text.to_string());
+        self.warnings.push(text.to_string());
+    }
+}
+
+/// One kind of object operation within a phase.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OperationResult {
+    /// "put", "get", "head", "delete", "list" or "multipart".
+    pub op: String,
+    /// Operations that succeeded.
+    pub ops: u64,
+    /// Bytes they moved (bodies sent or received).
+    pub bytes: u64,
+    /// Operations that failed (in the phase's errors by kind; not in ops, bytes or latency).
+    pub errors: u64,
+    /// Failed attempts that were tried again (--retries), apart from errors.
+    pub retried: u64,
+    /// Keys the operations returned (list) or deleted in batches (delete --batch); 0 for the
+    /// others.
+    #[serde(default)]
+    pub keys: u64,
+    /// ops / (phase end_ns - start_ns): over the phase's wall time, as every worker shares it.
+    pub ops_per_s: f64,
+    /// bytes / (phase end_ns - start_ns), in bytes per second.
+    pub bytes_per_s: f64,
+    /// Latency of one operation: from the request's first byte sent to the answer's last
+    /// byte received.
+    pub latency: Latency,
+    /// Gets: time to first byte, from the request's first byte sent until the answer's status
+    /// line and headers have arrived.
+    pub ttfb: Option<Latency>,
+    /// This kind's operations and bytes per second of the phase, over all workers.
+    #[serde(default)]
+    pub series: Option<Series>,
+}
+
+/// A phase's settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PhaseSettings {
+    /// Bytes per operation.
+    pub block_bytes: u64,
+    /// "sequential" or "random".
+    pub pattern: String,
+    /// "never", "end" or "each".
+    pub fsync: String,
+    /// Whether O_DIRECT was used.
+    pub direct: bool,
+    /// How requests were submitted: "sync" (one pread/pwrite at a time) or "io_uring" (empty in
+    /// documents from before: sync).
+    #[serde(default)]
+    pub engine: String,
+    /// Requests each worker kept in flight (--iodepth; 0 in documents from before: 1).
+    #[serde(default)]
+    pub iodepth: u32,
+    /// Whether anything was dropped from the page cache before the phase (see
+    /// `cache_dropped`).
+    pub drop_cache: bool,
+    /// What was dropped from the page cache before the phase: "system" (as root, the whole
+    /// page cache: `--drop-caches`), "files" (the phase's files' pages), "servers" (the
+    /// storage servers' caches, by `--server-drop-cmd`), "system+servers" or "files+servers"
+    /// (both), or "nothing" (not asked, or nothing could be: a target without a page cache, or
+    /// storage that is memory).
+    #[serde(default)]
+    pub cache_dropped: String,
+    /// Time limit in seconds; null when each worker made one pass over its region.
+    pub duration_s: Option<f64>,
+    /// Warm-up before the duration, in seconds, not counted (--ramp); null: none.
+    #[serde(default)]
+    pub ramp_s: Option<f64>,
+    /// Whether every 4 KiB read back was checked for its stamp (--verify), outside the timing.
+    pub verify: bool,
+    /// Bytes of the phase's data set.
+    pub data_bytes: u64,
+}
+
+/// One worker in one phase.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WorkerResult {
+    /// Worker index within its rank.
+    pub worker: u32,
+    /// MPI rank (0 without MPI).
+    pub rank: u32,
+    /// Host the worker ran on.
+    pub host: String,
+    /// Start and end stamps, bytes and operations, and the snapshots behind the aggregates.
+    pub span: WorkerSpan,
+    /// Time spent in the final fsync (fsync "end"), included in the span, in ns.
+    pub final_sync_ns: u64,
+    /// Time spent checking every byte read back (`--verify`), in ns: included in the span (so
+    /// in the phase's rates), not in any operation's latency.
+    #[serde(default)]
+    pub verify_ns: u64,
+    /// Throughput over time.
+    pub series: Series,
+    /// The S3 endpoint the worker sent its requests to (object phases).
+    #[serde(default)]
+    pub endpoint: Option<String>,
+}
+
+/// Latency of single operations.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Latency {
+    /// What one operation's latency covers.
+    pub measures: String,
+    /// Mean latency in ns.
+    pub mean_ns: Option<f64>,
+    /// 50th percentile in ns.
+    pub p50_ns: Option<u64>,
+    /// 90th percentile in ns.
+    pub p90_ns: Option<u64>,
+    /// 99th percentile in ns.
+    pub p99_ns: Option<u64>,
+    /// 99.9th percentile in ns.
+    pub p999_ns: Option<u64>,
+    /// Largest latency in ns.
+    pub max_ns: Option<u64>,
+    /// The full histogram, mergeable with other runs and ranks.
+    pub histogram: HistogramData,
+}
+
+/// CPU time iobm itself used during a phase.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CpuUsage {
+    /// User-mode CPU seconds, all threads.
+    pub user_s: f64,
+    /// Kernel-mode CPU seconds, all threads (includes the file system's own work for iobm).
+    pub system_s: f64,
+    /// (user_s + system_s) per GiB moved; null when nothing moved.
+    pub cpu_s_per_gib: Option<f64>,
+    /// CPU seconds of iobm's built-in S3 gateway, which served the phase's requests from
+    /// threads of this process; not in user_s and system_s. Null without it.
+    #[serde(default)]
+    pub gateway_s: Option<f64>,
+}
+
+/// Failed operations of one kind.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ErrorCount {
+    /// ENOSPC, EIO, "short read", ...
+    pub kind: String,
+    /// How many operations failed this way.
+    pub count: u64,
+    /// The first such failure, with object and offset.
+    pub first: String,
+}
+
+impl PhaseResult {
+    /// Moves every stamp of the phase (its span, each worker's, and the operation stamps where
+    /// they were recorded) by `to`, onto another clock.
+    pub fn move_stamps(&mut self, to: impl Fn(u64) -> u64) {
+        self.start_ns = to(self.start_ns);
+        self.end_ns = to(self.end_ns);
+        for w in &mut self.workers {
+            w.span.move_stamps(&to);
+        }
+    }
+
+    pub fn bytes(&self) -> u64 {
+        self.workers.iter().map(|w| w.span.bytes).sum()
+    }
+
+    /// Whether the phase's operations move file data (rated in bytes per second) rather than
+    /// being counted (seeks, creates, stats, deletes: rated in operations per second).
+    pub fn moves_data(&self) -> bool {
+        iobm_stats::names::ops::moves_data(&self.op)
+    }
+
+    pub fn spans(&self) -> Vec<WorkerSpan> {
+        self.workers.iter().map(|w| w.span).collect()
+    }
+
+    pub fn aggregate(&self, kind: iobm_stats::AggregateKind) -> Option<&Aggregate> {
+        self.aggregates.iter().find(|a| a.kind == kind)
+    }
+}
