@@ -1,4 +1,6 @@
+use super::units::parse_size_range;
 use super::*;
+use iobm_engine::DataKind;
 
 #[test]
 fn data_kinds() {

@@ -1,0 +1,238 @@
+//! The flags of the file workloads: write, read and stream (`IoArgs` shared by them), bonnie.
+
+use super::units::{parse_data, parse_files, parse_positive_duration, parse_positive_size};
+use super::{MeasureArgs, OutputArgs, ServerArgs};
+use clap::{Args, ValueEnum};
+use iobm_engine::DataKind;
+use std::path::PathBuf;
+use std::time::Duration;
+
+pub(super) const BONNIE_EXAMPLES: &str = "\
+Examples:
+  iobm bonnie /mnt/nfs                         file of twice the RAM, 8 KiB chunks, 16384 files
+  iobm bonnie --size 8G --fsync each /mnt/lustre --json lustre.json --bonnie-csv lustre.csv
+  iobm bonnie --per-char syscall --files 4:4096:0:16 /mnt/gluster
+  bon_csv2txt < lustre.csv                     bonnie++'s own tools read the CSV line";
+
+/// Options shared by every file workload.
+#[derive(Debug, Args)]
+pub struct IoArgs {
+    /// Bytes per operation [default: 1MiB; for read: the block the data was written with]
+    #[arg(short, long, value_name = "SIZE", value_parser = parse_positive_size)]
+    pub block: Option<u64>,
+    /// Visit blocks in random order (every block once per pass)
+    #[arg(long)]
+    pub random: bool,
+    /// Bypass the page cache with O_DIRECT (aligned buffers; block must be a multiple of 4 KiB)
+    #[arg(long)]
+    pub direct: bool,
+    /// Reads or writes each worker keeps in flight, through io_uring (fio's iodepth); 1 is one
+    /// synchronous pread/pwrite at a time
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub iodepth: u32,
+    /// How requests are submitted: sync (pread/pwrite) or io_uring [default: io_uring when
+    /// --iodepth is over 1, else sync]
+    #[arg(long, value_enum)]
+    pub engine: Option<EngineArg>,
+    /// stream: instead of reading the data set back, read and write it together, this percent
+    /// of the operations reads (fio's rwmixread); each kind is reported apart
+    #[arg(long, value_name = "READ_PCT", value_parser = clap::value_parser!(u8).range(0..=100))]
+    pub rwmix: Option<u8>,
+    /// Read what the page cache already holds, instead of flushing the data set and dropping
+    /// its cached pages before each read phase (posix_fadvise DONTNEED, as fio's invalidate=1)
+    #[arg(long, conflicts_with = "drop_caches")]
+    pub keep_cache: bool,
+    /// Before each read phase drop the whole system's page cache (as root: sync, then
+    /// /proc/sys/vm/drop_caches), else the data set's pages only; the result says which
+    #[arg(long)]
+    pub drop_caches: bool,
+    /// Check every byte read back against what was written, outside the timing; a block that
+    /// is corrupt, misplaced or stale fails the run and is named
+    #[arg(long)]
+    pub verify: bool,
+    /// Under MPI, read the data the next rank wrote (IOR -C), so no rank reads from its own cache
+    #[arg(long)]
+    pub reorder: bool,
+    /// Stop each phase after this long instead of after one pass (wraps around the data)
+    #[arg(short, long, value_name = "DURATION", value_parser = parse_positive_duration)]
+    pub duration: Option<Duration>,
+    /// Run this long before each phase's --duration without counting it (fio's ramp_time):
+    /// operations that end in the warm-up are in no rate, latency or series
+    #[arg(long, value_name = "DURATION", requires = "duration", value_parser = parse_positive_duration)]
+    pub ramp: Option<Duration>,
+    #[command(flatten)]
+    pub server: ServerArgs,
+    #[command(flatten)]
+    pub measure: MeasureArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct WriteArgs {
+    /// Directory to measure; the run creates iobm-<run id>/ inside it and writes only there
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
+    /// Worker threads
+    #[arg(short, long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub jobs: u32,
+    /// Total bytes, split evenly over the jobs (of all MPI ranks) [default: 1GiB]
+    #[arg(short, long, value_name = "SIZE", value_parser = parse_positive_size, conflicts_with = "size_per_job")]
+    pub size: Option<u64>,
+    /// Bytes per job, on every rank (instead of --size)
+    #[arg(long, value_name = "SIZE", value_parser = parse_positive_size)]
+    pub size_per_job: Option<u64>,
+    /// One file per job (the default)
+    #[arg(long, conflicts_with = "shared_file")]
+    pub file_per_job: bool,
+    /// One file shared by all jobs, each owning a disjoint region
+    #[arg(long)]
+    pub shared_file: bool,
+    /// When to force written data to storage: never, end (once per job, timed) or each (after every write, like bonnie++ -b)
+    #[arg(long, value_enum, default_value_t = FsyncArg::End)]
+    pub fsync: FsyncArg,
+    /// Content to write: random (every 512 bytes unique, stamped per 4 KiB), zero,
+    /// compressible:PCT (the last PCT% of every 4 KiB zero) or dedupe:PCT (PCT% of the 4 KiB
+    /// blocks repeat earlier ones)
+    #[arg(long, value_name = "KIND", default_value = "random", value_parser = parse_data)]
+    pub data: DataKind,
+    /// Keep the data after the run (read it later with `iobm read DIR/iobm-<run id>`)
+    #[arg(long)]
+    pub keep: bool,
+    /// Run even when the data set is larger than the free space reported for DIR
+    #[arg(long)]
+    pub ignore_free_space: bool,
+    #[command(flatten)]
+    pub io: IoArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct ReadArgs {
+    /// A data set kept by `iobm write --keep` (its iobm-<run id> directory, or the directory holding exactly one)
+    #[arg(value_name = "PATH")]
+    pub path: PathBuf,
+    #[command(flatten)]
+    pub io: IoArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct BonnieArgs {
+    /// Directory to measure; the run creates iobm-<run id>/ inside it and writes only there
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
+    /// Size of the test file [default: twice the RAM, as bonnie++, so the page cache cannot hold it]
+    #[arg(short, long, value_name = "SIZE", value_parser = parse_positive_size)]
+    pub size: Option<u64>,
+    /// Bytes per block operation (bonnie++ -s SIZE:CHUNK)
+    #[arg(long, value_name = "SIZE", default_value = "8KiB", value_parser = parse_positive_size)]
+    pub chunk: u64,
+    /// Per-char meaning: buffered (putc/getc through a buffer, bonnie++ 1.0x) or syscall (one write(2)/read(2) per byte on 1/64 of the file, bonnie++ 1.92+)
+    #[arg(long, value_enum, default_value_t = PerCharArg::Buffered)]
+    pub per_char: PerCharArg,
+    /// When written data is forced to storage: never, end (at close, as bonnie++ 2.x) or each (after every write, bonnie++ -b)
+    #[arg(long, value_enum, default_value_t = FsyncArg::End)]
+    pub fsync: FsyncArg,
+    /// Bypass the page cache with O_DIRECT (bonnie++ -D); chunk must be a multiple of 4 KiB
+    #[arg(long)]
+    pub direct: bool,
+    /// Metadata tests as bonnie++ -n: NUMBER[:MAX[:MIN[:DIRS]]], NUMBER in units of 1024 files, sizes in bytes; 0 skips them
+    #[arg(long, value_name = "N[:MAX[:MIN[:DIRS]]]", default_value = "16", value_parser = parse_files)]
+    pub files: FilesArg,
+    /// Random seeks in all (bonnie++ 2.x: 8192)
+    #[arg(long, value_name = "N", default_value_t = 8192, value_parser = clap::value_parser!(u64).range(1..))]
+    pub seeks: u64,
+    /// Workers doing the seeks (bonnie++ 2.x: 5)
+    #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=256))]
+    pub seekers: u32,
+    /// Read what the page cache holds, instead of dropping the file's pages before each read test
+    #[arg(long, conflicts_with = "drop_caches")]
+    pub keep_cache: bool,
+    /// Before each read test drop the whole system's page cache (as root: sync, then
+    /// /proc/sys/vm/drop_caches), else the file's pages only; the result says which
+    #[arg(long)]
+    pub drop_caches: bool,
+    /// Content to write: random, zero, compressible:PCT or dedupe:PCT
+    #[arg(long, value_name = "KIND", default_value = "random", value_parser = parse_data)]
+    pub data: DataKind,
+    /// Name of the run in the CSV line and in comparisons [default: the host name]
+    #[arg(long, value_name = "NAME")]
+    pub label: Option<String>,
+    /// Append bonnie++'s CSV line (format 1.98, for bon_csv2txt and bon_csv2html) to FILE,
+    /// which collects one line per run
+    #[arg(long, value_name = "FILE")]
+    pub bonnie_csv: Option<PathBuf>,
+    #[command(flatten)]
+    pub server: ServerArgs,
+    #[command(flatten)]
+    pub measure: MeasureArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+    /// Run even when the test file is larger than the free space
+    #[arg(long)]
+    pub ignore_free_space: bool,
+}
+
+/// bonnie++'s `-n` specification.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FilesArg {
+    pub count: u64,
+    pub max_size: u64,
+    pub min_size: u64,
+    pub dirs: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PerCharArg {
+    Buffered,
+    Syscall,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum EngineArg {
+    Sync,
+    #[value(name = "io_uring")]
+    IoUring,
+}
+
+impl IoArgs {
+    /// The engine and queue depth asked for, checked: one line naming the flag when they do
+    /// not go together or io_uring is not available here.
+    pub fn engine(&self) -> Result<(iobm_engine::Engine, u32), iobm_run::exit::Failure> {
+        use iobm_run::exit::Failure;
+        let engine = match (self.engine, self.iodepth) {
+            (Some(EngineArg::Sync), 1) => iobm_engine::Engine::Sync,
+            (Some(EngineArg::Sync), n) => {
+                return Err(Failure::input(format!(
+                    "--iodepth {n} needs --engine io_uring (sync keeps one request in flight)"
+                )))
+            }
+            (None, 1) => iobm_engine::Engine::Sync,
+            (Some(EngineArg::IoUring), _) | (None, _) => iobm_engine::Engine::IoUring,
+        };
+        if engine == iobm_engine::Engine::IoUring {
+            iobm_engine::queued::probe().map_err(|e| {
+                Failure::input(format!(
+                    "--engine io_uring: io_uring is not available here ({e}; an old kernel, seccomp, or the kernel.io_uring_disabled sysctl): use --engine sync"
+                ))
+            })?;
+        }
+        Ok((engine, self.iodepth))
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FsyncArg {
+    Never,
+    End,
+    Each,
+}
+
+impl From<FsyncArg> for iobm_engine::FsyncPolicy {
+    fn from(arg: FsyncArg) -> Self {
+        match arg {
+            FsyncArg::Never => iobm_engine::FsyncPolicy::Never,
+            FsyncArg::End => iobm_engine::FsyncPolicy::End,
+            FsyncArg::Each => iobm_engine::FsyncPolicy::Each,
+        }
+    }
+}

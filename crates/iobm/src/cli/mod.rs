@@ -1,0 +1,248 @@
+//! The command line: subcommands, flags, their defaults and help text. Values with units are
+//! parsed here (`units`) so a bad one is reported with the flag that carries it; each family
+//! of commands' flags in its own file: files (`files`), S3 (`s3`), saved results (`saved`).
+
+mod files;
+mod s3;
+mod saved;
+#[cfg(test)]
+mod tests;
+mod units;
+
+pub use files::{
+    BonnieArgs, EngineArg, FilesArg, FsyncArg, IoArgs, PerCharArg, ReadArgs, WriteArgs,
+};
+pub use s3::{PayloadArg, S3Args, ServeArgs};
+pub use saved::{AggregateArg, CompareArgs, FormatArg, LimitsArgs, MergeArgs, ReportArgs, UnitArg};
+pub use units::{parse_data, parse_files};
+
+use clap::{Args, Parser, Subcommand};
+use files::BONNIE_EXAMPLES;
+use iobm_run::exit::EXIT_CODES_HELP;
+use s3::{S3_EXAMPLES, SERVE_EXAMPLES};
+use saved::{COMPARE_EXAMPLES, LIMITS_EXAMPLES, MERGE_EXAMPLES};
+use std::path::PathBuf;
+use std::time::Duration;
+use units::{parse_interval, parse_line_rate, parse_positive_duration, parse_positive_size};
+
+const EXAMPLES: &str = "\
+Examples:
+  iobm quick                                  a 40-second tour in the system temp directory
+  iobm stream --jobs 4 --size 32G /mnt/nfs    write 32 GiB with 4 workers, then read it back
+  iobm write -j 8 --size-per-job 4G --block 4MiB --direct /mnt/lustre
+  iobm write --keep --json w.json /data && iobm read /data/iobm-<run id>
+  iobm read --random --block 4k --duration 30s /data/iobm-<run id>
+  iobm stream --duration 1m --interval 100ms --html r.html /mnt/x   charts to open offline
+  iobm report w.json                          print a saved result again
+  mpirun -np 4 iobm write -j 8 --size-per-job 4G /mnt/nfs   as MPI ranks (build with --features mpi)
+
+Sizes take K, M, G, T (powers of 1024, also KiB, MiB, ...) or KB, MB, GB, TB (powers of 1000);
+durations take ms, s, m, h (a plain number is seconds).";
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "iobm",
+    version,
+    about = "A storage benchmark whose numbers can be trusted",
+    long_about = "iobm measures storage: parallel streaming file I/O with every aggregate \
+                  definition printed and explained, per-operation latency, iobm's own CPU cost, \
+                  and evidence for or against a cache effect.",
+    after_help = format!("{EXAMPLES}\n\n{EXIT_CODES_HELP}"),
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Write files in parallel and measure the bandwidth
+    #[command(after_help = format!("{EXAMPLES}\n\n{EXIT_CODES_HELP}"))]
+    Write(WriteArgs),
+    /// Read a data set left by `iobm write --keep` and measure the bandwidth
+    #[command(after_help = format!("{EXAMPLES}\n\n{EXIT_CODES_HELP}"))]
+    Read(ReadArgs),
+    /// Write, then read back the same data, in one run
+    #[command(after_help = format!("{EXAMPLES}\n\n{EXIT_CODES_HELP}"))]
+    Stream(WriteArgs),
+    /// bonnie++-style characterisation: per-char, block, rewrite, seeks, metadata
+    #[command(after_help = format!("{BONNIE_EXAMPLES}\n\n{EXIT_CODES_HELP}"))]
+    Bonnie(BonnieArgs),
+    /// Side-by-side table of saved results of one kind, with ratios to the first
+    #[command(after_help = COMPARE_EXAMPLES)]
+    Compare(CompareArgs),
+    /// An S3 gateway over a directory: buckets are its top-level directories
+    #[command(after_help = SERVE_EXAMPLES)]
+    Serve(ServeArgs),
+    /// S3 load: put, get, head, delete, list, multipart or mixed, at high concurrency
+    #[command(after_help = format!("{S3_EXAMPLES}\n\n{EXIT_CODES_HELP}"))]
+    S3(Box<S3Args>),
+    /// A tour of about 40 seconds on a built-in default directory, with a summary table
+    Quick(QuickArgs),
+    /// Print a saved result (--json FILE) again, recomputing its aggregates
+    Report(ReportArgs),
+    /// Measure this machine's limits (memory copy, loopback TCP, MD5/SHA-256/CRC32C per core,
+    /// a directory's O_DIRECT rates), which no storage rate can exceed without a cache
+    #[command(after_help = LIMITS_EXAMPLES)]
+    Limits(LimitsArgs),
+    /// Combine results of one workload started by hand on several clients (without MPI) into
+    /// one run, by their wall clocks, keeping the window in which all were active
+    #[command(after_help = MERGE_EXAMPLES)]
+    Merge(MergeArgs),
+}
+
+/// What the user knows of the server behind the storage, which no client can see.
+#[derive(Debug, Args)]
+pub struct ServerArgs {
+    /// Memory of the server behind the storage (NFS or Lustre server, S3 server): a read data
+    /// set smaller than this is flagged as possibly served from its cache [default for network
+    /// file systems: twice this machine's RAM]
+    #[arg(long, value_name = "SIZE", value_parser = parse_positive_size)]
+    pub server_ram: Option<u64>,
+    /// The storage servers' Prometheus text endpoints (node_exporter's http://HOST:9100/metrics,
+    /// or the gateway's of `iobm serve --metrics-listen`), read before and after every phase:
+    /// what their devices, page cache, network and CPUs did goes into the cache verdict, and
+    /// their memory replaces --server-ram. Each must answer before the run starts
+    #[arg(long, value_name = "URL", value_delimiter = ',')]
+    pub server_metrics: Vec<String>,
+    /// The servers' data devices, as node_exporter names them (sdb,nvme0n1) [default: every
+    /// disk but device-mapper, md, loop, ram and partitions]
+    #[arg(
+        long,
+        value_name = "DEV",
+        value_delimiter = ',',
+        requires = "server_metrics"
+    )]
+    pub server_devices: Vec<String>,
+    /// A command that drops the storage servers' caches ("ssh nfs1 sudo sysctl
+    /// vm.drop_caches=3"), run through sh -c before every read or GET phase, outside its time;
+    /// if it fails the run ends there with what it measured
+    #[arg(long, value_name = "CMD")]
+    pub server_drop_cmd: Option<String>,
+    /// The network's speed between this client and the storage: auto (the link speed of the
+    /// interface the storage is reached through) or a rate (100Gbit, 25Gbit/s, 1.25GB/s). A
+    /// phase faster than this, one client's bytes over the phase's whole time, is flagged as
+    /// served by a cache on this side of the network (not with the built-in gateway, whose
+    /// bytes cross no network)
+    #[arg(long, value_name = "auto|RATE", value_parser = parse_line_rate)]
+    pub line_rate: Option<LineRate>,
+}
+
+/// `--line-rate`: read from the link, or stated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LineRate {
+    Auto,
+    Rate(u64),
+}
+
+/// The output flags, shared by every command that runs a workload.
+#[derive(Debug, Args)]
+pub struct OutputArgs {
+    /// Save the full result document (versioned JSON, see schema/) to FILE, rewritten after
+    /// every phase so a killed run keeps what it measured; - prints it to stdout at the end
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Save the time series as tidy CSV to FILE: one row per phase, worker and second (and per
+    /// kind of S3 operation over all workers), with bytes, operations and rates
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
+    /// Save a report to look at as one self-contained HTML file (no network needed): throughput
+    /// and latency over time, per-worker and per-rank bars, aggregates, cache verdict
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+}
+
+/// How a workload is measured: how finely its time series is recorded, how many times it runs.
+#[derive(Debug, Args)]
+pub struct MeasureArgs {
+    /// Length of one interval of the time series (bytes, operations, errors and a latency
+    /// histogram per interval, per worker) [default: for a phase of known length (--duration)
+    /// the longest of 10ms, 20ms, 50ms ... 1s giving it at least 20 intervals, else 1s]
+    #[arg(long, value_name = "DURATION", value_parser = parse_interval)]
+    pub interval: Option<Duration>,
+    /// Run the whole workload N times, each on fresh data, and report each aggregate's median,
+    /// range and 95% confidence interval over the N
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub repeat: u32,
+}
+
+impl MeasureArgs {
+    /// Every phase's series at the chosen interval.
+    pub fn apply(&self, phases: &mut [iobm_engine::Phase]) {
+        phases
+            .iter_mut()
+            .for_each(|p| p.interval = self.interval_for(p.stop));
+    }
+
+    /// The series interval of a phase that stops by `stop`: --interval, else one giving a
+    /// phase of known length enough points.
+    pub fn interval_for(&self, stop: iobm_engine::StopRule) -> Duration {
+        self.interval.unwrap_or_else(|| stop.default_interval())
+    }
+}
+
+impl OutputArgs {
+    pub fn json(&self) -> Option<&std::path::Path> {
+        self.json.as_deref()
+    }
+
+    /// Checks the output paths before a run starts.
+    pub fn check(&self) -> Result<(), iobm_run::exit::Failure> {
+        iobm_run::session::json_path_ok(self.json())?;
+        for (flag, path) in [("--csv", &self.csv), ("--html", &self.html)] {
+            if let Some(path) = path {
+                iobm_run::session::output_path_ok(flag, path)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes the run's time series to `--csv FILE` and its report to `--html FILE`, those
+    /// given (at rank 0, after the run).
+    pub fn save_views(&self, run: &iobm_results::RunResult) -> Result<(), iobm_run::exit::Failure> {
+        if self.csv.is_none() && self.html.is_none() {
+            return Ok(());
+        }
+        // The per-worker series of large phases, kept compressed until now, put back.
+        let restored = iobm_results::detail::side_file_bytes(run).map(|side| {
+            let mut whole = run.clone();
+            iobm_results::detail::attach(&mut whole, &side).expect("rows iobm wrote");
+            whole
+        });
+        let run = restored.as_ref().unwrap_or(run);
+        if let Some(path) = &self.csv {
+            save("--csv", path, &iobm_report::series::csv(run))?;
+        }
+        if let Some(path) = &self.html {
+            save("--html", path, &iobm_report::html::run_page(run))?;
+        }
+        Ok(())
+    }
+}
+
+/// Writes `text` to `path` whole or not at all; the error names `flag`.
+pub fn save(flag: &str, path: &std::path::Path, text: &str) -> Result<(), iobm_run::exit::Failure> {
+    iobm_run::atomic::write_atomic(path, text.as_bytes()).map_err(|e| {
+        iobm_run::exit::Failure::run(format!(
+            "{flag} {}: cannot write: {}",
+            path.display(),
+            iobm_run::session::describe_io(&e)
+        ))
+    })
+}
+
+#[derive(Debug, Args)]
+pub struct QuickArgs {
+    /// Directory to measure [default: the system temp directory]
+    #[arg(value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+    /// Time per step
+    #[arg(long, value_name = "DURATION", default_value = "6s", value_parser = parse_positive_duration)]
+    pub step_time: Duration,
+    #[command(flatten)]
+    pub server: ServerArgs,
+    #[command(flatten)]
+    pub measure: MeasureArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}

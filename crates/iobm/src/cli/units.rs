@@ -1,0 +1,109 @@
+//! The value parsers of flags with units (sizes, rates, durations) and of the small languages
+//! of `--data` and bonnie's `--files`: each error is the text clap prints after the flag.
+
+use super::{FilesArg, LineRate};
+use iobm_engine::DataKind;
+use std::time::Duration;
+
+pub(super) fn parse_line_rate(s: &str) -> Result<LineRate, String> {
+    if s == "auto" {
+        return Ok(LineRate::Auto);
+    }
+    parse_positive_rate(s).map(LineRate::Rate)
+}
+
+pub(super) fn parse_interval(s: &str) -> Result<Duration, String> {
+    let d = parse_positive_duration(s)?;
+    if d < Duration::from_millis(10) {
+        return Err("must be at least 10ms".to_string());
+    }
+    Ok(d)
+}
+
+pub(super) fn parse_positive_size(s: &str) -> Result<u64, String> {
+    match iobm_stats::parse_bytes(s) {
+        Ok(0) => Err("must be greater than 0".to_string()),
+        Ok(v) => Ok(v),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+pub(super) fn parse_size(s: &str) -> Result<u64, String> {
+    iobm_stats::parse_bytes(s).map_err(|e| e.to_string())
+}
+
+pub(super) fn parse_positive_rate(s: &str) -> Result<u64, String> {
+    match iobm_stats::parse_rate(s) {
+        Ok(0) => Err("must be more than zero".into()),
+        r => r.map_err(|e| e.to_string()),
+    }
+}
+
+/// `MIN..MAX` with sizes that take units.
+pub(super) fn parse_size_range(s: &str) -> Result<(u64, u64), String> {
+    let (min, max) = s
+        .split_once("..")
+        .ok_or("expected MIN..MAX, e.g. 4KiB..1MiB")?;
+    let (min, max) = (parse_size(min)?, parse_positive_size(max)?);
+    if min > max {
+        return Err(format!("MIN ({min}) is larger than MAX ({max})"));
+    }
+    Ok((min, max))
+}
+
+pub(super) fn parse_positive_duration(s: &str) -> Result<Duration, String> {
+    match iobm_stats::parse_duration(s) {
+        Ok(d) if d.is_zero() => Err("must be greater than 0".to_string()),
+        Ok(d) => Ok(d),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// `random`, `zero`, `compressible:PCT` or `dedupe:PCT`.
+pub fn parse_data(s: &str) -> Result<DataKind, String> {
+    match s {
+        "random" => Ok(DataKind::Random),
+        "zero" => Ok(DataKind::Zero),
+        _ => {
+            let (kind, pct): (fn(u8) -> DataKind, &str) =
+                match (s.strip_prefix("compressible:"), s.strip_prefix("dedupe:")) {
+                    (Some(p), _) => (DataKind::Compressible, p),
+                    (_, Some(p)) => (DataKind::Dedupe, p),
+                    _ => return Err("expected random, zero, compressible:PCT or dedupe:PCT".into()),
+                };
+            match pct.trim_end_matches('%').parse::<u8>() {
+                Ok(p) if p <= 100 => Ok(kind(p)),
+                _ => Err(format!("'{pct}' is not a percentage from 0 to 100")),
+            }
+        }
+    }
+}
+
+/// `NUMBER[:MAX[:MIN[:DIRS]]]`, NUMBER in units of 1024 files (bonnie++ -n).
+pub fn parse_files(s: &str) -> Result<FilesArg, String> {
+    let parts: Vec<&str> = s.split(':').collect();
+    if parts.len() > 4 {
+        return Err("expected NUMBER[:MAX[:MIN[:DIRS]]]".into());
+    }
+    let number = |i: usize, what: &str| -> Result<u64, String> {
+        match parts.get(i) {
+            None | Some(&"") => Ok(0),
+            Some(p) => iobm_stats::parse_bytes(p).map_err(|e| format!("{what}: {e}")),
+        }
+    };
+    let files = FilesArg {
+        count: number(0, "NUMBER")?
+            .checked_mul(1024)
+            .ok_or("NUMBER is too large")?,
+        max_size: number(1, "MAX")?,
+        min_size: number(2, "MIN")?,
+        dirs: number(3, "DIRS")?,
+    };
+    if files.min_size > files.max_size {
+        return Err(format!(
+            "MIN ({}) is larger than MAX ({})",
+            files.min_size, files.max_size
+        ));
+    }
+    Ok(files)
+}
