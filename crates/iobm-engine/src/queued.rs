@@ -1,8 +1,9 @@
 //! `--iodepth N` through io_uring: a worker keeps N reads or writes of its region in flight,
 //! each from a buffer of its own, registered with the ring with its file where the kernel
 //! allows (fixed buffers and files: no page pinning or file lookup per request), plain where it
-//! does not; an operation's latency runs from its submission to its completion. The order of blocks, the data written and `--verify` are the synchronous
-//! path's ([`crate::tasks`]), so both engines write and read the same bytes.
+//! does not; an operation's latency runs from its submission to its completion. The order of
+//! blocks, the data written and `--verify` are the synchronous path's ([`crate::tasks`]), so
+//! both engines write and read the same bytes, and an error names the read or write that met it.
 
 use crate::data::{AlignedBuf, Generator};
 use crate::task::{Completed, Task};
@@ -181,8 +182,6 @@ impl<'a> QueuedTask<'a> {
         } else {
             Ok(())
         };
-        // The error is named by the operation it ended (describe), not the last prepared.
-        self.failed_at = done.is_err().then_some(offset);
         let done = done.and_then(|()| {
             if write {
                 return Ok(());
@@ -193,6 +192,9 @@ impl<'a> QueuedTask<'a> {
             self.verify_ns += checking.elapsed().as_nanos() as u64;
             checked
         });
+        // An error, of the transfer or of --verify, is named by the operation whose completion
+        // found it (describe), not by the last one prepared.
+        self.failed_at = done.is_err().then_some(offset);
         Some(done.map(|()| Completed {
             bytes: len as u64,
             started: self.slots[index].submitted,

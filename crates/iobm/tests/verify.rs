@@ -1,5 +1,6 @@
 //! `--verify` checks every byte a read returns and names what it found instead: corrupt bytes,
-//! a block of another place (misplaced), a block of another run (stale), or a file cut short.
+//! a block of another place (misplaced), a block of another run (stale), or a file cut short;
+//! with either engine, the read that found it.
 
 mod common;
 
@@ -23,8 +24,14 @@ fn kept(parent: &Path) -> PathBuf {
 
 /// `iobm read --verify` of `dir`, which must fail with `code`; its standard error.
 fn verify_fails(dir: &Path, code: i32) -> String {
+    verify_fails_with(dir, code, &[])
+}
+
+/// `iobm read --verify EXTRA...` of `dir`, which must fail with `code`; its standard error.
+fn verify_fails_with(dir: &Path, code: i32, extra: &[&str]) -> String {
     let out = iobm()
         .args(["read", "--verify"])
+        .args(extra)
         .arg(dir)
         .assert()
         .code(code)
@@ -84,4 +91,25 @@ fn every_kind_of_damage_is_caught_and_named() {
     let err = damaged_with(&|b| b.truncate(500_000), 2);
     assert!(err.contains("data.0"), "{err}");
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+}
+
+/// The 64 KiB reads of a 1 MiB file, one byte flipped in the second: the error names that read
+/// (at 65536), whether it was the last one prepared (sync) or one of eight in flight while the
+/// worker had prepared later ones (io_uring).
+#[test]
+fn the_read_that_found_bad_data_is_named_with_either_engine() {
+    let parent = tempfile::tempdir().unwrap();
+    let ours = kept(parent.path());
+    let file = ours.join("data.0");
+    let mut bytes = std::fs::read(&file).unwrap();
+    bytes[100_000] ^= 0x01;
+    std::fs::write(&file, &bytes).unwrap();
+    for extra in [&["--engine", "sync"][..], &["--iodepth", "8"]] {
+        let err = verify_fails_with(&ours, 3, extra);
+        assert!(
+            err.contains("read data.0 at offset 65536: the 4 KiB at offset 98304")
+                && err.contains("first at offset 100000"),
+            "{extra:?}: {err}"
+        );
+    }
 }
