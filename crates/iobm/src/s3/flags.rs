@@ -1,0 +1,217 @@
+//! The flags of `iobm s3` checked before anything starts, and turned into the client's
+//! configuration: endpoints, key pair, the run's own key prefix.
+
+use crate::cli::{PayloadArg, S3Args};
+use iobm_engine::{Mix, ObjectOp};
+use iobm_results::server;
+use iobm_run::exit::Failure;
+use iobm_run::ranks::Ranks;
+use iobm_run::session::RunId;
+use iobm_s3::sigv4::Credentials;
+use iobm_s3::{Endpoint, PayloadSigning, S3Config};
+
+/// The endpoints given (flag, then `AWS_ENDPOINT_URL`), parsed; empty: use the built-in gateway.
+pub(super) fn endpoints(args: &S3Args) -> Result<Vec<Endpoint>, Failure> {
+    let given: Vec<String> = if args.endpoint.is_empty() {
+        std::env::var("AWS_ENDPOINT_URL")
+            .ok()
+            .filter(|v| !v.trim().is_empty() && args.dir.is_none())
+            .into_iter()
+            .collect()
+    } else {
+        args.endpoint.clone()
+    };
+    let scheme = if args.tls { "https" } else { "http" };
+    given
+        .iter()
+        .map(|e| e.trim())
+        .filter(|e| !e.is_empty())
+        .map(|e| {
+            let url = if e.contains("://") {
+                e.to_string()
+            } else {
+                format!("{scheme}://{e}")
+            };
+            Endpoint::parse(&url).map_err(|m| Failure::input(format!("--endpoint {m}")))
+        })
+        .collect()
+}
+
+impl S3Args {
+    /// Smallest and largest object size.
+    pub(super) fn sizes(&self) -> (u64, u64) {
+        self.obj_size_range
+            .unwrap_or((self.obj_size, self.obj_size))
+    }
+
+    /// The weights of a mixed run.
+    pub(super) fn mix(&self) -> Mix {
+        Mix {
+            get: self.mix_get,
+            head: self.mix_head,
+            put: self.mix_put,
+            delete: self.mix_delete,
+        }
+    }
+}
+
+pub(super) fn check_bucket(name: &str) -> Result<(), Failure> {
+    let ok = (3..=63).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'.')
+        && !name.starts_with(['-', '.'])
+        && !name.ends_with(['-', '.']);
+    if ok {
+        Ok(())
+    } else {
+        Err(Failure::input(format!(
+            "--bucket '{name}': bucket names are 3 to 63 lower-case letters, digits, '-' and '.'"
+        )))
+    }
+}
+
+/// Every check of the flags, before anything is started or created.
+pub(super) fn check_args(args: &S3Args) -> Result<(), Failure> {
+    args.output.check()?;
+    check_bucket(&args.bucket)?;
+    let (_, max) = args.sizes();
+    if max == 0 {
+        return Err(Failure::input("--obj-size must be greater than 0"));
+    }
+    if args.op == ObjectOp::Multipart && args.part_size > max {
+        eprintln!("iobm: note: --part-size is larger than the objects: one part each");
+    } else if args.op == ObjectOp::Multipart && args.part_size < 5 << 20 {
+        return Err(Failure::input(format!(
+            "--part-size {}: S3 refuses parts under 5 MiB but the last (EntityTooSmall)",
+            iobm_stats::format_bytes(args.part_size)
+        )));
+    }
+    let mix = args.mix();
+    if args.batch > 1 && args.op != ObjectOp::Delete {
+        return Err(Failure::input("--batch works with delete"));
+    }
+    if args.verify && args.data == iobm_engine::DataKind::Zero {
+        return Err(Failure::input(
+            "--verify needs stamped data: --data random or compressible:PCT",
+        ));
+    }
+    if args.verify && !matches!(args.op, ObjectOp::Get | ObjectOp::Put | ObjectOp::Mixed) {
+        return Err(Failure::input(
+            "--verify checks what GETs return and the ETags PUTs get: use it with get, put or mixed",
+        ));
+    }
+    if args.op == ObjectOp::Mixed && mix.get + mix.head + mix.put + mix.delete == 0 {
+        return Err(Failure::input(
+            "--get, --head, --put and --delete are all 0",
+        ));
+    }
+    if let Some(reuse) = &args.reuse {
+        check_reuse(args, reuse)?;
+    }
+    let prefix = args.prefix.trim_matches('/');
+    if prefix.contains("//") || prefix.split('/').any(|p| p == "..") {
+        return Err(Failure::input(format!(
+            "--prefix '{}': empty or '..' parts",
+            args.prefix
+        )));
+    }
+    Ok(())
+}
+
+/// `--reuse` reads a kept data set and changes nothing in it: only operations that read.
+pub(super) fn check_reuse(args: &S3Args, reuse: &str) -> Result<(), Failure> {
+    crate::kept::Reuse::parse(reuse, &args.bucket)?;
+    match args.op {
+        ObjectOp::Get | ObjectOp::Head => Ok(()),
+        ObjectOp::Mixed if args.mix_put == 0 && args.mix_delete == 0 => Ok(()),
+        ObjectOp::Mixed => Err(Failure::input(
+            "--reuse only reads the kept data set: mixed with --reuse takes --put 0 --delete 0",
+        )),
+        op => Err(Failure::input(format!(
+            "--reuse works with get, head and mixed, not {} (it only reads the kept data set)",
+            op.name()
+        ))),
+    }
+}
+
+/// The key pair requests are signed with, from the flags or `AWS_*`; none: unsigned.
+pub(super) fn credentials(args: &S3Args) -> Result<Option<Credentials>, Failure> {
+    match (&args.access_key, &args.secret_key) {
+        (Some(a), Some(s)) => Ok(Some(Credentials {
+            access_key: a.clone(),
+            secret_key: s.clone(),
+        })),
+        (None, None) => {
+            eprintln!("iobm: note: no credentials (--access-key/--secret-key or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY): requests are not signed");
+            Ok(None)
+        }
+        _ => Err(Failure::input(
+            "--access-key and --secret-key go together (or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)",
+        )),
+    }
+}
+
+/// How the client talks to the endpoints: the run's own key prefix, signing, TLS.
+pub(super) fn client_config(
+    args: &S3Args,
+    endpoints: Vec<Endpoint>,
+    credentials: Option<Credentials>,
+    region: String,
+    (run_id, ranks): (&RunId, &Ranks),
+) -> Result<S3Config, Failure> {
+    let prefix = args.prefix.trim_matches('/');
+    let reuse = match &args.reuse {
+        Some(r) => Some(crate::kept::Reuse::parse(r, &args.bucket)?),
+        None => None,
+    };
+    let mut key_prefix = match &reuse {
+        // The kept data set's own prefix: the run only reads it.
+        Some(r) => r.prefix.clone(),
+        None if prefix.is_empty() => format!("iobm-{}/", run_id.text),
+        None => format!("{prefix}/iobm-{}/", run_id.text),
+    };
+    // Under MPI each rank's objects are under a prefix of its own: no key is written twice.
+    if ranks.size() > 1 {
+        key_prefix.push_str(&format!("r{}/", ranks.rank()));
+    }
+    let tls = if endpoints.iter().any(Endpoint::is_tls) {
+        Some(iobm_s3::tls::client_config(args.insecure).map_err(Failure::input)?)
+    } else {
+        None
+    };
+    Ok(S3Config {
+        tls,
+        endpoints,
+        bucket: reuse.map_or(args.bucket.clone(), |r| r.bucket),
+        prefix: key_prefix,
+        credentials,
+        region,
+        payload: match args.payload_signing {
+            PayloadArg::Unsigned => PayloadSigning::Unsigned,
+            PayloadArg::Sha256 => PayloadSigning::Sha256,
+        },
+        timeout: args.timeout,
+        new_connection_per_request: args.new_connection,
+        first_worker: ranks.rank() as usize * args.concurrent as usize,
+    })
+}
+
+/// `--drop-caches` with named endpoints: this machine's page cache is theirs only when every
+/// one is on this host, and dropping it needs root.
+pub(super) fn drop_caches_reach(external: &[Endpoint]) -> Result<(), Failure> {
+    let instead = "drop the server's page cache by hand (sync; echo 3 > /proc/sys/vm/drop_caches there) between `iobm s3 put --keep` and `iobm s3 get --reuse PREFIX`, or give --server-drop-cmd CMD";
+    if let Some(e) = external.iter().find(|e| !server::on_this_host(&e.url)) {
+        return Err(Failure::input(format!(
+            "--drop-caches drops this machine's page cache, not that of the server at {}: {instead}",
+            e.url
+        )));
+    }
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return Err(Failure::input(format!(
+            "--drop-caches with a server on this host drops the whole page cache, which needs root: run as root, or {instead}"
+        )));
+    }
+    Ok(())
+}

@@ -1,0 +1,144 @@
+//! The run's objects: which and how large (`ObjectSpec`), the S3 settings the result records,
+//! and the upload of the data set that reading operations work on (not counted).
+
+use crate::cli::S3Args;
+use crate::gateway::BuiltinGateway;
+use iobm_engine::{run_phase, ObjectOp, ObjectSpec, Phase, PhaseEnd, StopRule};
+use iobm_results::{env, RunStatus, S3Config as S3Settings};
+use iobm_run::exit::Failure;
+use iobm_run::session::say;
+use iobm_s3::{Endpoint, S3Config};
+use iobm_target::Target;
+
+/// The objects of the run: the data set for get, head, delete, list and mixed; through the
+/// built-in gateway, a data set that fits in half its free space and a cap on new objects.
+pub(super) fn object_spec(
+    args: &S3Args,
+    op: ObjectOp,
+    gateway: Option<&BuiltinGateway>,
+) -> Result<ObjectSpec, Failure> {
+    let ((min, max), mix) = (args.sizes(), args.mix());
+    let needs_data_set = !matches!(op, ObjectOp::Put | ObjectOp::Multipart);
+    let spec = ObjectSpec {
+        count: if needs_data_set { args.objects } else { 0 },
+        size: (min, max),
+        range: args.range_size,
+        part_size: args.part_size,
+        part_concurrency: args.part_concurrency as usize,
+        mix,
+        page_keys: args.page_keys,
+        delete_batch: args.batch,
+        retries: args.retries,
+        max_new: None,
+    };
+    let mut spec = spec;
+    if let Some(g) = gateway.filter(|_| args.reuse.is_none()) {
+        // iobm's own gateway writes to a local file system: the data set must fit in half its
+        // free space, and new objects stop at that half, so a long run cannot fill it.
+        if let Some((_, free)) = env::space(&g.dir) {
+            let data_set = spec.total_bytes();
+            if data_set > free / 2 {
+                return Err(Failure::input(format!(
+                    "--objects {} of {}: {} would take more than half of the {} free in {}",
+                    spec.count,
+                    iobm_stats::format_bytes(max),
+                    iobm_stats::format_bytes(data_set),
+                    iobm_stats::format_bytes(free),
+                    g.dir.display()
+                )));
+            }
+            if matches!(op, ObjectOp::Put | ObjectOp::Multipart | ObjectOp::Mixed) {
+                spec.max_new = Some((free / 2 - data_set) / max.max(1));
+            }
+        }
+    }
+    Ok(spec)
+}
+
+/// The S3 settings of the result.
+pub(super) fn s3_settings(
+    args: &S3Args,
+    config: &S3Config,
+    gateway: Option<&BuiltinGateway>,
+    bucket_created: bool,
+    spec: &ObjectSpec,
+) -> S3Settings {
+    let ((min, max), mix) = (args.sizes(), args.mix());
+    S3Settings {
+        endpoints: config.endpoints.iter().map(|e| e.url.clone()).collect(),
+        builtin_gateway: gateway.is_some(),
+        gateway_dir: gateway.map(|g| g.dir.display().to_string()),
+        bucket: config.bucket.clone(),
+        bucket_created,
+        prefix: config.prefix.clone(),
+        region: config.region.clone(),
+        payload_signing: if config.credentials.is_some() {
+            config.payload.name().to_string()
+        } else {
+            "none".to_string()
+        },
+        concurrent: args.concurrent,
+        objects: spec.count,
+        obj_size_min: min,
+        obj_size_max: max,
+        range_bytes: args.range_size,
+        part_size: args.part_size,
+        part_concurrency: args.part_concurrency,
+        mix: vec![mix.get, mix.head, mix.put, mix.delete],
+        retries: args.retries,
+        max_errors: args.max_errors,
+        timeout_s: args.timeout.as_secs_f64(),
+        new_connection: args.new_connection,
+        max_new_objects: spec.max_new,
+        tls: config.endpoints.iter().any(Endpoint::is_tls),
+        insecure: args.insecure,
+        // In the run's configuration (documents from before kept it here).
+        line_rate_bytes_per_s: None,
+        upload_bytes_per_s: None,
+        delete_batch: args.batch,
+        reused: None,
+    }
+}
+
+/// Uploads the data set that get, head, delete, list and mixed work on (not counted); a failed
+/// upload ends the run.
+pub(super) fn upload_data_set(
+    target: &dyn Target,
+    args: &S3Args,
+    spec: &ObjectSpec,
+    control: &iobm_engine::Control,
+    run: &mut iobm_results::RunResult,
+) {
+    let workers = args.concurrent as usize;
+    let mut upload = Phase::objects(ObjectOp::Put, workers, spec.clone(), StopRule::Once);
+    upload.data = args.data;
+    let outcome = run_phase(target, &upload, control);
+    let seconds = outcome.end_ns.saturating_sub(outcome.start_ns) as f64 / 1e9;
+    match outcome.end {
+        PhaseEnd::Completed => {
+            say(&format!(
+                "data set: {} objects, {} uploaded in {seconds:.1}s (not counted)\n",
+                spec.count,
+                iobm_stats::format_bytes(outcome.bytes()),
+            ));
+            if let Some(s3) = run.config.s3.as_mut().filter(|_| seconds > 0.0) {
+                s3.upload_bytes_per_s = Some(outcome.bytes() as f64 / seconds);
+            }
+        }
+        end => {
+            run.status = if end == PhaseEnd::Interrupted {
+                RunStatus::Interrupted
+            } else {
+                RunStatus::Failed
+            };
+            let why = outcome
+                .errors
+                .first()
+                .map_or("interrupted".to_string(), |e| {
+                    format!("{} ({})", e.first, e.kind)
+                });
+            run.warnings
+                .push(format!("uploading the data set failed: {why}"));
+        }
+    }
+}
