@@ -15,6 +15,7 @@ pub mod prometheus;
 pub mod remote;
 pub mod repeats;
 pub mod server;
+pub mod spec;
 pub mod storage;
 pub mod verdict;
 #[cfg(test)]
@@ -60,6 +61,10 @@ pub struct RunResult {
     pub started_at: String,
     /// The command line as given.
     pub command_line: Vec<String>,
+    /// The run as data: its command and the options it was given, for `iobm rerun` (absent
+    /// from documents of older versions, and of runs no command line started).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spec: Option<spec::RunSpec>,
     /// The resolved options of the run.
     pub config: Config,
     /// Where the run ran.

@@ -172,6 +172,7 @@ pub fn merge_runs(runs: Vec<(String, RunResult)>, whole: bool, argv: Vec<String>
     merged.warnings.clear();
     merged.run_id = format!("merge-{}", merged.run_id);
     merged.command_line = argv;
+    merged.spec = crate::session::recorded_spec();
     merged.ranks = Vec::new();
     merged.phases = Vec::new();
     merged.merged_from = runs.iter().map(|(name, _)| name.clone()).collect();

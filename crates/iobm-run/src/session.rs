@@ -62,6 +62,40 @@ pub fn control(run_id: &RunId, max_workers: usize) -> Arc<Control> {
 /// Said of every run that writes zeros.
 pub const ZERO_DATA: &str = "data zero: storage that compresses, deduplicates or thin-provisions stores next to nothing of it, so these rates can exceed what its devices can do";
 
+/// The spec of the command this process runs, recorded in every result it makes.
+static SPEC: std::sync::Mutex<Option<iobm_results::spec::RunSpec>> = std::sync::Mutex::new(None);
+
+/// Records the spec of the command being run (the command line's, once it is parsed); the
+/// results made from now on carry it.
+pub fn record_spec(spec: Option<iobm_results::spec::RunSpec>) {
+    *SPEC.lock().unwrap_or_else(|e| e.into_inner()) = spec;
+}
+
+pub(crate) fn recorded_spec() -> Option<iobm_results::spec::RunSpec> {
+    SPEC.lock().unwrap_or_else(|e| e.into_inner()).clone()
+}
+
+/// The command line as a result records it: a secret given on it (--secret-key) is replaced by
+/// "(hidden)", so no document carries it.
+pub fn without_secrets(argv: &[OsString]) -> Vec<String> {
+    const SECRET: &str = "--secret-key";
+    let mut words: Vec<String> = argv
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    for i in 0..words.len() {
+        if words[i] == "--" {
+            break;
+        }
+        if words[i].starts_with(&format!("{SECRET}=")) {
+            words[i] = format!("{SECRET}=(hidden)");
+        } else if words[i] == SECRET && i + 1 < words.len() {
+            words[i + 1] = "(hidden)".to_string();
+        }
+    }
+    words
+}
+
 /// The result document before any phase ran.
 pub fn skeleton(
     kind: &str,
@@ -89,12 +123,10 @@ pub fn skeleton(
         kind: kind.to_string(),
         run_id: run_id.text.clone(),
         label: None,
+        spec: recorded_spec(),
         status: RunStatus::Complete,
         started_at: time::rfc3339(now_unix),
-        command_line: argv
-            .iter()
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect(),
+        command_line: without_secrets(argv),
         config,
         environment,
         clock: ClockInfo {
@@ -322,4 +354,45 @@ pub fn probe_direct(target: &dyn Target, dir: &Path, rank: u32) -> Result<(), Fa
                 describe_io(&e)
             ))
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_secret_on_the_command_line_is_not_recorded() {
+        let argv: Vec<OsString> = [
+            "iobm",
+            "s3",
+            "put",
+            "--secret-key",
+            "S1",
+            "--secret-key=S2",
+            "--ops",
+            "3",
+            "--",
+            "--secret-key",
+            "kept",
+        ]
+        .iter()
+        .map(OsString::from)
+        .collect();
+        assert_eq!(
+            without_secrets(&argv),
+            [
+                "iobm",
+                "s3",
+                "put",
+                "--secret-key",
+                "(hidden)",
+                "--secret-key=(hidden)",
+                "--ops",
+                "3",
+                "--",
+                "--secret-key",
+                "kept"
+            ]
+        );
+    }
 }

@@ -10,6 +10,7 @@ pub mod gateway;
 pub mod kept;
 pub mod limits;
 pub mod merge;
+pub mod plan;
 pub mod quick;
 pub mod repeat;
 pub mod report;
@@ -17,10 +18,11 @@ pub mod rundir;
 pub mod s3;
 pub mod serve;
 pub mod servers;
+pub mod spec;
 pub mod suggest;
 pub mod targets;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
 use cli::{Cli, Command};
 use iobm_run::exit::Exit;
 use std::ffi::OsString;
@@ -29,8 +31,11 @@ use std::process::ExitCode;
 /// Runs iobm with these arguments (the first is the program name).
 pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
     let argv: Vec<OsString> = args.into_iter().collect();
-    let cli = match Cli::try_parse_from(&argv) {
-        Ok(cli) => cli,
+    let parsed = Cli::command()
+        .try_get_matches_from(&argv)
+        .and_then(|matches| Cli::from_arg_matches(&matches).map(|cli| (cli, matches)));
+    let (cli, matches) = match parsed {
+        Ok(parsed) => parsed,
         Err(e) => {
             use clap::error::ErrorKind;
             if matches!(
@@ -55,6 +60,11 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
             return ExitCode::from(Exit::BadInput as u8);
         }
     };
+    let spec = spec::from_matches(&matches);
+    if cli.print_spec {
+        return print_spec(spec.as_ref(), &argv);
+    }
+    iobm_run::session::record_spec(spec);
     let outcome = match cli.command {
         Command::Write(args) => files::write(args, false, &argv),
         Command::Stream(args) => files::write(args, true, &argv),
@@ -67,6 +77,11 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         Command::Report(args) => report::report(args),
         Command::Limits(args) => limits::limits(args),
         Command::Merge(args) => merge::merge(args, &argv),
+        Command::Run(args) => plan::run(args),
+        Command::Rerun(args) => match plan::rerun(args) {
+            Ok(code) => return code,
+            Err(failure) => Err(failure),
+        },
     };
     match outcome {
         Ok(exit) => ExitCode::from(exit as u8),
@@ -75,4 +90,25 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
             ExitCode::from(failure.exit as u8)
         }
     }
+}
+
+/// `--print-spec`: the command line as a plan entry, on stdout.
+fn print_spec(spec: Option<&iobm_results::spec::RunSpec>, argv: &[OsString]) -> ExitCode {
+    let Some(spec) = spec else {
+        let command = argv
+            .get(1)
+            .map_or(String::new(), |a| a.to_string_lossy().into_owned());
+        eprintln!(
+            "iobm: error: --print-spec: {command} runs no workload; a plan runs one of {}",
+            spec::COMMANDS.join(", ")
+        );
+        return ExitCode::from(Exit::BadInput as u8);
+    };
+    print!(
+        "# iobm {}, as a plan entry: `iobm run PLAN.toml` runs it (secrets and output paths are \
+         not kept)\n{}",
+        spec.command,
+        spec::plan_entry(spec)
+    );
+    ExitCode::SUCCESS
 }

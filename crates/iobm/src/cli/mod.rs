@@ -3,6 +3,7 @@
 //! of commands' flags in its own file: files (`files`), S3 (`s3`), saved results (`saved`).
 
 mod files;
+mod plans;
 mod s3;
 mod saved;
 #[cfg(test)]
@@ -12,6 +13,7 @@ mod units;
 pub use files::{
     BonnieArgs, EngineArg, FilesArg, FsyncArg, IoArgs, PerCharArg, ReadArgs, WriteArgs,
 };
+pub use plans::{RerunArgs, RunArgs};
 pub use s3::{PayloadArg, S3Args, ServeArgs};
 pub use saved::{AggregateArg, CompareArgs, FormatArg, LimitsArgs, MergeArgs, ReportArgs, UnitArg};
 pub use units::{parse_data, parse_files};
@@ -19,6 +21,7 @@ pub use units::{parse_data, parse_files};
 use clap::{Args, Parser, Subcommand};
 use files::BONNIE_EXAMPLES;
 use iobm_run::exit::EXIT_CODES_HELP;
+use plans::RUN_EXAMPLES;
 use s3::{S3_EXAMPLES, SERVE_EXAMPLES};
 use saved::{COMPARE_EXAMPLES, LIMITS_EXAMPLES, MERGE_EXAMPLES};
 use std::path::PathBuf;
@@ -52,6 +55,9 @@ durations take ms, s, m, h (a plain number is seconds).";
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// Print the command line as a plan entry (TOML, for `iobm run`) instead of running it
+    #[arg(long, global = true)]
+    pub print_spec: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -89,6 +95,12 @@ pub enum Command {
     /// one run, by their wall clocks, keeping the window in which all were active
     #[command(after_help = MERGE_EXAMPLES)]
     Merge(MergeArgs),
+    /// Run a plan file: runs of any command, expanded by a matrix, each saved by its label,
+    /// compared at the end
+    #[command(after_help = RUN_EXAMPLES)]
+    Run(RunArgs),
+    /// Run the workload of a saved result again (its recorded spec), optionally changed
+    Rerun(RerunArgs),
 }
 
 /// What the user knows of the server behind the storage, which no client can see.
@@ -150,6 +162,11 @@ pub struct OutputArgs {
     /// and latency over time, per-worker and per-rank bars, aggregates, cache verdict
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
+    /// Name of the run in the result, so comparisons (`iobm compare`) and bonnie's CSV line
+    /// call it so [default: in comparisons the result's file name, in the CSV line the host
+    /// name]
+    #[arg(long, value_name = "NAME")]
+    pub label: Option<String>,
 }
 
 /// How a workload is measured: how finely its time series is recorded, how many times it runs.

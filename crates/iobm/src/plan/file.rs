@@ -1,0 +1,422 @@
+//! A plan file read and expanded: `[defaults]`, `[matrix]` and `[[run]]` tables into one spec
+//! per run, each labelled, every error one line naming the file, line, column and key.
+
+use crate::spec;
+use iobm_results::spec::{RunSpec, SpecValue, SPEC_VERSION};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::ops::Range;
+use toml::Spanned;
+
+/// Keys of a `[[run]]` table that are not options of its command.
+const RUN_KEYS: &[&str] = &["command", "matrix", "launch"];
+
+type Table = BTreeMap<Spanned<String>, Spanned<toml::Value>>;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PlanFile {
+    #[serde(default)]
+    defaults: Table,
+    #[serde(default)]
+    matrix: Table,
+    #[serde(default)]
+    run: Vec<Spanned<Table>>,
+}
+
+/// One run of a plan, after its defaults and matrix are applied.
+#[derive(Debug, Clone)]
+pub struct PlannedRun {
+    /// Its label: `label` with `{key}` replaced by that option's value, else the command and
+    /// the matrix values it has.
+    pub label: String,
+    pub spec: RunSpec,
+    /// A launcher the run is started under ("mpirun -np 4"), split at whitespace.
+    pub launch: Vec<String>,
+    /// Where in the file each of its options, and the run itself, came from.
+    origin: BTreeMap<String, Range<usize>>,
+    table: Range<usize>,
+}
+
+/// A plan file: its name (for errors), its text and its runs.
+#[derive(Debug)]
+pub struct Plan {
+    pub path: String,
+    text: String,
+    pub runs: Vec<PlannedRun>,
+}
+
+impl Plan {
+    /// Reads and expands `text` (the contents of `path`).
+    pub fn parse(path: &str, text: String) -> Result<Plan, String> {
+        let mut plan = Plan {
+            path: path.to_string(),
+            text,
+            runs: Vec::new(),
+        };
+        let file: PlanFile = toml::from_str(&plan.text).map_err(|e| {
+            let at = e.span().unwrap_or(0..0);
+            plan.error(&at, e.message().trim_end())
+        })?;
+        if file.run.is_empty() {
+            return Err(format!("{path}: no [[run]] tables: nothing to run"));
+        }
+        for (index, table) in file.run.iter().enumerate() {
+            let runs = plan.expand(&file, index, table)?;
+            plan.runs.extend(runs);
+        }
+        plan.check_labels()?;
+        Ok(plan)
+    }
+
+    /// `path:line:column: message`, at the byte offset where `at` starts.
+    pub fn error(&self, at: &Range<usize>, message: &str) -> String {
+        let before = &self.text[..at.start.min(self.text.len())];
+        let line = before.matches('\n').count() + 1;
+        let column = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+        format!("{}:{line}:{column}: {message}", self.path)
+    }
+
+    /// The error `message` about `key` of `run` (at the key, else at the run's table).
+    pub fn error_at(&self, run: &PlannedRun, key: Option<&str>, message: &str) -> String {
+        let at = key.and_then(|k| run.origin.get(k)).unwrap_or(&run.table);
+        self.error(at, message)
+    }
+
+    /// The runs of the `index`th `[[run]]` table: one per combination of its matrix values.
+    fn expand(
+        &self,
+        file: &PlanFile,
+        index: usize,
+        table: &Spanned<Table>,
+    ) -> Result<Vec<PlannedRun>, String> {
+        let span = table.span();
+        let entries = table.get_ref();
+        let get = |name: &str| entries.iter().find(|(k, _)| k.get_ref() == name);
+        let Some((_, command)) = get("command") else {
+            return Err(self.error(&span, &format!("run {}: no command key", index + 1)));
+        };
+        let Some(name) = command.get_ref().as_str() else {
+            return Err(self.error(&command.span(), "command: a string"));
+        };
+        if !spec::COMMANDS.contains(&name) {
+            let message = format!(
+                "command: {name:?} is not a command a plan runs ({})",
+                spec::COMMANDS.join(", ")
+            );
+            return Err(self.error(&command.span(), &message));
+        }
+        let launch = match get("launch") {
+            None => Vec::new(),
+            Some((_, v)) => match v.get_ref().as_str() {
+                Some(s) if !s.trim().is_empty() => s.split_whitespace().map(String::from).collect(),
+                _ => return Err(self.error(&v.span(), "launch: a command, as \"mpirun -np 4\"")),
+            },
+        };
+        // The options: defaults, then the run's own.
+        let mut options: BTreeMap<String, (SpecValue, Range<usize>)> = BTreeMap::new();
+        for (key, value) in file.defaults.iter().chain(
+            entries
+                .iter()
+                .filter(|(k, _)| !RUN_KEYS.contains(&k.get_ref().as_str())),
+        ) {
+            options.insert(key.get_ref().clone(), (self.value(key, value)?, key.span()));
+        }
+        // The matrix: the file's, then the run's own, each key in the order written.
+        let mut matrix: BTreeMap<String, (Vec<SpecValue>, Range<usize>)> = BTreeMap::new();
+        let own = match get("matrix") {
+            None => None,
+            Some((key, v)) => match v.get_ref() {
+                toml::Value::Table(_) => Some(self.inline_matrix(key, v)?),
+                _ => return Err(self.error(&v.span(), "matrix: a table of arrays")),
+            },
+        };
+        for (key, value) in file.matrix.iter() {
+            matrix.insert(key.get_ref().clone(), self.axis(key, value)?);
+        }
+        for (key, (values, at)) in own.into_iter().flatten() {
+            matrix.insert(key, (values, at));
+        }
+        let mut axes: Vec<(String, Vec<SpecValue>, Range<usize>)> = matrix
+            .into_iter()
+            .map(|(k, (values, at))| (k, values, at))
+            .collect();
+        axes.sort_by_key(|(_, _, at)| at.start);
+        let mut runs = Vec::new();
+        for combination in combinations(&axes) {
+            let mut spec = RunSpec {
+                spec: SPEC_VERSION,
+                command: name.to_string(),
+                options: BTreeMap::new(),
+            };
+            let mut origin = BTreeMap::new();
+            for (key, (value, at)) in &options {
+                spec.options.insert(key.clone(), value.clone());
+                origin.insert(key.clone(), at.clone());
+            }
+            let mut named = Vec::new();
+            for ((key, _, at), value) in axes.iter().zip(&combination) {
+                spec.options.insert(key.clone(), value.clone());
+                origin.insert(key.clone(), at.clone());
+                named.push(format!("{key}={}", shown(value)));
+            }
+            let label = match spec.options.get("label") {
+                Some(SpecValue::Text(template)) => fill(template, &spec.options)
+                    .map_err(|k| self.error(&origin["label"], &format!("label: no option {k}")))?,
+                Some(_) => return Err(self.error(&origin["label"], "label: a string")),
+                None => std::iter::once(name.to_string())
+                    .chain(named)
+                    .collect::<Vec<_>>()
+                    .join(" "),
+            };
+            spec.options
+                .insert("label".into(), SpecValue::Text(label.clone()));
+            runs.push(PlannedRun {
+                label,
+                spec,
+                launch: launch.clone(),
+                origin,
+                table: span.clone(),
+            });
+        }
+        Ok(runs)
+    }
+
+    fn value(
+        &self,
+        key: &Spanned<String>,
+        value: &Spanned<toml::Value>,
+    ) -> Result<SpecValue, String> {
+        spec::from_toml(value.get_ref())
+            .map_err(|what| self.error(&value.span(), &format!("{}: {what}", key.get_ref())))
+    }
+
+    fn axis(
+        &self,
+        key: &Spanned<String>,
+        value: &Spanned<toml::Value>,
+    ) -> Result<(Vec<SpecValue>, Range<usize>), String> {
+        let name = key.get_ref();
+        let items = match value.get_ref() {
+            toml::Value::Array(items) if !items.is_empty() => items,
+            _ => {
+                let message = format!("matrix.{name}: a non-empty array of the values to run");
+                return Err(self.error(&value.span(), &message));
+            }
+        };
+        let values = items
+            .iter()
+            .map(|item| {
+                spec::from_toml(item).map_err(|what| {
+                    self.error(&value.span(), &format!("matrix.{name}: each value {what}"))
+                })
+            })
+            .collect::<Result<_, _>>()?;
+        Ok((values, key.span()))
+    }
+
+    /// A run's own `matrix = { ... }` or `[run.matrix]` (its keys' spans are the table's).
+    fn inline_matrix(
+        &self,
+        key: &Spanned<String>,
+        value: &Spanned<toml::Value>,
+    ) -> Result<Vec<(String, (Vec<SpecValue>, Range<usize>))>, String> {
+        let toml::Value::Table(table) = value.get_ref() else {
+            unreachable!("checked by the caller")
+        };
+        table
+            .iter()
+            .enumerate()
+            .map(|(i, (k, v))| {
+                let spanned_key = Spanned::new(key.span(), k.clone());
+                let spanned_value = Spanned::new(value.span(), v.clone());
+                let (values, at) = self.axis(&spanned_key, &spanned_value)?;
+                // Keys of one table keep the order TOML gives them, after the file's matrix.
+                Ok((k.clone(), (values, at.start + i..at.end)))
+            })
+            .collect()
+    }
+
+    /// Labels are unique: each names its result file.
+    fn check_labels(&self) -> Result<(), String> {
+        let mut seen: BTreeMap<String, &PlannedRun> = BTreeMap::new();
+        for run in &self.runs {
+            let file = result_name(&run.label);
+            if let Some(first) = seen.insert(file.clone(), run) {
+                let message = format!(
+                    "label: {:?} and {:?} would both be saved as {file}: give the runs labels of their own",
+                    first.label, run.label
+                );
+                return Err(self.error_at(run, Some("label"), &message));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Every combination of the axes' values, the first axis varying slowest.
+fn combinations(axes: &[(String, Vec<SpecValue>, Range<usize>)]) -> Vec<Vec<SpecValue>> {
+    axes.iter().fold(vec![Vec::new()], |done, (_, values, _)| {
+        done.iter()
+            .flat_map(|prefix| {
+                values.iter().map(move |v| {
+                    let mut next = prefix.clone();
+                    next.push(v.clone());
+                    next
+                })
+            })
+            .collect()
+    })
+}
+
+fn shown(value: &SpecValue) -> String {
+    match value {
+        SpecValue::Flag(b) => b.to_string(),
+        SpecValue::Text(t) => t.clone(),
+        SpecValue::List(vs) => vs.join(","),
+    }
+}
+
+/// `template` with every `{key}` replaced by that option's value; Err(key) for one not given.
+fn fill(template: &str, options: &BTreeMap<String, SpecValue>) -> Result<String, String> {
+    let mut out = String::new();
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        let Some(close) = rest[open..].find('}') else {
+            break;
+        };
+        let key = &rest[open + 1..open + close];
+        out.push_str(&rest[..open]);
+        out.push_str(&shown(options.get(key).ok_or_else(|| key.to_string())?));
+        rest = &rest[open + close + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+/// The file a run's result is saved in: its label with what a file name should not hold
+/// replaced by '_'.
+pub fn result_name(label: &str) -> String {
+    let mut name: String = label
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "-.=".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    name.truncate(200);
+    format!("{}.json", name.trim_matches('.'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Plan, String> {
+        Plan::parse("p.toml", text.to_string())
+    }
+
+    #[test]
+    fn a_matrix_expands_into_every_combination_labelled_by_its_values() {
+        let plan = parse(
+            "[defaults]\nsize = \"8MiB\"\n\n[matrix]\ndir = [\"/a\", \"/b\"]\n\n\
+             [[run]]\ncommand = \"bonnie\"\nmatrix = { chunk = [\"8KiB\", \"64KiB\"] }\n\n\
+             [[run]]\ncommand = \"stream\"\nsize = \"16MiB\"\njobs = 2\n",
+        )
+        .unwrap();
+        let labels: Vec<&str> = plan.runs.iter().map(|r| r.label.as_str()).collect();
+        assert_eq!(
+            labels,
+            [
+                "bonnie dir=/a chunk=8KiB",
+                "bonnie dir=/a chunk=64KiB",
+                "bonnie dir=/b chunk=8KiB",
+                "bonnie dir=/b chunk=64KiB",
+                "stream dir=/a",
+                "stream dir=/b"
+            ]
+        );
+        let first = &plan.runs[0].spec;
+        assert_eq!(first.options["size"], SpecValue::Text("8MiB".into()));
+        assert_eq!(first.options["chunk"], SpecValue::Text("8KiB".into()));
+        let stream = &plan.runs[5].spec;
+        assert_eq!(stream.command, "stream");
+        assert_eq!(
+            stream.options["size"],
+            SpecValue::Text("16MiB".into()),
+            "the run's own wins"
+        );
+        assert_eq!(stream.options["jobs"], SpecValue::Text("2".into()));
+        assert_eq!(stream.options["dir"], SpecValue::Text("/b".into()));
+        assert_eq!(
+            stream.options["label"],
+            SpecValue::Text("stream dir=/b".into())
+        );
+    }
+
+    #[test]
+    fn a_label_template_takes_the_options_values() {
+        let plan = parse(
+            "[[run]]\ncommand = \"stream\"\nlabel = \"{dir}-j{jobs}\"\ndir = \"/x\"\n\
+             [run.matrix]\njobs = [1, 4]\n",
+        )
+        .unwrap();
+        let labels: Vec<&str> = plan.runs.iter().map(|r| r.label.as_str()).collect();
+        assert_eq!(labels, ["/x-j1", "/x-j4"]);
+        assert_eq!(result_name(labels[0]), "_x-j1.json");
+    }
+
+    #[test]
+    fn errors_name_the_line_column_and_key() {
+        let err = |text: &str| parse(text).unwrap_err();
+        assert_eq!(
+            err("[[run]]\ncommand = \"stream\"\ndir = [1, {a = 1}]\n"),
+            "p.toml:3:7: dir: an array of strings or numbers"
+        );
+        assert_eq!(
+            err("[[run]]\ncommand = \"serve\"\n"),
+            "p.toml:2:11: command: \"serve\" is not a command a plan runs \
+             (write, read, stream, bonnie, s3, quick, merge)"
+        );
+        assert_eq!(
+            err("[[run]]\ndir = \"/x\"\n"),
+            "p.toml:1:1: run 1: no command key"
+        );
+        assert!(
+            err("[[run]\n").starts_with("p.toml:1:"),
+            "{}",
+            err("[[run]\n")
+        );
+        assert!(
+            err("[setup]\nx = 1\n[[run]]\ncommand = \"stream\"\n")
+                .starts_with("p.toml:1:2: unknown field `setup`"),
+            "{}",
+            err("[setup]\nx = 1\n[[run]]\ncommand = \"stream\"\n")
+        );
+        assert_eq!(
+            err("[matrix]\njobs = []\n[[run]]\ncommand = \"stream\"\n"),
+            "p.toml:2:8: matrix.jobs: a non-empty array of the values to run"
+        );
+        assert_eq!(
+            err("[[run]]\ncommand = \"stream\"\nlabel = \"{nope}\"\n"),
+            "p.toml:3:1: label: no option nope"
+        );
+        assert_eq!(
+            err("[[run]]\ncommand = \"stream\"\nlabel = \"same\"\n[[run]]\ncommand = \"write\"\nlabel = \"same\"\n"),
+            "p.toml:6:1: label: \"same\" and \"same\" would both be saved as same.json: \
+             give the runs labels of their own"
+        );
+        assert_eq!(err(""), "p.toml: no [[run]] tables: nothing to run");
+    }
+
+    #[test]
+    fn an_error_about_a_key_points_at_it() {
+        let plan = parse("[[run]]\ncommand = \"stream\"\n  jobs = 4\n").unwrap();
+        let run = &plan.runs[0];
+        assert_eq!(plan.error_at(run, Some("jobs"), "bad"), "p.toml:3:3: bad");
+        assert_eq!(plan.error_at(run, Some("other"), "bad"), "p.toml:1:1: bad");
+    }
+}

@@ -1,0 +1,411 @@
+//! `iobm run PLAN.toml`: every run of a plan file checked before any starts, then run one
+//! after another as iobm processes (each under its `launch`er), each result saved in `--out`
+//! by its label, a summary (`plan.json`) rewritten after each, and the comparable results
+//! compared at the end. `iobm rerun RESULT.json` runs a result's spec again.
+
+pub mod file;
+
+use crate::cli::{FormatArg, RerunArgs, RunArgs};
+use crate::spec;
+use file::{Plan, PlannedRun};
+use iobm_report::compare::{render, Format, Layout};
+use iobm_results::spec::SpecValue;
+use iobm_results::{RunResult, RunStatus};
+use iobm_run::exit::{Exit, Failure};
+use iobm_run::session::{describe_io, say};
+use serde::Serialize;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+
+/// The summary `--out DIR/plan.json`.
+#[derive(Serialize)]
+struct Summary<'a> {
+    plan: &'a str,
+    runs: Vec<Outcome>,
+}
+
+/// How one run of the plan went.
+#[derive(Serialize, Clone)]
+struct Outcome {
+    label: String,
+    command_line: Vec<String>,
+    /// The result's file name in the output directory.
+    result: String,
+    /// "complete", "resumed" (complete before --resume), "failed", "interrupted", "not run".
+    status: &'static str,
+    /// The run's exit code (absent when it did not run, or a signal ended it).
+    exit_code: Option<i32>,
+}
+
+/// The plan's runs with their command lines, each checked as the command would check it.
+fn checked(plan: &Plan) -> Result<Vec<(&PlannedRun, Vec<OsString>)>, Failure> {
+    plan.runs
+        .iter()
+        .map(|run| {
+            let argv = spec::to_argv(&run.spec).map_err(|message| {
+                let key = message.split(':').next();
+                Failure::input(plan.error_at(run, key, &message))
+            })?;
+            check_command_line(plan, run, &argv)?;
+            check_target(plan, run)?;
+            Ok((run, argv))
+        })
+        .collect()
+}
+
+/// clap's verdict on a run's command line, as one line at the key it is about.
+fn check_command_line(plan: &Plan, run: &PlannedRun, argv: &[OsString]) -> Result<(), Failure> {
+    use clap::error::{ContextKind, ContextValue};
+    use clap::CommandFactory;
+    let Err(error) = crate::cli::Cli::command().try_get_matches_from(argv) else {
+        return Ok(());
+    };
+    let context = |kind| match error.get(kind) {
+        Some(ContextValue::String(s)) => Some(s.clone()),
+        Some(ContextValue::Strings(v)) => v.first().cloned(),
+        _ => None,
+    };
+    // "--obj-size <SIZE>" or "<DIR>": the key in the plan.
+    let key = context(ContextKind::InvalidArg).map(|arg| {
+        let name = arg
+            .split_whitespace()
+            .next()
+            .unwrap_or("")
+            .trim_start_matches('-');
+        name.trim_matches(|c| c == '<' || c == '>' || c == '.')
+            .to_ascii_lowercase()
+            .replace('_', "-")
+    });
+    let rendered = error.render().to_string();
+    let mut message = rendered
+        .lines()
+        .next()
+        .unwrap_or("")
+        .trim_start_matches("error: ")
+        .to_string();
+    if let Some(similar) = context(ContextKind::SuggestedArg) {
+        message.push_str(&format!(
+            " (did you mean {}?)",
+            similar.trim_start_matches('-')
+        ));
+    }
+    let message = format!("{}: {message}", key.as_deref().unwrap_or(&run.spec.command));
+    Err(Failure::input(plan.error_at(run, key.as_deref(), &message)))
+}
+
+/// The directory a file run writes in exists and is a directory, and a data set to read is
+/// there.
+fn check_target(plan: &Plan, run: &PlannedRun) -> Result<(), Failure> {
+    let key = match run.spec.command.as_str() {
+        "write" | "stream" | "bonnie" => "dir",
+        "read" => "path",
+        _ => return Ok(()),
+    };
+    let Some(SpecValue::Text(path)) = run.spec.options.get(key) else {
+        return Ok(());
+    };
+    let is_dir = std::fs::metadata(path).map(|m| m.is_dir());
+    match is_dir {
+        Ok(true) => Ok(()),
+        Ok(false) => Err(format!("{key}: {path}: not a directory")),
+        Err(e) => Err(format!("{key}: {path}: {}", describe_io(&e))),
+    }
+    .map_err(|message| Failure::input(plan.error_at(run, Some(key), &message)))
+}
+
+/// A command line as a shell would take it.
+fn shell_line(words: &[String]) -> String {
+    words
+        .iter()
+        .map(|w| {
+            if !w.is_empty()
+                && w.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_./=:,@%+".contains(c))
+            {
+                w.clone()
+            } else {
+                format!("'{}'", w.replace('\'', "'\\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The words of a run: its launcher, iobm, the command, `--json=RESULT`, then its options.
+fn words(run: &PlannedRun, argv: &[OsString], iobm: &Path, result: &Path) -> Vec<String> {
+    let mut words = run.launch.clone();
+    words.push(iobm.display().to_string());
+    words.push(run.spec.command.clone());
+    words.push(format!("--json={}", result.display()));
+    words.extend(argv[2..].iter().map(|a| a.to_string_lossy().into_owned()));
+    words
+}
+
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+static CHILD: AtomicI32 = AtomicI32::new(0);
+
+extern "C" fn on_signal(signal: libc::c_int) {
+    INTERRUPTED.store(true, Ordering::SeqCst);
+    // Ctrl-C reaches the run from the terminal itself; a SIGTERM sent to the plan is passed on.
+    let child = CHILD.load(Ordering::SeqCst);
+    if signal == libc::SIGTERM && child > 0 {
+        // SAFETY: kill is async-signal-safe.
+        unsafe { libc::kill(child, libc::SIGTERM) };
+    }
+}
+
+fn catch_signals() {
+    // SAFETY: the handler only touches atomics and calls kill, both async-signal-safe.
+    unsafe {
+        let mut action: libc::sigaction = std::mem::zeroed();
+        action.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
+        libc::sigemptyset(&mut action.sa_mask);
+        for signal in [libc::SIGINT, libc::SIGTERM] {
+            libc::sigaction(signal, &action, std::ptr::null_mut());
+        }
+    }
+}
+
+/// A result saved before, complete and of the same spec: --resume keeps it.
+fn complete_before(path: &Path, run: &PlannedRun, argv: &[OsString]) -> bool {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return false;
+    };
+    let Ok(saved) = RunResult::from_json(&text) else {
+        return false;
+    };
+    saved.status == RunStatus::Complete && saved.spec == canonical(argv).or(Some(run.spec.clone()))
+}
+
+/// The spec a run records for this command line (as clap reads it).
+fn canonical(argv: &[OsString]) -> Option<iobm_results::spec::RunSpec> {
+    use clap::CommandFactory;
+    let matches = crate::cli::Cli::command().try_get_matches_from(argv).ok()?;
+    spec::from_matches(&matches)
+}
+
+pub fn run(args: RunArgs) -> Result<Exit, Failure> {
+    if iobm_dist::launcher_ranks().is_some() {
+        return Err(Failure::input(
+            "iobm run: started by an MPI launcher; start the plan alone and give its runs \
+             launch = \"mpirun -np N\"",
+        ));
+    }
+    let name = args.plan.display().to_string();
+    let text = std::fs::read_to_string(&args.plan)
+        .map_err(|e| Failure::input(format!("{name}: {}", describe_io(&e))))?;
+    let plan = Plan::parse(&name, text).map_err(Failure::input)?;
+    let runs = checked(&plan)?;
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(format!("{}-results", stem(&args.plan))));
+    let iobm = std::env::current_exe()
+        .map_err(|e| Failure::run(format!("cannot find iobm's own program: {e}")))?;
+    if args.dry_run {
+        for (i, (run, argv)) in runs.iter().enumerate() {
+            let result = out.join(file::result_name(&run.label));
+            say(&format!(
+                "{}/{}  {}\n      {}",
+                i + 1,
+                runs.len(),
+                run.label,
+                shell_line(&words(run, argv, &iobm, &result))
+            ));
+        }
+        return Ok(Exit::Ok);
+    }
+    std::fs::create_dir_all(&out)
+        .map_err(|e| Failure::input(format!("--out {}: {}", out.display(), describe_io(&e))))?;
+    catch_signals();
+    let mut outcomes: Vec<Outcome> = Vec::new();
+    let mut stop = false;
+    for (i, (run, argv)) in runs.iter().enumerate() {
+        let result_file = file::result_name(&run.label);
+        let result = out.join(&result_file);
+        let words = words(run, argv, &iobm, &result);
+        let mut outcome = Outcome {
+            label: run.label.clone(),
+            command_line: words.clone(),
+            result: result_file,
+            status: "not run",
+            exit_code: None,
+        };
+        if !stop {
+            if args.resume && complete_before(&result, run, argv) {
+                say(&format!(
+                    "== {}/{} {}: complete before, kept",
+                    i + 1,
+                    runs.len(),
+                    run.label
+                ));
+                outcome.status = "resumed";
+            } else {
+                say(&format!(
+                    "== {}/{} {}\n   {}",
+                    i + 1,
+                    runs.len(),
+                    run.label,
+                    shell_line(&words)
+                ));
+                let code = start(&words)?;
+                outcome.exit_code = code;
+                outcome.status = match code {
+                    Some(0) => "complete",
+                    Some(130) => "interrupted",
+                    _ if INTERRUPTED.load(Ordering::SeqCst) => "interrupted",
+                    _ => "failed",
+                };
+                stop = outcome.status == "interrupted"
+                    || (outcome.status == "failed" && args.fail_fast);
+            }
+        }
+        outcomes.push(outcome);
+        save_summary(&out, &name, &outcomes, &runs[i + 1..])?;
+    }
+    say(&summary_table(&outcomes));
+    compare_groups(&out, &outcomes, &args)?;
+    Ok(exit_of(&outcomes))
+}
+
+/// Runs one command to its end, its output on ours; its exit code, None if a signal ended it.
+fn start(words: &[String]) -> Result<Option<i32>, Failure> {
+    let mut child = std::process::Command::new(&words[0])
+        .args(&words[1..])
+        .spawn()
+        .map_err(|e| Failure::run(format!("{}: cannot start: {}", words[0], describe_io(&e))))?;
+    CHILD.store(child.id() as i32, Ordering::SeqCst);
+    let status = child.wait();
+    CHILD.store(0, Ordering::SeqCst);
+    let status = status.map_err(|e| Failure::run(format!("{}: {}", words[0], describe_io(&e))))?;
+    Ok(status.code())
+}
+
+/// `plan.json` with the runs so far and those still to come.
+fn save_summary(
+    out: &Path,
+    plan: &str,
+    done: &[Outcome],
+    to_come: &[(&PlannedRun, Vec<OsString>)],
+) -> Result<(), Failure> {
+    let mut runs = done.to_vec();
+    runs.extend(to_come.iter().map(|(run, _)| Outcome {
+        label: run.label.clone(),
+        command_line: Vec::new(),
+        result: file::result_name(&run.label),
+        status: "not run",
+        exit_code: None,
+    }));
+    let text = serde_json::to_string_pretty(&Summary { plan, runs }).expect("plain data");
+    crate::cli::save("--out", &out.join("plan.json"), &text)
+}
+
+fn summary_table(outcomes: &[Outcome]) -> String {
+    let width = outcomes.iter().map(|o| o.label.len()).max().unwrap_or(0);
+    let mut text = String::from("\nplan:\n");
+    for o in outcomes {
+        let code = o
+            .exit_code
+            .map_or(String::new(), |c| format!(" (exit {c})"));
+        text.push_str(&format!(
+            "  {:width$}  {}{code}  {}\n",
+            o.label, o.status, o.result
+        ));
+    }
+    text
+}
+
+/// One comparison per kind of run among the complete results (S3 operations together).
+fn compare_groups(out: &Path, outcomes: &[Outcome], args: &RunArgs) -> Result<(), Failure> {
+    let mut groups: Vec<(String, Vec<(String, RunResult)>)> = Vec::new();
+    for o in outcomes
+        .iter()
+        .filter(|o| matches!(o.status, "complete" | "resumed"))
+    {
+        let (_, run) = crate::compare::load(&out.join(&o.result).display().to_string())?;
+        let kind = if run.kind.starts_with("s3 ") {
+            "s3".to_string()
+        } else {
+            run.kind.clone()
+        };
+        match groups.iter_mut().find(|(k, _)| *k == kind) {
+            Some((_, runs)) => runs.push((o.label.clone(), run)),
+            None => groups.push((kind, vec![(o.label.clone(), run)])),
+        }
+    }
+    let aggregate = iobm_stats::AggregateKind::Makespan;
+    for (kind, runs) in groups.iter().filter(|(_, runs)| runs.len() > 1) {
+        let format = match args.format {
+            FormatArg::Text => Format::Text,
+            FormatArg::Markdown => Format::Markdown,
+            FormatArg::Csv => Format::Csv,
+        };
+        let layout = Layout {
+            transpose: false,
+            format,
+            aggregate,
+            unit: iobm_report::compare::Unit::MiB,
+            wide: false,
+        };
+        say(&format!(
+            "\n== {kind}: {} runs compared\n{}",
+            runs.len(),
+            render(runs, layout)
+        ));
+        if args.html {
+            let page = iobm_report::html::compare_page(runs, aggregate, layout.unit);
+            let path = out.join(format!("compare-{kind}.html"));
+            crate::cli::save("--html", &path, &page)?;
+            say(&format!("saved {}", path.display()));
+        }
+    }
+    Ok(())
+}
+
+/// The plan's exit code: interrupted before all else, then the worst of its runs'.
+fn exit_of(outcomes: &[Outcome]) -> Exit {
+    let codes: Vec<i32> = outcomes.iter().filter_map(|o| o.exit_code).collect();
+    if outcomes.iter().any(|o| o.status == "interrupted") {
+        Exit::Interrupted
+    } else if codes.contains(&(Exit::LeftBehind as i32)) {
+        Exit::LeftBehind
+    } else if codes.contains(&(Exit::VerifyFailed as i32)) {
+        Exit::VerifyFailed
+    } else if outcomes.iter().any(|o| o.status == "failed") {
+        Exit::RunFailed
+    } else {
+        Exit::Ok
+    }
+}
+
+fn stem(path: &Path) -> String {
+    path.file_stem()
+        .map_or("plan".into(), |s| s.to_string_lossy().into_owned())
+}
+
+/// `iobm rerun RESULT.json [--set KEY=VALUE ...]`: the result's spec, changed by the sets, run
+/// in this process (so under an MPI launcher on every rank).
+pub fn rerun(args: RerunArgs) -> Result<ExitCode, Failure> {
+    let name = args.result.display().to_string();
+    let text = std::fs::read_to_string(&args.result)
+        .map_err(|e| Failure::input(format!("{name}: {}", describe_io(&e))))?;
+    let saved = RunResult::from_json(&text).map_err(|e| Failure::input(format!("{name}: {e}")))?;
+    let Some(mut spec) = saved.spec else {
+        return Err(Failure::input(format!(
+            "{name}: no spec recorded (an older iobm made it); its command line was: {}",
+            shell_line(&saved.command_line)
+        )));
+    };
+    for set in &args.set {
+        spec::set(&mut spec, set).map_err(|e| Failure::input(format!("--set {set}: {e}")))?;
+    }
+    let argv = spec::to_argv(&spec).map_err(|e| Failure::input(format!("{name}: {e}")))?;
+    let words: Vec<String> = argv
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    say(&format!("rerun of {name}: {}", shell_line(&words)));
+    Ok(crate::run(argv))
+}
