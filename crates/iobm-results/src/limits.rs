@@ -78,10 +78,17 @@ pub struct DeviceLimits {
     pub write_bytes_per_s: f64,
     /// Sequential O_DIRECT reads of what was written, bytes per second.
     pub read_bytes_per_s: f64,
-    /// The device at other block sizes and queue depths (io_uring, O_DIRECT, sequential):
-    /// what a phase is compared with is the point of its block size and requests in flight.
+    /// The device at other block sizes and queue depths (io_uring, O_DIRECT, sequential, one
+    /// worker): 4 KiB, 64 KiB, 1 MiB and 4 MiB blocks at depths 1, 4, 16, ... while the deeper
+    /// queue reads or writes 5% faster than the shallower ones (up to 256, and 64 MiB in
+    /// flight), then every block size and requests in flight of the phases of `judged_run`.
+    /// What a phase is compared with is the point of its block size and requests in flight.
     #[serde(default)]
     pub points: Vec<DevicePoint>,
+    /// The saved run (`iobm limits --like RUN.json`: its run id) whose phases' block sizes and
+    /// requests in flight ([`shapes`]) were measured too; null: none.
+    #[serde(default)]
+    pub judged_run: Option<String>,
 }
 
 /// A device's O_DIRECT rates at one block size and queue depth.
@@ -100,9 +107,9 @@ pub struct DevicePoint {
 
 impl DeviceLimits {
     /// The device's rate (`read` or write) for requests of `block` bytes, `in_flight` at a
-    /// time: the point of that block size at the least depth that is at least as deep (else
-    /// the deepest measured), or with no point of that block size the best of all; and what
-    /// it is, for people.
+    /// time: among the points of that block size up to the least depth that is at least as
+    /// deep (else up to the deepest measured), the fastest; with no point of that block size
+    /// the fastest of all; and which point it is, for people.
     pub fn at(&self, block: u64, in_flight: u32, read: bool) -> (f64, String) {
         let rate = |p: &DevicePoint| {
             if read {
@@ -116,17 +123,20 @@ impl DeviceLimits {
             .iter()
             .filter(|p| p.block_bytes == block)
             .collect();
-        let chosen = same
+        let depth = same
             .iter()
-            .filter(|p| p.iodepth >= in_flight)
-            .min_by_key(|p| p.iodepth)
-            .or_else(|| same.iter().max_by_key(|p| p.iodepth))
-            .copied()
-            .or_else(|| {
-                self.points
-                    .iter()
-                    .max_by(|a, b| rate(a).total_cmp(&rate(b)))
-            });
+            .map(|p| p.iodepth)
+            .filter(|&d| d >= in_flight)
+            .min()
+            .or_else(|| same.iter().map(|p| p.iodepth).max());
+        let chosen = self
+            .points
+            .iter()
+            .filter(|p| match depth {
+                Some(depth) => p.block_bytes == block && p.iodepth <= depth,
+                None => true,
+            })
+            .max_by(|a, b| rate(a).total_cmp(&rate(b)));
         match chosen {
             Some(p) => (
                 rate(p),
@@ -146,6 +156,29 @@ impl DeviceLimits {
             ),
         }
     }
+}
+
+/// The requests a phase keeps in flight: its workers (every rank's) times each one's
+/// `--iodepth` (1 when not set).
+pub fn in_flight(phase: &PhaseResult) -> u32 {
+    (phase.workers.len() as u32).max(1) * phase.settings.iodepth.max(1)
+}
+
+/// The shapes the device is measured at to judge a run like with like: each file read or
+/// write phase's block size (a multiple of 4 KiB, as O_DIRECT needs) and [`in_flight`], once
+/// each, in the order of its phases.
+pub fn shapes(phases: &[PhaseResult]) -> Vec<(u64, u32)> {
+    let mut shapes = Vec::new();
+    for p in phases.iter().filter(|p| {
+        p.moves_data() && p.operations.is_empty() && matches!(p.op.as_str(), ops::READ | ops::WRITE)
+    }) {
+        let shape = (p.settings.block_bytes, in_flight(p));
+        // O_DIRECT moves whole 4 KiB blocks.
+        if shape.0 > 0 && shape.0 % 4096 == 0 && !shapes.contains(&shape) {
+            shapes.push(shape);
+        }
+    }
+    shapes
 }
 
 /// The JSON Schema of [`Limits`], as checked in under `schema/`.
@@ -193,7 +226,7 @@ pub fn against(phase: &PhaseResult, limits: &Limits, place: Place) -> (String, V
     )];
     let op = phase.op.as_str();
     // Like with like: the device at the phase's block size and requests in flight.
-    let in_flight = (phase.workers.len() as u32).max(1) * phase.settings.iodepth.max(1);
+    let in_flight = in_flight(phase);
     let mut named: Vec<(String, f64)> = Vec::new();
     if let Some(d) = limits.device.as_ref().filter(|_| place.same_device) {
         let block = phase.settings.block_bytes;
@@ -261,6 +294,7 @@ mod tests {
             write_bytes_per_s: 400.0 * MIB as f64,
             read_bytes_per_s: 500.0 * MIB as f64,
             points,
+            judged_run: None,
         }
     }
 
@@ -293,6 +327,38 @@ mod tests {
         assert_eq!(d.at(MIB, 1, true).0, (1200 * MIB) as f64);
         // No points (documents from before): the sequential figures.
         assert_eq!(device(Vec::new()).at(MIB, 32, true).0, (500 * MIB) as f64);
+        // A deeper queue that did not help: the fastest up to the depth compared with.
+        let d = device(vec![
+            point(MIB, 1, 300),
+            point(MIB, 4, 800),
+            point(MIB, 16, 780),
+            point(MIB, 64, 2000),
+        ]);
+        assert_eq!(d.at(MIB, 16, true).0, (800 * MIB) as f64);
+        assert_eq!(d.at(MIB, 16, true).1, "1.00 MiB blocks, 4 in flight");
+        assert_eq!(d.at(MIB, 17, true).0, (2000 * MIB) as f64);
+    }
+
+    #[test]
+    fn a_run_is_measured_at_each_phases_block_size_and_requests_in_flight() {
+        let mut read = phase("read", [100 * MIB, 100 * MIB], [1_000_000_000; 2]);
+        read.settings.block_bytes = 128 << 10;
+        read.settings.iodepth = 8;
+        let mut write = read.clone();
+        write.op = "write".into();
+        let mut again = read.clone();
+        again.name = "read again".into();
+        let mut odd = read.clone();
+        odd.settings.block_bytes = 1000;
+        let mut seek = read.clone();
+        seek.op = "seek".into();
+        seek.settings.block_bytes = 8192;
+        let mut phases = vec![read, write, again, odd, seek];
+        // Two workers at depth 8: 16 in flight, once, and no block O_DIRECT cannot move.
+        assert_eq!(shapes(&phases), vec![(128 << 10, 16)]);
+        phases[1].workers.truncate(1);
+        phases[1].settings.iodepth = 0;
+        assert_eq!(shapes(&phases), vec![(128 << 10, 16), (128 << 10, 1)]);
     }
 
     #[test]

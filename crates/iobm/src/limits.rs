@@ -9,7 +9,8 @@ use crate::cli::LimitsArgs;
 use iobm_engine::data::{fill_random, AlignedBuf};
 use iobm_engine::{run_phase, Control, Engine, FileSpec, Layout, Op, Phase, Region, StopRule};
 use iobm_results::env;
-use iobm_results::limits::{DeviceLimits, DevicePoint, Limits, FORMAT};
+use iobm_results::limits::{self, DeviceLimits, DevicePoint, Limits, FORMAT};
+use iobm_results::RunResult;
 use iobm_run::exit::{Exit, Failure};
 use iobm_run::session::{self, describe_io, say};
 use iobm_stats::{format_bytes, time};
@@ -25,16 +26,29 @@ const MIB: usize = 1 << 20;
 /// Buffers of the memory copy: well above the CPU caches.
 const COPY_BYTES: usize = 64 * MIB;
 
-/// Runs `step` (which moves `bytes` each time) for at least `time`; bytes per second.
+/// This thread's CPU time (CLOCK_THREAD_CPUTIME_ID).
+fn thread_cpu() -> Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime fills the timespec it is given.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}
+
+/// Runs `step` (which moves `bytes` each time) until this thread has run it for `time` of CPU
+/// time (or ten times `time` has passed): bytes over the thread's CPU seconds, what one core
+/// does while it runs, however many other processes share it (as `openssl speed` counts).
 fn rate(time: Duration, bytes: usize, mut step: impl FnMut()) -> f64 {
     step(); // warm-up: pages touched, code paged in
-    let start = Instant::now();
+    let (wall, cpu) = (Instant::now(), thread_cpu());
     let mut moved = 0u64;
-    while start.elapsed() < time {
+    while thread_cpu() - cpu < time && wall.elapsed() < 10 * time {
         step();
         moved += bytes as u64;
     }
-    moved as f64 / start.elapsed().as_secs_f64()
+    moved as f64 / (thread_cpu() - cpu).as_secs_f64().max(1e-9)
 }
 
 /// A way of copying one buffer into another of the same length (both aligned to 4 KiB).
@@ -96,11 +110,16 @@ fn copy_methods() -> Vec<(&'static str, Copy)> {
     ways
 }
 
-/// One thread copying between two buffers of its own with `copy`.
-fn copy_rate(time: Duration, copy: Copy) -> f64 {
+/// Two buffers of [`COPY_BYTES`] to copy between, the source random.
+fn copy_buffers() -> (AlignedBuf, AlignedBuf) {
     let mut from = AlignedBuf::zeroed(COPY_BYTES);
     fill_random(&mut from, 1);
-    let mut to = AlignedBuf::zeroed(COPY_BYTES);
+    (from, AlignedBuf::zeroed(COPY_BYTES))
+}
+
+/// One thread copying between two buffers of its own with `copy`, per CPU second.
+fn copy_rate(time: Duration, copy: Copy) -> f64 {
+    let (from, mut to) = copy_buffers();
     rate(time, COPY_BYTES, || {
         copy(&mut to, black_box(&from));
         black_box(&mut to);
@@ -116,10 +135,28 @@ fn fastest_copy(time: Duration) -> (&'static str, Copy, f64) {
         .expect("memcpy is always there")
 }
 
+/// `threads` threads copying together with `copy` (each between buffers of its own, started
+/// together once all are made) for `time`: the sum of each one's bytes over its wall time (they
+/// share the memory bus, and the cores with whatever else runs).
 fn memcpy_all(threads: usize, time: Duration, copy: Copy) -> f64 {
+    let ready = std::sync::Barrier::new(threads);
     std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
-            .map(|_| s.spawn(move || copy_rate(time, copy)))
+            .map(|_| {
+                s.spawn(|| {
+                    let (from, mut to) = copy_buffers();
+                    copy(&mut to, &from); // warm-up: pages touched
+                    ready.wait();
+                    let start = Instant::now();
+                    let mut moved = 0u64;
+                    while start.elapsed() < time {
+                        copy(&mut to, black_box(&from));
+                        black_box(&mut to);
+                        moved += COPY_BYTES as u64;
+                    }
+                    moved as f64 / start.elapsed().as_secs_f64()
+                })
+            })
             .collect();
         handles.into_iter().map(|h| h.join().unwrap_or(0.0)).sum()
     })
@@ -237,35 +274,61 @@ fn md5_many_rate(time: Duration, data: &[u8]) -> (u32, f64) {
     (lanes as u32, r)
 }
 
-fn hash_rates(time: Duration) -> (f64, f64, f64) {
-    let mut data = vec![0u8; MIB];
-    fill_random(&mut data, 3);
-    let md5 = md5_rate(time, &data).1;
-    let sha256 = rate(time, MIB, || {
-        black_box(<sha2::Sha256 as sha2::Digest>::digest(black_box(&data)));
-    });
-    let crc32c = rate(time, MIB, || {
-        black_box(crc_fast::checksum(
-            crc_fast::CrcAlgorithm::Crc32Iscsi,
-            black_box(&data),
-        ));
-    });
-    (md5, sha256, crc32c)
+/// The checksums' rates on one core, each by the fastest implementation iobm has.
+struct Hashes {
+    md5: (&'static str, f64),
+    /// Lanes of multi-buffer MD5, and their bytes together per CPU second.
+    md5_many: (u32, f64),
+    sha256: f64,
+    crc32c: f64,
 }
 
-/// Sequential O_DIRECT write (then fsync) and read of one file of the run's own in `dir`,
-/// removed afterwards.
-/// Block sizes and queue depths of the device's points.
-const POINT_BLOCKS: [u64; 3] = [64 << 10, 1 << 20, 4 << 20];
-const POINT_DEPTHS: [u32; 4] = [1, 4, 16, 32];
+fn hash_rates(time: Duration) -> Hashes {
+    let mut data = vec![0u8; MIB];
+    fill_random(&mut data, 3);
+    Hashes {
+        md5: md5_rate(time, &data),
+        md5_many: md5_many_rate(time, &data),
+        sha256: rate(time, MIB, || {
+            black_box(<sha2::Sha256 as sha2::Digest>::digest(black_box(&data)));
+        }),
+        crc32c: rate(time, MIB, || {
+            black_box(crc_fast::checksum(
+                crc_fast::CrcAlgorithm::Crc32Iscsi,
+                black_box(&data),
+            ));
+        }),
+    }
+}
 
-/// The file `name` of `bytes` in `target` read, then written, with O_DIRECT through io_uring
-/// at every block size and depth for `time` each (sequentially, over and over).
+/// Block sizes of the device's points, each at depths 1, 4, 16, ... ([`DEPTH_STEP`] times the
+/// one before) while the deeper queue still helps, up to [`MAX_DEPTH`] and [`MAX_IN_FLIGHT`].
+const POINT_BLOCKS: [u64; 4] = [4 << 10, 64 << 10, 1 << 20, 4 << 20];
+const DEPTH_STEP: u32 = 4;
+const MAX_DEPTH: u32 = 256;
+/// The most bytes the device's points keep in flight (depth x block size).
+const MAX_IN_FLIGHT: u64 = 64 << 20;
+/// A deeper queue helps when it reads or writes at least this much faster than the best
+/// shallower one of its block size.
+const HELPS: f64 = 1.05;
+
+/// The depths a block size is tried at, deepest last: DEPTH_STEP apart from 1 while depth x
+/// block fits MAX_IN_FLIGHT and the file.
+fn depths(block: u64, bytes: u64) -> impl Iterator<Item = u32> {
+    std::iter::successors(Some(1u32), |d| Some(d * DEPTH_STEP))
+        .take_while(move |&d| d <= MAX_DEPTH && (d as u64) * block <= MAX_IN_FLIGHT.min(bytes))
+}
+
+/// The file `name` of `bytes` in `target` read, then written, sequentially with O_DIRECT
+/// through io_uring for `time` each: at every point block size that fits the file, at the
+/// [`depths`] until one does not help; then at each of the judged workload's shapes (`like`:
+/// block size, requests in flight) not measured yet.
 fn device_points(
     target: &PosixTarget,
     name: &str,
     bytes: u64,
     time: Duration,
+    like: &[(u64, u32)],
 ) -> Result<Vec<DevicePoint>, String> {
     let layout = Layout {
         files: vec![FileSpec {
@@ -300,21 +363,50 @@ fn device_points(
             0.0
         })
     };
-    let mut points = Vec::new();
+    let point = |block: u64, depth: u32| -> Result<DevicePoint, String> {
+        Ok(DevicePoint {
+            block_bytes: block,
+            iodepth: depth,
+            read_bytes_per_s: rate_of(Op::Read, block, depth)?,
+            write_bytes_per_s: rate_of(Op::Write, block, depth)?,
+        })
+    };
+    let mut points: Vec<DevicePoint> = Vec::new();
     for block in POINT_BLOCKS.into_iter().filter(|&b| b <= bytes) {
-        for depth in POINT_DEPTHS {
-            points.push(DevicePoint {
-                block_bytes: block,
-                iodepth: depth,
-                read_bytes_per_s: rate_of(Op::Read, block, depth)?,
-                write_bytes_per_s: rate_of(Op::Write, block, depth)?,
-            });
+        let (mut read, mut write) = (0.0f64, 0.0f64);
+        for depth in depths(block, bytes) {
+            let p = point(block, depth)?;
+            let helped = p.read_bytes_per_s >= HELPS * read || p.write_bytes_per_s >= HELPS * write;
+            (read, write) = (read.max(p.read_bytes_per_s), write.max(p.write_bytes_per_s));
+            points.push(p);
+            if !helped {
+                break;
+            }
+        }
+    }
+    for &(block, depth) in like.iter().filter(|(block, _)| *block <= bytes) {
+        // As deep as MAX_IN_FLIGHT and the file allow: the deepest queue is then the bound.
+        let fits = (MAX_IN_FLIGHT.min(bytes) / block).max(1);
+        let depth = depth.clamp(1, fits.min(u32::MAX as u64) as u32);
+        if !points
+            .iter()
+            .any(|p| p.block_bytes == block && p.iodepth == depth)
+        {
+            points.push(point(block, depth)?);
         }
     }
     Ok(points)
 }
 
-fn device(dir: &Path, bytes: u64, block: usize, time: Duration) -> Result<DeviceLimits, Failure> {
+/// Sequential O_DIRECT write (then fsync) and read of one file of the run's own in `dir` in
+/// `block` requests, then its [`device_points`]; the file removed afterwards.
+fn device(
+    dir: &Path,
+    bytes: u64,
+    block: usize,
+    time: Duration,
+    like: &[(u64, u32)],
+) -> Result<DeviceLimits, Failure> {
     let target = PosixTarget::new(dir);
     let name = format!("iobm-limits-{}", session::RunId::generate().text);
     let fail = |what: &str, e: std::io::Error| {
@@ -353,7 +445,7 @@ fn device(dir: &Path, bytes: u64, block: usize, time: Duration) -> Result<Device
         }
         let read = bytes as f64 / start.elapsed().as_secs_f64();
         file.close().map_err(|e| fail("close", e))?;
-        let points = device_points(&target, &name, bytes, time).map_err(|e| {
+        let points = device_points(&target, &name, bytes, time, like).map_err(|e| {
             Failure::run(format!("{}: O_DIRECT through io_uring: {e}", dir.display()))
         })?;
         Ok((write, read, points))
@@ -372,18 +464,27 @@ fn device(dir: &Path, bytes: u64, block: usize, time: Duration) -> Result<Device
         write_bytes_per_s: write,
         read_bytes_per_s: read,
         points,
+        judged_run: None,
     })
 }
 
-/// Measures the limits, `time` per figure (and the device's write of `size` with DIR).
-pub fn measure(dir: Option<&Path>, size: u64, time: Duration) -> Result<Limits, Failure> {
+/// Measures the limits, `time` per figure (and the device's write of `size` with DIR, also at
+/// the block sizes and requests in flight of the phases of `like`, the run to be judged).
+pub fn measure(
+    dir: Option<&Path>,
+    size: u64,
+    time: Duration,
+    like: Option<&RunResult>,
+) -> Result<Limits, Failure> {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let device = dir.map(|d| device(d, size, 4 * MIB, time)).transpose()?;
-    let (md5, sha256, crc32c) = hash_rates(time);
-    let mut data = vec![0u8; MIB];
-    fill_random(&mut data, 3);
-    let (md5_implementation, _) = md5_rate(time, &data);
-    let (md5_many_lanes, md5_many) = md5_many_rate(time, &data);
+    let shapes = like.map_or(Vec::new(), |run| limits::shapes(&run.phases));
+    let mut device = dir
+        .map(|d| device(d, size, 4 * MIB, time, &shapes))
+        .transpose()?;
+    if let (Some(d), Some(run)) = (device.as_mut(), like) {
+        d.judged_run = Some(run.run_id.clone());
+    }
+    let hashes = hash_rates(time);
     let (copy_name, copy, copy_one) = fastest_copy(time);
     let tcp = |e: std::io::Error| Failure::run(format!("loopback TCP: {}", describe_io(&e)));
     let (connections, tcp_many) = loopback_tcp_many(time, threads).map_err(tcp)?;
@@ -398,12 +499,12 @@ pub fn measure(dir: Option<&Path>, size: u64, time: Duration) -> Result<Limits, 
         memcpy_method: copy_name.to_string(),
         loopback_tcp_connections: connections,
         loopback_tcp_many_bytes_per_s: tcp_many,
-        md5_implementation: md5_implementation.to_string(),
-        md5_many_bytes_per_s_per_core: md5_many,
-        md5_many_lanes,
-        md5_bytes_per_s_per_core: md5,
-        sha256_bytes_per_s_per_core: sha256,
-        crc32c_bytes_per_s_per_core: crc32c,
+        md5_implementation: hashes.md5.0.to_string(),
+        md5_many_bytes_per_s_per_core: hashes.md5_many.1,
+        md5_many_lanes: hashes.md5_many.0,
+        md5_bytes_per_s_per_core: hashes.md5.1,
+        sha256_bytes_per_s_per_core: hashes.sha256,
+        crc32c_bytes_per_s_per_core: hashes.crc32c,
         device,
     })
 }
@@ -442,15 +543,27 @@ pub fn render(l: &Limits) -> String {
         ));
         for p in &d.points {
             out.push_str(&format!(
-                "    {:>9} blocks, {:>2} in flight (io_uring): read {}, write {}\n",
+                "    {:>9} blocks, {:>3} in flight (io_uring): read {}, write {}\n",
                 format_bytes(p.block_bytes),
                 p.iodepth,
                 r(p.read_bytes_per_s),
                 r(p.write_bytes_per_s)
             ));
         }
+        if let Some(run) = &d.judged_run {
+            out.push_str(&format!(
+                "    (with the block sizes and requests in flight of run {run})\n"
+            ));
+        }
     }
     out
+}
+
+/// The saved run of `--like`.
+fn saved_run(path: &Path) -> Result<RunResult, Failure> {
+    let bad = |why: String| Failure::input(format!("--like {}: {why}", path.display()));
+    let text = std::fs::read_to_string(path).map_err(|e| bad(describe_io(&e)))?;
+    RunResult::from_json(&text).map_err(bad)
 }
 
 pub fn limits(args: LimitsArgs) -> Result<Exit, Failure> {
@@ -467,7 +580,16 @@ pub fn limits(args: LimitsArgs) -> Result<Exit, Failure> {
             )));
         }
     }
-    let limits = measure(args.dir.as_deref(), args.size, args.time)?;
+    let like = match &args.like {
+        Some(_) if args.dir.is_none() => {
+            return Err(Failure::input(
+                "--like: names the run whose device is measured: give its directory (DIR) too",
+            ))
+        }
+        Some(path) => Some(saved_run(path)?),
+        None => None,
+    };
+    let limits = measure(args.dir.as_deref(), args.size, args.time, like.as_ref())?;
     say(&render(&limits));
     if let Some(path) = &args.json {
         let text = serde_json::to_string_pretty(&limits).expect("limits serialise");

@@ -45,7 +45,7 @@ pub fn report(args: ReportArgs) -> Result<Exit, Failure> {
 /// The limits from a file saved by `iobm limits --json`, or measured now.
 fn load_limits(from: &str) -> Result<Limits, Failure> {
     if from == "measure" {
-        return crate::limits::measure(None, 0, std::time::Duration::from_millis(200));
+        return crate::limits::measure(None, 0, std::time::Duration::from_millis(200), None);
     }
     let text = std::fs::read_to_string(from).map_err(|e| {
         Failure::input(format!(

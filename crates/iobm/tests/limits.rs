@@ -10,10 +10,29 @@ fn limits_are_plausible_and_a_rate_above_one_is_flagged() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
     std::fs::create_dir(&data).unwrap();
+    // The run to be judged: two workers of 128 KiB O_DIRECT requests, 8 in flight each.
+    let run = dir.path().join("run.json");
+    iobm()
+        .args([
+            "stream",
+            "--size",
+            "8MiB",
+            "-j",
+            "2",
+            "--block",
+            "128KiB",
+        ])
+        .args(["--direct", "--iodepth", "8", "--json"])
+        .arg(&run)
+        .arg(&data)
+        .assert()
+        .success();
     let json = dir.path().join("limits.json");
     let out = iobm()
         .args(["limits", "--size", "16MiB", "--time", "100ms", "--json"])
         .arg(&json)
+        .arg("--like")
+        .arg(&run)
         .arg(&data)
         .output()
         .unwrap();
@@ -73,22 +92,57 @@ fn limits_are_plausible_and_a_rate_above_one_is_flagged() {
     );
     let device = &limits["device"];
     assert_eq!(device["bytes"], 16 << 20);
-    // The device at every block size that fits and every depth, through io_uring.
+    // The device at every block size that fits, through io_uring, at depths 1, 4, 16, ... each
+    // one tried because the one before still helped (5% more read or write than any shallower),
+    // within 256 and 64 MiB (here the 16 MiB file) in flight.
     let points = device["points"].as_array().unwrap();
-    let shapes: Vec<(u64, u64)> = points
-        .iter()
-        .map(|p| {
-            (
-                p["block_bytes"].as_u64().unwrap(),
-                p["iodepth"].as_u64().unwrap(),
-            )
-        })
-        .collect();
-    for block in [64 << 10, 1 << 20, 4 << 20] {
-        for depth in [1, 4, 16, 32] {
-            assert!(shapes.contains(&(block, depth)), "{shapes:?}");
+    let shape = |p: &serde_json::Value| {
+        (
+            p["block_bytes"].as_u64().unwrap(),
+            p["iodepth"].as_u64().unwrap(),
+        )
+    };
+    let rates = |p: &serde_json::Value| {
+        (
+            p["read_bytes_per_s"].as_f64().unwrap(),
+            p["write_bytes_per_s"].as_f64().unwrap(),
+        )
+    };
+    for block in [4u64 << 10, 64 << 10, 1 << 20, 4 << 20] {
+        let sweep: Vec<&serde_json::Value> =
+            points.iter().filter(|p| shape(p).0 == block).collect();
+        let depths: Vec<u64> = sweep.iter().map(|p| shape(p).1).collect();
+        assert_eq!(depths[0], 1, "{block}: {depths:?}");
+        for (i, pair) in depths.windows(2).enumerate() {
+            assert_eq!(pair[1], pair[0] * 4, "{block}: {depths:?}");
+            assert!(pair[1] <= 256 && pair[1] * block <= 16 << 20, "{depths:?}");
+            let (r1, w1) = rates(sweep[i]);
+            let best_before = sweep[..i]
+                .iter()
+                .map(|p| rates(p))
+                .fold((0.0f64, 0.0f64), |a, b| (a.0.max(b.0), a.1.max(b.1)));
+            assert!(
+                r1 >= 1.05 * best_before.0 || w1 >= 1.05 * best_before.1,
+                "depth {} did not help, yet {} was tried: {sweep:?}",
+                pair[0],
+                pair[1]
+            );
         }
     }
+    // And at the judged run's shape: 128 KiB blocks, 2 x 8 in flight.
+    assert!(
+        points.iter().any(|p| shape(p) == (128 << 10, 16)),
+        "{points:?}"
+    );
+    let run_doc = load(&run);
+    assert_eq!(device["judged_run"], run_doc["run_id"]);
+    assert!(
+        stdout.contains(&format!(
+            "(with the block sizes and requests in flight of run {})",
+            run_doc["run_id"].as_str().unwrap()
+        )),
+        "{stdout}"
+    );
     for p in points {
         for key in ["read_bytes_per_s", "write_bytes_per_s"] {
             let rate = p[key].as_f64().unwrap();
@@ -102,14 +156,8 @@ fn limits_are_plausible_and_a_rate_above_one_is_flagged() {
     // Its file is gone.
     assert_eq!(std::fs::read_dir(&data).unwrap().count(), 0);
 
-    // A run, and limits that it exceeds: flagged as impossible without a cache.
-    let run = dir.path().join("run.json");
-    iobm()
-        .args(["stream", "--size", "8MiB", "--json"])
-        .arg(&run)
-        .arg(&data)
-        .assert()
-        .success();
+    // The run judged like with like, and limits that it exceeds: flagged as impossible
+    // without a cache.
     let report = |limits: &std::path::Path| {
         let out = iobm()
             .arg("report")
@@ -127,6 +175,23 @@ fn limits_are_plausible_and_a_rate_above_one_is_flagged() {
     };
     let text = report(&json);
     assert!(text.contains("of memory copy with all threads"), "{text}");
+    assert!(
+        text.contains("of the device's O_DIRECT read (128.00 KiB blocks, 16 in flight)"),
+        "{text}"
+    );
+    // --like names a run to measure a device for: without DIR, or not a run, exit 2.
+    for (args, says) in [
+        (vec!["--like", run.to_str().unwrap()], "--like: "),
+        (
+            vec!["--like", json.to_str().unwrap(), data.to_str().unwrap()],
+            "--like ",
+        ),
+    ] {
+        let out = iobm().arg("limits").args(&args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.starts_with(&format!("iobm: error: {says}")), "{stderr}");
+    }
     let mut tiny = limits.clone();
     tiny["memcpy_all_threads_bytes_per_s"] = 1000.0.into();
     let tiny_json = dir.path().join("tiny.json");
