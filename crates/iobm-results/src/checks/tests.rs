@@ -1,0 +1,354 @@
+//! Unit tests of the checks, and the phase the other modules' tests build theirs from.
+
+use super::*;
+use crate::{
+    CacheEvidence, CpuUsage, DeviceIo, Latency, OperationResult, PhaseSettings, Series,
+    WorkerResult,
+};
+use iobm_stats::{aggregates, Histogram, Progress, WorkerSpan};
+
+pub(crate) const MIB: u64 = 1 << 20;
+
+pub(crate) fn phase(op: &str, bytes: [u64; 2], ends: [u64; 2]) -> PhaseResult {
+    let workers: Vec<WorkerResult> = (0..2)
+        .map(|i| WorkerResult {
+            worker: i as u32,
+            rank: 0,
+            host: "h".into(),
+            span: WorkerSpan {
+                start_ns: 0,
+                end_ns: ends[i],
+                bytes: bytes[i],
+                ops: bytes[i] / MIB,
+                at_all_started: Progress::default(),
+                at_first_done: Progress {
+                    bytes: bytes[i] * ends[0].min(ends[1]) / ends[i],
+                    ops: 0,
+                },
+                ..WorkerSpan::default()
+            },
+            final_sync_ns: 0,
+            verify_ns: 0,
+            series: Series {
+                bytes: vec![bytes[i]],
+                ops: vec![bytes[i] / MIB],
+                ..Series::new(std::time::Duration::from_secs(1))
+            },
+            endpoint: None,
+        })
+        .collect();
+    let spans: Vec<_> = workers.iter().map(|w| w.span).collect();
+    PhaseResult {
+        name: op.into(),
+        op: op.into(),
+        status: RunStatus::Complete,
+        settings: PhaseSettings {
+            block_bytes: MIB,
+            pattern: "sequential".into(),
+            fsync: "never".into(),
+            direct: false,
+            engine: "sync".into(),
+            iodepth: 1,
+            drop_cache: false,
+            cache_dropped: "nothing".into(),
+            duration_s: None,
+            ramp_s: None,
+            verify: false,
+            data_bytes: bytes[0] + bytes[1],
+        },
+        start_ns: 0,
+        end_ns: ends[0].max(ends[1]),
+        workers,
+        latency: Latency {
+            measures: "test".into(),
+            mean_ns: None,
+            p50_ns: None,
+            p90_ns: None,
+            p99_ns: None,
+            p999_ns: None,
+            max_ns: None,
+            histogram: Histogram::new().to_data(),
+        },
+        aggregates: aggregates(&spans),
+        cpu: CpuUsage {
+            user_s: 0.0,
+            system_s: 0.0,
+            cpu_s_per_gib: None,
+            gateway_s: None,
+        },
+        cache: CacheEvidence {
+            resident_before_bytes: None,
+            device: None,
+            own_io: None,
+            below: Vec::new(),
+            servers: Vec::new(),
+            verdict: None,
+            wire: Vec::new(),
+        },
+        errors: Vec::new(),
+        warnings: Vec::new(),
+        notes: Vec::new(),
+        offered: None,
+        operations: Vec::new(),
+        gather_s: None,
+        series: None,
+        rank_series: Vec::new(),
+        endpoint_series: Vec::new(),
+        worker_series_detached: false,
+        detached: Default::default(),
+    }
+}
+
+pub(crate) const RAM: u64 = 1 << 40;
+
+/// Whether a warning of the phase on this machine begins with `prefix`.
+pub(crate) fn says(p: &PhaseResult, machine: &Machine, prefix: &str) -> bool {
+    phase_warnings(p, machine)
+        .iter()
+        .any(|w| w.starts_with(prefix))
+}
+
+#[test]
+fn even_workers_on_a_device_that_moved_everything_need_no_warning() {
+    let mut p = phase(
+        "read",
+        [100 * MIB, 100 * MIB],
+        [1_000_000_000, 1_000_000_000],
+    );
+    p.cache.resident_before_bytes = Some(0);
+    p.cache.device = Some(DeviceIo {
+        device: "8:0".into(),
+        read_bytes: 200 * MIB,
+        written_bytes: 0,
+    });
+    assert!(
+        phase_warnings(&p, &Machine::with_ram(RAM)).is_empty(),
+        "{:?}",
+        phase_warnings(&p, &Machine::with_ram(RAM))
+    );
+}
+
+#[test]
+fn uneven_workers_are_reported() {
+    let mut p = phase(
+        "read",
+        [100 * MIB, 100 * MIB],
+        [1_000_000_000, 2_000_000_000],
+    );
+    p.cache.resident_before_bytes = Some(0);
+    let w = phase_warnings(&p, &Machine::with_ram(0));
+    assert!(
+        w.iter().any(|w| w.starts_with("aggregates differ")),
+        "{w:?}"
+    );
+}
+
+#[test]
+fn resident_data_and_a_quiet_device_mean_a_cache_effect() {
+    let mut p = phase(
+        "read",
+        [100 * MIB, 100 * MIB],
+        [1_000_000_000, 1_000_000_000],
+    );
+    p.cache.resident_before_bytes = Some(150 * MIB);
+    p.cache.device = Some(DeviceIo {
+        device: "8:0".into(),
+        read_bytes: 10 * MIB,
+        written_bytes: 0,
+    });
+    let w = phase_warnings(&p, &Machine::with_ram(RAM));
+    assert!(w.iter().any(|w| w.contains("75% of the data")), "{w:?}");
+    assert!(w.iter().any(|w| w.contains("delivered 10.00 MiB")), "{w:?}");
+    // O_DIRECT reads bypass the cache: nothing to warn about.
+    p.settings.direct = true;
+    assert!(phase_warnings(&p, &Machine::with_ram(RAM)).is_empty());
+}
+
+#[test]
+fn data_that_fits_in_ram_without_evidence_is_flagged() {
+    let p = phase(
+        "read",
+        [100 * MIB, 100 * MIB],
+        [1_000_000_000, 1_000_000_000],
+    );
+    let w = phase_warnings(&p, &Machine::with_ram(RAM));
+    assert!(w.iter().any(|w| w.contains("fits in RAM")), "{w:?}");
+    assert!(phase_warnings(&p, &Machine::with_ram(100 * MIB)).is_empty());
+}
+
+#[test]
+fn memory_file_systems_are_said_to_be_memory_with_no_other_advice() {
+    let p = phase(
+        "read",
+        [100 * MIB, 100 * MIB],
+        [1_000_000_000, 1_000_000_000],
+    );
+    let memory = Machine {
+        memory_fs: true,
+        ..Machine::with_ram(RAM)
+    };
+    assert_eq!(phase_warnings(&p, &memory), vec![MEMORY_FS.to_string()]);
+}
+
+#[test]
+fn writes_that_never_reached_the_device_are_flagged() {
+    let mut p = phase(
+        "write",
+        [100 * MIB, 100 * MIB],
+        [1_000_000_000, 1_000_000_000],
+    );
+    p.settings.fsync = "end".into();
+    p.cache.device = Some(DeviceIo {
+        device: "8:0".into(),
+        read_bytes: 0,
+        written_bytes: 20 * MIB,
+    });
+    let w = phase_warnings(&p, &Machine::with_ram(RAM));
+    assert!(
+        w.iter().any(|w| w.contains("reached the block device")),
+        "{w:?}"
+    );
+    p.status = RunStatus::Failed;
+    assert!(phase_warnings(&p, &Machine::with_ram(RAM))
+        .iter()
+        .any(|w| w.starts_with("failed")));
+}
+
+#[test]
+fn gets_faster_than_the_stated_line_rate_are_flagged() {
+    // 200 MiB of GETs in one second.
+    let mut p = phase(
+        "get",
+        [100 * MIB, 100 * MIB],
+        [1_000_000_000, 1_000_000_000],
+    );
+    let get = |bytes| OperationResult {
+        op: "get".into(),
+        ops: 200,
+        bytes,
+        errors: 0,
+        retried: 0,
+        keys: 0,
+        ops_per_s: 200.0,
+        bytes_per_s: bytes as f64,
+        latency: p.latency.clone(),
+        ttfb: None,
+        series: None,
+    };
+    p.operations = vec![get(200 * MIB)];
+    p.settings.data_bytes = 1 << 40;
+    let over_the_line = |line| {
+        let machine = Machine {
+            line_rate_bytes_per_s: line,
+            ..Machine::with_ram(RAM)
+        };
+        says(&p, &machine, "impossible over the network")
+    };
+    assert!(over_the_line(Some(100 * MIB)));
+    assert!(!over_the_line(Some(400 * MIB)));
+    assert!(!over_the_line(None));
+}
+
+#[test]
+fn data_sets_smaller_than_the_servers_memory_are_flagged() {
+    let p = phase(
+        "read",
+        [100 * MIB, 100 * MIB],
+        [1_000_000_000, 1_000_000_000],
+    );
+    let server_cache = |machine: Machine| says(&p, &machine, "possible server cache");
+    // Stated: a server with more memory than the data set.
+    let stated = |server| Machine {
+        server_ram_bytes: Some(server),
+        ..Machine::with_ram(RAM)
+    };
+    assert!(server_cache(stated(1 << 30)));
+    assert!(!server_cache(stated(100 * MIB)));
+    // Not stated: assumed on network file systems only.
+    let nfs = |ram| Machine {
+        network_fs: true,
+        ..Machine::with_ram(ram)
+    };
+    assert!(server_cache(nfs(200 * MIB)));
+    assert!(!server_cache(nfs(50 * MIB)));
+    assert!(!server_cache(Machine::with_ram(RAM)));
+    // Writes do not read from a cache.
+    let mut write = p.clone();
+    write.op = "write".into();
+    assert!(!says(&write, &stated(1 << 30), "possible server cache"));
+}
+
+#[test]
+fn snapshots_of_buffered_writes_synced_at_the_end_say_they_count_unflushed_bytes() {
+    let mut p = phase(
+        "write",
+        [100 * MIB, 100 * MIB],
+        [1_000_000_000, 2_000_000_000],
+    );
+    let said = |p: &PhaseResult| {
+        phase_warnings(p, &Machine::with_ram(RAM)).contains(&UNFLUSHED_SNAPSHOTS.to_string())
+    };
+    p.settings.fsync = "end".into();
+    assert!(said(&p));
+    p.settings.direct = true;
+    assert!(!said(&p));
+    p.settings.direct = false;
+    p.settings.fsync = "each".into();
+    assert!(!said(&p));
+    p.settings.fsync = "end".into();
+    // Nothing to say where neither figure is given (a phase of a few trace intervals).
+    let mut short = p.clone();
+    short
+        .aggregates
+        .retain(|a| ![AggregateKind::FirstDone, AggregateKind::SteadyState].contains(&a.kind));
+    assert!(!said(&short));
+    p.workers.truncate(1);
+    assert!(!said(&p));
+}
+
+#[test]
+fn a_gateway_on_this_host_that_takes_the_cpus_is_said_to_bound_the_rate() {
+    // 1 s on 2 CPUs: iobm 0.5 CPU-s, the gateway's counters 1.2 more (85%).
+    let mut p = phase("get", [100 * MIB, 100 * MIB], [1_000_000_000; 2]);
+    p.cpu.user_s = 0.5;
+    let machine = Machine {
+        cpus: 2,
+        ..Machine::with_ram(RAM)
+    };
+    let server = |same_host| crate::ServerEvidence {
+        endpoint: "http://127.0.0.1:9000".into(),
+        served_bytes: 200 * MIB,
+        resident_bytes: 0,
+        received_bytes: 0,
+        device_read_bytes: None,
+        device_written_bytes: None,
+        device: None,
+        cpu_s: 1.2,
+        same_host,
+        ..crate::ServerEvidence::default()
+    };
+    let bound = "bounded by this machine's CPU, not by the storage: iobm and the gateway on this machine (its counters) used 1.7 of the 2.0 CPU-s its 2 CPUs had in the phase (85%)";
+    p.cache.servers = vec![server(true)];
+    assert!(
+        says(&p, &machine, bound),
+        "{:?}",
+        phase_warnings(&p, &machine)
+    );
+    // Another machine's CPUs are not this one's.
+    p.cache.servers = vec![server(false)];
+    assert!(!says(&p, &machine, "bounded by this machine's CPU"));
+    // Under the bound: nothing.
+    p.cache.servers = vec![crate::ServerEvidence {
+        cpu_s: 0.5,
+        ..server(true)
+    }];
+    assert!(!says(&p, &machine, "bounded by this machine's CPU"));
+    // The built-in gateway's own CPU, told apart in the phase.
+    p.cache.servers = vec![server(true)];
+    p.cpu.gateway_s = Some(1.2);
+    assert!(says(
+        &p,
+        &machine,
+        "bounded by this machine's CPU, not by the storage: iobm and its built-in gateway used 1.7"
+    ));
+}
