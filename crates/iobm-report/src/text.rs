@@ -8,6 +8,8 @@ use iobm_stats::{format_bytes, format_duration, Rate};
 use std::fmt::Write;
 use std::time::Duration;
 
+mod cache;
+
 fn status_word(status: RunStatus) -> &'static str {
     match status {
         RunStatus::Complete => "complete",
@@ -440,66 +442,7 @@ pub fn render_phase(phase: &PhaseResult, env: &Environment) -> String {
             format_duration(Duration::from_nanos(verify_ns))
         );
     }
-    let mut cache = Vec::new();
-    let dropped = phase.settings.cache_dropped.as_str();
-    match dropped.trim_end_matches("servers").trim_end_matches('+') {
-        "system" => cache.push("the whole page cache dropped before the phase (as root)".into()),
-        "files" => cache.push("the data set's pages dropped before the phase".into()),
-        _ => {}
-    }
-    if dropped.ends_with("servers") {
-        cache.push("the servers' caches dropped before the phase (--server-drop-cmd)".into());
-    }
-    if let Some(resident) = phase.cache.resident_before_bytes {
-        cache.push(format!(
-            "{} of {} in the page cache before the phase",
-            format_bytes(resident),
-            format_bytes(phase.settings.data_bytes)
-        ));
-    }
-    if let Some(d) = &phase.cache.device {
-        cache.push(format!(
-            "device {} read {} and wrote {} during the phase",
-            d.device,
-            format_bytes(d.read_bytes),
-            format_bytes(d.written_bytes)
-        ));
-    }
-    if cache.is_empty() && phase.cache.servers.is_empty() {
-        cache.push(format!(
-            "no page-cache or device counters for this target (RAM {})",
-            format_bytes(env.ram_bytes)
-        ));
-    }
-    if !cache.is_empty() {
-        let _ = writeln!(out, "  cache: {}", cache.join("; "));
-    }
-    for e in &phase.cache.servers {
-        if let Some(line) = node_line(e) {
-            let _ = writeln!(out, "  {line}");
-            continue;
-        }
-        let device = match (e.device_read_bytes, e.device_written_bytes) {
-            (Some(r), Some(w)) => format!(
-                "its storage read {} and wrote {}",
-                format_bytes(r),
-                format_bytes(w)
-            ),
-            _ => "no device counters".to_string(),
-        };
-        let _ = writeln!(
-            out,
-            "  gateway {}: served {} ({} in its page cache before), received {}; {device}; {:.2} CPU-s",
-            e.endpoint,
-            format_bytes(e.served_bytes),
-            format_bytes(e.resident_bytes),
-            format_bytes(e.received_bytes),
-            e.cpu_s
-        );
-    }
-    if let Some(line) = wire_line(&phase.cache.wire) {
-        let _ = writeln!(out, "  {line}");
-    }
+    cache::render(&mut out, phase, env);
     if let Some(v) = &phase.cache.verdict {
         let _ = writeln!(out, "  verdict: {}: {}", v.verdict, v.evidence);
     }
@@ -514,85 +457,6 @@ pub fn render_phase(phase: &PhaseResult, env: &Environment) -> String {
         let _ = writeln!(out, "  warning: {w}");
     }
     out
-}
-
-/// A `--server-metrics` endpoint's line: node_exporter's counters, or why there are none.
-/// None for an iobm gateway's counters (their own line).
-fn node_line(e: &iobm_results::ServerEvidence) -> Option<String> {
-    if let Some(why) = &e.unavailable {
-        return Some(format!("server {}: unavailable: {why}", e.endpoint));
-    }
-    if e.source != iobm_results::server::NODE_EXPORTER {
-        return None;
-    }
-    let mut parts = Vec::new();
-    parts.push(
-        match (&e.device, e.device_read_bytes, e.device_written_bytes) {
-            (Some(d), Some(r), Some(w)) => format!(
-                "devices {d} read {} and wrote {}",
-                format_bytes(r),
-                format_bytes(w)
-            ),
-            _ => "no data devices".to_string(),
-        },
-    );
-    if let (Some(b), Some(a)) = (e.page_cache_before_bytes, e.page_cache_after_bytes) {
-        parts.push(format!(
-            "page cache {} to {}",
-            format_bytes(b),
-            format_bytes(a)
-        ));
-    }
-    if let Some(m) = e.memory_bytes {
-        parts.push(format!("memory {}", format_bytes(m)));
-    }
-    if let (Some(r), Some(s)) = (e.net_received_bytes, e.net_sent_bytes) {
-        parts.push(format!(
-            "network received {}, sent {}",
-            format_bytes(r),
-            format_bytes(s)
-        ));
-    }
-    if let (Some(busy), Some(all)) = (e.cpu_busy_s, e.cpu_all_s) {
-        if all > 0.0 {
-            parts.push(format!("CPU {:.0}% busy", 100.0 * busy / all));
-        }
-    }
-    Some(format!(
-        "server {} (node_exporter): {}",
-        e.endpoint,
-        parts.join("; ")
-    ))
-}
-
-/// The client's interfaces over the phase, those towards the storage marked.
-fn wire_line(wire: &[iobm_results::NicIo]) -> Option<String> {
-    if wire.is_empty() {
-        return None;
-    }
-    let several_hosts = wire.iter().any(|n| n.host != wire[0].host);
-    let nics: Vec<String> = wire
-        .iter()
-        .map(|n| {
-            format!(
-                "{}{} received {}, sent {}{}",
-                if several_hosts {
-                    format!("{} ", n.host)
-                } else {
-                    String::new()
-                },
-                n.nic,
-                format_bytes(n.received_bytes),
-                format_bytes(n.sent_bytes),
-                if n.towards_storage {
-                    " (towards the storage)"
-                } else {
-                    ""
-                }
-            )
-        })
-        .collect();
-    Some(format!("wire: {}", nics.join("; ")))
 }
 
 /// Each phase's cache verdict, one line per distinct verdict and evidence with the phases it
