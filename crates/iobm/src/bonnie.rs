@@ -124,7 +124,7 @@ pub fn bonnie(args: BonnieArgs, argv: &[OsString]) -> Result<Exit, Failure> {
         servers.apply(&mut config);
         let environment = env::capture(Some(&args.dir));
         let mut run = session::skeleton("bonnie", &run_id, argv, config, environment, &control);
-        run.label = args.label.clone();
+        run.label = args.output.label.clone();
         if size < 2 * ram {
             run.warnings.push(format!(
                 "the file ({}) is smaller than twice the RAM ({}): the page cache can hold much of it, so rates may include cache effects (bonnie++'s rule is 2x RAM; omit --size)",

@@ -255,6 +255,7 @@ fn write_once(
     let json = args.io.output.json();
     run_and_report(target, phases, &mut run, &control, ranks, json);
     data.keep_or_remove(&mut run, ranks, args.keep, sizes.per_job);
+    run.label = args.io.output.label.clone();
     say(&format!("\n{}", render_footer(&run)));
     Ok(run)
 }
@@ -564,6 +565,7 @@ pub fn read(args: ReadArgs, argv: &[OsString]) -> Result<Exit, Failure> {
             &ranks,
             io.output.json(),
         );
+        run.label = io.output.label.clone();
         say(&format!("\n{}", render_footer(&run)));
         Ok(run)
     })?;

@@ -20,7 +20,8 @@ pub fn merge(args: MergeArgs, argv: &[OsString]) -> Result<Exit, Failure> {
         .iter()
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
-    let merged = merge_runs(runs, args.whole, argv);
+    let mut merged = merge_runs(runs, args.whole, argv);
+    merged.label = args.output.label.clone().or(merged.label);
     say(&render_run(&merged));
     args.output.save_views(&merged)?;
     session::finish(&merged, args.output.json())

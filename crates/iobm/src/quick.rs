@@ -122,6 +122,7 @@ pub fn quick(args: QuickArgs, argv: &[OsString]) -> Result<Exit, Failure> {
         servers.apply(&mut config);
         let environment = env::capture(Some(&dir));
         let mut run = session::skeleton("quick", &run_id, argv, config, environment, &control);
+        run.label = args.output.label.clone();
         say(&render_header(&run));
         say(&format!(
             "\n4 steps of {} each, a bonnie step on a {} file, then S3 PUT and GET through the built-in gateway; full details with --json FILE and `iobm report FILE`\n\n",

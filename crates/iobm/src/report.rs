@@ -13,6 +13,7 @@ pub fn report(args: ReportArgs) -> Result<Exit, Failure> {
         json: None,
         csv: args.csv.clone(),
         html: args.html.clone(),
+        label: None,
     };
     output.check()?;
     let text = std::fs::read_to_string(&args.file).map_err(|e| {

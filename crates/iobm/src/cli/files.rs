@@ -154,9 +154,6 @@ pub struct BonnieArgs {
     /// Content to write: random, zero, compressible:PCT or dedupe:PCT
     #[arg(long, value_name = "KIND", default_value = "random", value_parser = parse_data)]
     pub data: DataKind,
-    /// Name of the run in the CSV line and in comparisons [default: the host name]
-    #[arg(long, value_name = "NAME")]
-    pub label: Option<String>,
     /// Append bonnie++'s CSV line (format 1.98, for bon_csv2txt and bon_csv2html) to FILE,
     /// which collects one line per run
     #[arg(long, value_name = "FILE")]

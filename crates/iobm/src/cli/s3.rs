@@ -6,7 +6,7 @@ use super::units::{
 use super::{MeasureArgs, OutputArgs, ServerArgs};
 use clap::builder::TypedValueParser;
 use clap::{Args, ValueEnum};
-use iobm_engine::{DataKind, ObjectOp};
+use iobm_engine::{DataKind, Mix, ObjectOp};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -130,6 +130,11 @@ pub enum PayloadArg {
     Sha256,
 }
 
+/// The help of a mixed run's weight: the engine's default, which applies when none is given.
+fn weight_help(op: &str, default: u32) -> String {
+    format!("Mixed: weight of {op} [default: {default} when no weight is given, else 0]")
+}
+
 #[derive(Debug, Args)]
 pub struct S3Args {
     /// The operation to load the store with
@@ -212,18 +217,14 @@ pub struct S3Args {
     /// many keys; 1 sends one DELETE per object
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub batch: u32,
-    /// Mixed: weight of GET
-    #[arg(long = "get", value_name = "W", default_value_t = 45)]
-    pub mix_get: u32,
-    /// Mixed: weight of HEAD
-    #[arg(long = "head", value_name = "W", default_value_t = 30)]
-    pub mix_head: u32,
-    /// Mixed: weight of PUT
-    #[arg(long = "put", value_name = "W", default_value_t = 15)]
-    pub mix_put: u32,
-    /// Mixed: weight of DELETE
-    #[arg(long = "delete", value_name = "W", default_value_t = 10)]
-    pub mix_delete: u32,
+    #[arg(long = "get", value_name = "W", help = weight_help("GET", Mix::default().get))]
+    pub mix_get: Option<u32>,
+    #[arg(long = "head", value_name = "W", help = weight_help("HEAD", Mix::default().head))]
+    pub mix_head: Option<u32>,
+    #[arg(long = "put", value_name = "W", help = weight_help("PUT", Mix::default().put))]
+    pub mix_put: Option<u32>,
+    #[arg(long = "delete", value_name = "W", help = weight_help("DELETE", Mix::default().delete))]
+    pub mix_delete: Option<u32>,
     /// Sign payloads: unsigned (UNSIGNED-PAYLOAD) or sha256 (as clients that hash every body)
     #[arg(long, value_enum, default_value_t = PayloadArg::Unsigned)]
     pub payload_signing: PayloadArg,
@@ -267,9 +268,6 @@ pub struct S3Args {
     /// deletes it
     #[arg(long, value_name = "PREFIX")]
     pub reuse: Option<String>,
-    /// Name of the run in comparisons
-    #[arg(long, value_name = "NAME")]
-    pub label: Option<String>,
     #[command(flatten)]
     pub measure: MeasureArgs,
     #[command(flatten)]

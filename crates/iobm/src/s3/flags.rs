@@ -44,13 +44,19 @@ impl S3Args {
             .unwrap_or((self.obj_size, self.obj_size))
     }
 
-    /// The weights of a mixed run.
+    /// The weights of a mixed run: those given, the others 0; none given, the engine's
+    /// default mix.
     pub(super) fn mix(&self) -> Mix {
+        let given = [self.mix_get, self.mix_head, self.mix_put, self.mix_delete];
+        if given.iter().all(Option::is_none) {
+            return Mix::default();
+        }
+        let [get, head, put, delete] = given.map(|w| w.unwrap_or(0));
         Mix {
-            get: self.mix_get,
-            head: self.mix_head,
-            put: self.mix_put,
-            delete: self.mix_delete,
+            get,
+            head,
+            put,
+            delete,
         }
     }
 }
@@ -124,7 +130,7 @@ pub(super) fn check_reuse(args: &S3Args, reuse: &str) -> Result<(), Failure> {
     crate::kept::Reuse::parse(reuse, &args.bucket)?;
     match args.op {
         ObjectOp::Get | ObjectOp::Head => Ok(()),
-        ObjectOp::Mixed if args.mix_put == 0 && args.mix_delete == 0 => Ok(()),
+        ObjectOp::Mixed if args.mix().put == 0 && args.mix().delete == 0 => Ok(()),
         ObjectOp::Mixed => Err(Failure::input(
             "--reuse only reads the kept data set: mixed with --reuse takes --put 0 --delete 0",
         )),

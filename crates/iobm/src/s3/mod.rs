@@ -259,7 +259,7 @@ fn run(
     let environment = env::capture(gateway.map(|g| g.dir.as_path()));
     let kind = format!("s3 {}", op.name());
     let mut run = session::skeleton(&kind, run_id, argv, run_config, environment, &control);
-    run.label = args.label.clone();
+    run.label = args.output.label.clone();
     ranks.describe(&mut run);
     say(&render_header(&run));
 
