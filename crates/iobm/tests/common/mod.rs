@@ -264,3 +264,23 @@ pub fn s3s_fs(root: &Path, key: &str, secret: &str) -> Server {
     ];
     start("s3s-fs", &args.map(String::from), port)
 }
+
+/// Prometheus' node_exporter on a free loopback port, its URL the metrics page; a missing one
+/// fails the test (scripts/test installs it).
+pub fn node_exporter() -> Server {
+    let port = free_port();
+    let listen = format!("--web.listen-address=127.0.0.1:{port}");
+    let mut server = start("prometheus-node-exporter", &[listen], port);
+    server.url = format!("http://127.0.0.1:{port}/metrics");
+    server
+}
+
+/// The entry of a phase's `cache.servers` that node_exporter at `url` made.
+pub fn node_evidence<'a>(phase: &'a Value, url: &str) -> &'a Value {
+    phase["cache"]["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["endpoint"] == url && e["source"] == "node_exporter")
+        .unwrap_or_else(|| panic!("no node_exporter evidence: {}", phase["cache"]))
+}
