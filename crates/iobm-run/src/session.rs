@@ -62,6 +62,15 @@ pub fn control(run_id: &RunId, max_workers: usize) -> Arc<Control> {
 /// Said of every run that writes zeros.
 pub const ZERO_DATA: &str = "data zero: storage that compresses, deduplicates or thin-provisions stores next to nothing of it, so these rates can exceed what its devices can do";
 
+/// Set by `iobm run` for the processes that check a plan's runs before any starts: each
+/// command returns once its flags and target are checked, before it creates anything.
+pub const CHECK_ONLY_ENV: &str = "IOBM_CHECK_ONLY";
+
+/// Whether this process only checks its command (see [`CHECK_ONLY_ENV`]).
+pub fn checking_only() -> bool {
+    std::env::var_os(CHECK_ONLY_ENV).is_some()
+}
+
 /// The spec of the command this process runs, recorded in every result it makes.
 static SPEC: std::sync::Mutex<Option<iobm_results::spec::RunSpec>> = std::sync::Mutex::new(None);
 

@@ -297,18 +297,17 @@ fn fill(template: &str, options: &BTreeMap<String, SpecValue>) -> Result<String,
 /// The file a run's result is saved in: its label with what a file name should not hold
 /// replaced by '_'.
 pub fn result_name(label: &str) -> String {
-    let mut name: String = label
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || "-.=".contains(c) {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    name.truncate(200);
-    format!("{}.json", name.trim_matches('.'))
+    let mut name = String::new();
+    for c in label.chars() {
+        match c {
+            c if c.is_ascii_alphanumeric() || c == '.' || c == '-' => name.push(c),
+            '=' => name.push('-'),
+            _ if !name.ends_with('_') => name.push('_'),
+            _ => {}
+        }
+    }
+    let name = name.trim_matches(|c| c == '_' || c == '.');
+    format!("{}.json", &name[..name.len().min(200)])
 }
 
 #[cfg(test)]
@@ -366,7 +365,11 @@ mod tests {
         .unwrap();
         let labels: Vec<&str> = plan.runs.iter().map(|r| r.label.as_str()).collect();
         assert_eq!(labels, ["/x-j1", "/x-j4"]);
-        assert_eq!(result_name(labels[0]), "_x-j1.json");
+        assert_eq!(result_name(labels[0]), "x-j1.json");
+        assert_eq!(
+            result_name("bonnie dir=/mnt/a b"),
+            "bonnie_dir-_mnt_a_b.json"
+        );
     }
 
     #[test]

@@ -40,7 +40,10 @@ struct Outcome {
 }
 
 /// The plan's runs with their command lines, each checked as the command would check it.
-fn checked(plan: &Plan) -> Result<Vec<(&PlannedRun, Vec<OsString>)>, Failure> {
+fn checked<'p>(
+    plan: &'p Plan,
+    iobm: &Path,
+) -> Result<Vec<(&'p PlannedRun, Vec<OsString>)>, Failure> {
     plan.runs
         .iter()
         .map(|run| {
@@ -49,7 +52,7 @@ fn checked(plan: &Plan) -> Result<Vec<(&PlannedRun, Vec<OsString>)>, Failure> {
                 Failure::input(plan.error_at(run, key, &message))
             })?;
             check_command_line(plan, run, &argv)?;
-            check_target(plan, run)?;
+            check_target(plan, run, &argv, iobm)?;
             Ok((run, argv))
         })
         .collect()
@@ -95,24 +98,54 @@ fn check_command_line(plan: &Plan, run: &PlannedRun, argv: &[OsString]) -> Resul
     Err(Failure::input(plan.error_at(run, key.as_deref(), &message)))
 }
 
-/// The directory a file run writes in exists and is a directory, and a data set to read is
-/// there.
-fn check_target(plan: &Plan, run: &PlannedRun) -> Result<(), Failure> {
-    let key = match run.spec.command.as_str() {
-        "write" | "stream" | "bonnie" => "dir",
-        "read" => "path",
-        _ => return Ok(()),
-    };
-    let Some(SpecValue::Text(path)) = run.spec.options.get(key) else {
+/// The run's command as it checks itself before it creates anything (its flags, its target,
+/// sizes against the free space, the servers it names): an iobm process told to stop there.
+fn check_target(
+    plan: &Plan,
+    run: &PlannedRun,
+    argv: &[OsString],
+    iobm: &Path,
+) -> Result<(), Failure> {
+    let checked = std::process::Command::new(iobm)
+        .args(&argv[1..])
+        .env(iobm_run::session::CHECK_ONLY_ENV, "1")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| {
+            Failure::run(format!(
+                "{}: cannot start: {}",
+                iobm.display(),
+                describe_io(&e)
+            ))
+        })?;
+    if checked.status.success() {
         return Ok(());
-    };
-    let is_dir = std::fs::metadata(path).map(|m| m.is_dir());
-    match is_dir {
-        Ok(true) => Ok(()),
-        Ok(false) => Err(format!("{key}: {path}: not a directory")),
-        Err(e) => Err(format!("{key}: {path}: {}", describe_io(&e))),
     }
-    .map_err(|message| Failure::input(plan.error_at(run, Some(key), &message)))
+    let stderr = String::from_utf8_lossy(&checked.stderr);
+    let said = stderr
+        .lines()
+        .rev()
+        .find(|l| l.starts_with("iobm: "))
+        .unwrap_or(stderr.trim())
+        .trim_start_matches("iobm: ")
+        .trim_start_matches("error: ");
+    // The key it is about: the first option it names, else the option whose value it starts with.
+    let named = said.split_whitespace().find_map(|word| {
+        let name = word.strip_prefix("--")?;
+        let name: String = name
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
+            .collect();
+        run.spec.options.contains_key(&name).then_some(name)
+    });
+    let key = named.or_else(|| {
+        run.spec.options.iter().find_map(|(k, v)| match v {
+            SpecValue::Text(t) if said.starts_with(&format!("{t}:")) => Some(k.clone()),
+            _ => None,
+        })
+    });
+    let message = format!("run {:?}: {said}", run.label);
+    Err(Failure::input(plan.error_at(run, key.as_deref(), &message)))
 }
 
 /// A command line as a shell would take it.
@@ -197,18 +230,18 @@ pub fn run(args: RunArgs) -> Result<Exit, Failure> {
     let text = std::fs::read_to_string(&args.plan)
         .map_err(|e| Failure::input(format!("{name}: {}", describe_io(&e))))?;
     let plan = Plan::parse(&name, text).map_err(Failure::input)?;
-    let runs = checked(&plan)?;
+    let iobm = std::env::current_exe()
+        .map_err(|e| Failure::run(format!("cannot find iobm's own program: {e}")))?;
+    let runs = checked(&plan, &iobm)?;
     let out = args
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from(format!("{}-results", stem(&args.plan))));
-    let iobm = std::env::current_exe()
-        .map_err(|e| Failure::run(format!("cannot find iobm's own program: {e}")))?;
     if args.dry_run {
         for (i, (run, argv)) in runs.iter().enumerate() {
             let result = out.join(file::result_name(&run.label));
             say(&format!(
-                "{}/{}  {}\n      {}",
+                "{}/{}  {}\n      {}\n",
                 i + 1,
                 runs.len(),
                 run.label,
@@ -233,6 +266,7 @@ pub fn run(args: RunArgs) -> Result<Exit, Failure> {
             status: "not run",
             exit_code: None,
         };
+        stop |= INTERRUPTED.load(Ordering::SeqCst);
         if !stop {
             if args.resume && complete_before(&result, run, argv) {
                 say(&format!(

@@ -72,6 +72,9 @@ pub fn s3(args: S3Args, argv: &[OsString]) -> Result<Exit, Failure> {
     } else {
         credentials(&args)?
     };
+    if session::checking_only() {
+        return Ok(Exit::Ok);
+    }
     let region = args
         .region
         .clone()
