@@ -6,9 +6,15 @@ cost; and the disk holding DIR, with O_DIRECT) and each job count (1 and 2), run
 write and a sequential read with 1 MiB blocks with iobm and with fio (psync engine: the same
 pwrite/pread calls; no preallocation for either). Reports each tool's own bandwidth figure (iobm: makespan; fio: group bw,
 which is the same definition), its whole-process CPU time per GiB (user + system from wait4,
-start-up and clean-up included), and the iobm/fio ratios. Medians of --rounds rounds.
+start-up and clean-up included), and the iobm/fio ratios. Rates and CPU are medians of --rounds
+rounds; each ratio is the median of the ratios within a round (iobm's run against the fio run
+beside it): median_r(iobm_r / fio_r).
 
-Usage: bench/files_vs_fio.py [--disk-dir DIR] [--size-per-job 1G] [--rounds 3] [--iobm PATH]
+`--iobm PATH` measures that binary instead of building this checkout; given more than once, every
+build is measured in every round (each beside its own fio run, in turn, the order reversed every
+other round), one row per build.
+
+Usage: bench/files_vs_fio.py [--disk-dir DIR] [--size-per-job 1G] [--rounds 3] [--iobm PATH]...
 Installs fio from Debian when it is missing (as root); builds iobm in release mode.
 """
 
@@ -82,10 +88,12 @@ def main():
     ap.add_argument("--disk-dir", default=ROOT, help="a directory on the disk to test with O_DIRECT")
     ap.add_argument("--size-per-job", default="1G")
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--iobm", help="an iobm binary to measure instead of building this checkout")
+    ap.add_argument("--iobm", action="append",
+                    help="an iobm binary to measure instead of building this checkout (repeatable)")
     args = ap.parse_args()
     ensure_debian("fio", "fio")
-    iobm = args.iobm or build_iobm()
+    builds = args.iobm or [build_iobm()]
+    names = ["iobm"] if len(builds) == 1 else [os.path.basename(b) for b in builds]
     size = args.size_per_job
     per_job = int(size[:-1]) * {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}[size[-1].upper()]
 
@@ -96,24 +104,34 @@ def main():
         try:
             for jobs in (1, 2):
                 gib = per_job * jobs / GIB
-                rounds = [one_round(iobm, base, jobs, size, direct, gib) for _ in range(args.rounds)]
+                rounds = {b: [] for b in builds}
+                for r in range(args.rounds):
+                    for b in (builds if r % 2 == 0 else builds[::-1]):
+                        rounds[b].append(one_round(b, base, jobs, size, direct, gib))
+                fio_runs = [x for b in builds for x in rounds[b]]
                 for op in ("write", "read"):
-                    med = {tool: (statistics.median(r[(tool, op)][0] for r in rounds),
-                                  statistics.median(r[(tool, op)][1] for r in rounds))
-                           for tool in ("iobm", "fio")}
-                    rows.append((label, jobs, op, med))
+                    fio = tuple(statistics.median(x[("fio", op)][i] for x in fio_runs)
+                                for i in (0, 1))
+                    for name, b in zip(names, builds):
+                        runs = rounds[b]
+                        med = tuple(statistics.median(x[("iobm", op)][i] for x in runs)
+                                    for i in (0, 1))
+                        ratio = tuple(statistics.median(x[("iobm", op)][i] / x[("fio", op)][i]
+                                                        for x in runs) for i in (0, 1))
+                        rows.append((label, jobs, op, name, med, fio, ratio))
         finally:
             shutil.rmtree(base, ignore_errors=True)
 
     print(f"iobm vs fio {subprocess.run(['fio', '--version'], capture_output=True, text=True).stdout.strip()}: "
           f"sequential, 1 MiB blocks, {size} per job, median of {args.rounds} rounds")
-    print("| file system | jobs | op | iobm GiB/s | fio GiB/s | iobm/fio rate "
+    build = "" if len(builds) == 1 else " build |"
+    print(f"| file system | jobs | op |{build} iobm GiB/s | fio GiB/s | iobm/fio rate "
           "| iobm CPU-s/GiB | fio CPU-s/GiB | iobm/fio CPU |")
-    print("|---|---:|---|---:|---:|---:|---:|---:|---:|")
-    for label, jobs, op, med in rows:
-        (ir, ic), (fr, fc) = med["iobm"], med["fio"]
-        print(f"| {label} | {jobs} | {op} | {ir / GIB:.2f} | {fr / GIB:.2f} | {ir / fr:.2f} "
-              f"| {ic:.3f} | {fc:.3f} | {ic / fc:.2f} |")
+    print("|---|---:|---|" + ("---|" if build else "") + "---:|" * 6)
+    for label, jobs, op, name, (ir, ic), (fr, fc), (rr, rc) in rows:
+        cell = "" if len(builds) == 1 else f" {name} |"
+        print(f"| {label} | {jobs} | {op} |{cell} {ir / GIB:.2f} | {fr / GIB:.2f} | {rr:.2f} "
+              f"| {ic:.3f} | {fc:.3f} | {rc:.2f} |")
 
 
 if __name__ == "__main__":

@@ -11,7 +11,13 @@ Peers are measured as whole processes, so their start-up (interpreter, imports) 
 its measured phase from --json (its data set upload for GET is not counted, as for the peers,
 whose GET reads what their PUT wrote).
 
-  python3 bench/s3_vs_peers.py [--objects 64] [--size 8MiB] [--concurrent 20] [--rounds 3] [--iobm PATH]
+`--iobm PATH` measures that binary instead of building this checkout; given more than once, each
+build is measured in every round (in turn, the order reversed every other round), so two builds
+compare in one run. A second table gives, for each build, its CPU per GiB over each peer's net
+CPU per GiB: the median over rounds of the ratio within each round (formula: median_r(iobm
+CPU_r / (peer CPU_r - peer no-op CPU_r))).
+
+  python3 bench/s3_vs_peers.py [--objects 64] [--size 8MiB] [--concurrent 20] [--rounds 3] [--iobm PATH]...
 """
 
 import argparse
@@ -77,13 +83,17 @@ def main():
     ap.add_argument("--size", default="8MiB")
     ap.add_argument("--concurrent", type=int, default=20)
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--iobm", help="an iobm binary to measure instead of building this checkout")
+    ap.add_argument("--iobm", action="append",
+                    help="an iobm binary to measure instead of building this checkout (repeatable)")
     ap.add_argument("--dir", default="/dev/shm", help="where the server keeps the objects")
     args = ap.parse_args()
     size = parse_size(args.size)
     ensure_debian("rclone", "rclone")
     subprocess.run([sys.executable, "-c", "import boto3, awscli"], check=True)
-    iobm = args.iobm or build_iobm()
+    builds = args.iobm or [build_iobm()]
+    # Each build's name in the tables: "iobm", or its file name when there are several.
+    names = ["iobm"] if len(builds) == 1 else [f"iobm {os.path.basename(b)}" for b in builds]
+    iobm = builds[0]
     root = tempfile.mkdtemp(dir=args.dir, prefix="iobm-bench-")
     src = tempfile.mkdtemp(dir=args.dir, prefix="iobm-bench-src-")
     dst = tempfile.mkdtemp(dir=args.dir, prefix="iobm-bench-dst-")
@@ -119,9 +129,9 @@ def main():
         shutil.rmtree(dst, ignore_errors=True)
         os.makedirs(dst, exist_ok=True)
 
-    def iobm_run(op):
+    def iobm_run(binary, op):
         out = os.path.join(dst, "..", f"iobm-bench-{op}.json")
-        subprocess.run([iobm, "s3", op, "--endpoint", url, "--bucket", "bench", "--objects", n,
+        subprocess.run([binary, "s3", op, "--endpoint", url, "--bucket", "bench", "--objects", n,
                         "--ops", n, "--concurrent", c, "--obj-size", str(size), "--json", out],
                        env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         with open(out) as f:
@@ -130,11 +140,14 @@ def main():
         return wall, phase["cpu"]["user_s"] + phase["cpu"]["system_s"]
 
     clients = {
-        "iobm": {
-            "put": lambda p: iobm_run("put"),
-            "get": lambda p: iobm_run("get"),
+        name: {
+            "put": lambda p, b=binary: iobm_run(b, "put"),
+            "get": lambda p, b=binary: iobm_run(b, "get"),
             "noop": None,
-        },
+        }
+        for name, binary in zip(names, builds)
+    }
+    clients.update({
         "rclone": {
             "put": lambda p: timed(["rclone", "copy", src, f":s3:bench/{p}"] + rclone_common, rclone_env),
             "get": lambda p: timed(["rclone", "copy", f":s3:bench/{p}", dst] + rclone_common, rclone_env),
@@ -152,11 +165,14 @@ def main():
             op: (lambda p, op=op: timed([sys.executable, "-c", BOTO, op, url, "bench", p, n, str(size), c], env))
             for op in ["put", "get", "noop"]
         },
-    }
+    })
+    peers = [name for name in clients if name not in names]
     results = {name: {"put": [], "get": [], "noop": []} for name in clients}
     try:
         for r in range(args.rounds):
-            for name, ops in clients.items():
+            order = (names if r % 2 == 0 else names[::-1]) + peers
+            for name in order:
+                ops = clients[name]
                 prefix = f"r{r}-{name.replace(' ', '')}/"
                 for op in ["put", "get", "noop"]:
                     if ops[op] is None:
@@ -184,10 +200,22 @@ def main():
             rate = total / statistics.median(walls) / (1 << 20)
             cpu = statistics.median(cpus) / gib
             net = max(statistics.median(cpus) - noop, 0.0) / gib
-            if name == "iobm":
+            if name == names[0]:
                 base[op] = (rate, net)
             print(f"| {name} | {op} | {rate:.0f} | {cpu:.2f} | {net:.2f} | "
                   f"{rate / base[op][0]:.2f} | {net / base[op][1]:.1f} |")
+    print()
+    print("iobm's CPU per GiB over each peer's net CPU per GiB, median of the rounds' ratios")
+    print("| build | op | " + " | ".join(f"/ {p}" for p in peers) + " |")
+    print("|---|---|" + "---:|" * len(peers))
+    for name in names:
+        for op in ["put", "get"]:
+            cells = []
+            for p in peers:
+                ratios = [i[1] / (c - n) for i, (_, c), (_, n)
+                          in zip(results[name][op], results[p][op], results[p]["noop"]) if c > n]
+                cells.append(f"{statistics.median(ratios):.3f}" if ratios else "n/a")
+            print(f"| {name} | {op} | " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":

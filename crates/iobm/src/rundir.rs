@@ -42,7 +42,7 @@ pub struct Manifest {
 }
 
 /// The data generator of this iobm ([`iobm_engine::data::Generator`]).
-pub const GENERATOR: u32 = 2;
+pub const GENERATOR: u32 = 3;
 
 fn one() -> u32 {
     1
