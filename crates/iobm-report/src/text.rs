@@ -165,12 +165,19 @@ pub fn render_header(run: &RunResult) -> String {
         } else {
             String::new()
         };
-        let stop = c.duration_s.map_or("until done or --ops".to_string(), |d| {
-            format!("for {d}s{ramp}")
-        });
+        let stop = match (c.duration_s, c.ops) {
+            (Some(d), _) => format!("for {d}s{ramp}"),
+            (None, Some(n)) => format!("for {n} operations"),
+            (None, None) => "until done or --ops".to_string(),
+        };
+        let mix = if run.kind == "s3 mixed" {
+            format!(", {}", mix_shares(&s3.mix))
+        } else {
+            String::new()
+        };
         let _ = writeln!(
             out,
-            "  workload {ranks}{} concurrent, objects of {size}{data_set}, payload signing {}, data {}, {stop}",
+            "  workload {ranks}{} concurrent, objects of {size}{data_set}{mix}, payload signing {}, data {}, {stop}",
             s3.concurrent, s3.payload_signing, c.data
         );
         return out;
@@ -195,6 +202,19 @@ pub fn render_header(run: &RunResult) -> String {
         stop
     );
     out
+}
+
+/// A mixed run's weights (get, head, put, delete) as shares of their sum, those drawn at all:
+/// "mix: get 36%, put 47%, delete 17%".
+fn mix_shares(weights: &[u32]) -> String {
+    let sum: u32 = weights.iter().sum();
+    let shares: Vec<String> = ["get", "head", "put", "delete"]
+        .iter()
+        .zip(weights)
+        .filter(|(_, &w)| w > 0)
+        .map(|(op, &w)| format!("{op} {:.0}%", 100.0 * f64::from(w) / f64::from(sum)))
+        .collect();
+    format!("mix: {}", shares.join(", "))
 }
 
 /// How the run ended and its run-wide warnings: printed after the last phase.

@@ -124,6 +124,21 @@ pub struct Config {
     /// Where `line_rate_bytes_per_s` comes from: "stated", or "auto: IFACE's link, N Mbit/s".
     #[serde(default)]
     pub line_rate_source: Option<String>,
+    /// Each rank read the data the next rank wrote (`--reorder`, IOR -C). Absent: its own.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub reorder: bool,
+    /// Every byte read back (or every GET's body and PUT's ETag) was checked against what was
+    /// written (`--verify`), outside the timing. Absent: nothing was checked.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub verify: bool,
+    /// Percent of the operations of the read-write phase that read and that write, [read,
+    /// write] (`--rwmix READ_PCT`). Null: reads and writes in phases of their own.
+    #[serde(default)]
+    pub rwmix_pct: Option<[u8; 2]>,
+    /// Operations in all after which the run stopped (`--ops`). Null: it stopped by time
+    /// (`duration_s`) or after one pass.
+    #[serde(default)]
+    pub ops: Option<u64>,
 }
 
 /// Settings of `iobm s3`.
@@ -197,6 +212,9 @@ pub struct S3Config {
     /// Nothing was uploaded, and the run removed nothing. Null: the run made its own.
     #[serde(default)]
     pub reused: Option<String>,
+    /// Keys per list request (`--page-keys`), for list runs. Null: the run listed nothing.
+    #[serde(default)]
+    pub page_keys: Option<u32>,
 }
 
 /// Settings of `iobm bonnie` beyond the file workload's.

@@ -176,6 +176,10 @@ pub fn merge_runs(runs: Vec<(String, RunResult)>, whole: bool, argv: Vec<String>
     merged.ranks = Vec::new();
     merged.phases = Vec::new();
     merged.merged_from = runs.iter().map(|(name, _)| name.clone()).collect();
+    // Every run's data set, as an MPI run's total is every rank's: "2 runs x 1 jobs x 256 MiB =
+    // 512 MiB"; the hash is of that workload.
+    merged.config.total_bytes = runs.iter().map(|(_, r)| r.config.total_bytes).sum();
+    merged.config_hash = config_hash(&merged.kind, &merged.config);
     // Every endpoint any run used.
     let endpoints = runs
         .iter()

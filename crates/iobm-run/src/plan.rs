@@ -29,7 +29,9 @@ fn common(names: impl Iterator<Item = String>) -> String {
 
 /// The configuration of a run of `phases` (at least one) placed at `at`. The first phase sets
 /// the workers and block; sizes are the largest data set of any phase over all ranks; the fsync
-/// policy is the writing phases'; the data written is the first writing phase's.
+/// policy is the writing phases'; the data written is the first writing phase's; `verify` and
+/// `rwmix_pct` are those of any phase that checks what it reads or mixes reads and writes.
+/// What no phase shows (`reorder`, `ops`) the command sets.
 pub fn config(phases: &[Phase], at: Placement) -> Config {
     let first = &phases[0];
     let ranks = u64::from(at.ranks.max(1));
@@ -97,6 +99,13 @@ pub fn config(phases: &[Phase], at: Placement) -> Config {
         server_drop_cmd: None,
         line_rate_bytes_per_s: None,
         line_rate_source: None,
+        reorder: false,
+        verify: phases.iter().any(|p| p.verify.is_some()),
+        rwmix_pct: phases.iter().find_map(|p| match p.op {
+            Op::ReadWrite { read_pct } => Some([read_pct, 100 - read_pct]),
+            _ => None,
+        }),
+        ops: None,
     }
 }
 
@@ -139,6 +148,20 @@ mod tests {
         assert_eq!(c.data, "compressible:50");
         assert_eq!(c.duration_s, Some(30.0));
         assert!(!c.direct);
+        assert!(!c.verify && c.rwmix_pct.is_none());
+    }
+
+    #[test]
+    fn a_checked_read_and_a_mix_of_reads_and_writes_are_named() {
+        let layout = Layout::file_per_worker(1, 1 << 20);
+        let write = Phase::new("write", Op::Write, 4096, layout.clone());
+        let mix = Phase {
+            verify: Some(7),
+            ..Phase::new("read-write", Op::ReadWrite { read_pct: 0 }, 4096, layout)
+        };
+        let c = config(&[write, mix], at(1));
+        assert!(c.verify);
+        assert_eq!(c.rwmix_pct, Some([0, 100]));
     }
 
     #[test]

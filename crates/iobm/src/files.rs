@@ -240,6 +240,7 @@ fn write_once(
     let control = session::control(&run_id, sizes.jobs);
     let mut config = Config {
         server_ram_bytes: args.io.server.server_ram,
+        reorder: args.io.reorder,
         ..plan::config(
             &phases,
             Placement {
@@ -254,11 +255,11 @@ fn write_once(
     let environment = env::capture(Some(&args.dir));
     let kind = if stream { "stream" } else { "write" };
     let mut run = session::skeleton(kind, &run_id, argv, config, environment, &control);
+    run.label = args.io.output.label.clone();
     let target = data.target.as_ref();
     let json = args.io.output.json();
     run_and_report(target, phases, &mut run, &control, ranks, json);
     data.keep_or_remove(&mut run, ranks, args.keep, sizes.per_job);
-    run.label = args.io.output.label.clone();
     say(&format!("\n{}", render_footer(&run)));
     Ok(run)
 }
@@ -509,10 +510,10 @@ pub fn read(args: ReadArgs, argv: &[OsString]) -> Result<Exit, Failure> {
     let layout = Layout::for_rank(shared, reader, size, jobs, per_job);
     let block = io.block.unwrap_or(manifest.block_bytes);
     check_block("--block", block, per_job, "the size per job", io.direct)?;
-    let storage = targets::open(Storage::Directory(&data_dir));
     if session::checking_only() {
         return Ok(Exit::Ok);
     }
+    let storage = targets::open(Storage::Directory(&data_dir));
     let target = storage.as_ref();
     if io.direct {
         let probed = session::writable_dir(&data_dir)
@@ -550,6 +551,7 @@ pub fn read(args: ReadArgs, argv: &[OsString]) -> Result<Exit, Failure> {
             // What the data set holds is what was written, as its manifest says.
             data: manifest.data.clone(),
             server_ram_bytes: args.io.server.server_ram,
+            reorder: io.reorder,
             ..plan::config(
                 std::slice::from_ref(&read_phase),
                 Placement {
@@ -563,6 +565,7 @@ pub fn read(args: ReadArgs, argv: &[OsString]) -> Result<Exit, Failure> {
         servers.apply(&mut config);
         let environment = env::capture(Some(&data_dir));
         let mut run = session::skeleton("read", &run_id, argv, config, environment, &control);
+        run.label = io.output.label.clone();
         run_and_report(
             target,
             vec![read_phase],
@@ -571,7 +574,6 @@ pub fn read(args: ReadArgs, argv: &[OsString]) -> Result<Exit, Failure> {
             &ranks,
             io.output.json(),
         );
-        run.label = io.output.label.clone();
         say(&format!("\n{}", render_footer(&run)));
         Ok(run)
     })?;

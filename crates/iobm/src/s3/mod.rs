@@ -248,6 +248,7 @@ fn run(
         // A GET's objects were uploaded with this data before the phase (or kept with it).
         data: phase.data.name(),
         server_ram_bytes: args.server.server_ram,
+        ops: args.ops,
         ..plan::config(
             std::slice::from_ref(&phase),
             Placement {

@@ -97,6 +97,7 @@ pub(super) fn s3_settings(
         upload_bytes_per_s: None,
         delete_batch: args.batch,
         reused: None,
+        page_keys: (args.op == ObjectOp::List).then_some(args.page_keys),
     }
 }
 
