@@ -1,9 +1,12 @@
 //! Multi-rank runs under a real `mpirun` (Open MPI): totals over ranks, one report, clean-up,
-//! per-rank layouts, --reorder, bonnie on every rank, and the launcher guards. Built only with
-//! `--features mpi`; scripts/test installs Open MPI and runs them.
+//! per-rank layouts, which rank --reorder reads which region, bonnie on every rank, and the
+//! launcher guards. Built only with `--features mpi`; scripts/test installs Open MPI and runs
+//! them.
 #![cfg(feature = "mpi")]
 
 mod common;
+#[path = "mpi/s3.rs"]
+mod s3;
 
 use common::{aggregate, browser, entries, load, phase_bytes as bytes, Server};
 use serde_json::Value;
@@ -173,6 +176,74 @@ fn a_shared_file_read_back_by_the_next_rank() {
         assert_makespan_recomputable(phase);
     }
     assert!(entries(data.path()).is_empty());
+
+    // Which rank reads which region: a kept shared file with one bad block in rank k's region
+    // of job k % 2, read with --reorder --verify, stops at that block; the one worker whose
+    // series counts an error read it, and must be rank (k + 2) % 3's (the rank before k) worker
+    // k % 2.
+    let per_job = 1usize << 20;
+    ok(&mpirun(
+        3,
+        &[
+            "write",
+            "--shared-file",
+            "--keep",
+            "-j",
+            "2",
+            "--size-per-job",
+            "1MiB",
+            "--block",
+            "128k",
+        ],
+        data.path(),
+    ));
+    let kept = entries(data.path());
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    let run_dir = data.path().join(&kept[0]);
+    let file = run_dir.join("data.shared");
+    let pristine = std::fs::read(&file).unwrap();
+    assert_eq!(pristine.len(), 3 * 2 * per_job);
+    for k in 0..3usize {
+        let mut bad = pristine.clone();
+        bad[(k * 2 + k % 2) * per_job + 300_000] ^= 0x01;
+        std::fs::write(&file, &bad).unwrap();
+        let json = out_dir.path().join(format!("r{k}.json"));
+        let out = mpirun(
+            3,
+            &[
+                "read",
+                "--reorder",
+                "--verify",
+                "--json",
+                json.to_str().unwrap(),
+            ],
+            &run_dir,
+        );
+        assert_eq!(out.status.code(), Some(3), "{out:?}");
+        let phase = &load(&json)["phases"][0];
+        assert_eq!(
+            phase["errors"][0]["kind"], "bad data",
+            "{}",
+            phase["errors"]
+        );
+        let found: Vec<(u64, u64)> = phase["workers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|w| {
+                w["series"]["errors"]
+                    .as_array()
+                    .is_some_and(|e| e.iter().any(|n| u64_of(n) > 0))
+            })
+            .map(|w| (u64_of(&w["rank"]), u64_of(&w["worker"])))
+            .collect();
+        assert_eq!(
+            found,
+            [(((k + 2) % 3) as u64, (k % 2) as u64)],
+            "the bad block in rank {k}'s region {} was read by",
+            k % 2
+        );
+    }
 }
 
 #[test]
@@ -294,12 +365,12 @@ fn a_world_of_one_under_a_launcher_of_three_is_refused() {
 const KEY: &str = "AKIOBMMPI";
 const SECRET: &str = "iobmmpisecretiobmmpisecret";
 
-fn iobm_serve(dir: &Path) -> Server {
+pub(crate) fn iobm_serve(dir: &Path) -> Server {
     common::iobm_serve_with(dir, KEY, SECRET)
 }
 
 /// `mpirun -np N iobm s3 ARGS` with the test's credentials.
-fn mpirun_s3(ranks: u32, args: &[&str]) -> Output {
+pub(crate) fn mpirun_s3(ranks: u32, args: &[&str]) -> Output {
     launcher(ranks)
         .args(["-x", "AWS_ACCESS_KEY_ID", "-x", "AWS_SECRET_ACCESS_KEY"])
         .env("AWS_ACCESS_KEY_ID", KEY)
@@ -312,7 +383,7 @@ fn mpirun_s3(ranks: u32, args: &[&str]) -> Output {
 }
 
 /// Every file under `dir`.
-fn files_under(dir: &Path) -> Vec<std::path::PathBuf> {
+pub(crate) fn files_under(dir: &Path) -> Vec<std::path::PathBuf> {
     let mut out = Vec::new();
     for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
         let path = entry.path();
@@ -325,211 +396,8 @@ fn files_under(dir: &Path) -> Vec<std::path::PathBuf> {
     out
 }
 
-#[test]
-fn s3_load_from_ranks_is_spread_over_every_endpoint_and_merged_once() {
-    let dir = tempfile::tempdir().unwrap();
-    let (a, b) = (iobm_serve(dir.path()), iobm_serve(dir.path()));
-    let endpoints = format!("{},{}", a.url, b.url);
-    let out_dir = tempfile::tempdir().unwrap();
-    for ranks in [2u32, 4] {
-        let json = out_dir.path().join(format!("put{ranks}.json"));
-        let out = mpirun_s3(
-            ranks,
-            &[
-                "put",
-                "--endpoint",
-                &endpoints,
-                "--concurrent",
-                "3",
-                "--obj-size",
-                "16KiB",
-                "--ops",
-                "90",
-                "--keep",
-                "--bucket",
-                &format!("mpi{ranks}"),
-                "--json",
-                json.to_str().unwrap(),
-            ],
-        );
-        let stdout = ok(&out);
-        assert_eq!(stdout.matches("put: complete").count(), 1, "{stdout}");
-        assert!(
-            stdout.contains(&format!("{ranks} ranks x 3 concurrent")),
-            "{stdout}"
-        );
-        let result = load(&json);
-        let phase = &result["phases"][0];
-        let workers = phase["workers"].as_array().unwrap();
-        assert_eq!(workers.len(), 3 * ranks as usize);
-        // Totals are the sum over ranks: 90 PUTs of 16 KiB in all.
-        let put = &phase["operations"][0];
-        assert_eq!(put["ops"], 90);
-        assert_eq!(put["bytes"], 90 * 16384);
-        assert_eq!(put["latency"]["histogram"]["count"], 90);
-        assert_eq!(bytes(phase), 90 * 16384);
-        assert_makespan_recomputable(phase);
-        // Worker w of rank r is worker 3r + w of the job, on endpoint (3r + w) mod 2.
-        for w in workers {
-            let job_worker = 3 * w["rank"].as_u64().unwrap() + w["worker"].as_u64().unwrap();
-            let expected = if job_worker % 2 == 0 { &a.url } else { &b.url };
-            assert_eq!(w["endpoint"].as_str().unwrap(), expected.as_str());
-        }
-        // Both gateways' counters, read by rank 0 around the phase.
-        let servers = phase["cache"]["servers"].as_array().unwrap();
-        assert_eq!(servers.len(), 2);
-        let received: u64 = servers
-            .iter()
-            .map(|s| s["received_bytes"].as_u64().unwrap())
-            .sum();
-        assert_eq!(received, 90 * 16384);
-        // Kept: 90 objects, none written twice, each rank under a prefix of its own.
-        let kept = files_under(&dir.path().join(format!("mpi{ranks}")));
-        assert_eq!(kept.len(), 90, "{kept:?}");
-        for rank in 0..ranks {
-            assert!(kept
-                .iter()
-                .any(|p| p.to_string_lossy().contains(&format!("/r{rank}/"))));
-        }
-    }
-
-    // A GET of a data set divided among the ranks, then every object and the bucket removed
-    // once.
-    let json = out_dir.path().join("get.json");
-    let out = mpirun_s3(
-        2,
-        &[
-            "get",
-            "--endpoint",
-            &endpoints,
-            "--concurrent",
-            "2",
-            "--obj-size",
-            "16KiB",
-            "--objects",
-            "21",
-            "--ops",
-            "40",
-            "--bucket",
-            "mpiget",
-            "--json",
-            json.to_str().unwrap(),
-        ],
-    );
-    ok(&out);
-    let result = load(&json);
-    let phase = &result["phases"][0];
-    assert_eq!(phase["settings"]["data_bytes"], 21 * 16384);
-    assert_eq!(phase["operations"][0]["ops"], 40);
-    assert_eq!(result["config"]["s3"]["objects"], 21);
-    assert!(
-        !dir.path().join("mpiget").exists(),
-        "the bucket was removed"
-    );
-    assert!(
-        result["warnings"].as_array().unwrap().is_empty(),
-        "{}",
-        result["warnings"]
-    );
-}
-
-#[test]
-fn s3_under_mpi_against_s3s_fs_and_with_an_endpoint_that_dies() {
-    let dir = tempfile::tempdir().unwrap();
-    let s3s = common::s3s_fs(dir.path(), KEY, SECRET);
-    let out_dir = tempfile::tempdir().unwrap();
-    let json = out_dir.path().join("s3s.json");
-    let out = mpirun_s3(
-        2,
-        &[
-            "put",
-            "--endpoint",
-            &s3s.url,
-            "--concurrent",
-            "2",
-            "--obj-size",
-            "16KiB",
-            "--ops",
-            "40",
-            "--json",
-            json.to_str().unwrap(),
-        ],
-    );
-    ok(&out);
-    let result = load(&json);
-    assert_eq!(result["phases"][0]["operations"][0]["ops"], 40);
-    // Not an iobm gateway: no server counters.
-    assert!(result["phases"][0]["cache"]["servers"]
-        .as_array()
-        .unwrap()
-        .is_empty());
-    assert!(files_under(&dir.path().join("iobm")).is_empty());
-
-    // Rank 1's endpoint dies a second into a 3-second phase: its errors are counted, rank 0
-    // finishes, and the result is saved with them.
-    let gateway_dir = tempfile::tempdir().unwrap();
-    let (alive, dying) = (
-        iobm_serve(gateway_dir.path()),
-        iobm_serve(gateway_dir.path()),
-    );
-    let json = out_dir.path().join("dies.json");
-    let endpoints = format!("{},{}", alive.url, dying.url);
-    let killer = std::thread::spawn(move || {
-        std::thread::sleep(std::time::Duration::from_secs(1));
-        drop(dying);
-    });
-    let out = mpirun_s3(
-        2,
-        &[
-            "put",
-            "--endpoint",
-            &endpoints,
-            "--concurrent",
-            "1",
-            "--obj-size",
-            "16KiB",
-            "--duration",
-            "3s",
-            "--max-errors",
-            "1000000000",
-            "--timeout",
-            "2s",
-            "--json",
-            json.to_str().unwrap(),
-        ],
-    );
-    killer.join().unwrap();
-    let result = load(&json);
-    let phase = &result["phases"][0];
-    let errors = phase["errors"].as_array().unwrap();
-    assert!(!errors.is_empty(), "{out:?}");
-    assert!(u64_of(&phase["operations"][0]["errors"]) > 0);
-    let rank0 = phase["workers"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|w| w["rank"] == 0)
-        .unwrap();
-    assert!(rank0["span"]["bytes"].as_u64().unwrap() > 0);
-    let seconds = (rank0["span"]["end_ns"].as_u64().unwrap()
-        - rank0["span"]["start_ns"].as_u64().unwrap()) as f64
-        / 1e9;
-    assert!(seconds >= 2.9, "rank 0 ran its whole duration: {seconds}");
-}
-
 fn u64_of(v: &Value) -> u64 {
     v.as_u64().unwrap()
-}
-
-#[test]
-fn the_built_in_gateway_is_refused_under_several_ranks() {
-    let out = mpirun_s3(2, &["put", "--ops", "1"]);
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains("iobm serve") && err.contains("--endpoint"),
-        "{err}"
-    );
 }
 
 /// Ctrl-C of `mpirun`: Open MPI sends the ranks SIGTERM `odls_base_sigkill_timeout` seconds
