@@ -103,6 +103,43 @@ pub struct ServerEvidence {
     /// `cpu_busy_s` over it is how busy they were.
     #[serde(default)]
     pub cpu_all_s: Option<f64>,
+    /// `--server-metrics`: the endpoint read through the phase, once per interval. Null: not
+    /// read during the phase (an iobm gateway read through its S3 port, documents from before).
+    #[serde(default)]
+    pub series: Option<ServerSeries>,
+}
+
+/// A `--server-metrics` endpoint read through a phase by a thread of rank 0 beside the workers,
+/// one reading per interval, each a few numbers: the series of the server beside the client's.
+/// Each entry is what the server did between the reading before it and this one; the first's
+/// "before" is the reading before the phase and the last reading is the one after the phase, so
+/// where no reading failed the entries add up to the phase's `device_read_bytes` and
+/// `device_written_bytes`. A reading that failed is a gap: its entry and the next are null,
+/// never a guess.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ServerSeries {
+    /// Time between two readings, ns: the phase's series interval, or the least multiple of it
+    /// of at least 100 ms.
+    pub interval_ns: u64,
+    /// When the reading before the phase had been answered, ns since the clock origin: where
+    /// the first entry's time begins.
+    pub before_ns: u64,
+    /// When each reading's answer had been read (or its failure was known), ns since the clock
+    /// origin, on the clock of the phase's start_ns.
+    pub at_ns: Vec<u64>,
+    /// Bytes the data devices read (as `devices`) since the reading before; null where this
+    /// reading or that one did not answer, or a counter went back.
+    pub device_read_bytes: Vec<Option<u64>>,
+    /// Bytes the data devices wrote since the reading before; null as `device_read_bytes`.
+    pub device_written_bytes: Vec<Option<u64>>,
+    /// How busy the server's CPUs were since the reading before: busy CPU seconds over all CPU
+    /// seconds (node_cpu_seconds_total, every CPU), 0 to 1; null as `device_read_bytes`, and
+    /// for an iobm gateway.
+    pub cpu_busy: Vec<Option<f64>>,
+    /// The server's page cache (node_memory_Cached_bytes) at the reading, bytes; null where it
+    /// did not answer.
+    pub page_cache_bytes: Vec<Option<u64>>,
 }
 
 /// What one network interface of a client moved during a phase (/sys/class/net/*/statistics;

@@ -15,6 +15,7 @@ pub mod prometheus;
 pub mod remote;
 pub mod repeats;
 pub mod server;
+pub mod server_series;
 pub mod spec;
 pub mod storage;
 pub mod verdict;
@@ -24,7 +25,7 @@ pub mod wire;
 
 pub use bonnie::{BonnieSummary, BonnieTest};
 pub use config::{config_hash, BonnieConfig, Config, S3Config};
-pub use evidence::{CacheEvidence, CacheVerdict, DeviceIo, NicIo, ServerEvidence};
+pub use evidence::{CacheEvidence, CacheVerdict, DeviceIo, NicIo, ServerEvidence, ServerSeries};
 pub use iobm_stats::time;
 pub use iobm_stats::Series;
 pub use machine::{BlockDevice, ClockInfo, Environment, Nic, StorageInfo};

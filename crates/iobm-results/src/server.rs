@@ -175,7 +175,7 @@ pub fn default_data_device(name: &str) -> bool {
 }
 
 /// The data devices of a reading: those named (`--server-devices`), else the disks.
-fn data_devices<'a>(
+pub(crate) fn data_devices<'a>(
     c: &'a NodeCounters,
     named: &'a [String],
 ) -> impl Iterator<Item = &'a (String, u64, u64)> {

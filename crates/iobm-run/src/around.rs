@@ -1,14 +1,17 @@
 //! Evidence from outside the process, taken around every phase: the storage servers'
 //! Prometheus endpoints (`--server-metrics`, read at rank 0), the command that drops their
 //! caches (`--server-drop-cmd`, run at rank 0 before a reading phase) and this client's
-//! network interfaces (every rank its own).
+//! network interfaces (every rank its own); the endpoints also once per interval through the
+//! phase, by a thread of their own (`Sampler`).
 
 use iobm_engine::{ObjectOp, Op, Phase};
 use iobm_results::server::{self, Reading};
+use iobm_results::server_series::{self, SeriesBuilder, Totals};
 use iobm_results::{wire, RunResult, ServerEvidence};
 use std::io::{Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
-use std::time::Duration;
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
 
 /// How long a metrics endpoint may take to connect and to answer.
 pub const METRICS_TIMEOUT: Duration = Duration::from_secs(10);
@@ -113,17 +116,146 @@ impl Around {
         wire::io(&self.host, before, after, self.towards.as_deref())
     }
 
-    /// Each endpoint's evidence over the phase, "unavailable" where a reading failed.
-    pub fn evidence(&self, before: &Readings, after: &Readings) -> Vec<ServerEvidence> {
+    /// Each endpoint's evidence over the phase, "unavailable" where a reading failed, with its
+    /// series when it was `sampled` through the phase (`after` closes that series).
+    pub fn evidence(
+        &self,
+        before: &Readings,
+        after: &Readings,
+        sampled: Option<Sampler>,
+    ) -> Vec<ServerEvidence> {
+        let mut series = sampled
+            .map_or(Vec::new(), |s| s.finish(self, after))
+            .into_iter();
         self.endpoints
             .iter()
             .zip(before.iter().zip(after))
-            .map(|(url, pair)| match pair {
-                (Ok(b), Ok(a)) => server::reading_evidence(url, b, a, &self.devices),
-                (Err(why), _) => server::unavailable(url, "", &format!("before the phase: {why}")),
-                (_, Err(why)) => server::unavailable(url, "", &format!("after the phase: {why}")),
+            .map(|(url, pair)| {
+                let mut e = match pair {
+                    (Ok(b), Ok(a)) => server::reading_evidence(url, b, a, &self.devices),
+                    (Err(why), _) => {
+                        server::unavailable(url, "", &format!("before the phase: {why}"))
+                    }
+                    (_, Err(why)) => {
+                        server::unavailable(url, "", &format!("after the phase: {why}"))
+                    }
+                };
+                e.series = series.next().map(SeriesBuilder::finish);
+                e
             })
             .collect()
+    }
+
+    /// What a series keeps of each reading (None where it failed).
+    fn totals(&self, readings: &Readings) -> Vec<Option<Totals>> {
+        readings
+            .iter()
+            .map(|r| r.as_ref().ok().map(|r| Totals::of(r, &self.devices)))
+            .collect()
+    }
+
+    /// Starts reading every `--server-metrics` endpoint once per period of a phase whose series
+    /// has intervals of `interval` ([`server_series::period_ns`]), on a thread of its own beside
+    /// the workers, its stamps on the clock of `origin`; the first differences are from
+    /// `before`, just read. None without endpoints: no thread is started (a second thread costs
+    /// every system call of a one-worker phase a shared file table).
+    pub fn sample(
+        &self,
+        before: &Readings,
+        interval: Duration,
+        origin: Instant,
+    ) -> Option<Sampler> {
+        if self.endpoints.is_empty() {
+            return None;
+        }
+        let period = Duration::from_nanos(server_series::period_ns(interval.as_nanos() as u64));
+        let before_ns = origin.elapsed().as_nanos() as u64;
+        let builders: Vec<SeriesBuilder> = self
+            .totals(before)
+            .into_iter()
+            .map(|t| SeriesBuilder::new(period.as_nanos() as u64, before_ns, t))
+            .collect();
+        let stop = Arc::new((Mutex::new(false), Condvar::new()));
+        let (endpoints, devices, bucket) = (
+            self.endpoints.clone(),
+            self.devices.clone(),
+            self.bucket.clone(),
+        );
+        // A reading later than a period is a gap anyway: it may not hold the phase's end up long.
+        let timeout = period.clamp(Duration::from_secs(1), METRICS_TIMEOUT);
+        let stopped = stop.clone();
+        let thread = std::thread::Builder::new()
+            .name("iobm-servers".into())
+            .spawn(move || {
+                let mut builders = builders;
+                let mut next = Instant::now() + period;
+                loop {
+                    let (lock, wake) = &*stopped;
+                    let mut done = lock.lock().unwrap_or_else(|e| e.into_inner());
+                    while !*done && Instant::now() < next {
+                        let wait = next.saturating_duration_since(Instant::now());
+                        done = wake
+                            .wait_timeout(done, wait)
+                            .unwrap_or_else(|e| e.into_inner())
+                            .0;
+                    }
+                    if *done {
+                        return builders;
+                    }
+                    drop(done);
+                    for (b, url) in builders.iter_mut().zip(&endpoints) {
+                        let reading = fetch(url, timeout).and_then(|t| server::read(&t, &bucket));
+                        let at = origin.elapsed().as_nanos() as u64;
+                        b.push(at, reading.ok().map(|r| Totals::of(&r, &devices)));
+                    }
+                    // The next edge still ahead: a late reading skips those it missed.
+                    while next <= Instant::now() {
+                        next += period;
+                    }
+                }
+            })
+            .ok()?;
+        Some(Sampler {
+            stop,
+            thread: Some(thread),
+            origin,
+        })
+    }
+}
+
+/// The thread reading the servers through a phase ([`Around::sample`]); stopped when it is
+/// finished or dropped.
+pub struct Sampler {
+    stop: Arc<(Mutex<bool>, Condvar)>,
+    thread: Option<std::thread::JoinHandle<Vec<SeriesBuilder>>>,
+    origin: Instant,
+}
+
+impl Sampler {
+    fn stop(&mut self) -> Vec<SeriesBuilder> {
+        *self.stop.0.lock().unwrap_or_else(|e| e.into_inner()) = true;
+        self.stop.1.notify_all();
+        self.thread
+            .take()
+            .and_then(|t| t.join().ok())
+            .unwrap_or_default()
+    }
+
+    /// Stops the thread (after the reading it may be taking) and closes each endpoint's series
+    /// with the reading `after` the phase, stamped now.
+    fn finish(mut self, around: &Around, after: &Readings) -> Vec<SeriesBuilder> {
+        let at = self.origin.elapsed().as_nanos() as u64;
+        let mut builders = self.stop();
+        for (b, t) in builders.iter_mut().zip(around.totals(after)) {
+            b.push(at, t);
+        }
+        builders
+    }
+}
+
+impl Drop for Sampler {
+    fn drop(&mut self) {
+        self.stop();
     }
 }
 

@@ -71,6 +71,11 @@ pub fn execute(
         } else {
             Vec::new()
         };
+        // Rank 0 reads the servers through the phase too, until its merge is done.
+        let sampler = ranks
+            .is_root()
+            .then(|| around.sample(&servers_before, phase.interval, control.origin))
+            .flatten();
         let nics_before = around.nics();
         let outcome = run_phase_gated(target, &phase, control, &|| ranks.barrier());
         let nics_after = around.nics();
@@ -104,10 +109,11 @@ pub fn execute(
             if around.active() {
                 // Every rank is done with the phase once the merge has gathered it.
                 let servers_after = around.servers();
-                merged
-                    .cache
-                    .servers
-                    .extend(around.evidence(&servers_before, &servers_after));
+                merged.cache.servers.extend(around.evidence(
+                    &servers_before,
+                    &servers_after,
+                    sampler,
+                ));
                 check(&mut merged, &machine);
             }
             status = merged.status;

@@ -174,6 +174,81 @@ fn a_get_from_the_servers_cache_and_one_from_its_devices_are_told_apart() {
     );
 }
 
+/// The servers are read through every phase too, once per interval, beside the client's
+/// series: readings across the phase, each what the data devices moved since the one before, the
+/// last one the reading after the phase, so that they add up to the phase's evidence.
+#[test]
+fn the_servers_are_read_once_per_interval_through_each_phase() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let node = node_exporter();
+    let (run, doc) = run_json(
+        &[
+            "write",
+            dir.path().to_str().unwrap(),
+            "--size",
+            "16MiB",
+            "--duration",
+            "2s",
+            "--direct",
+            "--interval",
+            "200ms",
+            "--server-metrics",
+            &node.url,
+        ],
+        dir.path(),
+    );
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    common::assert_matches_schema(&doc);
+    let phase = &doc["phases"][0];
+    let e = node_evidence(phase, &node.url);
+    let s = &e["series"];
+    assert_eq!(u(&s["interval_ns"]), 200_000_000, "{s}");
+    let at: Vec<u64> = s["at_ns"].as_array().unwrap().iter().map(u).collect();
+    assert!(at.windows(2).all(|w| w[0] < w[1]), "{at:?}");
+    let (start, end) = (u(&phase["start_ns"]), u(&phase["end_ns"]));
+    assert!(
+        at.iter().filter(|&&t| t > start && t < end).count() >= 2,
+        "{start}..{end}: {at:?}"
+    );
+    assert!(*at.last().unwrap() >= end, "{end}: {at:?}");
+    for key in [
+        "device_read_bytes",
+        "device_written_bytes",
+        "cpu_busy",
+        "page_cache_bytes",
+    ] {
+        let column = s[key].as_array().unwrap();
+        assert_eq!(column.len(), at.len(), "{key}: {s}");
+        // Every reading answered: no gaps.
+        assert!(column.iter().all(|v| !v.is_null()), "{key}: {s}");
+    }
+    for key in ["device_read_bytes", "device_written_bytes"] {
+        let sum: u64 = s[key].as_array().unwrap().iter().map(u).sum();
+        assert_eq!(sum, u(&e[key]), "{key}: {e}");
+    }
+    // The O_DIRECT writes reached the disk, during the phase.
+    let written: Vec<u64> = s["device_written_bytes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(u)
+        .collect();
+    assert!(u(&e["device_written_bytes"]) >= 16 << 20, "{e}");
+    assert!(written[..written.len() - 1].iter().any(|&b| b > 0), "{s}");
+    assert!(
+        s["cpu_busy"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|b| (0.0..=1.0).contains(&b.as_f64().unwrap())),
+        "{s}"
+    );
+}
+
 /// A server that stops answering mid-run: that phase's server evidence is "unavailable" and
 /// the run goes on. The drop command before the read stops node_exporter itself.
 #[test]
@@ -221,6 +296,19 @@ fn a_server_that_stops_answering_mid_run_leaves_that_phase_without_evidence() {
         read["warnings"]
     );
     assert_eq!(read["settings"]["cache_dropped"], "files+servers");
+    // Its readings through the phase are gaps, none a number.
+    let series = &lost["series"];
+    assert!(!series["at_ns"].as_array().unwrap().is_empty(), "{lost}");
+    for key in [
+        "device_read_bytes",
+        "device_written_bytes",
+        "page_cache_bytes",
+    ] {
+        assert!(
+            series[key].as_array().unwrap().iter().all(Value::is_null),
+            "{key}: {series}"
+        );
+    }
 }
 
 /// A --server-drop-cmd that fails ends the run cleanly at that phase, naming the flag: the
