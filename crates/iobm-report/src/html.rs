@@ -3,6 +3,8 @@
 //! under `vendor/uplot`, embedded at build time) from the chart data this module computes.
 //! The page loads nothing: its Content-Security-Policy forbids every request.
 
+mod servers;
+
 use crate::compare::{verdict_mark, Comparison, Unit};
 use crate::text::render_header;
 use iobm_results::{PhaseResult, RunResult, Series};
@@ -238,6 +240,7 @@ fn phase_section(
             over_time.then(|| phase_throughput(phase, run)),
         ),
         ("latency", latency_over_time(phase).filter(|_| over_time)),
+        ("servers", servers::server_devices(phase, MIN_STEPS)),
         (
             "distribution",
             latency_distribution(&phase.latency.histogram),
