@@ -23,13 +23,16 @@ pub struct Limits {
     pub measured_at: String,
     /// Threads of the all-threads figures (the CPUs iobm may use).
     pub threads: u32,
-    /// Bytes one thread copies per second between two buffers larger than the CPU caches.
+    /// Bytes one thread copies per CPU second (its CPU time) between two buffers larger than
+    /// the CPU caches.
     pub memcpy_one_thread_bytes_per_s: f64,
-    /// Bytes all threads together copy per second, each between buffers of its own.
+    /// Bytes all threads together copy per second, each between buffers of its own (the sum of
+    /// each one's bytes over its wall time, started together; never below one thread's figure).
     pub memcpy_all_threads_bytes_per_s: f64,
     /// Bytes per second one TCP connection carries over loopback (127.0.0.1).
     pub loopback_tcp_bytes_per_s: f64,
-    /// Bytes one core hashes per second with MD5 (S3's ETag).
+    /// Bytes one core hashes per second with MD5 (S3's ETag), over the thread's CPU time (as
+    /// all the per-core figures).
     pub md5_bytes_per_s_per_core: f64,
     /// Bytes one core hashes per second with SHA-256 (SigV4 payload signing).
     pub sha256_bytes_per_s_per_core: f64,
