@@ -4,12 +4,16 @@
 Runs bonnie++ (Debian package bonnie++) and `iobm bonnie --per-char syscall` (bonnie++ 2.x's
 per-char: one system call per byte on 1/64 of the file; both fsync each file at close and seek
 with 5 workers, 8192 seeks) on each directory, alternating, --rounds times, and prints both
-tables, bonnie++'s CSV fields side by side and the iobm/bonnie++ ratio of the medians.
+tables, bonnie++'s CSV fields side by side (medians of the rounds) and iobm/bonnie++, the median
+of the rounds' ratios (each round's iobm run over the bonnie++ run before it; rounds where either
+printed +++++ are left out).
 On tmpfs (/dev/shm) there is no device: the per-char rates there measure each tool's own cost
 per byte, and iobm's must not be below bonnie++'s.
 
 Usage: bench/bonnie_vs_bonniepp.py [--dir /dev/shm --dir /work ...] [--size 1G] [--files 16]
-Installs bonnie++ from Debian when it is missing (as root); builds iobm in release mode.
+                                   [--rounds 5] [--iobm PATH]
+Installs bonnie++ from Debian when it is missing (as root); builds iobm in release mode unless
+--iobm names a binary.
 """
 
 import argparse
@@ -41,10 +45,11 @@ def main():
     ap.add_argument("--size", default="1G", help="file size, as bonnie++ -s takes it (M or G)")
     ap.add_argument("--files", default="16", help="files in units of 1024 (bonnie++ -n)")
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--iobm", help="an iobm binary to measure instead of building this checkout")
     args = ap.parse_args()
     dirs = args.dir or ["/dev/shm", ROOT]
     ensure_debian("bonnie++", "bonnie++")
-    iobm = build_iobm()
+    iobm = args.iobm or build_iobm()
     size_mib = int(args.size[:-1]) * (1024 if args.size[-1].upper() == "G" else 1)
     version = subprocess.run(["dpkg-query", "-W", "-f", "${Version}", "bonnie++"],
                              capture_output=True, text=True).stdout
@@ -82,7 +87,7 @@ def main():
         print("bonnie++'s own table of the first round:\n")
         print("```\n" + table.rstrip() + "\n```\n")
         print(f"the median of each tool's {args.rounds} rounds:\n")
-        print("| test | bonnie++ | bonnie++ %CPU | iobm | iobm %CPU | iobm/bonnie++ |")
+        print("| test | bonnie++ | bonnie++ %CPU | iobm | iobm %CPU | iobm/bonnie++ (rounds) |")
         print("|---|---:|---:|---:|---:|---:|")
         for index, test in FIELDS:
             med = {}
@@ -95,7 +100,10 @@ def main():
                              statistics.median(cpus) if cpus else None)
             (b, bc), (i, ic) = med["bonnie++"], med["iobm"]
             show = lambda v: "+++++" if v is None else f"{v:.0f}" if v >= 100 else f"{v:.1f}"
-            ratio = f"{i / b:.2f}" if b and i else "n/a"
+            pairs = [(number(x.split(",")[index]), number(y.split(",")[index]))
+                     for x, y in zip(lines["bonnie++"], lines["iobm"])]
+            ratios = [y / x for x, y in pairs if x and y]
+            ratio = f"{statistics.median(ratios):.2f} ({len(ratios)})" if ratios else "n/a"
             print(f"| {test} | {show(b)} | {show(bc)} | {show(i)} | {show(ic)} | {ratio} |")
 
 

@@ -92,11 +92,12 @@ def main():
     subprocess.run([sys.executable, "-c", "import boto3, awscli"], check=True)
     builds = args.iobm or [build_iobm()]
     # Each build's name in the tables: "iobm", or its file name when there are several.
-    names = ["iobm"] if len(builds) == 1 else [f"iobm {os.path.basename(b)}" for b in builds]
+    names = ["iobm"] if len(builds) == 1 else [os.path.basename(b) for b in builds]
     iobm = builds[0]
     root = tempfile.mkdtemp(dir=args.dir, prefix="iobm-bench-")
     src = tempfile.mkdtemp(dir=args.dir, prefix="iobm-bench-src-")
     dst = tempfile.mkdtemp(dir=args.dir, prefix="iobm-bench-dst-")
+    aux = tempfile.mkdtemp(dir=args.dir, prefix="iobm-bench-aux-")  # configs and results
     for i in range(args.objects):
         with open(os.path.join(src, str(i)), "wb") as f:
             f.write(os.urandom(size))
@@ -112,7 +113,7 @@ def main():
     env.pop("AWS_ENDPOINT_URL", None)
     rclone_env = dict(env)
     rclone_env.pop("AWS_CA_BUNDLE", None)  # breaks Debian's rclone
-    awscfg = os.path.join(src, "..", "iobm-bench-aws.cfg")
+    awscfg = os.path.join(aux, "aws.cfg")
     with open(awscfg, "w") as f:
         f.write(f"[default]\ns3 =\n  max_concurrent_requests = {args.concurrent}\n"
                 "  multipart_threshold = 1GB\n")
@@ -130,7 +131,7 @@ def main():
         os.makedirs(dst, exist_ok=True)
 
     def iobm_run(binary, op):
-        out = os.path.join(dst, "..", f"iobm-bench-{op}.json")
+        out = os.path.join(aux, f"iobm-{op}.json")
         subprocess.run([binary, "s3", op, "--endpoint", url, "--bucket", "bench", "--objects", n,
                         "--ops", n, "--concurrent", c, "--obj-size", str(size), "--json", out],
                        env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -185,6 +186,7 @@ def main():
         shutil.rmtree(root, ignore_errors=True)
         shutil.rmtree(src, ignore_errors=True)
         shutil.rmtree(dst, ignore_errors=True)
+        shutil.rmtree(aux, ignore_errors=True)
 
     gib = total / (1 << 30)
     print(f"{args.objects} objects of {args.size}, {args.concurrent} concurrent, {args.rounds} rounds "
