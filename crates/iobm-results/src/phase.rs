@@ -263,13 +263,22 @@ pub struct ErrorCount {
 }
 
 impl PhaseResult {
-    /// Moves every stamp of the phase (its span, each worker's, and the operation stamps where
-    /// they were recorded) by `to`, onto another clock.
+    /// Moves every stamp of the phase (its span, each worker's, the operation stamps where they
+    /// were recorded, the servers' readings) by `to`, onto another clock.
     pub fn move_stamps(&mut self, to: impl Fn(u64) -> u64) {
         self.start_ns = to(self.start_ns);
         self.end_ns = to(self.end_ns);
         for w in &mut self.workers {
             w.span.move_stamps(&to);
+        }
+        for s in self
+            .cache
+            .servers
+            .iter_mut()
+            .filter_map(|e| e.series.as_mut())
+        {
+            s.before_ns = to(s.before_ns);
+            s.at_ns.iter_mut().for_each(|t| *t = to(*t));
         }
     }
 
@@ -289,5 +298,27 @@ impl PhaseResult {
 
     pub fn aggregate(&self, kind: iobm_stats::AggregateKind) -> Option<&Aggregate> {
         self.aggregates.iter().find(|a| a.kind == kind)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::checks::tests::phase;
+    use crate::{ServerEvidence, ServerSeries};
+
+    #[test]
+    fn the_servers_readings_move_with_the_phase_onto_another_clock() {
+        let mut p = phase("read", [1, 1], [100, 200]);
+        p.cache.servers = vec![ServerEvidence {
+            series: Some(ServerSeries {
+                before_ns: 5,
+                at_ns: vec![50, 150],
+                ..ServerSeries::default()
+            }),
+            ..ServerEvidence::default()
+        }];
+        p.move_stamps(|t| t + 1000);
+        let s = p.cache.servers[0].series.as_ref().unwrap();
+        assert_eq!((s.before_ns, s.at_ns.clone()), (1005, vec![1050, 1150]));
     }
 }
