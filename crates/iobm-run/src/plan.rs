@@ -17,6 +17,19 @@ pub struct Placement {
     pub ranks: u32,
 }
 
+/// The layout of workers sharing one file, each in its own region, in the result's `layout`
+/// and a data set's manifest.
+pub const SHARED_FILE: &str = "shared_file";
+
+/// The name of a layout: `SHARED_FILE`, or "file_per_job" (one file per worker).
+pub fn layout_name(shared: bool) -> &'static str {
+    if shared {
+        SHARED_FILE
+    } else {
+        "file_per_job"
+    }
+}
+
 /// One name when every phase agrees, else "per phase".
 fn common(names: impl Iterator<Item = String>) -> String {
     let names: Vec<String> = names.collect();
@@ -57,12 +70,7 @@ pub fn config(phases: &[Phase], at: Placement) -> Config {
                 })
                 .max()
                 .unwrap_or(0);
-            let layout = if first.layout.shared {
-                "shared_file"
-            } else {
-                "file_per_job"
-            };
-            (per_job, total, layout)
+            (per_job, total, layout_name(first.layout.shared))
         }
     };
     let writer = phases.iter().find(|p| p.op.writes() && p.op != Op::Rewrite);

@@ -2,7 +2,7 @@
 //! phases, runs them in the run's own directory, prints a line per test and then bonnie++'s
 //! tables, and saves the JSON result and bonnie++'s CSV line.
 
-use crate::cli::{BonnieArgs, PerCharArg};
+use crate::cli::{per_char_name, BonnieArgs};
 use crate::files::{check_block, finish_ranks, run_dir};
 use crate::repeat::repeated;
 use crate::rundir::RunDir;
@@ -140,7 +140,7 @@ pub fn bonnie(args: BonnieArgs, argv: &[OsString]) -> Result<Exit, Failure> {
             "  bonnie   file {} in {} chunks, per-char {} ({}), {} seeks by {} workers, {} files\n\n",
             size_label(size),
             format_bytes(spec.chunk),
-            args.per_char.name(),
+            per_char_words(args.per_char),
             format_bytes(suite::per_char_bytes(&spec)),
             spec.seeks,
             spec.seekers,
@@ -208,11 +208,8 @@ fn suite_spec(args: &BonnieArgs, size: u64, seed: u64, ranks: &Ranks) -> BonnieS
     BonnieSpec {
         size,
         chunk: args.chunk,
-        per_char: match args.per_char {
-            PerCharArg::Buffered => PerChar::Buffered,
-            PerCharArg::Syscall => PerChar::Syscall,
-        },
-        fsync: args.fsync.into(),
+        per_char: args.per_char,
+        fsync: args.fsync,
         direct: args.direct,
         drop_cache: !args.keep_cache,
         drop_system_cache: args.drop_caches,
@@ -245,11 +242,7 @@ pub(crate) fn bonnie_config(spec: &BonnieSpec) -> BonnieConfig {
     });
     BonnieConfig {
         file_bytes: spec.size,
-        per_char: match spec.per_char {
-            PerChar::Buffered => "buffered",
-            PerChar::Syscall => "syscall",
-        }
-        .to_string(),
+        per_char: per_char_name(spec.per_char).to_string(),
         per_char_bytes: suite::per_char_bytes(spec),
         seeks: spec.seeks,
         seekers: spec.seekers as u32,
@@ -310,11 +303,10 @@ impl SuiteFiles {
     }
 }
 
-impl PerCharArg {
-    fn name(self) -> &'static str {
-        match self {
-            PerCharArg::Buffered => "buffered",
-            PerCharArg::Syscall => "one system call per byte",
-        }
+/// What a per-char kind does, in the report's words.
+fn per_char_words(per_char: PerChar) -> &'static str {
+    match per_char {
+        PerChar::Buffered => "buffered",
+        PerChar::Syscall => "one system call per byte",
     }
 }

@@ -1,13 +1,13 @@
 //! `iobm write`, `iobm read` and `iobm stream`: check the input, lay out the data set in the
 //! run's own directory, run the phases, report, save, and clean up.
 
-use crate::cli::{FsyncArg, IoArgs, ReadArgs, WriteArgs};
+use crate::cli::{IoArgs, ReadArgs, WriteArgs};
 use crate::repeat::repeated;
 use crate::rundir::{locate, Manifest, RunDir, GENERATOR};
 use crate::servers::Storage as Servers;
 use crate::targets::{self, Storage};
 use iobm_engine::{
-    prepare_objects, Control, DataKind, Engine, Layout, Op, Pattern, Phase, StopRule,
+    prepare_objects, Control, DataKind, Engine, FsyncPolicy, Layout, Op, Pattern, Phase, StopRule,
 };
 use iobm_report::{render_footer, render_header, render_phase};
 use iobm_results::{env, Config, RunResult, RunStatus};
@@ -145,7 +145,7 @@ fn check_write(args: &WriteArgs, ranks: u64, stream: bool) -> Result<Sizes, Fail
     session::writable_dir(&args.dir)?;
     io.output.check()?;
     let (engine, _) = io.engine()?;
-    if engine == Engine::IoUring && args.fsync == FsyncArg::Each {
+    if engine == Engine::IoUring && args.fsync == FsyncPolicy::Each {
         return Err(Failure::input(
             "--fsync each with --engine io_uring: a request in flight is not followed by its own fsync (use --engine sync)",
         ));
@@ -276,7 +276,7 @@ fn write_phases(
 ) -> Vec<Phase> {
     let io = &args.io;
     let write = Phase {
-        fsync: args.fsync.into(),
+        fsync: args.fsync,
         data: args.data,
         ..phase("write", Op::Write, io, sizes.block, seed, &data.layout)
     };
@@ -292,7 +292,7 @@ fn write_phases(
         let mut read = match io.rwmix {
             // Reads and writes together; what is written is what is there already.
             Some(read_pct) => Phase {
-                fsync: args.fsync.into(),
+                fsync: args.fsync,
                 ..phase(
                     &format!("read-write {read_pct}/{}", 100 - read_pct),
                     Op::ReadWrite { read_pct },
@@ -354,11 +354,7 @@ impl DataSet {
         }
         // The files: each rank its own, or rank 0 the shared one; rank 0 the manifest.
         let all_files = Layout::for_rank(args.shared_file, 0, 1, jobs * size, per_job);
-        let layout_name = if args.shared_file {
-            "shared_file"
-        } else {
-            "file_per_job"
-        };
+        let layout_name = plan::layout_name(args.shared_file);
         let mut manifest = Manifest::new(
             &run_id.text,
             layout_name,
@@ -503,7 +499,7 @@ pub fn read(args: ReadArgs, argv: &[OsString]) -> Result<Exit, Failure> {
             manifest.ranks
         )));
     }
-    let shared = manifest.layout == "shared_file";
+    let shared = manifest.layout == plan::SHARED_FILE;
     let jobs = manifest.jobs as usize;
     let per_job = manifest.size_per_job_bytes;
     let reader = if io.reorder { (rank + 1) % size } else { rank };

@@ -1,9 +1,9 @@
 //! The flags of the file workloads: write, read and stream (`IoArgs` shared by them), bonnie.
 
-use super::units::{parse_data, parse_files, parse_positive_duration, parse_positive_size};
+use super::units::{named, parse_data, parse_files, parse_positive_duration, parse_positive_size};
 use super::{MeasureArgs, OutputArgs, ServerArgs};
-use clap::{Args, ValueEnum};
-use iobm_engine::DataKind;
+use clap::Args;
+use iobm_engine::{DataKind, Engine, FsyncPolicy, PerChar};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -32,8 +32,8 @@ pub struct IoArgs {
     pub iodepth: u32,
     /// How requests are submitted: sync (pread/pwrite) or io_uring [default: io_uring when
     /// --iodepth is over 1, else sync]
-    #[arg(long, value_enum)]
-    pub engine: Option<EngineArg>,
+    #[arg(long, value_parser = named(&[Engine::Sync, Engine::IoUring], Engine::name, None))]
+    pub engine: Option<Engine>,
     /// stream: instead of reading the data set back, read and write it together, this percent
     /// of the operations reads (fio's rwmixread); each kind is reported apart
     #[arg(long, value_name = "READ_PCT", value_parser = clap::value_parser!(u8).range(0..=100))]
@@ -89,8 +89,8 @@ pub struct WriteArgs {
     #[arg(long)]
     pub shared_file: bool,
     /// When to force written data to storage: never, end (once per job, timed) or each (after every write, like bonnie++ -b)
-    #[arg(long, value_enum, default_value_t = FsyncArg::End)]
-    pub fsync: FsyncArg,
+    #[arg(long, value_parser = fsync_policy(), default_value = FsyncPolicy::End.name())]
+    pub fsync: FsyncPolicy,
     /// Content to write: random (every 512 bytes unique, stamped per 4 KiB), zero,
     /// compressible:PCT (the last PCT% of every 4 KiB zero) or dedupe:PCT (PCT% of the 4 KiB
     /// blocks repeat earlier ones)
@@ -127,11 +127,11 @@ pub struct BonnieArgs {
     #[arg(long, value_name = "SIZE", default_value = "8KiB", value_parser = parse_positive_size)]
     pub chunk: u64,
     /// Per-char meaning: buffered (putc/getc through a buffer, bonnie++ 1.0x) or syscall (one write(2)/read(2) per byte on 1/64 of the file, bonnie++ 1.92+)
-    #[arg(long, value_enum, default_value_t = PerCharArg::Buffered)]
-    pub per_char: PerCharArg,
+    #[arg(long, value_parser = named(&[PerChar::Buffered, PerChar::Syscall], per_char_name, None), default_value = per_char_name(PerChar::Buffered))]
+    pub per_char: PerChar,
     /// When written data is forced to storage: never, end (at close, as bonnie++ 2.x) or each (after every write, bonnie++ -b)
-    #[arg(long, value_enum, default_value_t = FsyncArg::End)]
-    pub fsync: FsyncArg,
+    #[arg(long, value_parser = fsync_policy(), default_value = FsyncPolicy::End.name())]
+    pub fsync: FsyncPolicy,
     /// Bypass the page cache with O_DIRECT (bonnie++ -D); chunk must be a multiple of 4 KiB
     #[arg(long)]
     pub direct: bool,
@@ -178,35 +178,22 @@ pub struct FilesArg {
     pub dirs: u64,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum PerCharArg {
-    Buffered,
-    Syscall,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum EngineArg {
-    Sync,
-    #[value(name = "io_uring")]
-    IoUring,
-}
-
 impl IoArgs {
     /// The engine and queue depth asked for, checked: one line naming the flag when they do
     /// not go together or io_uring is not available here.
-    pub fn engine(&self) -> Result<(iobm_engine::Engine, u32), iobm_run::exit::Failure> {
+    pub fn engine(&self) -> Result<(Engine, u32), iobm_run::exit::Failure> {
         use iobm_run::exit::Failure;
         let engine = match (self.engine, self.iodepth) {
-            (Some(EngineArg::Sync), 1) => iobm_engine::Engine::Sync,
-            (Some(EngineArg::Sync), n) => {
+            (Some(Engine::Sync), 1) => Engine::Sync,
+            (Some(Engine::Sync), n) => {
                 return Err(Failure::input(format!(
                     "--iodepth {n} needs --engine io_uring (sync keeps one request in flight)"
                 )))
             }
-            (None, 1) => iobm_engine::Engine::Sync,
-            (Some(EngineArg::IoUring), _) | (None, _) => iobm_engine::Engine::IoUring,
+            (None, 1) => Engine::Sync,
+            (Some(Engine::IoUring), _) | (None, _) => Engine::IoUring,
         };
-        if engine == iobm_engine::Engine::IoUring {
+        if engine == Engine::IoUring {
             iobm_engine::queued::probe().map_err(|e| {
                 Failure::input(format!(
                     "--engine io_uring: io_uring is not available here ({e}; an old kernel, seccomp, or the kernel.io_uring_disabled sysctl): use --engine sync"
@@ -217,19 +204,16 @@ impl IoArgs {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum FsyncArg {
-    Never,
-    End,
-    Each,
+/// `--fsync`: the engine's policies by their names.
+fn fsync_policy() -> impl clap::builder::TypedValueParser<Value = FsyncPolicy> {
+    use FsyncPolicy::{Each, End, Never};
+    named(&[Never, End, Each], FsyncPolicy::name, None)
 }
 
-impl From<FsyncArg> for iobm_engine::FsyncPolicy {
-    fn from(arg: FsyncArg) -> Self {
-        match arg {
-            FsyncArg::Never => iobm_engine::FsyncPolicy::Never,
-            FsyncArg::End => iobm_engine::FsyncPolicy::End,
-            FsyncArg::Each => iobm_engine::FsyncPolicy::Each,
-        }
+/// The name of a per-char kind: bonnie's `--per-char` value and the result's `per_char`.
+pub fn per_char_name(per_char: PerChar) -> &'static str {
+    match per_char {
+        PerChar::Buffered => "buffered",
+        PerChar::Syscall => "syscall",
     }
 }

@@ -10,11 +10,9 @@ mod saved;
 mod tests;
 mod units;
 
-pub use files::{
-    BonnieArgs, EngineArg, FilesArg, FsyncArg, IoArgs, PerCharArg, ReadArgs, WriteArgs,
-};
+pub use files::{per_char_name, BonnieArgs, FilesArg, IoArgs, ReadArgs, WriteArgs};
 pub use plans::{RerunArgs, RunArgs};
-pub use s3::{PayloadArg, S3Args, ServeArgs};
+pub use s3::{S3Args, ServeArgs};
 pub use saved::{AggregateArg, CompareArgs, FormatArg, LimitsArgs, MergeArgs, ReportArgs, UnitArg};
 pub use units::{parse_data, parse_files};
 

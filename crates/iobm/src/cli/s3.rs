@@ -1,12 +1,13 @@
 //! The flags of the S3 commands: `iobm s3 OP` (the load) and `iobm serve` (the gateway).
 
 use super::units::{
-    parse_data, parse_positive_duration, parse_positive_size, parse_size, parse_size_range,
+    named, parse_data, parse_positive_duration, parse_positive_size, parse_size, parse_size_range,
 };
 use super::{MeasureArgs, OutputArgs, ServerArgs};
 use clap::builder::TypedValueParser;
-use clap::{Args, ValueEnum};
+use clap::Args;
 use iobm_engine::{DataKind, Mix, ObjectOp};
+use iobm_s3::PayloadSigning;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -116,18 +117,19 @@ fn object_op() -> impl TypedValueParser<Value = ObjectOp> {
         }
     }
     };
-    clap::builder::PossibleValuesParser::new(
-        ObjectOp::ALL.map(|op| clap::builder::PossibleValue::new(op.name()).help(help(op))),
-    )
-    .map(|name| ObjectOp::from_name(&name).expect("one of the possible values"))
+    named(&ObjectOp::ALL, ObjectOp::name, Some(help))
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum PayloadArg {
-    /// x-amz-content-sha256: UNSIGNED-PAYLOAD (headers still signed)
-    Unsigned,
-    /// Hash every body with SHA-256 for its signature, inside the operation's time
-    Sha256,
+/// `--payload-signing`: the client's ways to sign a body, each with its help line.
+fn payload_signing() -> impl TypedValueParser<Value = PayloadSigning> {
+    let help = |signing: PayloadSigning| match signing {
+        PayloadSigning::Unsigned => "x-amz-content-sha256: UNSIGNED-PAYLOAD (headers still signed)",
+        PayloadSigning::Sha256 => {
+            "Hash every body with SHA-256 for its signature, inside the operation's time"
+        }
+    };
+    use PayloadSigning::{Sha256, Unsigned};
+    named(&[Unsigned, Sha256], PayloadSigning::name, Some(help))
 }
 
 /// The help of a mixed run's weight: the engine's default, which applies when none is given.
@@ -226,8 +228,8 @@ pub struct S3Args {
     #[arg(long = "delete", value_name = "W", help = weight_help("DELETE", Mix::default().delete))]
     pub mix_delete: Option<u32>,
     /// Sign payloads: unsigned (UNSIGNED-PAYLOAD) or sha256 (as clients that hash every body)
-    #[arg(long, value_enum, default_value_t = PayloadArg::Unsigned)]
-    pub payload_signing: PayloadArg,
+    #[arg(long, value_parser = payload_signing(), default_value = PayloadSigning::Unsigned.name())]
+    pub payload_signing: PayloadSigning,
     /// Try a failed request again up to N times (counted apart); by default failures are only counted
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub retries: u32,

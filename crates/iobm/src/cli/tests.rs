@@ -58,3 +58,40 @@ fn the_command_line_is_consistent() {
     use clap::CommandFactory;
     Cli::command().debug_assert();
 }
+
+#[test]
+fn vocabularies_of_other_crates_parse_by_their_own_names() {
+    use clap::Parser;
+    use iobm_engine::{Engine, FsyncPolicy, PerChar};
+    let parse = |args: &[&str]| Cli::try_parse_from(["iobm"].iter().chain(args));
+    let Command::Bonnie(bonnie) =
+        parse(&["bonnie", "--fsync", "each", "--per-char", "syscall", "/d"])
+            .unwrap()
+            .command
+    else {
+        panic!("bonnie")
+    };
+    assert_eq!(
+        (bonnie.fsync, bonnie.per_char),
+        (FsyncPolicy::Each, PerChar::Syscall)
+    );
+    let Command::Write(write) = parse(&["write", "--engine", "io_uring", "/d"])
+        .unwrap()
+        .command
+    else {
+        panic!("write")
+    };
+    assert_eq!(
+        (write.fsync, write.io.engine),
+        (FsyncPolicy::End, Some(Engine::IoUring))
+    );
+    let Command::S3(s3) = parse(&["s3", "put", "--payload-signing", "sha256"])
+        .unwrap()
+        .command
+    else {
+        panic!("s3")
+    };
+    assert_eq!(s3.payload_signing, iobm_s3::PayloadSigning::Sha256);
+    assert_eq!(s3.op, iobm_engine::ObjectOp::Put);
+    assert!(parse(&["write", "--fsync", "always", "/d"]).is_err());
+}

@@ -2,8 +2,30 @@
 //! of `--data` and bonnie's `--files`: each error is the text clap prints after the flag.
 
 use super::{FilesArg, LineRate};
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use iobm_engine::DataKind;
 use std::time::Duration;
+
+/// The values of a vocabulary another crate owns (`all` of them, each by its `name` there,
+/// with its `help` line): the names are written once, beside the type, and parse back to it.
+pub(super) fn named<T: Copy + Send + Sync + 'static>(
+    all: &'static [T],
+    name: fn(T) -> &'static str,
+    help: Option<fn(T) -> &'static str>,
+) -> impl TypedValueParser<Value = T> {
+    PossibleValuesParser::new(all.iter().map(move |&v| {
+        let value = PossibleValue::new(name(v));
+        match help {
+            Some(help) => value.help(help(v)),
+            None => value,
+        }
+    }))
+    .map(move |s| {
+        *all.iter()
+            .find(|&&v| name(v) == s)
+            .expect("one of the possible values")
+    })
+}
 
 pub(super) fn parse_line_rate(s: &str) -> Result<LineRate, String> {
     if s == "auto" {

@@ -1,14 +1,14 @@
 //! The flags of `iobm s3` checked before anything starts, and turned into the client's
 //! configuration: endpoints, key pair, the run's own key prefix.
 
-use crate::cli::{PayloadArg, S3Args};
+use crate::cli::S3Args;
 use iobm_engine::{Mix, ObjectOp};
 use iobm_results::server;
 use iobm_run::exit::Failure;
 use iobm_run::ranks::Ranks;
 use iobm_run::session::RunId;
 use iobm_s3::sigv4::Credentials;
-use iobm_s3::{Endpoint, PayloadSigning, S3Config};
+use iobm_s3::{Endpoint, S3Config};
 
 /// The endpoints given (flag, then `AWS_ENDPOINT_URL`), parsed; empty: use the built-in gateway.
 pub(super) fn endpoints(args: &S3Args) -> Result<Vec<Endpoint>, Failure> {
@@ -193,10 +193,7 @@ pub(super) fn client_config(
         prefix: key_prefix,
         credentials,
         region,
-        payload: match args.payload_signing {
-            PayloadArg::Unsigned => PayloadSigning::Unsigned,
-            PayloadArg::Sha256 => PayloadSigning::Sha256,
-        },
+        payload: args.payload_signing,
         timeout: args.timeout,
         new_connection_per_request: args.new_connection,
         first_worker: ranks.rank() as usize * args.concurrent as usize,
