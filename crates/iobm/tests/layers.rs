@@ -6,63 +6,11 @@
 
 mod common;
 
+use common::mount::LoopMount;
 use common::{entries, iobm, load};
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
-
-/// An ext4 file system on an image file of this size, mounted with `mount -o loop`.
-struct LoopMount {
-    dir: tempfile::TempDir,
-    image: PathBuf,
-    mnt: PathBuf,
-}
-
-impl LoopMount {
-    fn new(size: &str) -> LoopMount {
-        // SAFETY: geteuid has no preconditions.
-        assert!(
-            unsafe { libc::geteuid() } == 0,
-            "this test mounts a loop device and needs root"
-        );
-        let dir = tempfile::tempdir().unwrap();
-        let image = dir.path().join("disk.ext4");
-        let mnt = dir.path().join("mnt");
-        std::fs::create_dir(&mnt).unwrap();
-        let run = |cmd: &mut Command| {
-            let out = cmd.output().unwrap();
-            assert!(
-                out.status.success(),
-                "{cmd:?}: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-        };
-        run(Command::new("truncate").args(["-s", size]).arg(&image));
-        run(Command::new("mkfs.ext4").args(["-q", "-F"]).arg(&image));
-        run(Command::new("mount")
-            .args(["-o", "loop"])
-            .arg(&image)
-            .arg(&mnt));
-        LoopMount { dir, image, mnt }
-    }
-
-    /// The loop device, as /dev/loopN.
-    fn device(&self) -> String {
-        let out = Command::new("findmnt")
-            .args(["-n", "-o", "SOURCE"])
-            .arg(&self.mnt)
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&out.stdout).trim().to_string()
-    }
-}
-
-impl Drop for LoopMount {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg(&self.mnt).status();
-        let _ = &self.dir;
-    }
-}
 
 fn run(args: &[&str], dir: &Path, json: &Path) -> Value {
     let out = iobm()

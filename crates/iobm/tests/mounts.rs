@@ -6,47 +6,9 @@
 
 mod common;
 
+use common::mount::Mount;
 use common::{assert_matches_schema, entries, iobm, iobm_serve_with, load, phase_bytes};
 use std::path::Path;
-
-/// A small file system mounted for one test. Such tests need root and are marked ignored:
-/// `scripts/test` runs them when it runs as root (as CI does) and counts them skipped otherwise.
-struct Mount(tempfile::TempDir);
-
-impl Mount {
-    /// A tmpfs of this size.
-    fn tmpfs(size: &str) -> Mount {
-        Mount::new("tmpfs", &format!("size={size}"))
-    }
-
-    fn new(fs_type: &str, options: &str) -> Mount {
-        // SAFETY: geteuid has no preconditions.
-        assert!(
-            unsafe { libc::geteuid() } == 0,
-            "this test mounts a {fs_type} and needs root"
-        );
-        let dir = tempfile::tempdir().unwrap();
-        let ok = std::process::Command::new("mount")
-            .args(["-t", fs_type, "-o", options, fs_type])
-            .arg(dir.path())
-            .status()
-            .unwrap()
-            .success();
-        assert!(ok, "mount {fs_type} failed although running as root");
-        Mount(dir)
-    }
-    fn path(&self) -> &Path {
-        self.0.path()
-    }
-}
-
-impl Drop for Mount {
-    fn drop(&mut self) {
-        let _ = std::process::Command::new("umount")
-            .arg(self.0.path())
-            .status();
-    }
-}
 
 #[test]
 #[ignore = "needs root: mounts a tmpfs (scripts/test runs it as root)"]

@@ -13,6 +13,9 @@ const RUN_KEYS: &[&str] = &["command", "matrix", "launch"];
 
 type Table = BTreeMap<Spanned<String>, Spanned<toml::Value>>;
 
+/// One key of a matrix: its values, and where in the file it was written.
+type Axis = (Vec<SpecValue>, Range<usize>);
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct PlanFile {
@@ -123,7 +126,7 @@ impl Plan {
             options.insert(key.get_ref().clone(), (self.value(key, value)?, key.span()));
         }
         // The matrix: the file's, then the run's own, each key in the order written.
-        let mut matrix: BTreeMap<String, (Vec<SpecValue>, Range<usize>)> = BTreeMap::new();
+        let mut matrix: BTreeMap<String, Axis> = BTreeMap::new();
         let own = match get("matrix") {
             None => None,
             Some((key, v)) => match v.get_ref() {
@@ -191,11 +194,7 @@ impl Plan {
             .map_err(|what| self.error(&value.span(), &format!("{}: {what}", key.get_ref())))
     }
 
-    fn axis(
-        &self,
-        key: &Spanned<String>,
-        value: &Spanned<toml::Value>,
-    ) -> Result<(Vec<SpecValue>, Range<usize>), String> {
+    fn axis(&self, key: &Spanned<String>, value: &Spanned<toml::Value>) -> Result<Axis, String> {
         let name = key.get_ref();
         let items = match value.get_ref() {
             toml::Value::Array(items) if !items.is_empty() => items,
@@ -220,7 +219,7 @@ impl Plan {
         &self,
         key: &Spanned<String>,
         value: &Spanned<toml::Value>,
-    ) -> Result<Vec<(String, (Vec<SpecValue>, Range<usize>))>, String> {
+    ) -> Result<Vec<(String, Axis)>, String> {
         let toml::Value::Table(table) = value.get_ref() else {
             unreachable!("checked by the caller")
         };

@@ -270,7 +270,7 @@ pub fn run(args: RunArgs) -> Result<Exit, Failure> {
         if !stop {
             if args.resume && complete_before(&result, run, argv) {
                 say(&format!(
-                    "== {}/{} {}: complete before, kept",
+                    "== {}/{} {}: complete before, kept\n",
                     i + 1,
                     runs.len(),
                     run.label
@@ -278,7 +278,7 @@ pub fn run(args: RunArgs) -> Result<Exit, Failure> {
                 outcome.status = "resumed";
             } else {
                 say(&format!(
-                    "== {}/{} {}\n   {}",
+                    "== {}/{} {}\n   {}\n",
                     i + 1,
                     runs.len(),
                     run.label,
@@ -392,7 +392,7 @@ fn compare_groups(out: &Path, outcomes: &[Outcome], args: &RunArgs) -> Result<()
             let page = iobm_report::html::compare_page(runs, aggregate, layout.unit);
             let path = out.join(format!("compare-{kind}.html"));
             crate::cli::save("--html", &path, &page)?;
-            say(&format!("saved {}", path.display()));
+            say(&format!("saved {}\n", path.display()));
         }
     }
     Ok(())
@@ -435,11 +435,25 @@ pub fn rerun(args: RerunArgs) -> Result<ExitCode, Failure> {
     for set in &args.set {
         spec::set(&mut spec, set).map_err(|e| Failure::input(format!("--set {set}: {e}")))?;
     }
-    let argv = spec::to_argv(&spec).map_err(|e| Failure::input(format!("{name}: {e}")))?;
+    let mut argv = spec::to_argv(&spec).map_err(|e| Failure::input(format!("{name}: {e}")))?;
+    // Where this run's outputs go, after the command.
+    let outputs = [
+        ("--json", &args.json),
+        ("--csv", &args.csv),
+        ("--html", &args.html),
+    ];
+    let given = outputs.iter().filter_map(|(flag, path)| {
+        path.as_ref().map(|p| {
+            let mut word = OsString::from(format!("{flag}="));
+            word.push(p);
+            word
+        })
+    });
+    argv.splice(2..2, given.collect::<Vec<_>>());
     let words: Vec<String> = argv
         .iter()
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
-    say(&format!("rerun of {name}: {}", shell_line(&words)));
+    say(&format!("rerun of {name}: {}\n", shell_line(&words)));
     Ok(crate::run(argv))
 }

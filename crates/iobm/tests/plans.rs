@@ -1,0 +1,494 @@
+//! Plans as data, end to end: `iobm run PLAN.toml` expanding a matrix, running and comparing
+//! (bonnie on tmpfs, the disk and a loop-mounted ext4 as root), a killed plan resumed, a rerun
+//! with the original's config hash, every command's `--print-spec` run as a plan, and
+//! malformed plans refused before anything is created.
+
+mod common;
+
+use common::mount::{LoopMount, Mount};
+use common::{entries, iobm, load};
+use serde_json::Value;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+fn write(path: &Path, text: &str) {
+    std::fs::write(path, text).unwrap();
+}
+
+/// The summary of a plan's runs: each label with its status.
+fn statuses(out: &Path) -> Vec<(String, String)> {
+    load(&out.join("plan.json"))["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["label"].as_str().unwrap().to_string(),
+                r["status"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+fn pairs(items: &[(&str, &str)]) -> Vec<(String, String)> {
+    items
+        .iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect()
+}
+
+#[test]
+#[ignore = "needs root: mounts a tmpfs and a loop-mounted ext4 (scripts/test runs it as root)"]
+fn bonnie_on_three_file_systems_is_expanded_run_and_compared() {
+    let tmpfs = Mount::tmpfs("64m");
+    let disk = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let ext4 = LoopMount::new("64M");
+    let work = tempfile::tempdir().unwrap();
+    let plan = work.path().join("fs.toml");
+    let dirs = [tmpfs.path(), disk.path(), ext4.mnt.as_path()];
+    write(
+        &plan,
+        &format!(
+            "# the seed's comparison: one bonnie per file system\n\
+             [defaults]\nsize = \"4MiB\"\nfiles = \"1:4096:0:2\"\n\n\
+             [matrix]\ndir = [{}]\n\n\
+             [[run]]\ncommand = \"bonnie\"\n",
+            dirs.iter()
+                .map(|d| format!("{:?}", d.display().to_string()))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    );
+    let named = |text: &str| {
+        let mut text = text.replace(
+            &assert_cmd::cargo::cargo_bin("iobm").display().to_string(),
+            "IOBM",
+        );
+        for (dir, name) in dirs.iter().zip(["TMPFS", "DISK", "EXT4"]) {
+            let d = dir.display().to_string();
+            text = text.replace(&d, name);
+            text = text.replace(&d.trim_start_matches('/').replace('/', "_"), name);
+        }
+        text.replace(&work.path().display().to_string(), "WORK")
+    };
+    let out = work.path().join("out");
+    let dry = iobm()
+        .args(["run", "--dry-run", "--out"])
+        .arg(&out)
+        .arg(&plan)
+        .output()
+        .unwrap();
+    assert!(
+        dry.status.success(),
+        "{}",
+        String::from_utf8_lossy(&dry.stderr)
+    );
+    insta::assert_snapshot!(
+        "bonnie_plan_dry_run",
+        named(&String::from_utf8_lossy(&dry.stdout))
+    );
+    assert!(!out.exists(), "a dry run creates nothing");
+
+    let ran = iobm()
+        .args(["run", "--out"])
+        .arg(&out)
+        .arg(&plan)
+        .timeout(Duration::from_secs(600))
+        .output()
+        .unwrap();
+    let stdout = named(&String::from_utf8_lossy(&ran.stdout));
+    assert!(
+        ran.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&ran.stderr)
+    );
+    let labels = ["bonnie dir=TMPFS", "bonnie dir=DISK", "bonnie dir=EXT4"];
+    assert_eq!(
+        statuses(&out)
+            .iter()
+            .map(|(l, s)| (named(l), s.clone()))
+            .collect::<Vec<_>>(),
+        labels.map(|l| (l.to_string(), "complete".to_string()))
+    );
+    // One comparison of the three, every test a table with a row per file system.
+    let comparison = &stdout[stdout.find("== bonnie: 3 runs compared").expect(&stdout)..];
+    for test in ["block write MiB/s", "rewrite MiB/s", "block read MiB/s"] {
+        let table = &comparison[comparison
+            .find(test)
+            .unwrap_or_else(|| panic!("{test}: {comparison}"))..];
+        let rows: Vec<&str> = table.lines().skip(1).take(3).collect();
+        for (row, label) in rows.iter().zip(labels) {
+            assert!(
+                row.starts_with(label),
+                "{test}: {row:?} is not {label}'s row"
+            );
+        }
+        assert!(
+            rows[1].contains('x') && rows[2].contains('x'),
+            "ratios: {rows:?}"
+        );
+    }
+    for (dir, file) in dirs.iter().zip(
+        entries(&out)
+            .iter()
+            .filter(|f| f.ends_with(".json") && *f != "plan.json"),
+    ) {
+        let result = load(&out.join(file));
+        assert_eq!(result["kind"], "bonnie");
+        assert!(
+            entries(dir).iter().all(|e| !e.starts_with("iobm-")),
+            "{file}: data left in {}",
+            dir.display()
+        );
+    }
+}
+
+#[test]
+fn a_killed_plan_resumes_where_it_stopped() {
+    let target = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let plan = work.path().join("p.toml");
+    let out = work.path().join("out");
+    write(
+        &plan,
+        &format!(
+            "[defaults]\ndir = {:?}\nsize = \"4MiB\"\n\n\
+             [[run]]\ncommand = \"stream\"\nlabel = \"first\"\n\n\
+             [[run]]\ncommand = \"write\"\nlabel = \"second\"\nduration = \"6s\"\n\n\
+             [[run]]\ncommand = \"stream\"\nlabel = \"third\"\n",
+            target.path().display().to_string()
+        ),
+    );
+    let bin = assert_cmd::cargo::cargo_bin("iobm");
+    let mut child = std::process::Command::new(&bin)
+        .args(["run", "--out"])
+        .arg(&out)
+        .arg(&plan)
+        .spawn()
+        .unwrap();
+    // The second run is writing when the first is complete and a data file holds bytes again
+    // (the first removed its own).
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let first_done = || out.join("plan.json").exists() && statuses(&out)[0].1 == "complete";
+    let writing = || {
+        entries(target.path()).iter().any(|run_dir| {
+            let run_dir = target.path().join(run_dir);
+            std::fs::read_dir(&run_dir).is_ok_and(|files| {
+                files.flatten().any(|f| {
+                    f.file_name().to_string_lossy().starts_with("data.")
+                        && f.metadata().is_ok_and(|m| m.len() > 0)
+                })
+            })
+        })
+    };
+    while !(first_done() && writing()) {
+        assert!(Instant::now() < deadline, "the second run did not start");
+        assert!(child.try_wait().unwrap().is_none(), "the plan ended early");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // SAFETY: kill has no memory preconditions.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "an interrupted plan exits 130");
+    assert_eq!(
+        statuses(&out),
+        pairs(&[
+            ("first", "complete"),
+            ("second", "interrupted"),
+            ("third", "not run")
+        ])
+    );
+    assert_eq!(load(&out.join("second.json"))["status"], "interrupted");
+    let first_id = load(&out.join("first.json"))["run_id"].clone();
+
+    let resumed = iobm()
+        .args(["run", "--resume", "--out"])
+        .arg(&out)
+        .arg(&plan)
+        .timeout(Duration::from_secs(300))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&resumed.stdout);
+    assert!(
+        resumed.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&resumed.stderr)
+    );
+    assert!(
+        stdout.contains("== 1/3 first: complete before, kept"),
+        "{stdout}"
+    );
+    assert_eq!(
+        statuses(&out),
+        pairs(&[
+            ("first", "resumed"),
+            ("second", "complete"),
+            ("third", "complete")
+        ])
+    );
+    assert_eq!(
+        load(&out.join("first.json"))["run_id"],
+        first_id,
+        "the first was not run again"
+    );
+    assert_eq!(load(&out.join("second.json"))["status"], "complete");
+    // The two streams are compared; the write, alone of its kind, is not.
+    assert!(stdout.contains("== stream: 2 runs compared"), "{stdout}");
+    assert!(!stdout.contains("== write:"), "{stdout}");
+}
+
+#[test]
+fn a_rerun_runs_the_same_workload_with_the_same_config_hash() {
+    let target = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let first = work.path().join("a.json");
+    iobm()
+        .args([
+            "stream", "-j", "2", "--size", "4MiB", "--block", "64KiB", "--label", "orig", "--json",
+        ])
+        .arg(&first)
+        .arg(target.path())
+        .assert()
+        .success();
+    let again = work.path().join("b.json");
+    iobm()
+        .arg("rerun")
+        .arg(&first)
+        .arg("--json")
+        .arg(&again)
+        .assert()
+        .success();
+    let (a, b) = (load(&first), load(&again));
+    assert_eq!(a["spec"]["options"]["jobs"], "2", "{}", a["spec"]);
+    assert_eq!(b["spec"], a["spec"]);
+    assert_eq!(b["config_hash"], a["config_hash"]);
+    assert_ne!(b["run_id"], a["run_id"]);
+    assert_eq!(b["label"], "orig");
+
+    let changed = work.path().join("c.json");
+    iobm()
+        .arg("rerun")
+        .arg(&first)
+        .args(["--set", "jobs=1", "--set", "label=one", "--json"])
+        .arg(&changed)
+        .assert()
+        .success();
+    let c = load(&changed);
+    assert_eq!(c["spec"]["options"]["jobs"], "1");
+    assert_eq!(c["config"]["jobs"], 1);
+    assert_ne!(c["config_hash"], a["config_hash"]);
+
+    // A document without a spec says so, and what its command line was.
+    let mut old: Value = a.clone();
+    old.as_object_mut().unwrap().remove("spec");
+    let old_path = work.path().join("old.json");
+    write(&old_path, &old.to_string());
+    let out = iobm()
+        .arg("rerun")
+        .arg(&old_path)
+        .assert()
+        .code(2)
+        .get_output()
+        .clone();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("no spec recorded") && stderr.contains("--label orig"),
+        "{stderr}"
+    );
+    let out = iobm()
+        .arg("rerun")
+        .arg(&first)
+        .args(["--set", "jbos=1"])
+        .assert()
+        .code(2)
+        .get_output()
+        .clone();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        stderr.trim(),
+        "iobm: error: --set jbos=1: jbos: stream has no such option; did you mean jobs?"
+    );
+}
+
+/// Each command's --print-spec, run by `iobm run`, records the same spec (but its label) and
+/// the same config hash as the command line run directly.
+#[test]
+fn print_spec_of_every_command_round_trips_through_iobm_run() {
+    let target = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let dir = target.path().display().to_string();
+    // A kept data set for read, and two results for merge.
+    let kept = work.path().join("kept.json");
+    iobm()
+        .args(["write", "--size", "4MiB", "--keep", "--json"])
+        .arg(&kept)
+        .arg(&dir)
+        .assert()
+        .success();
+    let data_set = load(&kept)["config"]["run_dir"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (m1, m2) = (work.path().join("m1.json"), work.path().join("m2.json"));
+    for m in [&m1, &m2] {
+        iobm()
+            .args(["write", "--size", "4MiB", "--json"])
+            .arg(m)
+            .arg(&dir)
+            .assert()
+            .success();
+    }
+    let (m1, m2) = (m1.display().to_string(), m2.display().to_string());
+    let commands: Vec<Vec<&str>> = vec![
+        vec![
+            "write", "-j", "2", "--size", "4MiB", "--fsync", "never", &dir,
+        ],
+        vec![
+            "stream", "--size", "4MiB", "--random", "--block", "64KiB", &dir,
+        ],
+        vec!["read", "--block", "256KiB", &data_set],
+        vec![
+            "bonnie",
+            "--size",
+            "4MiB",
+            "--files",
+            "1:4096:0:2",
+            "--chunk",
+            "16KiB",
+            &dir,
+        ],
+        vec![
+            "s3",
+            "put",
+            "--ops",
+            "6",
+            "--obj-size",
+            "4KiB",
+            "--concurrent",
+            "2",
+        ],
+        vec!["merge", "--whole", &m1, &m2],
+    ];
+    for (i, args) in commands.iter().enumerate() {
+        let direct = work.path().join(format!("direct{i}.json"));
+        iobm()
+            .args(args)
+            .arg("--json")
+            .arg(&direct)
+            .assert()
+            .success();
+        let printed = iobm().args(args).arg("--print-spec").output().unwrap();
+        assert!(
+            printed.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&printed.stderr)
+        );
+        let plan = work.path().join(format!("plan{i}.toml"));
+        std::fs::write(&plan, &printed.stdout).unwrap();
+        let out = work.path().join(format!("out{i}"));
+        let ran = iobm()
+            .args(["run", "--out"])
+            .arg(&out)
+            .arg(&plan)
+            .output()
+            .unwrap();
+        assert!(
+            ran.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&ran.stderr)
+        );
+        let file = entries(&out)
+            .into_iter()
+            .find(|f| f != "plan.json")
+            .unwrap();
+        let (direct, planned) = (load(&direct), load(&out.join(file)));
+        let mut spec = planned["spec"].clone();
+        assert_eq!(
+            spec["options"]["label"], args[0],
+            "{args:?}: the default label is the command"
+        );
+        spec["options"].as_object_mut().unwrap().remove("label");
+        assert_eq!(spec, direct["spec"], "{args:?}");
+        assert_eq!(planned["config_hash"], direct["config_hash"], "{args:?}");
+        assert_eq!(planned["kind"], direct["kind"], "{args:?}");
+    }
+    // A command that runs no workload has no spec to print.
+    let out = iobm()
+        .args(["limits", "--print-spec"])
+        .assert()
+        .code(2)
+        .get_output()
+        .clone();
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--print-spec: limits runs no workload"));
+}
+
+#[test]
+fn malformed_plans_are_refused_before_anything_is_created() {
+    let target = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let dir = format!("{:?}", target.path().display().to_string());
+    // A valid first run, so a plan that ran before checking all would leave its data.
+    let first = format!("[[run]]\ncommand = \"write\"\ndir = {dir}\nsize = \"4MiB\"\n\n");
+    let cases = [
+        (
+            format!("{first}[[run]]\ncommand = \"stream\"\ndir = {dir}\njbos = 4\n"),
+            "p.toml:9:1: jbos: stream has no such option; did you mean jobs?",
+        ),
+        (
+            format!("{first}[[run]]\ncommand = \"stream\"\ndir = {dir}\njobs = \"many\"\n"),
+            "p.toml:9:1: jobs: invalid value 'many' for '--jobs <N>'",
+        ),
+        (
+            format!("{first}[[run]]\ncommand = \"stream\"\ndir = {dir}\nsize = \"12XB\"\n"),
+            "p.toml:9:1: size: invalid value '12XB' for '--size <SIZE>'",
+        ),
+        (
+            format!("{first}[[run]]\ncommand = \"stream\"\ndir = {dir}\ndirect = \"yes\"\n"),
+            "p.toml:9:1: direct: a flag: true or false",
+        ),
+        (
+            format!("{first}[[run]]\ncommand = \"stream\"\ndir = \"/no/such/dir\"\n"),
+            "p.toml:8:1: run \"stream\": /no/such/dir",
+        ),
+        (
+            format!("{first}[[run]]\ncommand = \"stream\"\ndir = {dir}\nsize = {{ a = 1 }}\n"),
+            "p.toml:9:8: size: a string, number, boolean or array",
+        ),
+        (
+            format!("{first}[[run]]\ncommand = \"stream\"\ndir = {dir}\nsize = \"1M\n"),
+            "p.toml:9:",
+        ),
+        (
+            format!("{first}[[run]]\ncommand = \"stream\"\ndir = {dir}\nsize = \"100T\"\n"),
+            "p.toml:9:1: run \"stream\": --size",
+        ),
+    ];
+    for (text, expected) in &cases {
+        let plan = work.path().join("p.toml");
+        write(&plan, text);
+        let out = work.path().join("out");
+        let ran = iobm()
+            .current_dir(work.path())
+            .args(["run", "--out"])
+            .arg(&out)
+            .arg("p.toml")
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&ran.stderr);
+        assert_eq!(ran.status.code(), Some(2), "{expected}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
+        assert!(
+            stderr.starts_with(&format!("iobm: error: {expected}")),
+            "{stderr} is not {expected}"
+        );
+        assert!(
+            !out.exists(),
+            "{expected}: the output directory was created"
+        );
+        assert_eq!(
+            entries(target.path()),
+            Vec::<String>::new(),
+            "{expected}: a run started"
+        );
+    }
+}
