@@ -2,6 +2,7 @@
 unsigned client, and the aws CLI."""
 
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -122,6 +123,25 @@ def test_canned_acls_grant_exactly_what_they_say(shared):
     assert code(alice.put_bucket_acl, Bucket="members", ACL="log-delivery-write") == "InvalidArgument"
 
 
+def said_within(proc, text, seconds):
+    """What `proc` wrote on its output until a line holding `text`, read from the descriptor
+    (its text buffer stays empty for a later read); fails after `seconds` without it."""
+    seen = b""
+    deadline = time.monotonic() + seconds
+    while text.encode() not in seen:
+        left = deadline - time.monotonic()
+        assert left > 0, f"not said within {seconds} s: {text!r}; said: {seen.decode()!r}"
+        ready, _, _ = select.select([proc.stdout.fileno()], [], [], left)
+        if ready:
+            chunk = os.read(proc.stdout.fileno(), 65536)
+            assert chunk, f"output closed before {text!r}: {seen.decode()!r}"
+            seen += chunk
+    # The rest of that line.
+    while not seen.endswith(b"\n"):
+        seen += os.read(proc.stdout.fileno(), 1)
+    return seen.decode()
+
+
 def test_the_users_file_is_read_again_on_sighup_and_secrets_stay_out_of_logs(shared):
     server, users = shared
     carol = as_account(server, CAROL)
@@ -133,13 +153,13 @@ def test_the_users_file_is_read_again_on_sighup_and_secrets_stay_out_of_logs(sha
         time.sleep(0.1)
     assert code(carol.list_buckets) == "ok"
     assert code(as_account(server, BOB).list_buckets) == "InvalidAccessKeyId"
-    # A broken file leaves the accounts as they were.
+    # A broken file leaves the accounts as they were, once the gateway has said it read it.
     users.write_text("AKX only-two-fields\n")
     server.proc.send_signal(signal.SIGHUP)
-    time.sleep(0.5)
+    said = said_within(server.proc, "the accounts stay as they were", 30)
     assert code(carol.list_buckets) == "ok"
     server.stop()
-    output = server.proc.stdout.read()
+    output = said + server.proc.stdout.read()
     assert "SIGHUP: 2 accounts read" in output and "line 1" in output
     for _, secret in (ALICE, BOB, CAROL):
         assert secret not in output

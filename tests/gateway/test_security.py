@@ -295,17 +295,18 @@ def test_descriptor_exhaustion_and_half_sent_requests_do_not_stall_the_gateway(t
         cpu_before = cpu_seconds(proc.pid)
         time.sleep(1.5)
         assert cpu_seconds(proc.pid) - cpu_before < 0.5, "the accept loop spins"
-        # A normal client is served once the slow ones time out (2 s each, plus the backlog).
-        start = time.time()
+        # A normal client is served once the slow ones time out (2 s each, plus the backlog);
+        # the socket's 30 s timeout is the deadline that fails.
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
         conn.request("PUT", "/after")
         assert conn.getresponse().status == 200
-        assert time.time() - start < 20
     finally:
         for s in slow:
             s.close()
         proc.terminate()
-        proc.wait(timeout=10)
+        said, _ = proc.communicate(timeout=10)
+    # The descriptors did run out (else this test proves nothing), and the gateway said so.
+    assert "cannot accept connections" in said and "pausing accepts" in said, said
 
 
 def test_a_body_that_stops_arriving_times_out(tmp_path):
@@ -319,10 +320,9 @@ def test_a_body_that_stops_arriving_times_out(tmp_path):
         conn.putheader("Content-Length", "1000")
         conn.endheaders()
         conn.send(b"x" * 10)  # and nothing more
-        start = time.time()
+        # The gateway's RequestTimeout, not the client's 30 s timeout, ends the wait.
         response = conn.getresponse()
         assert response.status == 400 and error_code(response.read()) == "RequestTimeout"
-        assert time.time() - start < 10
         assert os.listdir(root / "slow") == []
     finally:
         s.stop()
