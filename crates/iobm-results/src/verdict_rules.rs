@@ -1,7 +1,8 @@
 //! One unit test per rule of the cache verdict on files and of the object rules that judge by
 //! bytes (a read/write mix, a rewrite, writes the device counted, `--fsync each`, a PUT judged
 //! by what the gateway received, GETs over PUTs at the exact factor); the layers' and other
-//! I/O's rules are tested in `storage`.
+//! I/O's rules are tested in `storage`; and the edges of each rule the mutation testing of
+//! `verdict.rs` found untested (TESTING.md).
 
 use crate::checks::tests::{phase, says, MIB, RAM};
 use crate::checks::{Machine, GET_OVER_PUT};
@@ -192,4 +193,225 @@ fn gets_over_puts_are_flagged_only_beyond_the_exact_factor() {
         &after_puts_of(at_factor * 0.999),
         "possible cache effect: the GETs moved 200.00 MiB/s, 5.0 times"
     ));
+}
+
+#[test]
+fn a_mix_judges_each_half_by_its_own_bytes() {
+    // 100 MiB read, 50 MiB written, each all through the device: uncached. Either half judged
+    // by the other's bytes would be 200% and 50%.
+    let mut mix = phase("readwrite", [75 * MIB, 75 * MIB], [1_000_000_000; 2]);
+    mix.operations = vec![
+        operation(&mix, "read", 100 * MIB),
+        operation(&mix, "write", 50 * MIB),
+    ];
+    mix.cache.device = device(100, 50);
+    assert_eq!(of(&mix).0, "uncached", "{}", of(&mix).1);
+    // A half with no bytes is not judged: all writes, all on the device.
+    mix.operations = vec![
+        operation(&mix, "read", 0),
+        operation(&mix, "write", 150 * MIB),
+    ];
+    mix.cache.device = device(0, 150);
+    assert_eq!(of(&mix).0, "uncached", "{}", of(&mix).1);
+    mix.operations = vec![
+        operation(&mix, "read", 150 * MIB),
+        operation(&mix, "write", 0),
+    ];
+    mix.cache.device = device(150, 0);
+    assert_eq!(of(&mix).0, "uncached", "{}", of(&mix).1);
+}
+
+#[test]
+fn a_data_set_is_over_twice_the_ram_only_from_twice_the_ram() {
+    let mut read = phase("read", [100 * MIB, 100 * MIB], [1_000_000_000; 2]);
+    for (ram, expected) in [
+        (100, "uncached"),
+        (101, "possibly cached"),
+        (150, "possibly cached"),
+    ] {
+        read.settings.data_bytes = 200 * MIB;
+        let v = verdict(&read, &Machine::with_ram(ram * MIB));
+        assert_eq!(v.verdict, expected, "RAM {ram} MiB: {}", v.evidence);
+    }
+}
+
+#[test]
+fn a_network_file_systems_server_memory_counts_for_a_data_set_smaller_than_it() {
+    // O_DIRECT reads on NFS: the server's memory (twice this client's RAM, 100 MiB) may hold
+    // a data set under it, not one of its size or one of no size.
+    let nfs = Machine {
+        network_fs: true,
+        ..Machine::with_ram(50 * MIB)
+    };
+    let mut read = phase("read", [100 * MIB, 100 * MIB], [1_000_000_000; 2]);
+    read.settings.direct = true;
+    for (data, expected) in [
+        (100 * MIB - 1, "possibly cached"),
+        (100 * MIB, "uncached"),
+        (0, "uncached"),
+    ] {
+        read.settings.data_bytes = data;
+        let v = verdict(&read, &nfs);
+        assert_eq!(v.verdict, expected, "{data}: {}", v.evidence);
+        assert_eq!(
+            v.evidence.contains("fits in the server's memory"),
+            expected != "uncached"
+        );
+    }
+}
+
+/// A GET phase of `get` MiB in `seconds` over a data set of `data` MiB, served by a gateway
+/// that found `resident` of its 100 MiB in its page cache (None: no gateway counters).
+fn get_phase(get: u64, seconds: u64, data: u64, resident: Option<u64>) -> PhaseResult {
+    let mut p = phase(
+        "get",
+        [get * MIB / 2, get * MIB / 2],
+        [seconds * 1_000_000_000; 2],
+    );
+    p.operations = vec![operation(&p, "get", get * MIB)];
+    p.settings.data_bytes = data * MIB;
+    p.cache.servers = resident
+        .map(|r| ServerEvidence {
+            endpoint: "http://h:9000".into(),
+            served_bytes: 100 * MIB,
+            resident_bytes: r * MIB,
+            ..ServerEvidence::default()
+        })
+        .into_iter()
+        .collect();
+    p
+}
+
+#[test]
+fn a_gateways_share_from_its_storage_decides_and_passes_are_told_only_when_known() {
+    for (resident, expected) in [(50, "partly cached"), (95, "cached"), (2, "uncached")] {
+        let v = verdict(
+            &get_phase(200, 1, 100, Some(resident)),
+            &Machine::with_ram(RAM),
+        );
+        assert_eq!(v.verdict, expected, "{resident}: {}", v.evidence);
+        assert!(
+            v.evidence
+                .contains("the GETs read the data set (100.00 MiB) 2.0 times over"),
+            "{}",
+            v.evidence
+        );
+    }
+    // No data set, or no GET bytes (HEADs): no passes.
+    for p in [
+        get_phase(200, 1, 0, Some(50)),
+        get_phase(0, 1, 100, Some(50)),
+    ] {
+        let v = verdict(&p, &Machine::with_ram(RAM));
+        assert!(!v.evidence.contains("times over"), "{}", v.evidence);
+    }
+}
+
+#[test]
+fn without_counters_gets_are_judged_by_the_line_rate_passes_and_server_memory() {
+    let machine = |line: Option<u64>, server_ram: Option<u64>| Machine {
+        line_rate_bytes_per_s: line.map(|l| l * MIB),
+        server_ram_bytes: server_ram.map(|r| r * MIB),
+        ..Machine::with_ram(RAM)
+    };
+    let of_on = |p: &PhaseResult, m: Machine| verdict(p, &m);
+    // 200 MiB in 2 s is 100 MiB/s: above a line rate of 99, not of 100 or 150.
+    let get = get_phase(200, 2, 1 << 20, None);
+    assert_eq!(of_on(&get, machine(Some(99), None)).verdict, "cached");
+    for line in [100, 150] {
+        let v = of_on(&get, machine(Some(line), None));
+        assert_eq!(v.verdict, "unknown", "{line}: {}", v.evidence);
+    }
+    // A phase of no time has no rate.
+    let mut instant = get_phase(200, 1, 1 << 20, None);
+    instant.end_ns = instant.start_ns;
+    assert_eq!(of_on(&instant, machine(Some(1), None)).verdict, "unknown");
+    // Read more than twice over: possibly cached; twice, or 1.5 times, or of no data set: not.
+    assert_eq!(
+        of_on(&get_phase(201, 1, 100, None), machine(None, None)).verdict,
+        "possibly cached"
+    );
+    for (get, data) in [(200, 100), (150, 100), (200, 0)] {
+        let v = of_on(&get_phase(get, 1, data, None), machine(None, None));
+        assert_eq!(v.verdict, "unknown", "{get}/{data}: {}", v.evidence);
+    }
+    // A data set under the stated server memory, not one of its size or of no size.
+    let v = of_on(&get_phase(100, 1, 99, None), machine(None, Some(100)));
+    assert_eq!(v.verdict, "possibly cached", "{}", v.evidence);
+    for data in [100, 0] {
+        let v = of_on(&get_phase(100, 1, data, None), machine(None, Some(100)));
+        assert_eq!(v.verdict, "unknown", "{data}: {}", v.evidence);
+    }
+}
+
+#[test]
+fn the_ways_to_an_uncached_figure_are_only_those_that_apply() {
+    let advice = |p: &PhaseResult, m: Machine| verdict(p, &m).evidence;
+    let builtin = Machine {
+        builtin_gateway: true,
+        ..Machine::with_ram(100 * MIB)
+    };
+    // The built-in gateway, 95% resident: --drop-caches, a larger data set, no
+    // --server-drop-cmd.
+    let cached = get_phase(200, 1, 50, Some(95));
+    let told = advice(&cached, builtin);
+    assert!(
+        told.contains("; for an uncached figure: --drop-caches"),
+        "{told}"
+    );
+    assert!(
+        told.contains(
+            "a data set larger than the server's RAM (100.00 MiB; this one is 50.00 MiB)"
+        ),
+        "{told}"
+    );
+    assert!(!told.contains("--server-drop-cmd"), "{told}");
+    // Already with --drop-caches: not again; a data set the size of the RAM: no larger one.
+    let mut dropped = get_phase(200, 1, 100, Some(95));
+    dropped.settings.drop_cache = true;
+    let told = advice(&dropped, builtin);
+    assert!(!told.contains("--drop-caches"), "{told}");
+    assert!(!told.contains("a data set larger"), "{told}");
+    // Another gateway on a stated server RAM: --server-drop-cmd, no --drop-caches.
+    let other = Machine {
+        server_ram_bytes: Some(1 << 40),
+        ..Machine::with_ram(100 * MIB)
+    };
+    let told = advice(&cached, other);
+    assert!(told.contains("--server-drop-cmd"), "{told}");
+    assert!(!told.contains("--drop-caches"), "{told}");
+    // Uncached GETs, or a cached phase without GET bytes: no advice.
+    assert!(!advice(&get_phase(200, 1, 50, Some(0)), builtin).contains("for an uncached figure"));
+    let (v, told) = of(&put_phase(100, Some(2)));
+    assert_eq!(v, "cached");
+    assert!(!told.contains("for an uncached figure"), "{told}");
+    let mut head = put_phase(100, Some(2));
+    head.operations.push(operation(&head, "get", 0));
+    assert!(
+        !of(&head).1.contains("for an uncached figure"),
+        "{}",
+        of(&head).1
+    );
+}
+
+#[test]
+fn the_built_in_gateway_without_its_counters_in_the_document_is_unknown_and_says_so() {
+    // Documents saved before the built-in gateway's counters were kept.
+    let builtin = Machine {
+        builtin_gateway: true,
+        ..Machine::with_ram(RAM)
+    };
+    let mut get = get_phase(100, 1, 100, None);
+    get.settings.data_bytes = 2 * RAM;
+    let v = verdict(&get, &builtin);
+    assert_eq!(
+        (
+            v.verdict.as_str(),
+            v.evidence
+                .starts_with("the built-in gateway's counters are not in this document")
+        ),
+        ("unknown", true),
+        "{}",
+        v.evidence
+    );
 }
