@@ -352,3 +352,165 @@ fn a_gateway_on_this_host_that_takes_the_cpus_is_said_to_bound_the_rate() {
         "bounded by this machine's CPU, not by the storage: iobm and its built-in gateway used 1.7"
     ));
 }
+
+#[test]
+fn the_machine_of_a_run_takes_its_line_rate_and_put_rate_as_they_apply() {
+    let mut run: crate::RunResult =
+        serde_json::from_str(include_str!("../../../iobm/tests/fixtures/s3-mixed.json")).unwrap();
+    run.config.line_rate_bytes_per_s = Some(1000);
+    // The built-in gateway's bytes cross no network; another server's do.
+    assert!(run.config.s3.as_ref().unwrap().builtin_gateway);
+    assert_eq!(Machine::of(&run).line_rate_bytes_per_s, None);
+    run.config.s3.as_mut().unwrap().builtin_gateway = false;
+    assert_eq!(Machine::of(&run).line_rate_bytes_per_s, Some(1000));
+    // The fastest PUT rate; a rate of zero is none.
+    let mut puts = 0;
+    for o in run.phases.iter_mut().flat_map(|p| &mut p.operations) {
+        if o.op == "put" {
+            o.bytes_per_s = 5.0;
+            puts += 1;
+        }
+    }
+    assert!(puts > 0);
+    run.config.s3.as_mut().unwrap().upload_bytes_per_s = Some(3.0);
+    assert_eq!(Machine::of(&run).put_bytes_per_s, Some(5.0));
+    run.config.s3.as_mut().unwrap().upload_bytes_per_s = Some(0.0);
+    for o in run.phases.iter_mut().flat_map(|p| &mut p.operations) {
+        o.bytes_per_s = 0.0;
+    }
+    assert_eq!(Machine::of(&run).put_bytes_per_s, None);
+    // A network file system's server: assumed twice this client's RAM.
+    let nfs = Machine {
+        network_fs: true,
+        ..Machine::with_ram(10 * MIB)
+    };
+    assert_eq!(nfs.server_cache().unwrap().0, 20 * MIB);
+}
+
+#[test]
+fn failed_operations_are_told_apart_from_a_failed_phase() {
+    let mut p = phase("read", [100 * MIB, 100 * MIB], [1_000_000_000; 2]);
+    let machine = Machine::with_ram(0);
+    assert!(!says(&p, &machine, "3 operations failed"));
+    p.errors = vec![crate::ErrorCount {
+        kind: "EIO".into(),
+        count: 3,
+        first: "read data.0 at offset 0".into(),
+    }];
+    assert!(says(
+        &p,
+        &machine,
+        "3 operations failed and are not in these numbers"
+    ));
+    p.status = RunStatus::Failed;
+    assert!(says(&p, &machine, "failed: these numbers cover the phase"));
+    assert!(!says(&p, &machine, "3 operations failed"));
+}
+
+#[test]
+fn phases_that_moved_nothing_get_no_memory_or_cache_warning() {
+    let memory = Machine {
+        memory_fs: true,
+        ..Machine::with_ram(RAM)
+    };
+    let meta = phase("create", [0, 0], [1_000_000_000; 2]);
+    assert!(!says(&meta, &memory, MEMORY_FS));
+    let mut read = phase("read", [0, 0], [1_000_000_000; 2]);
+    read.settings.data_bytes = 100 * MIB;
+    read.cache.resident_before_bytes = Some(100 * MIB);
+    assert!(!says(&read, &Machine::with_ram(RAM), "cache effect"));
+    let nfs = Machine {
+        network_fs: true,
+        ..Machine::with_ram(RAM)
+    };
+    assert!(!says(&read, &nfs, "possible server cache"));
+}
+
+#[test]
+fn cache_warnings_start_just_past_their_thresholds() {
+    let machine = Machine::with_ram(0);
+    let mut read = phase("read", [50 * MIB, 50 * MIB], [1_000_000_000; 2]);
+    // Resident: 10% is not a cache effect, 11% is.
+    read.settings.data_bytes = 100 * MIB;
+    read.cache.resident_before_bytes = Some(10 * MIB);
+    assert!(!says(&read, &machine, "cache effect"));
+    read.cache.resident_before_bytes = Some(11 * MIB);
+    assert!(says(&read, &machine, "cache effect: 11% of the data"));
+    // The device: half of what was read is not a cache effect, less is.
+    read.cache.resident_before_bytes = Some(0);
+    for (device_read, said) in [(50, false), (49, true)] {
+        read.cache.device = Some(DeviceIo {
+            device: "8:0".into(),
+            read_bytes: device_read * MIB,
+            written_bytes: 0,
+        });
+        assert_eq!(
+            says(&read, &machine, "cache effect: the block device"),
+            said,
+            "{device_read}"
+        );
+    }
+    // The gateway's page cache: 10% of what it served is not, 11% is.
+    let mut get = phase("get", [50 * MIB, 50 * MIB], [1_000_000_000; 2]);
+    for (resident, said) in [(10, false), (11, true)] {
+        get.cache.servers = vec![crate::ServerEvidence {
+            endpoint: "http://h:9000".into(),
+            served_bytes: 100 * MIB,
+            resident_bytes: resident * MIB,
+            ..crate::ServerEvidence::default()
+        }];
+        assert_eq!(
+            says(
+                &get,
+                &machine,
+                "cache effect: the gateway's page cache held"
+            ),
+            said
+        );
+    }
+    // A server's memory holds a data set smaller than it, not one of its size or of none.
+    let nfs = Machine {
+        network_fs: true,
+        ..Machine::with_ram(50 * MIB)
+    };
+    read.cache.device = None;
+    for (data, said) in [(100 * MIB - 1, true), (100 * MIB, false), (0, false)] {
+        read.settings.data_bytes = data;
+        assert_eq!(says(&read, &nfs, "possible server cache"), said, "{data}");
+    }
+}
+
+#[test]
+fn the_cpu_bound_counts_iobm_and_the_gateways_of_this_machine_only() {
+    let machine = Machine {
+        cpus: 2,
+        ..Machine::with_ram(RAM)
+    };
+    // 1 s on 2 CPUs, iobm alone at 100%: no gateway, no bound told.
+    let mut p = phase("get", [100 * MIB, 100 * MIB], [1_000_000_000; 2]);
+    (p.cpu.user_s, p.cpu.system_s) = (1.0, 1.0);
+    assert!(!says(&p, &machine, "bounded by this machine's CPU"));
+    // User, system and the gateway's add up: 0.5 + 0.5 + 0.6 = 1.6 of 2.0 (80%).
+    (p.cpu.user_s, p.cpu.system_s) = (0.5, 0.5);
+    let gateway = |cpu_s| crate::ServerEvidence {
+        endpoint: "http://127.0.0.1:9000".into(),
+        cpu_s,
+        same_host: true,
+        ..crate::ServerEvidence::default()
+    };
+    p.cache.servers = vec![gateway(0.6)];
+    assert!(says(
+        &p,
+        &machine,
+        "bounded by this machine's CPU, not by the storage: iobm and the gateway on this machine (its counters) used 1.6"
+    ));
+    p.cache.servers = vec![gateway(0.3), gateway(0.3)];
+    assert!(says(
+        &p,
+        &machine,
+        "bounded by this machine's CPU, not by the storage: iobm and the gateways on this machine (their counters) used 1.6"
+    ));
+    // A phase of no time has no CPU-s to share.
+    p.end_ns = p.start_ns;
+    assert!(!says(&p, &machine, "bounded by this machine's CPU"));
+}
