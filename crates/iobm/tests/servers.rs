@@ -5,19 +5,10 @@
 
 mod common;
 
-use common::{entries, free_port, iobm, load, s3s_fs, start, u, Server};
+use common::{entries, free_port, iobm, load, node_evidence, node_exporter, s3s_fs, u};
 use serde_json::Value;
 use std::path::Path;
 use std::time::Duration;
-
-/// node_exporter on a free loopback port; a missing one fails the test (scripts/test installs it).
-fn node_exporter() -> Server {
-    let port = free_port();
-    let listen = format!("--web.listen-address=127.0.0.1:{port}");
-    let mut server = start("prometheus-node-exporter", &[listen], port);
-    server.url = format!("http://127.0.0.1:{port}/metrics");
-    server
-}
 
 /// Runs iobm with `args`, and its result document.
 fn run_json(args: &[&str], dir: &Path) -> (std::process::Output, Value) {
@@ -30,16 +21,6 @@ fn run_json(args: &[&str], dir: &Path) -> (std::process::Output, Value) {
         .unwrap();
     let doc = load(&json);
     (out, doc)
-}
-
-/// The entry of the phase's servers that node_exporter at `url` made.
-fn node_evidence<'a>(phase: &'a Value, url: &str) -> &'a Value {
-    phase["cache"]["servers"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|e| e["endpoint"] == url && e["source"] == "node_exporter")
-        .unwrap_or_else(|| panic!("no node_exporter evidence: {}", phase["cache"]))
 }
 
 const KEY: &str = "AKNODEEXPORTER";
@@ -287,7 +268,8 @@ fn a_server_that_stops_answering_mid_run_leaves_that_phase_without_evidence() {
     assert_eq!(lost["endpoint"], node.url.as_str());
     let why = lost["unavailable"].as_str().unwrap();
     assert!(
-        why.starts_with("before the phase: ") && why.contains("refused"),
+        why.starts_with("before the phase: ")
+            && (why.contains("refused") || why.contains("reset by peer")),
         "{why}"
     );
     assert!(
