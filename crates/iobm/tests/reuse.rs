@@ -162,7 +162,7 @@ fn a_kept_data_set_is_read_again_uncached_and_left_as_it_was() {
     let mixed = s3(
         &serve.url,
         &[
-            "mixed", "--reuse", &prefix, "--put", "0", "--delete", "0", "--ops", "10", "-c", "2",
+            "mixed", "--reuse", &prefix, "--get", "60", "--head", "40", "--ops", "10", "-c", "2",
         ],
     );
     assert_eq!(mixed["status"], "complete");
