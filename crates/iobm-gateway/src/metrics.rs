@@ -1,7 +1,7 @@
 //! The gateway's own evidence of where the bytes it served came from: per bucket, the bytes
 //! of object bodies served and received and how many of the served ones were in its page cache
-//! before it read them; for all, the block device's bytes under its directory and its threads'
-//! CPU. Exposed in the Prometheus text format at `/metrics`: signed on the S3 port, unsigned on
+//! before it read them; for all, the block device's bytes under its directory, its threads'
+//! CPU and the directory entries its listings read. Exposed in the Prometheus text format at `/metrics`: signed on the S3 port, unsigned on
 //! `--metrics-listen`.
 
 use hyper::header::{HeaderValue, ACCEPT, CONTENT_TYPE};
@@ -22,6 +22,15 @@ pub const HEADER: &str = "x-iobm-gateway";
 pub const PATH: &str = "/metrics";
 /// The content type of the Prometheus text format.
 pub const CONTENT: &str = "text/plain; version=0.0.4; charset=utf-8";
+
+/// Directory entries the listings of this process read from disk, all buckets: a page that
+/// reads its whole directory again (a large one, or one not cached) shows here.
+static DIRECTORY_ENTRIES_READ: AtomicU64 = AtomicU64::new(0);
+
+/// Counts `n` directory entries read for a listing.
+pub fn directory_entries_read(n: u64) {
+    DIRECTORY_ENTRIES_READ.fetch_add(n, Ordering::Relaxed);
+}
 
 /// One bucket's counters.
 #[derive(Debug, Default)]
@@ -129,6 +138,12 @@ impl Metrics {
                 );
             }
         }
+        let name = "iobm_gateway_directory_entries_read_total";
+        let _ = writeln!(
+            out,
+            "# HELP {name} Directory entries the listings read from disk (all buckets).\n# TYPE {name} counter\n{name} {}",
+            DIRECTORY_ENTRIES_READ.load(Ordering::Relaxed)
+        );
         let (user, system) = threads_cpu(THREAD);
         let name = "iobm_gateway_cpu_seconds_total";
         let _ = writeln!(

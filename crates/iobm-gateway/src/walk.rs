@@ -199,7 +199,9 @@ impl DirCache {
 /// Reads the objects and directories of `dir`, handing each to `take` until it returns false;
 /// true when every entry was taken.
 fn read_entries(dir: BorrowedFd<'_>, mut take: impl FnMut(Entry) -> bool) -> io::Result<bool> {
-    each_entry(dir, |name, ty| {
+    let mut read = 0;
+    let all = each_entry(dir, |name, ty| {
+        read += 1;
         let dir = match ty {
             FileType::RegularFile => false,
             FileType::Directory => true,
@@ -209,7 +211,9 @@ fn read_entries(dir: BorrowedFd<'_>, mut take: impl FnMut(Entry) -> bool) -> io:
             name: name.into(),
             dir,
         })
-    })
+    });
+    crate::metrics::directory_entries_read(read);
+    all
 }
 
 /// The smallest `size` entries of `dir` that `keep` accepts, sorted (for a directory too
