@@ -1,0 +1,245 @@
+//! A worker's object session over S3: its connection, and the helper connections of its
+//! multipart uploads.
+
+use crate::client::{Client, Payload};
+use crate::{sigv4, xml, S3Config};
+use iobm_target::{Body, HttpError, ListPage, Objects};
+use std::fmt::Write as _;
+use std::io;
+
+/// A worker's object session: its connection, and helpers for multipart uploads.
+pub(crate) struct S3Session<'a> {
+    pub(crate) config: &'a S3Config,
+    pub(crate) client: Client,
+    pub(crate) helpers: Vec<Client>,
+    pub(crate) worker: usize,
+    /// The full key of the current operation (reused).
+    pub(crate) key: String,
+    /// The `Range` header value of the current GET (reused).
+    pub(crate) range: String,
+    /// The DeleteObjects document of the current batch (reused).
+    pub(crate) batch: String,
+}
+
+impl S3Session<'_> {
+    /// Runs `f` with the client and the full key of object `name`, built in a reused buffer.
+    fn keyed<R>(&mut self, name: &str, f: impl FnOnce(&mut Client, &S3Config, &str) -> R) -> R {
+        let mut key = std::mem::take(&mut self.key);
+        key.clear();
+        key.push_str(&self.config.prefix);
+        key.push_str(name);
+        let result = f(&mut self.client, self.config, &key);
+        self.key = key;
+        result
+    }
+}
+
+impl Objects for S3Session<'_> {
+    fn put(&mut self, name: &str, body: &Body<'_>) -> io::Result<()> {
+        self.keyed(name, |c, config, key| {
+            let payload = Payload::Body(body, 0, body.len());
+            let head = c.request(config, "PUT", Some(key), &[], &[], Some(payload))?;
+            c.expect_ok(&head)
+        })
+    }
+
+    fn last_etag(&self) -> Option<&str> {
+        Some(self.client.conn.etag().trim_matches('"')).filter(|e| !e.is_empty())
+    }
+
+    fn get(
+        &mut self,
+        name: &str,
+        range: Option<(u64, u64)>,
+        sink: &mut dyn FnMut(&[u8]),
+    ) -> io::Result<u64> {
+        let mut range_value = std::mem::take(&mut self.range);
+        range_value.clear();
+        if let Some((first, last)) = range {
+            let _ = write!(range_value, "bytes={first}-{last}");
+        }
+        let range_header = [("range", range_value.as_str())];
+        let headers: &[(&str, &str)] = if range.is_some() { &range_header } else { &[] };
+        let result = self.keyed(name, |c, config, key| {
+            let head = c.request(config, "GET", Some(key), &[], headers, None)?;
+            if head.status != 200 && head.status != 206 {
+                return Err(c.error(&head));
+            }
+            sink(&[]);
+            c.conn.read_body(&head, sink)
+        });
+        self.range = range_value;
+        result
+    }
+
+    fn head(&mut self, name: &str) -> io::Result<u64> {
+        self.keyed(name, |c, config, key| c.head(config, key))
+    }
+
+    fn delete(&mut self, name: &str) -> io::Result<()> {
+        self.keyed(name, |c, config, key| {
+            let head = c.request(config, "DELETE", Some(key), &[], &[], None)?;
+            c.expect_ok(&head)
+        })
+    }
+
+    fn delete_batch(&mut self, names: &[String]) -> io::Result<u64> {
+        self.batch.clear();
+        self.batch.push_str("<Delete><Quiet>true</Quiet>");
+        for name in names {
+            let key = xml::escape(&format!("{}{name}", self.config.prefix));
+            let _ = write!(self.batch, "<Object><Key>{key}</Key></Object>");
+        }
+        self.batch.push_str("</Delete>");
+        // S3 requires the document's MD5.
+        let md5 = <md5::Md5 as md5::Digest>::digest(self.batch.as_bytes());
+        let md5 = sigv4::base64(&md5);
+        let c = &mut self.client;
+        let head = c.request(
+            self.config,
+            "POST",
+            None,
+            &[("delete", "")],
+            &[("content-md5", md5.as_str())],
+            Some(Payload::Bytes(self.batch.as_bytes())),
+        )?;
+        if head.status != 200 {
+            return Err(c.error(&head));
+        }
+        // Quiet: the answer lists only the keys that were not deleted.
+        let answer = c.conn.body_bytes(&head)?;
+        let answer = String::from_utf8_lossy(&answer);
+        let failed = xml::texts(&answer, "Error").count() as u64;
+        if failed > 0 {
+            return Err(HttpError {
+                status: 200,
+                code: xml::text(&answer, "Code"),
+                message: Some(format!(
+                    "{failed} of {} keys not deleted; first: {}",
+                    names.len(),
+                    xml::text(&answer, "Message").unwrap_or_default()
+                )),
+                request_id: None,
+            }
+            .into_io());
+        }
+        Ok(names.len() as u64)
+    }
+
+    fn list(&mut self, after: Option<&str>, max: u32) -> io::Result<ListPage> {
+        let (keys, next) = self.client.list_page(self.config, after, max)?;
+        Ok(ListPage {
+            keys: keys.len() as u64,
+            next,
+        })
+    }
+
+    fn multipart(
+        &mut self,
+        name: &str,
+        body: &Body<'_>,
+        part_size: u64,
+        concurrency: usize,
+    ) -> io::Result<()> {
+        let key = format!("{}{name}", self.config.prefix);
+        let config = self.config;
+        let head =
+            self.client
+                .request(config, "POST", Some(&key), &[("uploads", "")], &[], None)?;
+        if head.status != 200 {
+            return Err(self.client.error(&head));
+        }
+        let answer = String::from_utf8_lossy(&self.client.conn.body_bytes(&head)?).into_owned();
+        let upload_id = xml::text(&answer, "UploadId").ok_or_else(|| {
+            io::Error::new(io::ErrorKind::InvalidData, "no UploadId in the answer")
+        })?;
+        let parts = body.len().div_ceil(part_size).max(1);
+        let lanes = concurrency.clamp(1, parts as usize);
+        while self.helpers.len() < lanes - 1 {
+            let index = self.worker + self.helpers.len() + 1;
+            let mut helper = Client::new(config, index);
+            // Helpers talk to the worker's own endpoint.
+            helper.endpoint = self.client.endpoint;
+            helper.conn = config.connection(helper.endpoint);
+            self.helpers.push(helper);
+        }
+        let part_range = |p: u64| (p * part_size, ((p + 1) * part_size).min(body.len()));
+        let lane = |client: &mut Client, first: u64| -> io::Result<Vec<(u64, String)>> {
+            let mut etags = Vec::new();
+            let mut p = first;
+            while p < parts {
+                let (from, to) = part_range(p);
+                etags.push((
+                    p + 1,
+                    client.put_part(config, &key, &upload_id, p + 1, body, (from, to))?,
+                ));
+                p += lanes as u64;
+            }
+            Ok(etags)
+        };
+        let (client, helpers) = (&mut self.client, &mut self.helpers[..lanes - 1]);
+        let results: Vec<io::Result<Vec<(u64, String)>>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = helpers
+                .iter_mut()
+                .enumerate()
+                .map(|(i, h)| scope.spawn(move || lane(h, i as u64 + 1)))
+                .collect();
+            let mut results = vec![lane(client, 0)];
+            results.extend(handles.into_iter().map(|h| h.join().expect("part thread")));
+            results
+        });
+        let mut etags = Vec::with_capacity(parts as usize);
+        let mut failure = None;
+        for r in results {
+            match r {
+                Ok(e) => etags.extend(e),
+                Err(e) => failure = failure.or(Some(e)),
+            }
+        }
+        let query = [("uploadId", upload_id.as_str())];
+        if let Some(e) = failure {
+            // Best effort: leave no upload behind.
+            if let Ok(head) = self
+                .client
+                .request(config, "DELETE", Some(&key), &query, &[], None)
+            {
+                let _ = self.client.conn.skip_body(&head);
+            }
+            return Err(e);
+        }
+        etags.sort_unstable();
+        let mut complete = String::from("<CompleteMultipartUpload>");
+        for (n, etag) in &etags {
+            let _ = write!(
+                complete,
+                "<Part><PartNumber>{n}</PartNumber><ETag>{}</ETag></Part>",
+                xml::escape(etag)
+            );
+        }
+        complete.push_str("</CompleteMultipartUpload>");
+        let head = self.client.request(
+            config,
+            "POST",
+            Some(&key),
+            &query,
+            &[],
+            Some(Payload::Bytes(complete.as_bytes())),
+        )?;
+        if head.status != 200 {
+            return Err(self.client.error(&head));
+        }
+        // S3 may answer 200 and put the error in the body.
+        let answer = self.client.conn.body_bytes(&head)?;
+        let answer = String::from_utf8_lossy(&answer);
+        if answer.contains("<Error>") {
+            return Err(HttpError {
+                status: 200,
+                code: xml::text(&answer, "Code"),
+                message: xml::text(&answer, "Message"),
+                request_id: xml::text(&answer, "RequestId"),
+            }
+            .into_io());
+        }
+        Ok(())
+    }
+}
