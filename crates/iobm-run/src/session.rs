@@ -71,6 +71,12 @@ pub fn checking_only() -> bool {
     std::env::var_os(CHECK_ONLY_ENV).is_some()
 }
 
+/// What a process that only checks its command prints for `iobm run --dry-run`: the config
+/// hash its run would record.
+pub fn checked(kind: &str, config: &iobm_results::Config) {
+    println!("config_hash {}", iobm_results::config_hash(kind, config));
+}
+
 /// The spec of the command this process runs, recorded in every result it makes.
 static SPEC: std::sync::Mutex<Option<iobm_results::spec::RunSpec>> = std::sync::Mutex::new(None);
 

@@ -101,6 +101,15 @@ pub fn bonnie(args: BonnieArgs, argv: &[OsString]) -> Result<Exit, Failure> {
     ranks.agree(servers.as_ref().map(|_| ()).map_err(Failure::clone))?;
     let servers = servers?;
     if session::checking_only() {
+        let spec = suite_spec(&args, size, 0, &ranks);
+        let config = suite_config(
+            &args,
+            &spec,
+            &suite::bonnie(&spec).phases,
+            String::new(),
+            &servers,
+        );
+        session::checked("bonnie", &config);
         return Ok(Exit::Ok);
     }
     // Each repetition a fresh suite, as bonnie++ -x: its own line in --bonnie-csv.
@@ -111,20 +120,8 @@ pub fn bonnie(args: BonnieArgs, argv: &[OsString]) -> Result<Exit, Failure> {
         let files = SuiteFiles::create(&args, &plan, &run_id, &ranks)?;
 
         let control = session::control(&run_id, args.seekers.max(1) as usize);
-        let mut config = Config {
-            bonnie: Some(bonnie_config(&spec)),
-            server_ram_bytes: args.server.server_ram,
-            ..plan::config(
-                &plan.phases,
-                Placement {
-                    dir: args.dir.display().to_string(),
-                    run_dir: files.dir.path.display().to_string(),
-                    keep: false,
-                    ranks: 1,
-                },
-            )
-        };
-        servers.apply(&mut config);
+        let run_dir = files.dir.path.display().to_string();
+        let config = suite_config(&args, &spec, &plan.phases, run_dir, &servers);
         let environment = env::capture(Some(&args.dir));
         let mut run = session::skeleton("bonnie", &run_id, argv, config, environment, &control);
         run.label = args.output.label.clone();
@@ -203,6 +200,31 @@ pub fn bonnie(args: BonnieArgs, argv: &[OsString]) -> Result<Exit, Failure> {
 }
 
 /// The suite's settings from the flags; each MPI rank's files carry its own prefix.
+/// The result's config of the suite `spec` planned as `phases`, run in `run_dir`.
+fn suite_config(
+    args: &BonnieArgs,
+    spec: &BonnieSpec,
+    phases: &[iobm_engine::Phase],
+    run_dir: String,
+    servers: &crate::servers::Servers,
+) -> Config {
+    let mut config = Config {
+        bonnie: Some(bonnie_config(spec)),
+        server_ram_bytes: args.server.server_ram,
+        ..plan::config(
+            phases,
+            Placement {
+                dir: args.dir.display().to_string(),
+                run_dir,
+                keep: false,
+                ranks: 1,
+            },
+        )
+    };
+    servers.apply(&mut config);
+    config
+}
+
 fn suite_spec(args: &BonnieArgs, size: u64, seed: u64, ranks: &Ranks) -> BonnieSpec {
     let files = args.files;
     BonnieSpec {

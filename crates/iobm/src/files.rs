@@ -218,6 +218,11 @@ pub fn write(args: WriteArgs, stream: bool, argv: &[OsString]) -> Result<Exit, F
     ranks.agree(servers.as_ref().map(|_| ()).map_err(Failure::clone))?;
     let servers = servers?;
     if session::checking_only() {
+        let (rank, size) = (ranks.rank() as usize, ranks.size() as usize);
+        let layout = Layout::for_rank(args.shared_file, rank, size, sizes.jobs, sizes.per_job);
+        let phases = write_phases(&args, sizes, &layout, stream, 0, &ranks);
+        let config = write_config(&args, &phases, String::new(), &ranks, &servers);
+        session::checked(if stream { "stream" } else { "write" }, &config);
         return Ok(Exit::Ok);
     }
     let run = repeated(args.io.measure.repeat, &ranks, |_| {
@@ -236,22 +241,10 @@ fn write_once(
 ) -> Result<RunResult, Failure> {
     let run_id = ranks.share(&RunId::generate());
     let data = DataSet::create(args, sizes, &run_id, ranks)?;
-    let phases = write_phases(args, sizes, &data, stream, run_id.seed, ranks);
+    let phases = write_phases(args, sizes, &data.layout, stream, run_id.seed, ranks);
     let control = session::control(&run_id, sizes.jobs);
-    let mut config = Config {
-        server_ram_bytes: args.io.server.server_ram,
-        reorder: args.io.reorder,
-        ..plan::config(
-            &phases,
-            Placement {
-                dir: args.dir.display().to_string(),
-                run_dir: data.dir.path.display().to_string(),
-                keep: args.keep,
-                ranks: ranks.size(),
-            },
-        )
-    };
-    servers.apply(&mut config);
+    let run_dir = data.dir.path.display().to_string();
+    let config = write_config(args, &phases, run_dir, ranks, servers);
     let environment = env::capture(Some(&args.dir));
     let kind = if stream { "stream" } else { "write" };
     let mut run = session::skeleton(kind, &run_id, argv, config, environment, &control);
@@ -264,12 +257,37 @@ fn write_once(
     Ok(run)
 }
 
+/// The result's config of a write or stream of these phases, run in `run_dir`.
+fn write_config(
+    args: &WriteArgs,
+    phases: &[Phase],
+    run_dir: String,
+    ranks: &Ranks,
+    servers: &crate::servers::Servers,
+) -> Config {
+    let mut config = Config {
+        server_ram_bytes: args.io.server.server_ram,
+        reorder: args.io.reorder,
+        ..plan::config(
+            phases,
+            Placement {
+                dir: args.dir.display().to_string(),
+                run_dir,
+                keep: args.keep,
+                ranks: ranks.size(),
+            },
+        )
+    };
+    servers.apply(&mut config);
+    config
+}
+
 /// The write, then for `stream` the read of the same data (in the same order, so a
 /// time-limited random write is read back exactly), or with --reorder the next rank's.
 fn write_phases(
     args: &WriteArgs,
     sizes: Sizes,
-    data: &DataSet,
+    layout: &Layout,
     stream: bool,
     seed: u64,
     ranks: &Ranks,
@@ -278,7 +296,7 @@ fn write_phases(
     let write = Phase {
         fsync: args.fsync,
         data: args.data,
-        ..phase("write", Op::Write, io, sizes.block, seed, &data.layout)
+        ..phase("write", Op::Write, io, sizes.block, seed, layout)
     };
     let mut phases = vec![write];
     if stream {
@@ -287,7 +305,7 @@ fn write_phases(
             let next = (rank + 1) % size;
             Layout::for_rank(args.shared_file, next, size, sizes.jobs, sizes.per_job)
         } else {
-            data.layout.clone()
+            layout.clone()
         };
         let mut read = match io.rwmix {
             // Reads and writes together; what is written is what is there already.

@@ -411,6 +411,19 @@ fn print_spec_of_every_command_round_trips_through_iobm_run() {
         assert_eq!(spec, direct["spec"], "{args:?}");
         assert_eq!(planned["config_hash"], direct["config_hash"], "{args:?}");
         assert_eq!(planned["kind"], direct["kind"], "{args:?}");
+        // Where the command can tell before it runs, the dry run shows that config hash.
+        if ["write", "stream", "bonnie"].contains(&args[0]) {
+            let dry = iobm()
+                .args(["run", "--dry-run"])
+                .arg(&plan)
+                .output()
+                .unwrap();
+            let shown = format!("config {}", planned["config_hash"].as_str().unwrap());
+            assert!(
+                String::from_utf8_lossy(&dry.stdout).contains(&shown),
+                "{args:?}: {shown}"
+            );
+        }
     }
     // A command that runs no workload has no spec to print.
     let out = iobm()

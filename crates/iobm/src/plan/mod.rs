@@ -39,11 +39,12 @@ struct Outcome {
     exit_code: Option<i32>,
 }
 
+/// A run of the plan, checked: its command line, and the config hash it will record where its
+/// command can tell before it runs.
+type Checked<'p> = (&'p PlannedRun, Vec<OsString>, Option<String>);
+
 /// The plan's runs with their command lines, each checked as the command would check it.
-fn checked<'p>(
-    plan: &'p Plan,
-    iobm: &Path,
-) -> Result<Vec<(&'p PlannedRun, Vec<OsString>)>, Failure> {
+fn checked<'p>(plan: &'p Plan, iobm: &Path) -> Result<Vec<Checked<'p>>, Failure> {
     plan.runs
         .iter()
         .map(|run| {
@@ -52,8 +53,8 @@ fn checked<'p>(
                 Failure::input(plan.error_at(run, key, &message))
             })?;
             check_command_line(plan, run, &argv)?;
-            check_target(plan, run, &argv, iobm)?;
-            Ok((run, argv))
+            let hash = check_target(plan, run, &argv, iobm)?;
+            Ok((run, argv, hash))
         })
         .collect()
 }
@@ -105,7 +106,7 @@ fn check_target(
     run: &PlannedRun,
     argv: &[OsString],
     iobm: &Path,
-) -> Result<(), Failure> {
+) -> Result<Option<String>, Failure> {
     let checked = std::process::Command::new(iobm)
         .args(&argv[1..])
         .env(iobm_run::session::CHECK_ONLY_ENV, "1")
@@ -119,7 +120,9 @@ fn check_target(
             ))
         })?;
     if checked.status.success() {
-        return Ok(());
+        let stdout = String::from_utf8_lossy(&checked.stdout);
+        let hash = stdout.lines().find_map(|l| l.strip_prefix("config_hash "));
+        return Ok(hash.map(str::to_string));
     }
     let stderr = String::from_utf8_lossy(&checked.stderr);
     let said = stderr
@@ -238,10 +241,13 @@ pub fn run(args: RunArgs) -> Result<Exit, Failure> {
         .clone()
         .unwrap_or_else(|| PathBuf::from(format!("{}-results", stem(&args.plan))));
     if args.dry_run {
-        for (i, (run, argv)) in runs.iter().enumerate() {
+        for (i, (run, argv, hash)) in runs.iter().enumerate() {
             let result = out.join(file::result_name(&run.label));
+            let hash = hash
+                .as_deref()
+                .map_or(String::new(), |h| format!("  config {h}"));
             say(&format!(
-                "{}/{}  {}\n      {}\n",
+                "{}/{}  {}{hash}\n      {}\n",
                 i + 1,
                 runs.len(),
                 run.label,
@@ -255,7 +261,7 @@ pub fn run(args: RunArgs) -> Result<Exit, Failure> {
     catch_signals();
     let mut outcomes: Vec<Outcome> = Vec::new();
     let mut stop = false;
-    for (i, (run, argv)) in runs.iter().enumerate() {
+    for (i, (run, argv, _)) in runs.iter().enumerate() {
         let result_file = file::result_name(&run.label);
         let result = out.join(&result_file);
         let words = words(run, argv, &iobm, &result);
@@ -322,10 +328,10 @@ fn save_summary(
     out: &Path,
     plan: &str,
     done: &[Outcome],
-    to_come: &[(&PlannedRun, Vec<OsString>)],
+    to_come: &[Checked],
 ) -> Result<(), Failure> {
     let mut runs = done.to_vec();
-    runs.extend(to_come.iter().map(|(run, _)| Outcome {
+    runs.extend(to_come.iter().map(|(run, _, _)| Outcome {
         label: run.label.clone(),
         command_line: Vec::new(),
         result: file::result_name(&run.label),
