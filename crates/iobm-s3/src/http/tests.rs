@@ -1,4 +1,5 @@
-//! Unit tests of the HTTP/1.1 connection against one-shot local servers: bodies, hang-ups, retries and timeouts.
+//! Unit tests of the HTTP/1.1 connection against one-shot local servers: bodies, hang-ups, retries
+//! and timeouts.
 
 use super::*;
 use std::net::TcpListener;

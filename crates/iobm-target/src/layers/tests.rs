@@ -1,4 +1,5 @@
-//! Unit tests of following a file system's layers down a fake sysfs, and of this process's I/O from /proc.
+//! Unit tests of following a file system's layers down a fake sysfs, and of this process's I/O from
+//! /proc.
 
 use super::*;
 use std::os::unix::fs::symlink;
