@@ -1,0 +1,152 @@
+//! Object workloads: the whole-object operations, the weights of a mixed phase, and the
+//! objects an object phase works on.
+
+use iobm_stats::names::ops;
+
+/// Whole-object operations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ObjectOp {
+    /// Store new objects (`obj.K`, K = i × workers + worker).
+    Put,
+    /// Read objects of the data set, whole or a `range` of each.
+    Get,
+    /// Ask for the size of objects of the data set.
+    Head,
+    /// Delete each object of the data set once.
+    Delete,
+    /// List the run's objects, one page per operation, starting over at the end.
+    List,
+    /// Store new objects by multipart upload.
+    Multipart,
+    /// Get, head, put and delete drawn by the [`Mix`] weights.
+    Mixed,
+}
+
+/// The operations of a mixed phase, in the order of its per-class books
+/// ([`Op::classes`](super::Op::classes)).
+pub const MIXED: [ObjectOp; 4] = [
+    ObjectOp::Get,
+    ObjectOp::Head,
+    ObjectOp::Put,
+    ObjectOp::Delete,
+];
+pub(super) const MIXED_NAMES: [&str; 4] = [
+    MIXED[0].name(),
+    MIXED[1].name(),
+    MIXED[2].name(),
+    MIXED[3].name(),
+];
+
+impl ObjectOp {
+    /// Every object operation, in the order `iobm s3 --help` lists them.
+    pub const ALL: [ObjectOp; 7] = [
+        ObjectOp::Put,
+        ObjectOp::Get,
+        ObjectOp::Head,
+        ObjectOp::Delete,
+        ObjectOp::List,
+        ObjectOp::Multipart,
+        ObjectOp::Mixed,
+    ];
+
+    /// The operation of this name.
+    pub fn from_name(name: &str) -> Option<ObjectOp> {
+        ObjectOp::ALL.into_iter().find(|op| op.name() == name)
+    }
+
+    pub const fn name(self) -> &'static str {
+        match self {
+            ObjectOp::Put => ops::PUT,
+            ObjectOp::Get => ops::GET,
+            ObjectOp::Head => ops::HEAD,
+            ObjectOp::Delete => ops::DELETE,
+            ObjectOp::List => ops::LIST,
+            ObjectOp::Multipart => ops::MULTIPART,
+            ObjectOp::Mixed => ops::MIXED,
+        }
+    }
+}
+
+/// Relative weights of the operations of a mixed phase (warp's defaults: 45/30/15/10).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Mix {
+    pub get: u32,
+    pub head: u32,
+    pub put: u32,
+    pub delete: u32,
+}
+
+impl Mix {
+    /// The weight of one of the [`MIXED`] operations.
+    pub fn weight(&self, op: ObjectOp) -> u32 {
+        match op {
+            ObjectOp::Get => self.get,
+            ObjectOp::Head => self.head,
+            ObjectOp::Put => self.put,
+            ObjectOp::Delete => self.delete,
+            _ => 0,
+        }
+    }
+}
+
+impl Default for Mix {
+    fn default() -> Self {
+        Mix {
+            get: 45,
+            head: 30,
+            put: 15,
+            delete: 10,
+        }
+    }
+}
+
+/// The objects of an object phase.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ObjectSpec {
+    /// Objects of the data set (`obj.0` .. `obj.N-1`) that get, head, delete, list and mixed
+    /// work on; for put and multipart with [`StopRule::Once`](super::StopRule::Once), how many to
+    /// store.
+    pub count: u64,
+    /// Smallest and largest object size; sizes are drawn uniformly per object (equal: fixed).
+    pub size: (u64, u64),
+    /// Bytes per ranged GET (from a random offset), None: whole objects.
+    pub range: Option<u64>,
+    pub part_size: u64,
+    pub part_concurrency: usize,
+    pub mix: Mix,
+    /// Keys per listing page.
+    pub page_keys: u32,
+    /// Delete phases: objects per request (1: one DELETE each; more: DeleteObjects, warp's
+    /// `--batch`), counted as one operation and that many keys.
+    pub delete_batch: u32,
+    /// Times a failed operation is tried again at once (counted apart; its latency then
+    /// covers every try); 0: failures are only counted.
+    pub retries: u32,
+    /// Put, multipart and mixed: store at most this many new objects (a phase that runs by
+    /// time then ends early), so a run cannot fill the store.
+    pub max_new: Option<u64>,
+}
+
+impl ObjectSpec {
+    /// The size of object `k`: fixed, or drawn from its number (so readers know it too).
+    pub fn size_of(&self, k: u64) -> u64 {
+        let (min, max) = self.size;
+        if min >= max {
+            min
+        } else {
+            min + crate::permute::mix(k ^ 0x000b_1ec7) % (max - min + 1)
+        }
+    }
+
+    /// Bytes of objects 0..count.
+    pub fn total_bytes(&self) -> u64 {
+        (0..self.count).map(|k| self.size_of(k)).sum()
+    }
+}
+
+/// The name of object `k`.
+pub fn object_name(out: &mut String, k: u64) {
+    use std::fmt::Write;
+    out.clear();
+    let _ = write!(out, "obj.{k}");
+}
