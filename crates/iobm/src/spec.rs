@@ -305,6 +305,7 @@ mod tests {
             ],
             &["iobm", "merge", "a.json", "b.json", "--whole"],
             &["iobm", "read", "--", "-odd"],
+            &["iobm", "quick", "--label", "tour", "/tmp"],
         ] {
             let spec = spec_of(args);
             assert_eq!(reparsed(&spec), spec, "{args:?}");
