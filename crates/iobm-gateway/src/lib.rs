@@ -49,9 +49,10 @@ pub enum Access {
         access_key: String,
         secret_key: String,
     },
-    /// SigV4 with the key pairs of a users file (`--users`), read again on SIGHUP; buckets
-    /// belong to the account that made them ([`acl`]).
-    Users(std::path::PathBuf),
+    /// SigV4 with the key pairs of a users file (`--users`, read once by
+    /// [`accounts::Accounts::from_file`]), read again on SIGHUP; buckets belong to the account
+    /// that made them ([`acl`]).
+    Users(Arc<accounts::Accounts>),
     /// No signature required (`--anonymous`).
     Anonymous,
 }
@@ -132,11 +133,10 @@ pub async fn serve(
         Access::Keys {
             access_key,
             secret_key,
-        } => Some(accounts::Accounts::single(access_key, secret_key)),
-        Access::Users(path) => Some(accounts::Accounts::from_file(path).map_err(io::Error::other)?),
+        } => Some(Arc::new(accounts::Accounts::single(access_key, secret_key))),
+        Access::Users(accounts) => Some(accounts.clone()),
         Access::Anonymous => None,
-    }
-    .map(Arc::new);
+    };
     let policy = accounts.clone().map(|accounts| acl::Policy {
         accounts,
         store: store.clone(),

@@ -44,10 +44,10 @@ pub fn serve(args: ServeArgs) -> Result<Exit, Failure> {
     let access = match (&args.access_key, &args.secret_key) {
         _ if args.anonymous => Access::Anonymous,
         _ if args.users.is_some() => {
-            let users = args.users.clone().expect("checked");
-            // Read once here for a clear error before anything starts.
-            iobm_gateway::accounts::Accounts::from_file(&users).map_err(Failure::input)?;
-            Access::Users(users)
+            let users = args.users.as_deref().expect("checked");
+            // Read here, once: a bad file is a clear error before anything starts.
+            let accounts = iobm_gateway::accounts::Accounts::from_file(users);
+            Access::Users(std::sync::Arc::new(accounts.map_err(Failure::input)?))
         }
         (Some(access_key), Some(secret_key)) => Access::Keys {
             access_key: access_key.clone(),
@@ -104,9 +104,9 @@ pub fn serve(args: ServeArgs) -> Result<Exit, Failure> {
             } => println!(
                 "  export AWS_ACCESS_KEY_ID={access_key} AWS_SECRET_ACCESS_KEY={secret_key} AWS_ENDPOINT_URL={scheme}://{addr}"
             ),
-            Access::Users(users) => println!(
+            Access::Users(_) => println!(
                 "  accounts from {} (read again on SIGHUP); export AWS_ENDPOINT_URL={scheme}://{addr}",
-                users.display()
+                args.users.as_deref().expect("checked").display()
             ),
             Access::Anonymous => println!("  anonymous access: requests are not signed"),
         }
