@@ -514,3 +514,24 @@ fn the_cpu_bound_counts_iobm_and_the_gateways_of_this_machine_only() {
     p.end_ns = p.start_ns;
     assert!(!says(&p, &machine, "bounded by this machine's CPU"));
 }
+
+#[test]
+fn o_direct_reads_are_checked_for_a_cache_only_over_a_backing_file() {
+    // A partition under the device (no backing file): O_DIRECT bypasses the cache, nothing to
+    // say of what was resident.
+    let mut p = phase("read", [50 * MIB, 50 * MIB], [1_000_000_000; 2]);
+    p.cache.resident_before_bytes = Some(100 * MIB);
+    p.cache.below = vec![crate::storage::Below {
+        top: "8:1".into(),
+        steps: vec!["8:1 is a partition of 8:0".into()],
+        ..Default::default()
+    }];
+    let machine = Machine::with_ram(RAM);
+    assert!(says(&p, &machine, "cache effect: 100% of the data"));
+    p.settings.direct = true;
+    assert!(
+        !says(&p, &machine, "cache effect: 100% of the data"),
+        "{:?}",
+        phase_warnings(&p, &machine)
+    );
+}

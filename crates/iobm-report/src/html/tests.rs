@@ -1,0 +1,108 @@
+//! Unit tests of the HTML report.
+
+use super::*;
+
+/// A phase of `length_ns` whose summed series has these MiB per interval of 1 s.
+fn phase(op: &str, length_ns: u64, mib: &[u64]) -> PhaseResult {
+    let mut p: PhaseResult =
+        serde_json::from_str(include_str!("../../../iobm/tests/fixtures/stream.json"))
+            .map(|r: RunResult| r.phases[0].clone())
+            .unwrap();
+    p.op = op.into();
+    p.end_ns = p.start_ns + length_ns;
+    let mut s = Series::new(std::time::Duration::from_secs(1));
+    s.bytes = mib.iter().map(|m| m << 20).collect();
+    s.ops = mib.to_vec();
+    p.series = Some(s);
+    p
+}
+
+fn values(chart: &Value, i: usize) -> Vec<f64> {
+    chart["series"][i]["values"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .collect()
+}
+
+fn xs(chart: &Value) -> Vec<f64> {
+    chart["x"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .collect()
+}
+
+fn run_of(p: &PhaseResult) -> RunResult {
+    let mut r: RunResult =
+        serde_json::from_str(include_str!("../../../iobm/tests/fixtures/stream.json")).unwrap();
+    r.phases = vec![p.clone()];
+    r
+}
+
+#[test]
+fn a_short_last_interval_is_drawn_with_the_one_before_over_their_real_length() {
+    // 3.224 s: the last 0.224 s hold the 4 MiB of requests that were in flight at the end.
+    let p = phase("write", 3_224_000_000, &[7, 9, 9, 4]);
+    let chart = phase_throughput(&p, &run_of(&p));
+    assert_eq!(chart["step"], true);
+    assert_eq!(xs(&chart), [0.0, 1.0, 2.0, 3.224]);
+    let y = values(&chart, 0);
+    let tail = 13.0 / 1.224;
+    assert_eq!(y.len(), 4);
+    assert_eq!(&y[..2], [7.0, 9.0]);
+    assert!(
+        (y[2] - tail).abs() < 1e-9 && (y[3] - tail).abs() < 1e-9,
+        "{y:?}"
+    );
+    // Bytes over the steps' lengths add up to every byte moved: nothing made up.
+    let drawn: f64 = y[..3]
+        .iter()
+        .zip([1.0, 1.0, 1.224])
+        .map(|(r, t)| r * t)
+        .sum();
+    assert!((drawn - 29.0).abs() < 1e-9);
+    // A last interval of at least half its length is its own step, over its own time.
+    let p = phase("write", 3_600_000_000, &[7, 9, 9, 4]);
+    let chart = phase_throughput(&p, &run_of(&p));
+    assert_eq!(xs(&chart), [0.0, 1.0, 2.0, 3.0, 3.6]);
+    assert!((values(&chart, 0)[3] - 4.0 / 0.6).abs() < 1e-9);
+}
+
+#[test]
+fn phases_that_move_no_data_are_drawn_in_operations_per_second() {
+    let p = phase("create", 3_000_000_000, &[100, 200, 300]);
+    let chart = phase_throughput(&p, &run_of(&p));
+    assert_eq!(chart["ylabel"], "operations/s");
+    assert_eq!(values(&chart, 0), [100.0, 200.0, 300.0, 300.0]);
+    assert_eq!(worker_bars(&p)["ylabel"], "operations/s");
+    // In the run's MiB/s they are a gap, not a zero.
+    let run = run_throughput(&run_of(&p));
+    assert!(run["series"][0]["values"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(Value::is_null));
+}
+
+#[test]
+fn latencies_read_in_the_unit_of_their_size() {
+    assert_eq!(readable_latency(850.0), "850 ns");
+    assert_eq!(readable_latency(23_800.0), "23.8 µs");
+    assert_eq!(readable_latency(171_966_500.0), "171.97 ms");
+    assert_eq!(readable_latency(2_500_000_000.0), "2.500 s");
+    let p = phase("write", 3_000_000_000, &[1, 1, 1]);
+    let mut out = String::new();
+    latency_line(&mut out, &p);
+    let p99 = p.latency.p99_ns.unwrap();
+    assert!(
+        out.contains(&format!(
+            "<span data-p=\"p99\" data-ns=\"{p99}\">{}</span>",
+            readable_latency(p99 as f64)
+        )),
+        "{out}"
+    );
+    assert!(!out.contains(" in us"), "{out}");
+}
