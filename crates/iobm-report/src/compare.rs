@@ -11,6 +11,9 @@ use iobm_results::repeats::{overlap, Spread};
 use iobm_results::{PhaseResult, RunResult};
 use iobm_stats::AggregateKind;
 
+mod csv;
+use csv::csv;
+
 /// Output formats of the comparison.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
@@ -497,73 +500,6 @@ fn markdown_escape(text: &str) -> String {
     out
 }
 
-/// One row per run (or per test, transposed), each test's value, ratio, %CPU, p99 in µs, cache
-/// verdict and warnings; the run-wide warnings last (a column, or transposed a row).
-fn csv(c: &Comparison, transpose: bool) -> String {
-    let us = |cell: &Cell| {
-        cell.p99_ns
-            .map_or(String::new(), |ns| format!("{:.1}", ns as f64 / 1e3))
-    };
-    let fields = |cell: &Cell| {
-        [
-            cell.value.map_or("-".into(), |v| format!("{v:.2}")),
-            cell.ratio.map_or(String::new(), |r| format!("{r:.2}")),
-            cell.cpu_percent
-                .map_or(String::new(), |v| format!("{v:.1}")),
-            us(cell),
-            cell.verdict.clone().unwrap_or_default(),
-            cell.warnings.join("; "),
-        ]
-    };
-    let names = |name: &str| {
-        [
-            name.to_string(),
-            format!("{name} ratio"),
-            format!("{name} cpu%"),
-            format!("{name} p99 us"),
-            format!("{name} cache verdict"),
-            format!("{name} warnings"),
-        ]
-    };
-    let mut out = String::new();
-    if transpose {
-        let mut header = vec!["test".to_string()];
-        c.labels.iter().for_each(|l| header.extend(names(l)));
-        out.push_str(&csv_row(&header));
-        for (t, (test, unit)) in c.tests.iter().enumerate() {
-            let mut row = vec![format!("{test} {unit}")];
-            c.cells
-                .iter()
-                .for_each(|cells| row.extend(fields(&cells[t])));
-            out.push_str(&csv_row(&row));
-        }
-        // The run-wide warnings, in each run's first column.
-        let mut row = vec!["run warnings".to_string()];
-        for w in &c.run_warnings {
-            let mut f = vec![String::new(); names("").len()];
-            f[0] = w.join("; ");
-            row.extend(f);
-        }
-        out.push_str(&csv_row(&row));
-    } else {
-        let mut header = vec!["run".to_string()];
-        for (test, unit) in &c.tests {
-            let mut n = names(test);
-            n[0] = format!("{test} {unit}");
-            header.extend(n);
-        }
-        header.push("run warnings".to_string());
-        out.push_str(&csv_row(&header));
-        for ((label, cells), warnings) in c.labels.iter().zip(&c.cells).zip(&c.run_warnings) {
-            let mut row = vec![label.clone()];
-            cells.iter().for_each(|cell| row.extend(fields(cell)));
-            row.push(warnings.join("; "));
-            out.push_str(&csv_row(&row));
-        }
-    }
-    out
-}
-
 /// Whether the runs ran the same workload, by their configuration hashes (recomputed, so
 /// documents from before have one too).
 fn workloads(runs: &[(String, RunResult)]) -> String {
@@ -589,37 +525,5 @@ fn workloads(runs: &[(String, RunResult)]) -> String {
     }
 }
 
-fn csv_row(cells: &[String]) -> String {
-    let escaped: Vec<String> = cells
-        .iter()
-        .map(|c| {
-            if c.contains([',', '"', '\n']) {
-                format!("\"{}\"", c.replace('"', "\"\""))
-            } else {
-                c.clone()
-            }
-        })
-        .collect();
-    escaped.join(",") + "\n"
-}
-
 #[cfg(test)]
-mod tests {
-    use super::wrap;
-
-    #[test]
-    fn prose_below_a_table_is_wrapped_between_words_to_its_width() {
-        let text = "  run (tests): the file is smaller than twice the RAM, so rates may include cache effects";
-        let wrapped = wrap(text, 40, "    ");
-        assert_eq!(
-            wrapped,
-            "  run (tests): the file is smaller than\n    twice the RAM, so rates may include\n    cache effects\n"
-        );
-        assert!(wrapped.lines().all(|l| l.chars().count() <= 40));
-        // Nothing is lost or reordered.
-        let words: Vec<&str> = wrapped.split_whitespace().collect();
-        assert_eq!(words, text.split_whitespace().collect::<Vec<_>>());
-        // A word longer than the width keeps a line of its own.
-        assert_eq!(wrap("a verylongword b", 5, ""), "a\nverylongword\nb\n");
-    }
-}
+mod tests;

@@ -3,23 +3,25 @@
 //! under `vendor/uplot`, embedded at build time) from the chart data this module computes.
 //! The page loads nothing: its Content-Security-Policy forbids every request.
 
+mod charts;
 mod servers;
 
 use crate::compare::{verdict_mark, Comparison, Unit};
 use crate::text::render_header;
+use charts::{
+    latency_distribution, latency_over_time, phase_throughput, rank_bars, stepped, steps,
+    worker_bars, MIN_STEPS,
+};
 use iobm_results::{PhaseResult, RunResult, Series};
-use iobm_stats::{AggregateKind, HistogramData};
+use iobm_stats::AggregateKind;
 use serde_json::{json, Value};
 use std::fmt::Write;
-use std::ops::Range;
 
 const UPLOT_JS: &str = include_str!("../vendor/uplot/uPlot.iife.min.js");
 const UPLOT_CSS: &str = include_str!("../vendor/uplot/uPlot.min.css");
 const PAGE_JS: &str = include_str!("html/report.js");
 const PAGE_CSS: &str = include_str!("html/report.css");
 
-/// Workers drawn one line each; above this, ranks are (or only the total).
-const MAX_LINES: usize = 16;
 const MIB: f64 = 1024.0 * 1024.0;
 
 /// Text as HTML.
@@ -327,235 +329,6 @@ fn latency_line(out: &mut String, phase: &PhaseResult) {
     );
 }
 
-/// How a phase's workers are drawn: each worker, each rank, or only the total; with the
-/// series of each.
-fn groups(phase: &PhaseResult, run: &RunResult) -> Vec<(String, Series)> {
-    if phase.workers.len() <= MAX_LINES && !phase.worker_series_detached {
-        let many_ranks = run.ranks.len() > 1;
-        return phase
-            .workers
-            .iter()
-            .map(|w| {
-                let name = if many_ranks {
-                    format!("rank {} worker {}", w.rank, w.worker)
-                } else {
-                    format!("worker {}", w.worker)
-                };
-                (name, w.series.clone())
-            })
-            .collect();
-    }
-    let ranks = &phase.rank_series;
-    if ranks.len() > 1 && ranks.len() <= MAX_LINES {
-        return ranks
-            .iter()
-            .map(|r| (format!("rank {}", r.rank), r.series.clone()))
-            .collect();
-    }
-    Vec::new()
-}
-
-/// Phases drawn over time need at least this many steps; shorter ones get no such charts.
-const MIN_STEPS: usize = 3;
-
-/// The length in seconds of interval `k` of a phase's series: the last one ends with the phase
-/// (one past the phase's end covers nothing).
-fn covered(phase: &PhaseResult, interval_ns: u64, k: usize) -> f64 {
-    let length = phase.end_ns.saturating_sub(phase.start_ns);
-    let start = k as u64 * interval_ns;
-    seconds(interval_ns.min(length.saturating_sub(start)))
-}
-
-/// The steps a phase's series of `n` intervals is drawn in: where each begins (seconds since the
-/// phase began) and, last, where the phase ended; and for each the intervals it holds and the
-/// seconds they cover. The last interval covers only what is left of the phase; one shorter
-/// than half an interval is drawn with the one before it (their amount over their time
-/// together): the operations still in flight at the end complete in it, and over its short
-/// time alone they would draw a spike that nothing moved at.
-fn steps(phase: &PhaseResult, interval_ns: u64, n: usize) -> (Vec<f64>, Vec<(Range<usize>, f64)>) {
-    let mut spans: Vec<(Range<usize>, f64)> = (0..n)
-        .map(|k| (k..k + 1, covered(phase, interval_ns, k)))
-        .collect();
-    while spans.len() >= 2 && spans[spans.len() - 1].1 < seconds(interval_ns) / 2.0 {
-        let (last, length) = spans.pop().expect("two spans");
-        let before = spans.last_mut().expect("one span");
-        before.0.end = last.end;
-        before.1 += length;
-    }
-    let step = seconds(interval_ns);
-    let mut x: Vec<f64> = spans.iter().map(|(r, _)| r.start as f64 * step).collect();
-    if let Some((r, length)) = spans.last() {
-        x.push(r.start as f64 * step + length);
-    }
-    (x, spans)
-}
-
-/// The rate of `amounts` (bytes or operations per interval) over each step, divided by `unit`;
-/// the last value repeated at the phase's end, where its step ends.
-fn stepped(amounts: &[u64], spans: &[(Range<usize>, f64)], unit: f64) -> Vec<Value> {
-    let mut y: Vec<Value> = spans
-        .iter()
-        .map(|(r, length)| {
-            let sum: u64 = r
-                .clone()
-                .map(|k| amounts.get(k).copied().unwrap_or(0))
-                .sum();
-            if *length > 0.0 {
-                Value::from(sum as f64 / length / unit)
-            } else {
-                Value::Null
-            }
-        })
-        .collect();
-    if let Some(last) = y.last().cloned() {
-        y.push(last);
-    }
-    y
-}
-
-/// The rate per interval of the phase, MiB/s (operations per second for phases that move no
-/// data): the total and each group, drawn as steps over the time each covers.
-fn phase_throughput(phase: &PhaseResult, run: &RunResult) -> Value {
-    let all = phase_series(phase);
-    let step = seconds(all.interval_ns);
-    let (x, spans) = steps(phase, all.interval_ns, all.bytes.len());
-    let data = phase.moves_data();
-    let rate = |s: &Series| {
-        if data {
-            stepped(&s.bytes, &spans, MIB)
-        } else {
-            stepped(&s.ops, &spans, 1.0)
-        }
-    };
-    let mut series = vec![json!({"label": "all", "values": rate(&all)})];
-    for (name, s) in groups(phase, run) {
-        series.push(json!({"label": name, "values": rate(&s)}));
-    }
-    let unit = if data { "MiB/s" } else { "operations/s" };
-    json!({
-        "kind": "lines", "step": true, "title": format!("{}: {unit} per {step} s", phase.name),
-        "xlabel": "seconds since the phase began", "ylabel": unit, "x": x, "series": series,
-    })
-}
-
-/// p50, p99 and max latency per interval over all workers (documents from before per-interval
-/// latency have none).
-fn latency_over_time(phase: &PhaseResult) -> Option<Value> {
-    let all = phase_series(phase);
-    if all.latency.is_empty() {
-        return None;
-    }
-    let step = all.interval_ns as f64 / 1e9;
-    let mut columns: [Vec<Value>; 3] = Default::default();
-    for h in &all.latency {
-        let us = |v: Option<u64>| v.map_or(Value::Null, |v| Value::from(v as f64 / 1e3));
-        columns[0].push(us(h.percentile(50.0)));
-        columns[1].push(us(h.percentile(99.0)));
-        columns[2].push(us((h.count > 0).then_some(h.max_ns)));
-    }
-    let x: Vec<f64> = (0..all.latency.len()).map(|k| k as f64 * step).collect();
-    let [p50, p99, max] = columns;
-    Some(json!({
-        "kind": "lines", "log": true, "yunit": "latency", "title": format!("{}: latency per {} s", phase.name, step),
-        "xlabel": "seconds since the phase began", "ylabel": "latency", "x": x,
-        "series": [
-            {"label": "p50", "values": p50},
-            {"label": "p99", "values": p99},
-            {"label": "max", "values": max},
-        ],
-    }))
-}
-
-/// Operations per latency bucket, on a logarithmic latency axis.
-fn latency_distribution(h: &HistogramData) -> Option<Value> {
-    let buckets: Vec<&[u64; 2]> = h.buckets.iter().filter(|b| b[0] > 0).collect();
-    if buckets.is_empty() {
-        return None;
-    }
-    let x: Vec<f64> = buckets.iter().map(|b| b[0] as f64 / 1e3).collect();
-    let y: Vec<u64> = buckets.iter().map(|b| b[1]).collect();
-    Some(json!({
-        "kind": "distribution", "xunit": "latency", "title": "latency distribution: operations per bucket",
-        "xlabel": "latency (log scale)", "ylabel": "operations", "x": x,
-        "series": [{"label": "operations", "values": y}],
-    }))
-}
-
-/// Each worker's own rate, bytes over its span: a short bar is a straggler.
-fn worker_bars(phase: &PhaseResult) -> Value {
-    let labels: Vec<String> = phase
-        .workers
-        .iter()
-        .map(|w| format!("r{} w{}", w.rank, w.worker))
-        .collect();
-    let data = phase.moves_data();
-    let rates: Vec<f64> = phase
-        .workers
-        .iter()
-        .map(|w| {
-            let span = seconds(w.span.end_ns.saturating_sub(w.span.start_ns));
-            match (span > 0.0, data) {
-                (true, true) => w.span.bytes as f64 / span / MIB,
-                (true, false) => w.span.ops as f64 / span,
-                (false, _) => 0.0,
-            }
-        })
-        .collect();
-    let (unit, what) = if data {
-        ("MiB/s", "bytes")
-    } else {
-        ("operations/s", "operations")
-    };
-    json!({
-        "kind": "bars", "title": format!("{}: each worker's {unit} (its {what} over its own span)", phase.name),
-        "xlabel": "worker", "ylabel": unit, "labels": labels,
-        "series": [{"label": unit, "values": rates}],
-    })
-}
-
-/// Each rank's rate (its bytes over its workers' first start to last end), with more than one.
-fn rank_bars(phase: &PhaseResult, run: &RunResult) -> Option<Value> {
-    if run.ranks.len() < 2 {
-        return None;
-    }
-    let data = phase.moves_data();
-    let amount = |w: &iobm_results::WorkerResult| if data { w.span.bytes } else { w.span.ops };
-    let mut ranks: Vec<(u32, u64, u64, u64)> = Vec::new();
-    for w in &phase.workers {
-        match ranks.iter_mut().find(|r| r.0 == w.rank) {
-            Some(r) => {
-                r.1 += amount(w);
-                r.2 = r.2.min(w.span.start_ns);
-                r.3 = r.3.max(w.span.end_ns);
-            }
-            None => ranks.push((w.rank, amount(w), w.span.start_ns, w.span.end_ns)),
-        }
-    }
-    ranks.sort_by_key(|r| r.0);
-    let labels: Vec<String> = ranks.iter().map(|r| format!("rank {}", r.0)).collect();
-    let rates: Vec<f64> = ranks
-        .iter()
-        .map(|&(_, amount, start, end)| {
-            let span = seconds(end.saturating_sub(start));
-            match (span > 0.0, data) {
-                (true, true) => amount as f64 / span / MIB,
-                (true, false) => amount as f64 / span,
-                (false, _) => 0.0,
-            }
-        })
-        .collect();
-    let (unit, what) = if data {
-        ("MiB/s", "bytes")
-    } else {
-        ("operations/s", "operations")
-    };
-    Some(json!({
-        "kind": "bars", "title": format!("{}: each rank's {unit} (its {what} over its workers' first start to last end)", phase.name),
-        "xlabel": "rank", "ylabel": unit, "labels": labels,
-        "series": [{"label": unit, "values": rates}],
-    }))
-}
-
 /// The page of a comparison: the table of every test's value per run (with its ratio to the
 /// first run, its p99 latency and iobm's CPU), then one bar chart per test across the runs.
 pub fn compare_page(runs: &[(String, RunResult)], aggregate: AggregateKind, unit: Unit) -> String {
@@ -650,111 +423,4 @@ pub fn compare_page(runs: &[(String, RunResult)], aggregate: AggregateKind, unit
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A phase of `length_ns` whose summed series has these MiB per interval of 1 s.
-    fn phase(op: &str, length_ns: u64, mib: &[u64]) -> PhaseResult {
-        let mut p: PhaseResult =
-            serde_json::from_str(include_str!("../../iobm/tests/fixtures/stream.json"))
-                .map(|r: RunResult| r.phases[0].clone())
-                .unwrap();
-        p.op = op.into();
-        p.end_ns = p.start_ns + length_ns;
-        let mut s = Series::new(std::time::Duration::from_secs(1));
-        s.bytes = mib.iter().map(|m| m << 20).collect();
-        s.ops = mib.to_vec();
-        p.series = Some(s);
-        p
-    }
-
-    fn values(chart: &Value, i: usize) -> Vec<f64> {
-        chart["series"][i]["values"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|v| v.as_f64().unwrap())
-            .collect()
-    }
-
-    fn xs(chart: &Value) -> Vec<f64> {
-        chart["x"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|v| v.as_f64().unwrap())
-            .collect()
-    }
-
-    fn run_of(p: &PhaseResult) -> RunResult {
-        let mut r: RunResult =
-            serde_json::from_str(include_str!("../../iobm/tests/fixtures/stream.json")).unwrap();
-        r.phases = vec![p.clone()];
-        r
-    }
-
-    #[test]
-    fn a_short_last_interval_is_drawn_with_the_one_before_over_their_real_length() {
-        // 3.224 s: the last 0.224 s hold the 4 MiB of requests that were in flight at the end.
-        let p = phase("write", 3_224_000_000, &[7, 9, 9, 4]);
-        let chart = phase_throughput(&p, &run_of(&p));
-        assert_eq!(chart["step"], true);
-        assert_eq!(xs(&chart), [0.0, 1.0, 2.0, 3.224]);
-        let y = values(&chart, 0);
-        let tail = 13.0 / 1.224;
-        assert_eq!(y.len(), 4);
-        assert_eq!(&y[..2], [7.0, 9.0]);
-        assert!(
-            (y[2] - tail).abs() < 1e-9 && (y[3] - tail).abs() < 1e-9,
-            "{y:?}"
-        );
-        // Bytes over the steps' lengths add up to every byte moved: nothing made up.
-        let drawn: f64 = y[..3]
-            .iter()
-            .zip([1.0, 1.0, 1.224])
-            .map(|(r, t)| r * t)
-            .sum();
-        assert!((drawn - 29.0).abs() < 1e-9);
-        // A last interval of at least half its length is its own step, over its own time.
-        let p = phase("write", 3_600_000_000, &[7, 9, 9, 4]);
-        let chart = phase_throughput(&p, &run_of(&p));
-        assert_eq!(xs(&chart), [0.0, 1.0, 2.0, 3.0, 3.6]);
-        assert!((values(&chart, 0)[3] - 4.0 / 0.6).abs() < 1e-9);
-    }
-
-    #[test]
-    fn phases_that_move_no_data_are_drawn_in_operations_per_second() {
-        let p = phase("create", 3_000_000_000, &[100, 200, 300]);
-        let chart = phase_throughput(&p, &run_of(&p));
-        assert_eq!(chart["ylabel"], "operations/s");
-        assert_eq!(values(&chart, 0), [100.0, 200.0, 300.0, 300.0]);
-        assert_eq!(worker_bars(&p)["ylabel"], "operations/s");
-        // In the run's MiB/s they are a gap, not a zero.
-        let run = run_throughput(&run_of(&p));
-        assert!(run["series"][0]["values"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .all(Value::is_null));
-    }
-
-    #[test]
-    fn latencies_read_in_the_unit_of_their_size() {
-        assert_eq!(readable_latency(850.0), "850 ns");
-        assert_eq!(readable_latency(23_800.0), "23.8 µs");
-        assert_eq!(readable_latency(171_966_500.0), "171.97 ms");
-        assert_eq!(readable_latency(2_500_000_000.0), "2.500 s");
-        let p = phase("write", 3_000_000_000, &[1, 1, 1]);
-        let mut out = String::new();
-        latency_line(&mut out, &p);
-        let p99 = p.latency.p99_ns.unwrap();
-        assert!(
-            out.contains(&format!(
-                "<span data-p=\"p99\" data-ns=\"{p99}\">{}</span>",
-                readable_latency(p99 as f64)
-            )),
-            "{out}"
-        );
-        assert!(!out.contains(" in us"), "{out}");
-    }
-}
+mod tests;
