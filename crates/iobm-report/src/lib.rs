@@ -7,6 +7,7 @@ pub mod html;
 pub mod series;
 pub mod table;
 pub mod text;
+pub mod views;
 
 pub use text::{
     render_footer, render_header, render_phase, render_repeats, render_run, render_verdicts,

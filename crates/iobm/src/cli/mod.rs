@@ -204,18 +204,28 @@ impl OutputArgs {
     /// Checks the output paths before a run starts.
     pub fn check(&self) -> Result<(), iobm_run::exit::Failure> {
         iobm_run::session::json_path_ok(self.json())?;
-        for (flag, path) in [("--csv", &self.csv), ("--html", &self.html)] {
-            if let Some(path) = path {
-                iobm_run::session::output_path_ok(flag, path)?;
-            }
+        for (view, path) in self.views() {
+            iobm_run::session::output_path_ok(view.flag(), path)?;
         }
         Ok(())
     }
 
-    /// Writes the run's time series to `--csv FILE` and its report to `--html FILE`, those
-    /// given (at rank 0, after the run).
+    /// The views asked for, each with its file.
+    fn views(&self) -> impl Iterator<Item = (iobm_report::views::View, &std::path::Path)> {
+        use iobm_report::views::{View, VIEWS};
+        VIEWS.into_iter().filter_map(|view| {
+            let path = match view {
+                View::Series => &self.csv,
+                View::Page => &self.html,
+            };
+            path.as_deref().map(|p| (view, p))
+        })
+    }
+
+    /// Writes each view asked for (`--csv`, `--html`: `iobm_report::views`) to its file (at
+    /// rank 0, after the run).
     pub fn save_views(&self, run: &iobm_results::RunResult) -> Result<(), iobm_run::exit::Failure> {
-        if self.csv.is_none() && self.html.is_none() {
+        if self.views().next().is_none() {
             return Ok(());
         }
         // The per-worker series of large phases, kept compressed until now, put back.
@@ -225,11 +235,8 @@ impl OutputArgs {
             whole
         });
         let run = restored.as_ref().unwrap_or(run);
-        if let Some(path) = &self.csv {
-            save("--csv", path, &iobm_report::series::csv(run))?;
-        }
-        if let Some(path) = &self.html {
-            save("--html", path, &iobm_report::html::run_page(run))?;
+        for (view, path) in self.views() {
+            save(view.flag(), path, &view.render(run))?;
         }
         Ok(())
     }
