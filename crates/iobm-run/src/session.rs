@@ -62,13 +62,19 @@ pub fn control(run_id: &RunId, max_workers: usize) -> Arc<Control> {
 /// Said of every run that writes zeros.
 pub const ZERO_DATA: &str = "data zero: storage that compresses, deduplicates or thin-provisions stores next to nothing of it, so these rates can exceed what its devices can do";
 
-/// Set by `iobm run` for the processes that check a plan's runs before any starts: each
-/// command returns once its flags and target are checked, before it creates anything.
-pub const CHECK_ONLY_ENV: &str = "IOBM_CHECK_ONLY";
+/// Set (by the hidden `--check-only` flag `iobm run` gives the processes that check a plan's
+/// runs before any starts, also through a launcher): each command returns once its flags and
+/// target are checked, before it creates anything.
+static CHECK_ONLY: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
-/// Whether this process only checks its command (see [`CHECK_ONLY_ENV`]).
+/// From now on this process only checks its command.
+pub fn check_only() {
+    CHECK_ONLY.store(true, Ordering::Relaxed);
+}
+
+/// Whether this process only checks its command (see [`check_only`]).
 pub fn checking_only() -> bool {
-    std::env::var_os(CHECK_ONLY_ENV).is_some()
+    CHECK_ONLY.load(Ordering::Relaxed)
 }
 
 /// What a process that only checks its command prints for `iobm run --dry-run`: the config

@@ -60,11 +60,23 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
             return ExitCode::from(Exit::BadInput as u8);
         }
     };
-    let spec = spec::from_matches(&matches);
+    let spec = match &cli.command {
+        Command::Rerun(args) if cli.print_spec => match plan::rerun_spec(args) {
+            Ok(spec) => Some(spec),
+            Err(failure) => {
+                eprintln!("iobm: error: {failure}");
+                return ExitCode::from(failure.exit as u8);
+            }
+        },
+        _ => spec::from_matches(&matches),
+    };
     if cli.print_spec {
         return print_spec(spec.as_ref(), &argv);
     }
     iobm_run::session::record_spec(spec);
+    if cli.check_only {
+        iobm_run::session::check_only();
+    }
     let outcome = match cli.command {
         Command::Write(args) => files::write(args, false, &argv),
         Command::Stream(args) => files::write(args, true, &argv),

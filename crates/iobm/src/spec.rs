@@ -21,8 +21,13 @@ const NOT_IN_SPEC: &[&str] = &[
     "html",
     "bonnie-csv",
     "print-spec",
+    "check-only",
     "help",
 ];
+
+/// Arguments naming a path on this machine: kept absolute in a spec, so it means the same
+/// wherever it is run from.
+const PATHS: &[&str] = &["dir", "path", "results"];
 
 /// The key an argument has in a spec: its long name, else (an argument without a flag) its id.
 fn key(arg: &Arg) -> String {
@@ -68,6 +73,11 @@ pub fn from_matches(matches: &ArgMatches) -> Option<RunSpec> {
                     .flatten()
                     .map(|v| v.to_string_lossy().into_owned())
                     .collect();
+                let raw = if PATHS.contains(&key.as_str()) {
+                    raw.into_iter().map(absolute).collect()
+                } else {
+                    raw
+                };
                 match (is_list(arg), raw.as_slice()) {
                     (false, [one]) => SpecValue::Text(one.clone()),
                     _ => SpecValue::List(raw),
@@ -81,6 +91,17 @@ pub fn from_matches(matches: &ArgMatches) -> Option<RunSpec> {
         command: name.to_string(),
         options,
     })
+}
+
+/// A path as given, made absolute against the current directory when it is relative (not
+/// resolved further: a symbolic link stays as named).
+fn absolute(path: String) -> String {
+    if std::path::Path::new(&path).is_absolute() || path.is_empty() {
+        return path;
+    }
+    std::env::current_dir()
+        .map(|cwd| cwd.join(&path).display().to_string())
+        .unwrap_or(path)
 }
 
 /// The command line (program name first) that runs `spec`; an error names the key.
@@ -113,12 +134,17 @@ pub fn to_argv(spec: &RunSpec) -> Result<Vec<OsString>, String> {
             (false, SpecValue::Flag(_)) => {
                 return Err(format!("{name}: takes a value, not true or false"))
             }
+            (false, SpecValue::List(vs))
+                if arg.is_positional() && !is_list(arg) && vs.len() != 1 =>
+            {
+                return Err(format!("{name}: takes one value, not a list{IN_MATRIX}"))
+            }
             (false, value) if arg.is_positional() => {
                 positional.push((arg.get_index().unwrap_or(usize::MAX), value))
             }
             (false, SpecValue::Text(v)) => argv.push(format!("--{name}={v}").into()),
             (false, SpecValue::List(vs)) if !is_list(arg) && vs.len() != 1 => {
-                return Err(format!("{name}: takes one value, not a list"))
+                return Err(format!("{name}: takes one value, not a list{IN_MATRIX}"))
             }
             (false, SpecValue::List(vs)) => {
                 argv.extend(vs.iter().map(|v| OsString::from(format!("--{name}={v}"))))
@@ -168,8 +194,24 @@ pub fn set(spec: &mut RunSpec, assignment: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// "unknown option" naming the nearest the command has.
+/// Said of a list given to an option of one value.
+const IN_MATRIX: &str = " (values to run one after another go in a [matrix])";
+
+/// "unknown option" naming the nearest the command has, or why an option it has is not kept.
 fn unknown(command: &clap::Command, name: &str) -> String {
+    match name {
+        "access-key" | "secret-key" => {
+            return format!(
+                "{name}: never kept in a spec: give the credentials as AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY in the environment"
+            )
+        }
+        "json" | "csv" | "html" | "bonnie-csv" => {
+            return format!(
+                "{name}: where results go is chosen by whoever runs the spec (iobm run --out, iobm rerun --json/--csv/--html)"
+            )
+        }
+        _ => {}
+    }
     let nearest = command
         .get_arguments()
         .map(key)
@@ -347,7 +389,7 @@ mod tests {
             .insert("secret-key".into(), SpecValue::Text("SK".into()));
         assert!(to_argv(&with_secret)
             .unwrap_err()
-            .contains("no such option"));
+            .contains("AWS_SECRET_ACCESS_KEY in the environment"));
     }
 
     #[test]
@@ -373,6 +415,28 @@ mod tests {
         spec.command = "stream".into();
         spec.spec = 2;
         assert!(to_argv(&spec).unwrap_err().starts_with("spec 2"));
+    }
+
+    #[test]
+    fn paths_are_kept_absolute() {
+        let cwd = std::env::current_dir().unwrap();
+        let spec = spec_of(&["iobm", "stream", "rel/dir"]);
+        let expected = cwd.join("rel/dir").display().to_string();
+        assert_eq!(spec.options["dir"], SpecValue::Text(expected));
+        let spec = spec_of(&["iobm", "merge", "a.json", "/b.json"]);
+        let a = cwd.join("a.json").display().to_string();
+        assert_eq!(
+            spec.options["results"],
+            SpecValue::List(vec![a, "/b.json".into()])
+        );
+        let mut spec = spec_of(&["iobm", "stream", "/tmp"]);
+        spec.options.insert(
+            "dir".into(),
+            SpecValue::List(vec!["/a".into(), "/b".into()]),
+        );
+        assert!(to_argv(&spec)
+            .unwrap_err()
+            .starts_with("dir: takes one value, not a list"));
     }
 
     #[test]
@@ -425,7 +489,7 @@ mod tests {
         assert!(set(&mut spec, "jobs").unwrap_err().starts_with("KEY=VALUE"));
         assert!(set(&mut spec, "json=r.json")
             .unwrap_err()
-            .contains("no such option"));
+            .contains("iobm rerun --json"));
         assert_eq!(
             to_argv(&spec).unwrap(),
             ["iobm", "stream", "--jobs=8", "--", "/tmp"]

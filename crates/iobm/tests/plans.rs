@@ -505,3 +505,57 @@ fn malformed_plans_are_refused_before_anything_is_created() {
         );
     }
 }
+
+/// What `iobm run` has every run of a plan do before any starts: each workload command checks
+/// its flags and target and stops before it creates anything.
+#[test]
+fn every_workload_command_stops_after_its_checks() {
+    let target = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let dir = target.path().display().to_string();
+    let kept = work.path().join("kept.json");
+    iobm()
+        .args(["write", "--size", "4MiB", "--keep", "--json"])
+        .arg(&kept)
+        .arg(&dir)
+        .assert()
+        .success();
+    let data_set = load(&kept)["config"]["run_dir"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let before = entries(target.path());
+    let kept = kept.display().to_string();
+    let commands: Vec<Vec<&str>> = vec![
+        vec!["write", "--size", "4MiB", &dir],
+        vec!["stream", "--size", "4MiB", &dir],
+        vec!["read", &data_set],
+        vec!["bonnie", "--size", "4MiB", "--files", "1:4096:0:2", &dir],
+        vec!["quick", &dir],
+        vec!["s3", "put", "--ops", "4", "--dir", &dir],
+        vec!["merge", &kept, &kept],
+    ];
+    for args in &commands {
+        let json = work.path().join("checked.json");
+        let out = iobm()
+            .args(args)
+            .arg("--check-only")
+            .arg("--json")
+            .arg(&json)
+            .timeout(Duration::from_secs(60))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(entries(target.path()), before, "{args:?} created something");
+        assert!(!json.exists(), "{args:?} saved a result");
+        let data_files = entries(&Path::new(&data_set).to_path_buf());
+        assert!(
+            data_files.iter().any(|f| f.starts_with("data.")),
+            "{args:?}: {data_files:?}"
+        );
+    }
+}

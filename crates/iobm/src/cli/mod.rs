@@ -56,6 +56,10 @@ pub struct Cli {
     /// Print the command line as a plan entry (TOML, for `iobm run`) instead of running it
     #[arg(long, global = true)]
     pub print_spec: bool,
+    /// Check the command's flags and target, then stop before anything is created (what
+    /// `iobm run` has each run of a plan do before any starts)
+    #[arg(long, global = true, hide = true)]
+    pub check_only: bool,
 }
 
 #[derive(Debug, Subcommand)]

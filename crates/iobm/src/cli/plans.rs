@@ -33,7 +33,7 @@ pub struct RunArgs {
     #[arg(value_name = "PLAN.toml")]
     pub plan: PathBuf,
     /// Directory for the results (one RESULT.json per run, named by its label) and plan.json
-    /// [default: PLAN-results beside the current directory]
+    /// [default: PLAN-results in the current directory]
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Print the runs the plan expands to and their command lines; run nothing

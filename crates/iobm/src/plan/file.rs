@@ -11,6 +11,10 @@ use toml::Spanned;
 /// Keys of a `[[run]]` table that are not options of its command.
 const RUN_KEYS: &[&str] = &["command", "matrix", "launch"];
 
+/// The most runs one plan expands to: a matrix larger than this is a mistake more often than
+/// a plan (and checking each run takes a few milliseconds).
+pub const MAX_RUNS: usize = 10_000;
+
 type Table = BTreeMap<Spanned<String>, Spanned<toml::Value>>;
 
 /// One key of a matrix: its values, and where in the file it was written.
@@ -34,7 +38,8 @@ pub struct PlannedRun {
     /// the matrix values it has.
     pub label: String,
     pub spec: RunSpec,
-    /// A launcher the run is started under ("mpirun -np 4"), split at whitespace.
+    /// A launcher the run is started under: "mpirun -np 4" split at whitespace, or an array of
+    /// its words.
     pub launch: Vec<String>,
     /// Where in the file each of its options, and the run itself, came from.
     origin: BTreeMap<String, Range<usize>>,
@@ -111,18 +116,39 @@ impl Plan {
         }
         let launch = match get("launch") {
             None => Vec::new(),
-            Some((_, v)) => match v.get_ref().as_str() {
-                Some(s) if !s.trim().is_empty() => s.split_whitespace().map(String::from).collect(),
-                _ => return Err(self.error(&v.span(), "launch: a command, as \"mpirun -np 4\"")),
-            },
+            Some((_, v)) => {
+                let words: Option<Vec<String>> = match v.get_ref() {
+                    toml::Value::String(s) => {
+                        Some(s.split_whitespace().map(String::from).collect())
+                    }
+                    toml::Value::Array(items) => {
+                        items.iter().map(|w| w.as_str().map(String::from)).collect()
+                    }
+                    _ => None,
+                };
+                match words {
+                    Some(words) if !words.is_empty() => words,
+                    _ => {
+                        let message =
+                            "launch: a command, as \"mpirun -np 4\" or [\"env\", \"A=b c\"]";
+                        return Err(self.error(&v.span(), message));
+                    }
+                }
+            }
         };
         // The options: defaults, then the run's own.
         let mut options: BTreeMap<String, (SpecValue, Range<usize>)> = BTreeMap::new();
-        for (key, value) in file.defaults.iter().chain(
-            entries
-                .iter()
-                .filter(|(k, _)| !RUN_KEYS.contains(&k.get_ref().as_str())),
-        ) {
+        let own_keys = entries
+            .iter()
+            .filter(|(k, _)| !RUN_KEYS.contains(&k.get_ref().as_str()));
+        for (key, value) in file.defaults.iter().chain(own_keys.clone()) {
+            if RUN_KEYS.contains(&key.get_ref().as_str()) {
+                let message = format!(
+                    "{}: a key of a [[run]] table, not of [defaults]",
+                    key.get_ref()
+                );
+                return Err(self.error(&key.span(), &message));
+            }
             options.insert(key.get_ref().clone(), (self.value(key, value)?, key.span()));
         }
         // The matrix: the file's, then the run's own, each key in the order written.
@@ -139,6 +165,35 @@ impl Plan {
         }
         for (key, (values, at)) in own.into_iter().flatten() {
             matrix.insert(key, (values, at));
+        }
+        // A key is the run's own or the matrix's, never both.
+        if let Some((key, _)) = own_keys
+            .clone()
+            .find(|(k, _)| matrix.contains_key(k.get_ref()))
+        {
+            let message = format!(
+                "{}: given by the run and by its matrix: keep one (a run's own value would never be used)",
+                key.get_ref()
+            );
+            return Err(self.error(&key.span(), &message));
+        }
+        if let Some(key) = matrix
+            .keys()
+            .find(|k| RUN_KEYS.contains(&k.as_str()) || *k == "label")
+        {
+            let message = format!("matrix.{key}: not an option to run with several values");
+            return Err(self.error(&span, &message));
+        }
+        let count = matrix
+            .values()
+            .map(|(values, _)| values.len())
+            .product::<usize>();
+        if count > MAX_RUNS {
+            let message = format!(
+                "run {}: its matrix makes {count} runs, more than {MAX_RUNS}",
+                index + 1
+            );
+            return Err(self.error(&span, &message));
         }
         let mut axes: Vec<(String, Vec<SpecValue>, Range<usize>)> = matrix
             .into_iter()
@@ -164,14 +219,17 @@ impl Plan {
                 named.push(format!("{key}={}", shown(value)));
             }
             let label = match spec.options.get("label") {
-                Some(SpecValue::Text(template)) => fill(template, &spec.options)
-                    .map_err(|k| self.error(&origin["label"], &format!("label: no option {k}")))?,
+                Some(SpecValue::Text(template)) => fill(template, name, &spec.options)
+                    .map_err(|e| self.error(&origin["label"], &format!("label: {e}")))?,
                 Some(_) => return Err(self.error(&origin["label"], "label: a string")),
                 None => std::iter::once(name.to_string())
                     .chain(named)
                     .collect::<Vec<_>>()
                     .join(" "),
             };
+            if label.trim().is_empty() {
+                return Err(self.error(origin.get("label").unwrap_or(&span), "label: empty"));
+            }
             spec.options
                 .insert("label".into(), SpecValue::Text(label.clone()));
             runs.push(PlannedRun {
@@ -276,17 +334,25 @@ fn shown(value: &SpecValue) -> String {
     }
 }
 
-/// `template` with every `{key}` replaced by that option's value; Err(key) for one not given.
-fn fill(template: &str, options: &BTreeMap<String, SpecValue>) -> Result<String, String> {
+/// `template` with `{command}` and every `{key}` replaced by that option's value.
+fn fill(
+    template: &str,
+    command: &str,
+    options: &BTreeMap<String, SpecValue>,
+) -> Result<String, String> {
     let mut out = String::new();
     let mut rest = template;
     while let Some(open) = rest.find('{') {
         let Some(close) = rest[open..].find('}') else {
-            break;
+            return Err(format!("{template:?}: a {{ without its }}"));
         };
         let key = &rest[open + 1..open + close];
         out.push_str(&rest[..open]);
-        out.push_str(&shown(options.get(key).ok_or_else(|| key.to_string())?));
+        match (key, options.get(key)) {
+            ("command", _) => out.push_str(command),
+            (_, Some(value)) => out.push_str(&shown(value)),
+            (_, None) => return Err(format!("{{{key}}}: this run gives no {key}")),
+        }
         rest = &rest[open + close + 1..];
     }
     out.push_str(rest);
@@ -299,7 +365,7 @@ pub fn result_name(label: &str) -> String {
     let mut name = String::new();
     for c in label.chars() {
         match c {
-            c if c.is_ascii_alphanumeric() || c == '.' || c == '-' => name.push(c),
+            c if c.is_alphanumeric() || c == '.' || c == '-' => name.push(c),
             '=' => name.push('-'),
             _ if !name.ends_with('_') => name.push('_'),
             _ => {}
@@ -404,7 +470,7 @@ mod tests {
         );
         assert_eq!(
             err("[[run]]\ncommand = \"stream\"\nlabel = \"{nope}\"\n"),
-            "p.toml:3:1: label: no option nope"
+            "p.toml:3:1: label: {nope}: this run gives no nope"
         );
         assert_eq!(
             err("[[run]]\ncommand = \"stream\"\nlabel = \"same\"\n[[run]]\ncommand = \"write\"\nlabel = \"same\"\n"),
@@ -412,6 +478,57 @@ mod tests {
              give the runs labels of their own"
         );
         assert_eq!(err(""), "p.toml: no [[run]] tables: nothing to run");
+    }
+
+    #[test]
+    fn what_a_plan_cannot_mean_is_refused() {
+        let err = |text: &str| parse(text).unwrap_err();
+        assert_eq!(
+            err("[matrix]\nsize = [\"1M\", \"2M\"]\n[[run]]\ncommand = \"stream\"\nsize = \"4M\"\n"),
+            "p.toml:5:1: size: given by the run and by its matrix: keep one (a run's own value would never be used)"
+        );
+        assert_eq!(
+            err("[defaults]\nlaunch = \"mpirun\"\n[[run]]\ncommand = \"stream\"\n"),
+            "p.toml:2:1: launch: a key of a [[run]] table, not of [defaults]"
+        );
+        assert_eq!(
+            err("[[run]]\ncommand = \"stream\"\nlabel = \"a {dir\"\n"),
+            "p.toml:3:1: label: \"a {dir\": a { without its }"
+        );
+        assert_eq!(
+            err("[[run]]\ncommand = \"stream\"\nlabel = \" \"\n"),
+            "p.toml:3:1: label: empty"
+        );
+        let huge = format!(
+            "[matrix]\njobs = [{}]\nblock = [{}]\n[[run]]\ncommand = \"stream\"\n",
+            (1..=200)
+                .map(|i| i.to_string())
+                .collect::<Vec<_>>()
+                .join(","),
+            (1..=60)
+                .map(|i| format!("\"{i}K\""))
+                .collect::<Vec<_>>()
+                .join(",")
+        );
+        assert_eq!(
+            err(&huge),
+            "p.toml:4:1: run 1: its matrix makes 12000 runs, more than 10000"
+        );
+        assert_eq!(
+            err("[[run]]\ncommand = \"stream\"\nlaunch = 4\n"),
+            "p.toml:3:10: launch: a command, as \"mpirun -np 4\" or [\"env\", \"A=b c\"]"
+        );
+    }
+
+    #[test]
+    fn labels_take_the_command_and_keep_their_letters() {
+        let plan = parse(
+            "[[run]]\ncommand = \"stream\"\nlabel = \"{command} 日本語\"\nlaunch = [\"env\", \"A=b c\"]\n",
+        )
+        .unwrap();
+        assert_eq!(plan.runs[0].label, "stream 日本語");
+        assert_eq!(result_name(&plan.runs[0].label), "stream_日本語.json");
+        assert_eq!(plan.runs[0].launch, ["env", "A=b c"]);
     }
 
     #[test]

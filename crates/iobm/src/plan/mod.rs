@@ -83,12 +83,17 @@ fn check_command_line(plan: &Plan, run: &PlannedRun, argv: &[OsString]) -> Resul
             .replace('_', "-")
     });
     let rendered = error.render().to_string();
-    let mut message = rendered
-        .lines()
+    // The first line, and the one it introduces ("... not provided:" and what).
+    let mut lines = rendered.lines().filter(|l| !l.trim().is_empty());
+    let mut message = lines
         .next()
         .unwrap_or("")
         .trim_start_matches("error: ")
         .to_string();
+    if message.ends_with(':') {
+        message.push(' ');
+        message.push_str(lines.next().unwrap_or("").trim());
+    }
     if let Some(similar) = context(ContextKind::SuggestedArg) {
         message.push_str(&format!(
             " (did you mean {}?)",
@@ -107,17 +112,29 @@ fn check_target(
     argv: &[OsString],
     iobm: &Path,
 ) -> Result<Option<String>, Failure> {
-    let checked = std::process::Command::new(iobm)
-        .args(&argv[1..])
-        .env(iobm_run::session::CHECK_ONLY_ENV, "1")
+    // Under its launcher, as it will run (an MPI launcher, an iobm built without MPI).
+    let mut words = run.launch.clone();
+    words.push(iobm.display().to_string());
+    words.push(run.spec.command.clone());
+    words.push("--check-only".into());
+    words.extend(argv[2..].iter().map(|a| a.to_string_lossy().into_owned()));
+    let checked = std::process::Command::new(&words[0])
+        .args(&words[1..])
         .stdin(std::process::Stdio::null())
         .output()
         .map_err(|e| {
-            Failure::run(format!(
-                "{}: cannot start: {}",
-                iobm.display(),
+            let message = format!(
+                "run {:?}: {}: cannot start: {}",
+                run.label,
+                words[0],
                 describe_io(&e)
-            ))
+            );
+            let key = if run.launch.is_empty() {
+                None
+            } else {
+                Some("launch")
+            };
+            Failure::input(plan.error_at(run, key, &message))
         })?;
     if checked.status.success() {
         let stdout = String::from_utf8_lossy(&checked.stdout);
@@ -148,7 +165,10 @@ fn check_target(
         })
     });
     let message = format!("run {:?}: {said}", run.label);
-    Err(Failure::input(plan.error_at(run, key.as_deref(), &message)))
+    let key = key
+        .as_deref()
+        .or((!run.launch.is_empty()).then_some("launch"));
+    Err(Failure::input(plan.error_at(run, key, &message)))
 }
 
 /// A command line as a shell would take it.
@@ -204,6 +224,18 @@ fn catch_signals() {
     }
 }
 
+/// The command lines of the runs of an earlier `plan.json` in `out`, by label.
+fn earlier_lines(out: &Path) -> std::collections::BTreeMap<String, serde_json::Value> {
+    let text = std::fs::read_to_string(out.join("plan.json")).unwrap_or_default();
+    let summary: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+    summary["runs"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|r| Some((r["label"].as_str()?.to_string(), r["command_line"].clone())))
+        .collect()
+}
+
 /// A result saved before, complete and of the same spec: --resume keeps it.
 fn complete_before(path: &Path, run: &PlannedRun, argv: &[OsString]) -> bool {
     let Ok(text) = std::fs::read_to_string(path) else {
@@ -240,23 +272,46 @@ pub fn run(args: RunArgs) -> Result<Exit, Failure> {
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from(format!("{}-results", stem(&args.plan))));
+    if out.exists() && !out.is_dir() {
+        let message = format!("--out {}: not a directory", out.display());
+        return Err(Failure::input(message));
+    }
+    let earlier = earlier_lines(&out);
+    // Kept by --resume: complete, of the same spec, started the same way.
+    let kept = |run: &PlannedRun, argv: &[OsString], words: &[String]| {
+        let result = out.join(file::result_name(&run.label));
+        args.resume
+            && complete_before(&result, run, argv)
+            && earlier.get(&run.label) == Some(&serde_json::json!(words))
+    };
     if args.dry_run {
         for (i, (run, argv, hash)) in runs.iter().enumerate() {
             let result = out.join(file::result_name(&run.label));
+            let words = words(run, argv, &iobm, &result);
             let hash = hash
                 .as_deref()
                 .map_or(String::new(), |h| format!("  config {h}"));
+            let note = if kept(run, argv, &words) {
+                "  (complete: --resume keeps it)"
+            } else {
+                ""
+            };
             say(&format!(
-                "{}/{}  {}{hash}\n      {}\n",
+                "{}/{}  {}{hash}{note}\n      {}\n",
                 i + 1,
                 runs.len(),
                 run.label,
-                shell_line(&words(run, argv, &iobm, &result))
+                shell_line(&words)
             ));
         }
         return Ok(Exit::Ok);
     }
     std::fs::create_dir_all(&out)
+        .map_err(|e| Failure::input(format!("--out {}: {}", out.display(), describe_io(&e))))?;
+    // Writable before the first run, not after it.
+    let probe = out.join(".iobm-write-probe");
+    std::fs::write(&probe, b"")
+        .and_then(|_| std::fs::remove_file(&probe))
         .map_err(|e| Failure::input(format!("--out {}: {}", out.display(), describe_io(&e))))?;
     catch_signals();
     let mut outcomes: Vec<Outcome> = Vec::new();
@@ -274,7 +329,7 @@ pub fn run(args: RunArgs) -> Result<Exit, Failure> {
         };
         stop |= INTERRUPTED.load(Ordering::SeqCst);
         if !stop {
-            if args.resume && complete_before(&result, run, argv) {
+            if kept(run, argv, &words) {
                 say(&format!(
                     "== {}/{} {}: complete before, kept\n",
                     i + 1,
@@ -290,11 +345,15 @@ pub fn run(args: RunArgs) -> Result<Exit, Failure> {
                     run.label,
                     shell_line(&words)
                 ));
-                let code = start(&words)?;
-                outcome.exit_code = code;
+                let code = start(&words);
+                outcome.exit_code = code.as_ref().ok().copied().flatten();
                 outcome.status = match code {
-                    Some(0) => "complete",
-                    Some(130) => "interrupted",
+                    Err(failure) => {
+                        eprintln!("iobm: error: {failure}");
+                        "failed"
+                    }
+                    Ok(Some(0)) => "complete",
+                    Ok(Some(130)) => "interrupted",
                     _ if INTERRUPTED.load(Ordering::SeqCst) => "interrupted",
                     _ => "failed",
                 };
@@ -389,16 +448,19 @@ fn compare_groups(out: &Path, outcomes: &[Outcome], args: &RunArgs) -> Result<()
             unit: iobm_report::compare::Unit::MiB,
             wide: false,
         };
-        say(&format!(
-            "\n== {kind}: {} runs compared\n{}",
-            runs.len(),
-            render(runs, layout)
-        ));
+        let title = format!("\n== {kind}: {} runs compared\n", runs.len());
+        if format == Format::Csv {
+            // The CSV alone on stdout, to be saved as it is.
+            eprint!("{title}");
+            say(&render(runs, layout));
+        } else {
+            say(&format!("{title}{}", render(runs, layout)));
+        }
         if args.html {
             let page = iobm_report::html::compare_page(runs, aggregate, layout.unit);
             let path = out.join(format!("compare-{kind}.html"));
             crate::cli::save("--html", &path, &page)?;
-            say(&format!("saved {}\n", path.display()));
+            eprintln!("iobm: comparison saved to {}", path.display());
         }
     }
     Ok(())
@@ -425,9 +487,9 @@ fn stem(path: &Path) -> String {
         .map_or("plan".into(), |s| s.to_string_lossy().into_owned())
 }
 
-/// `iobm rerun RESULT.json [--set KEY=VALUE ...]`: the result's spec, changed by the sets, run
-/// in this process (so under an MPI launcher on every rank).
-pub fn rerun(args: RerunArgs) -> Result<ExitCode, Failure> {
+/// The spec `iobm rerun` runs: the result's, changed by the sets. A run changed by a set is not
+/// the run its label named: the label goes unless a set gives one.
+pub fn rerun_spec(args: &RerunArgs) -> Result<iobm_results::spec::RunSpec, Failure> {
     let name = args.result.display().to_string();
     let text = std::fs::read_to_string(&args.result)
         .map_err(|e| Failure::input(format!("{name}: {}", describe_io(&e))))?;
@@ -438,9 +500,22 @@ pub fn rerun(args: RerunArgs) -> Result<ExitCode, Failure> {
             shell_line(&saved.command_line)
         )));
     };
+    let recorded = spec.clone();
     for set in &args.set {
         spec::set(&mut spec, set).map_err(|e| Failure::input(format!("--set {set}: {e}")))?;
     }
+    let label_set = args.set.iter().any(|s| s.starts_with("label="));
+    if spec != recorded && !label_set {
+        spec.options.remove("label");
+    }
+    Ok(spec)
+}
+
+/// `iobm rerun RESULT.json [--set KEY=VALUE ...]`: the result's spec, changed by the sets, run
+/// in this process (so under an MPI launcher on every rank).
+pub fn rerun(args: RerunArgs) -> Result<ExitCode, Failure> {
+    let name = args.result.display().to_string();
+    let spec = rerun_spec(&args)?;
     let mut argv = spec::to_argv(&spec).map_err(|e| Failure::input(format!("{name}: {e}")))?;
     // Where this run's outputs go, after the command.
     let outputs = [
