@@ -7,20 +7,20 @@
 
 use crate::cli::LimitsArgs;
 use iobm_engine::data::{fill_random, AlignedBuf};
-use iobm_engine::{run_phase, Control, Engine, FileSpec, Layout, Op, Phase, Region, StopRule};
 use iobm_results::env;
-use iobm_results::limits::{self, DeviceLimits, DevicePoint, Limits, FORMAT};
+use iobm_results::limits::{self, Limits, FORMAT};
 use iobm_results::RunResult;
 use iobm_run::exit::{Exit, Failure};
 use iobm_run::session::{self, describe_io, say};
 use iobm_stats::{format_bytes, time};
-use iobm_target::posix::PosixTarget;
-use iobm_target::{Access, OpenOptions, Target};
 use std::hint::black_box;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::Path;
 use std::time::{Duration, Instant};
+
+mod device;
+use device::device;
 
 const MIB: usize = 1 << 20;
 /// Buffers of the memory copy: well above the CPU caches.
@@ -299,173 +299,6 @@ fn hash_rates(time: Duration) -> Hashes {
             ));
         }),
     }
-}
-
-/// Block sizes of the device's points, each at depths 1, 4, 16, ... ([`DEPTH_STEP`] times the
-/// one before) while the deeper queue still helps, up to [`MAX_DEPTH`] and [`MAX_IN_FLIGHT`].
-const POINT_BLOCKS: [u64; 4] = [4 << 10, 64 << 10, 1 << 20, 4 << 20];
-const DEPTH_STEP: u32 = 4;
-const MAX_DEPTH: u32 = 256;
-/// The most bytes the device's points keep in flight (depth x block size).
-const MAX_IN_FLIGHT: u64 = 64 << 20;
-/// A deeper queue helps when it reads or writes at least this much faster than the best
-/// shallower one of its block size.
-const HELPS: f64 = 1.05;
-
-/// The depths a block size is tried at, deepest last: DEPTH_STEP apart from 1 while depth x
-/// block fits MAX_IN_FLIGHT and the file.
-fn depths(block: u64, bytes: u64) -> impl Iterator<Item = u32> {
-    std::iter::successors(Some(1u32), |d| Some(d * DEPTH_STEP))
-        .take_while(move |&d| d <= MAX_DEPTH && (d as u64) * block <= MAX_IN_FLIGHT.min(bytes))
-}
-
-/// The file `name` of `bytes` in `target` read, then written, sequentially with O_DIRECT
-/// through io_uring for `time` each: at every point block size that fits the file, at the
-/// [`depths`] until one does not help; then at each of the judged workload's shapes (`like`:
-/// block size, requests in flight) not measured yet.
-fn device_points(
-    target: &PosixTarget,
-    name: &str,
-    bytes: u64,
-    time: Duration,
-    like: &[(u64, u32)],
-) -> Result<Vec<DevicePoint>, String> {
-    let layout = Layout {
-        files: vec![FileSpec {
-            name: name.to_string(),
-            size: bytes,
-        }],
-        regions: vec![Region {
-            file: 0,
-            offset: 0,
-            len: bytes,
-            visit: None,
-        }],
-        shared: false,
-    };
-    let control = Control::new(1, 1);
-    let rate_of = |op: Op, block: u64, depth: u32| -> Result<f64, String> {
-        let phase = Phase {
-            direct: true,
-            engine: Engine::IoUring,
-            iodepth: depth,
-            stop: StopRule::Duration(time),
-            ..Phase::new("limits", op, block, layout.clone())
-        };
-        let outcome = run_phase(target, &phase, &control);
-        if let Some(e) = outcome.errors.first() {
-            return Err(format!("{} at {} x {depth}: {}", op.name(), block, e.first));
-        }
-        let seconds = outcome.end_ns.saturating_sub(outcome.start_ns) as f64 / 1e9;
-        Ok(if seconds > 0.0 {
-            outcome.bytes() as f64 / seconds
-        } else {
-            0.0
-        })
-    };
-    let point = |block: u64, depth: u32| -> Result<DevicePoint, String> {
-        Ok(DevicePoint {
-            block_bytes: block,
-            iodepth: depth,
-            read_bytes_per_s: rate_of(Op::Read, block, depth)?,
-            write_bytes_per_s: rate_of(Op::Write, block, depth)?,
-        })
-    };
-    let mut points: Vec<DevicePoint> = Vec::new();
-    for block in POINT_BLOCKS.into_iter().filter(|&b| b <= bytes) {
-        let (mut read, mut write) = (0.0f64, 0.0f64);
-        for depth in depths(block, bytes) {
-            let p = point(block, depth)?;
-            let helped = p.read_bytes_per_s >= HELPS * read || p.write_bytes_per_s >= HELPS * write;
-            (read, write) = (read.max(p.read_bytes_per_s), write.max(p.write_bytes_per_s));
-            points.push(p);
-            if !helped {
-                break;
-            }
-        }
-    }
-    for &(block, depth) in like.iter().filter(|(block, _)| *block <= bytes) {
-        // As deep as MAX_IN_FLIGHT and the file allow: the deepest queue is then the bound.
-        let fits = (MAX_IN_FLIGHT.min(bytes) / block).max(1);
-        let depth = depth.clamp(1, fits.min(u32::MAX as u64) as u32);
-        if !points
-            .iter()
-            .any(|p| p.block_bytes == block && p.iodepth == depth)
-        {
-            points.push(point(block, depth)?);
-        }
-    }
-    Ok(points)
-}
-
-/// Sequential O_DIRECT write (then fsync) and read of one file of the run's own in `dir` in
-/// `block` requests, then its [`device_points`]; the file removed afterwards.
-fn device(
-    dir: &Path,
-    bytes: u64,
-    block: usize,
-    time: Duration,
-    like: &[(u64, u32)],
-) -> Result<DeviceLimits, Failure> {
-    let target = PosixTarget::new(dir);
-    let name = format!("iobm-limits-{}", session::RunId::generate().text);
-    let fail = |what: &str, e: std::io::Error| {
-        Failure::run(format!("{}: {what}: {}", dir.display(), describe_io(&e)))
-    };
-    let open = |access| {
-        target.open(
-            &name,
-            OpenOptions {
-                access,
-                direct: true,
-            },
-        )
-    };
-    let mut buf = AlignedBuf::zeroed(block);
-    fill_random(&mut buf, 4);
-    let measured = (|| -> Result<(f64, f64, Vec<DevicePoint>), Failure> {
-        let mut file = open(Access::Create).map_err(|e| fail("O_DIRECT open", e))?;
-        let start = Instant::now();
-        let mut offset = 0;
-        while offset < bytes {
-            file.write_at(&buf, offset)
-                .map_err(|e| fail("O_DIRECT write", e))?;
-            offset += block as u64;
-        }
-        file.sync().map_err(|e| fail("fsync", e))?;
-        let write = bytes as f64 / start.elapsed().as_secs_f64();
-        file.close().map_err(|e| fail("close", e))?;
-        let mut file = open(Access::Read).map_err(|e| fail("O_DIRECT open", e))?;
-        let start = Instant::now();
-        let mut offset = 0;
-        while offset < bytes {
-            file.read_at(&mut buf, offset)
-                .map_err(|e| fail("O_DIRECT read", e))?;
-            offset += block as u64;
-        }
-        let read = bytes as f64 / start.elapsed().as_secs_f64();
-        file.close().map_err(|e| fail("close", e))?;
-        let points = device_points(&target, &name, bytes, time, like).map_err(|e| {
-            Failure::run(format!("{}: O_DIRECT through io_uring: {e}", dir.display()))
-        })?;
-        Ok((write, read, points))
-    })();
-    let _ = target.remove(&name);
-    let (write, read, points) = measured?;
-    let storage = env::storage_info(dir);
-    Ok(DeviceLimits {
-        dir: dir.display().to_string(),
-        fs_type: storage
-            .as_ref()
-            .map_or(String::new(), |s| s.fs_type.clone()),
-        device: storage.map_or(String::new(), |s| s.device),
-        bytes,
-        block_bytes: block as u64,
-        write_bytes_per_s: write,
-        read_bytes_per_s: read,
-        points,
-        judged_run: None,
-    })
 }
 
 /// Measures the limits, `time` per figure (and the device's write of `size` with DIR, also at
