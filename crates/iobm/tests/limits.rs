@@ -13,15 +13,7 @@ fn limits_are_plausible_and_a_rate_above_one_is_flagged() {
     // The run to be judged: two workers of 128 KiB O_DIRECT requests, 8 in flight each.
     let run = dir.path().join("run.json");
     iobm()
-        .args([
-            "stream",
-            "--size",
-            "8MiB",
-            "-j",
-            "2",
-            "--block",
-            "128KiB",
-        ])
+        .args(["stream", "--size", "8MiB", "-j", "2", "--block", "128KiB"])
         .args(["--direct", "--iodepth", "8", "--json"])
         .arg(&run)
         .arg(&data)
@@ -190,7 +182,10 @@ fn limits_are_plausible_and_a_rate_above_one_is_flagged() {
         let out = iobm().arg("limits").args(&args).output().unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
-        assert!(stderr.starts_with(&format!("iobm: error: {says}")), "{stderr}");
+        assert!(
+            stderr.starts_with(&format!("iobm: error: {says}")),
+            "{stderr}"
+        );
     }
     let mut tiny = limits.clone();
     tiny["memcpy_all_threads_bytes_per_s"] = 1000.0.into();

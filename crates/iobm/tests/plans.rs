@@ -552,7 +552,7 @@ fn every_workload_command_stops_after_its_checks() {
         );
         assert_eq!(entries(target.path()), before, "{args:?} created something");
         assert!(!json.exists(), "{args:?} saved a result");
-        let data_files = entries(&Path::new(&data_set).to_path_buf());
+        let data_files = entries(Path::new(&data_set));
         assert!(
             data_files.iter().any(|f| f.starts_with("data.")),
             "{args:?}: {data_files:?}"
