@@ -30,6 +30,22 @@ fn statuses(out: &Path) -> Vec<(String, String)> {
         .collect()
 }
 
+/// A data set written into `dir` and kept: its result (saved in `work`) and its directory.
+fn kept_data_set(dir: &str, work: &Path) -> (std::path::PathBuf, String) {
+    let kept = work.join("kept.json");
+    iobm()
+        .args(["write", "--size", "4MiB", "--keep", "--json"])
+        .arg(&kept)
+        .arg(dir)
+        .assert()
+        .success();
+    let data_set = load(&kept)["config"]["run_dir"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    (kept, data_set)
+}
+
 fn pairs(items: &[(&str, &str)]) -> Vec<(String, String)> {
     items
         .iter()
@@ -274,6 +290,26 @@ fn a_rerun_runs_the_same_workload_with_the_same_config_hash() {
         .assert()
         .success();
     let c = load(&changed);
+    assert_eq!(c["label"], "one");
+    // A change without a label of its own is not the labelled run: its label goes.
+    let unlabelled = work.path().join("d.json");
+    iobm()
+        .arg("rerun")
+        .arg(&first)
+        .args(["--set", "block=128KiB", "--json"])
+        .arg(&unlabelled)
+        .assert()
+        .success();
+    assert!(load(&unlabelled)["label"].is_null());
+    let relabelled = work.path().join("e.json");
+    iobm()
+        .arg("rerun")
+        .arg(&first)
+        .args(["--label", "two", "--json"])
+        .arg(&relabelled)
+        .assert()
+        .success();
+    assert_eq!(load(&relabelled)["label"], "two");
     assert_eq!(c["spec"]["options"]["jobs"], "1");
     assert_eq!(c["config"]["jobs"], 1);
     assert_ne!(c["config_hash"], a["config_hash"]);
@@ -318,17 +354,7 @@ fn print_spec_of_every_command_round_trips_through_iobm_run() {
     let work = tempfile::tempdir().unwrap();
     let dir = target.path().display().to_string();
     // A kept data set for read, and two results for merge.
-    let kept = work.path().join("kept.json");
-    iobm()
-        .args(["write", "--size", "4MiB", "--keep", "--json"])
-        .arg(&kept)
-        .arg(&dir)
-        .assert()
-        .success();
-    let data_set = load(&kept)["config"]["run_dir"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let (_, data_set) = kept_data_set(&dir, work.path());
     let (m1, m2) = (work.path().join("m1.json"), work.path().join("m2.json"));
     for m in [&m1, &m2] {
         iobm()
@@ -513,17 +539,7 @@ fn every_workload_command_stops_after_its_checks() {
     let target = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let work = tempfile::tempdir().unwrap();
     let dir = target.path().display().to_string();
-    let kept = work.path().join("kept.json");
-    iobm()
-        .args(["write", "--size", "4MiB", "--keep", "--json"])
-        .arg(&kept)
-        .arg(&dir)
-        .assert()
-        .success();
-    let data_set = load(&kept)["config"]["run_dir"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let (kept, data_set) = kept_data_set(&dir, work.path());
     let before = entries(target.path());
     let kept = kept.display().to_string();
     let commands: Vec<Vec<&str>> = vec![

@@ -63,13 +63,7 @@ pub struct RerunArgs {
     /// value takes the option out; repeat for more
     #[arg(long, value_name = "KEY=VALUE")]
     pub set: Vec<String>,
-    /// Save the new run's result document (versioned JSON) to FILE
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
-    /// Save the new run's time series as CSV to FILE
-    #[arg(long, value_name = "FILE")]
-    pub csv: Option<PathBuf>,
-    /// Save the new run's report as one HTML file
-    #[arg(long, value_name = "FILE")]
-    pub html: Option<PathBuf>,
+    /// Where the new run's result and views go, and its label (which a set may also give)
+    #[command(flatten)]
+    pub output: super::OutputArgs,
 }

@@ -504,7 +504,11 @@ pub fn rerun_spec(args: &RerunArgs) -> Result<iobm_results::spec::RunSpec, Failu
     for set in &args.set {
         spec::set(&mut spec, set).map_err(|e| Failure::input(format!("--set {set}: {e}")))?;
     }
-    let label_set = args.set.iter().any(|s| s.starts_with("label="));
+    if let Some(label) = &args.output.label {
+        spec.options
+            .insert("label".into(), SpecValue::Text(label.clone()));
+    }
+    let label_set = args.output.label.is_some() || args.set.iter().any(|s| s.starts_with("label="));
     if spec != recorded && !label_set {
         spec.options.remove("label");
     }
@@ -519,9 +523,9 @@ pub fn rerun(args: RerunArgs) -> Result<ExitCode, Failure> {
     let mut argv = spec::to_argv(&spec).map_err(|e| Failure::input(format!("{name}: {e}")))?;
     // Where this run's outputs go, after the command.
     let outputs = [
-        ("--json", &args.json),
-        ("--csv", &args.csv),
-        ("--html", &args.html),
+        ("--json", &args.output.json),
+        ("--csv", &args.output.csv),
+        ("--html", &args.output.html),
     ];
     let given = outputs.iter().filter_map(|(flag, path)| {
         path.as_ref().map(|p| {
