@@ -537,3 +537,46 @@ fn o_direct_reads_are_checked_for_a_cache_only_over_a_backing_file() {
 }
 
 mod gets;
+
+#[test]
+fn buffered_writes_are_judged_by_half_of_them_reaching_the_device() {
+    let machine = Machine::with_ram(RAM);
+    let reached = "cache effect: only ";
+    let mut p = phase(
+        "write",
+        [50 * MIB, 50 * MIB],
+        [1_000_000_000, 1_000_000_000],
+    );
+    p.settings.fsync = "end".into();
+    let device = |written_bytes| DeviceIo {
+        device: "8:0".into(),
+        read_bytes: 0,
+        written_bytes,
+    };
+    // Half of the 100 MiB is enough; a byte less is not.
+    p.cache.device = Some(device(50 * MIB));
+    assert!(!says(&p, &machine, reached));
+    p.cache.device = Some(device(50 * MIB - 1));
+    assert!(says(&p, &machine, reached));
+    // O_DIRECT writes bypass the page cache: no such warning however little the device took.
+    p.settings.direct = true;
+    assert!(!says(&p, &machine, reached));
+    // A read is not judged by what the device took in.
+    let mut read = p.clone();
+    read.op = "read".into();
+    read.settings.direct = false;
+    assert!(!says(&read, &machine, reached));
+    // Without device counters: only a write never synced, smaller than the RAM, is said to
+    // be possibly still in the page cache.
+    let unsynced = "possible cache effect: without --fsync or --direct";
+    p.settings.direct = false;
+    p.cache.device = None;
+    assert!(!says(&p, &machine, unsynced), "fsync end syncs it");
+    p.settings.fsync = "never".into();
+    assert!(says(&p, &machine, unsynced));
+    assert!(
+        !says(&p, &Machine::with_ram(100 * MIB), unsynced),
+        "as large as the RAM"
+    );
+    assert!(says(&p, &Machine::with_ram(100 * MIB + 1), unsynced));
+}
