@@ -1,10 +1,12 @@
 //! Multi-rank runs under a real `mpirun` (Open MPI): totals over ranks, one report, clean-up,
-//! per-rank layouts, which rank --reorder reads which region, bonnie on every rank, and the
-//! launcher guards. Built only with `--features mpi`; scripts/test installs Open MPI and runs
-//! them.
+//! per-rank layouts, which rank --reorder reads which region, bonnie on every rank, the
+//! launcher guards, and plans and reruns under mpirun. Built only with `--features mpi`;
+//! scripts/test installs Open MPI and runs them.
 #![cfg(feature = "mpi")]
 
 mod common;
+#[path = "mpi/plans.rs"]
+mod plans;
 #[path = "mpi/s3.rs"]
 mod s3;
 
