@@ -113,11 +113,7 @@ fn check_target(
     iobm: &Path,
 ) -> Result<Option<String>, Failure> {
     // Under its launcher, as it will run (an MPI launcher, an iobm built without MPI).
-    let mut words = run.launch.clone();
-    words.push(iobm.display().to_string());
-    words.push(run.spec.command.clone());
-    words.push("--check-only".into());
-    words.extend(argv[2..].iter().map(|a| a.to_string_lossy().into_owned()));
+    let words = words(run, argv, iobm, "--check-only".into());
     let checked = std::process::Command::new(&words[0])
         .args(&words[1..])
         .stdin(std::process::Stdio::null())
@@ -189,14 +185,20 @@ fn shell_line(words: &[String]) -> String {
         .join(" ")
 }
 
-/// The words of a run: its launcher, iobm, the command, `--json=RESULT`, then its options.
-fn words(run: &PlannedRun, argv: &[OsString], iobm: &Path, result: &Path) -> Vec<String> {
+/// The words of a run: its launcher, iobm, the command, `flag` (`--json=RESULT` to run it,
+/// `--check-only` to check it), then its options.
+fn words(run: &PlannedRun, argv: &[OsString], iobm: &Path, flag: String) -> Vec<String> {
     let mut words = run.launch.clone();
     words.push(iobm.display().to_string());
     words.push(run.spec.command.clone());
-    words.push(format!("--json={}", result.display()));
+    words.push(flag);
     words.extend(argv[2..].iter().map(|a| a.to_string_lossy().into_owned()));
     words
+}
+
+/// The flag that saves a run's result in `result`.
+fn json_flag(result: &Path) -> String {
+    format!("--json={}", result.display())
 }
 
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
@@ -287,7 +289,7 @@ pub fn run(args: RunArgs) -> Result<Exit, Failure> {
     if args.dry_run {
         for (i, (run, argv, hash)) in runs.iter().enumerate() {
             let result = out.join(file::result_name(&run.label));
-            let words = words(run, argv, &iobm, &result);
+            let words = words(run, argv, &iobm, json_flag(&result));
             let hash = hash
                 .as_deref()
                 .map_or(String::new(), |h| format!("  config {h}"));
@@ -319,7 +321,7 @@ pub fn run(args: RunArgs) -> Result<Exit, Failure> {
     for (i, (run, argv, _)) in runs.iter().enumerate() {
         let result_file = file::result_name(&run.label);
         let result = out.join(&result_file);
-        let words = words(run, argv, &iobm, &result);
+        let words = words(run, argv, &iobm, json_flag(&result));
         let mut outcome = Outcome {
             label: run.label.clone(),
             command_line: words.clone(),
