@@ -29,8 +29,7 @@ fn stream(dir: &Path, extra: &[&str]) -> serde_json::Value {
 fn the_result_says_what_was_dropped_before_each_read() {
     let _cache = PAGE_CACHE.lock().unwrap_or_else(|e| e.into_inner());
     let disk = tempfile::tempdir().unwrap();
-    // SAFETY: geteuid has no preconditions.
-    let root = unsafe { libc::geteuid() } == 0;
+    let root = common::is_root();
     let asked = stream(disk.path(), &["--drop-caches"]);
     let read = &asked["phases"][1]["settings"];
     assert_eq!(read["cache_dropped"], if root { "system" } else { "files" });
@@ -129,8 +128,7 @@ fn bonnie_drops_caches_before_each_read_test_and_flags_a_server_cache() {
         .assert()
         .success();
     let result = load(&json);
-    // SAFETY: geteuid has no preconditions.
-    let root = unsafe { libc::geteuid() } == 0;
+    let root = common::is_root();
     assert_eq!(result["config"]["server_ram_bytes"], 1u64 << 30);
     for phase in result["phases"].as_array().unwrap() {
         let server_cache = warns(phase, "possible server cache");

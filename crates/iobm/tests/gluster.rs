@@ -310,25 +310,9 @@ fn a_read_from_the_bricks_cache_and_one_from_its_disk_are_told_apart() {
     let e = node_evidence(read, &node.url);
     assert_eq!(e["device"], disk.as_str(), "{e}");
     assert!(u(&e["device_read_bytes"]) < DATA / 10, "{e}");
-    assert_eq!(
-        read["cache"]["verdict"]["verdict"], "cached",
-        "{}",
-        read["cache"]
-    );
-    let evidence = read["cache"]["verdict"]["evidence"].as_str().unwrap();
-    assert!(
-        evidence.starts_with(&format!("the servers' devices (127.0.0.1: {disk}) read "))
-            && evidence.contains("of the 256.00 MiB served")
-            && evidence.contains("served by their caches"),
-        "{evidence}"
-    );
+    common::assert_served_by_server_caches(read, &disk, "256.00 MiB");
     // The bytes came over loopback from the brick process: the FUSE client kept no copy.
-    let lo = read["cache"]["wire"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|n| n["nic"] == "lo")
-        .unwrap_or_else(|| panic!("no loopback counters: {}", read["cache"]["wire"]));
+    let lo = common::loopback(read);
     assert!(u(&lo["received_bytes"]) >= DATA, "{lo}");
     // Nothing below a FUSE mount for the client to follow.
     let below = read["cache"]["below"].to_string();

@@ -216,11 +216,7 @@ struct FaultyFs {
 
 impl FaultyFs {
     fn mount(fail_after: u64) -> FaultyFs {
-        // SAFETY: geteuid has no preconditions.
-        assert!(
-            unsafe { libc::geteuid() } == 0,
-            "this test mounts a FUSE file system as root"
-        );
+        common::assert_root("this test mounts a FUSE file system as root");
         let dir = tempfile::tempdir().unwrap();
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fuse/faulty_fs.py");
         let daemon = std::process::Command::new("python3")

@@ -25,11 +25,7 @@ fn ip(args: &[&str]) {
 
 impl Hosts {
     fn new() -> Hosts {
-        // SAFETY: geteuid has no preconditions.
-        assert!(
-            unsafe { libc::geteuid() } == 0,
-            "this test makes network namespaces and needs root"
-        );
+        common::assert_root("this test makes network namespaces and needs root");
         let id = std::process::id() % 100_000;
         let hosts = Hosts {
             server: format!("iobm-s{id}"),

@@ -707,11 +707,7 @@ fn an_iobm_gateway_says_how_much_it_served_from_its_page_cache() {
 #[test]
 #[ignore = "needs root: drops the page cache (scripts/test runs it as root)"]
 fn drop_caches_reaches_an_iobm_serve_on_this_host_as_root() {
-    // SAFETY: geteuid has no preconditions.
-    assert!(
-        unsafe { libc::geteuid() } == 0,
-        "this test drops the page cache and needs root"
-    );
+    common::assert_root("this test drops the page cache and needs root");
     // On a disk (the build directory's), not a tmpfs /tmp: its pages can be dropped.
     let root = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let serve = iobm_serve(root.path());

@@ -84,25 +84,9 @@ fn a_get_from_the_servers_cache_and_one_from_its_devices_are_told_apart() {
     assert!(!disk.is_empty() && !disk.contains("dm-"), "{e}");
     assert!(u(&e["device_read_bytes"]) < served / 10, "{e}");
     assert!(u(&e["memory_bytes"]) > 0, "{e}");
-    assert_eq!(
-        phase["cache"]["verdict"]["verdict"], "cached",
-        "{}",
-        phase["cache"]
-    );
-    let evidence = phase["cache"]["verdict"]["evidence"].as_str().unwrap();
-    assert!(
-        evidence.starts_with(&format!("the servers' devices (127.0.0.1: {disk}) read "))
-            && evidence.contains("of the 64.00 MiB served")
-            && evidence.contains("served by their caches"),
-        "{evidence}"
-    );
+    common::assert_served_by_server_caches(phase, disk, "64.00 MiB");
     // The GETs crossed loopback, the interface towards the endpoint.
-    let lo = phase["cache"]["wire"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|n| n["nic"] == "lo")
-        .unwrap_or_else(|| panic!("no loopback counters: {}", phase["cache"]["wire"]));
+    let lo = common::loopback(phase);
     assert_eq!(lo["towards_storage"], true);
     assert!(u(&lo["received_bytes"]) >= served, "{lo}");
     let stdout = String::from_utf8_lossy(&run.stdout);

@@ -285,3 +285,42 @@ pub fn node_evidence<'a>(phase: &'a Value, url: &str) -> &'a Value {
         .find(|e| e["endpoint"] == url && e["source"] == "node_exporter")
         .unwrap_or_else(|| panic!("no node_exporter evidence: {}", phase["cache"]))
 }
+
+/// Asserts that the phase was served by the servers' caches, told by node_exporter: the
+/// verdict `cached`, with the servers' device `disk` reading little of the `served` bytes.
+pub fn assert_served_by_server_caches(phase: &Value, disk: &str, served: &str) {
+    assert_eq!(
+        phase["cache"]["verdict"]["verdict"], "cached",
+        "{}",
+        phase["cache"]
+    );
+    let evidence = phase["cache"]["verdict"]["evidence"].as_str().unwrap();
+    assert!(
+        evidence.starts_with(&format!("the servers' devices (127.0.0.1: {disk}) read "))
+            && evidence.contains(&format!("of the {served} served"))
+            && evidence.contains("served by their caches"),
+        "{evidence}"
+    );
+}
+
+/// The client's loopback interface counters over a phase (its `cache.wire` entry `lo`).
+pub fn loopback(phase: &Value) -> &Value {
+    phase["cache"]["wire"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["nic"] == "lo")
+        .unwrap_or_else(|| panic!("no loopback counters: {}", phase["cache"]["wire"]))
+}
+
+/// Whether the tests run as root.
+pub fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// Fails a test that needs root when not run as root, saying why it does (such tests are
+/// marked ignored; scripts/test runs them as root and counts them skipped otherwise).
+pub fn assert_root(why: &str) {
+    assert!(is_root(), "{why}");
+}

@@ -15,11 +15,7 @@ impl Mount {
     }
 
     pub fn new(fs_type: &str, options: &str) -> Mount {
-        // SAFETY: geteuid has no preconditions.
-        assert!(
-            unsafe { libc::geteuid() } == 0,
-            "this test mounts a {fs_type} and needs root"
-        );
+        super::assert_root(&format!("this test mounts a {fs_type} and needs root"));
         let dir = tempfile::tempdir().unwrap();
         let ok = Command::new("mount")
             .args(["-t", fs_type, "-o", options, fs_type])
@@ -50,11 +46,7 @@ pub struct LoopMount {
 
 impl LoopMount {
     pub fn new(size: &str) -> LoopMount {
-        // SAFETY: geteuid has no preconditions.
-        assert!(
-            unsafe { libc::geteuid() } == 0,
-            "this test mounts a loop device and needs root"
-        );
+        super::assert_root("this test mounts a loop device and needs root");
         let dir = tempfile::tempdir().unwrap();
         let image = dir.path().join("disk.ext4");
         let mnt = dir.path().join("mnt");
