@@ -77,10 +77,13 @@ pub fn checking_only() -> bool {
     CHECK_ONLY.load(Ordering::Relaxed)
 }
 
+/// How the line [`checked`] prints begins, before the hash.
+pub const CHECKED_HASH: &str = "config_hash ";
+
 /// What a process that only checks its command prints for `iobm run --dry-run`: the config
 /// hash its run would record.
 pub fn checked(kind: &str, config: &iobm_results::Config) {
-    println!("config_hash {}", iobm_results::config_hash(kind, config));
+    println!("{CHECKED_HASH}{}", iobm_results::config_hash(kind, config));
 }
 
 /// The spec of the command this process runs, recorded in every result it makes.

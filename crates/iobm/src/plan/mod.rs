@@ -134,7 +134,9 @@ fn check_target(
         })?;
     if checked.status.success() {
         let stdout = String::from_utf8_lossy(&checked.stdout);
-        let hash = stdout.lines().find_map(|l| l.strip_prefix("config_hash "));
+        let hash = stdout
+            .lines()
+            .find_map(|l| l.strip_prefix(iobm_run::session::CHECKED_HASH));
         return Ok(hash.map(str::to_string));
     }
     let stderr = String::from_utf8_lossy(&checked.stderr);
