@@ -345,7 +345,7 @@ fn exit_code(run: &RunResult) -> Exit {
         .phases
         .iter()
         .flat_map(|p| &p.errors)
-        .any(|e| e.kind == BAD_DATA);
+        .any(|e| e.kind == iobm_target::BAD_DATA);
     // Data that is not what was written fails the run, however many such errors
     // --max-errors let the phase go on through (a PUT's wrong ETag, a GET's corrupt bytes).
     let ended = match run.status {
@@ -361,9 +361,6 @@ fn exit_code(run: &RunResult) -> Exit {
         ended
     }
 }
-
-/// The error kind of data that is not what was written (`io::ErrorKind::InvalidData`).
-const BAD_DATA: &str = "bad data";
 
 /// Refuses `--direct` early, with a clear message, where the storage does not support it.
 pub fn probe_direct(target: &dyn Target, dir: &Path, rank: u32) -> Result<(), Failure> {

@@ -103,10 +103,14 @@ pub fn error_kind(error: &io::Error) -> String {
             "connection reset".to_string()
         }
         io::ErrorKind::ConnectionAborted => "connection closed".to_string(),
-        io::ErrorKind::InvalidData => "bad data".to_string(),
+        io::ErrorKind::InvalidData => BAD_DATA.to_string(),
         kind => format!("{kind:?}"),
     }
 }
+
+/// The error kind of data that is not what was written (`io::ErrorKind::InvalidData`): a run
+/// with one exits 3 (`--verify`).
+pub const BAD_DATA: &str = "bad data";
 
 #[cfg(test)]
 mod tests {

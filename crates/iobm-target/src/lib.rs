@@ -12,7 +12,7 @@ pub mod null;
 pub mod objects;
 pub mod posix;
 
-pub use errors::{error_kind, HttpError, TlsError};
+pub use errors::{error_kind, HttpError, TlsError, BAD_DATA};
 pub use objects::{Body, ListPage, Objects};
 
 /// What a target can do beyond plain reads and writes, as the engine asks before a phase.
