@@ -185,3 +185,230 @@ fn error_documents_are_s3_xml() {
         .ends_with("<Error><Code>AccessDenied</Code><Message>a &lt; b</Message></Error>"));
     assert_eq!(r.response().status(), StatusCode::FORBIDDEN);
 }
+
+/// An HTTP date `at` seconds after the epoch, as a `Date` or `x-amz-date` header carries it.
+fn http_date(at: u64) -> String {
+    httpdate::fmt_http_date(std::time::UNIX_EPOCH + std::time::Duration::from_secs(at))
+}
+
+#[test]
+fn sigv2_header_requests_are_taken_fifteen_minutes_either_side_of_their_date() {
+    let now = 1_800_000_000;
+    let at = |name: &str, t: u64| headers(&[(name, &http_date(t))]);
+    for t in [now, now - MAX_SKEW_S, now + MAX_SKEW_S] {
+        assert_eq!(code(check_sigv2_date(&at("date", t), now)), "ok", "{t}");
+    }
+    for t in [now - MAX_SKEW_S - 1, now + MAX_SKEW_S + 1, now - 86_400] {
+        assert_eq!(
+            code(check_sigv2_date(&at("date", t), now)),
+            "RequestTimeTooSkewed",
+            "{t}"
+        );
+    }
+    // x-amz-date, where there is one, is the request's time; the Date beside it is not.
+    let both = |amz: u64, date: u64| {
+        headers(&[("x-amz-date", &http_date(amz)), ("date", &http_date(date))])
+    };
+    assert_eq!(code(check_sigv2_date(&both(now, now - 86_400), now)), "ok");
+    assert_eq!(
+        code(check_sigv2_date(&both(now - 86_400, now), now)),
+        "RequestTimeTooSkewed"
+    );
+    // No date, or one that is not an HTTP date: refused, never taken as now.
+    assert_eq!(
+        code(check_sigv2_date(&HeaderMap::new(), now)),
+        "AccessDenied"
+    );
+    let bad = headers(&[("date", "yesterday")]);
+    assert_eq!(code(check_sigv2_date(&bad, now)), "AccessDenied");
+    // Through the guard, against its clock: a SigV2 header is checked for its date, and an
+    // Authorization of another kind is refused.
+    let sigv2 = |date: &str| headers(&[("authorization", "AWS AK:c2ln"), ("date", date)]);
+    let get = |h: &HeaderMap| code(check(&Method::GET, "", h, "us-east-1", true));
+    assert_eq!(
+        get(&sigv2(&httpdate::fmt_http_date(
+            std::time::SystemTime::now()
+        ))),
+        "ok"
+    );
+    assert_eq!(
+        get(&sigv2(&http_date(now_unix() - 3600))),
+        "RequestTimeTooSkewed"
+    );
+    assert_eq!(
+        get(&headers(&[("authorization", "Bearer xyz")])),
+        "InvalidArgument"
+    );
+    // An anonymous gateway does not look at it.
+    let stale = sigv2(&http_date(0));
+    assert_eq!(
+        code(check(&Method::GET, "", &stale, "us-east-1", false)),
+        "ok"
+    );
+}
+
+#[test]
+fn a_request_carries_one_credential_form_whichever_parameter_names_the_second() {
+    let auth = headers(&[("authorization", AUTH)]);
+    let get = |q: &str, h: &HeaderMap| code(check(&Method::GET, q, h, "us-east-1", true));
+    assert_eq!(get("", &auth), "ok");
+    // Beside the Authorization header, any one parameter of another form is a second form.
+    for q in [
+        "Signature=x",
+        "AWSAccessKeyId=AK",
+        "X-Amz-Algorithm=AWS4-HMAC-SHA256",
+        "X-Amz-Signature=00",
+    ] {
+        assert_eq!(get(q, &auth), "InvalidArgument", "{q}");
+    }
+    // Parameters of other requests are not credentials.
+    assert_eq!(get("uploads&prefix=a", &auth), "ok");
+    // Two Authorization headers.
+    let twice = headers(&[("authorization", AUTH), ("authorization", AUTH)]);
+    assert_eq!(get("", &twice), "InvalidArgument");
+    // An unsigned request to a gateway with keys is left to s3s (and the gate).
+    assert_eq!(get("", &HeaderMap::new()), "ok");
+}
+
+#[test]
+fn sigv2_presigned_urls_live_at_most_seven_days_whichever_parameter_marks_them() {
+    let get = |q: &str| code(check(&Method::GET, q, &HeaderMap::new(), "us-east-1", true));
+    let far = now_unix() + 30 * 86_400;
+    for q in [
+        format!("Signature=x&Expires={far}"),
+        format!("AWSAccessKeyId=AK&Expires={far}"),
+        "AWSAccessKeyId=AK&Signature=x".to_string(),
+        "AWSAccessKeyId=AK&Signature=x&Expires=soon".to_string(),
+    ] {
+        assert_eq!(get(&q), "AuthorizationQueryParametersError", "{q}");
+    }
+    // Exactly seven days from the test's clock: the guard's clock is no earlier, so within.
+    let week = now_unix() + MAX_PRESIGNED_EXPIRY_S;
+    assert_eq!(
+        get(&format!("AWSAccessKeyId=AK&Signature=x&Expires={week}")),
+        "ok"
+    );
+    // An expiry already past is s3s's to refuse (it knows the signature); not the guard's.
+    assert_eq!(get("AWSAccessKeyId=AK&Signature=x&Expires=1"), "ok");
+}
+
+#[test]
+fn delete_bodies_are_refused_past_their_limit_and_only_for_deleteobjects() {
+    let post = |q: &str, len: u64| {
+        let h = headers(&[("content-length", &len.to_string())]);
+        code(check(&Method::POST, q, &h, "us-east-1", false))
+    };
+    assert_eq!(post("delete", MAX_DELETE_BODY), "ok");
+    assert_eq!(post("delete", MAX_DELETE_BODY + 1), "MalformedXML");
+    // Other POSTs (CompleteMultipartUpload, say) take larger bodies.
+    assert_eq!(post("uploadId=1", MAX_DELETE_BODY + 1), "ok");
+    assert_eq!(post("", MAX_DELETE_BODY + 1), "ok");
+    // A PUT named `delete` is no DeleteObjects.
+    let h = headers(&[("content-length", &(MAX_DELETE_BODY + 1).to_string())]);
+    assert_eq!(
+        code(check(&Method::PUT, "delete", &h, "us-east-1", false)),
+        "ok"
+    );
+}
+
+#[test]
+fn presigned_sigv4_expiry_is_one_second_to_seven_days() {
+    let url = |expires: &str| {
+        format!(
+            "X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AK%2F20261130%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Date=20261130T000000Z&X-Amz-Expires={expires}&X-Amz-SignedHeaders=host&X-Amz-Signature=00"
+        )
+    };
+    let get = |q: &str| code(check(&Method::GET, q, &HeaderMap::new(), "us-east-1", true));
+    assert_eq!(get(&url("1")), "ok");
+    for bad in ["0", "604801", "-1", "a"] {
+        assert_eq!(get(&url(bad)), "AuthorizationQueryParametersError", "{bad}");
+    }
+    assert_eq!(
+        get(&url("60").replace("&X-Amz-Expires=60", "")),
+        "AuthorizationQueryParametersError"
+    );
+    // A credential that is not AK/date/region/service/aws4_request.
+    let short = url("60").replace("%2Faws4_request", "");
+    assert_eq!(get(&short), "AuthorizationQueryParametersError");
+    // The signed headers of a presigned URL may leave out its payload hash.
+    let h = headers(&[("x-amz-content-sha256", "UNSIGNED-PAYLOAD")]);
+    assert_eq!(
+        code(check(&Method::GET, &url("60"), &h, "us-east-1", true)),
+        "ok"
+    );
+}
+
+#[test]
+fn a_header_signature_names_its_credential_and_signed_headers() {
+    let get = |auth: &str| {
+        let h = headers(&[("authorization", auth)]);
+        code(check(&Method::GET, "", &h, "us-east-1", true))
+    };
+    assert_eq!(get(AUTH), "ok");
+    let no_signed =
+        "AWS4-HMAC-SHA256 Credential=AK/20261130/us-east-1/s3/aws4_request, Signature=00";
+    assert_eq!(get(no_signed), "AuthorizationHeaderMalformed");
+    let no_credential = "AWS4-HMAC-SHA256 SignedHeaders=host, Signature=00";
+    assert_eq!(get(no_credential), "AuthorizationHeaderMalformed");
+    let short = AUTH.replace("/aws4_request", "");
+    assert_eq!(get(&short), "AuthorizationHeaderMalformed");
+    let long = AUTH.replace("/aws4_request", "/aws4_request/x");
+    assert_eq!(get(&long), "AuthorizationHeaderMalformed");
+}
+
+#[test]
+fn queries_and_escapes_decode_as_s3s_decodes_them() {
+    assert_eq!(percent_decode("a%2Fb%2fc").as_deref(), Some("a/b/c"));
+    assert_eq!(percent_decode("%41%7a").as_deref(), Some("Az"));
+    // What is no escape stays as it is.
+    assert_eq!(percent_decode("%zz%4").as_deref(), Some("%zz%4"));
+    assert_eq!(percent_decode("100%").as_deref(), Some("100%"));
+    assert_eq!(percent_decode("").as_deref(), Some(""));
+    // Bytes that are not UTF-8: none, and replaced where lossy.
+    assert_eq!(percent_decode("%ff"), None);
+    assert_eq!(percent_decode_lossy("a%ffb"), "a\u{fffd}b");
+    let q = Query::parse("a=1&&b&c=x+y%2B&%61=2&d=");
+    assert_eq!(q.names().collect::<Vec<_>>(), ["a", "b", "c", "a", "d"]);
+    assert_eq!(q.get("a"), Some("1"));
+    assert_eq!(q.get("b"), Some(""));
+    assert_eq!(q.get("c"), Some("x y+"));
+    assert_eq!(q.get("d"), Some(""));
+    assert_eq!(q.get("e"), None);
+    assert!(q.has("b") && !q.has("e"));
+    assert_eq!((q.count("a"), q.count("c"), q.count("e")), (2, 1, 0));
+}
+
+fn rewritten(uri: &str, authorization: Option<&str>) -> String {
+    let mut req = Request::builder().uri(uri);
+    if let Some(a) = authorization {
+        req = req.header(AUTHORIZATION, a);
+    }
+    let mut req = req.body(()).unwrap();
+    sigv2_bucket_path(&mut req);
+    req.uri().to_string()
+}
+
+#[test]
+fn sigv2_requests_of_a_path_style_bucket_get_its_slash() {
+    let v2q = "AWSAccessKeyId=AK&Signature=x&Expires=1";
+    assert_eq!(
+        rewritten(&format!("/bucket?{v2q}"), None),
+        format!("/bucket/?{v2q}")
+    );
+    assert_eq!(rewritten("/bucket", Some("AWS AK:c2ln")), "/bucket/");
+    assert_eq!(
+        rewritten("/b?acl", Some("AWS AK:c2ln")),
+        "/b/?acl",
+        "a one-letter bucket"
+    );
+    // Not SigV2, not a bucket alone, or the root: as it came.
+    assert_eq!(rewritten("/bucket", Some(AUTH)), "/bucket");
+    assert_eq!(rewritten("/bucket", None), "/bucket");
+    assert_eq!(rewritten("/bucket/key", Some("AWS AK:c2ln")), "/bucket/key");
+    assert_eq!(
+        rewritten(&format!("/bucket/key?{v2q}"), None),
+        format!("/bucket/key?{v2q}")
+    );
+    assert_eq!(rewritten("/", Some("AWS AK:c2ln")), "/");
+    assert_eq!(rewritten("/bucket/", Some("AWS AK:c2ln")), "/bucket/");
+}
