@@ -53,6 +53,12 @@ impl<T: Target> Target for FaultTarget<T> {
     fn remove_dir(&self, name: &str) -> io::Result<()> {
         self.inner.remove_dir(name)
     }
+    fn stat(&self, name: &str) -> io::Result<crate::Stat> {
+        self.inner.stat(name)
+    }
+    fn rename(&self, from: &str, to: &str) -> io::Result<()> {
+        self.inner.rename(from, to)
+    }
     fn resident_bytes(&self, name: &str) -> Option<io::Result<u64>> {
         self.inner.resident_bytes(name)
     }

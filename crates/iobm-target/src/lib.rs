@@ -8,6 +8,8 @@ pub mod errors;
 pub mod fault;
 pub mod layers;
 pub mod mem;
+#[cfg(test)]
+mod meta_tests;
 pub mod null;
 pub mod objects;
 pub mod posix;
@@ -43,6 +45,15 @@ pub struct OpenOptions {
     pub access: Access,
     /// Bypass the page cache (`O_DIRECT`).
     pub direct: bool,
+}
+
+/// What [`Target::stat`] says of a name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stat {
+    /// Bytes of a file (a directory's own size where the target has one, else 0).
+    pub len: u64,
+    /// The name is a directory.
+    pub dir: bool,
 }
 
 /// Kernel block-device counters for the device behind a target, in bytes.
@@ -84,6 +95,20 @@ pub trait Target: Send + Sync {
     /// Removes a directory made by [`Target::create_dir`], which must be empty.
     fn remove_dir(&self, _name: &str) -> io::Result<()> {
         Ok(())
+    }
+    /// What a file or directory is (`stat(2)`); an
+    /// error of kind `NotFound` when nothing has the name. Targets without directories know
+    /// only objects, by their length.
+    fn stat(&self, name: &str) -> io::Result<Stat> {
+        self.len(name).map(|len| Stat { len, dir: false })
+    }
+    /// Renames a file or directory this run created (`rename(2)`: one that has the new name
+    /// is replaced).
+    fn rename(&self, _from: &str, _to: &str) -> io::Result<()> {
+        Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "this target cannot rename",
+        ))
     }
     /// Bytes of the object resident in the page cache, when the target can tell.
     fn resident_bytes(&self, _name: &str) -> Option<io::Result<u64>> {

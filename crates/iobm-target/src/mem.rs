@@ -1,8 +1,9 @@
-//! An in-memory target: objects are byte vectors. For engine tests that need to read back what
-//! was written, and for measuring the engine's own cost without a file system.
+//! An in-memory target: objects are byte vectors, directories a set of names. For engine tests
+//! that need to read back what was written, and for measuring the engine's own cost without a
+//! file system.
 
-use crate::{Access, Capabilities, Handle, OpenOptions, Target};
-use std::collections::HashMap;
+use crate::{Access, Capabilities, Handle, OpenOptions, Stat, Target};
+use std::collections::{HashMap, HashSet};
 use std::io;
 use std::sync::{Arc, Mutex, RwLock};
 
@@ -11,6 +12,8 @@ type Object = Arc<Mutex<Vec<u8>>>;
 #[derive(Debug, Default)]
 pub struct MemTarget {
     objects: RwLock<HashMap<String, Object>>,
+    /// Directories made by [`Target::create_dir`]: a name in one (`d/f`) needs it made first.
+    dirs: RwLock<HashSet<String>>,
 }
 
 impl MemTarget {
@@ -29,10 +32,37 @@ impl MemTarget {
         names.sort();
         names
     }
+
+    /// The directories, sorted, for tests.
+    pub fn dir_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self.dirs.read().unwrap().iter().cloned().collect();
+        names.sort();
+        names
+    }
+
+    /// Fails with `NotFound` when `name` is in a directory that was not made.
+    fn check_parent(&self, name: &str) -> io::Result<()> {
+        match name.rsplit_once('/') {
+            Some((parent, _)) if !self.dirs.read().unwrap().contains(parent) => {
+                Err(not_found(parent))
+            }
+            _ => Ok(()),
+        }
+    }
 }
 
 fn not_found(name: &str) -> io::Error {
     io::Error::new(io::ErrorKind::NotFound, format!("no object '{name}'"))
+}
+
+fn exists(name: &str) -> io::Error {
+    io::Error::new(io::ErrorKind::AlreadyExists, name.to_string())
+}
+
+/// Whether `name` is `dir` or inside it.
+fn within(name: &str, dir: &str) -> bool {
+    name.strip_prefix(dir)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
 }
 
 impl Target for MemTarget {
@@ -41,14 +71,17 @@ impl Target for MemTarget {
     }
 
     fn open(&self, name: &str, options: OpenOptions) -> io::Result<Box<dyn Handle>> {
+        if matches!(options.access, Access::Create | Access::Replace) {
+            self.check_parent(name)?;
+            if self.dirs.read().unwrap().contains(name) {
+                return Err(exists(name));
+            }
+        }
         let mut objects = self.objects.write().unwrap();
         let object = match options.access {
             Access::Create => {
                 if objects.contains_key(name) {
-                    return Err(io::Error::new(
-                        io::ErrorKind::AlreadyExists,
-                        name.to_string(),
-                    ));
+                    return Err(exists(name));
                 }
                 objects.entry(name.to_string()).or_default().clone()
             }
@@ -84,6 +117,75 @@ impl Target for MemTarget {
             .remove(name)
             .map(|_| ())
             .ok_or_else(|| not_found(name))
+    }
+
+    fn create_dir(&self, name: &str) -> io::Result<()> {
+        self.check_parent(name)?;
+        let objects = self.objects.read().unwrap();
+        let mut dirs = self.dirs.write().unwrap();
+        if objects.contains_key(name) || !dirs.insert(name.to_string()) {
+            return Err(exists(name));
+        }
+        Ok(())
+    }
+
+    /// Removes an empty directory (a scan of every name: for tests, not for millions).
+    fn remove_dir(&self, name: &str) -> io::Result<()> {
+        let objects = self.objects.read().unwrap();
+        let mut dirs = self.dirs.write().unwrap();
+        if !dirs.contains(name) {
+            return Err(not_found(name));
+        }
+        let inside = |n: &String| n.len() > name.len() && within(n, name);
+        if objects.keys().any(inside) || dirs.iter().any(inside) {
+            return Err(io::Error::from_raw_os_error(libc::ENOTEMPTY));
+        }
+        dirs.remove(name);
+        Ok(())
+    }
+
+    fn stat(&self, name: &str) -> io::Result<Stat> {
+        if self.dirs.read().unwrap().contains(name) {
+            return Ok(Stat { len: 0, dir: true });
+        }
+        self.len(name).map(|len| Stat { len, dir: false })
+    }
+
+    /// Renames a file, or a directory with everything in it.
+    fn rename(&self, from: &str, to: &str) -> io::Result<()> {
+        self.check_parent(to)?;
+        let mut objects = self.objects.write().unwrap();
+        let mut dirs = self.dirs.write().unwrap();
+        if let Some(object) = objects.remove(from) {
+            if dirs.contains(to) {
+                objects.insert(from.to_string(), object);
+                return Err(io::Error::from_raw_os_error(libc::EISDIR));
+            }
+            objects.insert(to.to_string(), object);
+            return Ok(());
+        }
+        if !dirs.contains(from) {
+            return Err(not_found(from));
+        }
+        if within(to, from) {
+            return Err(io::Error::from_raw_os_error(libc::EINVAL));
+        }
+        let moved = |n: &str| format!("{to}{}", &n[from.len()..]);
+        let names: Vec<String> = objects
+            .keys()
+            .filter(|n| within(n, from))
+            .cloned()
+            .collect();
+        for n in names {
+            let object = objects.remove(&n).expect("listed");
+            objects.insert(moved(&n), object);
+        }
+        let names: Vec<String> = dirs.iter().filter(|n| within(n, from)).cloned().collect();
+        for n in names {
+            dirs.remove(&n);
+            dirs.insert(moved(&n));
+        }
+        Ok(())
     }
 }
 

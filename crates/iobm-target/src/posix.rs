@@ -2,12 +2,42 @@
 //! `pwrite`/`pread`, optionally `O_DIRECT`; it can also report page-cache residency (`mincore`)
 //! and the block device's counters, which is how iobm tells a cache effect from a disk rate.
 
-use crate::{Access, Capabilities, DeviceCounters, Handle, OpenOptions, Target};
+use crate::{Access, Capabilities, DeviceCounters, Handle, OpenOptions, Stat, Target};
+use std::cell::RefCell;
 use std::fs::{self, File};
 use std::io::{self, Seek, SeekFrom};
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::os::unix::io::{AsRawFd, IntoRawFd};
 use std::path::{Path, PathBuf};
+
+thread_local! {
+    /// Each thread's buffers for the NUL-terminated paths of metadata calls, so that a stat,
+    /// rename, unlink, mkdir or rmdir allocates nothing once they have grown.
+    static PATHS: RefCell<(Vec<u8>, Vec<u8>)> = const { RefCell::new((Vec::new(), Vec::new())) };
+}
+
+/// Fails unless `name` is a relative path of plain components.
+fn check_plain(name: &str) -> io::Result<()> {
+    let plain = |c: &str| !c.is_empty() && c != "." && c != ".." && !c.contains('\0');
+    if name.split('/').all(plain) {
+        Ok(())
+    } else {
+        Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("object name '{name}' is not a relative path of plain names"),
+        ))
+    }
+}
+
+/// -1 from a libc call as the thread's errno.
+fn os_result(rc: libc::c_int) -> io::Result<()> {
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
 
 /// Files under one directory. Object names are plain file names, never paths.
 #[derive(Debug)]
@@ -26,14 +56,32 @@ impl PosixTarget {
 
     /// The path of an object: plain components only, so nothing resolves outside the root.
     fn path(&self, name: &str) -> io::Result<PathBuf> {
-        let plain = |c: &str| !c.is_empty() && c != "." && c != ".." && !c.contains('\0');
-        if !name.split('/').all(plain) {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!("object name '{name}' is not a relative path of plain names"),
-            ));
-        }
+        check_plain(name)?;
         Ok(self.root.join(name))
+    }
+
+    /// Writes the NUL-terminated path of `name` into `out`.
+    fn c_path(&self, name: &str, out: &mut Vec<u8>) -> io::Result<()> {
+        check_plain(name)?;
+        out.clear();
+        out.extend_from_slice(self.root.as_os_str().as_bytes());
+        out.push(b'/');
+        out.extend_from_slice(name.as_bytes());
+        out.push(0);
+        Ok(())
+    }
+
+    /// Calls `call` with the C path of `name`, made in this thread's buffer.
+    fn with_path(
+        &self,
+        name: &str,
+        call: impl FnOnce(*const libc::c_char) -> io::Result<()>,
+    ) -> io::Result<()> {
+        PATHS.with(|paths| {
+            let (path, _) = &mut *paths.borrow_mut();
+            self.c_path(name, path)?;
+            call(path.as_ptr().cast())
+        })
     }
 }
 
@@ -84,15 +132,45 @@ impl Target for PosixTarget {
     }
 
     fn remove(&self, name: &str) -> io::Result<()> {
-        fs::remove_file(self.path(name)?)
+        // SAFETY: a NUL-terminated path that lives through the call.
+        self.with_path(name, |p| os_result(unsafe { libc::unlink(p) }))
     }
 
     fn create_dir(&self, name: &str) -> io::Result<()> {
-        fs::create_dir(self.path(name)?)
+        // SAFETY: as remove.
+        self.with_path(name, |p| os_result(unsafe { libc::mkdir(p, 0o777) }))
     }
 
     fn remove_dir(&self, name: &str) -> io::Result<()> {
-        fs::remove_dir(self.path(name)?)
+        // SAFETY: as remove.
+        self.with_path(name, |p| os_result(unsafe { libc::rmdir(p) }))
+    }
+
+    fn stat(&self, name: &str) -> io::Result<Stat> {
+        let mut found = Stat { len: 0, dir: false };
+        self.with_path(name, |p| {
+            let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
+            // SAFETY: a NUL-terminated path and a stat buffer, both valid for the call.
+            os_result(unsafe { libc::stat(p, st.as_mut_ptr()) })?;
+            // SAFETY: stat succeeded, so it filled the buffer.
+            let st = unsafe { st.assume_init() };
+            found = Stat {
+                len: st.st_size as u64,
+                dir: st.st_mode & libc::S_IFMT == libc::S_IFDIR,
+            };
+            Ok(())
+        })?;
+        Ok(found)
+    }
+
+    fn rename(&self, from: &str, to: &str) -> io::Result<()> {
+        PATHS.with(|paths| {
+            let (a, b) = &mut *paths.borrow_mut();
+            self.c_path(from, a)?;
+            self.c_path(to, b)?;
+            // SAFETY: two NUL-terminated paths that live through the call.
+            os_result(unsafe { libc::rename(a.as_ptr().cast(), b.as_ptr().cast()) })
+        })
     }
 
     fn resident_bytes(&self, name: &str) -> Option<io::Result<u64>> {
@@ -445,88 +523,4 @@ pub fn device_counters(path: &Path) -> Option<DeviceCounters> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn create_write_read_and_never_overwrite() {
-        let dir = tempfile::tempdir().unwrap();
-        let t = PosixTarget::new(dir.path());
-        let create = OpenOptions {
-            access: Access::Create,
-            direct: false,
-        };
-        let mut h = t.open("a", create).unwrap();
-        h.write_at(b"hello", 3).unwrap();
-        h.sync().unwrap();
-        h.close().unwrap();
-        assert_eq!(t.len("a").unwrap(), 8);
-        let err = t.open("a", create).err().unwrap();
-        assert_eq!(err.kind(), io::ErrorKind::AlreadyExists);
-        let mut h = t
-            .open(
-                "a",
-                OpenOptions {
-                    access: Access::Read,
-                    direct: false,
-                },
-            )
-            .unwrap();
-        let mut buf = [0u8; 5];
-        h.read_at(&mut buf, 3).unwrap();
-        assert_eq!(&buf, b"hello");
-        let short = h.read_at(&mut buf, 6).unwrap_err();
-        assert_eq!(short.kind(), io::ErrorKind::UnexpectedEof);
-        assert!(t.resident_bytes("a").unwrap().unwrap() <= 8);
-        t.drop_cache("a").unwrap().unwrap();
-        t.remove("a").unwrap();
-        assert!(t.path("../x").is_err());
-        assert!(t.path("a/../../x").is_err());
-        assert!(t.path("/etc/passwd").is_err());
-        assert!(t.path("a//b").is_err());
-        t.create_dir("d").unwrap();
-        let mut h = t.open("d/f", create).unwrap();
-        h.write_at(b"12345678", 0).unwrap();
-        h.close().unwrap();
-        let replace = OpenOptions {
-            access: Access::Replace,
-            direct: false,
-        };
-        t.open("d/f", replace).unwrap().close().unwrap();
-        assert_eq!(t.len("d/f").unwrap(), 0);
-        t.remove("d/f").unwrap();
-        t.remove_dir("d").unwrap();
-    }
-
-    #[test]
-    fn residency_of_a_range_by_cachestat_and_by_mincore_agree() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("f");
-        std::fs::write(&path, vec![7u8; 1 << 20]).unwrap();
-        let file = File::open(&path).unwrap();
-        // Just written: every page is in the page cache (or is the file itself, on tmpfs).
-        assert_eq!(resident_range(&file, 0, 1 << 20).unwrap(), 1 << 20);
-        assert_eq!(resident_range(&file, 4096 * 3 + 100, 5000).unwrap(), 5000);
-        assert_eq!(resident_range(&file, 0, 0).unwrap(), 0);
-        let page = 4096;
-        let by_mincore = mincore_bytes(&file, 256 << 10, 256 << 10, page).unwrap();
-        assert_eq!(by_mincore, 256 << 10);
-        // This kernel has cachestat (6.5 or later) and it counts the same pages.
-        if let Some(pages) = cachestat_pages(&file, 256 << 10, 256 << 10) {
-            assert_eq!(pages * page, by_mincore);
-        }
-    }
-
-    #[test]
-    fn dirty_bytes_are_those_not_yet_written_back() {
-        // A file system with a device, where written pages wait for write-back.
-        let dir = tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")).unwrap();
-        let path = dir.path().join("f");
-        let mut file = File::create(&path).unwrap();
-        std::io::Write::write_all(&mut file, &vec![1u8; 4 << 20]).unwrap();
-        let dirty = dirty_bytes(&path).expect("cachestat (Linux 6.5)");
-        assert!(dirty > 0 && dirty <= 4 << 20, "{dirty}");
-        file.sync_all().unwrap();
-        assert_eq!(dirty_bytes(&path), Some(0));
-    }
-}
+mod tests;

@@ -1,0 +1,85 @@
+//! Unit tests of the POSIX target: files, names kept inside the root, page-cache residency.
+
+use super::*;
+
+#[test]
+fn create_write_read_and_never_overwrite() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = PosixTarget::new(dir.path());
+    let create = OpenOptions {
+        access: Access::Create,
+        direct: false,
+    };
+    let mut h = t.open("a", create).unwrap();
+    h.write_at(b"hello", 3).unwrap();
+    h.sync().unwrap();
+    h.close().unwrap();
+    assert_eq!(t.len("a").unwrap(), 8);
+    let err = t.open("a", create).err().unwrap();
+    assert_eq!(err.kind(), io::ErrorKind::AlreadyExists);
+    let mut h = t
+        .open(
+            "a",
+            OpenOptions {
+                access: Access::Read,
+                direct: false,
+            },
+        )
+        .unwrap();
+    let mut buf = [0u8; 5];
+    h.read_at(&mut buf, 3).unwrap();
+    assert_eq!(&buf, b"hello");
+    let short = h.read_at(&mut buf, 6).unwrap_err();
+    assert_eq!(short.kind(), io::ErrorKind::UnexpectedEof);
+    assert!(t.resident_bytes("a").unwrap().unwrap() <= 8);
+    t.drop_cache("a").unwrap().unwrap();
+    t.remove("a").unwrap();
+    assert!(t.path("../x").is_err());
+    assert!(t.path("a/../../x").is_err());
+    assert!(t.path("/etc/passwd").is_err());
+    assert!(t.path("a//b").is_err());
+    t.create_dir("d").unwrap();
+    let mut h = t.open("d/f", create).unwrap();
+    h.write_at(b"12345678", 0).unwrap();
+    h.close().unwrap();
+    let replace = OpenOptions {
+        access: Access::Replace,
+        direct: false,
+    };
+    t.open("d/f", replace).unwrap().close().unwrap();
+    assert_eq!(t.len("d/f").unwrap(), 0);
+    t.remove("d/f").unwrap();
+    t.remove_dir("d").unwrap();
+}
+
+#[test]
+fn residency_of_a_range_by_cachestat_and_by_mincore_agree() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("f");
+    std::fs::write(&path, vec![7u8; 1 << 20]).unwrap();
+    let file = File::open(&path).unwrap();
+    // Just written: every page is in the page cache (or is the file itself, on tmpfs).
+    assert_eq!(resident_range(&file, 0, 1 << 20).unwrap(), 1 << 20);
+    assert_eq!(resident_range(&file, 4096 * 3 + 100, 5000).unwrap(), 5000);
+    assert_eq!(resident_range(&file, 0, 0).unwrap(), 0);
+    let page = 4096;
+    let by_mincore = mincore_bytes(&file, 256 << 10, 256 << 10, page).unwrap();
+    assert_eq!(by_mincore, 256 << 10);
+    // This kernel has cachestat (6.5 or later) and it counts the same pages.
+    if let Some(pages) = cachestat_pages(&file, 256 << 10, 256 << 10) {
+        assert_eq!(pages * page, by_mincore);
+    }
+}
+
+#[test]
+fn dirty_bytes_are_those_not_yet_written_back() {
+    // A file system with a device, where written pages wait for write-back.
+    let dir = tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")).unwrap();
+    let path = dir.path().join("f");
+    let mut file = File::create(&path).unwrap();
+    std::io::Write::write_all(&mut file, &vec![1u8; 4 << 20]).unwrap();
+    let dirty = dirty_bytes(&path).expect("cachestat (Linux 6.5)");
+    assert!(dirty > 0 && dirty <= 4 << 20, "{dirty}");
+    file.sync_all().unwrap();
+    assert_eq!(dirty_bytes(&path), Some(0));
+}
