@@ -342,3 +342,186 @@ fn a_read_write_phase_keeps_each_kinds_books_and_reads_back_what_it_wrote() {
     assert!((110..=170).contains(&reads.ops), "{} reads", reads.ops);
     assert_eq!(reads.latency.count() + writes.latency.count(), 200);
 }
+
+/// `--verify` (run `run`) of a read in blocks of `block` over the files of `layout` as they
+/// are in `target`: the first error, or "ok".
+fn verified(target: &MemTarget, layout: &Layout, block: u64, run: u64) -> String {
+    let read = Phase {
+        verify: Some(run),
+        ..phase(Op::Read, layout.clone(), block)
+    };
+    let out = run_phase(target, &read, &Control::new(run, layout.files.len()));
+    match out.end {
+        PhaseEnd::Completed => "ok".into(),
+        _ => {
+            assert_eq!(out.errors[0].kind, "bad data", "{:?}", out.errors);
+            out.errors[0].first.clone()
+        }
+    }
+}
+
+/// Writes `bytes` over file `name` of `target` at `offset`.
+fn overwrite(target: &MemTarget, name: &str, offset: u64, bytes: &[u8]) {
+    let mut h = target
+        .open(
+            name,
+            OpenOptions {
+                access: Access::Write,
+                direct: false,
+            },
+        )
+        .unwrap();
+    h.write_at(bytes, offset).unwrap();
+}
+
+/// Two files of eight 4 KiB blocks and 10 bytes, written by run 42.
+fn written() -> (MemTarget, Layout) {
+    let target = MemTarget::new();
+    let layout = Layout::file_per_worker(2, 8 * 4096 + 10);
+    prepare_objects(&target, &layout).unwrap();
+    let out = run_phase(
+        &target,
+        &phase(Op::Write, layout.clone(), 4096),
+        &Control::new(42, 2),
+    );
+    assert_eq!(out.end, PhaseEnd::Completed, "{:?}", out.errors);
+    (target, layout)
+}
+
+#[test]
+fn verify_names_the_4k_that_differ_and_what_they_hold() {
+    let (target, layout) = written();
+    assert_eq!(verified(&target, &layout, 4096, 42), "ok");
+    let data = target.contents("data.0").unwrap();
+    let told = |target: &MemTarget| verified(target, &layout, 4096, 42);
+    let at = |chunk: u64, what: &str| {
+        format!("the 4 KiB at offset {chunk} are not what was written there: {what}")
+    };
+    // Bytes flipped past the stamp: how many, and the first.
+    let mut bad = data[8192..12288].to_vec();
+    for i in [100, 101, 3000] {
+        bad[i] ^= 0xff;
+    }
+    overwrite(&target, "data.0", 8192, &bad);
+    assert!(
+        told(&target).ends_with(&at(
+            8192,
+            "corrupt: 3 of their bytes differ from what was written there, the first at offset 8292"
+        )),
+        "{}",
+        told(&target)
+    );
+    // A stamp broken: no data it names is what the block holds.
+    overwrite(&target, "data.0", 8192, &data[8192..12288]);
+    let mut bad = data[12288..16384].to_vec();
+    bad[5] ^= 1;
+    overwrite(&target, "data.0", 12288, &bad);
+    assert!(
+        told(&target).ends_with(&at(
+            12288,
+            "corrupt: 1 of their bytes differ from what was written there, the first at offset 12293, its stamp among them"
+        )),
+        "{}",
+        told(&target)
+    );
+    overwrite(&target, "data.0", 12288, &data[12288..16384]);
+    assert_eq!(told(&target), "ok");
+    // The block at 4096 holds the one at 20480 of the same file.
+    overwrite(&target, "data.0", 4096, &data[20480..24576]);
+    assert!(
+        told(&target).ends_with(&at(
+            4096,
+            "misplaced: they hold the data of data.0 offset 20480"
+        )),
+        "{}",
+        told(&target)
+    );
+    // ... of the other file.
+    let other = target.contents("data.1").unwrap();
+    overwrite(&target, "data.0", 4096, &other[8192..12288]);
+    assert!(
+        told(&target).ends_with(&at(
+            4096,
+            "misplaced: they hold the data of data.1 offset 8192"
+        )),
+        "{}",
+        told(&target)
+    );
+    // ... of a file the layout does not have, named by its id.
+    let mut foreign = vec![0u8; 4096];
+    Generator::new(DataKind::Random, 42).fill(&mut foreign, 0x3039, 0);
+    overwrite(&target, "data.0", 4096, &foreign);
+    assert!(
+        told(&target).ends_with(&at(
+            4096,
+            "misplaced: they hold the data of file id 0x3039 offset 0"
+        )),
+        "{}",
+        told(&target)
+    );
+    // Another run's data, from another place.
+    let mut stale = vec![0u8; 4096];
+    Generator::new(DataKind::Random, 7).fill(&mut stale, file_key("data.0"), 16384);
+    overwrite(&target, "data.0", 4096, &stale);
+    assert!(
+        told(&target).ends_with(&at(
+            4096,
+            "stale: they hold data another run (id 0x7) wrote at data.0 offset 16384"
+        )),
+        "{}",
+        told(&target)
+    );
+    overwrite(&target, "data.0", 4096, &data[4096..8192]);
+    assert_eq!(told(&target), "ok");
+    // Read as another run's: the first block is stale, from its own place.
+    assert!(
+        verified(&target, &layout, 4096, 43).ends_with(&at(
+            0,
+            "stale: they hold data another run (id 0x2a) wrote at data.0 offset 0"
+        )),
+        "{}",
+        verified(&target, &layout, 4096, 43)
+    );
+}
+
+#[test]
+fn verify_of_reads_across_4k_boundaries_and_of_a_short_last_block() {
+    let (target, layout) = written();
+    let data = target.contents("data.1").unwrap();
+    let at = |chunk: u64, what: &str| {
+        format!("the 4 KiB at offset {chunk} are not what was written there: {what}")
+    };
+    // Blocks of 6 KiB: the read at 6144 starts inside the 4 KiB at 4096, whose stamp it does
+    // not hold; a byte flipped there is corrupt, and its stamp is not told of.
+    assert_eq!(verified(&target, &layout, 6144, 42), "ok");
+    overwrite(&target, "data.1", 7000, &[data[7000] ^ 0x10]);
+    assert!(
+        verified(&target, &layout, 6144, 42).ends_with(&at(
+            4096,
+            "corrupt: 1 of their bytes differ from what was written there, the first at offset 7000"
+        )),
+        "{}",
+        verified(&target, &layout, 6144, 42)
+    );
+    // The same byte read in 4 KiB blocks: inside the 4 KiB at 4096, past its stamp.
+    assert!(
+        verified(&target, &layout, 4096, 42).ends_with(&at(
+            4096,
+            "corrupt: 1 of their bytes differ from what was written there, the first at offset 7000"
+        )),
+        "{}",
+        verified(&target, &layout, 4096, 42)
+    );
+    overwrite(&target, "data.1", 7000, &data[7000..7001]);
+    // The last block is 10 bytes, shorter than a stamp: a byte of it flipped is corrupt.
+    let end = 8 * 4096;
+    overwrite(&target, "data.1", end + 3, &[data[end as usize + 3] ^ 1]);
+    assert!(
+        verified(&target, &layout, 4096, 42).ends_with(&at(
+            end,
+            "corrupt: 1 of their bytes differ from what was written there, the first at offset 32771"
+        )),
+        "{}",
+        verified(&target, &layout, 4096, 42)
+    );
+}
