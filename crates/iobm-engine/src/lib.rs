@@ -9,6 +9,7 @@ pub mod outcome;
 pub mod permute;
 pub mod queued;
 pub mod runner;
+pub mod stonewall;
 pub mod suite;
 mod task;
 mod tasks;
@@ -16,8 +17,9 @@ pub mod workload;
 
 pub use control::{Control, LivePhase};
 pub use outcome::{CacheDrop, ErrorCount, PhaseEnd, PhaseOutcome, WorkerOutcome};
-pub use runner::{prepare_objects, run_phase, run_phase_gated};
+pub use runner::{prepare_objects, run_phase, run_phase_agreed, run_phase_gated};
+pub use stonewall::{Agree, Stonewall};
 pub use workload::{
-    object_name, DataKind, Engine, FileSpec, FsyncPolicy, Layout, Mix, ObjectOp, ObjectSpec, Op,
-    Pattern, PerChar, Phase, Region, StopRule,
+    object_name, DataKind, Engine, FileSpec, FsyncPolicy, ItemName, ItemsPer, Layout, MetaOp, Mix,
+    ObjectOp, ObjectSpec, Op, Pattern, PerChar, Phase, Region, StopRule, Tree, TreeWork,
 };

@@ -4,7 +4,7 @@
 use crate::data::Generator;
 use crate::permute::mix;
 use crate::task::Task;
-use crate::workload::{object_name, ObjectOp, ObjectSpec, Phase, StopRule, MIXED};
+use crate::workload::{object_name, ObjectOp, ObjectSpec, Phase, MIXED};
 use iobm_target::objects::{stamp, CHUNK, STAMP_LEN};
 use iobm_target::{Body, Objects, Target};
 use md5::{Digest, Md5};
@@ -191,7 +191,7 @@ impl<'a> ObjectTask<'a> {
         if self.spec.count == 0 {
             return false;
         }
-        self.object = if self.phase.stop == StopRule::Once {
+        self.object = if self.phase.stop.one_pass() {
             let k = i * self.workers + self.worker;
             if k >= self.spec.count {
                 return false;
@@ -211,7 +211,7 @@ impl Task for ObjectTask<'_> {
         match self.op {
             ObjectOp::Put | ObjectOp::Multipart => {
                 self.object = self.new_object(i);
-                if self.phase.stop == StopRule::Once && self.object >= self.spec.count {
+                if self.phase.stop.one_pass() && self.object >= self.spec.count {
                     return false;
                 }
                 if self.spec.max_new.is_some_and(|m| self.object >= m) {

@@ -3,6 +3,7 @@
 
 use crate::control::Control;
 use crate::cpu::CpuTimes;
+use crate::stonewall::Stonewall;
 use crate::workload::{Op, Phase};
 use iobm_stats::{Histogram, Series, Trace, WorkerSpan};
 use iobm_target::layers::{ProcessIo, Stack};
@@ -43,6 +44,9 @@ pub struct WorkerOutcome {
     pub verify_ns: u64,
     /// Progress over time, for the snapshots behind the aggregates.
     pub trace: Trace,
+    /// Operations it performed, the failed ones too: the items of a metadata phase it made,
+    /// statted or removed (0, 1, ... of its share: later phases work on that many).
+    pub items: u64,
 }
 
 /// What was dropped from the page cache before a phase.
@@ -73,6 +77,9 @@ pub struct PhaseOutcome {
     pub name: String,
     pub op: Op,
     pub end: PhaseEnd,
+    /// What a [`crate::StopRule::Stonewall`] did: where it stopped each worker, the most any
+    /// worker of any rank had done, which they then went on to.
+    pub stonewall: Option<Stonewall>,
     /// When the barrier released the workers, ns since the run's origin.
     pub start_ns: u64,
     pub end_ns: u64,
@@ -162,6 +169,7 @@ impl WorkerOutcome {
             final_sync_ns: 0,
             verify_ns: 0,
             trace: Vec::new(),
+            items: 0,
         }
     }
 }
@@ -169,6 +177,13 @@ impl WorkerOutcome {
 impl PhaseOutcome {
     pub fn bytes(&self) -> u64 {
         self.workers.iter().map(|w| w.span.bytes).sum()
+    }
+
+    /// The items per worker a later phase works on ([`crate::TreeWork::limit`]): the most any
+    /// worker of any rank did when a stonewall cut the phase short and every worker then went
+    /// on to (or to the end of its share); None when no stonewall ran (every item was made).
+    pub fn items_done(&self) -> Option<u64> {
+        self.stonewall.as_ref().and_then(|s| s.wear_out)
     }
 
     /// A phase that could not begin: no worker ran, one error says why.
@@ -184,6 +199,7 @@ impl PhaseOutcome {
             name: phase.name.clone(),
             op: phase.op,
             end: PhaseEnd::Failed,
+            stonewall: None,
             start_ns: now,
             end_ns: now,
             workers: vec![empty; phase.workers],

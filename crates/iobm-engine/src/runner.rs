@@ -7,6 +7,7 @@ use crate::cpu::CpuTimes;
 use crate::data::Generator;
 use crate::objects::ObjectTask;
 use crate::outcome::{CacheDrop, ErrorCount, OpOutcome, PhaseEnd, PhaseOutcome, WorkerOutcome};
+use crate::stonewall::{Agree, Wall};
 use crate::task::Task;
 use crate::tasks::file_task;
 use crate::workload::{Layout, Op, Phase, StopRule};
@@ -76,7 +77,7 @@ fn begin(phase: &Phase, control: &Control) -> (CpuTimes, Instant) {
         planned_bytes: Some(phase.layout.total_bytes())
             .filter(|&total| phase.stop == StopRule::Once && total > 0),
         duration: match phase.stop {
-            StopRule::Duration(d) => Some(d),
+            StopRule::Duration(d) | StopRule::Stonewall(d) => Some(d),
             _ => None,
         },
     });
@@ -95,6 +96,20 @@ pub fn run_phase_gated(
     phase: &Phase,
     control: &Control,
     gate: &dyn Fn(),
+) -> PhaseOutcome {
+    run_phase_agreed(target, phase, control, gate, &|most| most)
+}
+
+/// [`run_phase_gated`] on one of several ranks: a [`StopRule::Stonewall`] phase calls `agree`
+/// on this thread once, when every local worker has been stopped by the wall or ended, with
+/// the most operations any of them did; it returns the most of every rank (an all-reduce with
+/// max, made by every rank in the same phase), which the stopped workers then go on to.
+pub fn run_phase_agreed(
+    target: &dyn Target,
+    phase: &Phase,
+    control: &Control,
+    gate: &dyn Fn(),
+    agree: Agree,
 ) -> PhaseOutcome {
     let workers = phase.workers;
     assert!(
@@ -149,11 +164,21 @@ pub fn run_phase_gated(
         };
         task.map_err(|(e, what)| WorkerError::new(&e, what))
     };
-    let work = |w: usize, prepared: Result<Box<dyn Task + '_>, WorkerError>, origin: Instant| {
+    let wall = matches!(phase.stop, StopRule::Stonewall(_)).then(|| Wall::new(workers));
+    let wall = wall.as_ref();
+    // `agree` is given to a worker only when it runs alone on this thread.
+    let work = |w: usize,
+                prepared: Result<Box<dyn Task + '_>, WorkerError>,
+                origin: Instant,
+                agree: Option<Agree>| {
+        let at = Walled { wall, agree };
         match prepared {
-            Ok(task) => run_worker(task, w, phase, control, &shared, origin),
+            Ok(task) => run_worker(task, w, phase, control, &shared, origin, at),
             Err(error) => {
                 shared.abort.store(true, Ordering::SeqCst);
+                if let Some(wall) = wall {
+                    wall.ended(w, 0, agree);
+                }
                 let now = control.ns(Instant::now());
                 (WorkerResult::empty(now, phase), vec![error])
             }
@@ -166,7 +191,7 @@ pub fn run_phase_gated(
         let prepared = prepare(0);
         gate();
         let (cpu_before, start) = begin(phase, control);
-        let result = work(0, prepared, start);
+        let result = work(0, prepared, start, Some(agree));
         let end = Instant::now();
         (vec![result], CpuTimes::now().since(cpu_before), start, end)
     } else {
@@ -185,7 +210,7 @@ pub fn run_phase_gated(
                         ready.wait();
                         go.wait();
                         let origin = *phase_start.lock().unwrap();
-                        work(w, prepared, origin)
+                        work(w, prepared, origin, None)
                     })
                 })
                 .collect();
@@ -200,6 +225,9 @@ pub fn run_phase_gated(
                     std::thread::sleep(Duration::from_millis(1));
                 }
                 cpu_before = CpuTimes::now();
+            }
+            if let Some(wall) = wall {
+                wall.resolve(agree);
             }
             let results: Vec<_> = handles
                 .into_iter()
@@ -259,6 +287,7 @@ pub fn run_phase_gated(
         name: phase.name.clone(),
         op: phase.op,
         end: end_kind,
+        stonewall: wall.map(Wall::outcome),
         // After a warm-up, the phase is what was counted.
         start_ns: control.ns(start + phase.ramp).min(control.ns(end)),
         end_ns: control.ns(end),
@@ -317,6 +346,14 @@ fn defers_flush(phase: &Phase) -> bool {
     file_write && !phase.direct && phase.fsync != crate::FsyncPolicy::Each
 }
 
+/// A worker's part in a stonewall: the phase's wall, and the agreement across ranks when the
+/// worker runs alone on the coordinating thread.
+#[derive(Clone, Copy)]
+struct Walled<'a> {
+    wall: Option<&'a Wall>,
+    agree: Option<Agree<'a>>,
+}
+
 /// Runs one worker's prepared task from the barrier to its stop rule, timing every operation.
 fn run_worker(
     mut task: Box<dyn Task + '_>,
@@ -325,6 +362,7 @@ fn run_worker(
     control: &Control,
     shared: &Shared,
     phase_origin: Instant,
+    walled: Walled,
 ) -> (WorkerResult, Vec<WorkerError>) {
     let live = &control.live[index];
     // The warm-up comes before the phase's duration.
@@ -333,6 +371,12 @@ fn run_worker(
         StopRule::Duration(d) => Some(counted_from + d),
         _ => None,
     };
+    let wall_at = match phase.stop {
+        StopRule::Stonewall(d) => walled.wall.map(|wall| (wall, counted_from + d)),
+        _ => None,
+    };
+    // Once the wall stopped this worker: the operations it goes on to (wear-out).
+    let mut wear_out: Option<u64> = None;
     let quota = match phase.stop {
         StopRule::Ops(total) => {
             let workers = shared.workers as u64;
@@ -365,10 +409,16 @@ fn run_worker(
     // submitted, the rest in flight are drained and counted like the others.
     let mut draining = false;
     loop {
+        if let (Some((wall, at)), None, false) = (wall_at, wear_out, draining) {
+            if wall.reached(last_end, at) {
+                wear_out = Some(wall.stop(index, i, walled.agree));
+            }
+        }
         let ended = shared.abort.load(Ordering::Relaxed)
             || control.stop_requested()
             || deadline.is_some_and(|d| last_end >= d)
-            || quota.is_some_and(|q| i >= q);
+            || quota.is_some_and(|q| i >= q)
+            || wear_out.is_some_and(|most| i >= most);
         if !draining && (ended || !task.prepare(i)) {
             if !queued {
                 break;
@@ -478,6 +528,9 @@ fn run_worker(
         last_end = t1;
     }
 
+    if let (Some((wall, _)), None) = (wall_at, wear_out) {
+        wall.ended(index, i, walled.agree);
+    }
     // The final fsync and close are inside the worker's interval, even after an error.
     let final_sync_ns = match task.finish() {
         Ok(ns) => ns,
@@ -513,6 +566,7 @@ fn run_worker(
         final_sync_ns,
         verify_ns,
         trace,
+        items: i,
     };
     if !several {
         classes[0].series = outcome.series.clone();
@@ -523,5 +577,7 @@ fn run_worker(
     (WorkerResult { outcome, classes }, errors)
 }
 
+#[cfg(test)]
+mod meta_tests;
 #[cfg(test)]
 mod tests;

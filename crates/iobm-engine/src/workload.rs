@@ -7,6 +7,8 @@ use std::time::Duration;
 mod object;
 use object::MIXED_NAMES;
 pub use object::{object_name, Mix, ObjectOp, ObjectSpec, MIXED};
+pub mod tree;
+pub use tree::{ItemName, ItemsPer, MetaOp, Tree, TreeWork};
 
 /// The operation a phase repeats. Byte operations work on blocks of the worker's region; the
 /// metadata operations (create, stat, delete) on whole small files.
@@ -36,6 +38,8 @@ pub enum Op {
     Delete,
     /// A whole-object operation (S3's verbs) on the phase's [`ObjectSpec`].
     Object(ObjectOp),
+    /// An mdtest-class metadata operation on the items of the phase's [`TreeWork`].
+    Meta(MetaOp),
 }
 
 /// The two meanings of "per-char" I/O.
@@ -62,6 +66,7 @@ impl Op {
             Op::Stat => ops::STAT,
             Op::Delete => ops::DELETE,
             Op::Object(op) => op.name(),
+            Op::Meta(op) => op.name(),
         }
     }
 
@@ -86,6 +91,7 @@ impl Op {
             Op::Create => &[ops::CREATE],
             Op::Stat => &[ops::STAT],
             Op::Delete => &[ops::DELETE],
+            Op::Meta(op) => op.classes(),
         }
     }
 
@@ -99,6 +105,7 @@ impl Op {
                 | Op::PutChar(_)
                 | Op::Seek { .. }
                 | Op::Create
+                | Op::Meta(MetaOp::FileCreate)
                 | Op::Object(ObjectOp::Put | ObjectOp::Multipart | ObjectOp::Mixed)
         )
     }
@@ -113,13 +120,14 @@ impl Op {
                 | Op::GetChar(_)
                 | Op::Seek { .. }
                 | Op::Stat
+                | Op::Meta(MetaOp::FileRead)
                 | Op::Object(ObjectOp::Get | ObjectOp::Mixed)
         )
     }
 
     /// Whether the operation works on many small files rather than blocks of a region.
     pub fn is_metadata(self) -> bool {
-        matches!(self, Op::Create | Op::Stat | Op::Delete)
+        matches!(self, Op::Create | Op::Stat | Op::Delete | Op::Meta(_))
     }
 }
 
@@ -171,16 +179,28 @@ pub enum StopRule {
     Duration(Duration),
     /// After this many operations in all, split evenly over the workers.
     Ops(u64),
+    /// One pass, cut short by a stonewall with wear-out (mdtest `-W`, IOR `-D` with `-O
+    /// stoneWallingWearOut=1`): when this much time has passed since the phase began, every
+    /// worker stops at its next operation; then each goes on until it has done as many
+    /// operations as the most any worker of any rank had done by then (or its pass ends), so
+    /// that every worker did the same and later phases work on exactly what was made
+    /// ([`crate::PhaseOutcome::items_done`]).
+    Stonewall(Duration),
 }
 
 impl StopRule {
+    /// Whether a worker makes one pass over its work (which a stonewall may cut short).
+    pub fn one_pass(&self) -> bool {
+        matches!(self, StopRule::Once | StopRule::Stonewall(_))
+    }
+
     /// The series interval for a phase that stops by this rule when none was asked for
     /// (`--interval`): for a phase of known length the longest readable one (10ms, 20ms, 50ms,
     /// ... 1s) giving it at least 20 intervals, 10ms at the least; else 1s.
     pub fn default_interval(&self) -> Duration {
         const READABLE_MS: [u64; 7] = [1000, 500, 200, 100, 50, 20, 10];
         match self {
-            StopRule::Duration(length) => READABLE_MS
+            StopRule::Duration(length) | StopRule::Stonewall(length) => READABLE_MS
                 .iter()
                 .map(|&ms| Duration::from_millis(ms))
                 .find(|&i| *length >= i * 20)
@@ -392,6 +412,8 @@ pub struct Phase {
     pub ramp: Duration,
     /// Length of one interval of the phase's series (`--interval`).
     pub interval: Duration,
+    /// The namespace and items of a metadata phase ([`Op::Meta`]).
+    pub tree: Option<TreeWork>,
 }
 
 /// How a worker submits block reads and writes.
@@ -437,7 +459,23 @@ impl Phase {
             interval: Duration::from_secs(1),
             iodepth: 1,
             engine: Engine::Sync,
+            tree: None,
             layout,
+        }
+    }
+
+    /// A metadata phase: the tree's workers of this rank doing `op` on `work`'s items, one
+    /// pass; `block` is the bytes each created file is written or each read file read.
+    pub fn meta(name: impl Into<String>, op: MetaOp, work: TreeWork) -> Phase {
+        let no_files = Layout {
+            files: Vec::new(),
+            regions: Vec::new(),
+            shared: !work.tree.unique,
+        };
+        Phase {
+            workers: work.tree.jobs,
+            tree: Some(work.clone()),
+            ..Phase::new(name, Op::Meta(op), work.bytes, no_files)
         }
     }
 

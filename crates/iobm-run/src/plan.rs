@@ -94,7 +94,7 @@ pub fn config(phases: &[Phase], at: Placement) -> Config {
         iodepth: first.iodepth,
         duration_s: match first.stop {
             StopRule::Duration(d) => Some(d.as_secs_f64()),
-            StopRule::Once | StopRule::Ops(_) => None,
+            StopRule::Once | StopRule::Ops(_) | StopRule::Stonewall(_) => None,
         },
         ramp_s: (!first.ramp.is_zero()).then_some(first.ramp.as_secs_f64()),
         data: writer.map_or("none written".to_string(), |p| p.data.name()),

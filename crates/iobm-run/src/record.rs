@@ -14,7 +14,7 @@ use iobm_target::layers::Stack;
 pub fn duration_s(stop: StopRule) -> Option<f64> {
     match stop {
         StopRule::Duration(d) => Some(d.as_secs_f64()),
-        StopRule::Once | StopRule::Ops(_) => None,
+        StopRule::Once | StopRule::Ops(_) | StopRule::Stonewall(_) => None,
     }
 }
 
@@ -64,6 +64,7 @@ fn measures(phase: &Phase) -> String {
         Op::Create => "create (open O_CREAT|O_EXCL), write its contents, close one file".to_string(),
         Op::Stat => "stat one file, and read its contents when it has any".to_string(),
         Op::Delete => "unlink one file".to_string(),
+        Op::Meta(op) => op.measures().to_string(),
         Op::Object(_) => {
             return "one request: from its first byte sent to the answer's last byte received"
                 .to_string()
