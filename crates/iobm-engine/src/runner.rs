@@ -580,4 +580,6 @@ fn run_worker(
 #[cfg(test)]
 mod meta_tests;
 #[cfg(test)]
+mod strided_tests;
+#[cfg(test)]
 mod tests;

@@ -76,6 +76,12 @@ pub(crate) fn file_task<'a>(
             },
         )
         .map_err(|e| (e, format!("open {file_name}")))?;
+    if phase.interleave.is_some_and(|il| {
+        il.transfer == 0 || il.transfer != phase.block || !region.len.is_multiple_of(il.transfer)
+    }) {
+        let e = io::Error::new(io::ErrorKind::InvalidInput, "one transfer per operation");
+        return Err((e, format!("interleave {file_name}")));
+    }
     let blocks = region.len.div_ceil(phase.block);
     let order_seed = run_id ^ ((index as u64) << 32);
     // io_uring: a buffer per request in flight, filled by the queued task itself.
@@ -316,6 +322,9 @@ impl Task for BlockTask<'_> {
         let rel = block_index * self.phase.block;
         self.len = self.phase.block.min(self.region.len - rel) as usize;
         self.offset = self.region.offset + rel;
+        if let Some(interleave) = self.phase.interleave {
+            self.offset = interleave.place(self.offset);
+        }
         if let Op::ReadWrite { read_pct } = self.phase.op {
             self.rng = mix(self.rng);
             self.rewrite = self.rng % 100 >= u64::from(read_pct);

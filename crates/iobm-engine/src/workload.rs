@@ -307,6 +307,16 @@ impl Layout {
         }
     }
 
+    /// IOR's segmented shared file (`-s`, ior-hard's pattern), rank `rank`'s part: for
+    /// segment s and global worker g of W, the `transfer` bytes at `(s * W + g) * transfer`
+    /// are g's, so every worker's transfers interleave with the others'. As data, worker g's
+    /// region is `[g, g + 1) * segments * transfer` of the file, contiguous, never overlapping
+    /// another's; [`Phase::interleave`] (from [`Interleave::of`]) places each transfer of it
+    /// where it goes in the file.
+    pub fn strided(rank: usize, ranks: usize, jobs: usize, transfer: u64, segments: u64) -> Layout {
+        Layout::for_rank(true, rank, ranks, jobs, transfer * segments)
+    }
+
     /// One file per worker, each `size_per_worker` long.
     pub fn file_per_worker(workers: usize, size_per_worker: u64) -> Layout {
         Layout::for_rank(false, 0, 1, workers, size_per_worker)
@@ -367,6 +377,38 @@ impl Layout {
     }
 }
 
+/// Where the transfers of a segmented shared file go ([`Layout::strided`]): a region's byte at
+/// `x` of the layout is at [`Interleave::place`]`(x)` in the file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Interleave {
+    /// Bytes per transfer: any size (47008 in IO500), each operation one transfer.
+    pub transfer: u64,
+    /// Workers of every rank.
+    pub workers: u64,
+    pub segments: u64,
+}
+
+impl Interleave {
+    /// The interleave of [`Layout::strided`]'s layout for `workers` workers of every rank.
+    pub fn of(workers: usize, transfer: u64, segments: u64) -> Interleave {
+        Interleave {
+            transfer,
+            workers: workers as u64,
+            segments,
+        }
+    }
+
+    /// Where byte `x` of the layout's regions is in the file: worker `g`'s region holds its
+    /// transfers of segments 0, 1, ... one after the other; transfer s of g is at
+    /// `(s * workers + g) * transfer`.
+    pub fn place(&self, x: u64) -> u64 {
+        let per_worker = self.segments * self.transfer;
+        let (g, within) = (x / per_worker, x % per_worker);
+        let (s, byte) = (within / self.transfer, within % self.transfer);
+        (s * self.workers + g) * self.transfer + byte
+    }
+}
+
 /// One phase of a workload.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Phase {
@@ -414,6 +456,9 @@ pub struct Phase {
     pub interval: Duration,
     /// The namespace and items of a metadata phase ([`Op::Meta`]).
     pub tree: Option<TreeWork>,
+    /// Transfers placed interleaved in a shared file ([`Layout::strided`]); the block is then
+    /// the transfer size.
+    pub interleave: Option<Interleave>,
 }
 
 /// How a worker submits block reads and writes.
@@ -460,7 +505,26 @@ impl Phase {
             iodepth: 1,
             engine: Engine::Sync,
             tree: None,
+            interleave: None,
             layout,
+        }
+    }
+
+    /// A phase of `op` over IOR's segmented shared file ([`Layout::strided`]), one transfer
+    /// per operation.
+    pub fn strided(
+        name: impl Into<String>,
+        op: Op,
+        rank: usize,
+        ranks: usize,
+        jobs: usize,
+        transfer: u64,
+        segments: u64,
+    ) -> Phase {
+        let layout = Layout::strided(rank, ranks, jobs, transfer, segments);
+        Phase {
+            interleave: Some(Interleave::of(ranks * jobs, transfer, segments)),
+            ..Phase::new(name, op, transfer, layout)
         }
     }
 

@@ -121,3 +121,39 @@ fn limits_follow_what_was_written() {
     assert_eq!(reread.layout.regions[0].visit, Some(10));
     assert_eq!(reread.layout.regions[1].visit, None);
 }
+
+#[test]
+fn a_strided_file_interleaves_every_workers_transfers_and_covers_it_exactly() {
+    // IO500's transfer size, 3 ranks of 2 workers, 5 segments.
+    let (t, ranks, jobs, segments) = (47008u64, 3, 2, 5u64);
+    let workers = (ranks * jobs) as u64;
+    let interleave = Interleave::of(ranks * jobs, t, segments);
+    let mut transfers = Vec::new();
+    for rank in 0..ranks {
+        let layout = Layout::strided(rank, ranks, jobs, t, segments);
+        assert_eq!(layout.files.len(), 1);
+        assert_eq!(layout.files[0].size, workers * segments * t);
+        assert_eq!(layout.workers(), jobs);
+        assert_eq!(layout.data_bytes(), jobs as u64 * segments * t);
+        for (w, region) in layout.regions.iter().enumerate() {
+            let g = (rank * jobs + w) as u64;
+            for s in 0..segments {
+                let at = interleave.place(region.offset + s * t);
+                assert_eq!(at, (s * workers + g) * t, "segment {s} of worker {g}");
+                // A transfer stays whole: its last byte is right after its first.
+                assert_eq!(interleave.place(region.offset + s * t + t - 1), at + t - 1);
+                transfers.push((at, g));
+            }
+        }
+    }
+    transfers.sort_unstable();
+    // Never overlapping, no gap: the file exactly.
+    let starts: Vec<u64> = transfers.iter().map(|&(at, _)| at).collect();
+    let tiled: Vec<u64> = (0..workers * segments).map(|k| k * t).collect();
+    assert_eq!(starts, tiled);
+    // Neighbours are different workers': the transfers interleave.
+    assert!(transfers.windows(2).all(|p| p[0].1 != p[1].1));
+    let phase = Phase::strided("write", Op::Write, 1, ranks, jobs, t, segments);
+    assert_eq!((phase.block, phase.interleave), (t, Some(interleave)));
+    assert_eq!(phase.layout, Layout::strided(1, ranks, jobs, t, segments));
+}
