@@ -103,7 +103,8 @@ pub fn run_phase_gated(
 /// [`run_phase_gated`] on one of several ranks: a [`StopRule::Stonewall`] phase calls `agree`
 /// on this thread once, when every local worker has been stopped by the wall or ended, with
 /// the most operations any of them did; it returns the most of every rank (an all-reduce with
-/// max, made by every rank in the same phase), which the stopped workers then go on to.
+/// max, made by every rank in the same phase), which the stopped workers then go on to. A
+/// phase that fails before its workers start (as before its `gate`) makes no call.
 pub fn run_phase_agreed(
     target: &dyn Target,
     phase: &Phase,

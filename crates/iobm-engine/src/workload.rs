@@ -534,7 +534,7 @@ impl Phase {
         let no_files = Layout {
             files: Vec::new(),
             regions: Vec::new(),
-            shared: !work.tree.unique,
+            shared: false,
         };
         Phase {
             workers: work.tree.jobs,

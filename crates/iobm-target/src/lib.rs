@@ -96,9 +96,8 @@ pub trait Target: Send + Sync {
     fn remove_dir(&self, _name: &str) -> io::Result<()> {
         Ok(())
     }
-    /// What a file or directory is (`stat(2)`); an
-    /// error of kind `NotFound` when nothing has the name. Targets without directories know
-    /// only objects, by their length.
+    /// What a file or directory is (`stat(2)`); an error of kind `NotFound` when nothing has
+    /// the name. Targets without directories know only objects, by their length.
     fn stat(&self, name: &str) -> io::Result<Stat> {
         self.len(name).map(|len| Stat { len, dir: false })
     }
