@@ -1,5 +1,6 @@
-//! iobm-run: the run layer under every command. A command checks its flags and builds its
-//! phases; this crate runs them on every rank ([`execute`]), turns what the engine measured into
+//! iobm-run: the run layer under every command. A command checks its flags and hands over a
+//! plan; this crate sets it up, runs and tears it down on every rank ([`lifecycle`]), runs the
+//! phases ([`execute`]), turns what the engine measured into
 //! the result contract ([`record`]), merges the ranks' phases onto one clock ([`ranks`]), hands
 //! the run to its observers after each phase (the printed report, the result file saved as the
 //! run goes: [`observe`]), draws the progress line, handles Ctrl-C ([`signals`]) and maps the
@@ -10,8 +11,10 @@ pub mod atomic;
 pub mod combine;
 pub mod execute;
 pub mod exit;
+pub mod lifecycle;
 pub mod observe;
 pub mod offered;
+pub mod outputs;
 pub mod plan;
 pub mod progress;
 pub mod ranks;

@@ -1,25 +1,22 @@
-//! `iobm bonnie DIR`: the bonnie-style characterisation. Checks the input, builds the suite's
-//! phases, runs them in the run's own directory, prints a line per test and then bonnie++'s
-//! tables, and saves the JSON result and bonnie++'s CSV line.
+//! `iobm bonnie DIR`: the bonnie-style characterisation. Checks the input and hands the run
+//! layer the suite: its phases run in the run's own directory, a line printed per test and then
+//! bonnie++'s tables; the JSON result and bonnie++'s CSV line saved as outputs.
 
 use crate::cli::{per_char_name, BonnieArgs};
-use crate::files::{check_block, finish_ranks, run_dir};
-use crate::repeat::repeated;
+use crate::files::{check_block, run_dir};
 use crate::rundir::RunDir;
 use crate::targets::{self, Storage};
 use iobm_engine::suite::{self, BonniePlan, BonnieSpec, MetaSpec};
 use iobm_engine::PerChar;
-use iobm_report::bonnie::{csv_line, render_tables, size_label};
-use iobm_report::render_header;
+use iobm_report::bonnie::{render_tables, size_label};
+use iobm_report::views::View;
 use iobm_results::bonnie::summarize;
-use iobm_results::{env, BonnieConfig, Config, LeftBehind, PhaseResult};
-use iobm_run::atomic::write_atomic;
-use iobm_run::execute::execute;
+use iobm_results::{env, BonnieConfig, Config, LeftBehind, PhaseResult, RunResult};
 use iobm_run::exit::{Exit, Failure};
-use iobm_run::observe::ResultFile;
+use iobm_run::lifecycle::{self, run_plan, Context, RunPlan, Stage};
 use iobm_run::plan::{self, Placement};
 use iobm_run::ranks::Ranks;
-use iobm_run::session::{self, describe_io, say, RunId};
+use iobm_run::session::{self, describe_io, RunId};
 use iobm_stats::{format_bytes, format_duration, AggregateKind, Rate};
 use iobm_target::Target;
 use std::ffi::OsString;
@@ -90,8 +87,8 @@ fn check(args: &BonnieArgs) -> Result<(u64, u64), Failure> {
     Ok((size, ram))
 }
 
-/// `iobm bonnie DIR` on one process or every MPI rank: input checked, the suite planned, its
-/// directories made, every test run, then bonnie++'s tables and CSV line.
+/// `iobm bonnie DIR` on one process or every MPI rank: input checked, then the run layer
+/// plans the suite, makes its directories, runs every test and prints bonnie++'s tables.
 pub fn bonnie(args: BonnieArgs, argv: &[OsString]) -> Result<Exit, Failure> {
     let ranks = Ranks::connect()?;
     let checked = check(&args);
@@ -99,32 +96,95 @@ pub fn bonnie(args: BonnieArgs, argv: &[OsString]) -> Result<Exit, Failure> {
     let (size, ram) = checked?;
     let servers = args.server.check(crate::servers::Storage::Dir(&args.dir));
     ranks.agree(servers.as_ref().map(|_| ()).map_err(Failure::clone))?;
-    let servers = servers?;
-    if session::checking_only() {
-        let spec = suite_spec(&args, size, 0, &ranks);
-        let config = suite_config(
-            &args,
-            &spec,
-            &suite::bonnie(&spec).phases,
-            String::new(),
-            &servers,
-        );
-        session::checked("bonnie", &config);
-        return Ok(Exit::Ok);
+    let mut outputs = args.output.outputs();
+    if let Some(path) = &args.bonnie_csv {
+        outputs.views.push((View::BonnieCsv, path.clone()));
     }
-    // Each repetition a fresh suite, as bonnie++ -x: its own line in --bonnie-csv.
-    let run = repeated(args.measure.repeat, &ranks, |_| {
-        let run_id = ranks.share(&RunId::generate());
-        let spec = suite_spec(&args, size, run_id.seed, &ranks);
-        let plan = suite::bonnie(&spec);
-        let files = SuiteFiles::create(&args, &plan, &run_id, &ranks)?;
+    let plan = Suite {
+        args: &args,
+        size,
+        ram,
+        servers: servers?,
+    };
+    run_plan(&plan, &outputs, &ranks, argv)
+}
 
-        let control = session::control(&run_id, args.seekers.max(1) as usize);
-        let run_dir = files.dir.path.display().to_string();
-        let config = suite_config(&args, &spec, &plan.phases, run_dir, &servers);
-        let environment = env::capture(Some(&args.dir));
-        let mut run = session::skeleton("bonnie", &run_id, argv, config, environment, &control);
-        run.label = args.output.label.clone();
+/// A checked `bonnie`: the file's size and the machine's RAM.
+struct Suite<'a> {
+    args: &'a BonnieArgs,
+    size: u64,
+    ram: u64,
+    servers: crate::servers::Servers,
+}
+
+impl RunPlan for Suite<'_> {
+    fn kind(&self) -> String {
+        "bonnie".to_string()
+    }
+
+    fn repetitions(&self) -> u32 {
+        // Each repetition a fresh suite, as bonnie++ -x: its own line in --bonnie-csv.
+        self.args.measure.repeat
+    }
+
+    fn checked_config(&self, ranks: &Ranks) -> Option<Config> {
+        let spec = suite_spec(self.args, self.size, 0, ranks);
+        let phases = suite::bonnie(&spec).phases;
+        Some(suite_config(self.args, &spec, &phases, String::new(), &self.servers))
+    }
+
+    fn set_up<'a>(
+        &'a self,
+        run_id: &RunId,
+        ranks: &'a Ranks,
+    ) -> Result<Box<dyn Stage + 'a>, Failure> {
+        let spec = suite_spec(self.args, self.size, run_id.seed, ranks);
+        let suite = suite::bonnie(&spec);
+        let files = SuiteFiles::create(self.args, &suite, run_id, ranks)?;
+        Ok(Box::new(SuiteRun {
+            plan: self,
+            spec,
+            suite,
+            files,
+        }))
+    }
+}
+
+/// One repetition of the suite: its files and directories.
+struct SuiteRun<'a> {
+    plan: &'a Suite<'a>,
+    spec: BonnieSpec,
+    suite: BonniePlan,
+    files: SuiteFiles,
+}
+
+impl Stage for SuiteRun<'_> {
+    fn target(&self) -> &dyn Target {
+        self.files.target.as_ref()
+    }
+
+    fn phases(&self) -> Vec<iobm_engine::Phase> {
+        let mut phases = self.suite.phases.clone();
+        self.plan.args.measure.apply(&mut phases);
+        phases
+    }
+
+    fn workers(&self) -> usize {
+        self.plan.args.seekers.max(1) as usize
+    }
+
+    fn config(&self) -> Config {
+        let run_dir = self.files.dir.path.display().to_string();
+        let (args, servers) = (self.plan.args, &self.plan.servers);
+        suite_config(args, &self.spec, &self.suite.phases, run_dir, servers)
+    }
+
+    fn environment(&self) -> iobm_results::Environment {
+        env::capture(Some(&self.plan.args.dir))
+    }
+
+    fn opening(&mut self, run: &mut RunResult) -> String {
+        let (size, ram, spec) = (self.plan.size, self.plan.ram, &self.spec);
         if size < 2 * ram {
             run.warnings.push(format!(
                 "the file ({}) is smaller than twice the RAM ({}): the page cache can hold much of it, so rates may include cache effects (bonnie++'s rule is 2x RAM; omit --size)",
@@ -132,71 +192,36 @@ pub fn bonnie(args: BonnieArgs, argv: &[OsString]) -> Result<Exit, Failure> {
                 format_bytes(2 * ram)
             ));
         }
-        say(&render_header(&run));
-        say(&format!(
+        format!(
             "  bonnie   file {} in {} chunks, per-char {} ({}), {} seeks by {} workers, {} files\n\n",
             size_label(size),
             format_bytes(spec.chunk),
-            per_char_words(args.per_char),
-            format_bytes(suite::per_char_bytes(&spec)),
+            per_char_words(spec.per_char),
+            format_bytes(suite::per_char_bytes(spec)),
             spec.seeks,
             spec.seekers,
-            args.files.count
-        ));
-        ranks.describe(&mut run);
-        let mut print = |r: &iobm_results::RunResult| {
-            if let Some(p) = r.phases.last() {
-                say(&test_line(p));
-            }
-        };
-        let mut saved = ResultFile::new(args.output.json());
-        let target = files.target.as_ref();
-        let mut phases = plan.phases.clone();
-        args.measure.apply(&mut phases);
-        execute(
-            target,
-            phases,
-            &mut run,
-            &control,
-            &ranks,
-            &mut [&mut print, &mut saved],
-        );
-        if let Err(left) = files.remove(&plan, &ranks) {
-            crate::files::left_behind(&mut run, left);
+            self.plan.args.files.count
+        )
+    }
+
+    fn phase_done(&self, run: &RunResult) -> Option<String> {
+        run.phases.last().map(test_line)
+    }
+
+    fn after_phases(&mut self, run: &mut RunResult, _context: &mut Context) -> String {
+        run.bonnie = Some(summarize(run));
+        format!(
+            "\n{}\n{}",
+            render_tables(run),
+            iobm_report::render_verdicts(&run.phases)
+        )
+    }
+
+    fn tear_down(self: Box<Self>, run: &mut RunResult, ranks: &Ranks) {
+        if let Err(left) = self.files.remove(&self.suite, ranks) {
+            lifecycle::left_behind(run, left);
         }
-        run.bonnie = Some(summarize(&run));
-        say(&format!("\n{}", render_tables(&run)));
-        say(&format!("\n{}", iobm_report::render_verdicts(&run.phases)));
-        say(&format!("\n{}", iobm_report::render_footer(&run)));
-        if let Some(path) = args.bonnie_csv.as_ref().filter(|_| ranks.is_root()) {
-            let line = csv_line(&run).expect("a bonnie run has a table");
-            // Appended, as bonnie++ users collect many runs in one file for bon_csv2html; the
-            // whole file is rewritten atomically, so a failure leaves the old one whole.
-            let mut text = match std::fs::read_to_string(path) {
-                Ok(old) if !old.is_empty() && !old.ends_with('\n') => old + "\n",
-                Ok(old) => old,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-                Err(e) => {
-                    return Err(Failure::run(format!(
-                        "--bonnie-csv {}: cannot read: {}",
-                        path.display(),
-                        describe_io(&e)
-                    )))
-                }
-            };
-            text.push_str(&line);
-            text.push('\n');
-            write_atomic(path, text.as_bytes()).map_err(|e| {
-                Failure::run(format!(
-                    "--bonnie-csv {}: cannot write: {}",
-                    path.display(),
-                    describe_io(&e)
-                ))
-            })?;
-        }
-        Ok(run)
-    })?;
-    finish_ranks(&run, &args.output, &ranks)
+    }
 }
 
 /// The suite's settings from the flags; each MPI rank's files carry its own prefix.

@@ -71,7 +71,7 @@ pub fn compare(args: CompareArgs) -> Result<Exit, Failure> {
     ));
     if let Some(html) = &args.html {
         let page = iobm_report::html::compare_page(&runs, args.aggregate.into(), args.unit.into());
-        crate::cli::save("--html", html, &page)?;
+        iobm_run::outputs::save("--html", html, &page)?;
     }
     Ok(Exit::Ok)
 }

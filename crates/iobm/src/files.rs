@@ -1,27 +1,24 @@
-//! `iobm write`, `iobm read` and `iobm stream`: check the input, lay out the data set in the
-//! run's own directory, run the phases, report, save, and clean up.
+//! `iobm write`, `iobm read` and `iobm stream`: the input checked, turned into a plan for the
+//! run layer (`iobm_run::lifecycle`): the data set laid out in the run's own directory, the
+//! phases, the data kept or removed.
 
 use crate::cli::{IoArgs, ReadArgs, WriteArgs};
-use crate::repeat::repeated;
 use crate::rundir::{locate, Manifest, RunDir, GENERATOR};
 use crate::servers::Storage as Servers;
 use crate::targets::{self, Storage};
 use iobm_engine::{
-    prepare_objects, Control, DataKind, Engine, FsyncPolicy, Layout, Op, Pattern, Phase, StopRule,
+    prepare_objects, DataKind, Engine, FsyncPolicy, Layout, Op, Pattern, Phase, StopRule,
 };
-use iobm_report::{render_footer, render_header, render_phase};
-use iobm_results::{env, Config, RunResult, RunStatus};
-use iobm_run::execute::execute;
+use iobm_results::{env, Config, Environment, RunResult, RunStatus};
 use iobm_run::exit::{Exit, Failure};
-use iobm_run::observe::ResultFile;
+use iobm_run::lifecycle::{self, run_plan, RunPlan, Stage};
 use iobm_run::plan::{self, Placement};
 use iobm_run::ranks::Ranks;
-use iobm_run::session::{self, describe_io, say, RunId};
+use iobm_run::session::{self, describe_io, RunId};
 use iobm_stats::format_bytes;
 use iobm_target::Target;
 use std::ffi::OsString;
 use std::path::Path;
-use std::sync::Arc;
 
 const DEFAULT_BLOCK: u64 = 1 << 20;
 const DEFAULT_TOTAL: u64 = 1 << 30;
@@ -74,33 +71,6 @@ fn phase(name: &str, op: Op, io: &IoArgs, block: u64, seed: u64, layout: &Layout
         iodepth: io.iodepth,
         ..Phase::new(name, op, block, layout.clone())
     }
-}
-
-/// Runs the phases on every rank and prints the merged report (rank 0) as it goes, saving the
-/// result so far to `json` after each phase.
-fn run_and_report(
-    target: &dyn Target,
-    phases: Vec<Phase>,
-    run: &mut RunResult,
-    control: &Arc<Control>,
-    ranks: &Ranks,
-    json: Option<&Path>,
-) {
-    ranks.describe(run);
-    say(&render_header(run));
-    let mut print = |r: &RunResult| {
-        let latest = r.phases.last().expect("a phase just ran");
-        say(&format!("\n{}", render_phase(latest, &r.environment)));
-    };
-    let mut saved = ResultFile::new(json);
-    execute(
-        target,
-        phases,
-        run,
-        control,
-        ranks,
-        &mut [&mut print, &mut saved],
-    );
 }
 
 /// The sizes of a write, checked before anything is created.
@@ -209,77 +179,120 @@ pub(crate) fn run_dir(parent: &Path, run_id: &RunId, ranks: &Ranks) -> Result<Ru
 }
 
 /// `iobm write DIR` and `iobm stream DIR`, on one process or every MPI rank: flags checked,
-/// the data set laid out in the run's own directory, the phases planned and run, the data kept
-/// or removed.
+/// then the run layer lays out the data set in the run's own directory, runs the phases and
+/// keeps or removes the data.
 pub fn write(args: WriteArgs, stream: bool, argv: &[OsString]) -> Result<Exit, Failure> {
     let ranks = Ranks::connect()?;
     let sizes = checked(&args, &ranks, stream)?;
     let servers = args.io.server.check(Servers::Dir(&args.dir));
     ranks.agree(servers.as_ref().map(|_| ()).map_err(Failure::clone))?;
-    let servers = servers?;
-    if session::checking_only() {
-        let (rank, size) = (ranks.rank() as usize, ranks.size() as usize);
-        let layout = Layout::for_rank(args.shared_file, rank, size, sizes.jobs, sizes.per_job);
-        let phases = write_phases(&args, sizes, &layout, stream, 0, &ranks);
-        let config = write_config(&args, &phases, String::new(), &ranks, &servers);
-        session::checked(if stream { "stream" } else { "write" }, &config);
-        return Ok(Exit::Ok);
-    }
-    let run = repeated(args.io.measure.repeat, &ranks, |_| {
-        write_once(&args, (sizes, &servers), stream, argv, &ranks)
-    })?;
-    finish_ranks(&run, &args.io.output, &ranks)
-}
-
-/// One run of `write` or `stream` on fresh data, in a run directory of its own.
-fn write_once(
-    args: &WriteArgs,
-    (sizes, servers): (Sizes, &crate::servers::Servers),
-    stream: bool,
-    argv: &[OsString],
-    ranks: &Ranks,
-) -> Result<RunResult, Failure> {
-    let run_id = ranks.share(&RunId::generate());
-    let data = DataSet::create(args, sizes, &run_id, ranks)?;
-    let phases = write_phases(args, sizes, &data.layout, stream, run_id.seed, ranks);
-    let control = session::control(&run_id, sizes.jobs);
-    let run_dir = data.dir.path.display().to_string();
-    let config = write_config(args, &phases, run_dir, ranks, servers);
-    let environment = env::capture(Some(&args.dir));
-    let kind = if stream { "stream" } else { "write" };
-    let mut run = session::skeleton(kind, &run_id, argv, config, environment, &control);
-    run.label = args.io.output.label.clone();
-    let target = data.target.as_ref();
-    let json = args.io.output.json();
-    run_and_report(target, phases, &mut run, &control, ranks, json);
-    data.keep_or_remove(&mut run, ranks, args.keep, sizes.per_job);
-    say(&format!("\n{}", render_footer(&run)));
-    Ok(run)
-}
-
-/// The result's config of a write or stream of these phases, run in `run_dir`.
-fn write_config(
-    args: &WriteArgs,
-    phases: &[Phase],
-    run_dir: String,
-    ranks: &Ranks,
-    servers: &crate::servers::Servers,
-) -> Config {
-    let mut config = Config {
-        server_ram_bytes: args.io.server.server_ram,
-        reorder: args.io.reorder,
-        ..plan::config(
-            phases,
-            Placement {
-                dir: args.dir.display().to_string(),
-                run_dir,
-                keep: args.keep,
-                ranks: ranks.size(),
-            },
-        )
+    let plan = WritePlan {
+        args: &args,
+        sizes,
+        servers: servers?,
+        stream,
     };
-    servers.apply(&mut config);
-    config
+    run_plan(&plan, &args.io.output.outputs(), &ranks, argv)
+}
+
+/// A checked `write` or `stream`.
+struct WritePlan<'a> {
+    args: &'a WriteArgs,
+    sizes: Sizes,
+    servers: crate::servers::Servers,
+    stream: bool,
+}
+
+impl WritePlan<'_> {
+    /// The result's config of a write or stream of these phases, run in `run_dir`.
+    fn config(&self, phases: &[Phase], run_dir: String, ranks: &Ranks) -> Config {
+        let args = self.args;
+        let mut config = Config {
+            server_ram_bytes: args.io.server.server_ram,
+            reorder: args.io.reorder,
+            ..plan::config(
+                phases,
+                Placement {
+                    dir: args.dir.display().to_string(),
+                    run_dir,
+                    keep: args.keep,
+                    ranks: ranks.size(),
+                },
+            )
+        };
+        self.servers.apply(&mut config);
+        config
+    }
+}
+
+impl RunPlan for WritePlan<'_> {
+    fn kind(&self) -> String {
+        if self.stream { "stream" } else { "write" }.to_string()
+    }
+
+    fn repetitions(&self) -> u32 {
+        self.args.io.measure.repeat
+    }
+
+    fn checked_config(&self, ranks: &Ranks) -> Option<Config> {
+        let (rank, size) = (ranks.rank() as usize, ranks.size() as usize);
+        let sizes = self.sizes;
+        let layout = Layout::for_rank(self.args.shared_file, rank, size, sizes.jobs, sizes.per_job);
+        let phases = write_phases(self.args, sizes, &layout, self.stream, 0, ranks);
+        Some(self.config(&phases, String::new(), ranks))
+    }
+
+    fn set_up<'a>(
+        &'a self,
+        run_id: &RunId,
+        ranks: &'a Ranks,
+    ) -> Result<Box<dyn Stage + 'a>, Failure> {
+        let data = DataSet::create(self.args, self.sizes, run_id, ranks)?;
+        Ok(Box::new(WriteStage {
+            plan: self,
+            data,
+            seed: run_id.seed,
+            ranks,
+        }))
+    }
+}
+
+/// One repetition of a write or stream: its data set.
+struct WriteStage<'a> {
+    plan: &'a WritePlan<'a>,
+    data: DataSet,
+    seed: u64,
+    ranks: &'a Ranks,
+}
+
+impl Stage for WriteStage<'_> {
+    fn target(&self) -> &dyn Target {
+        self.data.target.as_ref()
+    }
+
+    fn phases(&self) -> Vec<Phase> {
+        let plan = self.plan;
+        let layout = &self.data.layout;
+        write_phases(plan.args, plan.sizes, layout, plan.stream, self.seed, self.ranks)
+    }
+
+    fn workers(&self) -> usize {
+        self.plan.sizes.jobs
+    }
+
+    fn config(&self) -> Config {
+        let run_dir = self.data.dir.path.display().to_string();
+        self.plan.config(&self.phases(), run_dir, self.ranks)
+    }
+
+    fn environment(&self) -> Environment {
+        env::capture(Some(&self.plan.args.dir))
+    }
+
+    fn tear_down(self: Box<Self>, run: &mut RunResult, ranks: &Ranks) {
+        let (keep, per_job) = (self.plan.args.keep, self.plan.sizes.per_job);
+        self.data.keep_or_remove(run, ranks, keep, per_job);
+    }
 }
 
 /// The write, then for `stream` the read of the same data (in the same order, so a
@@ -455,35 +468,8 @@ impl DataSet {
         let files_gone = self.dir.remove_files(&mine);
         ranks.barrier();
         if let Err(left) = files_gone.and_then(|_| self.dir.remove_if_owned()) {
-            left_behind(run, left);
+            lifecycle::left_behind(run, left);
         }
-    }
-}
-
-/// Records what a clean-up could not remove: in the result, and as a warning the report shows.
-pub(crate) fn left_behind(run: &mut RunResult, left: iobm_results::LeftBehind) {
-    run.warnings
-        .push(format!("the clean-up failed: {}", left.describe()));
-    run.left_behind.push(left);
-}
-
-/// Saves the result (and `--csv`) at rank 0 and gives every rank rank 0's exit code.
-pub(crate) fn finish_ranks(
-    run: &RunResult,
-    output: &crate::cli::OutputArgs,
-    ranks: &Ranks,
-) -> Result<Exit, Failure> {
-    let exit = if ranks.is_root() {
-        output
-            .save_views(run)
-            .and_then(|_| session::finish(run, output.json()))
-    } else {
-        Ok(Exit::Ok)
-    };
-    let code = ranks.share(&exit.as_ref().map_or(Exit::RunFailed as u8, |e| *e as u8));
-    match exit {
-        Err(f) => Err(f),
-        Ok(_) => Ok(Exit::from_code(code)),
     }
 }
 
@@ -524,72 +510,146 @@ pub fn read(args: ReadArgs, argv: &[OsString]) -> Result<Exit, Failure> {
     let layout = Layout::for_rank(shared, reader, size, jobs, per_job);
     let block = io.block.unwrap_or(manifest.block_bytes);
     check_block("--block", block, per_job, "the size per job", io.direct)?;
-    if session::checking_only() {
-        return Ok(Exit::Ok);
-    }
-    let storage = targets::open(Storage::Directory(&data_dir));
-    let target = storage.as_ref();
-    if io.direct {
-        let probed = session::writable_dir(&data_dir)
-            .and_then(|_| session::probe_direct(target, &data_dir, ranks.rank()));
-        ranks.agree(probed)?;
-    }
-    // Each repetition reads the same kept data set, its pages dropped before each as asked.
-    let run = repeated(io.measure.repeat, &ranks, |_| {
-        let run_id = ranks.share(&RunId::generate());
-        let control = session::control(&run_id, layout.workers());
-        let mut read_phase = phase("read", Op::Read, io, block, run_id.seed, &layout);
-        if io.verify {
-            let seed = manifest.stamp_seed.ok_or_else(|| {
-                Failure::input(format!(
-                    "--verify: {} holds no stamped data (written with --data zero, or by an older iobm)",
-                    data_dir.display()
-                ))
-            })?;
-            if manifest.generator != GENERATOR {
-                return Err(Failure::input(format!(
-                    "--verify: {} was written by an older iobm whose data this one cannot regenerate; write it again",
-                    data_dir.display()
-                )));
-            }
-            read_phase.verify = Some(seed);
-            read_phase.data = crate::cli::parse_data(&manifest.data).map_err(|e| {
+    // Each repetition reads the same kept data set, as it was written.
+    let verify = match (io.verify, manifest.stamp_seed) {
+        (false, _) => None,
+        (true, None) => {
+            return Err(Failure::input(format!(
+                "--verify: {} holds no stamped data (written with --data zero, or by an older iobm)",
+                data_dir.display()
+            )))
+        }
+        (true, Some(_)) if manifest.generator != GENERATOR => {
+            return Err(Failure::input(format!(
+                "--verify: {} was written by an older iobm whose data this one cannot regenerate; write it again",
+                data_dir.display()
+            )))
+        }
+        (true, Some(seed)) => {
+            let data = crate::cli::parse_data(&manifest.data).map_err(|e| {
                 Failure::input(format!(
                     "{}: data '{}': {e}",
                     data_dir.display(),
                     manifest.data
                 ))
             })?;
+            Some((seed, data))
         }
+    };
+    let plan = ReadPlan {
+        args: &args,
+        target: targets::open(Storage::Directory(&data_dir)),
+        data_dir,
+        manifest,
+        layout,
+        block,
+        verify,
+        servers,
+    };
+    if io.direct && !session::checking_only() {
+        let probed = session::writable_dir(&plan.data_dir).and_then(|_| {
+            session::probe_direct(plan.target.as_ref(), &plan.data_dir, ranks.rank())
+        });
+        ranks.agree(probed)?;
+    }
+    run_plan(&plan, &io.output.outputs(), &ranks, argv)
+}
+
+/// A checked `read` of a kept data set.
+struct ReadPlan<'a> {
+    args: &'a ReadArgs,
+    target: Box<dyn Target>,
+    data_dir: std::path::PathBuf,
+    manifest: Manifest,
+    layout: Layout,
+    block: u64,
+    /// With --verify, the data set's stamp seed and what it holds.
+    verify: Option<(u64, DataKind)>,
+    servers: crate::servers::Servers,
+}
+
+impl ReadPlan<'_> {
+    /// The read phase of a repetition whose run seed (for --random) is `seed`.
+    fn phase(&self, seed: u64) -> Phase {
+        let io = &self.args.io;
+        let mut read = phase("read", Op::Read, io, self.block, seed, &self.layout);
+        if let Some((stamps, data)) = self.verify {
+            read.verify = Some(stamps);
+            read.data = data;
+        }
+        read
+    }
+
+    fn config(&self, read: &Phase) -> Config {
         let mut config = Config {
             // What the data set holds is what was written, as its manifest says.
-            data: manifest.data.clone(),
-            server_ram_bytes: args.io.server.server_ram,
-            reorder: io.reorder,
+            data: self.manifest.data.clone(),
+            server_ram_bytes: self.args.io.server.server_ram,
+            reorder: self.args.io.reorder,
             ..plan::config(
-                std::slice::from_ref(&read_phase),
+                std::slice::from_ref(read),
                 Placement {
-                    dir: args.path.display().to_string(),
-                    run_dir: data_dir.display().to_string(),
+                    dir: self.args.path.display().to_string(),
+                    run_dir: self.data_dir.display().to_string(),
                     keep: true,
-                    ranks: size as u32,
+                    ranks: self.manifest.ranks,
                 },
             )
         };
-        servers.apply(&mut config);
-        let environment = env::capture(Some(&data_dir));
-        let mut run = session::skeleton("read", &run_id, argv, config, environment, &control);
-        run.label = io.output.label.clone();
-        run_and_report(
-            target,
-            vec![read_phase],
-            &mut run,
-            &control,
-            &ranks,
-            io.output.json(),
-        );
-        say(&format!("\n{}", render_footer(&run)));
-        Ok(run)
-    })?;
-    finish_ranks(&run, &io.output, &ranks)
+        self.servers.apply(&mut config);
+        config
+    }
+}
+
+impl RunPlan for ReadPlan<'_> {
+    fn kind(&self) -> String {
+        "read".to_string()
+    }
+
+    fn repetitions(&self) -> u32 {
+        self.args.io.measure.repeat
+    }
+
+    fn checked_config(&self, _ranks: &Ranks) -> Option<Config> {
+        Some(self.config(&self.phase(0)))
+    }
+
+    fn set_up<'a>(
+        &'a self,
+        run_id: &RunId,
+        _ranks: &'a Ranks,
+    ) -> Result<Box<dyn Stage + 'a>, Failure> {
+        let read = self.phase(run_id.seed);
+        Ok(Box::new(ReadStage { plan: self, read }))
+    }
+}
+
+/// One repetition of a read: the kept data set, never changed or removed.
+struct ReadStage<'a> {
+    plan: &'a ReadPlan<'a>,
+    read: Phase,
+}
+
+impl Stage for ReadStage<'_> {
+    fn target(&self) -> &dyn Target {
+        self.plan.target.as_ref()
+    }
+
+    fn phases(&self) -> Vec<Phase> {
+        vec![self.read.clone()]
+    }
+
+    fn workers(&self) -> usize {
+        self.plan.layout.workers()
+    }
+
+    fn config(&self) -> Config {
+        self.plan.config(&self.read)
+    }
+
+    fn environment(&self) -> Environment {
+        env::capture(Some(&self.plan.data_dir))
+    }
+
+    fn tear_down(self: Box<Self>, _run: &mut RunResult, _ranks: &Ranks) {}
 }

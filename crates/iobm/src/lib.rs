@@ -12,7 +12,6 @@ pub mod limits;
 pub mod merge;
 pub mod plan;
 pub mod quick;
-pub mod repeat;
 pub mod report;
 pub mod rundir;
 pub mod s3;

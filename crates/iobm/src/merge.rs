@@ -26,6 +26,6 @@ pub fn merge(args: MergeArgs, argv: &[OsString]) -> Result<Exit, Failure> {
     let mut merged = merge_runs(runs, args.whole, argv);
     merged.label = args.output.label.clone().or(merged.label);
     say(&render_run(&merged));
-    args.output.save_views(&merged)?;
+    args.output.outputs().save_views(&merged)?;
     session::finish(&merged, args.output.json())
 }

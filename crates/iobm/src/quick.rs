@@ -4,7 +4,6 @@
 //! gateway, ending in one summary table.
 
 use crate::cli::QuickArgs;
-use crate::repeat::repeated;
 use crate::rundir::RunDir;
 use crate::targets::{self, Storage};
 use iobm_engine::suite::{self, BonnieSpec, MetaSpec};
@@ -12,15 +11,13 @@ use iobm_engine::PerChar;
 use iobm_engine::{prepare_objects, DataKind, FsyncPolicy, Layout, Op, Pattern, Phase, StopRule};
 use iobm_report::bonnie::render_tables;
 use iobm_report::table::Table;
-use iobm_report::{render_footer, render_header};
 use iobm_results::bonnie::{is_bonnie_test, summarize};
 use iobm_results::{env, Config, RunResult};
-use iobm_run::execute::execute;
 use iobm_run::exit::{Exit, Failure};
-use iobm_run::observe::ResultFile;
+use iobm_run::lifecycle::{self, run_plan, Context, RunPlan, Stage};
 use iobm_run::plan::{self, Placement};
 use iobm_run::ranks::Ranks;
-use iobm_run::session::{self, describe_io, say, RunId};
+use iobm_run::session::{self, describe_io, RunId};
 use iobm_stats::{format_bytes, format_duration, AggregateKind, Rate};
 use std::ffi::OsString;
 use std::path::Path;
@@ -78,16 +75,48 @@ pub fn quick(args: QuickArgs, argv: &[OsString]) -> Result<Exit, Failure> {
     let dir = args.dir.clone().unwrap_or_else(std::env::temp_dir);
     let (jobs, per_job) = checked(&dir, &args)?;
     let servers = args.server.check(crate::servers::Storage::Dir(&dir))?;
-    if session::checking_only() {
-        return Ok(Exit::Ok);
+    let plan = Quick {
+        args: &args,
+        dir,
+        jobs,
+        per_job,
+        servers,
+    };
+    run_plan(&plan, &args.output.outputs(), &ranks, argv)
+}
+
+/// A checked `quick`: the directory, its workers and the bytes each writes.
+struct Quick<'a> {
+    args: &'a QuickArgs,
+    dir: std::path::PathBuf,
+    jobs: usize,
+    per_job: u64,
+    servers: crate::servers::Servers,
+}
+
+impl RunPlan for Quick<'_> {
+    fn kind(&self) -> String {
+        "quick".to_string()
     }
-    let run = repeated(args.measure.repeat, &ranks, |_| {
-        let run_id = RunId::generate();
-        let rundir = RunDir::create(&dir, &run_id.text)?;
-        let storage = targets::open(Storage::Directory(&rundir.path));
-        let target = storage.as_ref();
-        let layout = Layout::file_per_worker(jobs, per_job);
-        if let Err(e) = prepare_objects(target, &layout) {
+
+    fn repetitions(&self) -> u32 {
+        self.args.measure.repeat
+    }
+
+    fn checked_config(&self, _ranks: &Ranks) -> Option<Config> {
+        // Whether the steps are direct is known once the run's own directory is probed.
+        None
+    }
+
+    fn set_up<'a>(
+        &'a self,
+        run_id: &RunId,
+        _ranks: &'a Ranks,
+    ) -> Result<Box<dyn Stage + 'a>, Failure> {
+        let rundir = RunDir::create(&self.dir, &run_id.text)?;
+        let target = targets::open(Storage::Directory(&rundir.path));
+        let layout = Layout::file_per_worker(self.jobs, self.per_job);
+        if let Err(e) = prepare_objects(target.as_ref(), &layout) {
             let _ = rundir.remove(&layout);
             return Err(Failure::run(format!(
                 "{}: {}",
@@ -97,61 +126,96 @@ pub fn quick(args: QuickArgs, argv: &[OsString]) -> Result<Exit, Failure> {
         }
         // O_DIRECT where the file system has it, so every step measures the storage rather than the
         // page cache; elsewhere buffered, with the cache dropped before each read.
-        let direct = session::probe_direct(target, &dir, 0).is_ok();
-        let t = args.step_time;
-        let mut phases = steps(&layout, direct, t, run_id.seed);
-        let bonnie_spec = bonnie_step(per_job, run_id.seed);
+        let direct = session::probe_direct(target.as_ref(), &self.dir, 0).is_ok();
+        let mut phases = steps(&layout, direct, self.args.step_time, run_id.seed);
+        let bonnie_spec = bonnie_step(self.per_job, run_id.seed);
         let bonnie = suite::bonnie(&bonnie_spec);
         phases.extend(bonnie.phases.iter().cloned());
-        args.measure.apply(&mut phases);
+        self.args.measure.apply(&mut phases);
+        Ok(Box::new(QuickRun {
+            plan: self,
+            run_id: run_id.clone(),
+            rundir,
+            target,
+            layout,
+            phases,
+            bonnie_spec,
+            bonnie,
+        }))
+    }
+}
 
-        let workers = jobs
-            .max(bonnie_spec.seekers)
-            .max(crate::s3::QUICK_CONCURRENT);
-        let control = session::control(&run_id, workers);
+/// One repetition of quick: its own directory, files and bonnie step.
+struct QuickRun<'a> {
+    plan: &'a Quick<'a>,
+    run_id: RunId,
+    rundir: RunDir,
+    target: Box<dyn iobm_target::Target>,
+    layout: Layout,
+    phases: Vec<Phase>,
+    bonnie_spec: BonnieSpec,
+    bonnie: suite::BonniePlan,
+}
+
+impl Stage for QuickRun<'_> {
+    fn target(&self) -> &dyn iobm_target::Target {
+        self.target.as_ref()
+    }
+
+    fn phases(&self) -> Vec<Phase> {
+        self.phases.clone()
+    }
+
+    fn workers(&self) -> usize {
+        let (jobs, seekers) = (self.plan.jobs, self.bonnie_spec.seekers);
+        jobs.max(seekers).max(crate::s3::QUICK_CONCURRENT)
+    }
+
+    fn config(&self) -> Config {
         let mut config = Config {
-            bonnie: Some(crate::bonnie::bonnie_config(&bonnie_spec)),
-            server_ram_bytes: args.server.server_ram,
+            bonnie: Some(crate::bonnie::bonnie_config(&self.bonnie_spec)),
+            server_ram_bytes: self.plan.args.server.server_ram,
             ..plan::config(
-                &phases,
+                &self.phases,
                 Placement {
-                    dir: dir.display().to_string(),
-                    run_dir: rundir.path.display().to_string(),
+                    dir: self.plan.dir.display().to_string(),
+                    run_dir: self.rundir.path.display().to_string(),
                     keep: false,
                     ranks: 1,
                 },
             )
         };
-        servers.apply(&mut config);
-        let environment = env::capture(Some(&dir));
-        let mut run = session::skeleton("quick", &run_id, argv, config, environment, &control);
-        run.label = args.output.label.clone();
-        say(&render_header(&run));
-        say(&format!(
+        self.plan.servers.apply(&mut config);
+        config
+    }
+
+    fn environment(&self) -> iobm_results::Environment {
+        env::capture(Some(&self.plan.dir))
+    }
+
+    fn opening(&mut self, _run: &mut RunResult) -> String {
+        format!(
             "\n4 steps of {} each, a bonnie step on a {} file, then S3 PUT and GET through the built-in gateway; full details with --json FILE and `iobm report FILE`\n\n",
-            format_duration(t),
-            format_bytes(bonnie_spec.size)
-        ));
-        ranks.describe(&mut run);
-        let mut saved = ResultFile::new(args.output.json());
-        execute(
-            target,
-            phases,
-            &mut run,
-            &control,
-            &ranks,
-            &mut [&mut saved],
-        );
+            format_duration(self.plan.args.step_time),
+            format_bytes(self.bonnie_spec.size)
+        )
+    }
+
+    fn phase_done(&self, _run: &RunResult) -> Option<String> {
+        // One summary table at the end.
+        None
+    }
+
+    fn after_phases(&mut self, run: &mut RunResult, context: &mut Context) -> String {
         if run.status == iobm_results::RunStatus::Complete {
-            let gateway_dir = rundir.path.join("s3");
+            let gateway_dir = self.rundir.path.join("s3");
             let s3 = crate::s3::quick_steps(
-                &mut run,
-                &control,
-                &ranks,
+                run,
+                (context.control, context.ranks),
                 &gateway_dir,
-                &run_id,
-                &args,
-                &mut saved,
+                &self.run_id,
+                self.plan.args,
+                context.saved,
             );
             if let Err(e) = s3 {
                 run.warnings.push(format!("S3 steps: {e}"));
@@ -159,17 +223,17 @@ pub fn quick(args: QuickArgs, argv: &[OsString]) -> Result<Exit, Failure> {
             // The gateway's directory holds nothing of anyone else's: it was made for this run.
             let _ = std::fs::remove_dir_all(&gateway_dir);
         }
-        let mut ours: Vec<&str> = layout.files.iter().map(|f| f.name.as_str()).collect();
-        ours.extend(bonnie.files.iter().map(String::as_str));
-        if let Err(left) = rundir.remove_named(&ours, &bonnie.dirs) {
-            crate::files::left_behind(&mut run, left);
+        run.bonnie = Some(summarize(run));
+        summary_text(run)
+    }
+
+    fn tear_down(self: Box<Self>, run: &mut RunResult, _ranks: &Ranks) {
+        let mut ours: Vec<&str> = self.layout.files.iter().map(|f| f.name.as_str()).collect();
+        ours.extend(self.bonnie.files.iter().map(String::as_str));
+        if let Err(left) = self.rundir.remove_named(&ours, &self.bonnie.dirs) {
+            lifecycle::left_behind(run, left);
         }
-        run.bonnie = Some(summarize(&run));
-        say(&format!("{}\n{}", summary_text(&run), render_footer(&run)));
-        Ok(run)
-    })?;
-    args.output.save_views(&run)?;
-    session::finish(&run, args.output.json())
+    }
 }
 
 /// The directory and `--json` checked; returns the workers and the bytes each writes (a

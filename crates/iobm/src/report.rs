@@ -34,7 +34,7 @@ pub fn report(args: ReportArgs) -> Result<Exit, Failure> {
     if let Some(limits) = &limits {
         print!("{}", against_limits(&run, limits));
     }
-    output.save_views(&run)?;
+    output.outputs().save_views(&run)?;
     for name in differing {
         eprintln!(
             "iobm: warning: the aggregates saved for phase '{name}' differ from those recomputed from its workers; showing the recomputed ones"

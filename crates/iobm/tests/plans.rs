@@ -438,7 +438,7 @@ fn print_spec_of_every_command_round_trips_through_iobm_run() {
         assert_eq!(planned["config_hash"], direct["config_hash"], "{args:?}");
         assert_eq!(planned["kind"], direct["kind"], "{args:?}");
         // Where the command can tell before it runs, the dry run shows that config hash.
-        if ["write", "stream", "bonnie"].contains(&args[0]) {
+        if ["write", "stream", "bonnie", "read", "s3"].contains(&args[0]) {
             let dry = iobm()
                 .args(["run", "--dry-run"])
                 .arg(&plan)

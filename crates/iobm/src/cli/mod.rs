@@ -216,45 +216,21 @@ impl OutputArgs {
 
     /// The views asked for, each with its file.
     fn views(&self) -> impl Iterator<Item = (iobm_report::views::View, &std::path::Path)> {
-        use iobm_report::views::{View, VIEWS};
-        VIEWS.into_iter().filter_map(|view| {
-            let path = match view {
-                View::Series => &self.csv,
-                View::Page => &self.html,
-            };
-            path.as_deref().map(|p| (view, p))
-        })
+        use iobm_report::views::View;
+        [(View::Series, &self.csv), (View::Page, &self.html)]
+            .into_iter()
+            .filter_map(|(view, path)| path.as_deref().map(|p| (view, p)))
     }
 
-    /// Writes each view asked for (`--csv`, `--html`: `iobm_report::views`) to its file (at
-    /// rank 0, after the run).
-    pub fn save_views(&self, run: &iobm_results::RunResult) -> Result<(), iobm_run::exit::Failure> {
-        if self.views().next().is_none() {
-            return Ok(());
+    /// Where the run's result and views go: the one place the output flags become the run
+    /// layer's outputs.
+    pub fn outputs(&self) -> iobm_run::outputs::Outputs {
+        iobm_run::outputs::Outputs {
+            json: self.json.clone(),
+            label: self.label.clone(),
+            views: self.views().map(|(v, p)| (v, p.to_path_buf())).collect(),
         }
-        // The per-worker series of large phases, kept compressed until now, put back.
-        let restored = iobm_results::detail::side_file_bytes(run).map(|side| {
-            let mut whole = run.clone();
-            iobm_results::detail::attach(&mut whole, &side).expect("rows iobm wrote");
-            whole
-        });
-        let run = restored.as_ref().unwrap_or(run);
-        for (view, path) in self.views() {
-            save(view.flag(), path, &view.render(run))?;
-        }
-        Ok(())
     }
-}
-
-/// Writes `text` to `path` whole or not at all; the error names `flag`.
-pub fn save(flag: &str, path: &std::path::Path, text: &str) -> Result<(), iobm_run::exit::Failure> {
-    iobm_run::atomic::write_atomic(path, text.as_bytes()).map_err(|e| {
-        iobm_run::exit::Failure::run(format!(
-            "{flag} {}: cannot write: {}",
-            path.display(),
-            iobm_run::session::describe_io(&e)
-        ))
-    })
 }
 
 #[derive(Debug, Args)]

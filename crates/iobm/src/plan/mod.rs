@@ -402,7 +402,7 @@ fn save_summary(
         exit_code: None,
     }));
     let text = serde_json::to_string_pretty(&Summary { plan, runs }).expect("plain data");
-    crate::cli::save("--out", &out.join("plan.json"), &text)
+    iobm_run::outputs::save("--out", &out.join("plan.json"), &text)
 }
 
 fn summary_table(outcomes: &[Outcome]) -> String {
@@ -463,7 +463,7 @@ fn compare_groups(out: &Path, outcomes: &[Outcome], args: &RunArgs) -> Result<()
         if args.html {
             let page = iobm_report::html::compare_page(runs, aggregate, layout.unit);
             let path = out.join(format!("compare-{kind}.html"));
-            crate::cli::save("--html", &path, &page)?;
+            iobm_run::outputs::save("--html", &path, &page)?;
             eprintln!("iobm: comparison saved to {}", path.display());
         }
     }

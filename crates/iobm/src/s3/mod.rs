@@ -1,7 +1,8 @@
 //! `iobm s3 OP`: S3 load generation against endpoints, or against iobm's own gateway started
-//! in-process when none is given ([`crate::gateway`]). The data set of reading operations is
-//! uploaded first (not counted); everything the run wrote is under a prefix made for it and is
-//! removed afterwards unless `--keep`. The flags' checks in `flags`, the objects and the
+//! in-process when none is given ([`crate::gateway`]); the flags checked and handed to the run
+//! layer as a plan whose set-up starts the gateway and makes the bucket. The data set of
+//! reading operations is uploaded first (not counted); everything the run wrote is under a
+//! prefix made for it and is removed afterwards unless `--keep`. The flags' checks in `flags`, the objects and the
 //! data-set upload in `objects`, the clean-up in `cleanup`, `iobm quick`'s S3 steps in `quick`.
 
 mod cleanup;
@@ -13,22 +14,21 @@ pub use quick::{quick_steps, QUICK_CONCURRENT};
 
 use crate::cli::S3Args;
 use crate::gateway::BuiltinGateway;
-use crate::repeat::repeated;
 use crate::targets::{self, Storage};
 use cleanup::clean_up;
 use flags::{check_args, client_config, credentials, drop_caches_reach, endpoints};
-use iobm_engine::{ObjectOp, Phase, StopRule};
-use iobm_report::text::{render_footer, render_header, render_phase};
+use iobm_engine::{ObjectOp, ObjectSpec, Phase, StopRule};
+use iobm_report::text::render_phase;
 use iobm_results::checks::{check, Machine};
 use iobm_results::server;
 use iobm_results::{env, Config, RunResult, RunStatus};
-use iobm_run::execute::execute;
 use iobm_run::exit::{Exit, Failure};
-use iobm_run::observe::ResultFile;
+use iobm_run::lifecycle::{run_plan, Context, RunPlan, Stage};
 use iobm_run::plan::{self, Placement};
 use iobm_run::ranks::Ranks;
-use iobm_run::session::{self, describe_io, say, RunId};
-use iobm_s3::S3Config;
+use iobm_run::session::{describe_io, RunId};
+use iobm_s3::sigv4::Credentials;
+use iobm_s3::{Endpoint, S3Config};
 use iobm_target::Target;
 use objects::{object_spec, s3_settings, upload_data_set};
 use std::ffi::OsString;
@@ -72,244 +72,331 @@ pub fn s3(args: S3Args, argv: &[OsString]) -> Result<Exit, Failure> {
     } else {
         credentials(&args)?
     };
-    if session::checking_only() {
-        return Ok(Exit::Ok);
-    }
     let region = args
         .region
         .clone()
         .or_else(|| std::env::var("AWS_DEFAULT_REGION").ok())
         .filter(|r| !r.is_empty())
         .unwrap_or_else(|| "us-east-1".to_string());
-    // Each repetition on fresh objects: a prefix (and a built-in gateway) of its own.
-    let run = repeated(args.measure.repeat, &ranks, |_| {
-        let run_id = ranks.share(&RunId::generate());
-        let gateway = if external.is_empty() {
-            Some(BuiltinGateway::start(
-                args.dir.as_deref(),
-                &run_id,
-                &region,
-            )?)
-        } else {
-            None
+    let plan = S3Plan {
+        args: &args,
+        external,
+        credentials,
+        region,
+        servers,
+    };
+    run_plan(&plan, &args.output.outputs(), &ranks, argv)
+}
+
+/// A checked `s3 OP`: the endpoints named (none: the built-in gateway) and their credentials.
+struct S3Plan<'a> {
+    args: &'a S3Args,
+    external: Vec<Endpoint>,
+    credentials: Option<Credentials>,
+    region: String,
+    servers: crate::servers::Servers,
+}
+
+/// What one repetition of an S3 run works on, made by its set-up.
+struct S3Run<'a> {
+    plan: &'a S3Plan<'a>,
+    gateway: Option<BuiltinGateway>,
+    client: S3Config,
+    target: Box<dyn Target>,
+    spec: ObjectSpec,
+    /// The data set kept by an earlier run that `--reuse` reads.
+    kept: Option<crate::kept::KeptSet>,
+    bucket_created: bool,
+    phase: Phase,
+    config: Config,
+    run_id: RunId,
+    /// Set once the phase is about to run: the page cache dropped before it, the gateway's
+    /// CPU time and every gateway's counters then.
+    before: Option<(&'static str, Option<(f64, f64)>, Vec<Option<server::Counters>>)>,
+}
+
+impl S3Plan<'_> {
+    /// The phase of a run through `client` on the objects of `spec` (this rank's share), and the
+    /// result's config.
+    fn planned(
+        &self,
+        client: &S3Config,
+        (spec, kept): (&ObjectSpec, Option<&crate::kept::KeptSet>),
+        (gateway_dir, bucket_created): (Option<&std::path::Path>, bool),
+        seed: u64,
+        ranks: &Ranks,
+    ) -> Result<(Phase, Config), Failure> {
+        let args = self.args;
+        let op = args.op;
+        let workers = args.concurrent as usize;
+        let stop = match (op, args.ops) {
+            (_, Some(n)) => StopRule::Ops(share(n, ranks)),
+            (ObjectOp::Delete, None) => StopRule::Once,
+            (_, None) => StopRule::Duration(args.duration),
         };
-        let (endpoints, credentials) = match &gateway {
+        let mut phase = Phase::objects(op, workers, spec.clone(), stop);
+        phase.ramp = args.ramp.unwrap_or_default();
+        phase.interval = args.measure.interval_for(stop);
+        phase.data = args.data;
+        phase.max_errors = args.max_errors;
+        phase.verify = args.verify.then_some(seed);
+        if let Some(k) = kept {
+            // Read as the run that stored it wrote it.
+            phase.data = crate::cli::parse_data(&k.data).map_err(|e| {
+                Failure::input(format!("--reuse: the data set's content '{}': {e}", k.data))
+            })?;
+            phase.verify = args.verify.then_some(k.seed);
+        }
+        let mut settings = s3_settings(args, client, gateway_dir, bucket_created, spec);
+        if ranks.size() > 1 {
+            // The run's, not this rank's: every rank's objects are under the run's prefix.
+            settings.objects = if needs_data_set(op) { args.objects } else { 0 };
+            let run_prefix = client.prefix.trim_end_matches('/').rsplit_once('/');
+            settings.prefix = run_prefix.map_or(String::new(), |(p, _)| format!("{p}/"));
+        }
+        settings.reused = kept
+            .map(|k| format!("{} (run {})", crate::kept::run_dir_of(client), k.run_id));
+        let run_dir = format!("s3://{}/{}", client.bucket, settings.prefix);
+        let mut config = Config {
+            s3: Some(settings),
+            // A GET's objects were uploaded with this data before the phase (or kept with it).
+            data: phase.data.name(),
+            server_ram_bytes: args.server.server_ram,
+            ops: args.ops,
+            ..plan::config(
+                std::slice::from_ref(&phase),
+                Placement {
+                    dir: gateway_dir.map_or(endpoints_text(client), |d| d.display().to_string()),
+                    run_dir,
+                    keep: args.keep,
+                    ranks: ranks.size(),
+                },
+            )
+        };
+        self.servers.apply(&mut config);
+        Ok((phase, config))
+    }
+
+    /// Makes the run's objects ready through `gateway` (or the endpoints): the client, the
+    /// kept data set read back or the bucket made, the phase planned.
+    fn prepare<'a>(
+        &'a self,
+        gateway: Option<&BuiltinGateway>,
+        run_id: &RunId,
+        ranks: &Ranks,
+    ) -> Result<S3Run<'a>, Failure> {
+        let args = self.args;
+        let (endpoints, credentials) = match gateway {
             Some(g) => (vec![g.endpoint.clone()], Some(g.credentials.clone())),
-            None => (external.clone(), credentials.clone()),
+            None => (self.external.clone(), self.credentials.clone()),
         };
-        let config = client_config(
-            &args,
+        let client = client_config(
+            args,
             endpoints,
             credentials,
-            region.clone(),
-            (&run_id, &ranks),
-        );
-        let config = match config {
-            Ok(c) => c,
+            self.region.clone(),
+            (run_id, ranks),
+        )?;
+        let target = targets::open(Storage::S3(client.clone()));
+        let mut spec = object_spec(args, args.op, gateway)?;
+        // Under MPI the data set and the operations are divided among the ranks.
+        spec.count = share(spec.count, ranks);
+        // A kept data set is read as it is: its bucket is not made, its objects are its own.
+        let kept = match &args.reuse {
+            Some(_) => Some(crate::kept::load(
+                target.as_ref(),
+                &crate::kept::Reuse {
+                    bucket: client.bucket.clone(),
+                    prefix: client.prefix.clone(),
+                },
+            )?),
+            None => None,
+        };
+        if let Some(k) = &kept {
+            spec.count = k.objects;
+            spec.size = (k.obj_size_min, k.obj_size_max);
+            if args.verify && k.generator != crate::rundir::GENERATOR {
+                return Err(Failure::input(format!(
+                    "--verify: the data set under --reuse {} was made by another version of iobm's data generator ({}, this one's is {})",
+                    args.reuse.as_deref().unwrap_or_default(),
+                    k.generator,
+                    crate::rundir::GENERATOR
+                )));
+            }
+        }
+        // Rank 0 makes the bucket (or finds it); the others find it made.
+        let prepared = if ranks.is_root() && kept.is_none() {
+            target.prepare()
+        } else {
+            Ok(false)
+        };
+        let prepared = prepared.map_err(|e| bucket_failure(&client, &e));
+        ranks.agree(prepared.as_ref().map(|_| ()).map_err(Failure::clone))?;
+        let bucket_created = prepared?;
+        let gateway_dir = gateway.map(|g| g.dir.as_path());
+        let (phase, config) = self.planned(
+            &client,
+            (&spec, kept.as_ref()),
+            (gateway_dir, bucket_created),
+            run_id.seed,
+            ranks,
+        )?;
+        Ok(S3Run {
+            plan: self,
+            gateway: None,
+            client,
+            target,
+            spec,
+            kept,
+            bucket_created,
+            phase,
+            config,
+            run_id: run_id.clone(),
+            before: None,
+        })
+    }
+}
+
+impl RunPlan for S3Plan<'_> {
+    fn kind(&self) -> String {
+        format!("s3 {}", self.args.op.name())
+    }
+
+    fn repetitions(&self) -> u32 {
+        self.args.measure.repeat
+    }
+
+    fn checked_config(&self, ranks: &Ranks) -> Option<Config> {
+        // A kept data set's objects are known only once it is read.
+        if self.args.reuse.is_some() {
+            return None;
+        }
+        let builtin = self.external.is_empty();
+        // The built-in gateway always signs; where it runs is not part of the workload.
+        let credentials = match builtin {
+            true => Some(Credentials {
+                access_key: String::new(),
+                secret_key: String::new(),
+            }),
+            false => self.credentials.clone(),
+        };
+        let id = RunId {
+            text: String::new(),
+            seed: 0,
+        };
+        let endpoints = self.external.clone();
+        let client =
+            client_config(self.args, endpoints, credentials, self.region.clone(), (&id, ranks))
+                .ok()?;
+        let mut spec = object_spec(self.args, self.args.op, None).ok()?;
+        spec.count = share(spec.count, ranks);
+        let gateway_dir = builtin.then(|| std::path::Path::new(""));
+        let at = (gateway_dir, false);
+        let planned = self.planned(&client, (&spec, None), at, 0, ranks).ok()?;
+        Some(planned.1)
+    }
+
+    fn set_up<'a>(
+        &'a self,
+        run_id: &RunId,
+        ranks: &'a Ranks,
+    ) -> Result<Box<dyn Stage + 'a>, Failure> {
+        // Each repetition on fresh objects: a prefix (and a built-in gateway) of its own.
+        let gateway = match self.external.is_empty() {
+            true => Some(BuiltinGateway::start(
+                self.args.dir.as_deref(),
+                run_id,
+                &self.region,
+            )?),
+            false => None,
+        };
+        match self.prepare(gateway.as_ref(), run_id, ranks) {
+            Ok(mut run) => {
+                run.gateway = gateway;
+                Ok(Box::new(run))
+            }
             Err(f) => {
                 if let Some(g) = gateway {
                     g.stop(false);
                 }
-                return Err(f);
-            }
-        };
-        let target = targets::open(Storage::S3(config.clone()));
-        let result = run(
-            &ranks,
-            &args,
-            argv,
-            (target.as_ref(), &config, &servers),
-            &run_id,
-            gateway.as_ref(),
-        );
-        let mut result = result;
-        if let Some(g) = gateway {
-            let dir = g.dir.display().to_string();
-            if let Some(w) = g.stop(args.keep) {
-                eprintln!("iobm: warning: {w}");
-                if let Ok(run) = &mut result {
-                    run.left_behind.push(iobm_results::LeftBehind {
-                        location: dir,
-                        what: "directory".into(),
-                        count: None,
-                        at_most: None,
-                        error: w,
-                    });
-                }
+                Err(f)
             }
         }
-        result
-    })?;
-    crate::files::finish_ranks(&run, &args.output, &ranks)
+    }
 }
 
-fn run(
-    ranks: &Ranks,
-    args: &S3Args,
-    argv: &[OsString],
-    (target, config, servers): (&dyn Target, &S3Config, &crate::servers::Servers),
-    run_id: &RunId,
-    gateway: Option<&BuiltinGateway>,
-) -> Result<RunResult, Failure> {
-    let where_ = config
-        .endpoints
-        .iter()
-        .map(|e| e.url.as_str())
-        .collect::<Vec<_>>()
-        .join(", ");
-    let op = args.op;
-    let needs_data_set = !matches!(op, ObjectOp::Put | ObjectOp::Multipart);
-    let mut spec = object_spec(args, op, gateway)?;
-    // Under MPI the data set and the operations are divided among the ranks.
-    let share = |n: u64| {
-        n / ranks.size() as u64 + u64::from((ranks.rank() as u64) < n % ranks.size() as u64)
-    };
-    spec.count = share(spec.count);
-    // A kept data set is read as it is: its bucket is not made, its objects are its own.
-    let kept = match &args.reuse {
-        Some(_) => Some(crate::kept::load(
-            target,
-            &crate::kept::Reuse {
-                bucket: config.bucket.clone(),
-                prefix: config.prefix.clone(),
-            },
-        )?),
-        None => None,
-    };
-    if let Some(k) = &kept {
-        spec.count = k.objects;
-        spec.size = (k.obj_size_min, k.obj_size_max);
-        if args.verify && k.generator != crate::rundir::GENERATOR {
-            return Err(Failure::input(format!(
-                "--verify: the data set under --reuse {} was made by another version of iobm's data generator ({}, this one's is {})",
-                args.reuse.as_deref().unwrap_or_default(),
-                k.generator,
-                crate::rundir::GENERATOR
-            )));
-        }
-    }
-    // Rank 0 makes the bucket (or finds it); the others find it made.
-    let prepared = if ranks.is_root() && kept.is_none() {
-        target.prepare()
-    } else {
-        Ok(false)
-    };
-    let prepared = prepared.map_err(|e| {
-        // The description names an S3 answer's status and code; other errors get their kind.
-        let described = describe_io(&e);
-        let what = iobm_target::error_kind(&e);
-        let kind = if described.to_lowercase().starts_with(&what.to_lowercase()) {
-            String::new()
-        } else {
-            format!(" ({what})")
-        };
-        Failure::run(format!(
-            "{where_}: cannot use bucket '{}': {described}{kind}{}",
-            config.bucket,
-            key_pair_hint(&what)
-        ))
-    });
-    ranks.agree(prepared.as_ref().map(|_| ()).map_err(Failure::clone))?;
-    let bucket_created = prepared?;
-    let workers = args.concurrent as usize;
-    let control = session::control(run_id, workers);
-    let stop = match (op, args.ops) {
-        (_, Some(n)) => StopRule::Ops(share(n)),
-        (ObjectOp::Delete, None) => StopRule::Once,
-        (_, None) => StopRule::Duration(args.duration),
-    };
-    let mut phase = Phase::objects(op, workers, spec.clone(), stop);
-    phase.ramp = args.ramp.unwrap_or_default();
-    phase.interval = args.measure.interval_for(stop);
-    phase.data = args.data;
-    phase.max_errors = args.max_errors;
-    phase.verify = args.verify.then_some(run_id.seed);
-    if let Some(k) = &kept {
-        // Read as the run that stored it wrote it.
-        phase.data = crate::cli::parse_data(&k.data).map_err(|e| {
-            Failure::input(format!("--reuse: the data set's content '{}': {e}", k.data))
-        })?;
-        phase.verify = args.verify.then_some(k.seed);
+impl Stage for S3Run<'_> {
+    fn target(&self) -> &dyn Target {
+        self.target.as_ref()
     }
 
-    let mut settings = s3_settings(args, config, gateway, bucket_created, &spec);
-    if ranks.size() > 1 {
-        // The run's, not this rank's: every rank's objects are under the run's prefix.
-        settings.objects = if needs_data_set { args.objects } else { 0 };
-        let run_prefix = config.prefix.trim_end_matches('/').rsplit_once('/');
-        settings.prefix = run_prefix.map_or(String::new(), |(p, _)| format!("{p}/"));
+    fn phases(&self) -> Vec<Phase> {
+        vec![self.phase.clone()]
     }
-    settings.reused = kept
-        .as_ref()
-        .map(|k| format!("{} (run {})", crate::kept::run_dir_of(config), k.run_id));
-    let run_dir = format!("s3://{}/{}", config.bucket, settings.prefix);
-    let mut run_config = Config {
-        s3: Some(settings),
-        // A GET's objects were uploaded with this data before the phase (or kept with it).
-        data: phase.data.name(),
-        server_ram_bytes: args.server.server_ram,
-        ops: args.ops,
-        ..plan::config(
-            std::slice::from_ref(&phase),
-            Placement {
-                dir: gateway.map_or(where_.clone(), |g| g.dir.display().to_string()),
-                run_dir,
-                keep: args.keep,
-                ranks: ranks.size(),
-            },
-        )
-    };
-    servers.apply(&mut run_config);
-    let environment = env::capture(gateway.map(|g| g.dir.as_path()));
-    let kind = format!("s3 {}", op.name());
-    let mut run = session::skeleton(&kind, run_id, argv, run_config, environment, &control);
-    run.label = args.output.label.clone();
-    ranks.describe(&mut run);
-    say(&render_header(&run));
 
-    if needs_data_set && kept.is_none() {
-        upload_data_set(target, args, &spec, &control, &mut run);
+    fn workers(&self) -> usize {
+        self.plan.args.concurrent as usize
     }
-    if !ranks.all(run.status == RunStatus::Complete) && run.status == RunStatus::Complete {
-        run.status = RunStatus::Failed;
-        run.warnings
-            .push("another rank could not upload its share of the data set".into());
+
+    fn config(&self) -> Config {
+        self.config.clone()
     }
-    let dropped = match gateway {
-        Some(g) if args.drop_caches && run.status == RunStatus::Complete => {
-            g.drop_caches(&config.bucket, &config.prefix, &mut run.warnings)
+
+    fn environment(&self) -> iobm_results::Environment {
+        env::capture(self.gateway.as_ref().map(|g| g.dir.as_path()))
+    }
+
+    fn before_phases(&mut self, run: &mut RunResult, context: &mut Context) {
+        let (args, ranks) = (self.plan.args, context.ranks);
+        let target = self.target.as_ref();
+        if needs_data_set(args.op) && self.kept.is_none() {
+            upload_data_set(target, args, &self.spec, context.control, run);
         }
-        // Servers on this host (checked before the run): their page cache is this machine's.
-        None if args.drop_caches && run.status == RunStatus::Complete => {
-            if iobm_target::posix::drop_system_cache() {
-                "system"
-            } else {
-                run.warnings.push(
-                    "--drop-caches: the page cache could not be dropped (/proc/sys/vm/drop_caches is not writable)".into(),
-                );
-                "nothing"
+        if !ranks.all(run.status == RunStatus::Complete) && run.status == RunStatus::Complete {
+            run.status = RunStatus::Failed;
+            run.warnings
+                .push("another rank could not upload its share of the data set".into());
+        }
+        if run.status != RunStatus::Complete {
+            return;
+        }
+        let dropped = match &self.gateway {
+            Some(g) if args.drop_caches => {
+                g.drop_caches(&self.client.bucket, &self.client.prefix, &mut run.warnings)
             }
-        }
-        _ => "nothing",
-    };
-    if run.status == RunStatus::Complete {
-        let gateway_before = gateway.map(BuiltinGateway::cpu);
+            // Servers on this host (checked before the run): their page cache is this machine's.
+            None if args.drop_caches => {
+                if iobm_target::posix::drop_system_cache() {
+                    "system"
+                } else {
+                    run.warnings.push(
+                        "--drop-caches: the page cache could not be dropped (/proc/sys/vm/drop_caches is not writable)".into(),
+                    );
+                    "nothing"
+                }
+            }
+            _ => "nothing",
+        };
+        let gateway_cpu = self.gateway.as_ref().map(BuiltinGateway::cpu);
         // Rank 0 reads the gateways' counters; every rank has uploaded its share by now.
-        let counted_before = if ranks.is_root() {
-            server_counters(target, &config.bucket)
+        let counted = if ranks.is_root() {
+            server_counters(target, &self.client.bucket)
         } else {
             Vec::new()
         };
-        let mut saved = ResultFile::new(args.output.json());
-        execute(
-            target,
-            vec![phase],
-            &mut run,
-            &control,
-            ranks,
-            &mut [&mut saved],
-        );
-        if let (Some(g), Some(before)) = (gateway, gateway_before) {
+        self.before = Some((dropped, gateway_cpu, counted));
+    }
+
+    fn phase_done(&self, _run: &RunResult) -> Option<String> {
+        // Printed once the gateways' evidence is in.
+        None
+    }
+
+    fn after_phases(&mut self, run: &mut RunResult, _context: &mut Context) -> String {
+        let Some((dropped, gateway_cpu, counted)) = self.before.take() else {
+            return String::new();
+        };
+        if let (Some(g), Some(before)) = (&self.gateway, gateway_cpu) {
             g.separate_cpu(before, &mut run.phases);
         }
         for phase in run.phases.iter_mut().filter(|_| dropped != "nothing") {
@@ -319,34 +406,81 @@ fn run(
             };
             phase.settings.drop_cache = true;
         }
-        add_server_evidence(target, &config.bucket, &counted_before, &mut run, 0);
-        for phase in &run.phases {
-            say(&format!("\n{}", render_phase(phase, &run.environment)));
-        }
+        let target = self.target.as_ref();
+        add_server_evidence(target, &self.client.bucket, &counted, run, 0);
+        run.phases
+            .iter()
+            .map(|phase| format!("\n{}", render_phase(phase, &run.environment)))
+            .collect()
     }
 
-    if kept.is_some() {
-        // Nothing of it is the run's: it stays as it was, whatever happened.
-        run.warnings.push(format!(
-            "the kept data set {} was only read, and is left as it was",
-            crate::kept::run_dir_of(config)
-        ));
-        say(&format!("\n{}", render_footer(&run)));
-        return Ok(run);
+    fn tear_down(self: Box<Self>, run: &mut RunResult, ranks: &Ranks) {
+        let args = self.plan.args;
+        let target = self.target.as_ref();
+        if self.kept.is_some() {
+            // Nothing of it is the run's: it stays as it was, whatever happened.
+            run.warnings.push(format!(
+                "the kept data set {} was only read, and is left as it was",
+                crate::kept::run_dir_of(&self.client)
+            ));
+        } else {
+            if args.keep && ranks.size() == 1 && run.status == RunStatus::Complete {
+                let id = (&self.client, &self.run_id);
+                crate::kept::describe_kept(target, args, id, &self.spec, run);
+            }
+            // Clean up even after Ctrl-C: only what is under the run's own prefix.
+            let gateway = self.gateway.as_ref();
+            let context = (args, &self.client, ranks);
+            clean_up(target, context, gateway, self.bucket_created, run);
+        }
+        if let Some(g) = self.gateway {
+            let dir = g.dir.display().to_string();
+            if let Some(w) = g.stop(args.keep) {
+                eprintln!("iobm: warning: {w}");
+                run.left_behind.push(iobm_results::LeftBehind {
+                    location: dir,
+                    what: "directory".into(),
+                    count: None,
+                    at_most: None,
+                    error: w,
+                });
+            }
+        }
     }
-    if args.keep && ranks.size() == 1 && run.status == RunStatus::Complete {
-        crate::kept::describe_kept(target, args, (config, run_id), &spec, &mut run);
-    }
-    // Clean up even after Ctrl-C: only what is under the run's own prefix.
-    clean_up(
-        target,
-        (args, config, ranks),
-        gateway,
-        bucket_created,
-        &mut run,
-    );
-    say(&format!("\n{}", render_footer(&run)));
-    Ok(run)
+}
+
+/// Whether `op` works on a data set uploaded before it (get, head, delete, list, mixed).
+fn needs_data_set(op: ObjectOp) -> bool {
+    !matches!(op, ObjectOp::Put | ObjectOp::Multipart)
+}
+
+/// This rank's share of `n` (operations or objects), the first ranks taking one more.
+fn share(n: u64, ranks: &Ranks) -> u64 {
+    let (rank, size) = (ranks.rank() as u64, ranks.size() as u64);
+    n / size + u64::from(rank < n % size)
+}
+
+/// The endpoints, as the result's `dir` names them.
+fn endpoints_text(client: &S3Config) -> String {
+    let urls: Vec<&str> = client.endpoints.iter().map(|e| e.url.as_str()).collect();
+    urls.join(", ")
+}
+
+/// Why the bucket cannot be used: the S3 answer's status and code, or the error's kind.
+fn bucket_failure(client: &S3Config, e: &std::io::Error) -> Failure {
+    let described = describe_io(e);
+    let what = iobm_target::error_kind(e);
+    let kind = if described.to_lowercase().starts_with(&what.to_lowercase()) {
+        String::new()
+    } else {
+        format!(" ({what})")
+    };
+    Failure::run(format!(
+        "{}: cannot use bucket '{}': {described}{kind}{}",
+        endpoints_text(client),
+        client.bucket,
+        key_pair_hint(&what)
+    ))
 }
 
 /// What to check when the server refuses the request's signature or its access key.

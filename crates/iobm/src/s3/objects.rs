@@ -59,15 +59,15 @@ pub(super) fn object_spec(
 pub(super) fn s3_settings(
     args: &S3Args,
     config: &S3Config,
-    gateway: Option<&BuiltinGateway>,
+    gateway_dir: Option<&std::path::Path>,
     bucket_created: bool,
     spec: &ObjectSpec,
 ) -> S3Settings {
     let ((min, max), mix) = (args.sizes(), args.mix());
     S3Settings {
         endpoints: config.endpoints.iter().map(|e| e.url.clone()).collect(),
-        builtin_gateway: gateway.is_some(),
-        gateway_dir: gateway.map(|g| g.dir.display().to_string()),
+        builtin_gateway: gateway_dir.is_some(),
+        gateway_dir: gateway_dir.map(|d| d.display().to_string()),
         bucket: config.bucket.clone(),
         bucket_created,
         prefix: config.prefix.clone(),

@@ -24,12 +24,11 @@ const QUICK_BUCKET: &str = "iobm";
 /// built-in gateway over `dir` (inside quick's own run directory), cleaned up afterwards.
 pub fn quick_steps(
     run: &mut iobm_results::RunResult,
-    control: &std::sync::Arc<iobm_engine::Control>,
-    ranks: &Ranks,
+    (control, ranks): (&std::sync::Arc<iobm_engine::Control>, &Ranks),
     dir: &Path,
     run_id: &RunId,
     args: &crate::cli::QuickArgs,
-    saved: &mut ResultFile,
+    saved: &mut ResultFile<'_>,
 ) -> Result<(), String> {
     let step = args.step_time;
     let interval = args.measure.interval_for(StopRule::Duration(step));

@@ -1,0 +1,207 @@
+//! The life of a run, the same for every command and on every rank: a check answered
+//! (`--check-only`), then each repetition's storage set up, its phases run and printed, its
+//! storage torn down whatever happened (Ctrl-C, a failed phase), and at the end the result and
+//! its views saved and rank 0's exit code given to every rank ([`run_plan`]).
+//!
+//! A command checks its arguments and hands over a [`RunPlan`]: what it runs and how to set up
+//! one repetition, as a [`Stage`].
+
+use crate::execute::execute;
+use crate::exit::{Exit, Failure};
+use crate::observe::{Observer, ResultFile};
+use crate::outputs::Outputs;
+use crate::ranks::Ranks;
+use crate::session::{self, say, RunId};
+use iobm_engine::{Control, Phase};
+use iobm_report::{render_footer, render_header, render_phase, render_repeats};
+use iobm_results::repeats::Repeats;
+use iobm_results::{Config, Environment, LeftBehind, RunResult, RunStatus};
+use iobm_target::Target;
+use std::ffi::OsString;
+use std::sync::Arc;
+
+/// A command's run, checked: what the run layer needs to set it up, run and report it.
+pub trait RunPlan {
+    /// The result's `kind` (`write`, `s3 get`, ...).
+    fn kind(&self) -> String;
+    /// How many times it runs, each on fresh data (`--repeat`).
+    fn repetitions(&self) -> u32;
+    /// The config a run would record, for the hash `--check-only` prints (`session::checked`);
+    /// None where it depends on what only the set-up knows.
+    fn checked_config(&self, ranks: &Ranks) -> Option<Config>;
+    /// Sets up one repetition on every rank (the ranks agreeing on failure, after which what
+    /// it made is removed): the run's directory, bucket or gateway, and its data set.
+    fn set_up<'a>(&'a self, run_id: &RunId, ranks: &'a Ranks)
+        -> Result<Box<dyn Stage + 'a>, Failure>;
+}
+
+/// What a repetition runs on between its set-up and its tear-down.
+pub trait Stage {
+    fn target(&self) -> &dyn Target;
+    /// The phases, in order.
+    fn phases(&self) -> Vec<Phase>;
+    /// The most workers a phase runs on this rank.
+    fn workers(&self) -> usize;
+    /// The result's config of this repetition.
+    fn config(&self) -> Config;
+    /// The machine's description, with the file system the run is on.
+    fn environment(&self) -> Environment;
+    /// What is printed after the run's header (and warnings about the run as a whole).
+    fn opening(&mut self, _run: &mut RunResult) -> String {
+        String::new()
+    }
+    /// Untimed work before the phases (a data set uploaded, caches dropped); a run whose
+    /// status is then no longer complete runs no phase.
+    fn before_phases(&mut self, _run: &mut RunResult, _context: &mut Context) {}
+    /// What is printed when a phase is done: the phase's report, or nothing where the phases
+    /// are printed after all of them.
+    fn phase_done(&self, run: &RunResult) -> Option<String> {
+        let latest = run.phases.last()?;
+        Some(format!("\n{}", render_phase(latest, &run.environment)))
+    }
+    /// Work after the phases (evidence read back, more steps); returns what is printed.
+    fn after_phases(&mut self, _run: &mut RunResult, _context: &mut Context) -> String {
+        String::new()
+    }
+    /// Keeps (`--keep`) or removes what the set-up made, also after Ctrl-C or a failure;
+    /// records what it could not remove ([`left_behind`]).
+    fn tear_down(self: Box<Self>, run: &mut RunResult, ranks: &Ranks);
+}
+
+/// What a stage's work around the phases can use: the run's control, the ranks, and the result
+/// file saved after each phase (for phases it runs itself).
+pub struct Context<'a, 'b> {
+    pub control: &'a Arc<Control>,
+    pub ranks: &'a Ranks,
+    pub saved: &'a mut ResultFile<'b>,
+}
+
+/// Runs `plan` on every rank: answers `--check-only`, or runs its repetitions and saves the
+/// result with its views; the exit code is rank 0's.
+pub fn run_plan(
+    plan: &dyn RunPlan,
+    outputs: &Outputs,
+    ranks: &Ranks,
+    argv: &[OsString],
+) -> Result<Exit, Failure> {
+    if session::checking_only() {
+        if let Some(config) = plan.checked_config(ranks) {
+            session::checked(&plan.kind(), &config);
+        }
+        return Ok(Exit::Ok);
+    }
+    let run = repeated(plan.repetitions(), ranks, |_| {
+        let run = once(plan, outputs, ranks, argv)?;
+        if ranks.is_root() {
+            outputs.save_repetition(&run)?;
+        }
+        Ok(run)
+    })?;
+    finish(&run, outputs, ranks)
+}
+
+/// One repetition: set up, phases, tear-down, footer.
+fn once(
+    plan: &dyn RunPlan,
+    outputs: &Outputs,
+    ranks: &Ranks,
+    argv: &[OsString],
+) -> Result<RunResult, Failure> {
+    let run_id = ranks.share(&RunId::generate());
+    let mut stage = plan.set_up(&run_id, ranks)?;
+    let control = session::control(&run_id, stage.workers());
+    let kind = plan.kind();
+    let (config, environment) = (stage.config(), stage.environment());
+    let mut run = session::skeleton(&kind, &run_id, argv, config, environment, &control);
+    run.label = outputs.label.clone();
+    ranks.describe(&mut run);
+    let opening = stage.opening(&mut run);
+    say(&render_header(&run));
+    say(&opening);
+    let mut saved = ResultFile::new(outputs.json.as_deref());
+    let mut context = Context {
+        control: &control,
+        ranks,
+        saved: &mut saved,
+    };
+    stage.before_phases(&mut run, &mut context);
+    if run.status == RunStatus::Complete {
+        let stage = stage.as_ref();
+        let mut print = |r: &RunResult| {
+            if let Some(text) = stage.phase_done(r) {
+                say(&text);
+            }
+        };
+        let observers: &mut [&mut dyn Observer] = &mut [&mut print, context.saved];
+        execute(
+            stage.target(),
+            stage.phases(),
+            &mut run,
+            &control,
+            ranks,
+            observers,
+        );
+    }
+    let after = stage.after_phases(&mut run, &mut context);
+    say(&after);
+    stage.tear_down(&mut run, ranks);
+    say(&format!("\n{}", render_footer(&run)));
+    Ok(run)
+}
+
+/// Calls `once` for repetition 0, 1, ... until `n` have run or one did not complete (Ctrl-C, a
+/// fault, data left behind): the last run, with the spread over all of them when more than one
+/// ran (rank 0).
+fn repeated(
+    n: u32,
+    ranks: &Ranks,
+    mut once: impl FnMut(u32) -> Result<RunResult, Failure>,
+) -> Result<RunResult, Failure> {
+    let mut runs: Vec<RunResult> = Vec::new();
+    for index in 0..n {
+        if n > 1 && ranks.is_root() {
+            say(&format!("\nrepetition {} of {n}\n", index + 1));
+        }
+        let mut run = once(index)?;
+        ranks.collect_left_behind(&mut run);
+        // One that left data behind ends the repetitions too: the next would leave more.
+        let complete =
+            ranks.share(&(run.status == RunStatus::Complete && run.left_behind.is_empty()));
+        runs.push(run);
+        if !complete {
+            break;
+        }
+    }
+    let repeats = (n > 1 && ranks.is_root()).then(|| Repeats::of(&runs));
+    let left_behind: Vec<_> = runs.iter().flat_map(|r| r.left_behind.clone()).collect();
+    let mut last = runs.pop().expect("at least one repetition ran");
+    last.left_behind = left_behind;
+    if let Some(repeats) = repeats {
+        last.repeats = Some(repeats);
+        say(&format!("\n{}", render_repeats(&last)));
+    }
+    Ok(last)
+}
+
+/// Saves the result and its views at rank 0 and gives every rank rank 0's exit code.
+fn finish(run: &RunResult, outputs: &Outputs, ranks: &Ranks) -> Result<Exit, Failure> {
+    let exit = if ranks.is_root() {
+        outputs
+            .save_views(run)
+            .and_then(|_| session::finish(run, outputs.json.as_deref()))
+    } else {
+        Ok(Exit::Ok)
+    };
+    let code = ranks.share(&exit.as_ref().map_or(Exit::RunFailed as u8, |e| *e as u8));
+    match exit {
+        Err(f) => Err(f),
+        Ok(_) => Ok(Exit::from_code(code)),
+    }
+}
+
+/// Records what a tear-down could not remove: in the result, and as a warning the report shows.
+pub fn left_behind(run: &mut RunResult, left: LeftBehind) {
+    run.warnings
+        .push(format!("the clean-up failed: {}", left.describe()));
+    run.left_behind.push(left);
+}
