@@ -68,7 +68,10 @@ mod tests {
             RunResult::from_json(include_str!("../../iobm/tests/fixtures/bonnie-tmpfs.json"))
                 .unwrap();
         let line = View::BonnieCsv.render(&bonnie);
-        assert!(line.starts_with("1.98,iobm-") && line.ends_with('\n'), "{line}");
+        assert!(
+            line.starts_with("1.98,iobm-") && line.ends_with('\n'),
+            "{line}"
+        );
         assert_eq!(line.lines().count(), 1);
     }
 }

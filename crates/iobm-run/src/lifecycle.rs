@@ -31,8 +31,11 @@ pub trait RunPlan {
     fn checked_config(&self, ranks: &Ranks) -> Option<Config>;
     /// Sets up one repetition on every rank (the ranks agreeing on failure, after which what
     /// it made is removed): the run's directory, bucket or gateway, and its data set.
-    fn set_up<'a>(&'a self, run_id: &RunId, ranks: &'a Ranks)
-        -> Result<Box<dyn Stage + 'a>, Failure>;
+    fn set_up<'a>(
+        &'a self,
+        run_id: &RunId,
+        ranks: &'a Ranks,
+    ) -> Result<Box<dyn Stage + 'a>, Failure>;
 }
 
 /// What a repetition runs on between its set-up and its tear-down.

@@ -77,10 +77,7 @@ mod tests {
     use super::*;
 
     fn bonnie_run() -> RunResult {
-        RunResult::from_json(include_str!(
-            "../../iobm/tests/fixtures/bonnie-tmpfs.json"
-        ))
-        .unwrap()
+        RunResult::from_json(include_str!("../../iobm/tests/fixtures/bonnie-tmpfs.json")).unwrap()
     }
 
     #[test]

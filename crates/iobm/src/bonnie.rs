@@ -130,7 +130,13 @@ impl RunPlan for Suite<'_> {
     fn checked_config(&self, ranks: &Ranks) -> Option<Config> {
         let spec = suite_spec(self.args, self.size, 0, ranks);
         let phases = suite::bonnie(&spec).phases;
-        Some(suite_config(self.args, &spec, &phases, String::new(), &self.servers))
+        Some(suite_config(
+            self.args,
+            &spec,
+            &phases,
+            String::new(),
+            &self.servers,
+        ))
     }
 
     fn set_up<'a>(

@@ -273,7 +273,14 @@ impl Stage for WriteStage<'_> {
     fn phases(&self) -> Vec<Phase> {
         let plan = self.plan;
         let layout = &self.data.layout;
-        write_phases(plan.args, plan.sizes, layout, plan.stream, self.seed, self.ranks)
+        write_phases(
+            plan.args,
+            plan.sizes,
+            layout,
+            plan.stream,
+            self.seed,
+            self.ranks,
+        )
     }
 
     fn workers(&self) -> usize {

@@ -251,6 +251,37 @@ fn a_killed_plan_resumes_where_it_stopped() {
     // The two streams are compared; the write, alone of its kind, is not.
     assert!(stdout.contains("== stream: 2 runs compared"), "{stdout}");
     assert!(!stdout.contains("== write:"), "{stdout}");
+
+    // The third run taken out of the plan: its result stays, is said to be stale and is not
+    // compared.
+    let text = std::fs::read_to_string(&plan).unwrap();
+    let cut = text
+        .find("[[run]]\ncommand = \"stream\"\nlabel = \"third\"")
+        .unwrap();
+    write(&plan, &text[..cut]);
+    let again = iobm()
+        .args(["run", "--resume", "--out"])
+        .arg(&out)
+        .arg(&plan)
+        .timeout(Duration::from_secs(300))
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&again.stdout),
+        String::from_utf8_lossy(&again.stderr),
+    );
+    assert!(again.status.success(), "{stdout}{stderr}");
+    let third = out.join("third.json");
+    assert!(
+        stderr.contains(&format!(
+            "iobm: note: {}: the result of run 'third' of an earlier plan, not in this one (left as it is, not compared)",
+            third.display()
+        )),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("'first'"), "{stderr}");
+    assert_eq!(load(&third)["status"], "complete");
+    assert!(!stdout.contains("== stream: 2 runs compared"), "{stdout}");
 }
 
 #[test]

@@ -240,6 +240,26 @@ fn earlier_lines(out: &Path) -> std::collections::BTreeMap<String, serde_json::V
         .collect()
 }
 
+/// Says which results in `out` are of runs an earlier plan there had and this one has not:
+/// they are left as they are, and are not in this plan's comparison.
+fn note_stale_results(
+    out: &Path,
+    earlier: &std::collections::BTreeMap<String, serde_json::Value>,
+    runs: &[Checked],
+) {
+    let labels: std::collections::BTreeSet<&str> =
+        runs.iter().map(|(run, _, _)| run.label.as_str()).collect();
+    for label in earlier.keys().filter(|l| !labels.contains(l.as_str())) {
+        let result = out.join(file::result_name(label));
+        if result.exists() {
+            eprintln!(
+                "iobm: note: {}: the result of run '{label}' of an earlier plan, not in this one (left as it is, not compared)",
+                result.display()
+            );
+        }
+    }
+}
+
 /// A result saved before, complete and of the same spec: --resume keeps it.
 fn complete_before(path: &Path, run: &PlannedRun, argv: &[OsString]) -> bool {
     let Ok(text) = std::fs::read_to_string(path) else {
@@ -281,6 +301,7 @@ pub fn run(args: RunArgs) -> Result<Exit, Failure> {
         return Err(Failure::input(message));
     }
     let earlier = earlier_lines(&out);
+    note_stale_results(&out, &earlier, &runs);
     // Kept by --resume: complete, of the same spec, started the same way.
     let kept = |run: &PlannedRun, argv: &[OsString], words: &[String]| {
         let result = out.join(file::result_name(&run.label));

@@ -17,7 +17,7 @@ pub(super) fn clean_up(
     bucket_created: bool,
     run: &mut iobm_results::RunResult,
 ) {
-    let workers = args.concurrent as usize;
+    let workers = args.workers();
     let objects = format!("s3://{}/{}", config.bucket, config.prefix);
     if args.keep {
         run.warnings.push(format!(

@@ -38,6 +38,11 @@ pub(super) fn endpoints(args: &S3Args) -> Result<Vec<Endpoint>, Failure> {
 }
 
 impl S3Args {
+    /// The workers of this process (`--concurrent`), each with its own connection.
+    pub(super) fn workers(&self) -> usize {
+        self.concurrent as usize
+    }
+
     /// Smallest and largest object size.
     pub(super) fn sizes(&self) -> (u64, u64) {
         self.obj_size_range
@@ -196,7 +201,7 @@ pub(super) fn client_config(
         payload: args.payload_signing,
         timeout: args.timeout,
         new_connection_per_request: args.new_connection,
-        first_worker: ranks.rank() as usize * args.concurrent as usize,
+        first_worker: ranks.rank() as usize * args.workers(),
     })
 }
 

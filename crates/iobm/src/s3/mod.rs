@@ -112,7 +112,11 @@ struct S3Run<'a> {
     run_id: RunId,
     /// Set once the phase is about to run: the page cache dropped before it, the gateway's
     /// CPU time and every gateway's counters then.
-    before: Option<(&'static str, Option<(f64, f64)>, Vec<Option<server::Counters>>)>,
+    before: Option<(
+        &'static str,
+        Option<(f64, f64)>,
+        Vec<Option<server::Counters>>,
+    )>,
 }
 
 impl S3Plan<'_> {
@@ -128,7 +132,7 @@ impl S3Plan<'_> {
     ) -> Result<(Phase, Config), Failure> {
         let args = self.args;
         let op = args.op;
-        let workers = args.concurrent as usize;
+        let workers = args.workers();
         let stop = match (op, args.ops) {
             (_, Some(n)) => StopRule::Ops(share(n, ranks)),
             (ObjectOp::Delete, None) => StopRule::Once,
@@ -154,8 +158,8 @@ impl S3Plan<'_> {
             let run_prefix = client.prefix.trim_end_matches('/').rsplit_once('/');
             settings.prefix = run_prefix.map_or(String::new(), |(p, _)| format!("{p}/"));
         }
-        settings.reused = kept
-            .map(|k| format!("{} (run {})", crate::kept::run_dir_of(client), k.run_id));
+        settings.reused =
+            kept.map(|k| format!("{} (run {})", crate::kept::run_dir_of(client), k.run_id));
         let run_dir = format!("s3://{}/{}", client.bucket, settings.prefix);
         let mut config = Config {
             s3: Some(settings),
@@ -285,9 +289,14 @@ impl RunPlan for S3Plan<'_> {
             seed: 0,
         };
         let endpoints = self.external.clone();
-        let client =
-            client_config(self.args, endpoints, credentials, self.region.clone(), (&id, ranks))
-                .ok()?;
+        let client = client_config(
+            self.args,
+            endpoints,
+            credentials,
+            self.region.clone(),
+            (&id, ranks),
+        )
+        .ok()?;
         let mut spec = object_spec(self.args, self.args.op, None).ok()?;
         spec.count = share(spec.count, ranks);
         let gateway_dir = builtin.then(|| std::path::Path::new(""));
@@ -335,7 +344,7 @@ impl Stage for S3Run<'_> {
     }
 
     fn workers(&self) -> usize {
-        self.plan.args.concurrent as usize
+        self.plan.args.workers()
     }
 
     fn config(&self) -> Config {

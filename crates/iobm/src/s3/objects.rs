@@ -110,7 +110,7 @@ pub(super) fn upload_data_set(
     control: &iobm_engine::Control,
     run: &mut iobm_results::RunResult,
 ) {
-    let workers = args.concurrent as usize;
+    let workers = args.workers();
     let mut upload = Phase::objects(ObjectOp::Put, workers, spec.clone(), StopRule::Once);
     upload.data = args.data;
     let outcome = run_phase(target, &upload, control);
