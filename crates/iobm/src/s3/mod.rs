@@ -110,13 +110,18 @@ struct S3Run<'a> {
     phase: Phase,
     config: Config,
     run_id: RunId,
-    /// Set once the phase is about to run: the page cache dropped before it, the gateway's
-    /// CPU time and every gateway's counters then.
-    before: Option<(
-        &'static str,
-        Option<(f64, f64)>,
-        Vec<Option<server::Counters>>,
-    )>,
+    /// Set once the phase is about to run.
+    before: Option<BeforePhase>,
+}
+
+/// What was done and read just before the phase ran.
+struct BeforePhase {
+    /// Whose page cache was dropped ("nothing", "system", ...).
+    dropped: &'static str,
+    /// The built-in gateway's CPU time.
+    gateway_cpu: Option<(f64, f64)>,
+    /// Every gateway's counters.
+    counted: Vec<Option<server::Counters>>,
 }
 
 impl S3Plan<'_> {
@@ -393,7 +398,11 @@ impl Stage for S3Run<'_> {
         } else {
             Vec::new()
         };
-        self.before = Some((dropped, gateway_cpu, counted));
+        self.before = Some(BeforePhase {
+            dropped,
+            gateway_cpu,
+            counted,
+        });
     }
 
     fn phase_done(&self, _run: &RunResult) -> Option<String> {
@@ -402,7 +411,12 @@ impl Stage for S3Run<'_> {
     }
 
     fn after_phases(&mut self, run: &mut RunResult, _context: &mut Context) -> String {
-        let Some((dropped, gateway_cpu, counted)) = self.before.take() else {
+        let Some(BeforePhase {
+            dropped,
+            gateway_cpu,
+            counted,
+        }) = self.before.take()
+        else {
             return String::new();
         };
         if let (Some(g), Some(before)) = (&self.gateway, gateway_cpu) {

@@ -1,0 +1,198 @@
+//! `iobm read PATH`: a kept data set located by its manifest and checked against the flags,
+//! then read by the run layer as often as `--repeat` says, never changed or removed.
+
+use super::{check_block, phase};
+use crate::cli::ReadArgs;
+use crate::rundir::{locate, Manifest, GENERATOR};
+use crate::servers::Storage as Servers;
+use crate::targets::{self, Storage};
+use iobm_engine::{DataKind, Layout, Op, Phase};
+use iobm_results::{env, Config, Environment, RunResult};
+use iobm_run::exit::{Exit, Failure};
+use iobm_run::lifecycle::{run_plan, RunPlan, Stage};
+use iobm_run::plan::{self, Placement};
+use iobm_run::ranks::Ranks;
+use iobm_run::session::{self, RunId};
+use iobm_target::Target;
+use std::ffi::OsString;
+
+/// `iobm read PATH`: reads a kept data set (on every rank); never changes or removes it.
+pub fn read(args: ReadArgs, argv: &[OsString]) -> Result<Exit, Failure> {
+    let ranks = Ranks::connect()?;
+    let io = &args.io;
+    let located = io
+        .output
+        .check()
+        .and_then(|_| io.engine().map(|_| ()))
+        .and_then(|_| match io.rwmix {
+            // A kept data set is only read.
+            Some(_) => Err(Failure::input(
+                "--rwmix writes: iobm read never changes a kept data set (use iobm stream --rwmix)",
+            )),
+            None => Ok(()),
+        })
+        .and_then(|_| locate(&args.path));
+    ranks.agree(located.as_ref().map(|_| ()).map_err(Failure::clone))?;
+    let (data_dir, manifest) = located?;
+    let servers = io.server.check(Servers::Dir(&data_dir));
+    ranks.agree(servers.as_ref().map(|_| ()).map_err(Failure::clone))?;
+    let servers = servers?;
+    let (rank, size) = (ranks.rank() as usize, ranks.size() as usize);
+    if manifest.ranks as usize != size {
+        return Err(Failure::input(format!(
+            "{}: written by {} rank(s); read it with as many (mpirun -np {})",
+            data_dir.display(),
+            manifest.ranks,
+            manifest.ranks
+        )));
+    }
+    let shared = manifest.layout == plan::SHARED_FILE;
+    let jobs = manifest.jobs as usize;
+    let per_job = manifest.size_per_job_bytes;
+    let reader = if io.reorder { (rank + 1) % size } else { rank };
+    let layout = Layout::for_rank(shared, reader, size, jobs, per_job);
+    let block = io.block.unwrap_or(manifest.block_bytes);
+    check_block("--block", block, per_job, "the size per job", io.direct)?;
+    // Each repetition reads the same kept data set, as it was written.
+    let verify = match (io.verify, manifest.stamp_seed) {
+        (false, _) => None,
+        (true, None) => {
+            return Err(Failure::input(format!(
+                "--verify: {} holds no stamped data (written with --data zero, or by an older iobm)",
+                data_dir.display()
+            )))
+        }
+        (true, Some(_)) if manifest.generator != GENERATOR => {
+            return Err(Failure::input(format!(
+                "--verify: {} was written by an older iobm whose data this one cannot regenerate; write it again",
+                data_dir.display()
+            )))
+        }
+        (true, Some(seed)) => {
+            let data = crate::cli::parse_data(&manifest.data).map_err(|e| {
+                Failure::input(format!(
+                    "{}: data '{}': {e}",
+                    data_dir.display(),
+                    manifest.data
+                ))
+            })?;
+            Some((seed, data))
+        }
+    };
+    let plan = ReadPlan {
+        args: &args,
+        target: targets::open(Storage::Directory(&data_dir)),
+        data_dir,
+        manifest,
+        layout,
+        block,
+        verify,
+        servers,
+    };
+    if io.direct && !session::checking_only() {
+        let probed = session::writable_dir(&plan.data_dir).and_then(|_| {
+            session::probe_direct(plan.target.as_ref(), &plan.data_dir, ranks.rank())
+        });
+        ranks.agree(probed)?;
+    }
+    run_plan(&plan, &io.output.outputs(), &ranks, argv)
+}
+
+/// A checked `read` of a kept data set.
+struct ReadPlan<'a> {
+    args: &'a ReadArgs,
+    target: Box<dyn Target>,
+    data_dir: std::path::PathBuf,
+    manifest: Manifest,
+    layout: Layout,
+    block: u64,
+    /// With --verify, the data set's stamp seed and what it holds.
+    verify: Option<(u64, DataKind)>,
+    servers: crate::servers::Servers,
+}
+
+impl ReadPlan<'_> {
+    /// The read phase of a repetition whose run seed (for --random) is `seed`.
+    fn phase(&self, seed: u64) -> Phase {
+        let io = &self.args.io;
+        let mut read = phase("read", Op::Read, io, self.block, seed, &self.layout);
+        if let Some((stamps, data)) = self.verify {
+            read.verify = Some(stamps);
+            read.data = data;
+        }
+        read
+    }
+
+    fn config(&self, read: &Phase) -> Config {
+        let mut config = Config {
+            // What the data set holds is what was written, as its manifest says.
+            data: self.manifest.data.clone(),
+            server_ram_bytes: self.args.io.server.server_ram,
+            reorder: self.args.io.reorder,
+            ..plan::config(
+                std::slice::from_ref(read),
+                Placement {
+                    dir: self.args.path.display().to_string(),
+                    run_dir: self.data_dir.display().to_string(),
+                    keep: true,
+                    ranks: self.manifest.ranks,
+                },
+            )
+        };
+        self.servers.apply(&mut config);
+        config
+    }
+}
+
+impl RunPlan for ReadPlan<'_> {
+    fn kind(&self) -> String {
+        "read".to_string()
+    }
+
+    fn repetitions(&self) -> u32 {
+        self.args.io.measure.repeat
+    }
+
+    fn checked_config(&self, _ranks: &Ranks) -> Option<Config> {
+        Some(self.config(&self.phase(0)))
+    }
+
+    fn set_up<'a>(
+        &'a self,
+        run_id: &RunId,
+        _ranks: &'a Ranks,
+    ) -> Result<Box<dyn Stage + 'a>, Failure> {
+        let read = self.phase(run_id.seed);
+        Ok(Box::new(ReadStage { plan: self, read }))
+    }
+}
+
+/// One repetition of a read: the kept data set, never changed or removed.
+struct ReadStage<'a> {
+    plan: &'a ReadPlan<'a>,
+    read: Phase,
+}
+
+impl Stage for ReadStage<'_> {
+    fn target(&self) -> &dyn Target {
+        self.plan.target.as_ref()
+    }
+
+    fn phases(&self) -> Vec<Phase> {
+        vec![self.read.clone()]
+    }
+
+    fn workers(&self) -> usize {
+        self.plan.layout.workers()
+    }
+
+    fn config(&self) -> Config {
+        self.plan.config(&self.read)
+    }
+
+    fn environment(&self) -> Environment {
+        env::capture(Some(&self.plan.data_dir))
+    }
+
+    fn tear_down(self: Box<Self>, _run: &mut RunResult, _ranks: &Ranks) {}
+}
