@@ -150,6 +150,36 @@ pub fn render_header(run: &RunResult) -> String {
     } else {
         String::new()
     };
+    if let Some(m) = &c.meta {
+        let trees = match m.tree.as_str() {
+            "unique" => "a tree per worker",
+            _ => "one shared tree",
+        };
+        let per_dir = match m.items_per.as_str() {
+            "directory" => format!(" ({} per directory)", m.items),
+            _ => String::new(),
+        };
+        let stride = match m.stride {
+            0 => String::new(),
+            n => format!(", looking up what the worker {n} rank(s) on made"),
+        };
+        let wall = m
+            .stonewall_s
+            .map_or(String::new(), |s| format!(", stonewall {s}s"));
+        let _ = writeln!(
+            out,
+            "  workload {ranks}{} jobs, {} items per worker{per_dir} in {trees} of {} directories (depth {}, branch {}{}), {} per file{stride}{wall}",
+            c.jobs,
+            m.items_per_worker,
+            m.tree_dirs,
+            m.depth,
+            m.branch,
+            if m.leaves_only { ", leaves only" } else { "" },
+            format_bytes(m.write_bytes),
+        );
+        let _ = writeln!(out, "  phases   {}", m.phases.join(", "));
+        return out;
+    }
     if let Some(s3) = &c.s3 {
         let size = if s3.obj_size_min == s3.obj_size_max {
             format_bytes(s3.obj_size_max)
@@ -350,18 +380,69 @@ fn operations_table(phase: &PhaseResult) -> String {
     out
 }
 
+/// The rest of a phase that moved no bytes, after its first line: each worker's operations
+/// and rate, the aggregates' operation rates with their formulas (over operations), then the
+/// latency, CPU, cache evidence, errors and warnings as for any phase.
+fn operations_phase(mut out: String, phase: &PhaseResult, env: &Environment) -> String {
+    let several_ranks = phase.workers.iter().any(|w| w.rank > 0);
+    let mut workers = Table::new(["  worker", "host", "time", "ops", "ops/s"]).left(1);
+    for w in &phase.workers {
+        let time = w.span.end_ns - w.span.start_ns;
+        let label = if several_ranks {
+            format!("  {}.{}", w.rank, w.worker)
+        } else {
+            format!("  {}", w.worker)
+        };
+        workers.row([
+            label,
+            w.host.clone(),
+            format_duration(Duration::from_nanos(time)),
+            w.span.ops.to_string(),
+            format!("{:.0}", w.span.ops as f64 * 1e9 / time.max(1) as f64),
+        ]);
+    }
+    out.push_str(&workers.render(""));
+    if several_ranks {
+        out.push_str(&rank_table(phase));
+    }
+    let mut aggs = Table::new(["  aggregate", "ops/s", "formula"]).left(2);
+    for a in &phase.aggregates {
+        let window = a
+            .seconds
+            .map_or(String::new(), |s| format!(" = {} ops / {:.3}s", a.ops, s));
+        aggs.row([
+            format!("  {}", a.kind.label()),
+            format!("{:.0}", a.ops_per_s),
+            format!("{}{window}", a.formula.replace("bytes_w", "ops_w")),
+        ]);
+    }
+    out.push_str(&aggs.render(""));
+    phase_tail(&mut out, phase, env);
+    out
+}
+
 /// One phase: workers, aggregates, latency, CPU, cache evidence, errors and warnings.
 pub fn render_phase(phase: &PhaseResult, env: &Environment) -> String {
     let mut out = String::new();
     let wall = phase.end_ns.saturating_sub(phase.start_ns);
+    let ops: u64 = phase.workers.iter().map(|w| w.span.ops).sum();
+    // A phase that moves no bytes (a stat, a removal) is counted in operations alone.
+    let by_ops = phase.bytes() == 0 && ops > 0;
     let _ = writeln!(
         out,
         "{}: {} {} in {}",
         phase.name,
         status_word(phase.status),
-        format_bytes(phase.bytes()),
+        if by_ops {
+            format!("{ops} ops")
+        } else {
+            format_bytes(phase.bytes())
+        },
         format_duration(Duration::from_nanos(wall))
     );
+    if by_ops {
+        return operations_phase(out, phase, env);
+    }
     let several_ranks = phase.workers.iter().any(|w| w.rank > 0);
     let mut workers = Table::new(["  worker", "host", "time", "bytes", "MiB/s", "MB/s"]).left(1);
     for w in &phase.workers {
@@ -401,12 +482,20 @@ pub fn render_phase(phase: &PhaseResult, env: &Environment) -> String {
     }
     out.push_str(&aggs.render(""));
 
+    phase_tail(&mut out, phase, env);
+    out
+}
+
+/// What every phase ends with: its operations (object phases), latency, CPU, stonewall,
+/// verification, cache evidence, errors and warnings.
+fn phase_tail(out: &mut String, phase: &PhaseResult, env: &Environment) {
     if !phase.operations.is_empty() {
         out.push_str(&operations_table(phase));
     }
     let l = &phase.latency;
     // Object phases may mix operations and sizes: their latency line covers all of them.
     let what = match phase.operations.len() {
+        0 if phase.bytes() == 0 => format!("one {}", phase.op),
         0 => format!(
             "one {} {}",
             format_bytes(phase.settings.block_bytes),
@@ -462,7 +551,21 @@ pub fn render_phase(phase: &PhaseResult, env: &Environment) -> String {
             format_duration(Duration::from_nanos(verify_ns))
         );
     }
-    cache::render(&mut out, phase, env);
+    if let (Some(wall), Some(s)) = (&phase.stonewall, phase.settings.stonewall_s) {
+        let items = wall.wear_out_items.map_or("-".into(), |n| n.to_string());
+        let _ = match wall.fewest_at_wall {
+            Some(fewest) => writeln!(
+                out,
+                "  stonewall: {s}s: it stopped {} worker(s), the slowest at {fewest} items; each went on to {items} items (wear-out), which the later phases work on",
+                wall.stopped_workers,
+            ),
+            None => writeln!(
+                out,
+                "  stonewall: {s}s, not reached: every worker did its {items} items"
+            ),
+        };
+    }
+    cache::render(out, phase, env);
     if let Some(v) = &phase.cache.verdict {
         let _ = writeln!(out, "  verdict: {}: {}", v.verdict, v.evidence);
     }
@@ -476,7 +579,6 @@ pub fn render_phase(phase: &PhaseResult, env: &Environment) -> String {
     for w in &phase.warnings {
         let _ = writeln!(out, "  warning: {w}");
     }
-    out
 }
 
 /// Each phase's cache verdict, one line per distinct verdict and evidence with the phases it

@@ -51,6 +51,8 @@ pub struct Machine {
     pub put_bytes_per_s: Option<f64>,
     /// The data set read was kept by an earlier run (`--reuse`), not uploaded just before.
     pub reused_data_set: bool,
+    /// A meta run's lookups were of entries made by whom (`--stride`); None: not a meta run.
+    pub meta_made_by: Option<crate::metadata::MadeBy>,
 }
 
 /// File systems recognised by type as network file systems (a server cache is possible).
@@ -79,6 +81,7 @@ impl Machine {
             cpus: 0,
             put_bytes_per_s: None,
             reused_data_set: false,
+            meta_made_by: None,
         }
     }
 
@@ -115,6 +118,8 @@ impl Machine {
             },
             builtin_gateway: run.config.s3.as_ref().is_some_and(|s| s.builtin_gateway),
             reused_data_set: run.config.s3.as_ref().is_some_and(|s| s.reused.is_some()),
+            meta_made_by: (run.config.meta.as_ref())
+                .map(|m| crate::metadata::made_by(m.stride, &run.ranks)),
             cpus: environment.cpus,
             put_bytes_per_s: run
                 .phases

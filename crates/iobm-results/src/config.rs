@@ -101,6 +101,9 @@ pub struct Config {
     /// The S3 load's own settings (runs of kind "s3 put", "s3 get", ...).
     #[serde(default)]
     pub s3: Option<S3Config>,
+    /// The metadata workload's own settings (runs of kind "meta"). Absent: another kind.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<MetaConfig>,
     /// Memory of the server behind the storage (NFS server, S3 server) as the user stated it
     /// with --server-ram, in bytes: a data set smaller than it can be served from that cache.
     /// Null: not stated (network file systems then assume twice this client's RAM).
@@ -215,6 +218,45 @@ pub struct S3Config {
     /// Keys per list request (`--page-keys`), for list runs. Null: the run listed nothing.
     #[serde(default)]
     pub page_keys: Option<u32>,
+}
+
+/// Settings of `iobm meta`: the namespace's shape (mdtest's), whose items each worker works on,
+/// and the phases.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MetaConfig {
+    /// Levels of directories below each tree's root (mdtest -z).
+    pub depth: u32,
+    /// Directories in each directory of a tree above its last level (mdtest -b).
+    pub branch: u32,
+    /// Items (files, directories) per worker, or per directory of its tree (`items_per`).
+    pub items: u64,
+    /// What `items` counts: "worker" (mdtest -n) or "directory" (mdtest -I).
+    pub items_per: String,
+    /// Items each worker makes in each creating phase, as the shape gives them.
+    pub items_per_worker: u64,
+    /// Items only in the last level's directories (mdtest -L).
+    pub leaves_only: bool,
+    /// "unique": a tree per worker (mdtest -u); "shared": one tree for every worker of
+    /// every rank.
+    pub tree: String,
+    /// Directories of one tree, its root included.
+    pub tree_dirs: u64,
+    /// Stats, reads, renames and removals worked on the items of the worker this many ranks
+    /// on (mdtest -N); 0: each on its own.
+    pub stride: u32,
+    /// Bytes written into each file as it was created (mdtest -w).
+    pub write_bytes: u64,
+    /// Bytes read from each file by file-read (mdtest -e).
+    pub read_bytes: u64,
+    /// The phases run, in order (the tree's own creation and removal included).
+    pub phases: Vec<String>,
+    /// Each item phase's stonewall in seconds (null: none): the phase ended for every worker
+    /// once the first reached it, then each went on to the most any had done.
+    pub stonewall_s: Option<f64>,
+    /// Whether the system's dentry, inode and page caches were dropped before each phase that
+    /// looks at what was made (`--drop-caches`).
+    pub drop_caches: bool,
 }
 
 /// Settings of `iobm bonnie` beyond the file workload's.

@@ -10,6 +10,7 @@ pub mod env;
 mod evidence;
 pub mod limits;
 mod machine;
+pub mod metadata;
 mod phase;
 pub mod prometheus;
 pub mod remote;
@@ -24,14 +25,14 @@ mod verdict_rules;
 pub mod wire;
 
 pub use bonnie::{BonnieSummary, BonnieTest};
-pub use config::{config_hash, BonnieConfig, Config, S3Config};
+pub use config::{config_hash, BonnieConfig, Config, MetaConfig, S3Config};
 pub use evidence::{CacheEvidence, CacheVerdict, DeviceIo, NicIo, ServerEvidence, ServerSeries};
 pub use iobm_stats::time;
 pub use iobm_stats::Series;
 pub use machine::{BlockDevice, ClockInfo, Environment, Nic, StorageInfo};
 pub use phase::{
     CpuUsage, DataOffered, EndpointSeries, ErrorCount, Latency, OperationResult, PhaseResult,
-    PhaseSettings, RankSeries, WorkerResult,
+    PhaseSettings, RankSeries, StonewallResult, WorkerResult,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

@@ -48,6 +48,9 @@ pub struct PhaseResult {
     /// Object phases: each kind of operation apart (one entry, four in a mixed phase).
     #[serde(default)]
     pub operations: Vec<OperationResult>,
+    /// What the phase's stonewall did. Absent: the phase had none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stonewall: Option<StonewallResult>,
     /// Under MPI: seconds rank 0 spent after the phase gathering the ranks' records and
     /// merging them (outside the phase and its rates); null for one process.
     #[serde(default)]
@@ -185,6 +188,25 @@ pub struct PhaseSettings {
     pub verify: bool,
     /// Bytes of the phase's data set.
     pub data_bytes: u64,
+    /// The phase's stonewall in seconds (`--stonewall`): see the phase's `stonewall`. Absent:
+    /// none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stonewall_s: Option<f64>,
+}
+
+/// What a phase's stonewall did: the phase ended for every worker once the first reached it,
+/// then each stopped worker went on to `wear_out_items` (mdtest's stonewall with wear-out).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StonewallResult {
+    /// Workers, of every rank, that the wall stopped before their share was done.
+    pub stopped_workers: u64,
+    /// The fewest operations a stopped worker had done when the wall stopped it. Null: none
+    /// was stopped.
+    pub fewest_at_wall: Option<u64>,
+    /// The operations every stopped worker went on to, the most any worker of any rank had
+    /// done: the items each worker made, which the later phases work on.
+    pub wear_out_items: Option<u64>,
 }
 
 /// One worker in one phase.
@@ -210,6 +232,11 @@ pub struct WorkerResult {
     /// The S3 endpoint the worker sent its requests to (object phases).
     #[serde(default)]
     pub endpoint: Option<String>,
+    /// The global worker (`rank * jobs + worker`) whose items this worker looked up, renamed
+    /// or removed in a metadata phase: another rank's with `--stride`. Absent: its own, or no
+    /// metadata phase.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub items_of: Option<u32>,
 }
 
 /// Latency of single operations.

@@ -42,6 +42,12 @@ pub fn verdict(phase: &PhaseResult, machine: &Machine) -> CacheVerdict {
                 .into(),
         );
     }
+    if let Some(v) = machine
+        .meta_made_by
+        .and_then(|made| crate::metadata::verdict(phase, made))
+    {
+        return v;
+    }
     if moved == 0 {
         return judged(
             "unknown",

@@ -9,7 +9,7 @@ use crate::progress;
 use crate::progress::ProgressLine;
 use crate::ranks::{RankPhase, Ranks};
 use crate::record::phase_result;
-use iobm_engine::{run_phase_gated, Control, Op, Phase, StopRule};
+use iobm_engine::{run_phase_agreed, Control, Op, Phase, StopRule};
 use iobm_results::checks::{check, Machine};
 use iobm_results::{RunResult, RunStatus};
 use iobm_target::Target;
@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 /// Runs `phases` in order, appending each phase's result to `run` (rank 0) and handing the run
 /// to every observer. Later phases on the files of a write that stopped by time are limited to
-/// the data it wrote.
+/// the data it wrote; those on the items of a creation a stonewall cut short, to what it made.
 pub fn execute(
     target: &dyn Target,
     mut phases: Vec<Phase>,
@@ -77,13 +77,20 @@ pub fn execute(
             .then(|| around.sample(&servers_before, phase.interval, control.origin))
             .flatten();
         let nics_before = around.nics();
-        let outcome = run_phase_gated(target, &phase, control, &|| ranks.barrier());
+        // A stonewall's wear-out is the most any worker of any rank did.
+        let agree = |most: u64| ranks.max(most);
+        let outcome = run_phase_agreed(target, &phase, control, &|| ranks.barrier(), &agree);
         let nics_after = around.nics();
         if phase.op == Op::Write && matches!(phase.stop, StopRule::Duration(_)) {
             let written: Vec<u64> = outcome.workers.iter().map(|w| w.span.bytes).collect();
             let same_data = |p: &&mut Phase| p.layout.files == phase.layout.files;
             for later in phases[index + 1..].iter_mut().filter(same_data) {
                 later.limit_to_written(&phase, &written);
+            }
+        }
+        if let Some(made) = outcome.items_done() {
+            for later in phases[index + 1..].iter_mut() {
+                later.limit_to_made(&phase, made);
             }
         }
         let mut recorded = phase_result(&phase, &outcome, ranks.rank(), &host, &machine);

@@ -100,6 +100,7 @@ pub fn config(phases: &[Phase], at: Placement) -> Config {
         data: writer.map_or("none written".to_string(), |p| p.data.name()),
         keep: at.keep,
         bonnie: None,
+        meta: None,
         s3: None,
         server_ram_bytes: None,
         server_metrics: Vec::new(),

@@ -58,6 +58,20 @@ impl Ranks {
         self.transport.barrier();
     }
 
+    /// The largest of every rank's `value`, on every rank.
+    pub fn max(&self, value: u64) -> u64 {
+        if self.size() == 1 {
+            return value;
+        }
+        let gathered = self.transport.gather(&value.to_le_bytes());
+        let most = gathered.map_or(0, |all| {
+            all.iter()
+                .filter_map(|b| Some(u64::from_le_bytes(b.get(..8)?.try_into().ok()?)))
+                .fold(value, u64::max)
+        });
+        self.share(&most)
+    }
+
     /// Whether every rank says yes.
     pub fn all(&self, yes: bool) -> bool {
         self.transport.all(yes)
@@ -451,6 +465,15 @@ pub(crate) fn absorb(merged: &mut Option<PhaseResult>, phase: PhaseResult) {
         }
     }
     m.settings.data_bytes += phase.settings.data_bytes;
+    // Every rank's stopped workers; the wear-out is agreed by all.
+    if let (Some(a), Some(b)) = (m.stonewall.as_mut(), phase.stonewall) {
+        a.stopped_workers += b.stopped_workers;
+        a.fewest_at_wall = match (a.fewest_at_wall, b.fewest_at_wall) {
+            (Some(x), Some(y)) => Some(x.min(y)),
+            (x, y) => x.or(y),
+        };
+        a.wear_out_items = a.wear_out_items.max(b.wear_out_items);
+    }
     for note in phase.notes {
         if !m.notes.contains(&note) {
             m.notes.push(note);

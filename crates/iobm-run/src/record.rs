@@ -227,6 +227,10 @@ pub fn phase_result(
                 .objects
                 .as_ref()
                 .map_or(phase.layout.data_bytes(), |o| o.total_bytes()),
+            stonewall_s: match phase.stop {
+                StopRule::Stonewall(wall) => Some(wall.as_secs_f64()),
+                _ => None,
+            },
         },
         start_ns: outcome.start_ns,
         end_ns: outcome.end_ns,
@@ -243,6 +247,12 @@ pub fn phase_result(
                 verify_ns: w.verify_ns,
                 series: w.series.clone(),
                 endpoint: None,
+                items_of: match (phase.op, &phase.tree) {
+                    (Op::Meta(op), Some(work)) if work.owner(op, i) != work.global(i) => {
+                        Some(work.owner(op, i) as u32)
+                    }
+                    _ => None,
+                },
             })
             .collect(),
         latency: latency(measures(phase), &outcome.latency),
@@ -298,6 +308,14 @@ pub fn phase_result(
             Op::Object(_) | Op::ReadWrite { .. } => operations(phase, outcome),
             _ => Vec::new(),
         },
+        stonewall: outcome.stonewall.as_ref().map(|wall| {
+            let stopped: Vec<u64> = wall.at_wall.iter().flatten().copied().collect();
+            iobm_results::StonewallResult {
+                stopped_workers: stopped.len() as u64,
+                fewest_at_wall: stopped.iter().copied().min(),
+                wear_out_items: wall.wear_out,
+            }
+        }),
     };
     check(&mut result, machine);
     result

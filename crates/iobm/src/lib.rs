@@ -10,6 +10,7 @@ pub mod gateway;
 pub mod kept;
 pub mod limits;
 pub mod merge;
+pub mod meta;
 pub mod plan;
 pub mod quick;
 pub mod report;
@@ -81,6 +82,7 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         Command::Stream(args) => files::write(args, true, &argv),
         Command::Read(args) => files::read(args, &argv),
         Command::Bonnie(args) => bonnie::bonnie(args, &argv),
+        Command::Meta(args) => meta::meta(args, &argv),
         Command::Compare(args) => compare::compare(args),
         Command::Serve(args) => serve::serve(args),
         Command::S3(args) => s3::s3(*args, &argv),

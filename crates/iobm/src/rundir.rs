@@ -174,6 +174,28 @@ impl RunDir {
         }
     }
 
+    /// Removes trees of ours (a meta run's) with everything in them: the run made them inside
+    /// its own directory, and only it worked in them.
+    pub fn remove_trees(&self, roots: &[String]) -> Result<(), LeftBehind> {
+        let mut failed = 0;
+        let mut first = None;
+        for root in roots {
+            match fs::remove_dir_all(self.path.join(root)) {
+                Err(e) if e.kind() != io::ErrorKind::NotFound => {
+                    failed += 1;
+                    first.get_or_insert_with(|| {
+                        format!("cannot remove {root}: {}", describe_io(&e))
+                    });
+                }
+                _ => {}
+            }
+        }
+        match first {
+            None => Ok(()),
+            Some(error) => Err(self.left("directories", failed, error)),
+        }
+    }
+
     /// When this process owns the run directory: removes the manifest and the directory, which
     /// holds nothing else of ours by now; anything found inside (not ours) is left, and reported.
     pub fn remove_if_owned(&self) -> Result<(), LeftBehind> {

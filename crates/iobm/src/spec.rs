@@ -9,7 +9,9 @@ use std::collections::BTreeMap;
 use std::ffi::OsString;
 
 /// The commands a spec can hold: those that run a workload and save a result.
-pub const COMMANDS: &[&str] = &["write", "read", "stream", "bonnie", "s3", "quick", "merge"];
+pub const COMMANDS: &[&str] = &[
+    "write", "read", "stream", "bonnie", "meta", "s3", "quick", "merge",
+];
 
 /// Options a spec never holds: secrets, where outputs go (chosen again by whoever runs the
 /// spec), and the spec flag itself.

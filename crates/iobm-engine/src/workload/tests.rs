@@ -157,3 +157,52 @@ fn a_strided_file_interleaves_every_workers_transfers_and_covers_it_exactly() {
     assert_eq!((phase.block, phase.interleave), (t, Some(interleave)));
     assert_eq!(phase.layout, Layout::strided(1, ranks, jobs, t, segments));
 }
+
+#[test]
+fn a_stonewalled_creation_limits_exactly_the_phases_on_what_it_made() {
+    let tree = Tree {
+        base: "t".into(),
+        depth: 0,
+        branch: 1,
+        items: 100,
+        per: ItemsPer::Worker,
+        unique: false,
+        leaves_only: false,
+        ranks: 1,
+        jobs: 2,
+    };
+    let work = TreeWork::new(tree, 0);
+    let phase = |op: MetaOp| Phase::meta(op.name(), op, work.clone());
+    let limited = |create: MetaOp, later: MetaOp| {
+        let mut p = phase(later);
+        p.limit_to_made(&phase(create), 7);
+        p.tree.unwrap().limit
+    };
+    for later in [
+        MetaOp::FileStat,
+        MetaOp::FileRead,
+        MetaOp::FileRename,
+        MetaOp::FileRemove,
+    ] {
+        assert_eq!(limited(MetaOp::FileCreate, later), Some(7), "{later:?}");
+        assert_eq!(limited(MetaOp::DirCreate, later), None, "{later:?}");
+    }
+    for later in [MetaOp::DirStat, MetaOp::DirRemove] {
+        assert_eq!(limited(MetaOp::DirCreate, later), Some(7), "{later:?}");
+        assert_eq!(limited(MetaOp::FileCreate, later), None, "{later:?}");
+    }
+    // Neither another creation nor the tree's own directories.
+    for later in [
+        MetaOp::FileCreate,
+        MetaOp::DirCreate,
+        MetaOp::TreeCreate,
+        MetaOp::TreeRemove,
+    ] {
+        assert_eq!(limited(MetaOp::FileCreate, later), None, "{later:?}");
+        assert_eq!(limited(MetaOp::DirCreate, later), None, "{later:?}");
+    }
+    // A phase that is no metadata phase is left alone.
+    let mut write = Phase::new("w", Op::Write, 4096, Layout::file_per_worker(1, 4096));
+    write.limit_to_made(&phase(MetaOp::FileCreate), 7);
+    assert!(write.tree.is_none());
+}

@@ -35,6 +35,7 @@ pub(crate) fn phase(op: &str, bytes: [u64; 2], ends: [u64; 2]) -> PhaseResult {
                 ..Series::new(std::time::Duration::from_secs(1))
             },
             endpoint: None,
+            items_of: None,
         })
         .collect();
     let spans: Vec<_> = workers.iter().map(|w| w.span).collect();
@@ -55,6 +56,7 @@ pub(crate) fn phase(op: &str, bytes: [u64; 2], ends: [u64; 2]) -> PhaseResult {
             ramp_s: None,
             verify: false,
             data_bytes: bytes[0] + bytes[1],
+            stonewall_s: None,
         },
         start_ns: 0,
         end_ns: ends[0].max(ends[1]),
@@ -90,6 +92,7 @@ pub(crate) fn phase(op: &str, bytes: [u64; 2], ends: [u64; 2]) -> PhaseResult {
         notes: Vec::new(),
         offered: None,
         operations: Vec::new(),
+        stonewall: None,
         gather_s: None,
         series: None,
         rank_series: Vec::new(),

@@ -17,6 +17,10 @@ pub const FEW: usize = 5;
 /// and when the aggregates disagree (`uneven`) those that ran less than [`SHORT_RUN`] of the
 /// phase; None when none did, or when no worker did anything (nothing to compare with).
 pub fn named(phase: &PhaseResult, uneven: bool) -> Option<String> {
+    // A tree's own directories are made by its owner alone (worker 0 for a shared tree).
+    if matches!(phase.op.as_str(), "tree-create" | "tree-remove") {
+        return None;
+    }
     let moves_bytes = phase.bytes() > 0;
     let idle = |w: &WorkerResult| {
         if moves_bytes {
@@ -214,6 +218,15 @@ mod tests {
         // A phase in which no worker did anything has no one to compare with.
         let nothing = workers(3, 3, |_, _, span| idle(span));
         assert_eq!(named(&nothing, true), None);
+        // A shared tree's directories are made and removed by one worker alone.
+        for op in ["tree-create", "tree-remove"] {
+            let mut tree = p.clone();
+            tree.op = op.to_string();
+            assert_eq!(named(&tree, true), None, "{op}");
+        }
+        let mut files = p.clone();
+        files.op = "file-create".to_string();
+        assert!(named(&files, false).is_some());
     }
 
     #[test]

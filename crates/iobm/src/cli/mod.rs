@@ -1,8 +1,10 @@
 //! The command line: subcommands, flags, their defaults and help text. Values with units are
 //! parsed here (`units`) so a bad one is reported with the flag that carries it; each family
-//! of commands' flags in its own file: files (`files`), S3 (`s3`), saved results (`saved`).
+//! of commands' flags in its own file: files (`files`), metadata (`meta`), S3 (`s3`), saved
+//! results (`saved`).
 
 mod files;
+mod meta;
 mod plans;
 mod s3;
 mod saved;
@@ -11,6 +13,7 @@ mod tests;
 mod units;
 
 pub use files::{per_char_name, BonnieArgs, FilesArg, IoArgs, ReadArgs, WriteArgs};
+pub use meta::{MetaArgs, MetaPhase};
 pub use plans::{RerunArgs, RunArgs};
 pub use s3::{S3Args, ServeArgs};
 pub use saved::{AggregateArg, CompareArgs, FormatArg, LimitsArgs, MergeArgs, ReportArgs, UnitArg};
@@ -19,6 +22,7 @@ pub use units::{parse_data, parse_files};
 use clap::{Args, Parser, Subcommand};
 use files::BONNIE_EXAMPLES;
 use iobm_run::exit::EXIT_CODES_HELP;
+use meta::META_EXAMPLES;
 use plans::RUN_EXAMPLES;
 use s3::{S3_EXAMPLES, SERVE_EXAMPLES};
 use saved::{COMPARE_EXAMPLES, LIMITS_EXAMPLES, MERGE_EXAMPLES};
@@ -76,6 +80,10 @@ pub enum Command {
     /// bonnie++-style characterisation: per-char, block, rewrite, seeks, metadata
     #[command(after_help = format!("{BONNIE_EXAMPLES}\n\n{EXIT_CODES_HELP}"))]
     Bonnie(BonnieArgs),
+    /// Metadata at scale, mdtest's workload: directories and files created, stat'ed, read,
+    /// renamed and removed in trees of a shape, by every worker of every rank
+    #[command(after_help = format!("{META_EXAMPLES}\n\n{EXIT_CODES_HELP}"))]
+    Meta(MetaArgs),
     /// Side-by-side table of saved results of one kind, with ratios to the first
     #[command(after_help = COMPARE_EXAMPLES)]
     Compare(CompareArgs),

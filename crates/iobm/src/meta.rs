@@ -1,0 +1,319 @@
+//! `iobm meta DIR`: mdtest's workload, on one process or every MPI rank. The namespace's shape
+//! and the phases are checked, then handed to the run layer as a plan: the run's own directory
+//! made, the tree's directories created, the chosen phases run (each operation timed, with a
+//! stonewall when asked), the tree removed, and whatever is left removed with the directory.
+
+use crate::cli::{MetaArgs, MetaPhase};
+use crate::files::run_dir;
+use crate::rundir::RunDir;
+use crate::servers::Storage as Servers;
+use crate::targets::{self, Storage};
+use iobm_engine::{ItemsPer, MetaOp, Phase, StopRule, Tree, TreeWork};
+use iobm_results::{env, Config, Environment, MetaConfig, RunResult};
+use iobm_run::exit::{Exit, Failure};
+use iobm_run::lifecycle::{self, run_plan, RunPlan, Stage};
+use iobm_run::plan::{self, Placement};
+use iobm_run::ranks::Ranks;
+use iobm_run::session::{self, RunId};
+use iobm_stats::format_bytes;
+use iobm_target::Target;
+use std::ffi::OsString;
+
+/// The name of the tree's root inside the run's directory (`tree.G` for worker G's own).
+const TREE: &str = "tree";
+
+/// `iobm meta DIR`: the shape and the phases checked on every rank, then run by the run layer.
+pub fn meta(args: MetaArgs, argv: &[OsString]) -> Result<Exit, Failure> {
+    let ranks = Ranks::connect()?;
+    let checked = check(&args, &ranks);
+    ranks.agree(checked.as_ref().map(|_| ()).map_err(Failure::clone))?;
+    let (tree, chosen) = checked?;
+    let servers = args.server.check(Servers::Dir(&args.dir));
+    ranks.agree(servers.as_ref().map(|_| ()).map_err(Failure::clone))?;
+    let plan = Meta {
+        args: &args,
+        tree,
+        chosen,
+        servers: servers?,
+    };
+    run_plan(&plan, &args.output.outputs(), &ranks, argv)
+}
+
+/// The phases run when `--phases` names none: every one but the rename, and the read only
+/// when the files hold bytes.
+fn default_phases(args: &MetaArgs) -> Vec<MetaPhase> {
+    use MetaPhase::*;
+    let reads = args.read_bytes.unwrap_or(args.write_bytes) > 0;
+    [
+        DirCreate, DirStat, DirRemove, FileCreate, FileStat, FileRead, FileRemove,
+    ]
+    .into_iter()
+    .filter(|p| *p != FileRead || reads)
+    .collect()
+}
+
+/// Every check before anything is created: the directory, the outputs, the shape, the stride,
+/// the phases and what each needs, the bytes against the free space.
+fn check(args: &MetaArgs, ranks: &Ranks) -> Result<(Tree, Vec<MetaPhase>), Failure> {
+    session::writable_dir(&args.dir)?;
+    args.output.check()?;
+    let tree = Tree {
+        base: TREE.to_string(),
+        depth: args.depth,
+        branch: args.branch,
+        items: args.items,
+        per: if args.items_per_dir {
+            ItemsPer::Directory
+        } else {
+            ItemsPer::Worker
+        },
+        unique: args.unique_dir,
+        leaves_only: args.leaves_only,
+        ranks: ranks.size() as usize,
+        jobs: args.jobs as usize,
+    };
+    tree.check().map_err(|e| {
+        Failure::input(format!(
+            "--depth {} --branch {} --items {}: {e}",
+            args.depth, args.branch, args.items
+        ))
+    })?;
+    tree.check_stride(args.stride as usize).map_err(|e| {
+        let hint = match ranks.size() {
+            1 => " (a stride needs several MPI ranks: mpirun -np N)",
+            _ => "",
+        };
+        Failure::input(format!("--stride {}: {e}{hint}", args.stride))
+    })?;
+    let mut chosen = if args.phases.is_empty() {
+        default_phases(args)
+    } else {
+        args.phases.clone()
+    };
+    chosen.sort();
+    chosen.dedup();
+    let name = |p: MetaPhase| p.op().name();
+    for p in &chosen {
+        let needs = if p.op().on_dirs() {
+            MetaPhase::DirCreate
+        } else {
+            MetaPhase::FileCreate
+        };
+        if *p != needs && !chosen.contains(&needs) {
+            return Err(Failure::input(format!(
+                "--phases {}: needs {} in the same run (the run's directory starts empty)",
+                name(*p),
+                name(needs)
+            )));
+        }
+    }
+    let read_bytes = args.read_bytes.unwrap_or(args.write_bytes);
+    if chosen.contains(&MetaPhase::FileRead) && read_bytes > args.write_bytes {
+        return Err(Failure::input(format!(
+            "--read-bytes {}: more than the {} each file holds (--write-bytes)",
+            format_bytes(read_bytes),
+            format_bytes(args.write_bytes)
+        )));
+    }
+    if chosen.contains(&MetaPhase::FileCreate) {
+        let total = (tree.workers() as u64)
+            .saturating_mul(tree.items_per_worker())
+            .saturating_mul(args.write_bytes);
+        let available = env::space(&args.dir)
+            .filter(|&(size, _)| size > 0)
+            .map(|(_, avail)| avail);
+        if let Some(avail) = available.filter(|&a| a < total) {
+            return Err(Failure::input(format!(
+                "--write-bytes: the files ({}) do not fit in the {} free at {}",
+                format_bytes(total),
+                format_bytes(avail),
+                args.dir.display()
+            )));
+        }
+    }
+    Ok((tree, chosen))
+}
+
+/// A checked `meta`: the shape and the phases chosen, in their order.
+struct Meta<'a> {
+    args: &'a MetaArgs,
+    tree: Tree,
+    chosen: Vec<MetaPhase>,
+    servers: crate::servers::Servers,
+}
+
+impl Meta<'_> {
+    /// This rank's phases: the tree made, the chosen phases, and the tree removed when they
+    /// removed every item they made.
+    fn phases(&self, rank: u32) -> Vec<Phase> {
+        let args = self.args;
+        let work = TreeWork {
+            stride: args.stride as usize,
+            bytes: args.write_bytes,
+            ..TreeWork::new(self.tree.clone(), rank as usize)
+        };
+        let tree_phase = |op: MetaOp| Phase::meta(op.name(), op, work.clone());
+        let mut phases = vec![tree_phase(MetaOp::TreeCreate)];
+        let mut renamed = false;
+        for p in &self.chosen {
+            let op = p.op();
+            let mut w = work.clone();
+            w.renamed = renamed;
+            if op == MetaOp::FileRead {
+                w.bytes = args.read_bytes.unwrap_or(args.write_bytes);
+            }
+            let mut phase = Phase::meta(op.name(), op, w);
+            // Renames and removals see every item made, as the later phases need them to.
+            let walled = !matches!(
+                op,
+                MetaOp::FileRename | MetaOp::FileRemove | MetaOp::DirRemove
+            );
+            if let Some(wall) = args.stonewall.filter(|_| walled) {
+                phase.stop = StopRule::Stonewall(wall);
+            }
+            // Before each phase that looks at what was made, as asked.
+            phase.drop_system_cache = args.drop_caches && op.strided();
+            phases.push(phase);
+            renamed ^= op == MetaOp::FileRename;
+        }
+        if self.removes_all() {
+            phases.push(tree_phase(MetaOp::TreeRemove));
+        }
+        args.measure.apply(&mut phases);
+        phases
+    }
+
+    /// Whether the chosen phases remove every item they make (else the tear-down does).
+    fn removes_all(&self) -> bool {
+        let has = |p| self.chosen.contains(&p);
+        (!has(MetaPhase::DirCreate) || has(MetaPhase::DirRemove))
+            && (!has(MetaPhase::FileCreate) || has(MetaPhase::FileRemove))
+    }
+
+    fn config(&self, phases: &[Phase], run_dir: String, ranks: &Ranks) -> Config {
+        let (args, tree) = (self.args, &self.tree);
+        let mut config = Config {
+            meta: Some(MetaConfig {
+                depth: tree.depth,
+                branch: tree.branch,
+                items: tree.items,
+                items_per: match tree.per {
+                    ItemsPer::Worker => "worker",
+                    ItemsPer::Directory => "directory",
+                }
+                .to_string(),
+                items_per_worker: tree.items_per_worker(),
+                leaves_only: tree.leaves_only,
+                tree: if tree.unique { "unique" } else { "shared" }.to_string(),
+                tree_dirs: tree.dirs(),
+                stride: args.stride,
+                write_bytes: args.write_bytes,
+                read_bytes: args.read_bytes.unwrap_or(args.write_bytes),
+                phases: phases.iter().map(|p| p.name.clone()).collect(),
+                stonewall_s: args.stonewall.map(|w| w.as_secs_f64()),
+                drop_caches: args.drop_caches,
+            }),
+            server_ram_bytes: args.server.server_ram,
+            ..plan::config(
+                phases,
+                Placement {
+                    dir: args.dir.display().to_string(),
+                    run_dir,
+                    keep: args.keep,
+                    ranks: ranks.size(),
+                },
+            )
+        };
+        self.servers.apply(&mut config);
+        config
+    }
+}
+
+impl RunPlan for Meta<'_> {
+    fn kind(&self) -> String {
+        "meta".to_string()
+    }
+
+    fn repetitions(&self) -> u32 {
+        self.args.measure.repeat
+    }
+
+    fn checked_config(&self, ranks: &Ranks) -> Option<Config> {
+        Some(self.config(&self.phases(ranks.rank()), String::new(), ranks))
+    }
+
+    fn set_up<'a>(
+        &'a self,
+        run_id: &RunId,
+        ranks: &'a Ranks,
+    ) -> Result<Box<dyn Stage + 'a>, Failure> {
+        let dir = run_dir(&self.args.dir, run_id, ranks)?;
+        let target = targets::open(Storage::Directory(&dir.path));
+        Ok(Box::new(MetaRun {
+            plan: self,
+            phases: self.phases(ranks.rank()),
+            dir,
+            target,
+            ranks,
+        }))
+    }
+}
+
+/// One repetition: the run's own directory, which holds the trees.
+struct MetaRun<'a> {
+    plan: &'a Meta<'a>,
+    phases: Vec<Phase>,
+    dir: RunDir,
+    target: Box<dyn Target>,
+    ranks: &'a Ranks,
+}
+
+impl Stage for MetaRun<'_> {
+    fn target(&self) -> &dyn Target {
+        self.target.as_ref()
+    }
+
+    fn phases(&self) -> Vec<Phase> {
+        self.phases.clone()
+    }
+
+    fn workers(&self) -> usize {
+        self.plan.tree.jobs
+    }
+
+    fn config(&self) -> Config {
+        let run_dir = self.dir.path.display().to_string();
+        self.plan.config(&self.phases, run_dir, self.ranks)
+    }
+
+    fn environment(&self) -> Environment {
+        env::capture(Some(&self.plan.args.dir))
+    }
+
+    fn tear_down(self: Box<Self>, run: &mut RunResult, ranks: &Ranks) {
+        if self.plan.args.keep {
+            let kept = self.dir.path.display();
+            run.warnings.push(format!(
+                "kept {kept} and what the phases left in it (--keep)"
+            ));
+            return;
+        }
+        // Whatever the phases left: every rank its workers' trees (rank 0 the shared one),
+        // then the directory's owner the directory.
+        let tree = &self.plan.tree;
+        let rank = ranks.rank() as usize;
+        let mine: Vec<String> = tree
+            .roots()
+            .into_iter()
+            .enumerate()
+            .filter(|(g, _)| !tree.unique || g / tree.jobs == rank)
+            .filter(|_| tree.unique || rank == 0)
+            .map(|(_, root)| root)
+            .collect();
+        let removed = self.dir.remove_trees(&mine);
+        ranks.barrier();
+        if let Err(left) = removed.and_then(|_| self.dir.remove_if_owned()) {
+            lifecycle::left_behind(run, left);
+        }
+    }
+}
