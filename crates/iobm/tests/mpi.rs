@@ -1,10 +1,13 @@
 //! Multi-rank runs under a real `mpirun` (Open MPI): totals over ranks, one report, clean-up,
 //! per-rank layouts, which rank --reorder reads which region, bonnie on every rank, the
-//! launcher guards, and plans and reruns under mpirun. Built only with `--features mpi`;
+//! launcher guards, plans and reruns under mpirun, and `iobm meta` across ranks. Built only
+//! with `--features mpi`;
 //! scripts/test installs Open MPI and runs them.
 #![cfg(feature = "mpi")]
 
 mod common;
+#[path = "mpi/meta.rs"]
+mod meta;
 #[path = "mpi/plans.rs"]
 mod plans;
 #[path = "mpi/s3.rs"]
