@@ -1,15 +1,22 @@
 //! Plans as data, end to end: `iobm run PLAN.toml` expanding a matrix, running and comparing
-//! (bonnie on tmpfs, the disk and a loop-mounted ext4 as root), a killed plan resumed, a rerun
-//! with the original's config hash, every command's `--print-spec` run as a plan, and
-//! malformed plans refused before anything is created.
+//! (bonnie on tmpfs, the disk and a loop-mounted ext4 as root), a rerun with the original's
+//! config hash, every command's `--print-spec` run as a plan, and malformed plans refused before
+//! anything is created; plans resumed in `plans/resume.rs`, interrupted in `plans/signals.rs`,
+//! and what they print and write at their end in `plans/outputs.rs`.
 
 mod common;
+#[path = "plans/outputs.rs"]
+mod outputs;
+#[path = "plans/resume.rs"]
+mod resume;
+#[path = "plans/signals.rs"]
+mod signals;
 
 use common::mount::{LoopMount, Mount};
 use common::{entries, iobm, load};
 use serde_json::Value;
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 fn write(path: &Path, text: &str) {
     std::fs::write(path, text).unwrap();
@@ -157,131 +164,6 @@ fn bonnie_on_three_file_systems_is_expanded_run_and_compared() {
             dir.display()
         );
     }
-}
-
-#[test]
-fn a_killed_plan_resumes_where_it_stopped() {
-    let target = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-    let work = tempfile::tempdir().unwrap();
-    let plan = work.path().join("p.toml");
-    let out = work.path().join("out");
-    write(
-        &plan,
-        &format!(
-            "[defaults]\ndir = {:?}\nsize = \"4MiB\"\n\n\
-             [[run]]\ncommand = \"stream\"\nlabel = \"first\"\n\n\
-             [[run]]\ncommand = \"write\"\nlabel = \"second\"\nduration = \"6s\"\n\n\
-             [[run]]\ncommand = \"stream\"\nlabel = \"third\"\n",
-            target.path().display().to_string()
-        ),
-    );
-    let bin = assert_cmd::cargo::cargo_bin("iobm");
-    let mut child = std::process::Command::new(&bin)
-        .args(["run", "--out"])
-        .arg(&out)
-        .arg(&plan)
-        .spawn()
-        .unwrap();
-    // The second run is writing when the first is complete and a data file holds bytes again
-    // (the first removed its own).
-    let deadline = Instant::now() + Duration::from_secs(120);
-    let first_done = || out.join("plan.json").exists() && statuses(&out)[0].1 == "complete";
-    let writing = || {
-        entries(target.path()).iter().any(|run_dir| {
-            let run_dir = target.path().join(run_dir);
-            std::fs::read_dir(&run_dir).is_ok_and(|files| {
-                files.flatten().any(|f| {
-                    f.file_name().to_string_lossy().starts_with("data.")
-                        && f.metadata().is_ok_and(|m| m.len() > 0)
-                })
-            })
-        })
-    };
-    while !(first_done() && writing()) {
-        assert!(Instant::now() < deadline, "the second run did not start");
-        assert!(child.try_wait().unwrap().is_none(), "the plan ended early");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    // SAFETY: kill has no memory preconditions.
-    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
-    let status = child.wait().unwrap();
-    assert_eq!(status.code(), Some(130), "an interrupted plan exits 130");
-    assert_eq!(
-        statuses(&out),
-        pairs(&[
-            ("first", "complete"),
-            ("second", "interrupted"),
-            ("third", "not run")
-        ])
-    );
-    assert_eq!(load(&out.join("second.json"))["status"], "interrupted");
-    let first_id = load(&out.join("first.json"))["run_id"].clone();
-
-    let resumed = iobm()
-        .args(["run", "--resume", "--out"])
-        .arg(&out)
-        .arg(&plan)
-        .timeout(Duration::from_secs(300))
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&resumed.stdout);
-    assert!(
-        resumed.status.success(),
-        "{stdout}{}",
-        String::from_utf8_lossy(&resumed.stderr)
-    );
-    assert!(
-        stdout.contains("== 1/3 first: complete before, kept"),
-        "{stdout}"
-    );
-    assert_eq!(
-        statuses(&out),
-        pairs(&[
-            ("first", "resumed"),
-            ("second", "complete"),
-            ("third", "complete")
-        ])
-    );
-    assert_eq!(
-        load(&out.join("first.json"))["run_id"],
-        first_id,
-        "the first was not run again"
-    );
-    assert_eq!(load(&out.join("second.json"))["status"], "complete");
-    // The two streams are compared; the write, alone of its kind, is not.
-    assert!(stdout.contains("== stream: 2 runs compared"), "{stdout}");
-    assert!(!stdout.contains("== write:"), "{stdout}");
-
-    // The third run taken out of the plan: its result stays, is said to be stale and is not
-    // compared.
-    let text = std::fs::read_to_string(&plan).unwrap();
-    let cut = text
-        .find("[[run]]\ncommand = \"stream\"\nlabel = \"third\"")
-        .unwrap();
-    write(&plan, &text[..cut]);
-    let again = iobm()
-        .args(["run", "--resume", "--out"])
-        .arg(&out)
-        .arg(&plan)
-        .timeout(Duration::from_secs(300))
-        .output()
-        .unwrap();
-    let (stdout, stderr) = (
-        String::from_utf8_lossy(&again.stdout),
-        String::from_utf8_lossy(&again.stderr),
-    );
-    assert!(again.status.success(), "{stdout}{stderr}");
-    let third = out.join("third.json");
-    assert!(
-        stderr.contains(&format!(
-            "iobm: note: {}: the result of run 'third' of an earlier plan, not in this one (left as it is, not compared)",
-            third.display()
-        )),
-        "{stderr}"
-    );
-    assert!(!stderr.contains("'first'"), "{stderr}");
-    assert_eq!(load(&third)["status"], "complete");
-    assert!(!stdout.contains("== stream: 2 runs compared"), "{stdout}");
 }
 
 #[test]
@@ -456,12 +338,17 @@ fn print_spec_of_every_command_round_trips_through_iobm_run() {
         );
         let file = entries(&out)
             .into_iter()
-            .find(|f| f != "plan.json")
+            .find(|f| f.ends_with(".json") && f != "plan.json")
             .unwrap();
         let (direct, planned) = (load(&direct), load(&out.join(file)));
         let mut spec = planned["spec"].clone();
+        // An S3 run's with its operation, so runs of two operations have labels of their own.
+        let label = match args[0] {
+            "s3" => format!("s3-{}", args[1]),
+            command => command.to_string(),
+        };
         assert_eq!(
-            spec["options"]["label"], args[0],
+            spec["options"]["label"], label,
             "{args:?}: the default label is the command"
         );
         spec["options"].as_object_mut().unwrap().remove("label");

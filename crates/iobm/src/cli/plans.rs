@@ -18,7 +18,9 @@ A plan file (TOML):
   dir = [\"/mnt/nfs\", \"/mnt/lustre\", \"/mnt/gluster\"]
   [[run]]
   command = \"bonnie\"          # write, read, stream, bonnie, s3, quick or merge
-  label = \"bonnie {dir}\"      # optional; {KEY} is that option's value
+  label = \"bonnie {dir}\"      # optional; {KEY} is that option's value; default: the
+                              # command (an s3 run's with its operation, s3-put) and the
+                              # matrix values
   chunk = \"64KiB\"             # any option of the command, by its long name
   [run.matrix]               # a matrix of this run only
   fsync = [\"never\", \"each\"]

@@ -34,8 +34,8 @@ struct PlanFile {
 /// One run of a plan, after its defaults and matrix are applied.
 #[derive(Debug, Clone)]
 pub struct PlannedRun {
-    /// Its label: `label` with `{key}` replaced by that option's value, else the command and
-    /// the matrix values it has.
+    /// Its label: `label` with `{key}` replaced by that option's value, else the command (an
+    /// s3 run's with its operation, `s3-put`) and the matrix values it has.
     pub label: String,
     pub spec: RunSpec,
     /// A launcher the run is started under: "mpirun -np 4" split at whitespace, or an array of
@@ -222,7 +222,7 @@ impl Plan {
                 Some(SpecValue::Text(template)) => fill(template, name, &spec.options)
                     .map_err(|e| self.error(&origin["label"], &format!("label: {e}")))?,
                 Some(_) => return Err(self.error(&origin["label"], "label: a string")),
-                None => std::iter::once(name.to_string())
+                None => std::iter::once(default_label(name, &spec.options, &axes))
                     .chain(named)
                     .collect::<Vec<_>>()
                     .join(" "),
@@ -324,6 +324,21 @@ fn combinations(axes: &[(String, Vec<SpecValue>, Range<usize>)]) -> Vec<Vec<Spec
             })
             .collect()
     })
+}
+
+/// The start of a run's default label: its command, an s3 run's with its operation
+/// (`s3-put`, unless the matrix names it), so two S3 runs of a plan are two labels.
+fn default_label(
+    command: &str,
+    options: &BTreeMap<String, SpecValue>,
+    axes: &[(String, Vec<SpecValue>, Range<usize>)],
+) -> String {
+    match options.get("op") {
+        Some(op) if command == "s3" && !axes.iter().any(|(k, _, _)| k == "op") => {
+            format!("{command}-{}", shown(op))
+        }
+        _ => command.to_string(),
+    }
 }
 
 fn shown(value: &SpecValue) -> String {

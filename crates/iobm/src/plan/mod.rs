@@ -3,41 +3,22 @@
 //! by its label, a summary (`plan.json`) rewritten after each, and the comparable results
 //! compared at the end. `iobm rerun RESULT.json` runs a result's spec again.
 
+mod end;
 pub mod file;
+mod record;
+mod running;
 
 use crate::cli::{FormatArg, RerunArgs, RunArgs};
 use crate::spec;
 use file::{Plan, PlannedRun};
-use iobm_report::compare::{render, Format, Layout};
 use iobm_results::spec::SpecValue;
-use iobm_results::{RunResult, RunStatus};
+use iobm_results::RunResult;
 use iobm_run::exit::{Exit, Failure};
 use iobm_run::session::{describe_io, say};
-use serde::Serialize;
+use record::Outcome;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
-
-/// The summary `--out DIR/plan.json`.
-#[derive(Serialize)]
-struct Summary<'a> {
-    plan: &'a str,
-    runs: Vec<Outcome>,
-}
-
-/// How one run of the plan went.
-#[derive(Serialize, Clone)]
-struct Outcome {
-    label: String,
-    command_line: Vec<String>,
-    /// The result's file name in the output directory.
-    result: String,
-    /// "complete", "resumed" (complete before --resume), "failed", "interrupted", "not run".
-    status: &'static str,
-    /// The run's exit code (absent when it did not run, or a signal ended it).
-    exit_code: Option<i32>,
-}
 
 /// A run of the plan, checked: its command line, and the config hash it will record where its
 /// command can tell before it runs.
@@ -203,74 +184,6 @@ fn json_flag(result: &Path) -> String {
     format!("--json={}", result.display())
 }
 
-static INTERRUPTED: AtomicBool = AtomicBool::new(false);
-static CHILD: AtomicI32 = AtomicI32::new(0);
-
-extern "C" fn on_signal(signal: libc::c_int) {
-    INTERRUPTED.store(true, Ordering::SeqCst);
-    // Ctrl-C reaches the run from the terminal itself; a SIGTERM sent to the plan is passed on.
-    let child = CHILD.load(Ordering::SeqCst);
-    if signal == libc::SIGTERM && child > 0 {
-        // SAFETY: kill is async-signal-safe.
-        unsafe { libc::kill(child, libc::SIGTERM) };
-    }
-}
-
-fn catch_signals() {
-    // SAFETY: the handler only touches atomics and calls kill, both async-signal-safe.
-    unsafe {
-        let mut action: libc::sigaction = std::mem::zeroed();
-        action.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
-        libc::sigemptyset(&mut action.sa_mask);
-        for signal in [libc::SIGINT, libc::SIGTERM] {
-            libc::sigaction(signal, &action, std::ptr::null_mut());
-        }
-    }
-}
-
-/// The command lines of the runs of an earlier `plan.json` in `out`, by label.
-fn earlier_lines(out: &Path) -> std::collections::BTreeMap<String, serde_json::Value> {
-    let text = std::fs::read_to_string(out.join("plan.json")).unwrap_or_default();
-    let summary: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
-    summary["runs"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|r| Some((r["label"].as_str()?.to_string(), r["command_line"].clone())))
-        .collect()
-}
-
-/// Says which results in `out` are of runs an earlier plan there had and this one has not:
-/// they are left as they are, and are not in this plan's comparison.
-fn note_stale_results(
-    out: &Path,
-    earlier: &std::collections::BTreeMap<String, serde_json::Value>,
-    runs: &[Checked],
-) {
-    let labels: std::collections::BTreeSet<&str> =
-        runs.iter().map(|(run, _, _)| run.label.as_str()).collect();
-    for label in earlier.keys().filter(|l| !labels.contains(l.as_str())) {
-        let result = out.join(file::result_name(label));
-        if result.exists() {
-            eprintln!(
-                "iobm: note: {}: the result of run '{label}' of an earlier plan, not in this one (left as it is, not compared)",
-                result.display()
-            );
-        }
-    }
-}
-
-/// A result saved before, complete and of the same spec: --resume keeps it.
-fn complete_before(path: &Path, run: &PlannedRun, argv: &[OsString]) -> bool {
-    let Ok(text) = std::fs::read_to_string(path) else {
-        return false;
-    };
-    let Ok(saved) = RunResult::from_json(&text) else {
-        return false;
-    };
-    saved.status == RunStatus::Complete && saved.spec == canonical(argv).or(Some(run.spec.clone()))
-}
-
 /// The spec a run records for this command line (as clap reads it).
 fn canonical(argv: &[OsString]) -> Option<iobm_results::spec::RunSpec> {
     use clap::CommandFactory;
@@ -300,23 +213,29 @@ pub fn run(args: RunArgs) -> Result<Exit, Failure> {
         let message = format!("--out {}: not a directory", out.display());
         return Err(Failure::input(message));
     }
-    let earlier = earlier_lines(&out);
-    note_stale_results(&out, &earlier, &runs);
+    let earlier = record::earlier(&out);
+    let planned: Vec<&PlannedRun> = runs.iter().map(|(run, _, _)| *run).collect();
+    let stale = record::stale_results(&out, &earlier, &planned);
+    record::note_stale_results(&out, &stale);
+    // Each run's words, saving its result in --out.
+    let lines: Vec<Vec<String>> = runs
+        .iter()
+        .map(|(run, argv, _)| {
+            let result = out.join(file::result_name(&run.label));
+            words(run, argv, &iobm, json_flag(&result))
+        })
+        .collect();
     // Kept by --resume: complete, of the same spec, started the same way.
-    let kept = |run: &PlannedRun, argv: &[OsString], words: &[String]| {
-        let result = out.join(file::result_name(&run.label));
-        args.resume
-            && complete_before(&result, run, argv)
-            && earlier.get(&run.label) == Some(&serde_json::json!(words))
+    let kept = |i: usize| {
+        let (run, argv, _) = &runs[i];
+        args.resume && record::kept(&out, &earlier, run, argv, &lines[i])
     };
     if args.dry_run {
-        for (i, (run, argv, hash)) in runs.iter().enumerate() {
-            let result = out.join(file::result_name(&run.label));
-            let words = words(run, argv, &iobm, json_flag(&result));
+        for (i, (run, _, hash)) in runs.iter().enumerate() {
             let hash = hash
                 .as_deref()
                 .map_or(String::new(), |h| format!("  config {h}"));
-            let note = if kept(run, argv, &words) {
+            let note = if kept(i) {
                 "  (complete: --resume keeps it)"
             } else {
                 ""
@@ -326,7 +245,7 @@ pub fn run(args: RunArgs) -> Result<Exit, Failure> {
                 i + 1,
                 runs.len(),
                 run.label,
-                shell_line(&words)
+                shell_line(&lines[i])
             ));
         }
         return Ok(Exit::Ok);
@@ -338,39 +257,47 @@ pub fn run(args: RunArgs) -> Result<Exit, Failure> {
     std::fs::write(&probe, b"")
         .and_then(|_| std::fs::remove_file(&probe))
         .map_err(|e| Failure::input(format!("--out {}: {}", out.display(), describe_io(&e))))?;
-    catch_signals();
+    running::catch_signals();
+    let csv = matches!(args.format, FormatArg::Csv);
+    let not_run = |i: usize| record::not_run(&out, &earlier, runs[i].0, &lines[i]);
     let mut outcomes: Vec<Outcome> = Vec::new();
     let mut stop = false;
-    for (i, (run, argv, _)) in runs.iter().enumerate() {
+    for (i, (run, _, _)) in runs.iter().enumerate() {
+        let words = &lines[i];
         let result_file = file::result_name(&run.label);
         let result = out.join(&result_file);
-        let words = words(run, argv, &iobm, json_flag(&result));
-        let mut outcome = Outcome {
-            label: run.label.clone(),
-            command_line: words.clone(),
-            result: result_file,
-            status: "not run",
-            exit_code: None,
-        };
-        stop |= INTERRUPTED.load(Ordering::SeqCst);
+        let mut outcome = not_run(i);
+        stop |= running::interrupted();
         if !stop {
-            if kept(run, argv, &words) {
-                say(&format!(
-                    "== {}/{} {}: complete before, kept\n",
-                    i + 1,
-                    runs.len(),
-                    run.label
-                ));
+            if kept(i) {
+                tell(
+                    &args,
+                    &format!(
+                        "== {}/{} {}: complete before, kept\n",
+                        i + 1,
+                        runs.len(),
+                        run.label
+                    ),
+                );
+                outcome.command_line = words.clone();
                 outcome.status = "resumed";
             } else {
-                say(&format!(
-                    "== {}/{} {}\n   {}\n",
-                    i + 1,
-                    runs.len(),
-                    run.label,
-                    shell_line(&words)
-                ));
-                let code = start(&words);
+                tell(
+                    &args,
+                    &format!(
+                        "== {}/{} {}\n   {}\n",
+                        i + 1,
+                        runs.len(),
+                        run.label,
+                        shell_line(words)
+                    ),
+                );
+                let before = record::stamp(&result);
+                let code = running::start(words, csv);
+                // Its result, if it wrote one (not the file an earlier run left).
+                let after = record::stamp(&result);
+                outcome.command_line = words.clone();
+                outcome.result = (after.is_some() && after != before).then_some(result_file);
                 outcome.exit_code = code.as_ref().ok().copied().flatten();
                 outcome.status = match code {
                     Err(failure) => {
@@ -379,122 +306,44 @@ pub fn run(args: RunArgs) -> Result<Exit, Failure> {
                     }
                     Ok(Some(0)) => "complete",
                     Ok(Some(130)) => "interrupted",
-                    _ if INTERRUPTED.load(Ordering::SeqCst) => "interrupted",
+                    _ if running::interrupted() => "interrupted",
                     _ => "failed",
                 };
+                if outcome.status == "interrupted" {
+                    eprintln!(
+                        "iobm: run '{}' interrupted: the plan stops here ({} not run)",
+                        run.label,
+                        runs.len() - i - 1
+                    );
+                }
                 stop = outcome.status == "interrupted"
                     || (outcome.status == "failed" && args.fail_fast);
             }
         }
         outcomes.push(outcome);
-        save_summary(&out, &name, &outcomes, &runs[i + 1..])?;
+        let to_come = (i + 1..runs.len()).map(not_run).collect();
+        record::save(&out, &name, &outcomes, to_come, &stale)?;
     }
-    say(&summary_table(&outcomes));
-    compare_groups(&out, &outcomes, &args)?;
-    Ok(exit_of(&outcomes))
+    tell(&args, &end::summary_table(&outcomes));
+    end::compare_groups(&out, &outcomes, &args)?;
+    end::bonnie_csv(&out, &outcomes)?;
+    Ok(exit_of(&outcomes, running::interrupted()))
 }
 
-/// Runs one command to its end, its output on ours; its exit code, None if a signal ended it.
-fn start(words: &[String]) -> Result<Option<i32>, Failure> {
-    let mut child = std::process::Command::new(&words[0])
-        .args(&words[1..])
-        .spawn()
-        .map_err(|e| Failure::run(format!("{}: cannot start: {}", words[0], describe_io(&e))))?;
-    CHILD.store(child.id() as i32, Ordering::SeqCst);
-    let status = child.wait();
-    CHILD.store(0, Ordering::SeqCst);
-    let status = status.map_err(|e| Failure::run(format!("{}: {}", words[0], describe_io(&e))))?;
-    Ok(status.code())
-}
-
-/// `plan.json` with the runs so far and those still to come.
-fn save_summary(
-    out: &Path,
-    plan: &str,
-    done: &[Outcome],
-    to_come: &[Checked],
-) -> Result<(), Failure> {
-    let mut runs = done.to_vec();
-    runs.extend(to_come.iter().map(|(run, _, _)| Outcome {
-        label: run.label.clone(),
-        command_line: Vec::new(),
-        result: file::result_name(&run.label),
-        status: "not run",
-        exit_code: None,
-    }));
-    let text = serde_json::to_string_pretty(&Summary { plan, runs }).expect("plain data");
-    iobm_run::outputs::save("--out", &out.join("plan.json"), &text)
-}
-
-fn summary_table(outcomes: &[Outcome]) -> String {
-    let width = outcomes.iter().map(|o| o.label.len()).max().unwrap_or(0);
-    let mut text = String::from("\nplan:\n");
-    for o in outcomes {
-        let code = o
-            .exit_code
-            .map_or(String::new(), |c| format!(" (exit {c})"));
-        text.push_str(&format!(
-            "  {:width$}  {}{code}  {}\n",
-            o.label, o.status, o.result
-        ));
+/// Prints what the plan says of its runs: on stdout, or on stderr when stdout carries the
+/// comparison's CSV alone.
+fn tell(args: &RunArgs, text: &str) {
+    if matches!(args.format, FormatArg::Csv) {
+        eprint!("{text}");
+    } else {
+        say(text);
     }
-    text
-}
-
-/// One comparison per kind of run among the complete results (S3 operations together).
-fn compare_groups(out: &Path, outcomes: &[Outcome], args: &RunArgs) -> Result<(), Failure> {
-    let mut groups: Vec<(String, Vec<(String, RunResult)>)> = Vec::new();
-    for o in outcomes
-        .iter()
-        .filter(|o| matches!(o.status, "complete" | "resumed"))
-    {
-        let (_, run) = crate::compare::load(&out.join(&o.result).display().to_string())?;
-        let kind = if run.kind.starts_with("s3 ") {
-            "s3".to_string()
-        } else {
-            run.kind.clone()
-        };
-        match groups.iter_mut().find(|(k, _)| *k == kind) {
-            Some((_, runs)) => runs.push((o.label.clone(), run)),
-            None => groups.push((kind, vec![(o.label.clone(), run)])),
-        }
-    }
-    let aggregate = iobm_stats::AggregateKind::Makespan;
-    for (kind, runs) in groups.iter().filter(|(_, runs)| runs.len() > 1) {
-        let format = match args.format {
-            FormatArg::Text => Format::Text,
-            FormatArg::Markdown => Format::Markdown,
-            FormatArg::Csv => Format::Csv,
-        };
-        let layout = Layout {
-            transpose: false,
-            format,
-            aggregate,
-            unit: iobm_report::compare::Unit::MiB,
-            wide: false,
-        };
-        let title = format!("\n== {kind}: {} runs compared\n", runs.len());
-        if format == Format::Csv {
-            // The CSV alone on stdout, to be saved as it is.
-            eprint!("{title}");
-            say(&render(runs, layout));
-        } else {
-            say(&format!("{title}{}", render(runs, layout)));
-        }
-        if args.html {
-            let page = iobm_report::html::compare_page(runs, aggregate, layout.unit);
-            let path = out.join(format!("compare-{kind}.html"));
-            iobm_run::outputs::save("--html", &path, &page)?;
-            eprintln!("iobm: comparison saved to {}", path.display());
-        }
-    }
-    Ok(())
 }
 
 /// The plan's exit code: interrupted before all else, then the worst of its runs'.
-fn exit_of(outcomes: &[Outcome]) -> Exit {
+fn exit_of(outcomes: &[Outcome], interrupted: bool) -> Exit {
     let codes: Vec<i32> = outcomes.iter().filter_map(|o| o.exit_code).collect();
-    if outcomes.iter().any(|o| o.status == "interrupted") {
+    if interrupted || outcomes.iter().any(|o| o.status == "interrupted") {
         Exit::Interrupted
     } else if codes.contains(&(Exit::LeftBehind as i32)) {
         Exit::LeftBehind
