@@ -461,9 +461,12 @@ mod tests {
         );
         assert_eq!(
             err("[[run]]\ncommand = \"serve\"\n"),
-            "p.toml:2:11: command: \"serve\" is not a command a plan runs \
-             (write, read, stream, bonnie, s3, quick, merge)"
+            format!(
+                "p.toml:2:11: command: \"serve\" is not a command a plan runs ({})",
+                spec::COMMANDS.join(", ")
+            )
         );
+        assert!(spec::COMMANDS.starts_with(&["write", "read", "stream", "bonnie"]));
         assert_eq!(
             err("[[run]]\ndir = \"/x\"\n"),
             "p.toml:1:1: run 1: no command key"
@@ -544,6 +547,17 @@ mod tests {
         assert_eq!(plan.runs[0].label, "stream 日本語");
         assert_eq!(result_name(&plan.runs[0].label), "stream_日本語.json");
         assert_eq!(plan.runs[0].launch, ["env", "A=b c"]);
+    }
+
+    #[test]
+    fn an_s3_run_s_default_label_names_its_operation_once() {
+        let plan = parse(
+            "[[run]]\ncommand = \"s3\"\nop = \"put\"\n\
+             [[run]]\ncommand = \"s3\"\nmatrix = { op = [\"get\", \"stat\"] }\n",
+        )
+        .unwrap();
+        let labels: Vec<&str> = plan.runs.iter().map(|r| r.label.as_str()).collect();
+        assert_eq!(labels, ["s3-put", "s3 op=get", "s3 op=stat"]);
     }
 
     #[test]
