@@ -164,6 +164,13 @@ fn bonnie_on_three_file_systems_is_expanded_run_and_compared() {
             dir.display()
         );
     }
+    // The seed's CSV for bon_csv2html: a line per file system, in the plan's order.
+    let csv = std::fs::read_to_string(out.join("bonnie.csv")).unwrap();
+    let names: Vec<String> = csv
+        .lines()
+        .map(|line| named(line.split(',').nth(2).unwrap_or("")))
+        .collect();
+    assert_eq!(names, labels, "{csv}");
 }
 
 #[test]

@@ -48,7 +48,8 @@ pub struct RunArgs {
     /// goes on)
     #[arg(long)]
     pub fail_fast: bool,
-    /// Format of the comparisons printed at the end
+    /// Format of the comparisons printed at the end (csv: the CSV alone on stdout, all else the
+    /// plan and its runs print on stderr)
     #[arg(long, value_enum, default_value_t = FormatArg::Text)]
     pub format: FormatArg,
     /// Also save each comparison as an HTML page in --out (compare-KIND.html)
