@@ -324,6 +324,11 @@ pub fn run(args: RunArgs) -> Result<Exit, Failure> {
         let to_come = (i + 1..runs.len()).map(not_run).collect();
         record::save(&out, &name, &outcomes, to_come, &stale)?;
     }
+    let not_run = outcomes.iter().filter(|o| o.status == "not run").count();
+    if running::interrupted() && !outcomes.iter().any(|o| o.status == "interrupted") {
+        // Between two runs: none was stopped, the rest were not started.
+        eprintln!("iobm: interrupted: the plan stops here ({not_run} not run)");
+    }
     tell(&args, &end::summary_table(&outcomes));
     end::compare_groups(&out, &outcomes, &args)?;
     end::bonnie_csv(&out, &outcomes)?;
