@@ -66,7 +66,11 @@ fn chart_div(out: &mut String, id: &str) {
 pub fn run_page(run: &RunResult) -> String {
     let mut body = String::new();
     let mut charts = Vec::new();
-    let title = format!("iobm {} {}", run.kind, run.run_id);
+    let label = run
+        .label
+        .as_deref()
+        .map_or(String::new(), |l| format!(" \"{l}\""));
+    let title = format!("iobm {} {}{label}", run.kind, run.run_id);
     let _ = writeln!(
         body,
         "<header><h1>{}</h1><p class=\"status\">{}</p></header>",

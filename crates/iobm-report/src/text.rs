@@ -48,7 +48,11 @@ pub fn render_header(run: &RunResult) -> String {
     let mut out = String::new();
     let c = &run.config;
     let e = &run.environment;
-    let _ = writeln!(out, "iobm {}  run {}", run.kind, run.run_id);
+    let label = run
+        .label
+        .as_deref()
+        .map_or(String::new(), |l| format!("  \"{l}\""));
+    let _ = writeln!(out, "iobm {}  run {}{label}", run.kind, run.run_id);
     if let Some(s3) = &c.s3 {
         let gateway = s3.gateway_dir.as_ref().map_or(String::new(), |d| {
             format!(" (iobm's built-in gateway over {d})")
@@ -611,8 +615,12 @@ pub fn render_repeats(run: &RunResult) -> String {
     let Some(repeats) = &run.repeats else {
         return String::new();
     };
+    let data = match run.kind.as_str() {
+        "read" => "each reading the same kept data set",
+        _ => "each on fresh data",
+    };
     let mut out = format!(
-        "repeated {} times (runs {}), each on fresh data: every aggregate over the repetitions\n",
+        "repeated {} times (runs {}), {data}: every aggregate over the repetitions whose phase ran to its end\n",
         repeats.run_ids.len(),
         repeats.run_ids.join(", ")
     );

@@ -16,7 +16,8 @@ pub struct Repeats {
     /// The run id of each repetition, in order (each on fresh data); the document's phases are
     /// the last repetition's.
     pub run_ids: Vec<String>,
-    /// Each phase's aggregates over the repetitions that ran it, by phase name.
+    /// Each phase's aggregates over the repetitions that ran it to its end, by phase name (one
+    /// interrupted or failed is in no spread).
     pub phases: Vec<PhaseSpread>,
 }
 
@@ -143,9 +144,10 @@ impl Repeats {
             }
         }
         for name in names {
-            let runs_of = runs
-                .iter()
-                .filter_map(|r| r.phases.iter().find(|p| p.name == name));
+            // A phase cut short (Ctrl-C, a fault) is no repetition of the workload.
+            let runs_of = runs.iter().filter_map(|r| {
+                (r.phases.iter()).find(|p| p.name == name && p.status == crate::RunStatus::Complete)
+            });
             let mut aggregates = Vec::new();
             for kind in AggregateKind::ALL {
                 let found: Vec<_> = runs_of.clone().filter_map(|p| p.aggregate(kind)).collect();
@@ -234,5 +236,26 @@ mod tests {
         // The geometric mean (7.94) lies in it.
         let geometric = (1.0f64 * 100.0 * 5.0).cbrt();
         assert!(low < geometric && geometric < high);
+    }
+
+    #[test]
+    fn a_phase_cut_short_is_in_no_spread() {
+        let whole: RunResult =
+            RunResult::from_json(include_str!("../../iobm/tests/fixtures/stream.json")).unwrap();
+        let mut cut = whole.clone();
+        cut.run_id = "cut".into();
+        cut.phases[1].status = crate::RunStatus::Interrupted;
+        let repeats = Repeats::of(&[whole.clone(), cut]);
+        assert_eq!(repeats.run_ids.len(), 2);
+        let values = |phase: &str| {
+            let spread = repeats.of_phase(phase, AggregateKind::Makespan).unwrap();
+            spread.bytes_per_s.values.len()
+        };
+        assert_eq!(values(&whole.phases[0].name), 2);
+        assert_eq!(
+            values(&whole.phases[1].name),
+            1,
+            "the interrupted read is left out"
+        );
     }
 }
