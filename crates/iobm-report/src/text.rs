@@ -224,7 +224,10 @@ pub fn render_header(run: &RunResult) -> String {
         format_bytes(c.total_bytes),
         format_bytes(c.block_bytes),
         c.pattern,
-        c.layout.replace('_', " "),
+        match c.segments {
+            Some(n) => format!("strided in {n} segments (IOR -s)"),
+            None => c.layout.replace('_', " "),
+        },
         c.fsync,
         if c.direct { "O_DIRECT, " } else { "" },
         if c.engine == "io_uring" {

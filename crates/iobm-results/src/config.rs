@@ -71,8 +71,13 @@ pub struct Config {
     pub total_bytes: u64,
     /// Bytes per operation.
     pub block_bytes: u64,
-    /// "file_per_job" (one file per worker) or "shared_file" (disjoint regions of one file).
+    /// "file_per_job" (one file per worker), "shared_file" (disjoint regions of one file) or
+    /// "strided" (IOR's segmented shared file, `segments`).
     pub layout: String,
+    /// Segments of IOR's segmented shared file (`--segments`, layout "strided"): each holds
+    /// one `block_bytes` transfer of every worker of every rank in turn. Absent: another layout.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub segments: Option<u64>,
     /// "sequential" or "random" (every block once per pass, in random order).
     pub pattern: String,
     /// "never", "end" (once per worker after its last write) or "each" (after every write).

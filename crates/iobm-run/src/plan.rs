@@ -21,6 +21,10 @@ pub struct Placement {
 /// and a data set's manifest.
 pub const SHARED_FILE: &str = "shared_file";
 
+/// The layout of IOR's segmented shared file (`--segments`): every worker's transfers
+/// interleaved with the others' in one file.
+pub const STRIDED: &str = "strided";
+
 /// The name of a layout: `SHARED_FILE`, or "file_per_job" (one file per worker).
 pub fn layout_name(shared: bool) -> &'static str {
     if shared {
@@ -70,7 +74,11 @@ pub fn config(phases: &[Phase], at: Placement) -> Config {
                 })
                 .max()
                 .unwrap_or(0);
-            (per_job, total, layout_name(first.layout.shared))
+            let name = match first.interleave {
+                Some(_) => STRIDED,
+                None => layout_name(first.layout.shared),
+            };
+            (per_job, total, name)
         }
     };
     let writer = phases.iter().find(|p| p.op.writes() && p.op != Op::Rewrite);
@@ -83,6 +91,7 @@ pub fn config(phases: &[Phase], at: Placement) -> Config {
         total_bytes: total,
         block_bytes: first.block,
         layout: layout.to_string(),
+        segments: first.interleave.map(|i| i.segments),
         pattern: common(phases.iter().map(|p| p.pattern.name().to_string())),
         // Only writes are fsynced: reads do not make a stream's policy "per phase".
         fsync: match writers.peek() {

@@ -39,6 +39,10 @@ pub struct Manifest {
     /// and needs the same one (0: before data was a function of run, file and offset).
     #[serde(default)]
     pub generator: u32,
+    /// Segments of a segmented shared file (`--segments`, layout "strided"): its transfers
+    /// are `block_bytes` each, interleaved. Absent: another layout.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub segments: Option<u64>,
 }
 
 /// The data generator of this iobm ([`iobm_engine::data::Generator`]).
@@ -77,6 +81,7 @@ impl Manifest {
             ranks: 1,
             stamp_seed: None,
             generator: GENERATOR,
+            segments: None,
         }
     }
 }

@@ -12,6 +12,8 @@ mod meta;
 mod plans;
 #[path = "mpi/s3.rs"]
 mod s3;
+#[path = "mpi/strided.rs"]
+mod strided;
 
 use common::{aggregate, browser, entries, load, phase_bytes as bytes, Server};
 use serde_json::Value;

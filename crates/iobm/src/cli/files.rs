@@ -88,6 +88,11 @@ pub struct WriteArgs {
     /// One file shared by all jobs, each owning a disjoint region
     #[arg(long)]
     pub shared_file: bool,
+    /// ior-hard's pattern (IOR -s): one shared file of N segments, each holding one --block
+    /// transfer (any size: IO500 uses 47008) of every job of every rank in turn, so each job's
+    /// transfers interleave with all the others'; the size is block x segments x jobs
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..), conflicts_with_all = ["size", "size_per_job", "file_per_job"])]
+    pub segments: Option<u64>,
     /// When to force written data to storage: never, end (once per job, timed) or each (after every write, like bonnie++ -b)
     #[arg(long, value_parser = fsync_policy(), default_value = FsyncPolicy::End.name())]
     pub fsync: FsyncPolicy,

@@ -11,7 +11,8 @@ use crate::rundir::{Manifest, RunDir};
 use crate::servers::Storage as Servers;
 use crate::targets::{self, Storage};
 use iobm_engine::{
-    prepare_objects, DataKind, Engine, FsyncPolicy, Layout, Op, Pattern, Phase, StopRule,
+    prepare_objects, DataKind, Engine, FsyncPolicy, Interleave, Layout, Op, Pattern, Phase,
+    StopRule,
 };
 use iobm_results::{env, Config, Environment, RunResult, RunStatus};
 use iobm_run::exit::{Exit, Failure};
@@ -77,6 +78,11 @@ fn phase(name: &str, op: Op, io: &IoArgs, block: u64, seed: u64, layout: &Layout
     }
 }
 
+/// Whether the jobs share one file: `--shared-file`, or the segmented file of `--segments`.
+fn shared(args: &WriteArgs) -> bool {
+    args.shared_file || args.segments.is_some()
+}
+
 /// The sizes of a write, checked before anything is created.
 #[derive(Debug, Clone, Copy)]
 struct Sizes {
@@ -127,10 +133,16 @@ fn check_write(args: &WriteArgs, ranks: u64, stream: bool) -> Result<Sizes, Fail
     let jobs = args.jobs as u64;
     let block = io.block.unwrap_or(DEFAULT_BLOCK);
     // --size is the total over every rank's jobs, as the workload line shows it.
-    let asked_per_job = match (args.size, args.size_per_job) {
-        (_, Some(per_job)) => per_job,
-        (Some(total), None) => total / (jobs * ranks),
-        (None, None) => DEFAULT_TOTAL / (jobs * ranks),
+    let asked_per_job = match (args.segments, args.size, args.size_per_job) {
+        // One transfer of every job in each segment.
+        (Some(segments), _, _) => block.checked_mul(segments).ok_or_else(|| {
+            Failure::input(format!(
+                "--segments {segments} of --block {block}: too large"
+            ))
+        })?,
+        (None, _, Some(per_job)) => per_job,
+        (None, Some(total), None) => total / (jobs * ranks),
+        (None, None, None) => DEFAULT_TOTAL / (jobs * ranks),
     };
     check_block(
         "--block",
@@ -241,7 +253,7 @@ impl RunPlan for WritePlan<'_> {
     fn checked_config(&self, ranks: &Ranks) -> Option<Config> {
         let (rank, size) = (ranks.rank() as usize, ranks.size() as usize);
         let sizes = self.sizes;
-        let layout = Layout::for_rank(self.args.shared_file, rank, size, sizes.jobs, sizes.per_job);
+        let layout = Layout::for_rank(shared(self.args), rank, size, sizes.jobs, sizes.per_job);
         let phases = write_phases(self.args, sizes, &layout, self.stream, 0, ranks);
         Some(self.config(&phases, String::new(), ranks))
     }
@@ -327,7 +339,7 @@ fn write_phases(
         let (rank, size) = (ranks.rank() as usize, ranks.size() as usize);
         let reader = if io.reorder {
             let next = (rank + 1) % size;
-            Layout::for_rank(args.shared_file, next, size, sizes.jobs, sizes.per_job)
+            Layout::for_rank(shared(args), next, size, sizes.jobs, sizes.per_job)
         } else {
             layout.clone()
         };
@@ -350,6 +362,13 @@ fn write_phases(
         // What was written, for --verify to regenerate.
         read.data = args.data;
         phases.push(read);
+    }
+    // ior-hard's file: every job's transfers placed in turn in each segment.
+    let workers = ranks.size() as usize * sizes.jobs;
+    for p in &mut phases {
+        p.interleave = args
+            .segments
+            .map(|segments| Interleave::of(workers, sizes.block, segments));
     }
     phases
 }
@@ -385,7 +404,7 @@ impl DataSet {
         }
         let (rank, size) = (ranks.rank() as usize, ranks.size() as usize);
         let (jobs, per_job) = (sizes.jobs, sizes.per_job);
-        let layout = Layout::for_rank(args.shared_file, rank, size, jobs, per_job);
+        let layout = Layout::for_rank(shared(args), rank, size, jobs, per_job);
         if per_job != sizes.asked_per_job && ranks.is_root() {
             eprintln!(
                 "iobm: note: {} per job rounded down to {} (a whole number of {} blocks)",
@@ -395,8 +414,11 @@ impl DataSet {
             );
         }
         // The files: each rank its own, or rank 0 the shared one; rank 0 the manifest.
-        let all_files = Layout::for_rank(args.shared_file, 0, 1, jobs * size, per_job);
-        let layout_name = plan::layout_name(args.shared_file);
+        let all_files = Layout::for_rank(shared(args), 0, 1, jobs * size, per_job);
+        let layout_name = match args.segments {
+            Some(_) => plan::STRIDED,
+            None => plan::layout_name(args.shared_file),
+        };
         let mut manifest = Manifest::new(
             &run_id.text,
             layout_name,
@@ -407,7 +429,8 @@ impl DataSet {
         manifest.ranks = size as u32;
         manifest.jobs = args.jobs;
         manifest.stamp_seed = (args.data != DataKind::Zero).then_some(run_id.seed);
-        let creates_files = !args.shared_file || ranks.is_root();
+        manifest.segments = args.segments;
+        let creates_files = !shared(args) || ranks.is_root();
         let prepared = if ranks.is_root() {
             dir.save_manifest(&manifest)
         } else {

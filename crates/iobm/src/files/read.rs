@@ -6,7 +6,7 @@ use crate::cli::ReadArgs;
 use crate::rundir::{locate, Manifest, GENERATOR};
 use crate::servers::Storage as Servers;
 use crate::targets::{self, Storage};
-use iobm_engine::{DataKind, Layout, Op, Phase};
+use iobm_engine::{DataKind, Interleave, Layout, Op, Phase};
 use iobm_results::{env, Config, Environment, RunResult};
 use iobm_run::exit::{Exit, Failure};
 use iobm_run::lifecycle::{run_plan, RunPlan, Stage};
@@ -46,13 +46,26 @@ pub fn read(args: ReadArgs, argv: &[OsString]) -> Result<Exit, Failure> {
             manifest.ranks
         )));
     }
-    let shared = manifest.layout == plan::SHARED_FILE;
+    let shared = [plan::SHARED_FILE, plan::STRIDED].contains(&manifest.layout.as_str());
     let jobs = manifest.jobs as usize;
     let per_job = manifest.size_per_job_bytes;
     let reader = if io.reorder { (rank + 1) % size } else { rank };
     let layout = Layout::for_rank(shared, reader, size, jobs, per_job);
     let block = io.block.unwrap_or(manifest.block_bytes);
     check_block("--block", block, per_job, "the size per job", io.direct)?;
+    // A segmented file is read in the transfers it was written in, where they were placed.
+    let interleave = match manifest.segments {
+        Some(_) if block != manifest.block_bytes => {
+            return Err(Failure::input(format!(
+                "--block {block}: {} holds transfers of {} bytes in {} segments (--segments); read it in those",
+                data_dir.display(),
+                manifest.block_bytes,
+                manifest.segments.unwrap_or_default()
+            )))
+        }
+        Some(segments) => Some(Interleave::of(size * jobs, block, segments)),
+        None => None,
+    };
     // Each repetition reads the same kept data set, as it was written.
     let verify = match (io.verify, manifest.stamp_seed) {
         (false, _) => None,
@@ -86,6 +99,7 @@ pub fn read(args: ReadArgs, argv: &[OsString]) -> Result<Exit, Failure> {
         manifest,
         layout,
         block,
+        interleave,
         verify,
         servers,
     };
@@ -106,6 +120,8 @@ struct ReadPlan<'a> {
     manifest: Manifest,
     layout: Layout,
     block: u64,
+    /// Where a segmented file's transfers are (`--segments` when it was written).
+    interleave: Option<Interleave>,
     /// With --verify, the data set's stamp seed and what it holds.
     verify: Option<(u64, DataKind)>,
     servers: crate::servers::Servers,
@@ -116,6 +132,7 @@ impl ReadPlan<'_> {
     fn phase(&self, seed: u64) -> Phase {
         let io = &self.args.io;
         let mut read = phase("read", Op::Read, io, self.block, seed, &self.layout);
+        read.interleave = self.interleave;
         if let Some((stamps, data)) = self.verify {
             read.verify = Some(stamps);
             read.data = data;
