@@ -578,24 +578,6 @@ impl Phase {
             }
         }
     }
-
-    /// Limits a metadata phase to the `made` items per worker that an earlier creating phase
-    /// (`create`) made when its stonewall cut it short: the stats, reads, renames and removals
-    /// of the files it created, or of the directories. Other phases are left as they are.
-    pub fn limit_to_made(&mut self, create: &Phase, made: u64) {
-        let (Op::Meta(made_by), Op::Meta(op), Some(work)) = (create.op, self.op, &mut self.tree)
-        else {
-            return;
-        };
-        let follows = match made_by {
-            MetaOp::FileCreate => !op.on_dirs() && !op.on_tree() && op != MetaOp::FileCreate,
-            MetaOp::DirCreate => op.on_dirs() && op != MetaOp::DirCreate,
-            _ => false,
-        };
-        if follows {
-            work.limit = Some(made);
-        }
-    }
 }
 
 #[cfg(test)]

@@ -313,6 +313,20 @@ fn print_spec_of_every_command_round_trips_through_iobm_run() {
             "--concurrent",
             "2",
         ],
+        vec![
+            "meta",
+            "-j",
+            "2",
+            "--items",
+            "20",
+            "--depth",
+            "1",
+            "--branch",
+            "2",
+            "--write-bytes",
+            "1KiB",
+            &dir,
+        ],
         vec!["merge", "--whole", &m1, &m2],
     ];
     for (i, args) in commands.iter().enumerate() {
@@ -363,7 +377,7 @@ fn print_spec_of_every_command_round_trips_through_iobm_run() {
         assert_eq!(planned["config_hash"], direct["config_hash"], "{args:?}");
         assert_eq!(planned["kind"], direct["kind"], "{args:?}");
         // Where the command can tell before it runs, the dry run shows that config hash.
-        if ["write", "stream", "bonnie", "read", "s3"].contains(&args[0]) {
+        if ["write", "stream", "bonnie", "read", "s3", "meta"].contains(&args[0]) {
             let dry = iobm()
                 .args(["run", "--dry-run"])
                 .arg(&plan)
