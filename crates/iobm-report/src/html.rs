@@ -142,8 +142,10 @@ fn phase_series(phase: &PhaseResult) -> Series {
     all
 }
 
-/// Total MiB/s over the run's time, each phase from its own start, phases marked.
+/// Total MiB/s over the run's time, each phase from its own start, phases marked; operations
+/// per second for a run of which no phase moves data (a meta run).
 fn run_throughput(run: &RunResult) -> Value {
+    let by_ops = !run.phases.iter().any(|p| p.moves_data());
     let origin = run.phases.first().map_or(0, |p| p.start_ns);
     let (mut x, mut y) = (Vec::new(), Vec::new());
     let mut marks = Vec::new();
@@ -153,7 +155,9 @@ fn run_throughput(run: &RunResult) -> Value {
         marks.push(json!({"at": start, "label": phase.name}));
         let (at, spans) = steps(phase, s.interval_ns, s.bytes.len());
         // Phases that move no data have no MiB/s: a gap, not a zero.
-        let rates = if phase.moves_data() {
+        let rates = if by_ops {
+            stepped(&s.ops, &spans, 1.0)
+        } else if phase.moves_data() {
             stepped(&s.bytes, &spans, MIB)
         } else {
             vec![Value::Null; at.len()]
@@ -164,9 +168,10 @@ fn run_throughput(run: &RunResult) -> Value {
         x.push(seconds(phase.end_ns.saturating_sub(origin)));
         y.push(Value::Null);
     }
+    let unit = if by_ops { "operations/s" } else { "MiB/s" };
     json!({
-        "id": "run-throughput", "kind": "lines", "step": true, "title": "MiB/s over the run (all workers)",
-        "xlabel": "seconds since the first phase began", "ylabel": "MiB/s",
+        "id": "run-throughput", "kind": "lines", "step": true, "title": format!("{unit} over the run (all workers)"),
+        "xlabel": "seconds since the first phase began", "ylabel": unit,
         "x": x, "series": [{"label": "all workers", "values": y}], "marks": marks,
     })
 }

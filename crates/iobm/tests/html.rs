@@ -1,5 +1,5 @@
-//! `--html FILE`: the report pages of a stream run, an S3 run, an MPI run and a three-way
-//! bonnie comparison, rendered in headless Chromium (Debian's `chromium`, which
+//! `--html FILE`: the report pages of a stream run, an S3 run, a meta run, an MPI run and a
+//! three-way bonnie comparison, rendered in headless Chromium (Debian's `chromium`, which
 //! `scripts/test` installs): every chart draws, nothing fails or is fetched, and the numbers
 //! shown are the JSON's.
 
@@ -58,6 +58,37 @@ fn an_s3_run_page_draws_every_chart_with_the_json_numbers() {
         .success();
     let dom = check_page(&html, 1 + 4);
     check_numbers(&dom, &load(&json));
+}
+
+#[test]
+fn a_meta_run_page_draws_a_chart_of_operations_per_worker_for_every_phase() {
+    // A document saved by a real `iobm meta` run: nine phases, each a few milliseconds.
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/meta.json");
+    let result = load(&fixture);
+    let phases = result["phases"].as_array().unwrap().len();
+    assert_eq!(phases, 9);
+    let dir = tempfile::tempdir().unwrap();
+    let html = dir.path().join("meta.html");
+    iobm()
+        .arg("report")
+        .arg(&fixture)
+        .arg("--html")
+        .arg(&html)
+        .assert()
+        .success();
+    // The run's throughput, then per phase: its latency distribution and each worker's rate.
+    let dom = check_page(&html, 1 + 2 * phases);
+    for phase in result["phases"].as_array().unwrap() {
+        let name = phase["name"].as_str().unwrap();
+        assert!(
+            dom.contains(&format!("{name}: each worker's operations/s")),
+            "{name}"
+        );
+    }
+    assert!(
+        dom.contains("data-verdict=\"cached\""),
+        "the lookups' verdict is shown"
+    );
 }
 
 #[test]
