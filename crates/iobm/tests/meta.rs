@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{assert_matches_schema, entries, interrupt, iobm, load};
+use common::{assert_matches_schema, entries, interrupt, iobm, load, phase_ops as ops};
 use serde_json::Value;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -16,15 +16,6 @@ fn phase<'a>(run: &'a Value, name: &str) -> &'a Value {
         .iter()
         .find(|p| p["name"] == name)
         .unwrap_or_else(|| panic!("no phase {name}"))
-}
-
-fn ops(phase: &Value) -> u64 {
-    phase["workers"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|w| w["span"]["ops"].as_u64().unwrap())
-        .sum()
 }
 
 /// Every directory and file below `dir`, counted.

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{entries, iobm, load};
+use common::{entries, iobm, load, phase_ops};
 use std::path::Path;
 
 const IOR_HARD: &str = "47008";
@@ -47,13 +47,7 @@ fn a_segmented_file_is_written_and_read_back_where_each_transfer_was_placed() {
             "{}",
             phase["errors"]
         );
-        let ops: u64 = phase["workers"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|w| w["span"]["ops"].as_u64().unwrap())
-            .sum();
-        assert_eq!(ops, 8 * 3, "one transfer per segment and job");
+        assert_eq!(phase_ops(phase), 8 * 3, "one transfer per segment and job");
     }
     // The same bytes in one shared file without segments are another workload.
     let plain = work.path().join("p.json");

@@ -47,6 +47,16 @@ pub fn phase_bytes(phase: &Value) -> u64 {
         .sum()
 }
 
+/// Operations done by all workers of a phase.
+pub fn phase_ops(phase: &Value) -> u64 {
+    phase["workers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| u(&w["span"]["ops"]))
+        .sum()
+}
+
 /// Fails unless `result` matches the checked-in JSON Schema of the result contract.
 pub fn assert_matches_schema(result: &Value) {
     let schema_path =

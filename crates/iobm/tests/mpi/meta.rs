@@ -2,20 +2,12 @@
 //! of another rank's items, as the result records), the stonewall's wear-out agreed over the
 //! ranks, and nothing left behind.
 
-use super::common::{entries, load};
+use super::common::{entries, load, phase_ops as ops};
 use super::mpirun;
 use serde_json::Value;
 
 fn phases(run: &Value) -> &Vec<Value> {
     run["phases"].as_array().unwrap()
-}
-
-fn ops(phase: &Value) -> u64 {
-    let workers = phase["workers"].as_array().unwrap();
-    workers
-        .iter()
-        .map(|w| w["span"]["ops"].as_u64().unwrap())
-        .sum()
 }
 
 #[test]
