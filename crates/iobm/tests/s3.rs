@@ -456,6 +456,10 @@ fn wrong_credentials_and_bad_input_are_named_with_the_right_code() {
         (vec!["--obj-size-range", "2M..1M"], "larger"),
         (vec!["--duration", "0s"], "--duration"),
         (vec!["--verify", "--data", "zero"], "stamped data"),
+        (
+            vec!["--range-size", "4KiB"],
+            "--range-size works with get and mixed",
+        ),
     ] {
         let out = iobm().args(["s3", "put"]).args(&args).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{args:?}");
@@ -465,6 +469,16 @@ fn wrong_credentials_and_bad_input_are_named_with_the_right_code() {
         assert!(first.contains(needle), "{err}");
         assert!(err.lines().count() == 1 || err.contains("--help"), "{err}");
     }
+    // A range as large as the objects would quietly be whole-object GETs.
+    let out = iobm()
+        .args(["s3", "get", "--range-size", "1MiB", "--obj-size", "64KiB"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).trim(),
+        "iobm: error: --range-size 1.00 MiB is not smaller than the objects (64.00 KiB): every GET would read whole objects (omit it, or give larger --obj-size)"
+    );
 }
 
 /// Starts a minute-long `iobm s3 put` against `url` with 2 workers and small objects; returns

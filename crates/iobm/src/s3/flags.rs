@@ -102,6 +102,19 @@ pub(super) fn check_args(args: &S3Args) -> Result<(), Failure> {
     if args.batch > 1 && args.op != ObjectOp::Delete {
         return Err(Failure::input("--batch works with delete"));
     }
+    match args.range_size {
+        Some(_) if !matches!(args.op, ObjectOp::Get | ObjectOp::Mixed) => {
+            return Err(Failure::input("--range-size works with get and mixed"));
+        }
+        Some(range) if range >= max => {
+            return Err(Failure::input(format!(
+                "--range-size {} is not smaller than the objects ({}): every GET would read whole objects (omit it, or give larger --obj-size)",
+                iobm_stats::format_bytes(range),
+                iobm_stats::format_bytes(max)
+            )));
+        }
+        _ => {}
+    }
     if args.verify && args.data == iobm_engine::DataKind::Zero {
         return Err(Failure::input(
             "--verify needs stamped data: --data random or compressible:PCT",
