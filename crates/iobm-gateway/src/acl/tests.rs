@@ -494,3 +494,31 @@ fn the_gate_leaves_the_bucket_it_checked_for_the_operation() {
     // Outside a request's scope nothing is kept.
     assert!(checked_bucket("open").is_none());
 }
+
+#[test]
+fn an_unsigned_write_may_not_take_the_disk_an_account_may() {
+    let dir = tempfile::tempdir().unwrap();
+    let policy = gateway(dir.path());
+    bucket(&policy, "open", &owned("alice", Some("public-read-write")));
+    let put = S3Path::object("open", "k");
+    // A body no disk has room for (1 EiB): refused to the anonymous, before it is read.
+    let huge = 1 << 60;
+    let err = policy
+        .authorize_with_body(&Caller::Anonymous, "PutObject", &put, huge)
+        .unwrap_err();
+    assert_eq!(err.code().as_str(), "XMinioStorageFull");
+    assert_eq!(
+        err.status_code(),
+        Some(hyper::StatusCode::INSUFFICIENT_STORAGE)
+    );
+    // An account's writes may fill the disk.
+    assert_eq!(
+        code(policy.authorize_with_body(&account("bob"), "PutObject", &put, huge)),
+        "allowed"
+    );
+    // Reads bring no body to keep.
+    assert_eq!(
+        code(policy.authorize_with_body(&Caller::Anonymous, "GetObject", &put, huge)),
+        "allowed"
+    );
+}
