@@ -343,7 +343,9 @@ impl WorkerResult {
 /// Whether the phase's file writes are made durable only at the end (`--fsync end` or never,
 /// buffered): an operation that returned has not reached the storage.
 fn defers_flush(phase: &Phase) -> bool {
-    let file_write = phase.op.writes() && !matches!(phase.op, Op::Object(_));
+    // Creations of whole files have no flush left for the end of the phase.
+    let file_write =
+        phase.op.writes() && !matches!(phase.op, Op::Object(_) | Op::Meta(_) | Op::Create);
     file_write && !phase.direct && phase.fsync != crate::FsyncPolicy::Each
 }
 

@@ -57,26 +57,48 @@ pub fn render_footer(run: &RunResult) -> String {
 
 /// One line per rank: its workers' bytes over its own span (first start to last end).
 fn rank_table(phase: &PhaseResult) -> String {
-    let mut table = Table::new([
-        "  rank", "host", "workers", "time", "bytes", "MiB/s", "MB/s",
-    ])
-    .left(1);
+    // A phase that moves no bytes, in operations as its workers' rows.
+    let by_ops = phase.bytes() == 0;
+    let columns = if by_ops {
+        ["  rank", "host", "workers", "time", "ops", "ops/s", ""]
+    } else {
+        [
+            "  rank", "host", "workers", "time", "bytes", "MiB/s", "MB/s",
+        ]
+    };
+    let mut table = Table::new(columns).left(1);
     let mut ranks: Vec<u32> = phase.workers.iter().map(|w| w.rank).collect();
     ranks.dedup();
     for rank in ranks {
         let mine: Vec<_> = phase.workers.iter().filter(|w| w.rank == rank).collect();
         let start = mine.iter().map(|w| w.span.start_ns).min().unwrap_or(0);
         let end = mine.iter().map(|w| w.span.end_ns).max().unwrap_or(0);
+        let seconds = end.saturating_sub(start) as f64 / 1e9;
         let bytes: u64 = mine.iter().map(|w| w.span.bytes).sum();
-        let rate = Rate::from_bytes_secs(bytes, end.saturating_sub(start) as f64 / 1e9);
+        let ops: u64 = mine.iter().map(|w| w.span.ops).sum();
+        let rate = Rate::from_bytes_secs(bytes, seconds);
+        let (amount, first, second) = if by_ops {
+            let per_s = if seconds > 0.0 {
+                ops as f64 / seconds
+            } else {
+                0.0
+            };
+            (ops.to_string(), format!("{per_s:.0}"), String::new())
+        } else {
+            (
+                format_bytes(bytes),
+                format!("{:.2}", rate.mib_s()),
+                format!("{:.2}", rate.mb_s()),
+            )
+        };
         table.row([
             format!("  {rank}"),
             mine[0].host.clone(),
             mine.len().to_string(),
             format_duration(Duration::from_nanos(end.saturating_sub(start))),
-            format_bytes(bytes),
-            format!("{:.2}", rate.mib_s()),
-            format!("{:.2}", rate.mb_s()),
+            amount,
+            first,
+            second,
         ]);
     }
     table.render("")

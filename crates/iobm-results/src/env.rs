@@ -289,6 +289,18 @@ pub fn space(path: &Path) -> Option<(u64, u64)> {
     Some((s.f_blocks as u64 * frsize, s.f_bavail as u64 * frsize))
 }
 
+/// Inodes of the file system holding `path`: (all, free to unprivileged users); None where it
+/// reports none (some FUSE and network file systems count no inodes).
+pub fn inodes(path: &Path) -> Option<(u64, u64)> {
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
+    // SAFETY: statvfs fills the zeroed struct from a valid NUL-terminated path.
+    let mut s: libc::statvfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statvfs(c.as_ptr(), &mut s) } != 0 || s.f_files == 0 {
+        return None;
+    }
+    Some((s.f_files as u64, s.f_favail as u64))
+}
+
 /// The environment of a run measuring `dir` (None for targets that are not directories).
 pub fn capture(dir: Option<&Path>) -> Environment {
     let [hostname, kernel, kernel_version, arch] = uname();

@@ -56,10 +56,15 @@ pub fn verdict(phase: &PhaseResult, made: MadeBy) -> Option<CacheVerdict> {
         (false, by) => (
             "cached",
             format!(
-                "the entries were made by {} in an earlier phase and the caches were not dropped: its kernel can answer from its dentry and inode caches without the file system (--drop-caches as root, or --stride with ranks on other hosts)",
+                "the entries were made by {} in an earlier phase and the caches were not dropped: its kernel can answer from its dentry and inode caches{} without the file system (--drop-caches as root, or --stride with ranks on other hosts)",
                 match by {
                     MadeBy::SameHost => "another rank on this host (--stride)",
                     _ => "this client",
+                },
+                if phase.op == "file-read" {
+                    ", and the files' bytes from its page cache,"
+                } else {
+                    ""
                 }
             ),
         ),

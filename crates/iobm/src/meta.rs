@@ -107,6 +107,30 @@ fn check(args: &MetaArgs, ranks: &Ranks) -> Result<(Tree, Vec<MetaPhase>), Failu
             )));
         }
     }
+    // Every directory and file of the namespace at once, against the free inodes.
+    let trees = if tree.unique {
+        tree.workers() as u64
+    } else {
+        1
+    };
+    let made_by_each = [MetaPhase::DirCreate, MetaPhase::FileCreate]
+        .iter()
+        .filter(|p| chosen.contains(p))
+        .count() as u64;
+    let entries = trees.saturating_mul(tree.dirs()).saturating_add(
+        (tree.workers() as u64)
+            .saturating_mul(tree.items_per_worker())
+            .saturating_mul(made_by_each),
+    );
+    if let Some((_, free)) = env::inodes(&args.dir).filter(|&(_, free)| free < entries) {
+        return Err(Failure::input(format!(
+            "--depth {} --branch {} --items {}: the namespace ({entries} directories and files) needs more inodes than the {free} free at {}",
+            args.depth,
+            args.branch,
+            args.items,
+            args.dir.display()
+        )));
+    }
     let read_bytes = args.read_bytes.unwrap_or(args.write_bytes);
     if chosen.contains(&MetaPhase::FileRead) && read_bytes > args.write_bytes {
         return Err(Failure::input(format!(

@@ -211,7 +211,7 @@ fn a_stonewall_stops_every_worker_and_the_later_phases_work_on_what_was_made() {
     let work = tempfile::tempdir().unwrap();
     let json = work.path().join("m.json");
     // Far more files than two workers make in 200 ms on any disk.
-    let items: u64 = 2_000_000;
+    let items: u64 = 500_000;
     let out = iobm()
         .args([
             "meta",
@@ -268,7 +268,7 @@ fn a_stonewall_stops_every_worker_and_the_later_phases_work_on_what_was_made() {
 fn bad_shapes_and_phases_are_refused_before_anything_is_made() {
     let target = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let dir = target.path().to_str().unwrap();
-    let cases: [(&[&str], &str); 6] = [
+    let cases: [(&[&str], &str); 8] = [
         (
             &["--depth", "0", "--items", "0"],
             "--depth 0 --branch 1 --items 0: depth 0 with 0 items: nothing to create",
@@ -291,6 +291,14 @@ fn bad_shapes_and_phases_are_refused_before_anything_is_made() {
         ),
         (
             &["--items", "1000000000000", "--write-bytes", "1MiB"],
+            "needs more inodes than the",
+        ),
+        (
+            &["--depth", "3", "--branch", "1000", "--items", "1"],
+            "--depth 3 --branch 1000 --items 1: the namespace (1001001003 directories and files) needs more inodes than the",
+        ),
+        (
+            &["--items", "1000000", "--write-bytes", "1TiB"],
             "--write-bytes: the files (",
         ),
     ];
@@ -323,7 +331,7 @@ fn ctrl_c_stops_the_phase_saves_what_was_measured_and_removes_everything() {
             "-j",
             "2",
             "--items",
-            "5000000",
+            "1000000",
             "--phases",
             "file-create,file-remove",
         ])

@@ -167,6 +167,11 @@ fn the_files_on_disk_are_the_shapes_names_and_sizes() {
         }
     }
     assert!(dirs.contains("mdt/b1/b0"));
+    // A creation leaves no flush for the end: its first operation's end is kept (warp's
+    // window needs it).
+    for w in &out.workers {
+        assert!(w.span.first_op_end_ns > w.span.start_ns, "{:?}", w.span);
+    }
 }
 
 #[test]
