@@ -443,7 +443,13 @@ fn two_interrupts_together_are_one_the_result_is_saved_and_the_data_removed() {
         .iter()
         .map(|p| (p["name"].as_str().unwrap(), p["status"].as_str().unwrap()))
         .collect();
-    assert_eq!(phases, [("write", "complete"), ("read", "interrupted")]);
+    // The interrupt reached the read, or came before it began (while the written data was
+    // flushed and its pages dropped): either way the read is not complete.
+    assert_eq!(phases[0], ("write", "complete"));
+    assert!(
+        phases[1..] == [("read", "interrupted")] || phases.len() == 1,
+        "{phases:?}"
+    );
     assert!(
         entries(data.path()).is_empty(),
         "{:?}",
