@@ -78,13 +78,23 @@ fn phases_that_move_no_data_are_drawn_in_operations_per_second() {
     assert_eq!(chart["ylabel"], "operations/s");
     assert_eq!(values(&chart, 0), [100.0, 200.0, 300.0, 300.0]);
     assert_eq!(worker_bars(&p)["ylabel"], "operations/s");
-    // In the run's MiB/s they are a gap, not a zero.
+    // A run of which no phase moves data (a meta run) is drawn in operations/s over the run.
     let run = run_throughput(&run_of(&p));
-    assert!(run["series"][0]["values"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .all(Value::is_null));
+    assert_eq!(run["ylabel"], "operations/s");
+    let drawn = &run["series"][0]["values"].as_array().unwrap()[..3];
+    assert_eq!(drawn, [100.0, 200.0, 300.0].map(Value::from));
+    // Beside a phase that moves data, in the run's MiB/s they are a gap, not a zero.
+    let mut both = run_of(&phase("write", 3_000_000_000, &[1, 2, 3]));
+    both.phases.push(p);
+    let run = run_throughput(&both);
+    assert_eq!(run["ylabel"], "MiB/s");
+    let values = run["series"][0]["values"].as_array().unwrap();
+    let (write, create) = values.split_at(values.len() / 2);
+    assert!(
+        write.iter().any(|v| v.as_f64().is_some_and(|r| r > 0.0)),
+        "{write:?}"
+    );
+    assert!(create.iter().all(Value::is_null), "{create:?}");
 }
 
 #[test]
