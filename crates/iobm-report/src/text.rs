@@ -209,13 +209,8 @@ fn operations_phase(mut out: String, phase: &PhaseResult, env: &Environment) -> 
     let mut workers = Table::new(["  worker", "host", "time", "ops", "ops/s"]).left(1);
     for w in &phase.workers {
         let time = w.span.end_ns - w.span.start_ns;
-        let label = if several_ranks {
-            format!("  {}.{}", w.rank, w.worker)
-        } else {
-            format!("  {}", w.worker)
-        };
         workers.row([
-            label,
+            worker_label(w, several_ranks),
             w.host.clone(),
             format_duration(Duration::from_nanos(time)),
             w.span.ops.to_string(),
@@ -240,6 +235,15 @@ fn operations_phase(mut out: String, phase: &PhaseResult, env: &Environment) -> 
     out.push_str(&aggs.render(""));
     phase_tail(&mut out, phase, env);
     out
+}
+
+/// A worker's row name: its id, after its rank's when several ranks ran.
+fn worker_label(w: &iobm_results::WorkerResult, several_ranks: bool) -> String {
+    if several_ranks {
+        format!("  {}.{}", w.rank, w.worker)
+    } else {
+        format!("  {}", w.worker)
+    }
 }
 
 /// One phase: workers, aggregates, latency, CPU, cache evidence, errors and warnings.
@@ -268,13 +272,8 @@ pub fn render_phase(phase: &PhaseResult, env: &Environment) -> String {
     let mut workers = Table::new(["  worker", "host", "time", "bytes", "MiB/s", "MB/s"]).left(1);
     for w in &phase.workers {
         let rate = Rate(w.span.bytes_per_s());
-        let label = if several_ranks {
-            format!("  {}.{}", w.rank, w.worker)
-        } else {
-            format!("  {}", w.worker)
-        };
         workers.row([
-            label,
+            worker_label(w, several_ranks),
             w.host.clone(),
             format_duration(Duration::from_nanos(w.span.end_ns - w.span.start_ns)),
             format_bytes(w.span.bytes),

@@ -241,7 +241,6 @@ fn suite_config(
 ) -> Config {
     let mut config = Config {
         bonnie: Some(bonnie_config(spec)),
-        server_ram_bytes: args.server.server_ram,
         ..plan::config(
             phases,
             Placement {

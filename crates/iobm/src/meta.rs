@@ -237,7 +237,6 @@ impl Meta<'_> {
                 stonewall_s: args.stonewall.map(|w| w.as_secs_f64()),
                 drop_caches: args.drop_caches,
             }),
-            server_ram_bytes: args.server.server_ram,
             ..plan::config(
                 phases,
                 Placement {

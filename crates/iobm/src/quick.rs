@@ -174,7 +174,6 @@ impl Stage for QuickRun<'_> {
     fn config(&self) -> Config {
         let mut config = Config {
             bonnie: Some(crate::bonnie::bonnie_config(&self.bonnie_spec)),
-            server_ram_bytes: self.plan.args.server.server_ram,
             ..plan::config(
                 &self.phases,
                 Placement {

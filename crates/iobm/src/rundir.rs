@@ -117,10 +117,22 @@ impl RunDir {
     /// Removes these files of ours; those already gone are fine. Every one is tried; what
     /// could not be removed is said with how many and the first error.
     pub fn remove_files(&self, files: &[&str]) -> Result<(), LeftBehind> {
+        self.remove_each(files, "files", fs::remove_file)
+    }
+
+    /// Removes each of `names` (inside the run directory) by `remove`; those already gone are
+    /// fine. Every one is tried; what could not be removed is said as `what`, with how many
+    /// and the first error.
+    fn remove_each<N: AsRef<str>>(
+        &self,
+        names: &[N],
+        what: &str,
+        remove: fn(PathBuf) -> io::Result<()>,
+    ) -> Result<(), LeftBehind> {
         let mut failed = 0;
         let mut first = None;
-        for name in files {
-            match fs::remove_file(self.path.join(name)) {
+        for name in names.iter().map(AsRef::as_ref) {
+            match remove(self.path.join(name)) {
                 Err(e) if e.kind() != io::ErrorKind::NotFound => {
                     failed += 1;
                     first.get_or_insert_with(|| {
@@ -132,7 +144,7 @@ impl RunDir {
         }
         match first {
             None => Ok(()),
-            Some(error) => Err(self.left("files", failed, error)),
+            Some(error) => Err(self.left(what, failed, error)),
         }
     }
 
@@ -161,44 +173,13 @@ impl RunDir {
 
     /// Removes directories of ours, which must be empty by now.
     pub fn remove_subdirs(&self, dirs: &[String]) -> Result<(), LeftBehind> {
-        let mut failed = 0;
-        let mut first = None;
-        for dir in dirs {
-            match fs::remove_dir(self.path.join(dir)) {
-                Err(e) if e.kind() != io::ErrorKind::NotFound => {
-                    failed += 1;
-                    first
-                        .get_or_insert_with(|| format!("cannot remove {dir}: {}", describe_io(&e)));
-                }
-                _ => {}
-            }
-        }
-        match first {
-            None => Ok(()),
-            Some(error) => Err(self.left("directories", failed, error)),
-        }
+        self.remove_each(dirs, "directories", fs::remove_dir)
     }
 
     /// Removes trees of ours (a meta run's) with everything in them: the run made them inside
     /// its own directory, and only it worked in them.
     pub fn remove_trees(&self, roots: &[String]) -> Result<(), LeftBehind> {
-        let mut failed = 0;
-        let mut first = None;
-        for root in roots {
-            match fs::remove_dir_all(self.path.join(root)) {
-                Err(e) if e.kind() != io::ErrorKind::NotFound => {
-                    failed += 1;
-                    first.get_or_insert_with(|| {
-                        format!("cannot remove {root}: {}", describe_io(&e))
-                    });
-                }
-                _ => {}
-            }
-        }
-        match first {
-            None => Ok(()),
-            Some(error) => Err(self.left("directories", failed, error)),
-        }
+        self.remove_each(roots, "directories", fs::remove_dir_all)
     }
 
     /// When this process owns the run directory: removes the manifest and the directory, which

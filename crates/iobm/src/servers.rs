@@ -27,6 +27,8 @@ pub struct Servers {
     devices: Vec<String>,
     drop_cmd: Option<String>,
     line_rate: Option<(u64, String)>,
+    /// The server's memory as stated (`--server-ram`).
+    ram: Option<u64>,
 }
 
 impl Servers {
@@ -37,6 +39,7 @@ impl Servers {
         config.server_drop_cmd = self.drop_cmd.clone();
         config.line_rate_bytes_per_s = self.line_rate.as_ref().map(|l| l.0);
         config.line_rate_source = self.line_rate.as_ref().map(|l| l.1.clone());
+        config.server_ram_bytes = self.ram;
     }
 }
 
@@ -85,6 +88,7 @@ impl ServerArgs {
             devices: self.server_devices.clone(),
             drop_cmd: self.server_drop_cmd.clone(),
             line_rate: self.line_rate(storage)?,
+            ram: self.server_ram,
         })
     }
 

@@ -224,7 +224,6 @@ impl WritePlan<'_> {
     fn config(&self, phases: &[Phase], run_dir: String, ranks: &Ranks) -> Config {
         let args = self.args;
         let mut config = Config {
-            server_ram_bytes: args.io.server.server_ram,
             reorder: args.io.reorder,
             ..plan::config(
                 phases,

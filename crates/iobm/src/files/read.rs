@@ -144,7 +144,6 @@ impl ReadPlan<'_> {
         let mut config = Config {
             // What the data set holds is what was written, as its manifest says.
             data: self.manifest.data.clone(),
-            server_ram_bytes: self.args.io.server.server_ram,
             reorder: self.args.io.reorder,
             ..plan::config(
                 std::slice::from_ref(read),

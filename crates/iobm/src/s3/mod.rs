@@ -170,7 +170,6 @@ impl S3Plan<'_> {
             s3: Some(settings),
             // A GET's objects were uploaded with this data before the phase (or kept with it).
             data: phase.data.name(),
-            server_ram_bytes: args.server.server_ram,
             ops: args.ops,
             ..plan::config(
                 std::slice::from_ref(&phase),
