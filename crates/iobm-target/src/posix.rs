@@ -7,8 +7,8 @@ use std::cell::RefCell;
 use std::fs::{self, File};
 use std::io::{self, Seek, SeekFrom};
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
-use std::os::unix::io::{AsRawFd, IntoRawFd};
+use std::os::unix::fs::MetadataExt;
+use std::os::unix::io::{AsRawFd, FromRawFd, IntoRawFd};
 use std::path::{Path, PathBuf};
 
 thread_local! {
@@ -101,30 +101,48 @@ impl Target for PosixTarget {
     }
 
     fn open(&self, name: &str, options: OpenOptions) -> io::Result<Box<dyn Handle>> {
-        let path = self.path(name)?;
-        let mut open = fs::OpenOptions::new();
-        match options.access {
-            Access::Create => open.read(true).write(true).create_new(true),
-            Access::Read => open.read(true),
-            Access::Write => open.read(true).write(true),
-            // A new file, as bonnie++ does (unlink, then O_EXCL), rather than a truncated one.
-            Access::Replace => {
-                match fs::remove_file(&path) {
-                    Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
-                    _ => {}
+        // The flags std's OpenOptions would pass, made here so that the path is built in the
+        // thread's buffer: an open allocates only its handle.
+        let create = libc::O_RDWR | libc::O_CREAT | libc::O_EXCL;
+        let mut flags = libc::O_CLOEXEC
+            | match options.access {
+                Access::Create => create,
+                Access::Read => libc::O_RDONLY,
+                Access::Write => libc::O_RDWR,
+                // A new file, as bonnie++ does (unlink, then O_EXCL), rather than a truncated one.
+                Access::Replace => {
+                    match self.remove(name) {
+                        Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+                        _ => {}
+                    }
+                    create
                 }
-                open.read(true).write(true).create_new(true)
-            }
-        };
+            };
         if options.direct {
-            open.custom_flags(libc::O_DIRECT);
+            flags |= libc::O_DIRECT;
         }
-        let file = open.open(path)?;
+        let mut fd = -1;
+        self.with_path(name, |p| {
+            loop {
+                // SAFETY: a NUL-terminated path that lives through the call; the mode is read
+                // only with O_CREAT.
+                fd = unsafe { libc::open(p, flags, 0o666 as libc::c_uint) };
+                match fd {
+                    0.. => return Ok(()),
+                    _ => match io::Error::last_os_error() {
+                        e if e.kind() == io::ErrorKind::Interrupted => {}
+                        e => return Err(e),
+                    },
+                }
+            }
+        })?;
+        // SAFETY: a descriptor just opened, owned by nothing else.
+        let file = unsafe { File::from_raw_fd(fd) };
         Ok(Box::new(PosixHandle { file }))
     }
 
     fn len(&self, name: &str) -> io::Result<u64> {
-        Ok(fs::metadata(self.path(name)?)?.len())
+        Ok(self.stat(name)?.len)
     }
 
     fn objects(&self, _worker: usize) -> io::Result<Box<dyn crate::Objects + '_>> {

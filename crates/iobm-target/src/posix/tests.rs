@@ -83,3 +83,50 @@ fn dirty_bytes_are_those_not_yet_written_back() {
     file.sync_all().unwrap();
     assert_eq!(dirty_bytes(&path), Some(0));
 }
+
+#[test]
+fn open_flags_follow_the_access_and_names_stay_inside() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = PosixTarget::new(dir.path());
+    let with = |access| OpenOptions {
+        access,
+        direct: false,
+    };
+    for name in ["../x", "/etc/passwd", "a/../../x", ""] {
+        let e = t.open(name, with(Access::Create)).err().unwrap();
+        assert_eq!(e.kind(), io::ErrorKind::InvalidInput, "{name}");
+    }
+    let missing = t.open("none", with(Access::Read)).err().unwrap();
+    assert_eq!(missing.kind(), io::ErrorKind::NotFound);
+    let missing = t.open("none", with(Access::Write)).err().unwrap();
+    assert_eq!(missing.kind(), io::ErrorKind::NotFound);
+
+    let mut h = t.open("f", with(Access::Create)).unwrap();
+    let fd = h.raw_fd().unwrap();
+    // SAFETY: fcntl on a descriptor the handle holds open.
+    let fd_flags = unsafe { libc::fcntl(fd, libc::F_GETFD) };
+    assert_ne!(fd_flags & libc::FD_CLOEXEC, 0, "close-on-exec");
+    h.write_at(b"abcd", 0).unwrap();
+    h.close().unwrap();
+    // SAFETY: umask has no preconditions; set back at once.
+    let mask = unsafe { libc::umask(0) };
+    unsafe { libc::umask(mask) };
+    let mode = fs::metadata(dir.path().join("f")).unwrap().mode() & 0o777;
+    assert_eq!(mode, 0o666 & !mask as u32);
+
+    // Read: no writes; Write: keeps the contents.
+    let mut h = t.open("f", with(Access::Read)).unwrap();
+    assert!(h.write_at(b"x", 0).is_err());
+    h.close().unwrap();
+    let mut h = t.open("f", with(Access::Write)).unwrap();
+    h.write_at(b"X", 1).unwrap();
+    let mut buf = [0u8; 4];
+    h.read_at(&mut buf, 0).unwrap();
+    assert_eq!(&buf, b"aXcd");
+    h.close().unwrap();
+    // Replace: a new, empty file (and a missing one is made).
+    t.open("f", with(Access::Replace)).unwrap().close().unwrap();
+    assert_eq!(t.len("f").unwrap(), 0);
+    t.open("g", with(Access::Replace)).unwrap().close().unwrap();
+    assert_eq!(t.stat("g").unwrap(), Stat { len: 0, dir: false });
+}
