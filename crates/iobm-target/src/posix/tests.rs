@@ -129,4 +129,23 @@ fn open_flags_follow_the_access_and_names_stay_inside() {
     assert_eq!(t.len("f").unwrap(), 0);
     t.open("g", with(Access::Replace)).unwrap().close().unwrap();
     assert_eq!(t.stat("g").unwrap(), Stat { len: 0, dir: false });
+    // A Replace that cannot remove the old one fails with the removal's error.
+    t.create_dir("d").unwrap();
+    let e = t.open("d", with(Access::Replace)).err().unwrap();
+    assert_eq!(e.raw_os_error(), Some(libc::EISDIR), "{e}");
+
+    // O_DIRECT asked is O_DIRECT opened, where the file system takes it (not tmpfs: EINVAL).
+    let direct = OpenOptions {
+        access: Access::Create,
+        direct: true,
+    };
+    match t.open("o", direct) {
+        Ok(h) => {
+            // SAFETY: fcntl on a descriptor the handle holds open.
+            let status = unsafe { libc::fcntl(h.raw_fd().unwrap(), libc::F_GETFL) };
+            assert_ne!(status & libc::O_DIRECT, 0);
+            h.close().unwrap();
+        }
+        Err(e) => assert_eq!(e.raw_os_error(), Some(libc::EINVAL), "{e}"),
+    }
 }
