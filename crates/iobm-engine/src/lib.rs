@@ -9,6 +9,7 @@ pub mod outcome;
 pub mod permute;
 pub mod queued;
 pub mod runner;
+pub mod steady;
 pub mod stonewall;
 pub mod suite;
 mod task;
@@ -17,7 +18,8 @@ pub mod workload;
 
 pub use control::{Control, LivePhase};
 pub use outcome::{CacheDrop, ErrorCount, PhaseEnd, PhaseOutcome, WorkerOutcome};
-pub use runner::{prepare_objects, run_phase, run_phase_agreed, run_phase_gated};
+pub use runner::{prepare_objects, run_phase, run_phase_agreed, run_phase_gated, run_phase_ranked};
+pub use steady::{Steady, SteadyOutcome, Tally};
 pub use stonewall::{Agree, Stonewall};
 pub use workload::{
     object_name, DataKind, Engine, FileSpec, FsyncPolicy, Interleave, ItemName, ItemsPer, Layout,

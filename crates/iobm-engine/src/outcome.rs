@@ -80,6 +80,9 @@ pub struct PhaseOutcome {
     /// What a [`crate::StopRule::Stonewall`] did: where it stopped each worker, the most any
     /// worker of any rank had done, which they then went on to.
     pub stonewall: Option<Stonewall>,
+    /// What `--until-stable` saw ([`crate::Phase::steady`]): when the phase was found steady,
+    /// and the last window's rates.
+    pub steady: Option<crate::steady::SteadyOutcome>,
     /// When the barrier released the workers, ns since the run's origin.
     pub start_ns: u64,
     pub end_ns: u64,
@@ -200,6 +203,7 @@ impl PhaseOutcome {
             op: phase.op,
             end: PhaseEnd::Failed,
             stonewall: None,
+            steady: None,
             start_ns: now,
             end_ns: now,
             workers: vec![empty; phase.workers],

@@ -7,6 +7,7 @@ use crate::cpu::CpuTimes;
 use crate::data::Generator;
 use crate::objects::ObjectTask;
 use crate::outcome::{CacheDrop, ErrorCount, OpOutcome, PhaseEnd, PhaseOutcome, WorkerOutcome};
+use crate::steady::{self, SteadyOutcome, SumRanks};
 use crate::stonewall::{Agree, Wall};
 use crate::task::Task;
 use crate::tasks::file_task;
@@ -65,6 +66,8 @@ struct Shared {
     abort: AtomicBool,
     /// Failed operations so far, across workers.
     errors: AtomicU64,
+    /// Set when `--until-stable` found the phase steady: the workers stop.
+    settled: AtomicBool,
 }
 
 /// Stamps the start of a phase (after every worker is prepared) and publishes it for progress.
@@ -112,6 +115,20 @@ pub fn run_phase_agreed(
     gate: &dyn Fn(),
     agree: Agree,
 ) -> PhaseOutcome {
+    run_phase_ranked(target, phase, control, gate, agree, &|mine| mine)
+}
+
+/// [`run_phase_agreed`], with the sum across ranks that a phase with [`Phase::steady`] makes at
+/// each of its ticks (every rank's coordinating thread calls `sum` at the same ticks, until
+/// the phase is steady or every worker of every rank has ended).
+pub fn run_phase_ranked(
+    target: &dyn Target,
+    phase: &Phase,
+    control: &Control,
+    gate: &dyn Fn(),
+    agree: Agree,
+    sum: SumRanks,
+) -> PhaseOutcome {
     let workers = phase.workers;
     assert!(
         workers <= control.live.len(),
@@ -152,6 +169,7 @@ pub fn run_phase_agreed(
         workers,
         abort: AtomicBool::new(false),
         errors: AtomicU64::new(0),
+        settled: AtomicBool::new(false),
     };
     // Object bodies are made by one generator shared by the workers (it is only read).
     let content = Generator::new(phase.data, phase.verify.unwrap_or(control.run_id));
@@ -185,7 +203,10 @@ pub fn run_phase_agreed(
             }
         }
     };
-    let (results, cpu, start, end) = if workers == 1 && phase.ramp.is_zero() {
+    let mut steady_outcome: Option<SteadyOutcome> = None;
+    // A steady phase needs the coordinating thread to watch its rate.
+    let alone = workers == 1 && phase.ramp.is_zero() && phase.steady.is_none();
+    let (results, cpu, start, end) = if alone {
         // One worker runs on this thread: a process with a single thread keeps the kernel's
         // cheap path for file descriptors (no reference counting or position lock per call),
         // which is a tenth of a one-byte write(2) on tmpfs, as for single-threaded tools.
@@ -226,6 +247,12 @@ pub fn run_phase_agreed(
                     std::thread::sleep(Duration::from_millis(1));
                 }
                 cpu_before = CpuTimes::now();
+            }
+            if let Some(rule) = phase.steady {
+                let done = || handles.iter().all(|h| h.is_finished());
+                let from = start + phase.ramp;
+                let watched = steady::watch(rule, from, control, &done, sum, &shared.settled);
+                steady_outcome = Some(watched);
             }
             if let Some(wall) = wall {
                 wall.resolve(agree);
@@ -289,6 +316,7 @@ pub fn run_phase_agreed(
         op: phase.op,
         end: end_kind,
         stonewall: wall.map(Wall::outcome),
+        steady: steady_outcome,
         // After a warm-up, the phase is what was counted.
         start_ns: control.ns(start + phase.ramp).min(control.ns(end)),
         end_ns: control.ns(end),
@@ -419,6 +447,7 @@ fn run_worker(
         }
         let ended = shared.abort.load(Ordering::Relaxed)
             || control.stop_requested()
+            || shared.settled.load(Ordering::Relaxed)
             || deadline.is_some_and(|d| last_end >= d)
             || quota.is_some_and(|q| i >= q)
             || wear_out.is_some_and(|most| i >= most);
@@ -582,6 +611,8 @@ fn run_worker(
 
 #[cfg(test)]
 mod meta_tests;
+#[cfg(test)]
+mod steady_tests;
 #[cfg(test)]
 mod strided_tests;
 #[cfg(test)]

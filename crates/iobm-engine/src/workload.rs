@@ -459,6 +459,8 @@ pub struct Phase {
     /// Transfers placed interleaved in a shared file ([`Layout::strided`]); the block is then
     /// the transfer size.
     pub interleave: Option<Interleave>,
+    /// `--until-stable`: a phase that stops by time ends once its rate is steady.
+    pub steady: Option<crate::steady::Steady>,
 }
 
 /// How a worker submits block reads and writes.
@@ -506,6 +508,7 @@ impl Phase {
             engine: Engine::Sync,
             tree: None,
             interleave: None,
+            steady: None,
             layout,
         }
     }
