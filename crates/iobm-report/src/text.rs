@@ -3,7 +3,7 @@
 //! percentiles, iobm's own CPU cost, the cache evidence and the warnings.
 
 use crate::table::Table;
-use iobm_results::{Environment, PhaseResult, RunResult, RunStatus};
+use iobm_results::{Environment, PhaseResult, RunResult, RunStatus, SteadyResult};
 use iobm_stats::{format_bytes, format_duration, Rate};
 use std::fmt::Write;
 use std::time::Duration;
@@ -306,6 +306,33 @@ pub fn render_phase(phase: &PhaseResult, env: &Environment) -> String {
     out
 }
 
+/// `--until-stable`'s line: the rule, and when the phase was found steady or how far from it its
+/// last window was.
+fn steady_line(steady: &SteadyResult) -> String {
+    let rate = |r: f64| match steady.unit.as_str() {
+        "ops/s" => format!("{r:.0} ops/s"),
+        _ => format!("{:.2} MiB/s", Rate(r).mib_s()),
+    };
+    let rule = format!(
+        "  until stable ({}% over {}s, sampled every {}s)",
+        steady.tolerance_pct, steady.window_s, steady.tick_s
+    );
+    let spread = match steady.most_off_pct() {
+        Some(off) => format!("within {off:.1}% of their mean {}", rate(steady.mean())),
+        None => "all zero".to_string(),
+    };
+    match steady.stable_at_s {
+        Some(at) => format!(
+            "{rule}: steady at {at:.3}s, where the phase ended: the last window's {} rates {spread}\n",
+            steady.rates.len()
+        ),
+        None => format!(
+            "{rule}: not steady before the phase ended: its last {} rates {spread}\n",
+            steady.rates.len()
+        ),
+    }
+}
+
 /// What every phase ends with: its operations (object phases), latency, CPU, stonewall,
 /// verification, cache evidence, errors and warnings.
 fn phase_tail(out: &mut String, phase: &PhaseResult, env: &Environment) {
@@ -385,6 +412,9 @@ fn phase_tail(out: &mut String, phase: &PhaseResult, env: &Environment) {
             ),
         };
     }
+    if let Some(steady) = &phase.steady {
+        out.push_str(&steady_line(steady));
+    }
     cache::render(out, phase, env);
     if let Some(v) = &phase.cache.verdict {
         let _ = writeln!(out, "  verdict: {}: {}", v.verdict, v.evidence);
@@ -455,12 +485,21 @@ pub fn render_repeats(run: &RunResult) -> String {
     .left(1)
     .left(2);
     let mut why_not: Vec<String> = Vec::new();
+    let mut unstable: Vec<String> = Vec::new();
     for phase in &repeats.phases {
         let moves_data = run
             .phases
             .iter()
             .find(|p| p.name == phase.name)
             .is_none_or(|p| p.moves_data());
+        if let Some(cv) = phase.unstable(moves_data) {
+            unstable.push(format!(
+                "unstable: {}'s makespan varied by {:.1}% (CV) over the repetitions, above {:.0}%: no one figure stands for it (more repetitions, or longer phases)\n",
+                phase.name,
+                100.0 * cv,
+                100.0 * iobm_results::repeats::UNSTABLE_CV
+            ));
+        }
         for a in &phase.aggregates {
             let (spread, unit, scale) = if moves_data {
                 (&a.bytes_per_s, "MiB/s", 1.0 / (1 << 20) as f64)
@@ -498,6 +537,9 @@ pub fn render_repeats(run: &RunResult) -> String {
     );
     for why in why_not {
         out.push_str(&format!("no interval (-): {why}\n"));
+    }
+    for line in unstable {
+        out.push_str(&line);
     }
     out
 }

@@ -97,6 +97,10 @@ pub struct Config {
     /// are in no number of the document. Null: none.
     #[serde(default)]
     pub ramp_s: Option<f64>,
+    /// `--until-stable`: each phase that stops by time ends once its rate is steady, as
+    /// `[tolerance in percent, window in seconds]`. Absent: none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub until_stable: Option<[f64; 2]>,
     /// Content written: "random", "zero" or "compressible:PCT".
     pub data: String,
     /// Whether the data was kept after the run.

@@ -32,7 +32,7 @@ pub use iobm_stats::Series;
 pub use machine::{BlockDevice, ClockInfo, Environment, Nic, StorageInfo};
 pub use phase::{
     CpuUsage, DataOffered, EndpointSeries, ErrorCount, Latency, OperationResult, PhaseResult,
-    PhaseSettings, RankSeries, StonewallResult, WorkerResult,
+    PhaseSettings, RankSeries, SteadyResult, StonewallResult, WorkerResult,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

@@ -51,6 +51,9 @@ pub struct PhaseResult {
     /// What the phase's stonewall did. Absent: the phase had none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stonewall: Option<StonewallResult>,
+    /// What `--until-stable` saw of the phase's rate. Absent: the phase had no such rule.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady: Option<SteadyResult>,
     /// Under MPI: seconds rank 0 spent after the phase gathering the ranks' records and
     /// merging them (outside the phase and its rates); null for one process.
     #[serde(default)]
@@ -207,6 +210,47 @@ pub struct StonewallResult {
     /// The operations every stopped worker went on to, the most any worker of any rank had
     /// done: the items each worker made, which the later phases work on.
     pub wear_out_items: Option<u64>,
+}
+
+/// What `--until-stable` saw: the phase's rate (all workers of all ranks) sampled every tick;
+/// it ended once each rate of the last window was within the tolerance of their mean.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SteadyResult {
+    /// The tolerance, in percent of the window's mean rate.
+    pub tolerance_pct: f64,
+    /// The window, in seconds.
+    pub window_s: f64,
+    /// Seconds between two samples of the rate (a tenth of the window).
+    pub tick_s: f64,
+    /// When the phase was found steady and ended, in seconds since its counted start (after
+    /// any warm-up). Null: it was not steady before it ended otherwise (its duration, an
+    /// error, Ctrl-C).
+    pub stable_at_s: Option<f64>,
+    /// The unit of `rates`: "bytes/s", or "ops/s" when the phase moved no bytes.
+    pub unit: String,
+    /// The last window's rates, one per tick, oldest first (fewer than ten when the phase was
+    /// shorter than a window).
+    pub rates: Vec<f64>,
+}
+
+impl SteadyResult {
+    /// The rates' mean (0 with none).
+    pub fn mean(&self) -> f64 {
+        self.rates.iter().sum::<f64>() / self.rates.len().max(1) as f64
+    }
+
+    /// The largest distance of a rate from the mean, in percent of it; None without a
+    /// positive mean.
+    pub fn most_off_pct(&self) -> Option<f64> {
+        let mean = self.mean();
+        (mean > 0.0).then(|| {
+            self.rates
+                .iter()
+                .map(|r| (r - mean).abs() / mean * 100.0)
+                .fold(0.0, f64::max)
+        })
+    }
 }
 
 /// One worker in one phase.

@@ -126,6 +126,27 @@ impl Spread {
     }
 }
 
+/// A phase whose makespan varied more than this (its coefficient of variation over the
+/// repetitions) is unstable: no one figure stands for it.
+pub const UNSTABLE_CV: f64 = 0.05;
+
+impl PhaseSpread {
+    /// The coefficient of variation of the phase's makespan, in bytes/s (or operations/s for a
+    /// phase that moves no data), when it is above [`UNSTABLE_CV`].
+    pub fn unstable(&self, moves_data: bool) -> Option<f64> {
+        let makespan = self
+            .aggregates
+            .iter()
+            .find(|a| a.kind == AggregateKind::Makespan)?;
+        let spread = if moves_data {
+            &makespan.bytes_per_s
+        } else {
+            &makespan.ops_per_s
+        };
+        spread.cv.filter(|&cv| cv > UNSTABLE_CV)
+    }
+}
+
 /// Whether two confidence intervals overlap: a difference within the noise.
 pub fn overlap([a, b]: [f64; 2], [c, d]: [f64; 2]) -> bool {
     a <= d && c <= b
@@ -236,6 +257,33 @@ mod tests {
         // The geometric mean (7.94) lies in it.
         let geometric = (1.0f64 * 100.0 * 5.0).cbrt();
         assert!(low < geometric && geometric < high);
+    }
+
+    #[test]
+    fn a_makespan_that_varies_past_five_percent_is_unstable() {
+        let whole: RunResult =
+            RunResult::from_json(include_str!("../../iobm/tests/fixtures/stream.json")).unwrap();
+        let scaled = |by: f64| {
+            let mut run = whole.clone();
+            for a in run.phases.iter_mut().flat_map(|p| p.aggregates.iter_mut()) {
+                a.bytes_per_s *= by;
+                a.ops_per_s *= 2.0 - by;
+            }
+            run
+        };
+        // Bytes/s 0.9, 1.0, 1.1 of the run: a CV of 10%; ops/s 1.1, 1.0, 0.9 likewise.
+        let repeats = Repeats::of(&[scaled(0.9), scaled(1.0), scaled(1.1)]);
+        let write = &repeats.phases[0];
+        let cv = write.unstable(true).expect("a CV of 10% is unstable");
+        assert!((cv - 0.1).abs() < 1e-9, "{cv}");
+        // Within 5%: 0.98, 1.0, 1.02 (a CV of 2%).
+        let steady = Repeats::of(&[scaled(0.98), scaled(1.0), scaled(1.02)]);
+        assert_eq!(steady.phases[0].unstable(true), None);
+        assert_eq!(steady.phases[0].unstable(false), None);
+        // Just past the line: a CV of 5.1%.
+        let past = Repeats::of(&[scaled(0.949), scaled(1.0), scaled(1.051)]);
+        assert!(past.phases[0].unstable(true).is_some());
+        assert!(past.phases[0].unstable(false).is_some());
     }
 
     #[test]

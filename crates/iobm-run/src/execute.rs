@@ -9,7 +9,7 @@ use crate::progress;
 use crate::progress::ProgressLine;
 use crate::ranks::{RankPhase, Ranks};
 use crate::record::phase_result;
-use iobm_engine::{run_phase_agreed, Control, Op, Phase, StopRule};
+use iobm_engine::{run_phase_ranked, Control, Op, Phase, StopRule, Tally};
 use iobm_results::checks::{check, Machine};
 use iobm_results::{RunResult, RunStatus};
 use iobm_target::Target;
@@ -79,7 +79,10 @@ pub fn execute(
         let nics_before = around.nics();
         // A stonewall's wear-out is the most any worker of any rank did.
         let agree = |most: u64| ranks.max(most);
-        let outcome = run_phase_agreed(target, &phase, control, &|| ranks.barrier(), &agree);
+        // --until-stable's rate is of every rank's workers.
+        let sum = |mine: Tally| ranks.sum_tally(mine);
+        let gate = || ranks.barrier();
+        let outcome = run_phase_ranked(target, &phase, control, &gate, &agree, &sum);
         let nics_after = around.nics();
         if phase.op == Op::Write && matches!(phase.stop, StopRule::Duration(_)) {
             let written: Vec<u64> = outcome.workers.iter().map(|w| w.span.bytes).collect();

@@ -106,6 +106,10 @@ pub fn config(phases: &[Phase], at: Placement) -> Config {
             StopRule::Once | StopRule::Ops(_) | StopRule::Stonewall(_) => None,
         },
         ramp_s: (!first.ramp.is_zero()).then_some(first.ramp.as_secs_f64()),
+        until_stable: phases
+            .iter()
+            .find_map(|p| p.steady)
+            .map(|s| [s.tolerance() * 100.0, s.window.as_secs_f64()]),
         data: writer.map_or("none written".to_string(), |p| p.data.name()),
         keep: at.keep,
         bonnie: None,

@@ -6,6 +6,7 @@
 use crate::exit::Failure;
 use crate::record::{cpu_usage, latency};
 use iobm_dist::{ClockOffset, Transport};
+use iobm_engine::Tally;
 use iobm_results::checks::{check, Machine};
 use iobm_results::detail::SeriesFolder;
 use iobm_results::{CacheEvidence, DeviceIo, OperationResult, PhaseResult, RankInfo, RunStatus};
@@ -70,6 +71,45 @@ impl Ranks {
                 .fold(value, u64::max)
         });
         self.share(&most)
+    }
+
+    /// Every rank's progress at one of `--until-stable`'s ticks summed, and whether every
+    /// rank's workers have ended, on every rank.
+    pub fn sum_tally(&self, mine: Tally) -> Tally {
+        if self.size() == 1 {
+            return mine;
+        }
+        let mut message = [0u8; 17];
+        message[..8].copy_from_slice(&mine.bytes.to_le_bytes());
+        message[8..16].copy_from_slice(&mine.ops.to_le_bytes());
+        message[16] = u8::from(mine.done);
+        let all = self.transport.gather(&message).map(|all| {
+            let word = |b: &[u8], at: usize| {
+                b.get(at..at + 8)
+                    .and_then(|w| w.try_into().ok())
+                    .map_or(0, u64::from_le_bytes)
+            };
+            all.iter().fold(
+                Tally {
+                    bytes: 0,
+                    ops: 0,
+                    done: true,
+                },
+                |sum, b| Tally {
+                    bytes: sum.bytes + word(b, 0),
+                    ops: sum.ops + word(b, 8),
+                    done: sum.done && b.get(16) == Some(&1),
+                },
+            )
+        });
+        // Rank 0's sum, broadcast (the other ranks' argument is not sent).
+        let summed = all.unwrap_or_default();
+        let [bytes, ops, done] = self.share(&[summed.bytes, summed.ops, u64::from(summed.done)]);
+        Tally {
+            bytes,
+            ops,
+            done: done == 1,
+        }
     }
 
     /// Whether every rank says yes.

@@ -316,6 +316,14 @@ pub fn phase_result(
                 wear_out_items: wall.wear_out,
             }
         }),
+        steady: outcome.steady.as_ref().map(|s| iobm_results::SteadyResult {
+            tolerance_pct: s.rule.tolerance() * 100.0,
+            window_s: s.rule.window.as_secs_f64(),
+            tick_s: s.rule.tick().as_secs_f64(),
+            stable_at_s: s.stable_at.map(|d| d.as_secs_f64()),
+            unit: if s.ops { "ops/s" } else { "bytes/s" }.to_string(),
+            rates: s.rates.clone(),
+        }),
     };
     check(&mut result, machine);
     result

@@ -240,6 +240,7 @@ impl Stage for QuickRun<'_> {
 fn checked(dir: &Path, args: &QuickArgs) -> Result<(usize, u64), Failure> {
     session::writable_dir(dir)?;
     args.output.check()?;
+    args.measure.check_steady(Some(args.step_time))?;
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     let jobs = cpus.clamp(1, 4);
     let available = env::space(dir)

@@ -1,4 +1,5 @@
-//! Snapshot tests of what people read: `iobm report` of saved runs (stream, bonnie, meta, S3
+//! Snapshot tests of what people read: `iobm report` of saved runs (stream, a repeated stream
+//! ended by --until-stable, bonnie, meta, S3
 //! mixed, a two-rank MPI write), `iobm compare` of two bonnie runs and of a cached read beside a real one
 //! (in every format), and the HTML pages. The
 //! documents under fixtures/ were saved by real runs; a change in any report shows as a diff of
@@ -31,6 +32,11 @@ fn report(name: &str) -> String {
 #[test]
 fn stream_report() {
     insta::assert_snapshot!(report("stream.json"));
+}
+
+#[test]
+fn steady_repeated_report() {
+    insta::assert_snapshot!(report("stream-steady.json"));
 }
 
 #[test]

@@ -28,7 +28,9 @@ use s3::{S3_EXAMPLES, SERVE_EXAMPLES};
 use saved::{COMPARE_EXAMPLES, LIMITS_EXAMPLES, MERGE_EXAMPLES};
 use std::path::PathBuf;
 use std::time::Duration;
-use units::{parse_interval, parse_line_rate, parse_positive_duration, parse_positive_size};
+use units::{
+    parse_interval, parse_line_rate, parse_positive_duration, parse_positive_size, parse_steady,
+};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -191,20 +193,59 @@ pub struct MeasureArgs {
     /// range and 95% confidence interval over the N
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub repeat: u32,
+    /// End each phase that runs for a --duration early once its rate is steady: every rate of
+    /// the last WINDOW (sampled ten times in it, over all workers of all ranks) within TOL of
+    /// their mean (fio's steadystate, warp's autoterm) [default without a value: 7.5%/15s]
+    #[arg(long, value_name = "TOL/WINDOW", num_args = 0..=1, require_equals = true, default_missing_value = "7.5%/15s", value_parser = parse_steady)]
+    pub until_stable: Option<iobm_engine::Steady>,
 }
 
 impl MeasureArgs {
-    /// Every phase's series at the chosen interval.
+    /// Every phase's series at the chosen interval, and --until-stable's rule where it applies.
     pub fn apply(&self, phases: &mut [iobm_engine::Phase]) {
-        phases
-            .iter_mut()
-            .for_each(|p| p.interval = self.interval_for(p.stop));
+        for p in phases {
+            p.interval = self.interval_for(p.stop);
+            p.steady = self.steady_for(p.stop);
+        }
     }
 
     /// The series interval of a phase that stops by `stop`: --interval, else one giving a
     /// phase of known length enough points.
     pub fn interval_for(&self, stop: iobm_engine::StopRule) -> Duration {
         self.interval.unwrap_or_else(|| stop.default_interval())
+    }
+
+    /// `--until-stable`'s rule for a phase that stops by `stop`: only one that runs for a
+    /// duration ends when steady.
+    pub fn steady_for(&self, stop: iobm_engine::StopRule) -> Option<iobm_engine::Steady> {
+        matches!(stop, iobm_engine::StopRule::Duration(_))
+            .then_some(self.until_stable)
+            .flatten()
+    }
+
+    /// Refuses `--until-stable` where no phase runs for a duration (`duration`: the run's
+    /// phases' --duration) or its window is not shorter than the duration.
+    pub fn check_steady(&self, duration: Option<Duration>) -> Result<(), iobm_run::exit::Failure> {
+        use iobm_run::exit::Failure;
+        let Some(rule) = self.until_stable else {
+            return Ok(());
+        };
+        let secs = |d: Duration| format!("{}s", d.as_secs_f64());
+        let given = format!(
+            "--until-stable={}%/{}",
+            rule.tolerance() * 100.0,
+            secs(rule.window)
+        );
+        match duration {
+            None => Err(Failure::input(format!(
+                "{given}: ends a phase that runs for a --duration early, and no phase of this run does"
+            ))),
+            Some(d) if rule.window >= d => Err(Failure::input(format!(
+                "{given}: the window is not shorter than the phase's --duration {}",
+                secs(d)
+            ))),
+            Some(_) => Ok(()),
+        }
     }
 }
 

@@ -61,6 +61,32 @@ pub(super) fn parse_positive_rate(s: &str) -> Result<u64, String> {
     }
 }
 
+/// `--until-stable`'s `TOL/WINDOW`: a tolerance in percent (above 0, below 100) and a window of
+/// at least 100ms (ten ticks of at least 10ms).
+pub(super) fn parse_steady(s: &str) -> Result<iobm_engine::Steady, String> {
+    let (tolerance, window) = s
+        .split_once('/')
+        .ok_or("expected TOL/WINDOW, e.g. 7.5%/15s")?;
+    let pct: f64 = tolerance
+        .strip_suffix('%')
+        .ok_or_else(|| format!("the tolerance '{tolerance}' needs a %, e.g. 7.5%"))?
+        .parse()
+        .map_err(|_| format!("the tolerance '{tolerance}' is not a number of percent"))?;
+    if !(pct > 0.0 && pct < 100.0) {
+        return Err(format!(
+            "the tolerance {tolerance} is not between 0% and 100%"
+        ));
+    }
+    let window = parse_positive_duration(window)?;
+    if window < Duration::from_millis(100) {
+        return Err("the window must be at least 100ms (ten samples of 10ms)".to_string());
+    }
+    Ok(iobm_engine::Steady {
+        tolerance_ppm: (pct * 1e4).round() as u32,
+        window,
+    })
+}
+
 /// `MIN..MAX` with sizes that take units.
 pub(super) fn parse_size_range(s: &str) -> Result<(u64, u64), String> {
     let (min, max) = s

@@ -72,6 +72,9 @@ fn phase(name: &str, op: Op, io: &IoArgs, block: u64, seed: u64, layout: &Layout
         interval: io
             .measure
             .interval_for(io.duration.map_or(StopRule::Once, StopRule::Duration)),
+        steady: io
+            .measure
+            .steady_for(io.duration.map_or(StopRule::Once, StopRule::Duration)),
         engine: io.engine().map_or(Engine::Sync, |(engine, _)| engine),
         iodepth: io.iodepth,
         ..Phase::new(name, op, block, layout.clone())
@@ -124,6 +127,7 @@ fn check_write(args: &WriteArgs, ranks: u64, stream: bool) -> Result<Sizes, Fail
     }
     session::writable_dir(&args.dir)?;
     io.output.check()?;
+    io.measure.check_steady(io.duration)?;
     let (engine, _) = io.engine()?;
     if engine == Engine::IoUring && args.fsync == FsyncPolicy::Each {
         return Err(Failure::input(

@@ -146,6 +146,7 @@ impl S3Plan<'_> {
         let mut phase = Phase::objects(op, workers, spec.clone(), stop);
         phase.ramp = args.ramp.unwrap_or_default();
         phase.interval = args.measure.interval_for(stop);
+        phase.steady = args.measure.steady_for(stop);
         phase.data = args.data;
         phase.max_errors = args.max_errors;
         phase.verify = args.verify.then_some(seed);

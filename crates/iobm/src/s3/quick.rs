@@ -73,6 +73,7 @@ pub fn quick_steps(
             );
             put.name = "s3 put 1MiB".to_string();
             put.interval = interval;
+            put.steady = args.measure.steady_for(put.stop);
             let before = gateway.cpu();
             let counted = server_counters(target, QUICK_BUCKET);
             execute(target, vec![put], run, control, ranks, &mut [saved]);
@@ -92,6 +93,7 @@ pub fn quick_steps(
                 );
                 get.name = "s3 get 1MiB".to_string();
                 get.interval = interval;
+                get.steady = args.measure.steady_for(get.stop);
                 let before = gateway.cpu();
                 let counted = server_counters(target, QUICK_BUCKET);
                 execute(target, vec![get], run, control, ranks, &mut [saved]);
