@@ -1,6 +1,7 @@
 //! Multi-rank runs under a real `mpirun` (Open MPI): totals over ranks, one report, clean-up,
 //! per-rank layouts, which rank --reorder reads which region, bonnie on every rank, the
-//! launcher guards, plans and reruns under mpirun, and `iobm meta` across ranks. Built only
+//! launcher guards, plans and reruns under mpirun, `iobm meta` across ranks, and `--until-stable`
+//! summed over ranks. Built only
 //! with `--features mpi`;
 //! scripts/test installs Open MPI and runs them.
 #![cfg(feature = "mpi")]
@@ -12,6 +13,8 @@ mod meta;
 mod plans;
 #[path = "mpi/s3.rs"]
 mod s3;
+#[path = "mpi/steady.rs"]
+mod steady;
 #[path = "mpi/strided.rs"]
 mod strided;
 

@@ -1,0 +1,63 @@
+//! `--until-stable` across ranks: the rate is of every rank's workers, summed at each tick, so
+//! every rank ends the phase at the same tick and the one result says where.
+
+use super::common::{aggregate, entries, load, u};
+use super::mpirun;
+
+#[test]
+fn two_ranks_end_a_steady_phase_together() {
+    let target = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let json = work.path().join("s.json");
+    let args = [
+        "write",
+        "-j",
+        "2",
+        "--size",
+        "8MiB",
+        "--block",
+        "64KiB",
+        "--duration",
+        "120s",
+        "--until-stable=50%/1s",
+        "--fsync",
+        "never",
+        "--json",
+        json.to_str().unwrap(),
+    ];
+    let out = mpirun(2, &args, target.path());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let run = load(&json);
+    let phase = &run["phases"][0];
+    let workers = phase["workers"].as_array().unwrap();
+    assert_eq!(workers.len(), 4);
+    assert!(workers.iter().any(|w| w["rank"] == 1));
+    let steady = &phase["steady"];
+    let at = steady["stable_at_s"].as_f64().expect("steady within 50%");
+    assert!(at < 120.0, "{at}");
+    // Every worker of both ranks stopped at that tick (a tenth of a second): none ran on.
+    let ends: Vec<u64> = workers.iter().map(|w| u(&w["span"]["end_ns"])).collect();
+    let spread = (ends.iter().max().unwrap() - ends.iter().min().unwrap()) as f64 / 1e9;
+    assert!(spread < 0.5, "the workers ended {spread} s apart: {ends:?}");
+    assert!(workers.iter().all(|w| u(&w["span"]["ops"]) > 0));
+    // The rates are of both ranks' workers: their mean is near the phase's rate over all four
+    // (about half of it if each rank watched only its own).
+    let rates: Vec<f64> = steady["rates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r.as_f64().unwrap())
+        .collect();
+    assert_eq!(rates.len(), 10);
+    let mean = rates.iter().sum::<f64>() / 10.0;
+    let makespan = aggregate(phase, "makespan")["bytes_per_s"]
+        .as_f64()
+        .unwrap();
+    let ratio = mean / makespan;
+    assert!((0.8..1.5).contains(&ratio), "{mean} against {makespan}");
+    assert!(entries(target.path()).is_empty());
+}
