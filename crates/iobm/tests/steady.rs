@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{assert_matches_schema, entries, iobm, load, u};
+use common::{assert_matches_schema, entries, floats, iobm, load, u};
 
 #[test]
 fn a_steady_stream_ends_each_phase_early_and_says_where() {
@@ -35,12 +35,7 @@ fn a_steady_stream_ends_each_phase_early_and_says_where() {
         let wall = (u(&phase["end_ns"]) - u(&phase["start_ns"])) as f64 / 1e9;
         // Ended where it was found steady, long before its 120 s.
         assert!((1.0..120.0).contains(&at) && wall < 120.0, "{at} {wall}");
-        let rates: Vec<f64> = steady["rates"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|r| r.as_f64().unwrap())
-            .collect();
+        let rates = floats(&steady["rates"]);
         assert_eq!(rates.len(), 10);
         let mean = rates.iter().sum::<f64>() / 10.0;
         assert!(

@@ -28,6 +28,15 @@ pub fn u(v: &Value) -> u64 {
     v.as_u64().unwrap()
 }
 
+/// A JSON array of numbers.
+pub fn floats(v: &Value) -> Vec<f64> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_f64().unwrap())
+        .collect()
+}
+
 /// Whether one of a phase's warnings says `text`.
 pub fn warns(phase: &Value, text: &str) -> bool {
     phase["warnings"]

@@ -1,7 +1,7 @@
 //! `--until-stable` across ranks: the rate is of every rank's workers, summed at each tick, so
 //! every rank ends the phase at the same tick and the one result says where.
 
-use super::common::{aggregate, entries, load, u};
+use super::common::{aggregate, entries, floats, load, u};
 use super::mpirun;
 
 #[test]
@@ -46,12 +46,7 @@ fn two_ranks_end_a_steady_phase_together() {
     assert!(workers.iter().all(|w| u(&w["span"]["ops"]) > 0));
     // The rates are of both ranks' workers: their mean is near the phase's rate over all four
     // (about half of it if each rank watched only its own).
-    let rates: Vec<f64> = steady["rates"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r.as_f64().unwrap())
-        .collect();
+    let rates = floats(&steady["rates"]);
     assert_eq!(rates.len(), 10);
     let mean = rates.iter().sum::<f64>() / 10.0;
     let makespan = aggregate(phase, "makespan")["bytes_per_s"]
