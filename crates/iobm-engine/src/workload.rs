@@ -4,10 +4,12 @@
 use iobm_stats::names::ops;
 use std::time::Duration;
 
+pub mod find;
 mod object;
 use object::MIXED_NAMES;
 pub use object::{object_name, Mix, ObjectOp, ObjectSpec, MIXED};
 pub mod tree;
+pub use find::FindWork;
 pub use tree::{ItemName, ItemsPer, MetaOp, Tree, TreeWork};
 
 /// The operation a phase repeats. Byte operations work on blocks of the worker's region; the
@@ -459,6 +461,8 @@ pub struct Phase {
     /// Transfers placed interleaved in a shared file ([`Layout::strided`]); the block is then
     /// the transfer size.
     pub interleave: Option<Interleave>,
+    /// The walk of a find phase ([`MetaOp::Find`]).
+    pub find: Option<FindWork>,
 }
 
 /// How a worker submits block reads and writes.
@@ -506,6 +510,7 @@ impl Phase {
             engine: Engine::Sync,
             tree: None,
             interleave: None,
+            find: None,
             layout,
         }
     }
