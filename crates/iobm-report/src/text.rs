@@ -37,6 +37,10 @@ pub fn render_run(run: &RunResult) -> String {
         out.push('\n');
         out.push_str(&crate::bonnie::render_tables(run));
     }
+    if run.io500.is_some() {
+        out.push('\n');
+        out.push_str(&crate::io500::render_scores(run));
+    }
     if run.repeats.is_some() {
         out.push('\n');
         out.push_str(&render_repeats(run));
@@ -142,6 +146,10 @@ fn operations_table(phase: &PhaseResult) -> String {
     let mut out = table.render("");
     let wall_s = phase.end_ns.saturating_sub(phase.start_ns) as f64 / 1e9;
     for o in phase.operations.iter().filter(|o| o.keys > 0) {
+        if o.op == "find" {
+            let _ = writeln!(out, "  find: {} files matched", o.keys);
+            continue;
+        }
         let _ = writeln!(
             out,
             "  {}: {} keys {}, {:.0} keys/s",
