@@ -34,8 +34,12 @@ fn one_process_runs_the_rules_phases_in_order_finds_what_was_made_and_leaves_not
             "150",
             "--label",
             "one",
-            "--json",
+            "--html",
         ])
+        .arg(work.path().join("r.html"))
+        .arg("--csv")
+        .arg(work.path().join("r.csv"))
+        .arg("--json")
         .arg(&json)
         .arg(target.path())
         .assert()
@@ -122,6 +126,18 @@ fn one_process_runs_the_rules_phases_in_order_finds_what_was_made_and_leaves_not
         "{:?}",
         entries(target.path())
     );
+    // The page shows the score lines; the series has rows of every phase.
+    let page = std::fs::read_to_string(work.path().join("r.html")).unwrap();
+    assert!(page.contains("io500-scores") && page.contains("[SCORE] total"));
+    let csv = std::fs::read_to_string(work.path().join("r.csv")).unwrap();
+    for name in RULES {
+        assert!(
+            csv.contains(&format!(",{name},")),
+            "{name}: {}",
+            &csv[..300]
+        );
+    }
+    assert_eq!(run["label"], "one");
 
     // Two io500 results side by side.
     let compared = iobm()
