@@ -62,8 +62,8 @@ fn one_process_runs_the_rules_phases_in_order_finds_what_was_made_and_leaves_not
         assert_eq!(p["workers"].as_array().unwrap().len(), 2, "{name}");
     }
     // Nothing hit the 300 s wall: every worker made all it was asked, every read read it.
-    assert_eq!(phase_bytes(phase(&run, "ior-easy-write")), 2 * 4 << 20);
-    assert_eq!(phase_bytes(phase(&run, "ior-easy-read")), 2 * 4 << 20);
+    assert_eq!(phase_bytes(phase(&run, "ior-easy-write")), 2 * (4 << 20));
+    assert_eq!(phase_bytes(phase(&run, "ior-easy-read")), 2 * (4 << 20));
     assert_eq!(phase_bytes(phase(&run, "ior-hard-write")), 2 * 20 * 47008);
     assert_eq!(phase_bytes(phase(&run, "ior-hard-read")), 2 * 20 * 47008);
     assert_eq!(
@@ -341,4 +341,37 @@ fn a_plan_runs_io500_and_resumes_it() {
         ]
     );
     assert!(entries(target.path()).is_empty());
+}
+
+#[test]
+fn keep_keeps_the_run_directory_with_what_the_phases_left() {
+    let target = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let json = work.path().join("r.json");
+    iobm()
+        .args(["io500", "-j", "2", "--easy-size", "2MiB", "--segments", "4"])
+        .args(["--items", "10", "--keep", "--json"])
+        .arg(&json)
+        .arg(target.path())
+        .assert()
+        .success();
+    let run = load(&json);
+    assert!(run["warnings"].to_string().contains("(--keep)"));
+    let kept = entries(target.path());
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    let run_dir = target.path().join(&kept[0]);
+    // ior's files stay; the deletes removed every mdtest file, their directories stay.
+    assert_eq!(
+        entries(&run_dir),
+        [
+            "ior-easy",
+            "ior-hard",
+            "mdtest-easy.0",
+            "mdtest-easy.1",
+            "mdtest-hard"
+        ]
+    );
+    assert_eq!(entries(&run_dir.join("ior-easy")), ["data.0", "data.1"]);
+    assert_eq!(entries(&run_dir.join("ior-hard")), ["data.shared"]);
+    assert!(entries(&run_dir.join("mdtest-hard")).is_empty());
 }
