@@ -20,7 +20,7 @@ pub use outcome::{CacheDrop, ErrorCount, PhaseEnd, PhaseOutcome, WorkerOutcome};
 pub use runner::{prepare_objects, run_phase, run_phase_agreed, run_phase_gated};
 pub use stonewall::{Agree, Stonewall};
 pub use workload::{
-    object_name, DataKind, Engine, FileSpec, FindWork, FsyncPolicy, Interleave, ItemName, ItemsPer, Layout,
-    MetaOp, Mix, ObjectOp, ObjectSpec, Op, Pattern, PerChar, Phase, Region, StopRule, Tree,
+    object_name, DataKind, Engine, FileSpec, FindWork, FsyncPolicy, Interleave, ItemName, ItemsPer,
+    Layout, MetaOp, Mix, ObjectOp, ObjectSpec, Op, Pattern, PerChar, Phase, Region, StopRule, Tree,
     TreeWork,
 };
