@@ -163,7 +163,8 @@ fn operations_table(phase: &PhaseResult) -> String {
             o.keys as f64 / wall_s.max(1e-9)
         );
     }
-    out.push_str(if phase.op == iobm_stats::names::ops::READWRITE {
+    // Only object operations have requests and answers.
+    out.push_str(if phase.op == iobm_stats::names::ops::READWRITE || phase.op == "find" {
         "  (ops/s and MiB/s per operation: its ops or bytes / the phase's wall time)\n"
     } else {
         "  (ops/s and MiB/s per operation: its ops or bytes / the phase's wall time; latency: request sent to answer received; TTFB: to the answer's head)\n"
