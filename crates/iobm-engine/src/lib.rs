@@ -22,7 +22,7 @@ pub use runner::{prepare_objects, run_phase, run_phase_agreed, run_phase_gated, 
 pub use steady::{Steady, SteadyOutcome, Tally};
 pub use stonewall::{Agree, Stonewall};
 pub use workload::{
-    object_name, DataKind, Engine, FileSpec, FsyncPolicy, Interleave, ItemName, ItemsPer, Layout,
-    MetaOp, Mix, ObjectOp, ObjectSpec, Op, Pattern, PerChar, Phase, Region, StopRule, Tree,
+    object_name, DataKind, Engine, FileSpec, FindWork, FsyncPolicy, Interleave, ItemName, ItemsPer,
+    Layout, MetaOp, Mix, ObjectOp, ObjectSpec, Op, Pattern, PerChar, Phase, Region, StopRule, Tree,
     TreeWork,
 };

@@ -610,6 +610,8 @@ fn run_worker(
 }
 
 #[cfg(test)]
+mod io500_tests;
+#[cfg(test)]
 mod meta_tests;
 #[cfg(test)]
 mod steady_tests;

@@ -22,6 +22,9 @@ pub(crate) fn file_task<'a>(
         .op
         .writes()
         .then(|| DataSource::new(phase.data, phase.block as usize, run_id));
+    if let Some(work) = &phase.find {
+        return Ok(Box::new(find::FindTask::new(target, work, index)));
+    }
     let buf = AlignedBuf::zeroed(phase.block as usize);
     if phase.op.is_metadata() {
         return meta::MetaTask::new(target, phase, index, seed, data, buf)
@@ -404,4 +407,5 @@ impl Task for BlockTask<'_> {
     }
 }
 
+mod find;
 mod meta;

@@ -4,10 +4,12 @@
 use iobm_stats::names::ops;
 use std::time::Duration;
 
+pub mod find;
 mod object;
 use object::MIXED_NAMES;
 pub use object::{object_name, Mix, ObjectOp, ObjectSpec, MIXED};
 pub mod tree;
+pub use find::FindWork;
 pub use tree::{ItemName, ItemsPer, MetaOp, Tree, TreeWork};
 
 /// The operation a phase repeats. Byte operations work on blocks of the worker's region; the
@@ -461,6 +463,8 @@ pub struct Phase {
     pub interleave: Option<Interleave>,
     /// `--until-stable`: a phase that stops by time ends once its rate is steady.
     pub steady: Option<crate::steady::Steady>,
+    /// The walk of a find phase ([`MetaOp::Find`]).
+    pub find: Option<FindWork>,
 }
 
 /// How a worker submits block reads and writes.
@@ -509,6 +513,7 @@ impl Phase {
             tree: None,
             interleave: None,
             steady: None,
+            find: None,
             layout,
         }
     }

@@ -447,6 +447,7 @@ pub fn render(runs: &[(String, RunResult)], layout: Layout) -> String {
             }
             out.push('\n');
             out.push_str(&c.note);
+            out.push_str(&io500_scores(runs));
             let list = c.warnings();
             if !list.is_empty() {
                 out.push_str("\n**Warnings**\n\n");
@@ -482,10 +483,32 @@ pub fn render(runs: &[(String, RunResult)], layout: Layout) -> String {
             }
             out.push_str(&text(&chosen));
             out.push_str(&c.note);
+            out.push_str(&io500_scores(runs));
             out.push_str(&warnings_text(&c));
             out
         }
     }
+}
+
+/// One line per io500 run with its IO500 scores, and the total's ratio to the first run's;
+/// nothing for runs without them.
+fn io500_scores(runs: &[(String, RunResult)]) -> String {
+    let first = runs.first().and_then(|(_, r)| r.io500.as_ref());
+    let mut out = String::new();
+    for (label, run) in runs {
+        let Some(s) = &run.io500 else { continue };
+        let ratio = first.filter(|f| f.score > 0.0).map_or(String::new(), |f| {
+            format!(", x{:.2} of the first", s.score / f.score)
+        });
+        out.push_str(&format!(
+            "IO500 score of {label}: {:.6} (bandwidth {:.6} GiB/s, metadata {:.6} kIOPS{ratio}){}\n",
+            s.score,
+            s.bw_gib_s,
+            s.md_kiops,
+            if s.valid { "" } else { ", NOT a valid submission" }
+        ));
+    }
+    out
 }
 
 /// Text that Markdown shows as it is (a warning's `*` or `_` is not emphasis).

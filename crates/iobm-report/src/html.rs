@@ -89,6 +89,13 @@ pub fn run_page(run: &RunResult) -> String {
             esc(&crate::bonnie::render_tables(run))
         );
     }
+    if run.io500.is_some() {
+        let _ = writeln!(
+            body,
+            "<section id=\"io500-scores\"><h2>IO500's scores</h2><pre class=\"bonnie\">{}</pre></section>",
+            esc(&crate::io500::render_scores(run))
+        );
+    }
     if !run.phases.is_empty() {
         body.push_str("<section><h2>Throughput over the run</h2>\n");
         chart_div(&mut body, "run-throughput");

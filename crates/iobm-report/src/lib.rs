@@ -4,6 +4,7 @@
 pub mod bonnie;
 pub mod compare;
 pub mod html;
+pub mod io500;
 pub mod series;
 pub mod table;
 pub mod text;

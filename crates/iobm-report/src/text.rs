@@ -37,6 +37,10 @@ pub fn render_run(run: &RunResult) -> String {
         out.push('\n');
         out.push_str(&crate::bonnie::render_tables(run));
     }
+    if run.io500.is_some() {
+        out.push('\n');
+        out.push_str(&crate::io500::render_scores(run));
+    }
     if run.repeats.is_some() {
         out.push('\n');
         out.push_str(&render_repeats(run));
@@ -142,6 +146,10 @@ fn operations_table(phase: &PhaseResult) -> String {
     let mut out = table.render("");
     let wall_s = phase.end_ns.saturating_sub(phase.start_ns) as f64 / 1e9;
     for o in phase.operations.iter().filter(|o| o.keys > 0) {
+        if o.op == "find" {
+            let _ = writeln!(out, "  find: {} files matched", o.keys);
+            continue;
+        }
         let _ = writeln!(
             out,
             "  {}: {} keys {}, {:.0} keys/s",
@@ -155,7 +163,8 @@ fn operations_table(phase: &PhaseResult) -> String {
             o.keys as f64 / wall_s.max(1e-9)
         );
     }
-    out.push_str(if phase.op == iobm_stats::names::ops::READWRITE {
+    // Only object operations have requests and answers.
+    out.push_str(if phase.op == iobm_stats::names::ops::READWRITE || phase.op == "find" {
         "  (ops/s and MiB/s per operation: its ops or bytes / the phase's wall time)\n"
     } else {
         "  (ops/s and MiB/s per operation: its ops or bytes / the phase's wall time; latency: request sent to answer received; TTFB: to the answer's head)\n"

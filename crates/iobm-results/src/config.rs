@@ -113,6 +113,9 @@ pub struct Config {
     /// The metadata workload's own settings (runs of kind "meta"). Absent: another kind.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<MetaConfig>,
+    /// Settings of `iobm io500` (absent for other commands).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io500: Option<Io500Config>,
     /// Memory of the server behind the storage (NFS server, S3 server) as the user stated it
     /// with --server-ram, in bytes: a data set smaller than it can be served from that cache.
     /// Null: not stated (network file systems then assume twice this client's RAM).
@@ -266,6 +269,34 @@ pub struct MetaConfig {
     /// Whether the system's dentry, inode and page caches were dropped before each phase that
     /// looks at what was made (`--drop-caches`).
     pub drop_caches: bool,
+}
+
+/// Settings of `iobm io500`: the sizes of its phases and the stonewall of its write phases.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Io500Config {
+    /// ior-easy: bytes of each worker's own file (its writes stop earlier at the stonewall).
+    pub easy_bytes: u64,
+    /// ior-easy: bytes per transfer.
+    pub easy_transfer_bytes: u64,
+    /// ior-hard: bytes per transfer, interleaved in one shared file (47008 by the rules).
+    pub hard_transfer_bytes: u64,
+    /// ior-hard: transfers of each worker (IOR's segments).
+    pub hard_segments: u64,
+    /// mdtest-easy and mdtest-hard: files each worker creates (its creations stop earlier at
+    /// the stonewall).
+    pub items: u64,
+    /// mdtest-hard: bytes written into and read from each file (3901 by the rules).
+    pub hard_file_bytes: u64,
+    /// The write phases' stonewall in seconds (300 by the rules).
+    pub stonewall_s: f64,
+    /// Stats, reads and removals (and ior's reads) worked on what the worker this many ranks on
+    /// made: 1 with several ranks, else 0.
+    pub stride: u32,
+    /// find: a file matched when its name contained this and it held `hard_file_bytes`.
+    pub find_name: String,
+    /// The phases run, in order.
+    pub phases: Vec<String>,
 }
 
 /// Settings of `iobm bonnie` beyond the file workload's.

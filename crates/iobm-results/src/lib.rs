@@ -8,6 +8,7 @@ mod config;
 pub mod detail;
 pub mod env;
 mod evidence;
+pub mod io500;
 pub mod limits;
 mod machine;
 pub mod metadata;
@@ -25,7 +26,7 @@ mod verdict_rules;
 pub mod wire;
 
 pub use bonnie::{BonnieSummary, BonnieTest};
-pub use config::{config_hash, BonnieConfig, Config, MetaConfig, S3Config};
+pub use config::{config_hash, BonnieConfig, Config, Io500Config, MetaConfig, S3Config};
 pub use evidence::{CacheEvidence, CacheVerdict, DeviceIo, NicIo, ServerEvidence, ServerSeries};
 pub use iobm_stats::time;
 pub use iobm_stats::Series;
@@ -79,6 +80,12 @@ pub struct RunResult {
     pub ranks: Vec<RankInfo>,
     /// The bonnie++-shaped table (runs of kind "bonnie"), derived from the phases.
     pub bonnie: Option<BonnieSummary>,
+    /// IO500's scores (runs of kind "io500"), derived from the phases: each scored phase's
+    /// figure, the bandwidth score (GiB/s), the metadata score (kIOPS) and the total, each
+    /// with its formula, and whether the run is a valid IO500 submission. Absent for other
+    /// kinds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io500: Option<io500::Io500Summary>,
     /// Run-wide warnings (each phase also has its own).
     pub warnings: Vec<String>,
     /// A hash of what the run did, not where: the kind and the configuration without the

@@ -134,8 +134,8 @@ pub struct OperationResult {
     pub errors: u64,
     /// Failed attempts that were tried again (--retries), apart from errors.
     pub retried: u64,
-    /// Keys the operations returned (list) or deleted in batches (delete --batch); 0 for the
-    /// others.
+    /// Keys the operations returned (list) or deleted in batches (delete --batch), or the
+    /// files that matched (find); 0 for the others.
     #[serde(default)]
     pub keys: u64,
     /// ops / (phase end_ns - start_ns): over the phase's wall time, as every worker shares it.

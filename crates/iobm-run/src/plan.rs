@@ -114,6 +114,7 @@ pub fn config(phases: &[Phase], at: Placement) -> Config {
         keep: at.keep,
         bonnie: None,
         meta: None,
+        io500: None,
         s3: None,
         server_ram_bytes: None,
         server_metrics: Vec::new(),

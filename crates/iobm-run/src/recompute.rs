@@ -36,5 +36,8 @@ pub fn recompute(run: &mut RunResult) -> Vec<String> {
     if run.bonnie.is_some() {
         run.bonnie = Some(iobm_results::bonnie::summarize(run));
     }
+    if let Some(stonewall_s) = run.io500.as_ref().map(|s| s.stonewall_s) {
+        run.io500 = Some(iobm_results::io500::summarize(run, stonewall_s));
+    }
     differing
 }

@@ -1,7 +1,9 @@
 //! Turns what the engine measured in a phase into the result contract: per-worker records,
 //! aggregates with formulas, latency summary, CPU cost, cache evidence and warnings.
 
-use iobm_engine::{CacheDrop, FsyncPolicy, Op, PerChar, Phase, PhaseEnd, PhaseOutcome, StopRule};
+use iobm_engine::{
+    CacheDrop, FsyncPolicy, MetaOp, Op, PerChar, Phase, PhaseEnd, PhaseOutcome, StopRule,
+};
 use iobm_results::checks::{check, Machine};
 use iobm_results::storage::{BackingFile, Below, BottomIo, OwnIo};
 use iobm_results::{
@@ -305,7 +307,10 @@ pub fn phase_result(
         detached: Default::default(),
         offered: None,
         operations: match phase.op {
-            Op::Object(_) | Op::ReadWrite { .. } => operations(phase, outcome),
+            // A find's matches are its keys.
+            Op::Object(_) | Op::ReadWrite { .. } | Op::Meta(MetaOp::Find) => {
+                operations(phase, outcome)
+            }
             _ => Vec::new(),
         },
         stonewall: outcome.stonewall.as_ref().map(|wall| {

@@ -162,6 +162,7 @@ pub fn skeleton(
         phases: Vec::new(),
         ranks: Vec::new(),
         bonnie: None,
+        io500: None,
         warnings,
     }
 }

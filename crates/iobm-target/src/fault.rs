@@ -59,6 +59,9 @@ impl<T: Target> Target for FaultTarget<T> {
     fn rename(&self, from: &str, to: &str) -> io::Result<()> {
         self.inner.rename(from, to)
     }
+    fn list_dir(&self, name: &str) -> io::Result<Vec<crate::DirEntry>> {
+        self.inner.list_dir(name)
+    }
     fn resident_bytes(&self, name: &str) -> Option<io::Result<u64>> {
         self.inner.resident_bytes(name)
     }

@@ -56,6 +56,15 @@ pub struct Stat {
     pub dir: bool,
 }
 
+/// One entry of a directory, as [`Target::list_dir`] gives it.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct DirEntry {
+    /// The entry's own name (one component, never `.` or `..`).
+    pub name: String,
+    /// The entry is a directory (else a file or anything else).
+    pub dir: bool,
+}
+
 /// Kernel block-device counters for the device behind a target, in bytes.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct DeviceCounters {
@@ -100,6 +109,15 @@ pub trait Target: Send + Sync {
     /// the name. Targets without directories know only objects, by their length.
     fn stat(&self, name: &str) -> io::Result<Stat> {
         self.len(name).map(|len| Stat { len, dir: false })
+    }
+    /// The entries of directory `name` (`""`: the target's root), in no particular order,
+    /// without `.` and `..` (`readdir(3)`); an error of kind `NotFound` when there is none.
+    /// Targets without directories cannot list.
+    fn list_dir(&self, _name: &str) -> io::Result<Vec<DirEntry>> {
+        Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "this target cannot list directories",
+        ))
     }
     /// Renames a file or directory this run created (`rename(2)`: one that has the new name
     /// is replaced).

@@ -2,7 +2,7 @@
 //! that need to read back what was written, and for measuring the engine's own cost without a
 //! file system.
 
-use crate::{Access, Capabilities, Handle, OpenOptions, Stat, Target};
+use crate::{Access, Capabilities, DirEntry, Handle, OpenOptions, Stat, Target};
 use std::collections::{HashMap, HashSet};
 use std::io;
 use std::sync::{Arc, Mutex, RwLock};
@@ -149,6 +149,32 @@ impl Target for MemTarget {
             return Ok(Stat { len: 0, dir: true });
         }
         self.len(name).map(|len| Stat { len, dir: false })
+    }
+
+    /// The names directly inside `name` (a scan of every name: for tests, not for millions).
+    fn list_dir(&self, name: &str) -> io::Result<Vec<DirEntry>> {
+        let objects = self.objects.read().unwrap();
+        let dirs = self.dirs.read().unwrap();
+        if !name.is_empty() && !dirs.contains(name) {
+            return Err(not_found(name));
+        }
+        let child = |n: &String| match name {
+            "" => (!n.contains('/')).then(|| n.clone()),
+            _ => n
+                .strip_prefix(name)
+                .and_then(|rest| rest.strip_prefix('/'))
+                .filter(|rest| !rest.contains('/'))
+                .map(str::to_string),
+        };
+        let files = objects
+            .keys()
+            .filter_map(child)
+            .map(|name| DirEntry { name, dir: false });
+        let subdirs = dirs
+            .iter()
+            .filter_map(child)
+            .map(|name| DirEntry { name, dir: true });
+        Ok(files.chain(subdirs).collect())
     }
 
     /// Renames a file, or a directory with everything in it.

@@ -4,7 +4,7 @@ use crate::fault::FaultTarget;
 use crate::mem::MemTarget;
 use crate::null::NullTarget;
 use crate::posix::PosixTarget;
-use crate::{Access, OpenOptions, Stat, Target};
+use crate::{Access, DirEntry, OpenOptions, Stat, Target};
 use std::io;
 
 fn write(t: &dyn Target, name: &str, bytes: &[u8]) -> io::Result<()> {
@@ -65,6 +65,90 @@ fn namespace_calls(t: &dyn Target) {
     t.remove_dir("a/d").unwrap();
     t.remove_dir("a").unwrap();
     assert_eq!(t.stat("a").unwrap_err().kind(), io::ErrorKind::NotFound);
+}
+
+/// A directory's entries, sorted.
+fn listed(t: &dyn Target, dir: &str) -> Vec<DirEntry> {
+    let mut entries = t.list_dir(dir).unwrap();
+    entries.sort();
+    entries
+}
+
+fn entry(name: &str, dir: bool) -> DirEntry {
+    DirEntry {
+        name: name.to_string(),
+        dir,
+    }
+}
+
+/// What find needs of a target: the entries directly inside a directory, its root's too, each
+/// said to be a directory or not; nothing of a deeper level, of a sibling with a longer name, or
+/// of a directory that is not there.
+fn listing_calls(t: &dyn Target) {
+    t.create_dir("a").unwrap();
+    t.create_dir("a/b").unwrap();
+    t.create_dir("ab").unwrap();
+    write(t, "a/f.1", b"1").unwrap();
+    write(t, "a/b/f.2", b"22").unwrap();
+    write(t, "ab/g", b"").unwrap();
+    write(t, "top", b"").unwrap();
+    assert_eq!(listed(t, "a"), vec![entry("b", true), entry("f.1", false)]);
+    assert_eq!(listed(t, "a/b"), vec![entry("f.2", false)]);
+    assert_eq!(listed(t, "ab"), vec![entry("g", false)]);
+    assert_eq!(
+        listed(t, ""),
+        vec![entry("a", true), entry("ab", true), entry("top", false)]
+    );
+    let missing = t.list_dir("nowhere").unwrap_err();
+    assert_eq!(missing.kind(), io::ErrorKind::NotFound, "{missing}");
+    for (file, dir) in [
+        ("a/b/f.2", "a/b"),
+        ("a/f.1", "a"),
+        ("ab/g", "ab"),
+        ("top", ""),
+    ] {
+        t.remove(file).unwrap();
+        if !dir.is_empty() {
+            assert!(!listed(t, dir).iter().any(|e| !e.dir), "{dir}");
+        }
+    }
+    t.remove_dir("a/b").unwrap();
+    assert!(listed(t, "a").is_empty());
+    for dir in ["a", "ab"] {
+        t.remove_dir(dir).unwrap();
+    }
+    assert!(listed(t, "").is_empty());
+}
+
+#[test]
+fn the_memory_target_lists_its_directories() {
+    listing_calls(&MemTarget::new());
+}
+
+#[test]
+fn the_posix_target_lists_its_directories() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = PosixTarget::new(dir.path());
+    listing_calls(&t);
+    for bad in ["../x", "a/../..", "/etc", "a//b"] {
+        let kind = io::ErrorKind::InvalidInput;
+        assert_eq!(t.list_dir(bad).unwrap_err().kind(), kind, "{bad}");
+    }
+}
+
+#[test]
+fn the_fault_target_passes_listings_through() {
+    listing_calls(&FaultTarget::fail_writes_after(
+        MemTarget::new(),
+        1 << 20,
+        libc::ENOSPC,
+    ));
+}
+
+#[test]
+fn the_null_target_cannot_list() {
+    let e = NullTarget.list_dir("").unwrap_err();
+    assert_eq!(e.kind(), io::ErrorKind::Unsupported);
 }
 
 #[test]

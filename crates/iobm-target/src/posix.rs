@@ -2,7 +2,7 @@
 //! `pwrite`/`pread`, optionally `O_DIRECT`; it can also report page-cache residency (`mincore`)
 //! and the block device's counters, which is how iobm tells a cache effect from a disk rate.
 
-use crate::{Access, Capabilities, DeviceCounters, Handle, OpenOptions, Stat, Target};
+use crate::{Access, Capabilities, DeviceCounters, DirEntry, Handle, OpenOptions, Stat, Target};
 use std::cell::RefCell;
 use std::fs::{self, File};
 use std::io::{self, Seek, SeekFrom};
@@ -179,6 +179,23 @@ impl Target for PosixTarget {
             Ok(())
         })?;
         Ok(found)
+    }
+
+    fn list_dir(&self, name: &str) -> io::Result<Vec<DirEntry>> {
+        let path = match name {
+            "" => self.root.clone(),
+            _ => self.path(name)?,
+        };
+        fs::read_dir(path)?
+            .map(|entry| {
+                let entry = entry?;
+                Ok(DirEntry {
+                    name: entry.file_name().to_string_lossy().into_owned(),
+                    // The type readdir gave, without a stat where the file system tells it.
+                    dir: entry.file_type()?.is_dir(),
+                })
+            })
+            .collect()
     }
 
     fn rename(&self, from: &str, to: &str) -> io::Result<()> {

@@ -7,6 +7,7 @@ pub mod cli;
 pub mod compare;
 pub mod files;
 pub mod gateway;
+pub mod io500;
 pub mod kept;
 pub mod limits;
 pub mod merge;
@@ -83,6 +84,7 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         Command::Read(args) => files::read(args, &argv),
         Command::Bonnie(args) => bonnie::bonnie(args, &argv),
         Command::Meta(args) => meta::meta(args, &argv),
+        Command::Io500(args) => io500::io500(args, &argv),
         Command::Compare(args) => compare::compare(args),
         Command::Serve(args) => serve::serve(args),
         Command::S3(args) => s3::s3(*args, &argv),

@@ -10,7 +10,7 @@ use std::ffi::OsString;
 
 /// The commands a spec can hold: those that run a workload and save a result.
 pub const COMMANDS: &[&str] = &[
-    "write", "read", "stream", "bonnie", "meta", "s3", "quick", "merge",
+    "write", "read", "stream", "bonnie", "meta", "io500", "s3", "quick", "merge",
 ];
 
 /// Options a spec never holds: secrets, where outputs go (chosen again by whoever runs the

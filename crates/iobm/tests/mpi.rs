@@ -7,6 +7,8 @@
 #![cfg(feature = "mpi")]
 
 mod common;
+#[path = "mpi/io500.rs"]
+mod io500;
 #[path = "mpi/meta.rs"]
 mod meta;
 #[path = "mpi/plans.rs"]

@@ -327,6 +327,18 @@ fn print_spec_of_every_command_round_trips_through_iobm_run() {
             "1KiB",
             &dir,
         ],
+        vec![
+            "io500",
+            "--easy-size",
+            "2MiB",
+            "--segments",
+            "4",
+            "--items",
+            "20",
+            "--stonewall",
+            "30s",
+            &dir,
+        ],
         vec!["merge", "--whole", &m1, &m2],
     ];
     for (i, args) in commands.iter().enumerate() {
@@ -377,7 +389,7 @@ fn print_spec_of_every_command_round_trips_through_iobm_run() {
         assert_eq!(planned["config_hash"], direct["config_hash"], "{args:?}");
         assert_eq!(planned["kind"], direct["kind"], "{args:?}");
         // Where the command can tell before it runs, the dry run shows that config hash.
-        if ["write", "stream", "bonnie", "read", "s3", "meta"].contains(&args[0]) {
+        if ["write", "stream", "bonnie", "read", "s3", "meta", "io500"].contains(&args[0]) {
             let dry = iobm()
                 .args(["run", "--dry-run"])
                 .arg(&plan)
@@ -488,6 +500,7 @@ fn every_workload_command_stops_after_its_checks() {
         vec!["bonnie", "--size", "4MiB", "--files", "1:4096:0:2", &dir],
         vec!["quick", &dir],
         vec!["s3", "put", "--ops", "4", "--dir", &dir],
+        vec!["io500", "--items", "10", &dir],
         vec!["merge", &kept, &kept],
     ];
     for args in &commands {

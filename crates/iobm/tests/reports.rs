@@ -1,5 +1,5 @@
 //! Snapshot tests of what people read: `iobm report` of saved runs (stream, a repeated stream
-//! ended by --until-stable, bonnie, meta, S3
+//! ended by --until-stable, bonnie, meta, io500, S3
 //! mixed, a two-rank MPI write), `iobm compare` of two bonnie runs and of a cached read beside a real one
 //! (in every format), and the HTML pages. The
 //! documents under fixtures/ were saved by real runs; a change in any report shows as a diff of
@@ -42,6 +42,15 @@ fn steady_repeated_report() {
 #[test]
 fn meta_report() {
     insta::assert_snapshot!(report("meta.json"));
+}
+
+/// The twelve phases of an io500 run, then its score lines, each with its formula, and why it
+/// is not a valid submission.
+#[test]
+fn io500_report() {
+    let text = report("io500.json");
+    assert!(text.contains("[SCORE] total"), "{text}");
+    insta::assert_snapshot!(text);
 }
 
 #[test]

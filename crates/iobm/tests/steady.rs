@@ -120,6 +120,10 @@ fn bad_rules_and_runs_without_a_timed_phase_are_refused_in_one_line() {
             "--until-stable=5%/1s: ends a phase that runs for a --duration early",
         ),
         (
+            vec!["io500", "--until-stable=5%/1s", d],
+            "--until-stable=5%/1s: ends a phase that runs for a --duration early",
+        ),
+        (
             vec!["meta", "--until-stable=5%/1s", d],
             "--until-stable=5%/1s: ends a phase that runs for a --duration early",
         ),

@@ -184,6 +184,7 @@ impl Task for MetaTask<'_> {
                 MetaOp::FileRead => self.read(self.size)?,
                 MetaOp::FileRename => t.rename(name, &self.to)?,
                 MetaOp::FileRemove => t.remove(name)?,
+                MetaOp::Find => unreachable!("find runs as FindTask"),
             },
             _ => unreachable!("byte ops run as BlockTask"),
         }

@@ -27,10 +27,13 @@ pub enum MetaOp {
     TreeCreate,
     /// `rmdir` of a directory of the tree itself, children first.
     TreeRemove,
+    /// One directory entry examined by a walk (IO500's find): listed with its directory, its
+    /// name matched, its size asked when the name matches ([`crate::FindWork`]).
+    Find,
 }
 
 /// The operations' names, as results name their books.
-static NAMES: [&str; 10] = [
+static NAMES: [&str; 11] = [
     "dir-create",
     "dir-stat",
     "dir-remove",
@@ -41,11 +44,12 @@ static NAMES: [&str; 10] = [
     "file-remove",
     "tree-create",
     "tree-remove",
+    "find",
 ];
 
 impl MetaOp {
-    /// Every operation, in mdtest's order of phases.
-    pub const ALL: [MetaOp; 10] = [
+    /// Every operation, in mdtest's order of phases, then IO500's find.
+    pub const ALL: [MetaOp; 11] = [
         MetaOp::TreeCreate,
         MetaOp::DirCreate,
         MetaOp::DirStat,
@@ -56,6 +60,7 @@ impl MetaOp {
         MetaOp::FileRename,
         MetaOp::FileRemove,
         MetaOp::TreeRemove,
+        MetaOp::Find,
     ];
 
     pub fn name(self) -> &'static str {
@@ -80,6 +85,9 @@ impl MetaOp {
             MetaOp::FileRemove => "unlink of one file",
             MetaOp::TreeCreate => "mkdir of one directory of the tree",
             MetaOp::TreeRemove => "rmdir of one directory of the tree",
+            MetaOp::Find => {
+                "one directory entry examined (listed with its directory, a stat when its name matches)"
+            }
         }
     }
 
@@ -389,20 +397,30 @@ impl TreeWork {
             MetaOp::FileStat | MetaOp::FileRead | MetaOp::FileRemove => {
                 self.tree.write_item(out, now, owner, i)
             }
+            // A walk names what it lists, not items of a tree.
+            MetaOp::Find => {}
         }
     }
 }
 
 impl crate::Phase {
-    /// Limits a metadata phase to the `made` items per worker that an earlier creating phase
-    /// (`create`) made when its stonewall cut it short: the stats, reads, renames and removals
-    /// of the files it created, or of the directories. Other phases are left as they are.
+    /// Limits a phase to the `made` operations per worker that an earlier phase (`create`)
+    /// did when its stonewall cut it short: the stats, reads, renames and removals of the files
+    /// a creation made in the same tree, or of its directories; the reads of the transfers a
+    /// write wrote in the same directory's files, with the same transfers. Other phases are
+    /// left as they are.
     pub fn limit_to_made(&mut self, create: &crate::Phase, made: u64) {
+        if create.op == crate::Op::Write {
+            return self.limit_to_transfers(create, made);
+        }
         let (crate::Op::Meta(made_by), crate::Op::Meta(op), Some(work)) =
             (create.op, self.op, &mut self.tree)
         else {
             return;
         };
+        if create.tree.as_ref().map(|w| &w.tree) != Some(&work.tree) {
+            return;
+        }
         let follows = match made_by {
             MetaOp::FileCreate => !op.on_dirs() && !op.on_tree() && op != MetaOp::FileCreate,
             MetaOp::DirCreate => op.on_dirs() && op != MetaOp::DirCreate,
@@ -410,6 +428,31 @@ impl crate::Phase {
         };
         if follows {
             work.limit = Some(made);
+        }
+    }
+
+    /// A read of the files of a write that a stonewall cut at `made` transfers per worker
+    /// (every worker of every rank wrote that many, or its whole region): each region cut to
+    /// as many of its transfers. The files are the write's when they are in the same
+    /// directory, as a read of the next rank's files is.
+    fn limit_to_transfers(&mut self, write: &crate::Phase, made: u64) {
+        let dir = |p: &crate::Phase| {
+            p.layout
+                .files
+                .first()
+                .map(|f| f.name.rsplit_once('/').map_or("", |(d, _)| d).to_string())
+        };
+        let same = self.op == crate::Op::Read
+            && self.block == write.block
+            && self.interleave == write.interleave
+            && dir(self).is_some()
+            && dir(self) == dir(write);
+        if !same {
+            return;
+        }
+        let written = made.saturating_mul(write.block);
+        for region in &mut self.layout.regions {
+            region.len = region.len.min(written);
         }
     }
 }

@@ -4,6 +4,7 @@
 //! results (`saved`).
 
 mod files;
+mod io500;
 mod meta;
 mod plans;
 mod s3;
@@ -13,6 +14,7 @@ mod tests;
 mod units;
 
 pub use files::{per_char_name, BonnieArgs, FilesArg, IoArgs, ReadArgs, WriteArgs};
+pub use io500::Io500Args;
 pub use meta::{MetaArgs, MetaPhase};
 pub use plans::{RerunArgs, RunArgs};
 pub use s3::{S3Args, ServeArgs};
@@ -21,6 +23,7 @@ pub use units::{parse_data, parse_files};
 
 use clap::{Args, Parser, Subcommand};
 use files::BONNIE_EXAMPLES;
+use io500::IO500_EXAMPLES;
 use iobm_run::exit::EXIT_CODES_HELP;
 use meta::META_EXAMPLES;
 use plans::RUN_EXAMPLES;
@@ -86,6 +89,10 @@ pub enum Command {
     /// renamed and removed in trees of a shape, by every worker of every rank
     #[command(after_help = format!("{META_EXAMPLES}\n\n{EXIT_CODES_HELP}"))]
     Meta(MetaArgs),
+    /// The IO500 suite: ior-easy, ior-hard, mdtest-easy, mdtest-hard and find in the rules'
+    /// order, the write phases stonewalled, with the bandwidth, metadata and total scores
+    #[command(after_help = format!("{IO500_EXAMPLES}\n\n{EXIT_CODES_HELP}"))]
+    Io500(Io500Args),
     /// Side-by-side table of saved results of one kind, with ratios to the first
     #[command(after_help = COMPARE_EXAMPLES)]
     Compare(CompareArgs),

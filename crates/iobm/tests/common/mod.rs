@@ -2,6 +2,7 @@
 #![allow(dead_code)] // each test crate uses its own share of them
 
 pub mod browser;
+pub mod io500;
 pub mod mount;
 
 use assert_cmd::Command;

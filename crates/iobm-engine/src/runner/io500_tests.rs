@@ -1,0 +1,179 @@
+//! Unit tests of what IO500's suite needs of the runner: the find walk, a stonewalled write and
+//! the later phases limited to what the wall let be made.
+
+use super::*;
+use crate::workload::{FindWork, ItemsPer, MetaOp, Tree, TreeWork};
+use iobm_target::mem::MemTarget;
+use iobm_target::posix::PosixTarget;
+use iobm_target::OpenOptions;
+use std::time::Duration;
+
+fn file(t: &dyn Target, name: &str, len: usize) {
+    let create = OpenOptions {
+        access: iobm_target::Access::Create,
+        direct: false,
+    };
+    let mut h = t.open(name, create).unwrap();
+    h.write_at(&vec![7u8; len], 0).unwrap();
+    h.close().unwrap();
+}
+
+/// Three roots, one with a subdirectory: 8 entries, of which 2 files match (their names
+/// contain "01" and they hold 3901 bytes); "f.101" is too short, "x01" is a directory.
+fn namespace(t: &dyn Target) {
+    for dir in ["a", "a/x01", "b", "c"] {
+        t.create_dir(dir).unwrap();
+    }
+    file(t, "a/f.01", 3901);
+    file(t, "a/f.2", 3901);
+    file(t, "a/x01/f.301", 3901);
+    file(t, "a/x01/f.101", 10);
+    file(t, "b/g.0", 0);
+    file(t, "b/g.1", 0);
+    file(t, "c/h", 0);
+}
+
+fn find(jobs: usize) -> Phase {
+    Phase::find(
+        "find",
+        FindWork {
+            roots: vec!["a".into(), "b".into(), "c".into()],
+            rank: 0,
+            ranks: 1,
+            jobs,
+            name_contains: "01".into(),
+            size: Some(3901),
+        },
+    )
+}
+
+#[test]
+fn find_examines_every_entry_below_its_roots_once_and_counts_the_matches() {
+    let mem = MemTarget::new();
+    namespace(&mem);
+    let dir = tempfile::tempdir().unwrap();
+    let posix = PosixTarget::new(dir.path());
+    namespace(&posix);
+    for (target, jobs) in [
+        (&mem as &dyn Target, 1),
+        (&mem, 2),
+        (&posix, 3),
+        (&posix, 5),
+    ] {
+        let control = Control::new(1, jobs);
+        let out = run_phase(target, &find(jobs), &control);
+        assert_eq!(out.end, PhaseEnd::Completed, "{:?}", out.errors);
+        let examined: u64 = out.workers.iter().map(|w| w.span.ops).sum();
+        assert_eq!(examined, 8, "{jobs} workers");
+        assert_eq!(out.by_op[0].keys, 2, "{jobs} workers");
+    }
+}
+
+#[test]
+fn find_fails_on_a_root_that_is_not_there() {
+    let mem = MemTarget::new();
+    mem.create_dir("a").unwrap();
+    let out = run_phase(&mem, &find(1), &Control::new(1, 1));
+    assert_eq!(out.end, PhaseEnd::Failed);
+    assert!(out.errors[0].first.contains("find b"), "{:?}", out.errors);
+}
+
+/// A write of `blocks` 4 KiB transfers per worker in `dir`, each worker its own file.
+fn write(dir: &str, jobs: usize, blocks: u64) -> Phase {
+    let mut layout = Layout::file_per_worker(jobs, blocks * 4096);
+    for f in &mut layout.files {
+        f.name = format!("{dir}/{}", f.name);
+    }
+    Phase::new("write", Op::Write, 4096, layout)
+}
+
+#[test]
+fn a_stonewalled_write_wears_out_to_the_most_of_every_rank_and_its_reads_read_that() {
+    let mem = MemTarget::new();
+    mem.create_dir("easy").unwrap();
+    mem.create_dir("other").unwrap();
+    let jobs = 3;
+    let phase = Phase {
+        stop: StopRule::Stonewall(Duration::ZERO),
+        ..write("easy", jobs, 100)
+    };
+    prepare_objects(&mem, &phase.layout).unwrap();
+    let control = Control::new(1, jobs);
+    // The wall stops every worker before its first transfer; another rank had written 6.
+    let out = run_phase_agreed(&mem, &phase, &control, &|| {}, &|most| most.max(6));
+    assert_eq!(out.end, PhaseEnd::Completed, "{:?}", out.errors);
+    assert_eq!(out.items_done(), Some(6));
+    for f in &phase.layout.files {
+        assert_eq!(mem.len(&f.name).unwrap(), 6 * 4096, "{}", f.name);
+    }
+    let read = Phase::new("read", Op::Read, 4096, phase.layout.clone());
+    let mut later = [read.clone(), read.clone(), read.clone()];
+    // Another directory's files, and transfers of another size, are not the write's.
+    let other = Phase::new("read", Op::Read, 4096, write("other", jobs, 100).layout);
+    later[1] = other;
+    later[2].block = 8192;
+    for p in &mut later {
+        p.limit_to_made(&phase, 6);
+    }
+    assert!(later[0].layout.regions.iter().all(|r| r.len == 6 * 4096));
+    assert!(later[1].layout.regions.iter().all(|r| r.len == 100 * 4096));
+    assert!(later[2].layout.regions.iter().all(|r| r.len == 100 * 4096));
+    let read = run_phase(&mem, &later[0], &control);
+    assert_eq!(read.end, PhaseEnd::Completed, "{:?}", read.errors);
+    assert_eq!(read.bytes(), 3 * 6 * 4096);
+}
+
+#[test]
+fn a_stonewalled_interleaved_write_limits_the_read_of_its_shared_file() {
+    let mem = MemTarget::new();
+    let (jobs, transfer, segments) = (2, 1000, 50);
+    let mut phase = Phase {
+        stop: StopRule::Stonewall(Duration::ZERO),
+        ..Phase::strided("hard", Op::Write, 0, 1, jobs, transfer, segments)
+    };
+    phase.layout.files[0].name = "hard/data.shared".into();
+    mem.create_dir("hard").unwrap();
+    prepare_objects(&mem, &phase.layout).unwrap();
+    let control = Control::new(1, jobs);
+    let out = run_phase_agreed(&mem, &phase, &control, &|| {}, &|most| most.max(3));
+    assert_eq!(out.items_done(), Some(3));
+    // Segments 0, 1 and 2 of both workers: the file's first 6 transfers.
+    assert_eq!(mem.len("hard/data.shared").unwrap(), 6 * transfer);
+    let mut read = Phase {
+        op: Op::Read,
+        stop: StopRule::Once,
+        ..phase.clone()
+    };
+    read.limit_to_made(&phase, 3);
+    let back = run_phase(&mem, &read, &control);
+    assert_eq!(back.end, PhaseEnd::Completed, "{:?}", back.errors);
+    assert_eq!(back.bytes(), 6 * transfer);
+}
+
+fn shared(base: &str) -> TreeWork {
+    TreeWork::new(
+        Tree {
+            base: base.into(),
+            depth: 0,
+            branch: 1,
+            items: 10,
+            per: ItemsPer::Worker,
+            unique: false,
+            leaves_only: false,
+            ranks: 1,
+            jobs: 2,
+        },
+        0,
+    )
+}
+
+#[test]
+fn a_creation_limits_only_the_phases_of_its_own_tree() {
+    let create = Phase::meta("create", MetaOp::FileCreate, shared("easy"));
+    let mut own = Phase::meta("stat", MetaOp::FileStat, shared("easy"));
+    let mut other = Phase::meta("stat", MetaOp::FileStat, shared("hard"));
+    own.limit_to_made(&create, 4);
+    other.limit_to_made(&create, 4);
+    assert_eq!(own.tree.unwrap().limit, Some(4));
+    assert_eq!(other.tree.unwrap().limit, None);
+}

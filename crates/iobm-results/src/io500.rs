@@ -1,0 +1,249 @@
+//! IO500's scores of a run of kind "io500", derived from its phases: each scored phase's
+//! figure (the ior phases in GiB/s, mdtest's and find in kIOPS), the bandwidth and metadata
+//! scores (geometric means), the total (the square root of their product), each with its
+//! formula, and whether the run is a valid IO500 submission and why not.
+
+use crate::{PhaseResult, RunResult, RunStatus};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// The phases of the IO500 rules, in the order they run.
+pub const PHASES: [&str; 12] = [
+    "ior-easy-write",
+    "mdtest-easy-write",
+    "ior-hard-write",
+    "mdtest-hard-write",
+    "find",
+    "ior-easy-read",
+    "mdtest-easy-stat",
+    "ior-hard-read",
+    "mdtest-hard-stat",
+    "mdtest-easy-delete",
+    "mdtest-hard-read",
+    "mdtest-hard-delete",
+];
+
+/// The write phases, each stonewalled.
+pub const WRITES: [&str; 4] = [
+    "ior-easy-write",
+    "mdtest-easy-write",
+    "ior-hard-write",
+    "mdtest-hard-write",
+];
+
+/// The stonewall of the rules, in seconds: a write phase must run at least this long.
+pub const RULES_STONEWALL_S: f64 = 300.0;
+
+/// Whether a phase counts towards the bandwidth score (the ior phases) rather than the
+/// metadata score (mdtest's and find).
+pub fn is_bandwidth(phase: &str) -> bool {
+    phase.starts_with("ior-")
+}
+
+/// The IO500 scores of a run ([`summarize`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Io500Summary {
+    /// Each scored phase that ran, in the rules' order.
+    pub phases: Vec<Io500Phase>,
+    /// The bandwidth score in GiB/s: the geometric mean of the ior phases' figures.
+    pub bw_gib_s: f64,
+    /// The metadata score in kIOPS: the geometric mean of mdtest's and find's figures.
+    pub md_kiops: f64,
+    /// The total score: the square root of the bandwidth score times the metadata score.
+    pub score: f64,
+    /// Each score's formula, with the figures put in.
+    pub formulas: Io500Formulas,
+    /// The write phases' stonewall in seconds (300 by the rules).
+    pub stonewall_s: f64,
+    /// Whether the run is a valid IO500 submission by what the document shows: every phase
+    /// ran and completed, with the rules' 300 s stonewall, each write phase running at least
+    /// that long. iobm's own run of the phases is never an official submission.
+    pub valid: bool,
+    /// Why it is not valid (empty when it is).
+    pub invalid_because: Vec<String>,
+}
+
+/// One scored phase's figure.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Io500Phase {
+    /// The phase's name, as in `phases`.
+    pub name: String,
+    /// The figure, in `unit`.
+    pub value: f64,
+    /// "GiB/s" (ior phases) or "kIOPS" (the others).
+    pub unit: String,
+    /// How it was computed from the phase, with its numbers.
+    pub formula: String,
+    /// The phase's time from the first worker's start to the last one's end, in seconds.
+    pub seconds: f64,
+}
+
+/// The formulas of the three scores, with the figures put in.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Io500Formulas {
+    /// The bandwidth score's: the geometric mean of the ior phases' GiB/s.
+    pub bw: String,
+    /// The metadata score's: the geometric mean of mdtest's and find's kIOPS.
+    pub md: String,
+    /// The total score's: the square root of the two scores' product.
+    pub score: String,
+}
+
+/// The geometric mean of `values` (0 when there are none, or one is 0).
+pub fn geometric_mean(values: &[f64]) -> f64 {
+    if values.is_empty() || values.iter().any(|v| *v <= 0.0) {
+        return 0.0;
+    }
+    (values.iter().map(|v| v.ln()).sum::<f64>() / values.len() as f64).exp()
+}
+
+/// The time from the first worker's start to the last one's end, in seconds (the makespan's).
+fn makespan_s(phase: &PhaseResult) -> f64 {
+    let start = phase.workers.iter().map(|w| w.span.start_ns).min();
+    let end = phase.workers.iter().map(|w| w.span.end_ns).max();
+    start
+        .zip(end)
+        .map_or(0.0, |(s, e)| e.saturating_sub(s) as f64 / 1e9)
+}
+
+fn phase_figure(phase: &PhaseResult) -> Io500Phase {
+    let seconds = makespan_s(phase);
+    let per_s = |amount: u64| match seconds > 0.0 {
+        true => amount as f64 / seconds,
+        false => 0.0,
+    };
+    let name = phase.name.clone();
+    if is_bandwidth(&phase.name) {
+        let bytes = phase.bytes();
+        Io500Phase {
+            name,
+            value: per_s(bytes) / (1u64 << 30) as f64,
+            unit: "GiB/s".into(),
+            formula: format!(
+                "bytes of every worker / (last end - first start) / 2^30 = {bytes} / {seconds:.6} s / 2^30"
+            ),
+            seconds,
+        }
+    } else {
+        let ops: u64 = phase.workers.iter().map(|w| w.span.ops).sum();
+        Io500Phase {
+            name,
+            value: per_s(ops) / 1000.0,
+            unit: "kIOPS".into(),
+            formula: format!(
+                "operations of every worker / (last end - first start) / 1000 = {ops} / {seconds:.6} s / 1000"
+            ),
+            seconds,
+        }
+    }
+}
+
+/// "(a × b × c)^(1/3)" of the figures.
+fn mean_formula(what: &str, figures: &[&Io500Phase]) -> (f64, String) {
+    let values: Vec<f64> = figures.iter().map(|f| f.value).collect();
+    let mean = geometric_mean(&values);
+    let product = values
+        .iter()
+        .map(|v| format!("{v:.6}"))
+        .collect::<Vec<_>>()
+        .join(" × ");
+    let names = figures
+        .iter()
+        .map(|f| f.name.as_str())
+        .collect::<Vec<_>>()
+        .join(", ");
+    let n = values.len();
+    (
+        mean,
+        format!("geometric mean of the {n} {what} phases ({names}) = ({product})^(1/{n})"),
+    )
+}
+
+/// The scores of `run`'s phases, with a write phases' stonewall of `stonewall_s`.
+pub fn summarize(run: &RunResult, stonewall_s: f64) -> Io500Summary {
+    let figures: Vec<Io500Phase> = PHASES
+        .iter()
+        .filter_map(|name| run.phases.iter().find(|p| p.name == *name))
+        .map(phase_figure)
+        .collect();
+    let bw: Vec<&Io500Phase> = figures.iter().filter(|f| is_bandwidth(&f.name)).collect();
+    let md: Vec<&Io500Phase> = figures.iter().filter(|f| !is_bandwidth(&f.name)).collect();
+    let (bw_gib_s, bw_formula) = mean_formula("ior", &bw);
+    let (md_kiops, md_formula) = mean_formula("mdtest and find", &md);
+    let score = (bw_gib_s * md_kiops).sqrt();
+    let mut why = Vec::new();
+    if run.status != RunStatus::Complete {
+        why.push(format!("the run did not complete ({:?})", run.status).to_lowercase());
+    }
+    for name in PHASES {
+        match run.phases.iter().find(|p| p.name == name) {
+            None => why.push(format!("{name} did not run")),
+            Some(p) if p.status != RunStatus::Complete => {
+                why.push(format!("{name} did not complete"))
+            }
+            Some(_) => {}
+        }
+    }
+    if stonewall_s != RULES_STONEWALL_S {
+        why.push(format!(
+            "the write phases' stonewall was {stonewall_s} s, not the rules' {RULES_STONEWALL_S} s (--stonewall)"
+        ));
+    }
+    for f in figures.iter().filter(|f| WRITES.contains(&f.name.as_str())) {
+        if f.seconds < stonewall_s {
+            why.push(format!(
+                "{} ended after {:.1} s, before its {stonewall_s} s stonewall (more work per worker is needed)",
+                f.name, f.seconds
+            ));
+        }
+    }
+    Io500Summary {
+        formulas: Io500Formulas {
+            bw: bw_formula,
+            md: md_formula,
+            score: format!(
+                "sqrt(bandwidth score × metadata score) = sqrt({bw_gib_s:.6} × {md_kiops:.6})"
+            ),
+        },
+        phases: figures,
+        bw_gib_s,
+        md_kiops,
+        score,
+        stonewall_s,
+        valid: why.is_empty(),
+        invalid_because: why,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_geometric_mean_is_the_nth_root_of_the_product() {
+        let m = geometric_mean(&[2.0, 8.0]);
+        assert!((m - 4.0).abs() < 1e-12, "{m}");
+        let m = geometric_mean(&[1.0, 10.0, 100.0]);
+        assert!((m - 10.0).abs() < 1e-9, "{m}");
+        assert_eq!(geometric_mean(&[3.0, 0.0]), 0.0);
+        assert_eq!(geometric_mean(&[]), 0.0);
+    }
+
+    #[test]
+    fn the_bandwidth_phases_are_iors() {
+        let bw: Vec<&str> = PHASES.into_iter().filter(|p| is_bandwidth(p)).collect();
+        assert_eq!(
+            bw,
+            [
+                "ior-easy-write",
+                "ior-hard-write",
+                "ior-easy-read",
+                "ior-hard-read"
+            ]
+        );
+        assert!(WRITES.iter().all(|w| PHASES.contains(w)));
+    }
+}
