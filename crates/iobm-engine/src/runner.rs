@@ -7,7 +7,7 @@ use crate::cpu::CpuTimes;
 use crate::data::Generator;
 use crate::objects::ObjectTask;
 use crate::outcome::{CacheDrop, ErrorCount, OpOutcome, PhaseEnd, PhaseOutcome, WorkerOutcome};
-use crate::steady::{self, SteadyOutcome, SumRanks};
+use crate::steady::{self, SteadyOutcome, SumRanks, Tally};
 use crate::stonewall::{Agree, Wall};
 use crate::task::Task;
 use crate::tasks::file_task;
@@ -18,7 +18,7 @@ use iobm_stats::{
 use iobm_target::layers::ProcessIo;
 use iobm_target::{error_kind, Access, OpenOptions, Target};
 use std::io;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Barrier, Mutex};
 use std::time::{Duration, Instant};
 
@@ -68,6 +68,8 @@ struct Shared {
     errors: AtomicU64,
     /// Set when `--until-stable` found the phase steady: the workers stop.
     settled: AtomicBool,
+    /// Workers that have ended their operations (into their final flush, or done).
+    left: AtomicUsize,
 }
 
 /// Stamps the start of a phase (after every worker is prepared) and publishes it for progress.
@@ -170,6 +172,7 @@ pub fn run_phase_ranked(
         abort: AtomicBool::new(false),
         errors: AtomicU64::new(0),
         settled: AtomicBool::new(false),
+        left: AtomicUsize::new(0),
     };
     // Object bodies are made by one generator shared by the workers (it is only read).
     let content = Generator::new(phase.data, phase.verify.unwrap_or(control.run_id));
@@ -195,6 +198,7 @@ pub fn run_phase_ranked(
             Ok(task) => run_worker(task, w, phase, control, &shared, origin, at),
             Err(error) => {
                 shared.abort.store(true, Ordering::SeqCst);
+                shared.left.fetch_add(1, Ordering::SeqCst);
                 if let Some(wall) = wall {
                     wall.ended(w, 0, agree);
                 }
@@ -249,9 +253,17 @@ pub fn run_phase_ranked(
                 cpu_before = CpuTimes::now();
             }
             if let Some(rule) = phase.steady {
-                let done = || handles.iter().all(|h| h.is_finished());
+                let local = || {
+                    let left = shared.left.load(Ordering::SeqCst);
+                    Tally {
+                        bytes: control.live_bytes(),
+                        ops: control.live_ops(),
+                        done: left == workers,
+                        ending: left > 0,
+                    }
+                };
                 let from = start + phase.ramp;
-                let watched = steady::watch(rule, from, control, &done, sum, &shared.settled);
+                let watched = steady::watch(rule, from, &local, sum, &shared.settled);
                 steady_outcome = Some(watched);
             }
             if let Some(wall) = wall {
@@ -563,6 +575,7 @@ fn run_worker(
     if let (Some((wall, _)), None) = (wall_at, wear_out) {
         wall.ended(index, i, walled.agree);
     }
+    shared.left.fetch_add(1, Ordering::SeqCst);
     // The final fsync and close are inside the worker's interval, even after an error.
     let final_sync_ns = match task.finish() {
         Ok(ns) => ns,

@@ -3,7 +3,6 @@
 //! `bw`, warp's autoterm). The rate is of all workers of all ranks, sampled by each rank's
 //! coordinating thread at the same ticks and summed across ranks, so every rank decides alike.
 
-use crate::control::Control;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -50,8 +49,11 @@ pub struct SteadyOutcome {
 pub struct Tally {
     pub bytes: u64,
     pub ops: u64,
-    /// Every worker (of this rank, or of all ranks) has ended.
+    /// Every worker (of this rank, or of all ranks) has ended its operations.
     pub done: bool,
+    /// Some worker (of this rank, or of any rank) has ended its operations: a tick that saw
+    /// one end (into its final flush, or done) is not a whole tick of the phase's rate.
+    pub ending: bool,
 }
 
 /// The sum across ranks of every rank's tally, made by every rank at the same tick (this rank's
@@ -122,46 +124,39 @@ impl Detector {
 }
 
 /// Watches a phase from its counted start `from` (after any warm-up) on the coordinating
-/// thread: at each tick this rank's progress is summed across ranks; once the rate is steady
+/// thread: at each tick this rank's progress (`local`: the live counters, and whether its
+/// workers have ended their operations) is summed across ranks; once the rate is steady
 /// `settled` is set (the workers stop at their next operation). Returns when the phase is
-/// steady or every worker of every rank has ended (`local_done` for this rank's).
+/// steady or every worker of every rank has ended. A rank whose workers have all ended makes
+/// its next calls at once (its counters no longer move), so the phase does not wait a tick.
 pub(crate) fn watch(
     rule: Steady,
     from: Instant,
-    control: &Control,
-    local_done: &dyn Fn() -> bool,
+    local: &dyn Fn() -> Tally,
     sum: SumRanks,
     settled: &AtomicBool,
 ) -> SteadyOutcome {
     let tick = rule.tick();
     let mut detector = Detector::new(rule);
-    let mut last = sum(Tally {
-        bytes: control.live_bytes(),
-        ops: control.live_ops(),
-        done: local_done(),
-    });
+    let mut last = sum(local());
     for k in 1u32.. {
         if last.done {
             return detector.outcome(None);
         }
         let at = from + tick * k;
         // Sleeps in short steps so that this rank sees its workers end without waiting a tick.
-        while Instant::now() < at {
+        while Instant::now() < at && !local().done {
             std::thread::sleep((at - Instant::now()).min(Duration::from_millis(10)));
         }
-        let now = sum(Tally {
-            bytes: control.live_bytes(),
-            ops: control.live_ops(),
-            done: local_done(),
-        });
+        let now = sum(local());
         let ops = now.bytes == 0;
         let moved = if ops {
             now.ops.saturating_sub(last.ops)
         } else {
             now.bytes.saturating_sub(last.bytes)
         };
-        // The tick that saw the end is not a whole one: its rate is not counted.
-        if !now.done && detector.push(moved as f64 / tick.as_secs_f64(), ops) {
+        // A tick that saw a worker end is not a whole one: its rate is not counted.
+        if !now.ending && detector.push(moved as f64 / tick.as_secs_f64(), ops) {
             settled.store(true, Ordering::SeqCst);
             return detector.outcome(Some(tick * k));
         }
@@ -233,7 +228,7 @@ mod tests {
 
     #[test]
     fn the_watch_sums_ranks_and_settles_on_a_steady_rate() {
-        let control = Control::new(1, 1);
+        let idle = Tally::default();
         let settled = AtomicBool::new(false);
         let rule = Steady {
             tolerance_ppm: 10_000,
@@ -247,10 +242,10 @@ mod tests {
             Tally {
                 bytes: mine.bytes + 1000 * calls.get(),
                 ops: mine.ops + calls.get(),
-                done: false,
+                ..mine
             }
         };
-        let out = watch(rule, Instant::now(), &control, &|| false, &sum, &settled);
+        let out = watch(rule, Instant::now(), &|| idle, &sum, &settled);
         assert!(settled.load(Ordering::SeqCst));
         // The first call is the baseline; each tick after it is one rate.
         assert_eq!(out.stable_at, Some(rule.tick() * TICKS_PER_WINDOW));
@@ -263,8 +258,35 @@ mod tests {
     }
 
     #[test]
+    fn a_tick_that_saw_a_worker_end_is_not_counted() {
+        let settled = AtomicBool::new(false);
+        let rule = Steady {
+            tolerance_ppm: 500_000,
+            window: Duration::from_millis(100),
+        };
+        let calls = std::cell::Cell::new(0u64);
+        // A steady 1,000 bytes a tick, but from the fifth call a worker of another rank has
+        // ended (its final flush): no window fills before every rank is done at the 30th.
+        let sum = |_: Tally| {
+            calls.set(calls.get() + 1);
+            Tally {
+                bytes: 1000 * calls.get(),
+                ops: calls.get(),
+                done: calls.get() >= 30,
+                ending: calls.get() >= 5,
+            }
+        };
+        let out = watch(rule, Instant::now(), &|| Tally::default(), &sum, &settled);
+        assert!(!settled.load(Ordering::SeqCst));
+        assert_eq!(out.stable_at, None);
+        // The three whole ticks before it (calls 2 to 4) are the window's.
+        assert_eq!(out.rates.len(), 3, "{out:?}");
+        assert_eq!(calls.get(), 30);
+    }
+
+    #[test]
     fn the_watch_ends_unsettled_when_every_rank_is_done() {
-        let control = Control::new(1, 1);
+        let idle = Tally::default();
         let settled = AtomicBool::new(false);
         let rule = Steady {
             tolerance_ppm: 500_000,
@@ -279,7 +301,7 @@ mod tests {
                 ..mine
             }
         };
-        let out = watch(rule, Instant::now(), &control, &|| false, &sum, &settled);
+        let out = watch(rule, Instant::now(), &|| idle, &sum, &settled);
         assert!(!settled.load(Ordering::SeqCst));
         assert_eq!(out.stable_at, None);
         assert_eq!(calls.get(), 3);

@@ -208,6 +208,10 @@ fn phase_section(
             .cpu_s_per_gib
             .map_or(String::new(), |c| format!(" = {c:.3} CPU-s per GiB moved"))
     );
+    if let Some(steady) = &phase.until_stable {
+        let line = crate::text::steady_line(steady, phase.status);
+        let _ = writeln!(out, "<p class=\"steady\">{}</p>", esc(line.trim()));
+    }
     if let Some(v) = &phase.cache.verdict {
         let _ = writeln!(
             out,

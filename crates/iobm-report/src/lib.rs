@@ -11,5 +11,6 @@ pub mod text;
 pub mod views;
 
 pub use text::{
-    render_footer, render_header, render_phase, render_repeats, render_run, render_verdicts,
+    render_footer, render_header, render_phase, render_repeats, render_run, render_steady,
+    render_verdicts,
 };

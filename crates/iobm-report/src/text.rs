@@ -315,9 +315,9 @@ pub fn render_phase(phase: &PhaseResult, env: &Environment) -> String {
     out
 }
 
-/// `--until-stable`'s line: the rule, and when the phase was found steady or how far from it its
-/// last window was.
-fn steady_line(steady: &SteadyResult) -> String {
+/// `--until-stable`'s line: the rule, and when the phase was found steady, or how far from it
+/// its last window was, or that it ended before a window was full.
+pub(crate) fn steady_line(steady: &SteadyResult, status: RunStatus) -> String {
     let rate = |r: f64| match steady.unit.as_str() {
         "ops/s" => format!("{r:.0} ops/s"),
         _ => format!("{:.2} MiB/s", Rate(r).mib_s()),
@@ -326,18 +326,27 @@ fn steady_line(steady: &SteadyResult) -> String {
         "  until stable ({}% over {}s, sampled every {}s)",
         steady.tolerance_pct, steady.window_s, steady.tick_s
     );
+    let n = steady.rates.len();
+    let full = (steady.window_s / steady.tick_s).round() as usize;
     let spread = match steady.most_off_pct() {
         Some(off) => format!("within {off:.1}% of their mean {}", rate(steady.mean())),
         None => "all zero".to_string(),
     };
+    let ended = match status {
+        RunStatus::Interrupted => "interrupted",
+        RunStatus::Failed => "failed",
+        _ => "ended",
+    };
     match steady.stable_at_s {
         Some(at) => format!(
-            "{rule}: steady at {at:.3}s, where the phase ended: the last window's {} rates {spread}\n",
-            steady.rates.len()
+            "{rule}: steady at {at:.3}s, where the phase ended: the last window's {n} rates {spread}\n"
+        ),
+        None if n < full => format!(
+            "{rule}: the phase {ended} after {n} of a window's {full} rates, too few to judge\n"
         ),
         None => format!(
-            "{rule}: not steady before the phase ended: its last {} rates {spread}\n",
-            steady.rates.len()
+            "{rule}: not steady before the phase {ended}: its last window's {n} rates {}\n",
+            spread.replacen("within", "up to", 1).replacen(" of their", " from their", 1)
         ),
     }
 }
@@ -421,8 +430,8 @@ fn phase_tail(out: &mut String, phase: &PhaseResult, env: &Environment) {
             ),
         };
     }
-    if let Some(steady) = &phase.steady {
-        out.push_str(&steady_line(steady));
+    if let Some(steady) = &phase.until_stable {
+        out.push_str(&steady_line(steady, phase.status));
     }
     cache::render(out, phase, env);
     if let Some(v) = &phase.cache.verdict {
@@ -462,6 +471,21 @@ pub fn render_verdicts(phases: &[PhaseResult]) -> String {
         let _ = writeln!(out, "  {}: {verdict}: {evidence}", names.join(", "));
     }
     out
+}
+
+/// Each phase's `--until-stable` line, by phase name (a summary's, as quick's).
+pub fn render_steady(phases: &[PhaseResult]) -> String {
+    phases
+        .iter()
+        .filter_map(|p| {
+            let steady = p.until_stable.as_ref()?;
+            Some(format!(
+                "  {}: {}",
+                p.name,
+                steady_line(steady, p.status).trim_start()
+            ))
+        })
+        .collect()
 }
 
 /// The spread of every aggregate over a repeated run's repetitions (nothing for a run made

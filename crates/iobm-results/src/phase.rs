@@ -53,7 +53,7 @@ pub struct PhaseResult {
     pub stonewall: Option<StonewallResult>,
     /// What `--until-stable` saw of the phase's rate. Absent: the phase had no such rule.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub steady: Option<SteadyResult>,
+    pub until_stable: Option<SteadyResult>,
     /// Under MPI: seconds rank 0 spent after the phase gathering the ranks' records and
     /// merging them (outside the phase and its rates); null for one process.
     #[serde(default)]

@@ -79,36 +79,37 @@ impl Ranks {
         if self.size() == 1 {
             return mine;
         }
-        let mut message = [0u8; 17];
+        let mut message = [0u8; 18];
         message[..8].copy_from_slice(&mine.bytes.to_le_bytes());
         message[8..16].copy_from_slice(&mine.ops.to_le_bytes());
         message[16] = u8::from(mine.done);
+        message[17] = u8::from(mine.ending);
         let all = self.transport.gather(&message).map(|all| {
             let word = |b: &[u8], at: usize| {
                 b.get(at..at + 8)
                     .and_then(|w| w.try_into().ok())
                     .map_or(0, u64::from_le_bytes)
             };
-            all.iter().fold(
-                Tally {
-                    bytes: 0,
-                    ops: 0,
-                    done: true,
-                },
-                |sum, b| Tally {
-                    bytes: sum.bytes + word(b, 0),
-                    ops: sum.ops + word(b, 8),
-                    done: sum.done && b.get(16) == Some(&1),
-                },
-            )
+            let empty = Tally {
+                done: true,
+                ..Tally::default()
+            };
+            all.iter().fold(empty, |sum, b| Tally {
+                bytes: sum.bytes + word(b, 0),
+                ops: sum.ops + word(b, 8),
+                done: sum.done && b.get(16) == Some(&1),
+                ending: sum.ending || b.get(17) == Some(&1),
+            })
         });
         // Rank 0's sum, broadcast (the other ranks' argument is not sent).
-        let summed = all.unwrap_or_default();
-        let [bytes, ops, done] = self.share(&[summed.bytes, summed.ops, u64::from(summed.done)]);
+        let t = all.unwrap_or_default();
+        let [bytes, ops, done, ending] =
+            self.share(&[t.bytes, t.ops, u64::from(t.done), u64::from(t.ending)]);
         Tally {
             bytes,
             ops,
             done: done == 1,
+            ending: ending == 1,
         }
     }
 

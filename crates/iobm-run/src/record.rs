@@ -321,7 +321,7 @@ pub fn phase_result(
                 wear_out_items: wall.wear_out,
             }
         }),
-        steady: outcome.steady.as_ref().map(|s| iobm_results::SteadyResult {
+        until_stable: outcome.steady.as_ref().map(|s| iobm_results::SteadyResult {
             tolerance_pct: s.rule.tolerance() * 100.0,
             window_s: s.rule.window.as_secs_f64(),
             tick_s: s.rule.tick().as_secs_f64(),

@@ -64,7 +64,7 @@ fn test_line(p: &PhaseResult) -> String {
 fn check(args: &BonnieArgs) -> Result<(u64, u64), Failure> {
     session::writable_dir(&args.dir)?;
     args.output.check()?;
-    args.measure.check_steady(None)?;
+    args.measure.check_steady(None, "--duration")?;
     if let Some(csv) = &args.bonnie_csv {
         session::output_path_ok("--bonnie-csv", csv)?;
     }

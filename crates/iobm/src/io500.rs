@@ -87,7 +87,7 @@ impl Suite {
 fn check(args: &Io500Args, ranks: &Ranks) -> Result<Suite, Failure> {
     session::writable_dir(&args.dir)?;
     args.output.check()?;
-    args.measure.check_steady(None)?;
+    args.measure.check_steady(None, "--duration")?;
     if args.stonewall.is_zero() {
         return Err(Failure::input(
             "--stonewall 0s: must be more than 0 (the rules' is 300s)",

@@ -32,6 +32,10 @@ use std::process::ExitCode;
 /// Runs iobm with these arguments (the first is the program name).
 pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
     let argv: Vec<OsString> = args.into_iter().collect();
+    if let Some(message) = suggest::detached_value(&argv) {
+        eprintln!("iobm: error: {message}");
+        return ExitCode::from(Exit::BadInput as u8);
+    }
     let parsed = Cli::command()
         .try_get_matches_from(&argv)
         .and_then(|matches| Cli::from_arg_matches(&matches).map(|cli| (cli, matches)));

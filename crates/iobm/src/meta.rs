@@ -57,7 +57,7 @@ fn default_phases(args: &MetaArgs) -> Vec<MetaPhase> {
 fn check(args: &MetaArgs, ranks: &Ranks) -> Result<(Tree, Vec<MetaPhase>), Failure> {
     session::writable_dir(&args.dir)?;
     args.output.check()?;
-    args.measure.check_steady(None)?;
+    args.measure.check_steady(None, "--duration")?;
     let tree = Tree {
         base: TREE.to_string(),
         depth: args.depth,

@@ -240,7 +240,8 @@ impl Stage for QuickRun<'_> {
 fn checked(dir: &Path, args: &QuickArgs) -> Result<(usize, u64), Failure> {
     session::writable_dir(dir)?;
     args.output.check()?;
-    args.measure.check_steady(Some(args.step_time))?;
+    args.measure
+        .check_steady(Some(args.step_time), "--step-time")?;
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     let jobs = cpus.clamp(1, 4);
     let available = env::space(dir)
@@ -336,6 +337,7 @@ fn summary_text(run: &RunResult) -> String {
     text.push_str(&render_tables(run));
     text.push('\n');
     text.push_str(&iobm_report::render_verdicts(&run.phases));
+    text.push_str(&iobm_report::render_steady(&run.phases));
     for p in &run.phases {
         for w in &p.warnings {
             text.push_str(&format!("  {}: {w}\n", p.name));

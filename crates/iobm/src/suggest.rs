@@ -180,9 +180,38 @@ pub fn improve(mut error: clap::Error, argv: &[OsString]) -> clap::Error {
     error
 }
 
+/// An optional value given apart from its flag (`--until-stable 5%/1s`), which clap takes for
+/// the next argument (the directory): the one-line error to give instead.
+pub fn detached_value(argv: &[OsString]) -> Option<String> {
+    let args: Vec<&str> = argv.iter().filter_map(|a| a.to_str()).collect();
+    args.windows(2).find_map(|pair| match pair {
+        ["--until-stable", value] if value.contains('%') && value.contains('/') => Some(format!(
+            "--until-stable takes its value after '=': --until-stable={value}"
+        )),
+        _ => None,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_tolerance_and_window_apart_from_until_stable_is_named() {
+        let argv = |args: &[&str]| args.iter().map(OsString::from).collect::<Vec<_>>();
+        assert_eq!(
+            detached_value(&argv(&["iobm", "write", "--until-stable", "5%/1s", "/d"])).unwrap(),
+            "--until-stable takes its value after '=': --until-stable=5%/1s"
+        );
+        assert_eq!(
+            detached_value(&argv(&["iobm", "write", "--until-stable", "/d"])),
+            None
+        );
+        assert_eq!(
+            detached_value(&argv(&["iobm", "write", "--until-stable=5%/1s", "/d"])),
+            None
+        );
+    }
 
     #[test]
     fn read_is_not_offered_options_it_lacks() {

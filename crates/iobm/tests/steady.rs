@@ -26,7 +26,7 @@ fn a_steady_stream_ends_each_phase_early_and_says_where() {
         serde_json::json!([50.0, 1.0])
     );
     for phase in result["phases"].as_array().unwrap() {
-        let steady = &phase["steady"];
+        let steady = &phase["until_stable"];
         assert_eq!(steady["tolerance_pct"], 50.0, "{steady}");
         assert_eq!(steady["window_s"], 1.0);
         assert_eq!(steady["tick_s"], 0.1);
@@ -131,6 +131,14 @@ fn bad_rules_and_runs_without_a_timed_phase_are_refused_in_one_line() {
             vec!["s3", "get", "--ops", "10", "--until-stable=5%/1s"],
             "--until-stable=5%/1s: ends a phase that runs for a --duration early",
         ),
+        (
+            vec!["quick", "--until-stable", d],
+            "--until-stable=7.5%/15s: the window is not shorter than the phase's --step-time 6s",
+        ),
+        (
+            vec!["write", "--duration", "5s", "--until-stable", "5%/1s", d],
+            "--until-stable takes its value after '=': --until-stable=5%/1s",
+        ),
     ] {
         let out = iobm().args(&args).assert().code(2);
         let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
@@ -156,7 +164,7 @@ fn an_s3_phase_settles_on_its_rate_through_the_built_in_gateway() {
         .assert()
         .success();
     let result = load(&json);
-    let steady = &result["phases"][0]["steady"];
+    let steady = &result["phases"][0]["until_stable"];
     assert!(steady["stable_at_s"].as_f64().is_some(), "{steady}");
     assert_eq!(steady["unit"], "bytes/s");
 }

@@ -116,3 +116,26 @@ fn latencies_read_in_the_unit_of_their_size() {
     );
     assert!(!out.contains(" in us"), "{out}");
 }
+
+#[test]
+fn a_phase_ended_by_until_stable_says_where_on_the_page() {
+    let run: RunResult = serde_json::from_str(include_str!(
+        "../../../iobm/tests/fixtures/stream-steady.json"
+    ))
+    .unwrap();
+    let page = run_page(&run);
+    let lines: Vec<&str> = page
+        .lines()
+        .filter(|l| l.starts_with("<p class=\"steady\">"))
+        .collect();
+    assert_eq!(lines.len(), 2, "one per phase");
+    assert!(
+        lines[0].contains("until stable (50% over 1s, sampled every 0.1s): steady at 1.000s"),
+        "{}",
+        lines[0]
+    );
+    // A run without the flag has none.
+    let plain: RunResult =
+        serde_json::from_str(include_str!("../../../iobm/tests/fixtures/stream.json")).unwrap();
+    assert!(!run_page(&plain).contains("class=\"steady\""));
+}

@@ -93,7 +93,7 @@ pub(crate) fn phase(op: &str, bytes: [u64; 2], ends: [u64; 2]) -> PhaseResult {
         offered: None,
         operations: Vec::new(),
         stonewall: None,
-        steady: None,
+        until_stable: None,
         gather_s: None,
         series: None,
         rank_series: Vec::new(),

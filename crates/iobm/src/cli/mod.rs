@@ -231,8 +231,12 @@ impl MeasureArgs {
     }
 
     /// Refuses `--until-stable` where no phase runs for a duration (`duration`: the run's
-    /// phases' --duration) or its window is not shorter than the duration.
-    pub fn check_steady(&self, duration: Option<Duration>) -> Result<(), iobm_run::exit::Failure> {
+    /// phases', set by the flag `by`) or its window is not shorter than the duration.
+    pub fn check_steady(
+        &self,
+        duration: Option<Duration>,
+        by: &str,
+    ) -> Result<(), iobm_run::exit::Failure> {
         use iobm_run::exit::Failure;
         let Some(rule) = self.until_stable else {
             return Ok(());
@@ -248,7 +252,7 @@ impl MeasureArgs {
                 "{given}: ends a phase that runs for a --duration early, and no phase of this run does"
             ))),
             Some(d) if rule.window >= d => Err(Failure::input(format!(
-                "{given}: the window is not shorter than the phase's --duration {}",
+                "{given}: the window is not shorter than the phase's {by} {}",
                 secs(d)
             ))),
             Some(_) => Ok(()),

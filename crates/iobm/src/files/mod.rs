@@ -127,7 +127,7 @@ fn check_write(args: &WriteArgs, ranks: u64, stream: bool) -> Result<Sizes, Fail
     }
     session::writable_dir(&args.dir)?;
     io.output.check()?;
-    io.measure.check_steady(io.duration)?;
+    io.measure.check_steady(io.duration, "--duration")?;
     let (engine, _) = io.engine()?;
     if engine == Engine::IoUring && args.fsync == FsyncPolicy::Each {
         return Err(Failure::input(

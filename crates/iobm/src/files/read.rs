@@ -23,7 +23,7 @@ pub fn read(args: ReadArgs, argv: &[OsString]) -> Result<Exit, Failure> {
     let located = io
         .output
         .check()
-        .and_then(|_| io.measure.check_steady(io.duration))
+        .and_then(|_| io.measure.check_steady(io.duration, "--duration"))
         .and_then(|_| io.engine().map(|_| ()))
         .and_then(|_| match io.rwmix {
             // A kept data set is only read.

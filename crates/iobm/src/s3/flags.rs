@@ -86,7 +86,8 @@ pub(super) fn check_bucket(name: &str) -> Result<(), Failure> {
 pub(super) fn check_args(args: &S3Args) -> Result<(), Failure> {
     args.output.check()?;
     let timed = args.ops.is_none() && args.op != ObjectOp::Delete;
-    args.measure.check_steady(timed.then_some(args.duration))?;
+    args.measure
+        .check_steady(timed.then_some(args.duration), "--duration")?;
     check_bucket(&args.bucket)?;
     let (_, max) = args.sizes();
     if max == 0 {

@@ -36,7 +36,7 @@ fn two_ranks_end_a_steady_phase_together() {
     let workers = phase["workers"].as_array().unwrap();
     assert_eq!(workers.len(), 4);
     assert!(workers.iter().any(|w| w["rank"] == 1));
-    let steady = &phase["steady"];
+    let steady = &phase["until_stable"];
     let at = steady["stable_at_s"].as_f64().expect("steady within 50%");
     assert!(at < 120.0, "{at}");
     // Every worker of both ranks stopped at that tick (a tenth of a second): none ran on.
