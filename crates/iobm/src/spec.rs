@@ -129,7 +129,11 @@ pub fn to_argv(spec: &RunSpec) -> Result<Vec<OsString>, String> {
             .find(|a| key(a) == *name && !NOT_IN_SPEC.contains(&name.as_str()))
             .ok_or_else(|| unknown(&command, name))?;
         let flag = matches!(arg.get_action(), ArgAction::SetTrue | ArgAction::SetFalse);
+        // A flag whose value may be left out (`--until-stable`): true gives it bare.
+        let bare = arg.get_num_args().is_some_and(|n| n.min_values() == 0);
         match (flag, value) {
+            (false, SpecValue::Flag(true)) if bare => argv.push(format!("--{name}").into()),
+            (false, SpecValue::Flag(false)) if bare => {}
             (true, SpecValue::Flag(true)) => argv.push(format!("--{name}").into()),
             (true, SpecValue::Flag(false)) => {}
             (true, _) => return Err(format!("{name}: a flag: true or false")),
@@ -439,6 +443,31 @@ mod tests {
         assert!(to_argv(&spec)
             .unwrap_err()
             .starts_with("dir: takes one value, not a list"));
+    }
+
+    #[test]
+    fn a_value_that_may_be_left_out_is_given_bare_by_true() {
+        let mut spec = spec_of(&["iobm", "write", "--duration", "1m", "/tmp"]);
+        spec.options
+            .insert("until-stable".into(), SpecValue::Flag(true));
+        let argv = to_argv(&spec).unwrap();
+        assert!(argv.iter().any(|a| a == "--until-stable"), "{argv:?}");
+        assert_eq!(
+            reparsed(&spec).options["until-stable"],
+            SpecValue::Text("7.5%/15s".into())
+        );
+        spec.options
+            .insert("until-stable".into(), SpecValue::Flag(false));
+        assert!(!to_argv(&spec)
+            .unwrap()
+            .iter()
+            .any(|a| a.to_string_lossy().contains("until")));
+        // A value-taking option still refuses true.
+        spec.options
+            .insert("duration".into(), SpecValue::Flag(true));
+        assert!(to_argv(&spec)
+            .unwrap_err()
+            .contains("duration: takes a value"));
     }
 
     #[test]
