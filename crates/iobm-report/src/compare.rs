@@ -497,14 +497,20 @@ fn io500_scores(runs: &[(String, RunResult)]) -> String {
     let mut out = String::new();
     for (label, run) in runs {
         let Some(s) = &run.io500 else { continue };
-        let ratio = first.filter(|f| f.score > 0.0).map_or(String::new(), |f| {
-            format!(", x{:.2} of the first", s.score / f.score)
-        });
+        let (Some(score), Some(bw), Some(md)) = (s.score, s.bw_gib_s, s.md_kiops) else {
+            out.push_str(&format!(
+                "IO500 score of {label}: none (not every phase of the rules ran to its end)\n"
+            ));
+            continue;
+        };
+        let ratio = first
+            .and_then(|f| f.score)
+            .filter(|&f| f > 0.0)
+            .map_or(String::new(), |f| {
+                format!(", x{:.2} of the first", score / f)
+            });
         out.push_str(&format!(
-            "IO500 score of {label}: {:.6} (bandwidth {:.6} GiB/s, metadata {:.6} kIOPS{ratio}){}\n",
-            s.score,
-            s.bw_gib_s,
-            s.md_kiops,
+            "IO500 score of {label}: {score:.6} (bandwidth {bw:.6} GiB/s, metadata {md:.6} kIOPS{ratio}){}\n",
             if s.valid { "" } else { ", NOT a valid submission" }
         ));
     }

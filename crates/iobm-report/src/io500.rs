@@ -17,29 +17,25 @@ pub fn render_scores(run: &RunResult) -> String {
             p.name, p.value, p.unit, p.formula
         );
     }
-    if let Some(find) = run.phases.iter().find(|p| p.name == "find") {
+    if let (Some(find), Some(matched)) =
+        (run.phases.iter().find(|p| p.name == "find"), s.find_matched)
+    {
         let examined: u64 = find.workers.iter().map(|w| w.span.ops).sum();
-        let matched: u64 = find.operations.iter().map(|o| o.keys).sum();
         let _ = writeln!(
             out,
             "  find: {examined} entries examined, {matched} files matched"
         );
     }
-    let _ = writeln!(
-        out,
-        "  [SCORE] bandwidth {:.6} GiB/s = {}",
-        s.bw_gib_s, s.formulas.bw
-    );
-    let _ = writeln!(
-        out,
-        "  [SCORE] metadata  {:.6} kIOPS = {}",
-        s.md_kiops, s.formulas.md
-    );
-    let _ = writeln!(
-        out,
-        "  [SCORE] total     {:.6} = {}",
-        s.score, s.formulas.score
-    );
+    match (s.bw_gib_s, s.md_kiops, s.score) {
+        (Some(bw), Some(md), Some(score)) => {
+            let _ = writeln!(out, "  [SCORE] bandwidth {bw:.6} GiB/s = {}", s.formulas.bw);
+            let _ = writeln!(out, "  [SCORE] metadata  {md:.6} kIOPS = {}", s.formulas.md);
+            let _ = writeln!(out, "  [SCORE] total     {score:.6} = {}", s.formulas.score);
+        }
+        _ => out.push_str(
+            "  [SCORE] none: not every phase of the rules ran to its end (the figures above are of those that did)\n",
+        ),
+    }
     if s.valid {
         let _ = writeln!(
             out,

@@ -46,12 +46,20 @@ pub fn is_bandwidth(phase: &str) -> bool {
 pub struct Io500Summary {
     /// Each scored phase that ran, in the rules' order.
     pub phases: Vec<Io500Phase>,
-    /// The bandwidth score in GiB/s: the geometric mean of the ior phases' figures.
-    pub bw_gib_s: f64,
-    /// The metadata score in kIOPS: the geometric mean of mdtest's and find's figures.
-    pub md_kiops: f64,
-    /// The total score: the square root of the bandwidth score times the metadata score.
-    pub score: f64,
+    /// The bandwidth score in GiB/s: the geometric mean of the ior phases' figures. Null
+    /// unless every phase of the rules ran to its end (an interrupted or failed run has no
+    /// score; its phases' figures stand).
+    pub bw_gib_s: Option<f64>,
+    /// The metadata score in kIOPS: the geometric mean of mdtest's and find's figures; null
+    /// as `bw_gib_s`.
+    pub md_kiops: Option<f64>,
+    /// The total score: the square root of the bandwidth score times the metadata score; null
+    /// as `bw_gib_s`.
+    pub score: Option<f64>,
+    /// Files the find phase matched (IO500's `-newer ... -size 3901c -name *01*`: mdtest-hard's
+    /// files whose names hold "01"). Null: no find phase ran.
+    #[serde(default)]
+    pub find_matched: Option<u64>,
     /// Each score's formula, with the figures put in.
     pub formulas: Io500Formulas,
     /// The write phases' stonewall in seconds (300 by the rules).
@@ -175,6 +183,11 @@ pub fn summarize(run: &RunResult, stonewall_s: f64) -> Io500Summary {
     let (md_kiops, md_formula) = mean_formula("mdtest and find", &md);
     let score = (bw_gib_s * md_kiops).sqrt();
     let mut why = Vec::new();
+    let every_phase_ended = PHASES.iter().all(|name| {
+        run.phases
+            .iter()
+            .any(|p| p.name == *name && p.status == RunStatus::Complete)
+    });
     if run.status != RunStatus::Complete {
         why.push(format!("the run did not complete ({:?})", run.status).to_lowercase());
     }
@@ -192,8 +205,14 @@ pub fn summarize(run: &RunResult, stonewall_s: f64) -> Io500Summary {
             "the write phases' stonewall was {stonewall_s} s, not the rules' {RULES_STONEWALL_S} s (--stonewall)"
         ));
     }
+    // A write cut short by Ctrl-C or an error is named above, not here.
+    let completed = |name: &str| {
+        run.phases
+            .iter()
+            .any(|p| p.name == name && p.status == RunStatus::Complete)
+    };
     for f in figures.iter().filter(|f| WRITES.contains(&f.name.as_str())) {
-        if f.seconds < stonewall_s {
+        if f.seconds < stonewall_s && completed(&f.name) {
             why.push(format!(
                 "{} ended after {:.1} s, before its {stonewall_s} s stonewall (more work per worker is needed)",
                 f.name, f.seconds
@@ -209,9 +228,14 @@ pub fn summarize(run: &RunResult, stonewall_s: f64) -> Io500Summary {
             ),
         },
         phases: figures,
-        bw_gib_s,
-        md_kiops,
-        score,
+        bw_gib_s: every_phase_ended.then_some(bw_gib_s),
+        md_kiops: every_phase_ended.then_some(md_kiops),
+        score: every_phase_ended.then_some(score),
+        find_matched: run
+            .phases
+            .iter()
+            .find(|p| p.name == "find")
+            .map(|find| find.operations.iter().map(|o| o.keys).sum()),
         stonewall_s,
         valid: why.is_empty(),
         invalid_because: why,

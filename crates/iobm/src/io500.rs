@@ -93,8 +93,22 @@ fn check(args: &Io500Args, ranks: &Ranks) -> Result<Suite, Failure> {
             "--stonewall 0s: must be more than 0 (the rules' is 300s)",
         ));
     }
+    if args.measure.repeat > 1 {
+        return Err(Failure::input(format!(
+            "--repeat {}: io500 runs its suite once, as the rules do, and scores that run (repeat it with a plan's [matrix] or `iobm rerun`)",
+            args.measure.repeat
+        )));
+    }
     let transfer = args.easy_transfer;
-    if transfer == 0 || args.easy_size < transfer || !args.easy_size.is_multiple_of(transfer) {
+    if transfer == 0 {
+        return Err(Failure::input("--easy-transfer 0 B: must be more than 0"));
+    }
+    if args.items == 0 {
+        return Err(Failure::input(
+            "--items 0: mdtest-easy and mdtest-hard need at least 1 file per worker",
+        ));
+    }
+    if args.easy_size < transfer || !args.easy_size.is_multiple_of(transfer) {
         return Err(Failure::input(format!(
             "--easy-size {}: must be a whole number (at least 1) of --easy-transfer {} transfers",
             format_bytes(args.easy_size),

@@ -201,15 +201,22 @@ fn a_short_stonewall_says_the_run_is_not_a_valid_submission() {
 fn bad_flags_are_refused_in_one_line_before_anything_is_made() {
     let target = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let dir = target.path().to_str().unwrap();
-    let cases: [(&[&str], &str); 6] = [
+    let cases: [(&[&str], &str); 7] = [
         (&["--stonewall", "0s"], "--stonewall 0s: must be more than 0"),
         (
             &["--easy-size", "3MiB", "--easy-transfer", "2MiB"],
             "--easy-size 3.00 MiB: must be a whole number (at least 1) of --easy-transfer 2.00 MiB transfers",
         ),
-        (&["--easy-transfer", "0"], "--easy-size 1.00 GiB: must be a whole number"),
+        (&["--easy-transfer", "0"], "--easy-transfer 0 B: must be more than 0"),
         (&["--segments", "0"], "--segments 0: must be at least 1"),
-        (&["--items", "0"], "--items 0: depth 0 with 0 items: nothing to create"),
+        (
+            &["--items", "0"],
+            "--items 0: mdtest-easy and mdtest-hard need at least 1 file per worker",
+        ),
+        (
+            &["--repeat", "2"],
+            "--repeat 2: io500 runs its suite once, as the rules do",
+        ),
         (&["--easy-size", "1PiB"], "--easy-size, --segments, --items: the files ("),
     ];
     for (args, message) in cases {
@@ -269,6 +276,16 @@ fn ctrl_c_stops_the_suite_saves_what_was_measured_and_removes_everything() {
     let run = load(&json);
     assert_eq!(run["status"], "interrupted");
     assert_eq!(phase(&run, "ior-easy-write")["status"], "interrupted");
+    // No score from a suite cut short, and the write is not said to be too small for its wall.
+    let scores = &run["io500"];
+    for score in ["bw_gib_s", "md_kiops", "score"] {
+        assert!(scores[score].is_null(), "{score}: {scores}");
+    }
+    let why = scores["invalid_because"].to_string();
+    assert!(why.contains("ior-easy-write did not complete"), "{why}");
+    assert!(!why.contains("ior-easy-write ended after"), "{why}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("[SCORE] none: not every phase"), "{text}");
     assert!(
         entries(target.path()).is_empty(),
         "{:?}: {}",

@@ -115,4 +115,5 @@ pub fn assert_find_counts_what_was_made(run: &Value, workers: u64) {
     assert_eq!(phase_ops(find), easy + hard + workers + 1);
     let matched = find["operations"][0]["keys"].as_u64().unwrap();
     assert_eq!(matched, named_01(workers, hard / workers));
+    assert_eq!(run["io500"]["find_matched"], matched);
 }
