@@ -6,6 +6,7 @@ pub mod cpu;
 pub mod data;
 mod objects;
 pub mod outcome;
+pub mod pace;
 pub mod permute;
 pub mod queued;
 pub mod runner;
@@ -17,6 +18,7 @@ pub mod workload;
 
 pub use control::{Control, LivePhase};
 pub use outcome::{CacheDrop, ErrorCount, PhaseEnd, PhaseOutcome, WorkerOutcome};
+pub use pace::{Arrivals, Pace, PaceOutcome};
 pub use runner::{prepare_objects, run_phase, run_phase_agreed, run_phase_gated};
 pub use stonewall::{Agree, Stonewall};
 pub use workload::{

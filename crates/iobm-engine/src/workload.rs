@@ -459,6 +459,9 @@ pub struct Phase {
     /// Transfers placed interleaved in a shared file ([`Layout::strided`]); the block is then
     /// the transfer size.
     pub interleave: Option<Interleave>,
+    /// Open loop (`--rate`): each worker starts its operations at its share of this rate,
+    /// whether or not the last returned. None: closed loop, each as the last returns.
+    pub pace: Option<crate::pace::Pace>,
 }
 
 /// How a worker submits block reads and writes.
@@ -506,6 +509,7 @@ impl Phase {
             engine: Engine::Sync,
             tree: None,
             interleave: None,
+            pace: None,
             layout,
         }
     }
