@@ -10,6 +10,7 @@ use std::time::Duration;
 
 mod cache;
 mod header;
+mod pace;
 
 pub use header::render_header;
 
@@ -335,6 +336,7 @@ fn phase_tail(out: &mut String, phase: &PhaseResult, env: &Environment) {
         ns(l.p999_ns),
         ns(l.max_ns)
     );
+    pace::render(out, phase);
     let cpu = &phase.cpu;
     let _ = writeln!(
         out,

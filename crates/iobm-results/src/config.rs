@@ -109,6 +109,10 @@ pub struct Config {
     /// The metadata workload's own settings (runs of kind "meta"). Absent: another kind.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<MetaConfig>,
+    /// Open loop (`--rate`): the rate the phases' operations were started at. Absent: closed
+    /// loop, each worker's next operation as its last returned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<RateConfig>,
     /// Memory of the server behind the storage (NFS server, S3 server) as the user stated it
     /// with --server-ram, in bytes: a data set smaller than it can be served from that cache.
     /// Null: not stated (network file systems then assume twice this client's RAM).
@@ -147,6 +151,17 @@ pub struct Config {
     /// (`duration_s`) or after one pass.
     #[serde(default)]
     pub ops: Option<u64>,
+}
+
+/// The open-loop load of `--rate`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RateConfig {
+    /// Operations per second started over every worker of every rank (a rate in bytes per
+    /// second is converted with the phase's transfer size).
+    pub ops_per_s: f64,
+    /// How the starts were spaced: "uniform" or "poisson".
+    pub arrivals: String,
 }
 
 /// Settings of `iobm s3`.

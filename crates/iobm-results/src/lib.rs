@@ -11,6 +11,7 @@ mod evidence;
 pub mod limits;
 mod machine;
 pub mod metadata;
+pub mod pace;
 mod phase;
 pub mod prometheus;
 pub mod remote;
@@ -25,11 +26,12 @@ mod verdict_rules;
 pub mod wire;
 
 pub use bonnie::{BonnieSummary, BonnieTest};
-pub use config::{config_hash, BonnieConfig, Config, MetaConfig, S3Config};
+pub use config::{config_hash, BonnieConfig, Config, MetaConfig, RateConfig, S3Config};
 pub use evidence::{CacheEvidence, CacheVerdict, DeviceIo, NicIo, ServerEvidence, ServerSeries};
 pub use iobm_stats::time;
 pub use iobm_stats::Series;
 pub use machine::{BlockDevice, ClockInfo, Environment, Nic, StorageInfo};
+pub use pace::PaceResult;
 pub use phase::{
     CpuUsage, DataOffered, EndpointSeries, ErrorCount, Latency, OperationResult, PhaseResult,
     PhaseSettings, RankSeries, StonewallResult, WorkerResult,

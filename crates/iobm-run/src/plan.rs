@@ -2,7 +2,7 @@
 //! instead of written out by every command: one place decides how a plan is described.
 
 use iobm_engine::{Op, Phase, StopRule};
-use iobm_results::Config;
+use iobm_results::{Config, RateConfig};
 
 /// Where a plan runs and what it leaves behind.
 #[derive(Debug, Clone)]
@@ -110,6 +110,10 @@ pub fn config(phases: &[Phase], at: Placement) -> Config {
         keep: at.keep,
         bonnie: None,
         meta: None,
+        rate: phases.iter().find_map(|p| p.pace).map(|pace| RateConfig {
+            ops_per_s: pace.ops_per_s(),
+            arrivals: pace.arrivals.name().to_string(),
+        }),
         s3: None,
         server_ram_bytes: None,
         server_metrics: Vec::new(),

@@ -95,3 +95,15 @@ fn vocabularies_of_other_crates_parse_by_their_own_names() {
     assert_eq!(s3.op, iobm_engine::ObjectOp::Put);
     assert!(parse(&["write", "--fsync", "always", "/d"]).is_err());
 }
+
+#[test]
+fn rates_of_operations_or_bytes_per_second() {
+    use super::units::parse_op_rate;
+    assert_eq!(parse_op_rate("200/s"), Ok(Rate::Ops(200.0)));
+    assert_eq!(parse_op_rate("12.5/s"), Ok(Rate::Ops(12.5)));
+    assert_eq!(parse_op_rate("200MiB/s"), Ok(Rate::Bytes(200 << 20)));
+    assert_eq!(Rate::Bytes(200 << 20).ops_per_s(1 << 20), 200.0);
+    for bad in ["0/s", "0MiB/s", "5MB", "-3/s", "fast", "inf/s"] {
+        assert!(parse_op_rate(bad).is_err(), "{bad}");
+    }
+}

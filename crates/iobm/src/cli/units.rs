@@ -1,7 +1,7 @@
 //! The value parsers of flags with units (sizes, rates, durations) and of the small languages
 //! of `--data` and bonnie's `--files`: each error is the text clap prints after the flag.
 
-use super::{FilesArg, LineRate};
+use super::{FilesArg, LineRate, Rate};
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use iobm_engine::DataKind;
 use std::time::Duration;
@@ -58,6 +58,27 @@ pub(super) fn parse_positive_rate(s: &str) -> Result<u64, String> {
     match iobm_stats::parse_rate(s) {
         Ok(0) => Err("must be more than zero".into()),
         r => r.map_err(|e| e.to_string()),
+    }
+}
+
+/// `--rate`: `N/s` operations per second, or a size per second (`200MiB/s`).
+pub(super) fn parse_op_rate(s: &str) -> Result<Rate, String> {
+    let t = s.trim();
+    if let Some(n) = t
+        .strip_suffix("/s")
+        .and_then(|n| n.trim().parse::<f64>().ok())
+    {
+        return match n {
+            n if !n.is_finite() => Err("must be a finite number of operations per second".into()),
+            n if n <= 0.0 => Err("must be more than zero operations per second".into()),
+            n if n < 0.001 => Err("must be at least 0.001 operations per second".into()),
+            n => Ok(Rate::Ops(n)),
+        };
+    }
+    match iobm_stats::parse_rate(t) {
+        Ok(0) => Err("must be more than zero".into()),
+        Ok(bytes) => Ok(Rate::Bytes(bytes)),
+        Err(e) => Err(format!("{e}; or N/s, operations per second")),
     }
 }
 

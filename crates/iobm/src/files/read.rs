@@ -102,7 +102,12 @@ pub fn read(args: ReadArgs, argv: &[OsString]) -> Result<Exit, Failure> {
         interleave,
         verify,
         servers,
+        rank,
+        ranks: size,
     };
+    if ranks.rank() == 0 {
+        super::warn_of_rate(io, &[plan.phase(0)]);
+    }
     if io.direct && !session::checking_only() {
         let probed = session::writable_dir(&plan.data_dir).and_then(|_| {
             session::probe_direct(plan.target.as_ref(), &plan.data_dir, ranks.rank())
@@ -125,6 +130,9 @@ struct ReadPlan<'a> {
     /// With --verify, the data set's stamp seed and what it holds.
     verify: Option<(u64, DataKind)>,
     servers: crate::servers::Servers,
+    /// This rank, of `ranks`: each worker's share of `--rate`.
+    rank: usize,
+    ranks: usize,
 }
 
 impl ReadPlan<'_> {
@@ -137,6 +145,8 @@ impl ReadPlan<'_> {
             read.verify = Some(stamps);
             read.data = data;
         }
+        let paced = std::slice::from_mut(&mut read);
+        io.rate.apply(paced, self.rank, self.ranks, seed);
         read
     }
 

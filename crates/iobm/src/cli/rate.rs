@@ -1,0 +1,126 @@
+//! `--rate` and `--arrivals`: the open-loop load of the file and S3 phases, each phase's
+//! operations started at a target rate shared by every worker of every rank, and the check
+//! before the run that its workers can hold it.
+
+use super::units::{named, parse_op_rate};
+use clap::Args;
+use iobm_engine::{Arrivals, Pace, Phase};
+use std::time::Duration;
+
+/// A target rate as given: operations per second, or bytes per second (converted with each
+/// phase's transfer size).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Rate {
+    Ops(f64),
+    Bytes(u64),
+}
+
+impl Rate {
+    /// Operations per second for operations of `block` bytes.
+    pub fn ops_per_s(self, block: u64) -> f64 {
+        match self {
+            Rate::Ops(n) => n,
+            Rate::Bytes(b) => b as f64 / block.max(1) as f64,
+        }
+    }
+}
+
+/// The open-loop flags.
+#[derive(Debug, Args)]
+pub struct RateArgs {
+    /// Open loop: start operations at this rate over all jobs of all ranks (each its share),
+    /// whether or not the last returned: N/s operations, or SIZE/s (200MiB/s) in the phase's
+    /// transfer size; response time (from each intended start) is reported beside service time
+    #[arg(long, value_name = "N/s|SIZE/s", value_parser = parse_op_rate)]
+    pub rate: Option<Rate>,
+    /// How --rate's starts are spaced: uniform (evenly) or poisson (exponential gaps, fio's
+    /// rate_process=poisson) [default: uniform]
+    #[arg(long, requires = "rate", value_parser = named(&Arrivals::ALL, Arrivals::name, None))]
+    pub arrivals: Option<Arrivals>,
+}
+
+impl RateArgs {
+    /// Paces every phase: `workers` of each on each of `ranks` ranks share the rate; this is
+    /// rank `rank`; `seed` seeds the Poisson gaps.
+    pub fn apply(&self, phases: &mut [Phase], rank: usize, ranks: usize, seed: u64) {
+        let Some(rate) = self.rate else { return };
+        for phase in phases {
+            let workers = (phase.workers * ranks.max(1)) as u64;
+            let arrivals = self.arrivals.unwrap_or(Arrivals::Uniform);
+            phase.pace = Some(Pace {
+                first_worker: (rank * phase.workers) as u64,
+                ..Pace::new(rate.ops_per_s(phase.block), workers, arrivals, seed)
+            });
+        }
+    }
+
+    /// A warning before the run when each worker's share of the rate leaves less time per
+    /// operation than `floor` times the `depth` requests it keeps in flight: no worker could
+    /// hold it.
+    pub fn check(&self, phases: &[Phase], depth: u32, floor: Duration) -> Option<String> {
+        let phase = phases.iter().find(|p| p.pace.is_some())?;
+        let pace = phase.pace?;
+        let gap_ns = pace.gap_ns();
+        let needed = floor.as_nanos() as f64 / f64::from(depth.max(1));
+        (gap_ns < needed).then(|| {
+            format!(
+                "--rate {} ops/s over {} workers: each must start an operation every {:.1} µs, {} request(s) in flight; it cannot unless each takes under {:.1} µs (more --jobs/--concurrent or a deeper --iodepth hold more)",
+                iobm_results::pace::trim(pace.ops_per_s()),
+                pace.workers,
+                gap_ns / 1e3,
+                depth.max(1),
+                gap_ns * f64::from(depth.max(1)) / 1e3,
+            )
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iobm_engine::{Layout, Op};
+
+    fn phases(block: u64, workers: usize) -> Vec<Phase> {
+        let layout = Layout::file_per_worker(workers, 1 << 20);
+        vec![Phase::new("read", Op::Read, block, layout)]
+    }
+
+    #[test]
+    fn a_byte_rate_is_paced_in_the_phases_transfer_size_and_shared_by_every_rank() {
+        let args = RateArgs {
+            rate: Some(Rate::Bytes(200 << 20)),
+            arrivals: Some(Arrivals::Poisson),
+        };
+        let mut p = phases(1 << 20, 2);
+        args.apply(&mut p, 1, 2, 9);
+        let pace = p[0].pace.unwrap();
+        assert_eq!(pace.ops_per_s(), 200.0);
+        assert_eq!((pace.workers, pace.first_worker), (4, 2));
+        assert_eq!(pace.arrivals, Arrivals::Poisson);
+        // Each of the 4 workers starts one every 20 ms.
+        assert_eq!(pace.gap_ns(), 20e6);
+    }
+
+    #[test]
+    fn a_rate_no_worker_with_one_request_in_flight_can_hold_is_warned_of() {
+        let args = RateArgs {
+            rate: Some(Rate::Ops(1e6)),
+            arrivals: None,
+        };
+        let mut p = phases(4096, 1);
+        args.apply(&mut p, 0, 1, 0);
+        let floor = Duration::from_micros(10);
+        let w = args.check(&p, 1, floor).expect("a warning");
+        assert!(w.contains("every 1.0 µs"), "{w}");
+        // 16 in flight: each may take 16 µs.
+        assert_eq!(args.check(&p, 16, floor), None);
+        assert_eq!(
+            RateArgs {
+                rate: None,
+                arrivals: None
+            }
+            .check(&phases(4096, 1), 1, floor),
+            None
+        );
+    }
+}
