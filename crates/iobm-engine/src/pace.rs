@@ -168,7 +168,7 @@ impl Pacer {
 
     /// The intended start of the next operation.
     #[inline]
-    pub fn next(&mut self) -> Instant {
+    pub fn next_start(&mut self) -> Instant {
         let at = self.origin + Duration::from_nanos(self.next_ns as u64);
         self.next_ns += match self.rng.as_mut() {
             Some(rng) => rng.exponential(self.gap_ns),

@@ -2,10 +2,10 @@ use super::*;
 
 /// Mean and variance of the gaps between `n` intended starts.
 fn gaps(pacer: &mut Pacer, n: usize) -> (f64, f64) {
-    let mut last = pacer.next();
+    let mut last = pacer.next_start();
     let gaps: Vec<f64> = (0..n)
         .map(|_| {
-            let at = pacer.next();
+            let at = pacer.next_start();
             let gap = at.duration_since(last).as_nanos() as f64;
             last = at;
             gap
@@ -27,7 +27,7 @@ fn uniform_starts_are_one_gap_apart_and_workers_share_the_schedule() {
     let firsts: Vec<u128> = (0..4)
         .map(|w| {
             Pacer::new(&pace, origin, w)
-                .next()
+                .next_start()
                 .duration_since(origin)
                 .as_nanos()
         })
@@ -50,12 +50,12 @@ fn poisson_workers_draw_different_gaps_from_one_seed() {
     let pace = Pace::new(100.0, 2, Arrivals::Poisson, 7);
     let origin = Instant::now();
     let (mut a, mut b) = (Pacer::new(&pace, origin, 0), Pacer::new(&pace, origin, 1));
-    let a: Vec<Instant> = (0..10).map(|_| a.next()).collect();
-    let b: Vec<Instant> = (0..10).map(|_| b.next()).collect();
+    let a: Vec<Instant> = (0..10).map(|_| a.next_start()).collect();
+    let b: Vec<Instant> = (0..10).map(|_| b.next_start()).collect();
     assert_ne!(a, b);
     let again: Vec<Instant> = {
         let mut p = Pacer::new(&pace, origin, 0);
-        (0..10).map(|_| p.next()).collect()
+        (0..10).map(|_| p.next_start()).collect()
     };
     assert_eq!(a, again, "the same seed repeats");
 }

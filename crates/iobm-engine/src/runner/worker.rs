@@ -308,7 +308,7 @@ pub(super) fn run_worker<C: Clock>(
         // Closed loop: no pacing work at all.
         let intended = match (books.pace.as_mut(), draining) {
             (Some(pace), false) => {
-                let at = pace.pacer.next();
+                let at = pace.pacer.next_start();
                 if limits.deadline.is_some_and(|d| at >= d) {
                     // Meant to start after the phase ends.
                     if !queued {
