@@ -49,7 +49,8 @@ pub fn render_run(run: &RunResult) -> String {
 
 /// How the run ended and its run-wide warnings: printed after the last phase.
 pub fn render_footer(run: &RunResult) -> String {
-    let mut out = format!("run {}: {}\n", run.run_id, status_word(run.status));
+    let mut out = pace::render_sweep(run);
+    let _ = writeln!(out, "run {}: {}", run.run_id, status_word(run.status));
     for w in &run.warnings {
         let _ = writeln!(out, "warning: {w}");
     }

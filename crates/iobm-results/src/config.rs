@@ -33,6 +33,9 @@ pub fn config_hash(kind: &str, config: &Config) -> String {
         place.iter().for_each(|k| {
             map.remove(*k);
         });
+        if let Some(rate) = map.get_mut("rate").and_then(|s| s.as_object_mut()) {
+            rate.remove("slo_ns");
+        }
         if let Some(s3) = map.get_mut("s3").and_then(|s| s.as_object_mut()) {
             s3_place.iter().for_each(|k| {
                 s3.remove(*k);
@@ -162,6 +165,16 @@ pub struct RateConfig {
     pub ops_per_s: f64,
     /// How the starts were spaced: "uniform" or "poisson".
     pub arrivals: String,
+    /// `--rate-sweep`: the last step's rate (`ops_per_s` is the first's). Absent: one rate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sweep_to_ops_per_s: Option<f64>,
+    /// `--rate-sweep`: the steps, one phase each.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sweep_steps: Option<u32>,
+    /// `--slo`: the p99 response time a sweep's knee stays under, in ns (how the result is
+    /// read, not what was run: not in the config hash).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slo_ns: Option<u64>,
 }
 
 /// Settings of `iobm s3`.

@@ -107,6 +107,46 @@ impl PaceResult {
     }
 }
 
+/// One step of a rate sweep: a paced phase's target and achieved rates and response times.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SweepPoint {
+    pub phase: String,
+    pub target_ops_per_s: f64,
+    pub achieved_ops_per_s: f64,
+    pub p50_ns: Option<u64>,
+    pub p99_ns: Option<u64>,
+    pub p999_ns: Option<u64>,
+}
+
+/// The steps of a sweep: every paced phase, by target rate.
+pub fn sweep_points(phases: &[crate::PhaseResult]) -> Vec<SweepPoint> {
+    let mut points: Vec<SweepPoint> = phases
+        .iter()
+        .filter_map(|p| {
+            let pace = p.pace.as_ref()?;
+            Some(SweepPoint {
+                phase: p.name.clone(),
+                target_ops_per_s: pace.target_ops_per_s,
+                achieved_ops_per_s: pace.achieved_ops_per_s,
+                p50_ns: pace.response.p50_ns,
+                p99_ns: pace.response.p99_ns,
+                p999_ns: pace.response.p999_ns,
+            })
+        })
+        .collect();
+    points.sort_by(|a, b| a.target_ops_per_s.total_cmp(&b.target_ops_per_s));
+    points
+}
+
+/// The knee of a sweep: the highest rate up to which every step's p99 response time stayed
+/// under `slo_ns` (None when the first step's did not).
+pub fn knee(points: &[SweepPoint], slo_ns: u64) -> Option<&SweepPoint> {
+    points
+        .iter()
+        .take_while(|p| p.p99_ns.is_some_and(|p99| p99 < slo_ns))
+        .last()
+}
+
 /// A rate as people write it: 200, 12.5.
 pub fn trim(rate: f64) -> String {
     let text = format!("{rate:.3}");
@@ -180,6 +220,50 @@ mod tests {
         assert!(
             w.starts_with("could not keep its rate: 150.0 of 200 ops/s targeted (75%)"),
             "{w}"
+        );
+    }
+
+    fn point(target: f64, p99_ms: u64) -> SweepPoint {
+        SweepPoint {
+            phase: format!("read at {target} ops/s"),
+            target_ops_per_s: target,
+            achieved_ops_per_s: target,
+            p50_ns: None,
+            p99_ns: Some(p99_ms * 1_000_000),
+            p999_ns: None,
+        }
+    }
+
+    #[test]
+    fn the_knee_is_the_highest_rate_up_to_which_p99_stays_under_the_slo() {
+        // A synthetic hockey stick: flat, then queueing past 400/s; a lucky step at 600/s.
+        let curve: Vec<SweepPoint> = [
+            (100.0, 1),
+            (200.0, 1),
+            (300.0, 2),
+            (400.0, 4),
+            (500.0, 40),
+            (600.0, 3),
+        ]
+        .into_iter()
+        .map(|(r, p)| point(r, p))
+        .collect();
+        assert_eq!(
+            knee(&curve, 5_000_000).map(|p| p.target_ops_per_s),
+            Some(400.0)
+        );
+        assert_eq!(
+            knee(&curve, 3_000_000).map(|p| p.target_ops_per_s),
+            Some(300.0)
+        );
+        assert_eq!(
+            knee(&curve, 1_000_000),
+            None,
+            "none under a SLO the first step misses"
+        );
+        assert_eq!(
+            knee(&curve, 100_000_000).map(|p| p.target_ops_per_s),
+            Some(600.0)
         );
     }
 

@@ -49,6 +49,24 @@ fn common(names: impl Iterator<Item = String>) -> String {
 /// policy is the writing phases'; the data written is the first writing phase's; `verify` and
 /// `rwmix_pct` are those of any phase that checks what it reads or mixes reads and writes.
 /// What no phase shows (`reorder`, `ops`) the command sets.
+/// The open-loop rate of paced phases: the first one's, and with a sweep the last one's and
+/// the steps.
+fn rate(phases: &[Phase]) -> Option<RateConfig> {
+    let paced: Vec<_> = phases.iter().filter_map(|p| p.pace).collect();
+    let (first, last) = (paced.first()?, paced.last()?);
+    let swept = paced.len() > 1
+        && paced
+            .iter()
+            .any(|p| p.milli_ops_per_s != first.milli_ops_per_s);
+    Some(RateConfig {
+        ops_per_s: first.ops_per_s(),
+        arrivals: first.arrivals.name().to_string(),
+        sweep_to_ops_per_s: swept.then(|| last.ops_per_s()),
+        sweep_steps: swept.then_some(paced.len() as u32),
+        slo_ns: None,
+    })
+}
+
 pub fn config(phases: &[Phase], at: Placement) -> Config {
     let first = &phases[0];
     let ranks = u64::from(at.ranks.max(1));
@@ -110,10 +128,7 @@ pub fn config(phases: &[Phase], at: Placement) -> Config {
         keep: at.keep,
         bonnie: None,
         meta: None,
-        rate: phases.iter().find_map(|p| p.pace).map(|pace| RateConfig {
-            ops_per_s: pace.ops_per_s(),
-            arrivals: pace.arrivals.name().to_string(),
-        }),
+        rate: rate(phases),
         s3: None,
         server_ram_bytes: None,
         server_metrics: Vec::new(),

@@ -176,6 +176,13 @@ fn bad_rates_are_refused_naming_the_flag() {
             &["write", "--rate", "10/s", "--arrivals", "bursty", d],
             "--arrivals",
         ),
+        (&["read", "--rate-sweep", "400..100/4", d], "--rate-sweep"),
+        (&["read", "--rate-sweep", "100..400/1", d], "--rate-sweep"),
+        (
+            &["read", "--rate", "10/s", "--rate-sweep", "1..2/2", d],
+            "--rate",
+        ),
+        (&["write", "--rate-sweep", "1..3/2", d], "--rate-sweep"),
     ];
     for &(args, flag) in cases {
         // A rate taken by mistake would run (for long): stopped, it fails here.
@@ -186,7 +193,7 @@ fn bad_rates_are_refused_naming_the_flag() {
         assert!(first.starts_with("iobm: error: "), "{args:?}: {err}");
         assert!(first.contains(flag), "{args:?}: {err}");
     }
-    // --arrivals alone: the --rate it needs is named.
+    // --arrivals alone: the --rate or --rate-sweep it needs is named.
     let out = iobm()
         .args(["write", "--arrivals", "poisson", d])
         .assert()
@@ -195,8 +202,66 @@ fn bad_rates_are_refused_naming_the_flag() {
         .clone();
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(
-        err.contains("required arguments were not provided:\n  --rate"),
+        err.contains("required arguments were not provided:\n  <--rate <N/s|SIZE/s>|--rate-sweep"),
         "{err}"
     );
     assert!(common::entries(dir.path()).is_empty());
+}
+
+#[test]
+fn a_sweep_reads_at_each_rate_and_finds_the_knee_under_the_slo() {
+    let dir = tempfile::tempdir().unwrap();
+    iobm()
+        .args(["write", "--size", "8MiB", "--block", "4KiB", "--keep"])
+        .arg(dir.path())
+        .assert()
+        .success();
+    let kept = dir.path().join(&common::entries(dir.path())[0]);
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("s.json");
+    let sweep = |slo: &str| {
+        let mut cmd = iobm();
+        cmd.args([
+            "read",
+            "--random",
+            "--rate-sweep",
+            "100..300/3",
+            "--duration",
+            "1s",
+        ])
+        .args(["--slo", slo, "--json"])
+        .arg(&json)
+        .arg(&kept);
+        let run = cmd.assert().success();
+        String::from_utf8(run.get_output().stdout.clone()).unwrap()
+    };
+    // No read of a few KiB takes 10 s: every step is under it, the knee is the last.
+    let text = sweep("10s");
+    let result = load(&json);
+    let phases = result["phases"].as_array().unwrap();
+    let targets: Vec<f64> = phases
+        .iter()
+        .map(|p| p["pace"]["target_ops_per_s"].as_f64().unwrap())
+        .collect();
+    assert_eq!(targets, [100.0, 200.0, 300.0]);
+    assert_eq!(phases[1]["name"], "read at 200 ops/s");
+    for (phase, target) in phases.iter().zip(targets) {
+        assert_paced(phase, target, "uniform", 0.3);
+    }
+    let rate = &result["config"]["rate"];
+    assert_eq!(
+        (
+            rate["sweep_to_ops_per_s"].as_f64(),
+            rate["sweep_steps"].as_u64()
+        ),
+        (Some(300.0), Some(3))
+    );
+    assert!(text.contains("rate sweep (uniform arrivals"), "{text}");
+    assert!(text.contains("knee: 300 ops/s targeted"), "{text}");
+    // The SLO is how the result is read: the same workload, the same hash.
+    let hash = result["config_hash"].clone();
+    // Under a nanosecond no step is: no knee.
+    let text = sweep("1ns");
+    assert!(text.contains("knee: none"), "{text}");
+    assert_eq!(load(&json)["config_hash"], hash);
 }

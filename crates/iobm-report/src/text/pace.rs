@@ -1,8 +1,10 @@
 //! A paced phase's lines in the text report (`--rate`): the target and achieved rates with the
-//! backlog, and response time beside the service time of the latency line.
+//! backlog, and response time beside the service time of the latency line; a rate sweep's
+//! table of achieved rate against response time, and its knee.
 
-use iobm_results::pace::trim;
-use iobm_results::PhaseResult;
+use crate::table::Table;
+use iobm_results::pace::{knee, sweep_points, trim};
+use iobm_results::{PhaseResult, RunResult};
 use iobm_stats::format_duration;
 use std::fmt::Write;
 use std::time::Duration;
@@ -46,4 +48,52 @@ pub(super) fn render(out: &mut String, phase: &PhaseResult) {
         ns(r.p999_ns),
         ns(r.max_ns)
     );
+}
+
+/// A `--rate-sweep` run's table (every step's target and achieved rates, p50, p99 and p99.9
+/// response time) and its knee under `--slo`; nothing for another run.
+pub fn render_sweep(run: &RunResult) -> String {
+    let Some(rate) = run.config.rate.as_ref().filter(|r| r.sweep_steps.is_some()) else {
+        return String::new();
+    };
+    let points = sweep_points(&run.phases);
+    let mut table = Table::new([
+        "  target ops/s",
+        "achieved ops/s",
+        "p50 response",
+        "p99 response",
+        "p99.9 response",
+    ]);
+    for p in &points {
+        table.row([
+            format!("  {}", trim(p.target_ops_per_s)),
+            format!("{:.1}", p.achieved_ops_per_s),
+            ns(p.p50_ns),
+            ns(p.p99_ns),
+            ns(p.p999_ns),
+        ]);
+    }
+    let mut out = format!(
+        "rate sweep ({} arrivals; response time from each operation's intended start):\n{}",
+        rate.arrivals,
+        table.render("")
+    );
+    if let Some(slo) = rate.slo_ns {
+        let slo_text = ns(Some(slo));
+        let _ = match knee(&points, slo) {
+            Some(k) => writeln!(
+                out,
+                "  knee: {} ops/s targeted ({:.1} achieved), the highest rate up to which p99 response time stayed under the SLO of {slo_text} (p99 {})",
+                trim(k.target_ops_per_s),
+                k.achieved_ops_per_s,
+                ns(k.p99_ns)
+            ),
+            None => writeln!(
+                out,
+                "  knee: none: p99 response time was over the SLO of {slo_text} from the first rate"
+            ),
+        };
+    }
+    out.push('\n');
+    out
 }

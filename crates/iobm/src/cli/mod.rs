@@ -16,7 +16,7 @@ mod units;
 pub use files::{per_char_name, BonnieArgs, FilesArg, IoArgs, ReadArgs, WriteArgs};
 pub use meta::{MetaArgs, MetaPhase};
 pub use plans::{RerunArgs, RunArgs};
-pub use rate::{Rate, RateArgs};
+pub use rate::{Rate, RateArgs, Sweep};
 pub use s3::{S3Args, ServeArgs};
 pub use saved::{AggregateArg, CompareArgs, FormatArg, LimitsArgs, MergeArgs, ReportArgs, UnitArg};
 pub use units::{parse_data, parse_files};

@@ -107,3 +107,26 @@ fn rates_of_operations_or_bytes_per_second() {
         assert!(parse_op_rate(bad).is_err(), "{bad}");
     }
 }
+
+#[test]
+fn rate_sweeps_from_one_rate_to_a_higher_one_in_steps() {
+    use super::units::parse_rate_sweep;
+    let sweep = parse_rate_sweep("100..400/4").unwrap();
+    assert_eq!(sweep.rates(4096), [100.0, 200.0, 300.0, 400.0]);
+    let bytes = parse_rate_sweep("4KiB..8KiB/2").unwrap();
+    assert_eq!(bytes.rates(4096), [1.0, 2.0]);
+    assert_eq!(
+        parse_rate_sweep("400..100/4").unwrap_err(),
+        "TO is below FROM"
+    );
+    for bad in [
+        "100..400",
+        "100..400/1",
+        "100..400/101",
+        "0..4/2",
+        "1..4MiB/2",
+        "1-4/2",
+    ] {
+        assert!(parse_rate_sweep(bad).is_err(), "{bad}");
+    }
+}

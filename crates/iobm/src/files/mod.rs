@@ -132,6 +132,11 @@ fn check_write(args: &WriteArgs, ranks: u64, stream: bool) -> Result<Sizes, Fail
             "{flag} applies to reading: iobm write only writes (use iobm stream, or iobm read on a kept data set)"
         )));
     }
+    if io.rate.rate_sweep.is_some() {
+        return Err(Failure::input(
+            "--rate-sweep applies to iobm read, which reads a kept data set at each rate (write one with iobm write --keep)",
+        ));
+    }
     session::writable_dir(&args.dir)?;
     io.output.check()?;
     let (engine, _) = io.engine()?;

@@ -106,7 +106,7 @@ pub fn read(args: ReadArgs, argv: &[OsString]) -> Result<Exit, Failure> {
         ranks: size,
     };
     if ranks.rank() == 0 {
-        super::warn_of_rate(io, &[plan.phase(0)]);
+        super::warn_of_rate(io, &plan.phases(0));
     }
     if io.direct && !session::checking_only() {
         let probed = session::writable_dir(&plan.data_dir).and_then(|_| {
@@ -136,8 +136,9 @@ struct ReadPlan<'a> {
 }
 
 impl ReadPlan<'_> {
-    /// The read phase of a repetition whose run seed (for --random) is `seed`.
-    fn phase(&self, seed: u64) -> Phase {
+    /// The read phase of a repetition whose run seed (for --random) is `seed`: one, or one
+    /// per rate of `--rate-sweep`.
+    fn phases(&self, seed: u64) -> Vec<Phase> {
         let io = &self.args.io;
         let mut read = phase("read", Op::Read, io, self.block, seed, &self.layout);
         read.interleave = self.interleave;
@@ -145,18 +146,16 @@ impl ReadPlan<'_> {
             read.verify = Some(stamps);
             read.data = data;
         }
-        let paced = std::slice::from_mut(&mut read);
-        io.rate.apply(paced, self.rank, self.ranks, seed);
-        read
+        io.rate.sweep(read, self.rank, self.ranks, seed)
     }
 
-    fn config(&self, read: &Phase) -> Config {
+    fn config(&self, read: &[Phase]) -> Config {
         let mut config = Config {
             // What the data set holds is what was written, as its manifest says.
             data: self.manifest.data.clone(),
             reorder: self.args.io.reorder,
             ..plan::config(
-                std::slice::from_ref(read),
+                read,
                 Placement {
                     dir: self.args.path.display().to_string(),
                     run_dir: self.data_dir.display().to_string(),
@@ -166,6 +165,9 @@ impl ReadPlan<'_> {
             )
         };
         self.servers.apply(&mut config);
+        if let Some(rate) = config.rate.as_mut() {
+            rate.slo_ns = self.args.io.rate.slo.map(|d| d.as_nanos() as u64);
+        }
         config
     }
 }
@@ -180,7 +182,7 @@ impl RunPlan for ReadPlan<'_> {
     }
 
     fn checked_config(&self, _ranks: &Ranks) -> Option<Config> {
-        Some(self.config(&self.phase(0)))
+        Some(self.config(&self.phases(0)))
     }
 
     fn set_up<'a>(
@@ -188,7 +190,7 @@ impl RunPlan for ReadPlan<'_> {
         run_id: &RunId,
         _ranks: &'a Ranks,
     ) -> Result<Box<dyn Stage + 'a>, Failure> {
-        let read = self.phase(run_id.seed);
+        let read = self.phases(run_id.seed);
         Ok(Box::new(ReadStage { plan: self, read }))
     }
 }
@@ -196,7 +198,7 @@ impl RunPlan for ReadPlan<'_> {
 /// One repetition of a read: the kept data set, never changed or removed.
 struct ReadStage<'a> {
     plan: &'a ReadPlan<'a>,
-    read: Phase,
+    read: Vec<Phase>,
 }
 
 impl Stage for ReadStage<'_> {
@@ -205,7 +207,7 @@ impl Stage for ReadStage<'_> {
     }
 
     fn phases(&self) -> Vec<Phase> {
-        vec![self.read.clone()]
+        self.read.clone()
     }
 
     fn workers(&self) -> usize {
