@@ -6,6 +6,7 @@ pub mod cpu;
 pub mod data;
 mod objects;
 pub mod outcome;
+pub mod pace;
 pub mod permute;
 pub mod queued;
 pub mod runner;
@@ -18,6 +19,7 @@ pub mod workload;
 
 pub use control::{Control, LivePhase};
 pub use outcome::{CacheDrop, ErrorCount, PhaseEnd, PhaseOutcome, WorkerOutcome};
+pub use pace::{Arrivals, Pace, PaceOutcome};
 pub use runner::{prepare_objects, run_phase, run_phase_agreed, run_phase_gated, run_phase_ranked};
 pub use steady::{Steady, SteadyOutcome, Tally};
 pub use stonewall::{Agree, Stonewall};

@@ -3,6 +3,7 @@
 
 use crate::control::Control;
 use crate::cpu::CpuTimes;
+use crate::pace::PaceOutcome;
 use crate::stonewall::Stonewall;
 use crate::workload::{Op, Phase};
 use iobm_stats::{Histogram, Series, Trace, WorkerSpan};
@@ -104,6 +105,8 @@ pub struct PhaseOutcome {
     pub below: Option<(Stack, Stack)>,
     /// This process's own bytes at the block layer before and after the phase.
     pub own_io: Option<(ProcessIo, ProcessIo)>,
+    /// A paced phase's response times and backlog ([`crate::Phase::pace`]).
+    pub pace: Option<PaceOutcome>,
 }
 
 /// One kind of operation within a phase.
@@ -220,6 +223,7 @@ impl PhaseOutcome {
             device: None,
             below: None,
             own_io: None,
+            pace: None,
         }
     }
 }

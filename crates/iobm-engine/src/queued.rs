@@ -56,6 +56,8 @@ struct Slot {
     len: usize,
     /// A write (else a read).
     write: bool,
+    /// When it was meant to start (paced).
+    intended: Option<Instant>,
     submitted: Instant,
 }
 
@@ -104,6 +106,7 @@ impl<'a> QueuedTask<'a> {
                 offset: 0,
                 len: 0,
                 write: false,
+                intended: None,
                 submitted: Instant::now(),
             })
             .collect();
@@ -197,6 +200,7 @@ impl<'a> QueuedTask<'a> {
         self.failed_at = done.is_err().then_some(offset);
         Some(done.map(|()| Completed {
             bytes: len as u64,
+            intended: self.slots[index].intended,
             started: self.slots[index].submitted,
             ended,
         }))
@@ -216,7 +220,7 @@ impl Task for QueuedTask<'_> {
         true
     }
 
-    fn submit(&mut self) -> Option<io::Result<Completed>> {
+    fn submit(&mut self, intended: Option<Instant>) -> Option<io::Result<Completed>> {
         let index = self
             .free
             .pop()
@@ -228,6 +232,7 @@ impl Task for QueuedTask<'_> {
         slot.offset = offset;
         slot.len = len;
         slot.write = write;
+        slot.intended = intended;
         if let (Some(generator), true) = (&self.generator, write) {
             generator.fill(&mut slot.buf[..len], file, offset);
         }
@@ -269,6 +274,26 @@ impl Task for QueuedTask<'_> {
 
     fn drain(&mut self) -> Option<io::Result<Completed>> {
         self.reap(true)
+    }
+
+    fn wait_until(&mut self, until: Instant) -> Option<io::Result<Completed>> {
+        if self.in_flight == 0 {
+            return None;
+        }
+        if let Some(done) = self.reap(false) {
+            return Some(done);
+        }
+        let left = until.saturating_duration_since(Instant::now());
+        let ts = types::Timespec::from(left);
+        let args = types::SubmitArgs::new().timespec(&ts);
+        match self.ring.submitter().submit_with_args(1, &args) {
+            Ok(_) => self.reap(false),
+            // ETIME: none completed by then.
+            Err(e) if e.raw_os_error() == Some(libc::ETIME) => None,
+            // EINVAL: a kernel without timed waits (before 5.11); the runner sleeps instead.
+            Err(e) if matches!(e.raw_os_error(), Some(libc::EINTR | libc::EINVAL)) => None,
+            Err(e) => Some(Err(e)),
+        }
     }
 
     fn class(&self) -> usize {

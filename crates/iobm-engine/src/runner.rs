@@ -7,20 +7,20 @@ use crate::cpu::CpuTimes;
 use crate::data::Generator;
 use crate::objects::ObjectTask;
 use crate::outcome::{CacheDrop, ErrorCount, OpOutcome, PhaseEnd, PhaseOutcome, WorkerOutcome};
+use crate::pace::{Monotonic, PaceOutcome};
 use crate::steady::{self, SteadyOutcome, SumRanks, Tally};
 use crate::stonewall::{Agree, Wall};
 use crate::task::Task;
 use crate::tasks::file_task;
 use crate::workload::{Layout, Op, Phase, StopRule};
-use iobm_stats::{
-    fill_snapshots, Histogram, Progress, SeriesRecorder, Trace, TraceBuilder, WorkerSpan,
-};
+use iobm_stats::{fill_snapshots, Histogram, Trace, WorkerSpan};
 use iobm_target::layers::ProcessIo;
 use iobm_target::{error_kind, Access, OpenOptions, Target};
 use std::io;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Barrier, Mutex};
 use std::time::{Duration, Instant};
+use worker::run_worker;
 
 /// Creates the layout's files, empty, before a write phase (not timed).
 pub fn prepare_objects(target: &dyn Target, layout: &Layout) -> io::Result<()> {
@@ -195,7 +195,7 @@ pub fn run_phase_ranked(
                 agree: Option<Agree>| {
         let at = Walled { wall, agree };
         match prepared {
-            Ok(task) => run_worker(task, w, phase, control, &shared, origin, at),
+            Ok(task) => run_worker(task, w, phase, control, &shared, origin, at, &Monotonic),
             Err(error) => {
                 shared.abort.store(true, Ordering::SeqCst);
                 shared.left.fetch_add(1, Ordering::SeqCst);
@@ -286,7 +286,11 @@ pub fn run_phase_ranked(
     let mut by_op: Vec<OpOutcome> = OpOutcome::per_class(phase);
     let mut errors: Vec<ErrorCount> = Vec::new();
     let mut outcomes = Vec::with_capacity(workers);
+    let mut pace = phase.pace.map(|p| PaceOutcome::new(p, phase.interval));
     for (result, worker_errors) in results {
+        if let (Some(total), Some(own)) = (pace.as_mut(), &result.pace) {
+            total.merge(own);
+        }
         for (total, class) in by_op.iter_mut().zip(&result.classes) {
             latency += &class.latency;
             total.merge(class);
@@ -342,6 +346,7 @@ pub fn run_phase_ranked(
         device: device_before.zip(device_after),
         below: below_before.zip(below_after),
         own_io: own_before.zip(own_after),
+        pace,
     }
 }
 
@@ -369,6 +374,8 @@ struct WorkerResult {
     outcome: WorkerOutcome,
     /// Per [`Op::classes`] entry.
     classes: Vec<OpOutcome>,
+    /// A paced worker's response times and backlog.
+    pace: Option<PaceOutcome>,
 }
 
 impl WorkerResult {
@@ -376,6 +383,7 @@ impl WorkerResult {
         WorkerResult {
             outcome: WorkerOutcome::empty(now_ns, phase.interval),
             classes: OpOutcome::per_class(phase),
+            pace: None,
         }
     }
 }
@@ -397,235 +405,14 @@ struct Walled<'a> {
     agree: Option<Agree<'a>>,
 }
 
-/// Runs one worker's prepared task from the barrier to its stop rule, timing every operation.
-fn run_worker(
-    mut task: Box<dyn Task + '_>,
-    index: usize,
-    phase: &Phase,
-    control: &Control,
-    shared: &Shared,
-    phase_origin: Instant,
-    walled: Walled,
-) -> (WorkerResult, Vec<WorkerError>) {
-    let live = &control.live[index];
-    // The warm-up comes before the phase's duration.
-    let counted_from = phase_origin + phase.ramp;
-    let deadline = match phase.stop {
-        StopRule::Duration(d) => Some(counted_from + d),
-        _ => None,
-    };
-    let wall_at = match phase.stop {
-        StopRule::Stonewall(d) => walled.wall.map(|wall| (wall, counted_from + d)),
-        _ => None,
-    };
-    // Once the wall stopped this worker: the operations it goes on to (wear-out).
-    let mut wear_out: Option<u64> = None;
-    let quota = match phase.stop {
-        StopRule::Ops(total) => {
-            let workers = shared.workers as u64;
-            Some(total / workers + u64::from((index as u64) < total % workers))
-        }
-        _ => None,
-    };
-    let mut classes: Vec<OpOutcome> = OpOutcome::per_class(phase);
-    let mut done = Progress::default();
-    let mut trace = TraceBuilder::default();
-    let mut series = SeriesRecorder::new(phase.interval);
-    // Each kind of operation's own series where a phase has several; with one, it is the
-    // worker's, recorded once.
-    let several = classes.len() > 1;
-    let mut class_series = vec![series.clone(); if several { classes.len() } else { 0 }];
-    let mut errors: Vec<WorkerError> = Vec::new();
-    let retries = phase.objects.as_ref().map_or(0, |o| o.retries);
-
-    let start = Instant::now();
-    let start_ns = control.ns(start.max(counted_from));
-    // Stamps of the first counted operation's end and the last one's start (warp's window).
-    let mut first_op_end: Option<Instant> = None;
-    let mut last_op_start = start;
-
-    let mut i: u64 = 0;
-    let mut last_end = start;
-    let mut verify_ns = 0u64;
-    let queued = task.queued();
-    // A queued task's operations complete after later ones were submitted: once no more are
-    // submitted, the rest in flight are drained and counted like the others.
-    let mut draining = false;
-    loop {
-        if let (Some((wall, at)), None, false) = (wall_at, wear_out, draining) {
-            if wall.reached(last_end, at) {
-                wear_out = Some(wall.stop(index, i, walled.agree));
-            }
-        }
-        let ended = shared.abort.load(Ordering::Relaxed)
-            || control.stop_requested()
-            || shared.settled.load(Ordering::Relaxed)
-            || deadline.is_some_and(|d| last_end >= d)
-            || quota.is_some_and(|q| i >= q)
-            || wear_out.is_some_and(|most| i >= most);
-        if !draining && (ended || !task.prepare(i)) {
-            if !queued {
-                break;
-            }
-            draining = true;
-        }
-        let (t0, t1, result, tries, checked_inline) = if queued {
-            let completed = if draining {
-                match task.drain() {
-                    None => break,
-                    Some(c) => c,
-                }
-            } else {
-                i += 1;
-                match task.submit() {
-                    None => continue,
-                    Some(c) => c,
-                }
-            };
-            // Checked as it completed, after its latency ended.
-            verify_ns += task.take_verify_ns();
-            match completed {
-                Ok(c) => (c.started, c.ended, Ok(c.bytes), 0, 0),
-                Err(e) => {
-                    let now = Instant::now();
-                    (now, now, Err(e), 0, 0)
-                }
-            }
-        } else {
-            let t0 = Instant::now();
-            let mut result = task.execute();
-            let mut tries = 0;
-            while result.is_err() && tries < retries && !control.stop_requested() {
-                tries += 1;
-                result = task.execute();
-            }
-            let t1 = Instant::now();
-            // A GET checked as it arrived: the check is verification time, not latency.
-            let checked_inline = task.take_verify_ns();
-            verify_ns += checked_inline;
-            i += 1;
-            (t0, t1, result, tries, checked_inline)
-        };
-        let class = &mut classes[task.class()];
-        class.retried += u64::from(tries);
-        let checked = result.and_then(|bytes| {
-            if queued {
-                return Ok(bytes);
-            }
-            let checking = Instant::now();
-            let verdict = task.check().map(|_| bytes);
-            verify_ns += checking.elapsed().as_nanos() as u64;
-            verdict
-        });
-        let bytes = match checked {
-            Ok(bytes) => bytes,
-            Err(e) => {
-                class.errors += 1;
-                let since = t1.saturating_duration_since(counted_from);
-                series.error(since);
-                if let Some(own) = class_series.get_mut(task.class()) {
-                    own.error(since);
-                }
-                let error = WorkerError::new(&e, task.describe());
-                match errors.iter_mut().find(|e| e.kind == error.kind) {
-                    Some(e) => e.count += 1,
-                    None => errors.push(error),
-                }
-                let total = shared.errors.fetch_add(1, Ordering::SeqCst) + 1;
-                if total > phase.max_errors {
-                    shared.abort.store(true, Ordering::SeqCst);
-                    if !queued {
-                        break;
-                    }
-                }
-                last_end = t1;
-                continue;
-            }
-        };
-        live.bytes.fetch_add(bytes, Ordering::Relaxed);
-        live.ops.fetch_add(1, Ordering::Relaxed);
-        if t1 < counted_from {
-            // Warm-up (--ramp): done, not counted.
-            last_end = t1;
-            continue;
-        }
-        first_op_end.get_or_insert(t1);
-        last_op_start = t0;
-        let ns = (t1.duration_since(t0).as_nanos() as u64).saturating_sub(checked_inline);
-        class.latency.record(ns);
-        class.ops += 1;
-        class.bytes += bytes;
-        class.keys += task.keys();
-        if let Some(first) = task.first_byte() {
-            class
-                .ttfb
-                .record(first.saturating_duration_since(t0).as_nanos() as u64);
-        }
-        done.bytes += bytes;
-        done.ops += 1;
-        let since = t1.saturating_duration_since(counted_from);
-        series.record(since, bytes, ns);
-        if let Some(own) = class_series.get_mut(task.class()) {
-            own.record(since, bytes, ns);
-        }
-        trace.sample(control.ns(t1), done);
-        last_end = t1;
-    }
-
-    if let (Some((wall, _)), None) = (wall_at, wear_out) {
-        wall.ended(index, i, walled.agree);
-    }
-    shared.left.fetch_add(1, Ordering::SeqCst);
-    // The final fsync and close are inside the worker's interval, even after an error.
-    let final_sync_ns = match task.finish() {
-        Ok(ns) => ns,
-        Err(e) => {
-            errors.push(WorkerError::new(
-                &e,
-                format!("{} (final fsync or close)", task.describe()),
-            ));
-            shared.errors.fetch_add(1, Ordering::SeqCst);
-            shared.abort.store(true, Ordering::SeqCst);
-            0
-        }
-    };
-    let end_ns = control.ns(Instant::now());
-    let trace = trace.finish(end_ns, done);
-
-    // The snapshots are taken from the traces once every worker has finished.
-    let span = WorkerSpan {
-        start_ns,
-        end_ns: end_ns.max(start_ns),
-        bytes: done.bytes,
-        ops: done.ops,
-        // warp's window drops the final flush: not for writes whose flush is deferred to it.
-        first_op_end_ns: first_op_end
-            .filter(|_| !defers_flush(phase))
-            .map_or(0, |t| control.ns(t)),
-        last_op_start_ns: control.ns(last_op_start),
-        ..WorkerSpan::default()
-    };
-    let outcome = WorkerOutcome {
-        span,
-        series: series.finish(),
-        final_sync_ns,
-        verify_ns,
-        trace,
-        items: i,
-    };
-    if !several {
-        classes[0].series = outcome.series.clone();
-    }
-    for (class, series) in classes.iter_mut().zip(class_series) {
-        class.series = series.finish();
-    }
-    (WorkerResult { outcome, classes }, errors)
-}
+mod worker;
 
 #[cfg(test)]
 mod io500_tests;
 #[cfg(test)]
 mod meta_tests;
+#[cfg(test)]
+mod pace_tests;
 #[cfg(test)]
 mod steady_tests;
 #[cfg(test)]

@@ -6,10 +6,11 @@
 use std::io;
 use std::time::Instant;
 
-/// An operation of a queued task that completed: its bytes, and when it was submitted and
-/// completed (its latency is the time between).
+/// An operation of a queued task that completed: its bytes, when it was meant to start
+/// (paced), submitted and completed (its latency is the time between the last two).
 pub(crate) struct Completed {
     pub bytes: u64,
+    pub intended: Option<Instant>,
     pub started: Instant,
     pub ended: Instant,
 }
@@ -51,9 +52,14 @@ pub(crate) trait Task: Send {
     fn queued(&self) -> bool {
         false
     }
-    /// Submits the prepared operation; returns one that completed meanwhile, waiting for one
-    /// only when the queue is full.
-    fn submit(&mut self) -> Option<io::Result<Completed>> {
+    /// Submits the prepared operation, meant to start at `intended` when paced; returns one
+    /// that completed meanwhile, waiting for one only when the queue is full.
+    fn submit(&mut self, _intended: Option<Instant>) -> Option<io::Result<Completed>> {
+        None
+    }
+    /// One of the operations in flight that completes by `until`, waiting for it until then;
+    /// None when none did (or none is in flight).
+    fn wait_until(&mut self, _until: Instant) -> Option<io::Result<Completed>> {
         None
     }
     /// One more of the operations still in flight, waiting for it; None when none is left.

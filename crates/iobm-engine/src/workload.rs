@@ -465,6 +465,9 @@ pub struct Phase {
     pub steady: Option<crate::steady::Steady>,
     /// The walk of a find phase ([`MetaOp::Find`]).
     pub find: Option<FindWork>,
+    /// Open loop (`--rate`): each worker starts its operations at its share of this rate,
+    /// whether or not the last returned. None: closed loop, each as the last returns.
+    pub pace: Option<crate::pace::Pace>,
 }
 
 /// How a worker submits block reads and writes.
@@ -514,6 +517,7 @@ impl Phase {
             interleave: None,
             steady: None,
             find: None,
+            pace: None,
             layout,
         }
     }

@@ -9,8 +9,8 @@ mod servers;
 use crate::compare::{verdict_mark, Comparison, Unit};
 use crate::text::render_header;
 use charts::{
-    latency_distribution, latency_over_time, phase_throughput, rank_bars, stepped, steps,
-    worker_bars, MIN_STEPS,
+    latency_distribution, latency_over_time, phase_throughput, rank_bars, response_over_time,
+    stepped, steps, worker_bars, MIN_STEPS,
 };
 use iobm_results::{PhaseResult, RunResult, Series};
 use iobm_stats::AggregateKind;
@@ -262,6 +262,7 @@ fn phase_section(
             over_time.then(|| phase_throughput(phase, run)),
         ),
         ("latency", latency_over_time(phase).filter(|_| over_time)),
+        ("response", response_over_time(phase).filter(|_| over_time)),
         ("servers", servers::server_devices(phase, MIN_STEPS)),
         (
             "distribution",

@@ -10,6 +10,7 @@ use std::time::Duration;
 
 mod cache;
 mod header;
+mod pace;
 
 pub use header::render_header;
 
@@ -52,7 +53,8 @@ pub fn render_run(run: &RunResult) -> String {
 
 /// How the run ended and its run-wide warnings: printed after the last phase.
 pub fn render_footer(run: &RunResult) -> String {
-    let mut out = format!("run {}: {}\n", run.run_id, status_word(run.status));
+    let mut out = pace::render_sweep(run);
+    let _ = writeln!(out, "run {}: {}", run.run_id, status_word(run.status));
     for w in &run.warnings {
         let _ = writeln!(out, "warning: {w}");
     }
@@ -380,6 +382,7 @@ fn phase_tail(out: &mut String, phase: &PhaseResult, env: &Environment) {
         ns(l.p999_ns),
         ns(l.max_ns)
     );
+    pace::render(out, phase);
     let cpu = &phase.cpu;
     let _ = writeln!(
         out,

@@ -164,6 +164,7 @@ pub fn phase_warnings(phase: &PhaseResult, machine: &Machine) -> Vec<String> {
         ),
         RunStatus::Complete | RunStatus::Running => {}
     }
+    out.extend(phase.pace.as_ref().and_then(crate::PaceResult::warning));
     let failed: u64 = phase.errors.iter().map(|e| e.count).sum();
     if phase.status == RunStatus::Complete && failed > 0 {
         out.push(format!(

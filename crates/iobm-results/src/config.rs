@@ -33,6 +33,9 @@ pub fn config_hash(kind: &str, config: &Config) -> String {
         place.iter().for_each(|k| {
             map.remove(*k);
         });
+        if let Some(rate) = map.get_mut("rate").and_then(|s| s.as_object_mut()) {
+            rate.remove("slo_ns");
+        }
         if let Some(s3) = map.get_mut("s3").and_then(|s| s.as_object_mut()) {
             s3_place.iter().for_each(|k| {
                 s3.remove(*k);
@@ -116,6 +119,10 @@ pub struct Config {
     /// Settings of `iobm io500` (absent for other commands).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub io500: Option<Io500Config>,
+    /// Open loop (`--rate`): the rate the phases' operations were started at. Absent: closed
+    /// loop, each worker's next operation as its last returned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<RateConfig>,
     /// Memory of the server behind the storage (NFS server, S3 server) as the user stated it
     /// with --server-ram, in bytes: a data set smaller than it can be served from that cache.
     /// Null: not stated (network file systems then assume twice this client's RAM).
@@ -154,6 +161,27 @@ pub struct Config {
     /// (`duration_s`) or after one pass.
     #[serde(default)]
     pub ops: Option<u64>,
+}
+
+/// The open-loop load of `--rate`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RateConfig {
+    /// Operations per second started over every worker of every rank (a rate in bytes per
+    /// second is converted with the phase's transfer size).
+    pub ops_per_s: f64,
+    /// How the starts were spaced: "uniform" or "poisson".
+    pub arrivals: String,
+    /// `--rate-sweep`: the last step's rate (`ops_per_s` is the first's). Absent: one rate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sweep_to_ops_per_s: Option<f64>,
+    /// `--rate-sweep`: the steps, one phase each.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sweep_steps: Option<u32>,
+    /// `--slo`: the p99 response time a sweep's knee stays under, in ns (how the result is
+    /// read, not what was run: not in the config hash).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slo_ns: Option<u64>,
 }
 
 /// Settings of `iobm s3`.

@@ -12,6 +12,7 @@ pub mod io500;
 pub mod limits;
 mod machine;
 pub mod metadata;
+pub mod pace;
 mod phase;
 pub mod prometheus;
 pub mod remote;
@@ -26,11 +27,14 @@ mod verdict_rules;
 pub mod wire;
 
 pub use bonnie::{BonnieSummary, BonnieTest};
-pub use config::{config_hash, BonnieConfig, Config, Io500Config, MetaConfig, S3Config};
+pub use config::{
+    config_hash, BonnieConfig, Config, Io500Config, MetaConfig, RateConfig, S3Config,
+};
 pub use evidence::{CacheEvidence, CacheVerdict, DeviceIo, NicIo, ServerEvidence, ServerSeries};
 pub use iobm_stats::time;
 pub use iobm_stats::Series;
 pub use machine::{BlockDevice, ClockInfo, Environment, Nic, StorageInfo};
+pub use pace::PaceResult;
 pub use phase::{
     CpuUsage, DataOffered, EndpointSeries, ErrorCount, Latency, OperationResult, PhaseResult,
     PhaseSettings, RankSeries, SteadyResult, StonewallResult, WorkerResult,

@@ -75,6 +75,10 @@ pub struct PhaseResult {
     /// per-worker series are in the run's `worker_series_file`.
     #[serde(default)]
     pub worker_series_detached: bool,
+    /// Open loop (`--rate`): the target and achieved rates, response time beside `latency`
+    /// (service time), the backlog and when the phase fell behind. Absent: closed loop.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pace: Option<crate::PaceResult>,
     /// The detached per-worker series as zstd-compressed CSV rows, until they are saved.
     #[serde(skip)]
     pub detached: detail::Detached,

@@ -2,7 +2,7 @@
 //! instead of written out by every command: one place decides how a plan is described.
 
 use iobm_engine::{Op, Phase, StopRule};
-use iobm_results::Config;
+use iobm_results::{Config, RateConfig};
 
 /// Where a plan runs and what it leaves behind.
 #[derive(Debug, Clone)]
@@ -49,6 +49,24 @@ fn common(names: impl Iterator<Item = String>) -> String {
 /// policy is the writing phases'; the data written is the first writing phase's; `verify` and
 /// `rwmix_pct` are those of any phase that checks what it reads or mixes reads and writes.
 /// What no phase shows (`reorder`, `ops`) the command sets.
+/// The open-loop rate of paced phases: the first one's, and with a sweep the last one's and
+/// the steps.
+fn rate(phases: &[Phase]) -> Option<RateConfig> {
+    let paced: Vec<_> = phases.iter().filter_map(|p| p.pace).collect();
+    let (first, last) = (paced.first()?, paced.last()?);
+    let swept = paced.len() > 1
+        && paced
+            .iter()
+            .any(|p| p.milli_ops_per_s != first.milli_ops_per_s);
+    Some(RateConfig {
+        ops_per_s: first.ops_per_s(),
+        arrivals: first.arrivals.name().to_string(),
+        sweep_to_ops_per_s: swept.then(|| last.ops_per_s()),
+        sweep_steps: swept.then_some(paced.len() as u32),
+        slo_ns: None,
+    })
+}
+
 pub fn config(phases: &[Phase], at: Placement) -> Config {
     let first = &phases[0];
     let ranks = u64::from(at.ranks.max(1));
@@ -115,6 +133,7 @@ pub fn config(phases: &[Phase], at: Placement) -> Config {
         bonnie: None,
         meta: None,
         io500: None,
+        rate: rate(phases),
         s3: None,
         server_ram_bytes: None,
         server_metrics: Vec::new(),

@@ -369,6 +369,8 @@ pub struct PhaseMerger<'a> {
     /// Each host's interfaces, from the first of its ranks (they all read the same counters).
     wire: Vec<iobm_results::NicIo>,
     operations: Vec<Vec<OperationResult>>,
+    /// Paced phases: every rank's response times.
+    response: Histogram,
     ranks: usize,
     /// The series added up, and the workers' own detached from a phase too large to keep
     /// them (judged by the first rank's part times the ranks).
@@ -393,6 +395,7 @@ impl<'a> PhaseMerger<'a> {
             devices_seen: Vec::new(),
             wire: Vec::new(),
             operations: Vec::new(),
+            response: Histogram::new(),
         }
     }
 
@@ -408,6 +411,9 @@ impl<'a> PhaseMerger<'a> {
         });
         folder.add(&phase.name.clone(), &mut phase.workers);
         self.histogram += &Histogram::from_data(&phase.latency.histogram);
+        if let Some(p) = &phase.pace {
+            self.response += &Histogram::from_data(&p.response.histogram);
+        }
         self.operations.push(std::mem::take(&mut phase.operations));
         self.user_s += phase.cpu.user_s;
         self.system_s += phase.cpu.system_s;
@@ -480,6 +486,14 @@ impl<'a> PhaseMerger<'a> {
             wire: self.wire,
         };
         phase.aggregates = aggregates(&phase.spans());
+        let (ops, wall_ns) = (
+            phase.spans().iter().map(|s| s.ops).sum(),
+            phase.end_ns.saturating_sub(phase.start_ns),
+        );
+        if let Some(p) = phase.pace.as_mut() {
+            p.response = latency(p.response.measures.clone(), &self.response);
+            p.assess(ops, wall_ns);
+        }
         if let Some(folder) = self.folder {
             folder.finish(&mut phase);
         }
@@ -506,6 +520,9 @@ pub(crate) fn absorb(merged: &mut Option<PhaseResult>, phase: PhaseResult) {
         }
     }
     m.settings.data_bytes += phase.settings.data_bytes;
+    if let (Some(a), Some(b)) = (m.pace.as_mut(), &phase.pace) {
+        a.merge_counts(b);
+    }
     // Every rank's stopped workers; the wear-out is agreed by all.
     if let (Some(a), Some(b)) = (m.stonewall.as_mut(), phase.stonewall) {
         a.stopped_workers += b.stopped_workers;

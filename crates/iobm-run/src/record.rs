@@ -2,13 +2,14 @@
 //! aggregates with formulas, latency summary, CPU cost, cache evidence and warnings.
 
 use iobm_engine::{
-    CacheDrop, FsyncPolicy, MetaOp, Op, PerChar, Phase, PhaseEnd, PhaseOutcome, StopRule,
+    CacheDrop, FsyncPolicy, MetaOp, Op, PaceOutcome, PerChar, Phase, PhaseEnd, PhaseOutcome,
+    StopRule,
 };
 use iobm_results::checks::{check, Machine};
 use iobm_results::storage::{BackingFile, Below, BottomIo, OwnIo};
 use iobm_results::{
-    CacheEvidence, CpuUsage, DeviceIo, ErrorCount, Latency, OperationResult, PhaseResult,
-    PhaseSettings, RunStatus, WorkerResult,
+    CacheEvidence, CpuUsage, DeviceIo, ErrorCount, Latency, OperationResult, PaceResult,
+    PhaseResult, PhaseSettings, RunStatus, WorkerResult,
 };
 use iobm_stats::{aggregates, Histogram};
 use iobm_target::layers::Stack;
@@ -131,6 +132,27 @@ fn operations(phase: &Phase, outcome: &PhaseOutcome) -> Vec<OperationResult> {
         })
         .collect()
 }
+
+/// What a paced phase recorded beside its service time, assessed over the phase.
+fn pace(p: &PaceOutcome, outcome: &PhaseOutcome) -> PaceResult {
+    let mut result = PaceResult {
+        arrivals: p.pace.arrivals.name().to_string(),
+        target_ops_per_s: p.pace.ops_per_s(),
+        achieved_ops_per_s: 0.0,
+        response: latency(RESPONSE.to_string(), &p.response),
+        series: p.series.clone(),
+        backlog: p.backlog.clone(),
+        behind_threshold_ops: 0,
+        fell_behind_s: None,
+    };
+    let ops = outcome.workers.iter().map(|w| w.span.ops).sum();
+    result.assess(ops, outcome.end_ns.saturating_sub(outcome.start_ns));
+    result
+}
+
+/// What a paced phase's response time covers.
+pub const RESPONSE: &str =
+    "from the operation's intended start (its place in the schedule of --rate) to its end";
 
 /// CPU seconds, and per GiB moved.
 pub fn cpu_usage(user_s: f64, system_s: f64, moved: u64) -> CpuUsage {
@@ -304,6 +326,7 @@ pub fn phase_result(
         rank_series: Vec::new(),
         endpoint_series: Vec::new(),
         worker_series_detached: false,
+        pace: outcome.pace.as_ref().map(|p| pace(p, outcome)),
         detached: Default::default(),
         offered: None,
         operations: match phase.op {

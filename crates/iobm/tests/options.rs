@@ -70,6 +70,8 @@ fn only_options_that_change_the_workload_change_its_config_hash() {
         ("verify", &["--verify"]),
         ("rwmix", &["--rwmix", "0"]),
         ("rwmix70", &["--rwmix", "70"]),
+        ("rate", &["--rate", "20000/s"]),
+        ("poisson", &["--rate", "20000/s", "--arrivals", "poisson"]),
     ] {
         let result = stream(dir.path(), &json(name), flags);
         let h = hash(&result);
@@ -86,6 +88,11 @@ fn only_options_that_change_the_workload_change_its_config_hash() {
     );
     // Unset, the new options are absent: the documents (and hashes) of earlier runs stand.
     assert!(base["config"].get("reorder").is_none() && base["config"].get("verify").is_none());
+    assert!(base["config"].get("rate").is_none());
+    assert_eq!(
+        load(&json("poisson"))["config"]["rate"],
+        serde_json::json!({"ops_per_s": 20000.0, "arrivals": "poisson"})
+    );
 }
 
 /// `iobm s3 mixed` through the built-in gateway with `weights`: its result and report.

@@ -1,6 +1,6 @@
 //! Snapshot tests of what people read: `iobm report` of saved runs (stream, a repeated stream
-//! ended by --until-stable, bonnie, meta, io500, S3
-//! mixed, a two-rank MPI write), `iobm compare` of two bonnie runs and of a cached read beside a real one
+//! ended by --until-stable, bonnie, meta, io500, S3 mixed, a two-rank MPI write, paced ones of
+//! `--rate`), `iobm compare` of two bonnie runs and of a cached read beside a real one
 //! (in every format), and the HTML pages. The
 //! documents under fixtures/ were saved by real runs; a change in any report shows as a diff of
 //! the snapshots under snapshots/ (review with `cargo insta review`, or rerun with
@@ -66,6 +66,14 @@ fn s3_mixed_report() {
 #[test]
 fn mpi_write_report() {
     insta::assert_snapshot!(report("mpi-write.json"));
+}
+
+/// Open loop (`--rate`): a stream at 200 operations a second with Poisson arrivals (its read,
+/// of uncached blocks, briefly behind its schedule), and a write at a rate no worker can hold.
+#[test]
+fn paced_reports() {
+    insta::assert_snapshot!("paced_stream", report("paced-stream.json"));
+    insta::assert_snapshot!("paced_behind", report("paced-behind.json"));
 }
 
 #[test]

@@ -153,6 +153,33 @@ pub(super) fn latency_over_time(phase: &PhaseResult) -> Option<Value> {
     }))
 }
 
+/// A paced phase (`--rate`): p50 and p99 response time per interval (from each operation's
+/// intended start) beside the p99 service time, and the operations behind schedule.
+pub(super) fn response_over_time(phase: &PhaseResult) -> Option<Value> {
+    let pace = phase.pace.as_ref()?;
+    let service = phase_series(phase);
+    let response = &pace.series;
+    let n = response.latency.len().max(service.latency.len());
+    if n == 0 {
+        return None;
+    }
+    let us = |v: Option<u64>| v.map_or(Value::Null, |v| Value::from(v as f64 / 1e3));
+    let at = |s: &Series, k: usize, pct: f64| us(s.latency.get(k).and_then(|h| h.percentile(pct)));
+    let step = response.interval_ns as f64 / 1e9;
+    let x: Vec<f64> = (0..n).map(|k| k as f64 * step).collect();
+    let column = |s: &Series, pct: f64| (0..n).map(|k| at(s, k, pct)).collect::<Vec<_>>();
+    Some(json!({
+        "kind": "lines", "log": true, "yunit": "latency",
+        "title": format!("{}: response time (from the intended start) and service time per {} s", phase.name, step),
+        "xlabel": "seconds since the phase began", "ylabel": "latency", "x": x,
+        "series": [
+            {"label": "response p50", "values": column(response, 50.0)},
+            {"label": "response p99", "values": column(response, 99.0)},
+            {"label": "service p99", "values": column(&service, 99.0)},
+        ],
+    }))
+}
+
 /// Operations per latency bucket, on a logarithmic latency axis.
 pub(super) fn latency_distribution(h: &HistogramData) -> Option<Value> {
     let buckets: Vec<&[u64; 2]> = h.buckets.iter().filter(|b| b[0] > 0).collect();

@@ -99,6 +99,7 @@ pub(crate) fn phase(op: &str, bytes: [u64; 2], ends: [u64; 2]) -> PhaseResult {
         rank_series: Vec::new(),
         endpoint_series: Vec::new(),
         worker_series_detached: false,
+        pace: None,
         detached: Default::default(),
     }
 }

@@ -61,6 +61,8 @@ pub struct IoArgs {
     #[arg(long, value_name = "DURATION", requires = "duration", value_parser = parse_positive_duration)]
     pub ramp: Option<Duration>,
     #[command(flatten)]
+    pub rate: super::RateArgs,
+    #[command(flatten)]
     pub server: ServerArgs,
     #[command(flatten)]
     pub measure: MeasureArgs,

@@ -245,6 +245,8 @@ pub struct S3Args {
     #[arg(long)]
     pub verify: bool,
     #[command(flatten)]
+    pub rate: super::RateArgs,
+    #[command(flatten)]
     pub server: ServerArgs,
     /// With the built-in gateway: after uploading the data set, drop the whole system's page
     /// cache (as root: sync, then /proc/sys/vm/drop_caches), else the data set's files' pages,

@@ -95,3 +95,38 @@ fn vocabularies_of_other_crates_parse_by_their_own_names() {
     assert_eq!(s3.op, iobm_engine::ObjectOp::Put);
     assert!(parse(&["write", "--fsync", "always", "/d"]).is_err());
 }
+
+#[test]
+fn rates_of_operations_or_bytes_per_second() {
+    use super::units::parse_op_rate;
+    assert_eq!(parse_op_rate("200/s"), Ok(Rate::Ops(200.0)));
+    assert_eq!(parse_op_rate("12.5/s"), Ok(Rate::Ops(12.5)));
+    assert_eq!(parse_op_rate("200MiB/s"), Ok(Rate::Bytes(200 << 20)));
+    assert_eq!(Rate::Bytes(200 << 20).ops_per_s(1 << 20), 200.0);
+    for bad in ["0/s", "0MiB/s", "5MB", "-3/s", "fast", "inf/s"] {
+        assert!(parse_op_rate(bad).is_err(), "{bad}");
+    }
+}
+
+#[test]
+fn rate_sweeps_from_one_rate_to_a_higher_one_in_steps() {
+    use super::units::parse_rate_sweep;
+    let sweep = parse_rate_sweep("100..400/4").unwrap();
+    assert_eq!(sweep.rates(4096), [100.0, 200.0, 300.0, 400.0]);
+    let bytes = parse_rate_sweep("4KiB..8KiB/2").unwrap();
+    assert_eq!(bytes.rates(4096), [1.0, 2.0]);
+    assert_eq!(
+        parse_rate_sweep("400..100/4").unwrap_err(),
+        "TO is below FROM"
+    );
+    for bad in [
+        "100..400",
+        "100..400/1",
+        "100..400/101",
+        "0..4/2",
+        "1..4MiB/2",
+        "1-4/2",
+    ] {
+        assert!(parse_rate_sweep(bad).is_err(), "{bad}");
+    }
+}

@@ -1,7 +1,7 @@
 //! The value parsers of flags with units (sizes, rates, durations) and of the small languages
 //! of `--data` and bonnie's `--files`: each error is the text clap prints after the flag.
 
-use super::{FilesArg, LineRate};
+use super::{FilesArg, LineRate, Rate, Sweep};
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use iobm_engine::DataKind;
 use std::time::Duration;
@@ -85,6 +85,56 @@ pub(super) fn parse_steady(s: &str) -> Result<iobm_engine::Steady, String> {
         tolerance_ppm: (pct * 1e4).round() as u32,
         window,
     })
+}
+
+/// `--rate`: `N/s` operations per second, or a size per second (`200MiB/s`).
+pub(super) fn parse_op_rate(s: &str) -> Result<Rate, String> {
+    let t = s.trim();
+    if let Some(n) = t
+        .strip_suffix("/s")
+        .and_then(|n| n.trim().parse::<f64>().ok())
+    {
+        return match n {
+            n if !n.is_finite() => Err("must be a finite number of operations per second".into()),
+            n if n <= 0.0 => Err("must be more than zero operations per second".into()),
+            n if n < 0.001 => Err("must be at least 0.001 operations per second".into()),
+            n => Ok(Rate::Ops(n)),
+        };
+    }
+    match iobm_stats::parse_rate(t) {
+        Ok(0) => Err("must be more than zero".into()),
+        Ok(bytes) => Ok(Rate::Bytes(bytes)),
+        Err(e) => Err(format!("{e}; or N/s, operations per second")),
+    }
+}
+
+/// `--rate-sweep FROM..TO/STEPS`: FROM and TO operations per second (`100..1000/4`) or sizes
+/// per second (`10MiB..100MiB/4`), TO at least FROM, 2 to 100 steps.
+pub(super) fn parse_rate_sweep(s: &str) -> Result<Sweep, String> {
+    const FORM: &str =
+        "expected FROM..TO/STEPS, e.g. 100..1000/4 (operations per second) or 10MiB..100MiB/4";
+    let (range, steps) = s.rsplit_once('/').ok_or(FORM)?;
+    let (from, to) = range.split_once("..").ok_or(FORM)?;
+    let steps: u32 = steps
+        .trim()
+        .parse()
+        .map_err(|_| format!("STEPS '{steps}' is not a whole number; {FORM}"))?;
+    if !(2..=100).contains(&steps) {
+        return Err(format!("STEPS must be from 2 to 100, not {steps}"));
+    }
+    let (from, to) = (
+        parse_op_rate(&format!("{from}/s"))?,
+        parse_op_rate(&format!("{to}/s"))?,
+    );
+    let below = match (from, to) {
+        (Rate::Ops(a), Rate::Ops(b)) => b < a,
+        (Rate::Bytes(a), Rate::Bytes(b)) => b < a,
+        _ => return Err("FROM and TO must both be operations or both sizes per second".into()),
+    };
+    if below {
+        return Err("TO is below FROM".into());
+    }
+    Ok(Sweep { from, to, steps })
 }
 
 /// `MIN..MAX` with sizes that take units.

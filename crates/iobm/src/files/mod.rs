@@ -81,6 +81,16 @@ fn phase(name: &str, op: Op, io: &IoArgs, block: u64, seed: u64, layout: &Layout
     }
 }
 
+/// A worker with one synchronous request in flight needs at least this long per operation.
+const FASTEST_FILE_OP: std::time::Duration = std::time::Duration::from_micros(2);
+
+/// Warns (on standard error, before the run) of a `--rate` the phases' workers cannot hold.
+pub(crate) fn warn_of_rate(io: &IoArgs, phases: &[Phase]) {
+    if let Some(w) = io.rate.check(phases, io.iodepth, FASTEST_FILE_OP) {
+        eprintln!("iobm: warning: {w}");
+    }
+}
+
 /// Whether the jobs share one file: `--shared-file`, or the segmented file of `--segments`.
 fn shared(args: &WriteArgs) -> bool {
     args.shared_file || args.segments.is_some()
@@ -124,6 +134,11 @@ fn check_write(args: &WriteArgs, ranks: u64, stream: bool) -> Result<Sizes, Fail
         return Err(Failure::input(format!(
             "{flag} applies to reading: iobm write only writes (use iobm stream, or iobm read on a kept data set)"
         )));
+    }
+    if io.rate.rate_sweep.is_some() {
+        return Err(Failure::input(
+            "--rate-sweep applies to iobm read, which reads a kept data set at each rate (write one with iobm write --keep)",
+        ));
     }
     session::writable_dir(&args.dir)?;
     io.output.check()?;
@@ -212,6 +227,14 @@ pub fn write(args: WriteArgs, stream: bool, argv: &[OsString]) -> Result<Exit, F
         servers: servers?,
         stream,
     };
+    if ranks.rank() == 0 {
+        let (rank, size) = (ranks.rank() as usize, ranks.size() as usize);
+        let layout = Layout::for_rank(shared(&args), rank, size, sizes.jobs, sizes.per_job);
+        warn_of_rate(
+            &args.io,
+            &write_phases(&args, sizes, &layout, stream, 0, &ranks),
+        );
+    }
     run_plan(&plan, &args.io.output.outputs(), &ranks, argv)
 }
 
@@ -366,6 +389,8 @@ fn write_phases(
         read.data = args.data;
         phases.push(read);
     }
+    let (rank, size) = (ranks.rank() as usize, ranks.size() as usize);
+    io.rate.apply(&mut phases, rank, size, seed);
     // ior-hard's file: every job's transfers placed in turn in each segment.
     let workers = ranks.size() as usize * sizes.jobs;
     for p in &mut phases {

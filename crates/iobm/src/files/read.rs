@@ -103,7 +103,12 @@ pub fn read(args: ReadArgs, argv: &[OsString]) -> Result<Exit, Failure> {
         interleave,
         verify,
         servers,
+        rank,
+        ranks: size,
     };
+    if ranks.rank() == 0 {
+        super::warn_of_rate(io, &plan.phases(0));
+    }
     if io.direct && !session::checking_only() {
         let probed = session::writable_dir(&plan.data_dir).and_then(|_| {
             session::probe_direct(plan.target.as_ref(), &plan.data_dir, ranks.rank())
@@ -126,11 +131,15 @@ struct ReadPlan<'a> {
     /// With --verify, the data set's stamp seed and what it holds.
     verify: Option<(u64, DataKind)>,
     servers: crate::servers::Servers,
+    /// This rank, of `ranks`: each worker's share of `--rate`.
+    rank: usize,
+    ranks: usize,
 }
 
 impl ReadPlan<'_> {
-    /// The read phase of a repetition whose run seed (for --random) is `seed`.
-    fn phase(&self, seed: u64) -> Phase {
+    /// The read phase of a repetition whose run seed (for --random) is `seed`: one, or one
+    /// per rate of `--rate-sweep`.
+    fn phases(&self, seed: u64) -> Vec<Phase> {
         let io = &self.args.io;
         let mut read = phase("read", Op::Read, io, self.block, seed, &self.layout);
         read.interleave = self.interleave;
@@ -138,16 +147,16 @@ impl ReadPlan<'_> {
             read.verify = Some(stamps);
             read.data = data;
         }
-        read
+        io.rate.sweep(read, self.rank, self.ranks, seed)
     }
 
-    fn config(&self, read: &Phase) -> Config {
+    fn config(&self, read: &[Phase]) -> Config {
         let mut config = Config {
             // What the data set holds is what was written, as its manifest says.
             data: self.manifest.data.clone(),
             reorder: self.args.io.reorder,
             ..plan::config(
-                std::slice::from_ref(read),
+                read,
                 Placement {
                     dir: self.args.path.display().to_string(),
                     run_dir: self.data_dir.display().to_string(),
@@ -157,6 +166,9 @@ impl ReadPlan<'_> {
             )
         };
         self.servers.apply(&mut config);
+        if let Some(rate) = config.rate.as_mut() {
+            rate.slo_ns = self.args.io.rate.slo.map(|d| d.as_nanos() as u64);
+        }
         config
     }
 }
@@ -171,7 +183,7 @@ impl RunPlan for ReadPlan<'_> {
     }
 
     fn checked_config(&self, _ranks: &Ranks) -> Option<Config> {
-        Some(self.config(&self.phase(0)))
+        Some(self.config(&self.phases(0)))
     }
 
     fn set_up<'a>(
@@ -179,7 +191,7 @@ impl RunPlan for ReadPlan<'_> {
         run_id: &RunId,
         _ranks: &'a Ranks,
     ) -> Result<Box<dyn Stage + 'a>, Failure> {
-        let read = self.phase(run_id.seed);
+        let read = self.phases(run_id.seed);
         Ok(Box::new(ReadStage { plan: self, read }))
     }
 }
@@ -187,7 +199,7 @@ impl RunPlan for ReadPlan<'_> {
 /// One repetition of a read: the kept data set, never changed or removed.
 struct ReadStage<'a> {
     plan: &'a ReadPlan<'a>,
-    read: Phase,
+    read: Vec<Phase>,
 }
 
 impl Stage for ReadStage<'_> {
@@ -196,7 +208,7 @@ impl Stage for ReadStage<'_> {
     }
 
     fn phases(&self) -> Vec<Phase> {
-        vec![self.read.clone()]
+        self.read.clone()
     }
 
     fn workers(&self) -> usize {

@@ -84,6 +84,11 @@ pub(super) fn check_bucket(name: &str) -> Result<(), Failure> {
 
 /// Every check of the flags, before anything is started or created.
 pub(super) fn check_args(args: &S3Args) -> Result<(), Failure> {
+    if args.rate.rate_sweep.is_some() {
+        return Err(Failure::input(
+            "--rate-sweep applies to iobm read; run iobm s3 once per --rate (a plan file's matrix does it)",
+        ));
+    }
     args.output.check()?;
     let timed = args.ops.is_none() && args.op != ObjectOp::Delete;
     args.measure

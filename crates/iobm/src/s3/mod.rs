@@ -124,6 +124,9 @@ struct BeforePhase {
     counted: Vec<Option<server::Counters>>,
 }
 
+/// A worker's request (one connection, one in flight) takes at least this long.
+const FASTEST_REQUEST: std::time::Duration = std::time::Duration::from_micros(20);
+
 impl S3Plan<'_> {
     /// The phase of a run through `client` on the objects of `spec` (this rank's share), and the
     /// result's config.
@@ -150,6 +153,17 @@ impl S3Plan<'_> {
         phase.data = args.data;
         phase.max_errors = args.max_errors;
         phase.verify = args.verify.then_some(seed);
+        let (rank, size) = (ranks.rank() as usize, ranks.size() as usize);
+        args.rate
+            .apply(std::slice::from_mut(&mut phase), rank, size, seed);
+        if let Some(w) = args
+            .rate
+            .check(std::slice::from_ref(&phase), 1, FASTEST_REQUEST)
+        {
+            if rank == 0 {
+                eprintln!("iobm: warning: {w}");
+            }
+        }
         if let Some(k) = kept {
             // Read as the run that stored it wrote it.
             phase.data = crate::cli::parse_data(&k.data).map_err(|e| {

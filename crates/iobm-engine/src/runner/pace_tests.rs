@@ -1,0 +1,188 @@
+//! The worker loop paced on a fake clock: intended starts, response time when the target
+//! stalls, the backlog and the end of a paced phase.
+
+use super::worker::run_worker;
+use super::*;
+use crate::pace::fake::FakeClock;
+use crate::pace::{Arrivals, Clock, Pace};
+use crate::task::Task;
+use std::time::Duration;
+
+/// A task whose operations take `service` on the fake clock, operation `stall_at` `stall`; it
+/// notes when each began.
+struct Mock<'a> {
+    clock: &'a FakeClock,
+    ops: u64,
+    service: Duration,
+    stall_at: u64,
+    stall: Duration,
+    i: u64,
+    starts: &'a Mutex<Vec<Instant>>,
+}
+
+impl Task for Mock<'_> {
+    fn prepare(&mut self, i: u64) -> bool {
+        self.i = i;
+        i < self.ops
+    }
+    fn execute(&mut self) -> io::Result<u64> {
+        self.starts.lock().unwrap().push(self.clock.now());
+        let took = if self.i == self.stall_at {
+            self.stall
+        } else {
+            self.service
+        };
+        self.clock.advance(took);
+        Ok(4096)
+    }
+    fn describe(&self) -> String {
+        format!("mock {}", self.i)
+    }
+    fn finish(&mut self) -> io::Result<u64> {
+        Ok(0)
+    }
+}
+
+struct Run {
+    result: WorkerResult,
+    starts: Vec<Instant>,
+    origin: Instant,
+}
+
+/// One worker of a phase stopping by `stop`, paced by `pace`, on a fake clock.
+fn run(pace: Option<Pace>, stop: StopRule, ops: u64, stall_at: u64, stall: Duration) -> Run {
+    let clock = FakeClock::new();
+    let starts = Mutex::new(Vec::new());
+    let phase = Phase {
+        pace,
+        stop,
+        interval: Duration::from_millis(10),
+        ..Phase::new("write", Op::Write, 4096, Layout::file_per_worker(1, 4096))
+    };
+    let control = Control::new(1, 1);
+    let shared = Shared {
+        workers: 1,
+        abort: AtomicBool::new(false),
+        errors: AtomicU64::new(0),
+        settled: AtomicBool::new(false),
+        left: std::sync::atomic::AtomicUsize::new(0),
+    };
+    let task = Mock {
+        clock: &clock,
+        ops,
+        service: Duration::from_micros(100),
+        stall_at,
+        stall,
+        i: 0,
+        starts: &starts,
+    };
+    let origin = clock.now();
+    let walled = Walled {
+        wall: None,
+        agree: None,
+    };
+    let (result, errors) = run_worker(
+        Box::new(task),
+        0,
+        &phase,
+        &control,
+        &shared,
+        origin,
+        walled,
+        &clock,
+    );
+    assert!(errors.is_empty());
+    Run {
+        result,
+        starts: starts.into_inner().unwrap(),
+        origin,
+    }
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+#[test]
+fn a_paced_worker_starts_each_operation_at_its_intended_time() {
+    let pace = Pace::new(1000.0, 1, Arrivals::Uniform, 0);
+    let out = run(Some(pace), StopRule::Once, 50, u64::MAX, Duration::ZERO);
+    let at: Vec<f64> = out.starts.iter().map(|s| ms(*s - out.origin)).collect();
+    let expected: Vec<f64> = (0..50).map(|k| k as f64).collect();
+    assert_eq!(at, expected);
+    let pace = out.result.pace.expect("a paced worker's books");
+    assert_eq!(pace.response.count(), 50);
+    // On schedule: response time is service time.
+    assert_eq!(pace.response.max(), out.result.classes[0].latency.max());
+    assert!(pace.backlog.iter().all(|&b| b == 0), "{:?}", pace.backlog);
+}
+
+#[test]
+fn a_closed_loop_worker_waits_for_nothing_and_keeps_no_pace_books() {
+    let out = run(None, StopRule::Once, 50, u64::MAX, Duration::ZERO);
+    let last = *out.starts.last().unwrap() - out.origin;
+    assert_eq!(last, Duration::from_micros(100 * 49));
+    assert!(out.result.pace.is_none());
+}
+
+#[test]
+fn poisson_starts_have_exponential_gaps_on_the_fake_clock() {
+    let pace = Pace::new(1000.0, 1, Arrivals::Poisson, 3);
+    // Service far below the mean gap of 1 ms: the worker is (almost) never late.
+    let out = run(Some(pace), StopRule::Once, 20_000, u64::MAX, Duration::ZERO);
+    let gaps: Vec<f64> = out
+        .starts
+        .windows(2)
+        .map(|w| (w[1] - w[0]).as_secs_f64() * 1e3)
+        .collect();
+    let n = gaps.len() as f64;
+    let mean = gaps.iter().sum::<f64>() / n;
+    let var = gaps.iter().map(|g| (g - mean).powi(2)).sum::<f64>() / n;
+    assert!((mean - 1.0).abs() < 0.03, "mean gap {mean} ms");
+    assert!((var - 1.0).abs() < 0.08, "variance {var} ms²");
+}
+
+#[test]
+fn response_time_runs_from_the_intended_start_when_the_target_stalls() {
+    let pace = Pace::new(1000.0, 1, Arrivals::Uniform, 0);
+    let stall = Duration::from_millis(50);
+    let out = run(Some(pace), StopRule::Once, 100, 10, stall);
+    // The same schedule worked out by hand: op k meant at k ms, started when both it is due
+    // and the last ended.
+    let (mut end, mut total, mut worst_behind) = (0.0f64, 0.0, vec![0u64; 10]);
+    for k in 0..100 {
+        let intended = k as f64;
+        let start = end.max(intended);
+        end = start + if k == 10 { 50.0 } else { 0.1 };
+        total += end - intended;
+        let behind = ((start - intended) / 1.0 + 1e-9).floor() as u64;
+        let at = (start / 10.0 + 1e-9).floor() as usize;
+        worst_behind[at] = worst_behind[at].max(behind);
+    }
+    let pace = out.result.pace.unwrap();
+    let service = &out.result.classes[0].latency;
+    assert_eq!(service.max(), Some(stall.as_nanos() as u64));
+    let mean_ms = pace.response.mean().unwrap() / 1e6;
+    assert!(
+        (mean_ms - total / 100.0).abs() < 1e-6,
+        "{mean_ms} vs {}",
+        total / 100.0
+    );
+    // After the stall the next operation waited for it: its response is 49.1 ms, its service
+    // time 0.1 ms.
+    assert!(pace.response.percentile(50.0) > service.percentile(50.0));
+    let mut backlog = pace.backlog.clone();
+    backlog.resize(10, 0);
+    assert_eq!(backlog, worst_behind);
+    assert_eq!(backlog[6], 49, "{backlog:?}");
+    assert!(backlog[..6].iter().all(|&b| b == 0));
+}
+
+#[test]
+fn a_paced_phase_that_stops_by_time_starts_only_what_is_due_before_its_end() {
+    let pace = Pace::new(1000.0, 1, Arrivals::Uniform, 0);
+    let stop = StopRule::Duration(Duration::from_millis(100));
+    let out = run(Some(pace), stop, u64::MAX, u64::MAX, Duration::ZERO);
+    assert_eq!(out.starts.len(), 100);
+    assert_eq!(out.result.outcome.span.ops, 100);
+}

@@ -1,0 +1,267 @@
+//! `--rate`: open-loop load on the file commands and S3. Each run's achieved rate is compared
+//! with its target from the result, with a generous margin (the machine is shared); bad rates
+//! are refused naming the flag.
+
+mod common;
+
+use common::{assert_matches_schema, iobm, load, phase_ops, u};
+use serde_json::Value;
+use std::time::Duration;
+
+/// The pace of `phase`, which must have one, its achieved rate within `margin` of `target`,
+/// its response times one per operation and none shorter than their service times.
+fn assert_paced(phase: &Value, target: f64, arrivals: &str, margin: f64) {
+    let pace = &phase["pace"];
+    assert_eq!(pace["target_ops_per_s"], target, "{pace}");
+    assert_eq!(pace["arrivals"], arrivals);
+    let achieved = pace["achieved_ops_per_s"].as_f64().unwrap();
+    assert!(
+        (achieved / target - 1.0).abs() < margin,
+        "achieved {achieved} of {target}"
+    );
+    let response = &pace["response"];
+    assert_eq!(u(&response["histogram"]["count"]), phase_ops(phase));
+    let counted: u64 = pace["series"]["ops"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(u)
+        .sum();
+    assert_eq!(counted, phase_ops(phase), "every response is in the series");
+    // A response runs from the intended start, never after the actual one: no response is
+    // shorter than its operation's service time.
+    let service = &phase["latency"];
+    assert!(
+        u(&response["max_ns"]) >= u(&service["max_ns"]),
+        "{response} {service}"
+    );
+    let least = |l: &Value| u(&l["histogram"]["min_ns"]);
+    assert!(least(response) >= least(service), "{response} {service}");
+}
+
+#[test]
+fn write_and_read_at_a_rate_achieve_it_and_report_response_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("w.json");
+    let run = iobm()
+        .args(["write", "-j", "2", "--size", "16MiB", "--block", "4KiB"])
+        .args(["--rate", "200/s", "--duration", "2s", "--json"])
+        .arg(&json)
+        .arg(dir.path())
+        .assert()
+        .success();
+    let text = String::from_utf8(run.get_output().stdout.clone()).unwrap();
+    assert!(
+        text.contains("rate: target 200 ops/s (uniform arrivals), achieved"),
+        "{text}"
+    );
+    assert!(
+        text.contains("response time from the intended start"),
+        "{text}"
+    );
+    let written = load(&json);
+    assert_matches_schema(&written);
+    assert_eq!(written["config"]["rate"]["ops_per_s"], 200.0);
+    assert_paced(&written["phases"][0], 200.0, "uniform", 0.25);
+
+    // A data set of its own to read (a write cut short by its duration is not kept).
+    iobm()
+        .args([
+            "write", "-j", "2", "--size", "8MiB", "--block", "4KiB", "--keep",
+        ])
+        .arg(dir.path())
+        .assert()
+        .success();
+    let data = common::entries(dir.path());
+    let kept = dir.path().join(&data[0]);
+    let json = out.path().join("r.json");
+    iobm()
+        .args([
+            "read",
+            "--random",
+            "--rate",
+            "800KiB/s",
+            "--arrivals",
+            "poisson",
+        ])
+        .args(["--duration", "2s", "--json"])
+        .arg(&json)
+        .arg(&kept)
+        .assert()
+        .success();
+    let read = load(&json);
+    assert_matches_schema(&read);
+    // 800 KiB/s of 4 KiB blocks: 200 reads a second.
+    assert_paced(&read["phases"][0], 200.0, "poisson", 0.3);
+}
+
+#[test]
+fn s3_gets_at_a_rate_against_the_built_in_gateway() {
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("g.json");
+    iobm()
+        .args([
+            "s3",
+            "get",
+            "--objects",
+            "8",
+            "--obj-size",
+            "4KiB",
+            "--concurrent",
+            "2",
+        ])
+        .args([
+            "--rate",
+            "100/s",
+            "--duration",
+            "2s",
+            "--timeout",
+            "20s",
+            "--json",
+        ])
+        .arg(&json)
+        .timeout(Duration::from_secs(120))
+        .assert()
+        .success();
+    let result = load(&json);
+    assert_matches_schema(&result);
+    assert_paced(&result["phases"][0], 100.0, "uniform", 0.25);
+}
+
+#[test]
+fn a_rate_that_cannot_be_held_is_warned_of_before_and_after_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("w.json");
+    // One worker asked for a write every microsecond.
+    let run = iobm()
+        .args([
+            "write", "--size", "64MiB", "--block", "4KiB", "--fsync", "never",
+        ])
+        .args(["--rate", "1000000/s", "--duration", "1s", "--json"])
+        .arg(&json)
+        .arg(dir.path())
+        .assert()
+        .success();
+    let err = String::from_utf8(run.get_output().stderr.clone()).unwrap();
+    assert!(
+        err.contains("warning: --rate 1000000 ops/s over 1 workers"),
+        "{err}"
+    );
+    let result = load(&json);
+    let phase = &result["phases"][0];
+    assert!(
+        common::warns(phase, "could not keep its rate"),
+        "{}",
+        phase["warnings"]
+    );
+    assert!(
+        phase["pace"]["fell_behind_s"].is_number(),
+        "{}",
+        phase["pace"]
+    );
+}
+
+#[test]
+fn bad_rates_are_refused_naming_the_flag() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    // Each with the flag its error names.
+    let cases: &[(&[&str], &str)] = &[
+        (&["write", "--rate", "0/s", d], "--rate"),
+        (&["write", "--rate", "5MB", d], "--rate"),
+        (&["read", "--rate=-1/s", d], "--rate"),
+        (&["s3", "get", "--rate", "0MiB/s"], "--rate"),
+        (
+            &["write", "--rate", "10/s", "--arrivals", "bursty", d],
+            "--arrivals",
+        ),
+        (&["read", "--rate-sweep", "400..100/4", d], "--rate-sweep"),
+        (&["read", "--rate-sweep", "100..400/1", d], "--rate-sweep"),
+        (
+            &["read", "--rate", "10/s", "--rate-sweep", "1..2/2", d],
+            "--rate",
+        ),
+        (&["write", "--rate-sweep", "1..3/2", d], "--rate-sweep"),
+    ];
+    for &(args, flag) in cases {
+        // A rate taken by mistake would run (for long): stopped, it fails here.
+        let run = iobm().args(args).timeout(Duration::from_secs(20)).assert();
+        let out = run.code(2).get_output().clone();
+        let err = String::from_utf8(out.stderr).unwrap();
+        let first = err.lines().next().unwrap();
+        assert!(first.starts_with("iobm: error: "), "{args:?}: {err}");
+        assert!(first.contains(flag), "{args:?}: {err}");
+    }
+    // --arrivals alone: the --rate or --rate-sweep it needs is named.
+    let out = iobm()
+        .args(["write", "--arrivals", "poisson", d])
+        .assert()
+        .code(2)
+        .get_output()
+        .clone();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("required arguments were not provided:\n  <--rate <N/s|SIZE/s>|--rate-sweep"),
+        "{err}"
+    );
+    assert!(common::entries(dir.path()).is_empty());
+}
+
+#[test]
+fn a_sweep_reads_at_each_rate_and_finds_the_knee_under_the_slo() {
+    let dir = tempfile::tempdir().unwrap();
+    iobm()
+        .args(["write", "--size", "8MiB", "--block", "4KiB", "--keep"])
+        .arg(dir.path())
+        .assert()
+        .success();
+    let kept = dir.path().join(&common::entries(dir.path())[0]);
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("s.json");
+    let sweep = |slo: &str| {
+        let mut cmd = iobm();
+        cmd.args([
+            "read",
+            "--random",
+            "--rate-sweep",
+            "100..300/3",
+            "--duration",
+            "1s",
+        ])
+        .args(["--slo", slo, "--json"])
+        .arg(&json)
+        .arg(&kept);
+        let run = cmd.assert().success();
+        String::from_utf8(run.get_output().stdout.clone()).unwrap()
+    };
+    // No read of a few KiB takes 10 s: every step is under it, the knee is the last.
+    let text = sweep("10s");
+    let result = load(&json);
+    let phases = result["phases"].as_array().unwrap();
+    let targets: Vec<f64> = phases
+        .iter()
+        .map(|p| p["pace"]["target_ops_per_s"].as_f64().unwrap())
+        .collect();
+    assert_eq!(targets, [100.0, 200.0, 300.0]);
+    assert_eq!(phases[1]["name"], "read at 200 ops/s");
+    for (phase, target) in phases.iter().zip(targets) {
+        assert_paced(phase, target, "uniform", 0.3);
+    }
+    let rate = &result["config"]["rate"];
+    assert_eq!(
+        (
+            rate["sweep_to_ops_per_s"].as_f64(),
+            rate["sweep_steps"].as_u64()
+        ),
+        (Some(300.0), Some(3))
+    );
+    assert!(text.contains("rate sweep (uniform arrivals"), "{text}");
+    assert!(text.contains("knee: 300 ops/s targeted"), "{text}");
+    // The SLO is how the result is read: the same workload, the same hash.
+    let hash = result["config_hash"].clone();
+    // Under a nanosecond no step is: no knee.
+    let text = sweep("1ns");
+    assert!(text.contains("knee: none"), "{text}");
+    assert_eq!(load(&json)["config_hash"], hash);
+}
