@@ -92,16 +92,13 @@ impl Detector {
     }
 
     /// A full window whose rates are all within the tolerance of their mean (a window of
-    /// zeros is not steady: nothing is being done).
+    /// zeros is not steady: nothing is being done, and [`Detector::most_off`] is infinite).
     fn steady(&self) -> bool {
-        if self.rates.len() < TICKS_PER_WINDOW as usize {
-            return false;
-        }
-        let mean = self.rates.iter().sum::<f64>() / self.rates.len() as f64;
-        mean > 0.0 && self.most_off() <= self.rule.tolerance()
+        self.rates.len() == TICKS_PER_WINDOW as usize && self.most_off() <= self.rule.tolerance()
     }
 
-    /// The largest distance of a rate of the window from their mean, as a fraction of it.
+    /// The largest distance of a rate of the window from their mean, as a fraction of it
+    /// (infinite without a positive mean).
     pub fn most_off(&self) -> f64 {
         let mean = self.rates.iter().sum::<f64>() / self.rates.len().max(1) as f64;
         if mean <= 0.0 {
