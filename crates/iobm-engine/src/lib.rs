@@ -10,7 +10,6 @@ pub mod pace;
 pub mod permute;
 pub mod queued;
 pub mod runner;
-pub mod stable;
 pub mod stonewall;
 pub mod suite;
 mod task;
@@ -21,7 +20,6 @@ pub use control::{Control, LivePhase};
 pub use outcome::{CacheDrop, ErrorCount, PhaseEnd, PhaseOutcome, WorkerOutcome};
 pub use pace::{Arrivals, Pace, PaceOutcome};
 pub use runner::{prepare_objects, run_phase, run_phase_agreed, run_phase_gated};
-pub use stable::{Stable, StableOutcome};
 pub use stonewall::{Agree, Stonewall};
 pub use workload::{
     object_name, DataKind, Engine, FileSpec, FsyncPolicy, Interleave, ItemName, ItemsPer, Layout,

@@ -104,8 +104,6 @@ pub struct PhaseOutcome {
     pub own_io: Option<(ProcessIo, ProcessIo)>,
     /// A paced phase's response times and backlog ([`crate::Phase::pace`]).
     pub pace: Option<PaceOutcome>,
-    /// What `--until-stable`'s watch found ([`crate::Phase::until_stable`]).
-    pub stable: Option<crate::stable::StableOutcome>,
 }
 
 /// One kind of operation within a phase.
@@ -222,7 +220,6 @@ impl PhaseOutcome {
             below: None,
             own_io: None,
             pace: None,
-            stable: None,
         }
     }
 }

@@ -65,8 +65,6 @@ struct Shared {
     abort: AtomicBool,
     /// Failed operations so far, across workers.
     errors: AtomicU64,
-    /// Set when the phase's rate held (`--until-stable`): every worker stops.
-    settled: AtomicBool,
 }
 
 /// Stamps the start of a phase (after every worker is prepared) and publishes it for progress.
@@ -154,7 +152,6 @@ pub fn run_phase_agreed(
         workers,
         abort: AtomicBool::new(false),
         errors: AtomicU64::new(0),
-        settled: AtomicBool::new(false),
     };
     // Object bodies are made by one generator shared by the workers (it is only read).
     let content = Generator::new(phase.data, phase.verify.unwrap_or(control.run_id));
@@ -188,10 +185,7 @@ pub fn run_phase_agreed(
             }
         }
     };
-    let mut stable = None;
-    // A phase watched for a steady rate needs this thread free to watch it.
-    let alone = workers == 1 && phase.ramp.is_zero() && phase.until_stable.is_none();
-    let (results, cpu, start, end) = if alone {
+    let (results, cpu, start, end) = if workers == 1 && phase.ramp.is_zero() {
         // One worker runs on this thread: a process with a single thread keeps the kernel's
         // cheap path for file descriptors (no reference counting or position lock per call),
         // which is a tenth of a one-byte write(2) on tmpfs, as for single-threaded tools.
@@ -232,19 +226,6 @@ pub fn run_phase_agreed(
                     std::thread::sleep(Duration::from_millis(1));
                 }
                 cpu_before = CpuTimes::now();
-            }
-            if let Some(s) = phase.until_stable {
-                let done = || handles.iter().all(|h| h.is_finished());
-                let by_bytes = crate::stable::by_bytes(phase.op);
-                let counted = start + phase.ramp;
-                stable = Some(crate::stable::watch(
-                    s,
-                    control,
-                    counted,
-                    by_bytes,
-                    &shared.settled,
-                    &done,
-                ));
             }
             if let Some(wall) = wall {
                 wall.resolve(agree);
@@ -326,7 +307,6 @@ pub fn run_phase_agreed(
         below: below_before.zip(below_after),
         own_io: own_before.zip(own_after),
         pace,
-        stable,
     }
 }
 

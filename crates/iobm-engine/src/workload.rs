@@ -462,9 +462,6 @@ pub struct Phase {
     /// Open loop (`--rate`): each worker starts its operations at its share of this rate,
     /// whether or not the last returned. None: closed loop, each as the last returns.
     pub pace: Option<crate::pace::Pace>,
-    /// `--until-stable`: the phase ends once its rate held over a window; its stop rule's
-    /// duration is then the most it runs.
-    pub until_stable: Option<crate::stable::Stable>,
 }
 
 /// How a worker submits block reads and writes.
@@ -513,7 +510,6 @@ impl Phase {
             tree: None,
             interleave: None,
             pace: None,
-            until_stable: None,
             layout,
         }
     }

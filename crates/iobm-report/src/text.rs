@@ -11,7 +11,6 @@ use std::time::Duration;
 mod cache;
 mod header;
 mod pace;
-mod stable;
 
 pub use header::render_header;
 
@@ -339,7 +338,6 @@ fn phase_tail(out: &mut String, phase: &PhaseResult, env: &Environment) {
         ns(l.max_ns)
     );
     pace::render(out, phase);
-    stable::render(out, phase);
     let cpu = &phase.cpu;
     let _ = writeln!(
         out,

@@ -116,10 +116,6 @@ pub struct Config {
     /// loop, each worker's next operation as its last returned.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate: Option<RateConfig>,
-    /// `--until-stable`: each phase ended once its rate held within the tolerance over the
-    /// window, its duration the most it ran. Absent: not asked.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub until_stable: Option<crate::StableConfig>,
     /// Memory of the server behind the storage (NFS server, S3 server) as the user stated it
     /// with --server-ram, in bytes: a data set smaller than it can be served from that cache.
     /// Null: not stated (network file systems then assume twice this client's RAM).

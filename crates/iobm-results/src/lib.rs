@@ -19,7 +19,6 @@ pub mod repeats;
 pub mod server;
 pub mod server_series;
 pub mod spec;
-pub mod stable;
 pub mod storage;
 pub mod verdict;
 #[cfg(test)]
@@ -39,7 +38,6 @@ pub use phase::{
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-pub use stable::{HeldWindow, StableConfig, StableResult};
 
 /// The value of [`RunResult::format`].
 pub const FORMAT: &str = "iobm-result";

@@ -76,9 +76,6 @@ pub struct PhaseResult {
     /// (service time), the backlog and when the phase fell behind. Absent: closed loop.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pace: Option<crate::PaceResult>,
-    /// `--until-stable`: the window over which the phase's rate held. Absent: not asked.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub stable: Option<crate::StableResult>,
     /// The detached per-worker series as zstd-compressed CSV rows, until they are saved.
     #[serde(skip)]
     pub detached: detail::Detached,

@@ -129,10 +129,6 @@ pub fn config(phases: &[Phase], at: Placement) -> Config {
         bonnie: None,
         meta: None,
         rate: rate(phases),
-        until_stable: first.until_stable.map(|s| iobm_results::StableConfig {
-            window_s: s.window.as_secs_f64(),
-            tolerance_pct: f64::from(s.tolerance_permille) / 10.0,
-        }),
         s3: None,
         server_ram_bytes: None,
         server_metrics: Vec::new(),

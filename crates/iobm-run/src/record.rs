@@ -7,8 +7,8 @@ use iobm_engine::{
 use iobm_results::checks::{check, Machine};
 use iobm_results::storage::{BackingFile, Below, BottomIo, OwnIo};
 use iobm_results::{
-    CacheEvidence, CpuUsage, DeviceIo, ErrorCount, HeldWindow, Latency, OperationResult,
-    PaceResult, PhaseResult, PhaseSettings, RunStatus, StableResult, WorkerResult,
+    CacheEvidence, CpuUsage, DeviceIo, ErrorCount, Latency, OperationResult, PaceResult,
+    PhaseResult, PhaseSettings, RunStatus, WorkerResult,
 };
 use iobm_stats::{aggregates, Histogram};
 use iobm_target::layers::Stack;
@@ -147,26 +147,6 @@ fn pace(p: &PaceOutcome, outcome: &PhaseOutcome) -> PaceResult {
     let ops = outcome.workers.iter().map(|w| w.span.ops).sum();
     result.assess(ops, outcome.end_ns.saturating_sub(outcome.start_ns));
     result
-}
-
-/// What `--until-stable`'s watch found, in seconds into the phase.
-fn stable(s: &iobm_engine::StableOutcome, outcome: &PhaseOutcome) -> StableResult {
-    let since = |ns: u64| ns.saturating_sub(outcome.start_ns) as f64 / 1e9;
-    StableResult {
-        window_s: s.stable.window.as_secs_f64(),
-        tolerance_pct: f64::from(s.stable.tolerance_permille) / 10.0,
-        unit: if iobm_engine::stable::by_bytes(outcome.op) {
-            "bytes"
-        } else {
-            "operations"
-        }
-        .to_string(),
-        held: s.window.map(|(start, end, mean)| HeldWindow {
-            start_s: since(start),
-            end_s: since(end),
-            mean_per_s: mean,
-        }),
-    }
 }
 
 /// What a paced phase's response time covers.
@@ -346,7 +326,6 @@ pub fn phase_result(
         endpoint_series: Vec::new(),
         worker_series_detached: false,
         pace: outcome.pace.as_ref().map(|p| pace(p, outcome)),
-        stable: outcome.stable.as_ref().map(|s| stable(s, outcome)),
         detached: Default::default(),
         offered: None,
         operations: match phase.op {

@@ -64,7 +64,6 @@ fn run(pace: Option<Pace>, stop: StopRule, ops: u64, stall_at: u64, stall: Durat
         workers: 1,
         abort: AtomicBool::new(false),
         errors: AtomicU64::new(0),
-        settled: AtomicBool::new(false),
     };
     let task = Mock {
         clock: &clock,

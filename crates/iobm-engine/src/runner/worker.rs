@@ -71,7 +71,6 @@ impl<'a> Limits<'a> {
             }
         }
         shared.abort.load(Ordering::Relaxed)
-            || shared.settled.load(Ordering::Relaxed)
             || control.stop_requested()
             || self.deadline.is_some_and(|d| last_end >= d)
             || self.quota.is_some_and(|q| i >= q)

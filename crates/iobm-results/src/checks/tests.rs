@@ -99,7 +99,6 @@ pub(crate) fn phase(op: &str, bytes: [u64; 2], ends: [u64; 2]) -> PhaseResult {
         endpoint_series: Vec::new(),
         worker_series_detached: false,
         pace: None,
-        stable: None,
         detached: Default::default(),
     }
 }

@@ -1,8 +1,6 @@
 //! The flags of the file workloads: write, read and stream (`IoArgs` shared by them), bonnie.
 
-use super::units::{
-    named, parse_data, parse_files, parse_positive_duration, parse_positive_size, parse_tolerance,
-};
+use super::units::{named, parse_data, parse_files, parse_positive_duration, parse_positive_size};
 use super::{MeasureArgs, OutputArgs, ServerArgs};
 use clap::Args;
 use iobm_engine::{DataKind, Engine, FsyncPolicy, PerChar};
@@ -62,16 +60,6 @@ pub struct IoArgs {
     /// operations that end in the warm-up are in no rate, latency or series
     #[arg(long, value_name = "DURATION", requires = "duration", value_parser = parse_positive_duration)]
     pub ramp: Option<Duration>,
-    /// End each phase once its rate per interval stayed within --stable-tolerance of its mean
-    /// over --stable-window (warp's autoterm); --duration is then the most it runs
-    #[arg(long, requires = "duration")]
-    pub until_stable: bool,
-    /// With --until-stable: the time over which the rate must hold
-    #[arg(long, value_name = "DURATION", default_value = "15s", requires = "until_stable", value_parser = parse_positive_duration)]
-    pub stable_window: Duration,
-    /// With --until-stable: how far each interval's rate may be from the window's mean, in percent
-    #[arg(long, value_name = "PCT", default_value_t = 7.5, requires = "until_stable", value_parser = parse_tolerance)]
-    pub stable_tolerance: f64,
     #[command(flatten)]
     pub rate: super::RateArgs,
     #[command(flatten)]

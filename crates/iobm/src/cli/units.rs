@@ -111,14 +111,6 @@ pub(super) fn parse_rate_sweep(s: &str) -> Result<Sweep, String> {
     Ok(Sweep { from, to, steps })
 }
 
-/// `--stable-tolerance`: a percentage above 0 and below 100.
-pub(super) fn parse_tolerance(s: &str) -> Result<f64, String> {
-    match s.trim().trim_end_matches('%').parse::<f64>() {
-        Ok(p) if p > 0.0 && p < 100.0 => Ok(p),
-        _ => Err("must be a percentage above 0 and below 100, e.g. 7.5".into()),
-    }
-}
-
 /// `MIN..MAX` with sizes that take units.
 pub(super) fn parse_size_range(s: &str) -> Result<(u64, u64), String> {
     let (min, max) = s

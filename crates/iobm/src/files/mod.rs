@@ -74,13 +74,6 @@ fn phase(name: &str, op: Op, io: &IoArgs, block: u64, seed: u64, layout: &Layout
             .interval_for(io.duration.map_or(StopRule::Once, StopRule::Duration)),
         engine: io.engine().map_or(Engine::Sync, |(engine, _)| engine),
         iodepth: io.iodepth,
-        until_stable: io.until_stable.then(|| iobm_engine::Stable {
-            window: io.stable_window,
-            tolerance_permille: (io.stable_tolerance * 10.0).round() as u32,
-            interval: io
-                .measure
-                .interval_for(io.duration.map_or(StopRule::Once, StopRule::Duration)),
-        }),
         ..Phase::new(name, op, block, layout.clone())
     }
 }
