@@ -94,6 +94,18 @@ fn write_and_read_at_a_rate_achieve_it_and_report_response_time() {
     assert_matches_schema(&read);
     // 800 KiB/s of 4 KiB blocks: 200 reads a second.
     assert_paced(&read["phases"][0], 200.0, "poisson", 0.3);
+
+    // Through io_uring, 4 reads in flight per worker: each submitted at its intended start.
+    iobm()
+        .args(["read", "--random", "--iodepth", "4", "--rate", "400/s"])
+        .args(["--duration", "2s", "--json"])
+        .arg(&json)
+        .arg(&kept)
+        .assert()
+        .success();
+    let queued = load(&json);
+    assert_eq!(queued["phases"][0]["settings"]["engine"], "io_uring");
+    assert_paced(&queued["phases"][0], 400.0, "uniform", 0.3);
 }
 
 #[test]
