@@ -332,3 +332,45 @@ fn a_phase_until_stable_ends_once_its_rate_held_over_the_window() {
     let mean = held["mean_per_s"].as_f64().unwrap();
     assert!((mean / (2000.0 * 4096.0) - 1.0).abs() < 0.3, "{mean}");
 }
+
+#[test]
+fn paced_runs_started_by_hand_merge_into_one_at_their_rates_together() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let json = |name: &str| out.path().join(format!("{name}.json"));
+    let clients: Vec<_> = ["a", "b"]
+        .iter()
+        .map(|name| {
+            std::process::Command::new(assert_cmd::cargo::cargo_bin("iobm"))
+                .args([
+                    "write", "--size", "16MiB", "--block", "4KiB", "--rate", "100/s",
+                ])
+                .args(["--duration", "2s", "--json"])
+                .arg(json(name))
+                .arg(dir.path())
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for mut c in clients {
+        assert!(c.wait().unwrap().success());
+    }
+    iobm()
+        .args(["merge", "--whole", "--json"])
+        .arg(json("m"))
+        .arg(json("a"))
+        .arg(json("b"))
+        .assert()
+        .success();
+    let merged = load(&json("m"));
+    let phase = &merged["phases"][0];
+    // Two clients at 100 a second each: 200 together, every response of both kept.
+    let parts: u64 = ["a", "b"]
+        .iter()
+        .map(|n| u(&load(&json(n))["phases"][0]["pace"]["response"]["histogram"]["count"]))
+        .sum();
+    assert_eq!(u(&phase["pace"]["response"]["histogram"]["count"]), parts);
+    assert_paced(phase, 200.0, "uniform", 0.3);
+}
