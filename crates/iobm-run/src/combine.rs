@@ -95,6 +95,8 @@ fn merge_phase(
     machine: &Machine,
 ) -> (PhaseResult, u64) {
     let mut histogram = Histogram::new();
+    // Paced runs: every run's response times, and its own target (each ran its rate).
+    let (mut response, mut target) = (Histogram::new(), 0.0);
     let (mut user_s, mut system_s) = (0.0, 0.0);
     let mut operations = Vec::new();
     let mut traces: Vec<Trace> = Vec::new();
@@ -102,6 +104,10 @@ fn merge_phase(
     let mut merged: Option<PhaseResult> = None;
     for (run, mut phase) in phases.into_iter().enumerate() {
         histogram += &Histogram::from_data(&phase.latency.histogram);
+        if let Some(p) = &phase.pace {
+            response += &Histogram::from_data(&p.response.histogram);
+            target += p.target_ops_per_s;
+        }
         user_s += phase.cpu.user_s;
         system_s += phase.cpu.system_s;
         operations.push(std::mem::take(&mut phase.operations));
@@ -160,6 +166,13 @@ fn merge_phase(
     phase.cache.own_io = None;
     phase.cache.below.clear();
     phase.aggregates = aggregates(&phase.spans());
+    let ops = phase.spans().iter().map(|s| s.ops).sum();
+    let wall_ns = phase.end_ns.saturating_sub(phase.start_ns);
+    if let Some(p) = phase.pace.as_mut() {
+        p.response = latency(p.response.measures.clone(), &response);
+        p.target_ops_per_s = target;
+        p.assess(ops, wall_ns);
+    }
     check(&mut phase, machine);
     (phase, cut)
 }

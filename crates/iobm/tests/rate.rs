@@ -277,3 +277,45 @@ fn a_sweep_reads_at_each_rate_and_finds_the_knee_under_the_slo() {
     assert!(text.contains("knee: none"), "{text}");
     assert_eq!(load(&json)["config_hash"], hash);
 }
+
+#[test]
+fn paced_runs_started_by_hand_merge_into_one_at_their_rates_together() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let json = |name: &str| out.path().join(format!("{name}.json"));
+    let clients: Vec<_> = ["a", "b"]
+        .iter()
+        .map(|name| {
+            std::process::Command::new(assert_cmd::cargo::cargo_bin("iobm"))
+                .args([
+                    "write", "--size", "16MiB", "--block", "4KiB", "--rate", "100/s",
+                ])
+                .args(["--duration", "2s", "--json"])
+                .arg(json(name))
+                .arg(dir.path())
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for mut c in clients {
+        assert!(c.wait().unwrap().success());
+    }
+    iobm()
+        .args(["merge", "--whole", "--json"])
+        .arg(json("m"))
+        .arg(json("a"))
+        .arg(json("b"))
+        .assert()
+        .success();
+    let merged = load(&json("m"));
+    let phase = &merged["phases"][0];
+    // Two clients at 100 a second each: 200 together, every response of both kept.
+    let parts: u64 = ["a", "b"]
+        .iter()
+        .map(|n| u(&load(&json(n))["phases"][0]["pace"]["response"]["histogram"]["count"]))
+        .sum();
+    assert_eq!(u(&phase["pace"]["response"]["histogram"]["count"]), parts);
+    assert_paced(phase, 200.0, "uniform", 0.3);
+}

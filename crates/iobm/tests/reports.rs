@@ -74,6 +74,22 @@ fn mpi_write_report() {
 fn paced_reports() {
     insta::assert_snapshot!("paced_stream", report("paced-stream.json"));
     insta::assert_snapshot!("paced_behind", report("paced-behind.json"));
+    // The page draws each paced phase's response time beside its service time.
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("paced.html");
+    let json = fixture("paced-stream.json");
+    iobm(&[
+        "report",
+        json.to_str().unwrap(),
+        "--html",
+        page.to_str().unwrap(),
+    ]);
+    let page = std::fs::read_to_string(&page).unwrap();
+    for id in ["phase-0-response", "phase-1-response"] {
+        assert!(page.contains(&format!("id=\"{id}\"")), "{id}");
+    }
+    assert!(page.contains("write: response time (from the intended start) and service time"));
+    assert!(page.contains("\"label\":\"response p99\""));
 }
 
 #[test]
