@@ -69,6 +69,8 @@ pub(crate) struct QueuedTask<'a> {
     fd: RawFd,
     slots: Vec<Slot>,
     free: Vec<usize>,
+    /// The slot of the operation prepared and not yet submitted, its buffer already filled.
+    next: Option<usize>,
     in_flight: usize,
     /// What writes write (the same function of run, file and offset as the sync path's).
     generator: Option<Generator>,
@@ -117,6 +119,7 @@ impl<'a> QueuedTask<'a> {
             fd,
             slots,
             free: (0..depth).rev().collect(),
+            next: None,
             in_flight: 0,
             generator,
             verify_ns: 0,
@@ -208,8 +211,31 @@ impl<'a> QueuedTask<'a> {
 }
 
 impl Task for QueuedTask<'_> {
+    /// Prepares operation `i` in a free slot, its bytes made (a paced write's before its
+    /// intended start, as the synchronous path makes them, so neither time counts them).
     fn prepare(&mut self, i: u64) -> bool {
-        self.inner.prepare(i)
+        if !self.inner.prepare(i) {
+            return false;
+        }
+        let index = match self.next {
+            Some(index) => index,
+            None => self
+                .free
+                .pop()
+                .expect("a free slot: one is reaped before each submit"),
+        };
+        self.next = Some(index);
+        let (offset, len) = self.inner.prepared();
+        let write = self.inner.prepared_writes();
+        let file = self.inner.file_id();
+        let slot = &mut self.slots[index];
+        slot.offset = offset;
+        slot.len = len;
+        slot.write = write;
+        if let (Some(generator), true) = (&self.generator, write) {
+            generator.fill(&mut slot.buf[..len], file, offset);
+        }
+        true
     }
 
     fn execute(&mut self) -> io::Result<u64> {
@@ -221,21 +247,10 @@ impl Task for QueuedTask<'_> {
     }
 
     fn submit(&mut self, intended: Option<Instant>) -> Option<io::Result<Completed>> {
-        let index = self
-            .free
-            .pop()
-            .expect("a free slot: one is reaped before each submit");
-        let (offset, len) = self.inner.prepared();
-        let write = self.inner.prepared_writes();
-        let file = self.inner.file_id();
+        let index = self.next.take().expect("an operation prepared before it is submitted");
         let slot = &mut self.slots[index];
-        slot.offset = offset;
-        slot.len = len;
-        slot.write = write;
+        let (offset, len, write) = (slot.offset, slot.len, slot.write);
         slot.intended = intended;
-        if let (Some(generator), true) = (&self.generator, write) {
-            generator.fill(&mut slot.buf[..len], file, offset);
-        }
         let (ptr, len32) = (slot.buf.as_mut_ptr(), len as u32);
         // Registered: file 0 of the ring, buffer `index` (one per slot).
         let (file, buffer) = (types::Fixed(0), index as u16);

@@ -109,6 +109,30 @@ fn write_and_read_at_a_rate_achieve_it_and_report_response_time() {
 }
 
 #[test]
+fn a_paced_phase_runs_its_whole_duration_and_its_rate_is_over_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("p.json");
+    iobm()
+        .args([
+            "write", "-j", "2", "--size", "1MiB", "--block", "4KiB", "--fsync", "never",
+        ])
+        .args(["--rate", "5/s", "--duration", "2s", "--json"])
+        .arg(&json)
+        .arg(dir.path())
+        .assert()
+        .success();
+    let phase = &load(&json)["phases"][0];
+    // Ten starts are due in 2 s; the workers wait out the rest of it after the last.
+    assert_eq!(phase_ops(phase), 10);
+    for w in phase["workers"].as_array().unwrap() {
+        let ran = (u(&w["span"]["end_ns"]) - u(&w["span"]["start_ns"])) as f64 / 1e9;
+        assert!(ran >= 1.99, "{ran}");
+    }
+    let achieved = phase["pace"]["achieved_ops_per_s"].as_f64().unwrap();
+    assert!((achieved / 5.0 - 1.0).abs() < 0.05, "{achieved}");
+}
+
+#[test]
 fn s3_gets_at_a_rate_against_the_built_in_gateway() {
     let out = tempfile::tempdir().unwrap();
     let json = out.path().join("g.json");
@@ -195,6 +219,35 @@ fn bad_rates_are_refused_naming_the_flag() {
             "--rate",
         ),
         (&["write", "--rate-sweep", "1..3/2", d], "--rate-sweep"),
+        // A size per second needs one transfer size.
+        (
+            &["s3", "mixed", "--obj-size", "16KiB", "--rate", "8MiB/s"],
+            "--rate 8.00MiB/s: a mix's operations",
+        ),
+        (
+            &[
+                "s3",
+                "get",
+                "--obj-size",
+                "1MiB",
+                "--range-size",
+                "64KiB",
+                "--rate",
+                "1MiB/s",
+            ],
+            "--rate 1.00MiB/s: with --range-size",
+        ),
+        (
+            &[
+                "s3",
+                "get",
+                "--obj-size-range",
+                "4KiB..1MiB",
+                "--rate",
+                "1MiB/s",
+            ],
+            "a range of sizes",
+        ),
     ];
     for &(args, flag) in cases {
         // A rate taken by mistake would run (for long): stopped, it fails here.

@@ -310,8 +310,10 @@ pub(super) fn run_worker<C: Clock>(
         let intended = match (books.pace.as_mut(), draining) {
             (Some(pace), false) => {
                 let at = pace.pacer.next_start();
-                if limits.deadline.is_some_and(|d| at >= d) {
-                    // Meant to start after the phase ends.
+                if let Some(end) = limits.deadline.filter(|&d| at >= d) {
+                    // Meant to start after the phase ends: idle to its end, so that the
+                    // worker's rate is over the phase's whole duration.
+                    wait_for(clock, end, task.as_mut(), &mut books, shared, control);
                     if !queued {
                         break;
                     }
