@@ -247,7 +247,10 @@ impl Task for QueuedTask<'_> {
     }
 
     fn submit(&mut self, intended: Option<Instant>) -> Option<io::Result<Completed>> {
-        let index = self.next.take().expect("an operation prepared before it is submitted");
+        let index = self
+            .next
+            .take()
+            .expect("an operation prepared before it is submitted");
         let slot = &mut self.slots[index];
         let (offset, len, write) = (slot.offset, slot.len, slot.write);
         slot.intended = intended;
