@@ -244,8 +244,8 @@ impl PaceBooks {
         }
     }
 
-    /// An operation meant to start at `intended`, started at `started`, ended at `ended`, with
-    /// its times since the counting began.
+    /// An operation of `bytes` meant to start at `intended`, started at `started`, ended at
+    /// `ended`, with its times since the counting began.
     #[inline]
     pub(crate) fn record(
         &mut self,
@@ -253,6 +253,7 @@ impl PaceBooks {
         started: Instant,
         ended: Instant,
         counted_from: Instant,
+        bytes: u64,
     ) {
         let behind = self.pacer.behind(intended, started);
         if behind > 0 {
@@ -266,7 +267,7 @@ impl PaceBooks {
         let response = ended.saturating_duration_since(intended).as_nanos() as u64;
         self.response.record(response);
         self.series
-            .record(ended.saturating_duration_since(counted_from), 0, response);
+            .record(ended.saturating_duration_since(counted_from), bytes, response);
     }
 
     pub(crate) fn finish(self) -> PaceOutcome {

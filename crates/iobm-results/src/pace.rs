@@ -22,11 +22,12 @@ pub struct PaceResult {
     /// it waited behind earlier ones (the phase's `latency` is service time, from its actual
     /// start).
     pub response: Latency,
-    /// Response time per interval (operations and a latency histogram by the interval they
-    /// ended in; no bytes).
+    /// Response time per interval (operations, their bytes and a latency histogram by the
+    /// interval they ended in).
     pub series: Series,
     /// Operations behind schedule per interval of the phase's series: each worker's most at an
-    /// operation's start in that interval, added over the workers.
+    /// operation's start in that interval, added over the workers; it ends at the last interval
+    /// with any (shorter than the series when the phase ended on schedule).
     pub backlog: Vec<u64>,
     /// A backlog above this many operations (the target's operations of 100 ms, at least 1) is
     /// falling behind.

@@ -130,6 +130,14 @@ fn a_paced_phase_runs_its_whole_duration_and_its_rate_is_over_it() {
     }
     let achieved = phase["pace"]["achieved_ops_per_s"].as_f64().unwrap();
     assert!((achieved / 5.0 - 1.0).abs() < 0.05, "{achieved}");
+    // The response-time series holds the operations' bytes too.
+    let bytes: u64 = phase["pace"]["series"]["bytes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(u)
+        .sum();
+    assert_eq!(bytes, 10 * 4096);
 }
 
 #[test]

@@ -234,7 +234,7 @@ impl<'a> Books<'a> {
             own.record(since, bytes, ns);
         }
         if let (Some(pace), Some(intended)) = (self.pace.as_mut(), op.intended) {
-            pace.record(intended, t0, t1, self.counted_from);
+            pace.record(intended, t0, t1, self.counted_from, bytes);
         }
         self.trace.sample(control.ns(t1), self.done);
         true
