@@ -266,8 +266,11 @@ impl PaceBooks {
         }
         let response = ended.saturating_duration_since(intended).as_nanos() as u64;
         self.response.record(response);
-        self.series
-            .record(ended.saturating_duration_since(counted_from), bytes, response);
+        self.series.record(
+            ended.saturating_duration_since(counted_from),
+            bytes,
+            response,
+        );
     }
 
     pub(crate) fn finish(self) -> PaceOutcome {
