@@ -96,6 +96,16 @@ pub fn run_page(run: &RunResult) -> String {
             esc(&crate::io500::render_scores(run))
         );
     }
+    if let Some(chart) = charts::rate_sweep(run) {
+        let _ = writeln!(
+            body,
+            "<section id=\"rate-sweep\"><h2>Rate sweep</h2><pre>{}</pre>",
+            esc(&crate::text::pace::render_sweep(run))
+        );
+        chart_div(&mut body, "rate-sweep-chart");
+        body.push_str("</section>\n");
+        charts.push(chart);
+    }
     if !run.phases.is_empty() {
         body.push_str("<section><h2>Throughput over the run</h2>\n");
         chart_div(&mut body, "run-throughput");

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 mod cache;
 mod header;
-mod pace;
+pub(crate) mod pace;
 
 pub use header::render_header;
 

@@ -92,6 +92,31 @@ fn a_meta_run_page_draws_a_chart_of_operations_per_worker_for_every_phase() {
 }
 
 #[test]
+fn a_rate_sweep_page_draws_its_curve_with_every_other_chart() {
+    // A document saved by a real `iobm read --rate-sweep 200..800/3 --slo 5ms` run.
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/rate-sweep.json");
+    let dir = tempfile::tempdir().unwrap();
+    let html = dir.path().join("sweep.html");
+    iobm()
+        .arg("report")
+        .arg(&fixture)
+        .arg("--html")
+        .arg(&html)
+        .assert()
+        .success();
+    let charts = charts_of(&html);
+    assert_eq!(
+        charts[0]["title"],
+        "rate sweep: response time (from the intended start) against the achieved rate"
+    );
+    let dom = check_page(&html, charts.len());
+    assert!(
+        dom.contains("knee: 500 ops/s targeted"),
+        "the table and its knee"
+    );
+}
+
+#[test]
 fn an_mpi_run_page_has_a_bar_per_rank() {
     // A document saved by a real `mpirun -np 2` run (before per-interval latency: no latency
     // chart over time).

@@ -40,6 +40,11 @@ fn steady_repeated_report() {
 }
 
 #[test]
+fn rate_sweep_report() {
+    insta::assert_snapshot!(report("rate-sweep.json"));
+}
+
+#[test]
 fn meta_report() {
     insta::assert_snapshot!(report("meta.json"));
 }

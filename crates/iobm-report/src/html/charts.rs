@@ -180,6 +180,31 @@ pub(super) fn response_over_time(phase: &PhaseResult) -> Option<Value> {
     }))
 }
 
+/// A `--rate-sweep` run's curve: p50, p99 and p99.9 response time against the achieved rate of
+/// each step; None for another run.
+pub(super) fn rate_sweep(run: &RunResult) -> Option<Value> {
+    run.config.rate.as_ref()?.sweep_steps?;
+    let points = iobm_results::pace::sweep_points(&run.phases);
+    if points.is_empty() {
+        return None;
+    }
+    let us = |v: Option<u64>| v.map_or(Value::Null, |v| Value::from(v as f64 / 1e3));
+    let x: Vec<f64> = points.iter().map(|p| p.achieved_ops_per_s).collect();
+    let column = |f: fn(&iobm_results::pace::SweepPoint) -> Option<u64>| {
+        points.iter().map(|p| us(f(p))).collect::<Vec<_>>()
+    };
+    Some(json!({
+        "id": "rate-sweep-chart", "kind": "lines", "log": true, "yunit": "latency",
+        "title": "rate sweep: response time (from the intended start) against the achieved rate",
+        "xlabel": "achieved operations/s", "ylabel": "response time", "x": x,
+        "series": [
+            {"label": "p50", "values": column(|p| p.p50_ns)},
+            {"label": "p99", "values": column(|p| p.p99_ns)},
+            {"label": "p99.9", "values": column(|p| p.p999_ns)},
+        ],
+    }))
+}
+
 /// Operations per latency bucket, on a logarithmic latency axis.
 pub(super) fn latency_distribution(h: &HistogramData) -> Option<Value> {
     let buckets: Vec<&[u64; 2]> = h.buckets.iter().filter(|b| b[0] > 0).collect();

@@ -139,3 +139,34 @@ fn a_phase_ended_by_until_stable_says_where_on_the_page() {
         serde_json::from_str(include_str!("../../../iobm/tests/fixtures/stream.json")).unwrap();
     assert!(!run_page(&plain).contains("class=\"steady\""));
 }
+
+#[test]
+fn a_rate_sweep_has_its_table_and_its_curve_on_the_page() {
+    let run: RunResult =
+        serde_json::from_str(include_str!("../../../iobm/tests/fixtures/rate-sweep.json")).unwrap();
+    let chart = charts::rate_sweep(&run).expect("a sweep's curve");
+    let points = iobm_results::pace::sweep_points(&run.phases);
+    assert_eq!(points.len(), 3);
+    let achieved: Vec<f64> = points.iter().map(|p| p.achieved_ops_per_s).collect();
+    assert_eq!(xs(&chart), achieved);
+    let p99: Vec<f64> = points
+        .iter()
+        .map(|p| p.p99_ns.unwrap() as f64 / 1e3)
+        .collect();
+    assert_eq!(values(&chart, 1), p99, "p99 in µs");
+    assert_eq!(chart["series"].as_array().unwrap().len(), 3);
+    let page = run_page(&run);
+    assert!(page.contains("<section id=\"rate-sweep\"><h2>Rate sweep</h2>"));
+    assert!(
+        page.contains("knee: 500 ops/s targeted"),
+        "the table and its knee"
+    );
+    assert!(page.contains("id=\"rate-sweep-chart\""));
+    // A run without a sweep has neither.
+    let plain: RunResult = serde_json::from_str(include_str!(
+        "../../../iobm/tests/fixtures/paced-stream.json"
+    ))
+    .unwrap();
+    assert!(charts::rate_sweep(&plain).is_none());
+    assert!(!run_page(&plain).contains("rate-sweep"));
+}
