@@ -448,6 +448,7 @@ pub fn render(runs: &[(String, RunResult)], layout: Layout) -> String {
             out.push('\n');
             out.push_str(&c.note);
             out.push_str(&io500_scores(runs));
+            out.push_str(&paced_lines(runs));
             let list = c.warnings();
             if !list.is_empty() {
                 out.push_str("\n**Warnings**\n\n");
@@ -484,6 +485,7 @@ pub fn render(runs: &[(String, RunResult)], layout: Layout) -> String {
             out.push_str(&text(&chosen));
             out.push_str(&c.note);
             out.push_str(&io500_scores(runs));
+            out.push_str(&paced_lines(runs));
             out.push_str(&warnings_text(&c));
             out
         }
@@ -513,6 +515,30 @@ fn io500_scores(runs: &[(String, RunResult)]) -> String {
             "IO500 score of {label}: {score:.6} (bandwidth {bw:.6} GiB/s, metadata {md:.6} kIOPS{ratio}){}\n",
             if s.valid { "" } else { ", NOT a valid submission" }
         ));
+    }
+    out
+}
+
+/// One line per paced phase of each run (`--rate`): its target and achieved rates and its
+/// response time beside its service time, which the table's latencies are; nothing for runs
+/// without.
+fn paced_lines(runs: &[(String, RunResult)]) -> String {
+    let ms = |ns: Option<u64>| ns.map_or("-".to_string(), |n| format!("{:.2}ms", n as f64 / 1e6));
+    let mut out = String::new();
+    for (label, run) in runs {
+        for phase in &run.phases {
+            let Some(pace) = &phase.pace else { continue };
+            out.push_str(&format!(
+                "{label} {} (open loop): target {} ops/s, achieved {:.1}; response time p99 {} p99.9 {} (service time p99 {} p99.9 {})\n",
+                phase.name,
+                iobm_results::pace::trim(pace.target_ops_per_s),
+                pace.achieved_ops_per_s,
+                ms(pace.response.p99_ns),
+                ms(pace.response.p999_ns),
+                ms(phase.latency.p99_ns),
+                ms(phase.latency.p999_ns),
+            ));
+        }
     }
     out
 }

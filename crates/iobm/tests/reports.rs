@@ -45,6 +45,13 @@ fn rate_sweep_report() {
 }
 
 #[test]
+fn a_comparison_with_a_paced_run_gives_its_response_time() {
+    let a = fixture("paced-stream.json");
+    let b = fixture("stream.json");
+    insta::assert_snapshot!(iobm(&["compare", a.to_str().unwrap(), b.to_str().unwrap()]));
+}
+
+#[test]
 fn meta_report() {
     insta::assert_snapshot!(report("meta.json"));
 }
