@@ -1,7 +1,7 @@
 //! Multi-rank runs under a real `mpirun` (Open MPI): totals over ranks, one report, clean-up,
 //! per-rank layouts, which rank --reorder reads which region, bonnie on every rank, the
-//! launcher guards, plans and reruns under mpirun, `iobm meta` across ranks, and `--until-stable`
-//! summed over ranks. Built only
+//! launcher guards, plans and reruns under mpirun, `iobm meta` across ranks, `--until-stable`
+//! summed over ranks and `--rate` shared by them. Built only
 //! with `--features mpi`;
 //! scripts/test installs Open MPI and runs them.
 #![cfg(feature = "mpi")]
@@ -13,6 +13,8 @@ mod io500;
 mod meta;
 #[path = "mpi/plans.rs"]
 mod plans;
+#[path = "mpi/rate.rs"]
+mod rate;
 #[path = "mpi/s3.rs"]
 mod s3;
 #[path = "mpi/steady.rs"]
