@@ -55,6 +55,17 @@ fn mpirun(ranks: u32, args: &[&str], dir: &Path) -> Output {
         .expect("mpirun runs")
 }
 
+/// [`mpirun`], which must succeed (its stderr shown when it does not).
+fn mpirun_ok(ranks: u32, args: &[&str], dir: &Path) -> Output {
+    let out = mpirun(ranks, args, dir);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
 /// Makespan recomputed from the per-worker stamps of all ranks.
 fn assert_makespan_recomputable(phase: &Value) {
     let workers = phase["workers"].as_array().unwrap();

@@ -3,7 +3,7 @@
 //! ranks, and nothing left behind.
 
 use super::common::{entries, load, phase_ops as ops};
-use super::mpirun;
+use super::{mpirun, mpirun_ok};
 use serde_json::Value;
 
 fn phases(run: &Value) -> &Vec<Value> {
@@ -124,12 +124,7 @@ fn the_stonewalls_wear_out_is_the_most_any_rank_made() {
         "--json",
         json.to_str().unwrap(),
     ];
-    let out = mpirun(2, &args, target.path());
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    mpirun_ok(2, &args, target.path());
     let run = load(&json);
     let create = &phases(&run)[1];
     assert_eq!(create["name"], "file-create");

@@ -2,7 +2,7 @@
 //! ranks together start what one would alone.
 
 use super::common::{entries, load, phase_ops, u};
-use super::mpirun;
+use super::mpirun_ok;
 
 #[test]
 fn two_ranks_share_one_rate() {
@@ -26,12 +26,7 @@ fn two_ranks_share_one_rate() {
         "--json",
         json.to_str().unwrap(),
     ];
-    let out = mpirun(2, &args, target.path());
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    mpirun_ok(2, &args, target.path());
     let run = load(&json);
     let phase = &run["phases"][0];
     let workers = phase["workers"].as_array().unwrap();

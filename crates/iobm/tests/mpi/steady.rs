@@ -2,7 +2,7 @@
 //! every rank ends the phase at the same tick and the one result says where.
 
 use super::common::{entries, floats, load, u};
-use super::mpirun;
+use super::mpirun_ok;
 
 #[test]
 fn two_ranks_end_a_steady_phase_together() {
@@ -27,12 +27,7 @@ fn two_ranks_end_a_steady_phase_together() {
         "--json",
         json.to_str().unwrap(),
     ];
-    let out = mpirun(2, &args, target.path());
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    mpirun_ok(2, &args, target.path());
     let run = load(&json);
     let phase = &run["phases"][0];
     let workers = phase["workers"].as_array().unwrap();

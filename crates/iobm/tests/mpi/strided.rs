@@ -2,7 +2,7 @@
 //! one file, read back verified by the next rank (`--reorder`).
 
 use super::common::{entries, load};
-use super::mpirun;
+use super::mpirun_ok;
 
 #[test]
 fn two_ranks_interleave_their_transfers_in_one_file_and_read_each_others() {
@@ -22,12 +22,7 @@ fn two_ranks_interleave_their_transfers_in_one_file_and_read_each_others() {
         "--json",
         json.to_str().unwrap(),
     ];
-    let out = mpirun(2, &args, target.path());
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    mpirun_ok(2, &args, target.path());
     let run = load(&json);
     assert_eq!(run["config"]["layout"], "strided");
     assert_eq!(
