@@ -330,8 +330,9 @@ pub(crate) fn steady_line(steady: &SteadyResult, status: RunStatus) -> String {
     );
     let n = steady.rates.len();
     let full = (steady.window_s / steady.tick_s).round() as usize;
-    let spread = match steady.most_off_pct() {
-        Some(off) => format!("within {off:.1}% of their mean {}", rate(steady.mean())),
+    // "within 3.1% of their mean ..." when steady, "up to 12.0% from their mean ..." when not.
+    let spread = |near: &str, of: &str| match steady.most_off_pct() {
+        Some(off) => format!("{near} {off:.1}% {of} their mean {}", rate(steady.mean())),
         None => "all zero".to_string(),
     };
     let ended = match status {
@@ -341,14 +342,15 @@ pub(crate) fn steady_line(steady: &SteadyResult, status: RunStatus) -> String {
     };
     match steady.stable_at_s {
         Some(at) => format!(
-            "{rule}: steady at {at:.3}s, where the phase ended: the last window's {n} rates {spread}\n"
+            "{rule}: steady at {at:.3}s, where the phase ended: the last window's {n} rates {}\n",
+            spread("within", "of")
         ),
         None if n < full => format!(
             "{rule}: the phase {ended} after {n} of a window's {full} rates, too few to judge\n"
         ),
         None => format!(
             "{rule}: not steady before the phase {ended}: its last window's {n} rates {}\n",
-            spread.replacen("within", "up to", 1).replacen(" of their", " from their", 1)
+            spread("up to", "from")
         ),
     }
 }
