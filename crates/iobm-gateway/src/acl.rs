@@ -13,7 +13,7 @@
 use crate::accounts::{Accounts, Caller};
 use crate::errors::store_error;
 use crate::grants::{Explicit, Perm};
-use crate::store::{Store, StoreError};
+use crate::store::{Object, Store, StoreError};
 use rustix::fs::{fgetxattr, fsetxattr, XattrFlags};
 use rustix::io::Errno;
 use s3s::access::{S3Access, S3AccessContext};
@@ -321,14 +321,65 @@ fn decide(caller: &Caller, need: Need, facts: &Facts<'_>) -> Decision {
     }
 }
 
-tokio::task_local! {
-    /// The bucket directory the gate checked for the request this task serves: the operation
-    /// works in that very directory ([`checked_bucket`]), so a bucket deleted and made again
-    /// by another account between the check and the operation is not written into.
-    static CHECKED: std::cell::RefCell<Option<(Box<str>, Arc<OwnedFd>)>>;
+/// What the gate opened of the object a request names, when its decision needed the object
+/// (a caller who does not own the bucket reading it or its ACL): the operation serves or
+/// changes this very file ([`checked_object`]), so a key replaced between the check and the
+/// operation is never served or changed on the old decision.
+#[derive(Debug)]
+pub(crate) enum Seen {
+    /// The file the decision was made from.
+    Object(Object),
+    /// There was no such key when the gate looked: the request is answered as if it came
+    /// before any later PUT of the key.
+    Absent,
 }
 
-/// Runs a request's future with room for the gate to leave the bucket it checked.
+impl Seen {
+    /// The object seen, as a descriptor of the same open file.
+    fn duplicate(&self) -> Result<Object, StoreError> {
+        match self {
+            Seen::Absent => Err(StoreError::NoSuchKey),
+            Seen::Object(o) => Ok(Object {
+                file: o.file.try_clone()?,
+                len: o.len,
+                modified: o.modified,
+            }),
+        }
+    }
+
+    pub(crate) fn into_object(self) -> Result<Object, StoreError> {
+        match self {
+            Seen::Absent => Err(StoreError::NoSuchKey),
+            Seen::Object(o) => Ok(o),
+        }
+    }
+}
+
+/// What the gate checked for one request: the bucket's directory, and the object the decision
+/// was made from when it needed one.
+#[derive(Debug)]
+pub(crate) struct Admission {
+    pub dir: OwnedFd,
+    pub object: Option<Seen>,
+}
+
+/// What the gate checked for the request a task serves, left for its operation.
+struct Checked {
+    bucket: Box<str>,
+    dir: OwnedFd,
+    /// The key and what the gate saw of it, when its decision needed the object.
+    object: Option<(Box<str>, Seen)>,
+}
+
+tokio::task_local! {
+    /// The bucket directory (and object) the gate checked for the request this task serves:
+    /// the operation works in that very directory ([`checked_bucket`]), so a bucket deleted
+    /// and made again by another account between the check and the operation is not written
+    /// into, and on that very object ([`checked_object`]).
+    static CHECKED: std::cell::RefCell<Option<Checked>>;
+}
+
+/// Runs a request's future with room for the gate to leave what it checked.
 pub fn with_checked_bucket<F: std::future::Future>(
     request: F,
 ) -> impl std::future::Future<Output = F::Output> {
@@ -341,15 +392,41 @@ pub fn checked_bucket(bucket: &str) -> Option<OwnedFd> {
         .try_with(|c| {
             c.borrow()
                 .as_ref()
-                .filter(|(name, _)| &**name == bucket)
-                .and_then(|(_, fd)| fd.try_clone().ok())
+                .filter(|c| &*c.bucket == bucket)
+                .and_then(|c| c.dir.try_clone().ok())
         })
         .ok()
         .flatten()
 }
 
-fn remember_checked(bucket: &str, dir: OwnedFd) {
-    let _ = CHECKED.try_with(|c| *c.borrow_mut() = Some((bucket.into(), Arc::new(dir))));
+/// The object the gate decided from for `key` of `bucket` in this request: the same open file
+/// (or NoSuchKey if there was none). `None`: the gate did not look at it (the caller owns the
+/// bucket, or one account owns everything), and the operation opens the key itself.
+pub(crate) fn checked_object(bucket: &str, key: &str) -> Option<Result<Object, StoreError>> {
+    CHECKED
+        .try_with(|c| {
+            let c = c.borrow();
+            let c = c.as_ref().filter(|c| &*c.bucket == bucket)?;
+            let (_, seen) = c.object.as_ref().filter(|(k, _)| &**k == key)?;
+            Some(seen.duplicate())
+        })
+        .ok()
+        .flatten()
+}
+
+fn remember_checked(path: &S3Path, admission: Admission) {
+    let (bucket, key) = match path {
+        S3Path::Root => return,
+        S3Path::Bucket { bucket } => (bucket, None),
+        S3Path::Object { bucket, key } => (bucket, Some(key)),
+    };
+    let object = key.zip(admission.object).map(|(k, seen)| (k.clone(), seen));
+    let checked = Checked {
+        bucket: bucket.clone(),
+        dir: admission.dir,
+        object,
+    };
+    let _ = CHECKED.try_with(|c| *c.borrow_mut() = Some(checked));
 }
 
 /// The check s3s runs before every request of a gateway with keys, and the gateway's own
@@ -390,16 +467,23 @@ impl Policy {
             .is_some_and(|g| g.owned_by(caller))
     }
 
-    /// Whether `caller` may read object `key` of `bucket` (asked of copy sources).
-    pub fn may_read_object(&self, caller: &Caller, bucket: &str, key: &str) -> S3Result<()> {
-        self.authorize(caller, "GetObject", &S3Path::object(bucket, key))
-            .map(drop)
+    /// Whether `caller` may read object `key` of `bucket` (asked of copy sources): the
+    /// bucket's directory and what the decision was made from, which the copy must read.
+    pub(crate) fn readable_object(
+        &self,
+        caller: &Caller,
+        bucket: &str,
+        key: &str,
+    ) -> S3Result<Admission> {
+        self.authorize(caller, "GetObject", &S3Path::object(bucket, key))?
+            .ok_or_else(|| s3_error!(NoSuchBucket))
     }
 
     /// The gate: whether `caller` may do `op` on `path`, decided from the owners and ACLs of
     /// the bucket and object. A bucket that does not exist is NoSuchBucket to everyone; one
-    /// whose grants cannot be read is refused. Returns the bucket's directory as checked.
-    fn authorize(&self, caller: &Caller, op: &str, path: &S3Path) -> S3Result<Option<OwnedFd>> {
+    /// whose grants cannot be read is refused. Returns the bucket's directory as checked, with
+    /// the object the decision was made from (`None` for the root and for accounts alone).
+    fn authorize(&self, caller: &Caller, op: &str, path: &S3Path) -> S3Result<Option<Admission>> {
         self.authorize_with_body(caller, op, path, 0)
     }
 
@@ -410,7 +494,7 @@ impl Policy {
         op: &str,
         path: &S3Path,
         body: u64,
-    ) -> S3Result<Option<OwnedFd>> {
+    ) -> S3Result<Option<Admission>> {
         let single = self.accounts.is_single();
         let need = need(op, path);
         let (bucket, key) = match path {
@@ -423,10 +507,13 @@ impl Policy {
         }
         let dir = self.store.open_bucket(bucket).map_err(store_error)?;
         if single && caller != &Caller::Anonymous {
-            return Ok(Some(dir)); // the one account owns everything
+            // The one account owns everything.
+            return Ok(Some(Admission { dir, object: None }));
         }
         let bucket_grants = Grants::read(&dir).map_err(|_| denied(caller))?;
-        let object_grants = match (need, key) {
+        // The object is looked at only where the decision depends on it; what is seen here is
+        // what the operation then serves or changes.
+        let seen = match (need, key) {
             (
                 Need::ReadObject
                 | Need::BucketOrObjectOwner
@@ -435,24 +522,29 @@ impl Policy {
                 Some(key),
             ) if !bucket_grants.owned_by(caller) => {
                 match self.store.open_object(dir.as_fd(), bucket, key) {
-                    Ok(object) => Some(Grants::read(&object.file).map_err(|_| denied(caller))?),
-                    Err(StoreError::NoSuchKey) => None,
+                    Ok(object) => Some(Seen::Object(object)),
+                    Err(StoreError::NoSuchKey) => Some(Seen::Absent),
                     Err(_) => return Err(denied(caller)),
                 }
             }
+            _ => None,
+        };
+        let object_grants = match &seen {
+            Some(Seen::Object(o)) => Some(Grants::read(&o.file).map_err(|_| denied(caller))?),
             _ => None,
         };
         let facts = Facts {
             bucket: &bucket_grants,
             object: object_grants.as_ref(),
         };
+        let admission = Admission { dir, object: seen };
         match decide(caller, need, &facts) {
             Decision::Deny => Err(denied(caller)),
             // What an unsigned client writes may not take the disk below a tenth free (an
             // account's own writes may fill it).
             Decision::Allow if need == Need::WriteObjects && caller == &Caller::Anonymous => {
                 if crate::spool::room_at(self.store.root(), body) {
-                    Ok(Some(dir))
+                    Ok(Some(admission))
                 } else {
                     Err(crate::errors::custom(
                         "XMinioStorageFull",
@@ -461,7 +553,7 @@ impl Policy {
                     ))
                 }
             }
-            Decision::Allow => Ok(Some(dir)),
+            Decision::Allow => Ok(Some(admission)),
         }
     }
 
@@ -486,11 +578,8 @@ impl Policy {
         body: u64,
     ) -> S3Result<()> {
         let caller = self.caller(credentials);
-        if let (Some(dir), Some(bucket)) = (
-            self.authorize_with_body(&caller, op, path, body)?,
-            path_bucket(path),
-        ) {
-            remember_checked(bucket, dir);
+        if let Some(admission) = self.authorize_with_body(&caller, op, path, body)? {
+            remember_checked(path, admission);
         }
         Ok(())
     }
@@ -503,13 +592,6 @@ fn account_only(caller: &Caller) -> S3Result<()> {
     }
 }
 
-fn path_bucket(path: &S3Path) -> Option<&str> {
-    match path {
-        S3Path::Root => None,
-        S3Path::Bucket { bucket } | S3Path::Object { bucket, .. } => Some(bucket),
-    }
-}
-
 #[async_trait::async_trait]
 impl S3Access for Policy {
     async fn check(&self, cx: &mut S3AccessContext<'_>) -> S3Result<()> {
@@ -517,7 +599,12 @@ impl S3Access for Policy {
             .iter()
             .find_map(|h| cx.headers().get(*h)?.to_str().ok()?.parse::<u64>().ok())
             .unwrap_or(0);
-        self.admit_with_body(cx.credentials(), cx.s3_op().name(), cx.s3_path(), body)
+        self.admit_with_body(cx.credentials(), cx.s3_op().name(), cx.s3_path(), body)?;
+        if cx.extensions_mut().get::<crate::spool::Probe>().is_some() {
+            // An admitted probe goes no further: no operation runs with its empty body.
+            return Err(crate::spool::stop_admitted());
+        }
+        Ok(())
     }
 }
 

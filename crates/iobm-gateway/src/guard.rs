@@ -527,10 +527,8 @@ impl hyper::service::Service<Request<Incoming>> for Guard {
                     // Authenticated and authorized before a byte is kept: the request's head
                     // goes through s3s and the gate first, with no body.
                     let (parts, body) = req.into_parts();
-                    let probe = crate::spool::probe(&parts);
-                    let admitted = crate::acl::with_checked_bucket(inner.call(probe)).await?;
-                    if !crate::spool::admitted(&admitted) {
-                        return Ok(admitted);
+                    if let Some(refused) = crate::spool::admit_head(&inner, &parts).await? {
+                        return Ok(refused);
                     }
                     let req = Request::from_parts(parts, body);
                     match crate::spool::spool(req, &store, timeout).await {

@@ -7,6 +7,7 @@
 pub mod accounts;
 pub mod acl;
 mod attributes;
+mod checksums;
 mod chunked;
 mod conditions;
 pub mod confine;

@@ -149,6 +149,9 @@ pub struct StoredHeaders {
     pub expires: Option<String>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub tags: TagSet,
+    /// The checksum the body was sent with, checked when it arrived ([`crate::checksums`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checksum: Option<crate::checksums::Stored>,
 }
 
 impl StoredHeaders {
@@ -182,6 +185,7 @@ impl StoredHeaders {
             content_language,
             expires,
             tags: TagSet::new(),
+            checksum: None,
         }
     }
 

@@ -64,7 +64,8 @@ impl Gateway {
         }
     }
 
-    /// A copy's source object (its bucket, key and bytes), if the caller may read it.
+    /// A copy's source object (its bucket, key and bytes), if the caller may read it: the
+    /// very file the decision was made from.
     pub(crate) fn open_source(
         &self,
         credentials: &Option<Credentials>,
@@ -74,14 +75,18 @@ impl Gateway {
             CopySource::Bucket { bucket, key, .. } => (bucket.to_string(), key.to_string()),
             _ => return Err(s3_error!(NotImplemented, "copies from access points")),
         };
-        if let (Some(policy), Some(caller)) = (&self.policy, self.caller_of(credentials)) {
-            policy.may_read_object(&caller, &bucket, &key)?;
+        let (dir, seen) = match (&self.policy, self.caller_of(credentials)) {
+            (Some(policy), Some(caller)) => {
+                let admission = policy.readable_object(&caller, &bucket, &key)?;
+                (admission.dir, admission.object)
+            }
+            _ => (self.store.open_bucket(&bucket).map_err(store_error)?, None),
+        };
+        let object = match seen {
+            Some(seen) => seen.into_object(),
+            None => self.store.open_object(dir.as_fd(), &bucket, &key),
         }
-        let dir = self.bucket(&bucket)?;
-        let object = self
-            .store
-            .open_object(dir.as_fd(), &bucket, &key)
-            .map_err(store_error)?;
+        .map_err(store_error)?;
         Ok((bucket, key, object))
     }
 }
@@ -100,26 +105,34 @@ impl Gateway {
     }
 
     /// An object and its metadata, both from one descriptor: the bytes, size, ETag and
-    /// metadata served are this file's, even if a PUT replaces the key meanwhile.
+    /// metadata served are this file's, even if a PUT replaces the key meanwhile. Where the
+    /// gate decided from the object, it is the file the gate opened.
     pub(crate) fn object(&self, bucket: &str, key: &str) -> S3Result<(Object, Meta)> {
-        let dir = self.bucket(bucket)?;
-        let object = self
-            .store
-            .open_object(dir.as_fd(), bucket, key)
-            .map_err(store_error)?;
+        let object = match crate::acl::checked_object(bucket, key) {
+            Some(seen) => seen,
+            None => {
+                let dir = self.bucket(bucket)?;
+                self.store.open_object(dir.as_fd(), bucket, key)
+            }
+        }
+        .map_err(store_error)?;
         let meta = load_meta(&object.file).map_err(io_error)?;
         Ok((object, meta))
     }
 
-    /// Streams a body for `bucket` to a new temporary file, returning it with its MD5 and
-    /// size. A body that stops arriving for the body timeout fails the request.
+    /// Streams a body for `bucket` to a new temporary file, returning it with its MD5, size
+    /// and checksum. A body that stops arriving for the body timeout fails the request; one
+    /// shorter or longer than declared, or whose checksum differs from the one sent, is
+    /// refused and nothing of it kept.
     pub(crate) async fn receive(
         &self,
         bucket: &str,
         body: Option<StreamingBlob>,
-    ) -> S3Result<(Temp, [u8; 16], u64)> {
+        declared: Declared,
+    ) -> S3Result<Received> {
         let mut temp = self.store.create_temp().map_err(io_error)?;
         let mut md5 = self.hashers.stream();
+        let mut checksum = declared.checksum.map(crate::checksums::Running::new);
         let mut size = 0u64;
         // The body timeout runs from the last time PROGRESS more bytes had arrived: a body
         // that trickles in a byte at a time cannot hold its connection for ever.
@@ -138,6 +151,9 @@ impl Gateway {
                     at_deadline = size;
                     deadline = tokio::time::Instant::now() + self.body_timeout;
                 }
+                if let Some(c) = &mut checksum {
+                    c.update(&chunk);
+                }
                 // Hashed on a hashing thread while it is written here: plain file writes on
                 // this worker thread (block_in_place), with no copy into tokio's file buffer
                 // and no hand-off to its blocking pool per chunk.
@@ -146,9 +162,57 @@ impl Gateway {
                     .map_err(io_error)?;
             }
         }
+        if let Some(len) = declared.len.filter(|&len| len != size) {
+            return Err(s3_error!(
+                IncompleteBody,
+                "the body brought {size} bytes of the {len} its request declared"
+            ));
+        }
+        let checksum = match checksum {
+            Some(c) => Some(c.finish(declared.trailers.as_ref())?),
+            None => None,
+        };
         self.metrics.bucket(bucket).received(size);
-        Ok((temp, md5.finish().await, size))
+        Ok(Received {
+            temp,
+            md5: md5.finish().await,
+            size,
+            checksum,
+        })
     }
+}
+
+/// What a request declares of its body: its length (Content-Length, which s3s sets from
+/// `x-amz-decoded-content-length` for an aws-chunked body) and its checksum, with the trailer
+/// that may carry the checksum's value.
+pub(crate) struct Declared {
+    len: Option<u64>,
+    checksum: Option<crate::checksums::Wanted>,
+    trailers: Option<s3s::TrailingHeaders>,
+}
+
+impl Declared {
+    /// What a request's headers, trailers and Content-Length declare; a malformed checksum
+    /// request is refused before the body is read.
+    pub(crate) fn of(
+        headers: &hyper::HeaderMap,
+        trailers: &Option<s3s::TrailingHeaders>,
+        content_length: Option<i64>,
+    ) -> S3Result<Declared> {
+        Ok(Declared {
+            len: content_length.and_then(|n| u64::try_from(n).ok()),
+            checksum: crate::checksums::wanted(headers)?,
+            trailers: trailers.clone(),
+        })
+    }
+}
+
+/// A body received whole into a temporary file.
+pub(crate) struct Received {
+    pub temp: Temp,
+    pub md5: [u8; 16],
+    pub size: u64,
+    pub checksum: Option<crate::checksums::Stored>,
 }
 
 pub(crate) fn check_content_md5(expected: Option<&str>, got: &[u8; 16]) -> S3Result<()> {

@@ -6,13 +6,12 @@
 //! HEAD. Kept in an extended attribute of the object's file beside its other metadata
 //! ([`crate::meta`]), so a tag set is read through the descriptor that serves the bytes.
 
-use crate::errors::{custom, store_error};
+use crate::errors::custom;
 use crate::meta::{meta_error, save_tags, TagSet};
 use crate::s3::Gateway;
 use hyper::StatusCode;
 use s3s::dto::*;
 use s3s::{S3Error, S3Request, S3Response, S3Result};
-use std::os::fd::AsFd;
 
 /// Most tags an object may have.
 pub const MAX_TAGS: usize = 10;
@@ -97,13 +96,10 @@ pub fn count(tags: &TagSet) -> Option<i32> {
 }
 
 impl Gateway {
-    /// Replaces the tags of the object at `key` (none: removes them), on its file in place.
+    /// Replaces the tags of the object at `key` (none: removes them), on its file in place:
+    /// the file the gate decided from.
     fn set_tags(&self, bucket: &str, key: &str, tags: &TagSet) -> S3Result<()> {
-        let dir = self.bucket(bucket)?;
-        let object = self
-            .store
-            .open_object(dir.as_fd(), bucket, key)
-            .map_err(store_error)?;
+        let (object, _) = self.object(bucket, key)?;
         save_tags(&object.file, tags).map_err(meta_error)
     }
 

@@ -15,7 +15,7 @@ use crate::errors::{io_error, store_error};
 use crate::meta::{meta_error, stored_headers};
 pub use crate::multipart::Completed;
 use crate::multipart::{self, Done, Initiator, Plan, UploadInfo};
-use crate::s3::{check_content_md5, quoted, Gateway};
+use crate::s3::{check_content_md5, quoted, Declared, Gateway};
 use crate::store::{hex, store_meta, Meta, Store};
 use md5_many::Md5State;
 use s3s::auth::Credentials;
@@ -137,12 +137,20 @@ impl Gateway {
         let input = req.input;
         let named = (&*input.upload_id, &*input.bucket, &*input.key);
         let dir = self.upload_for_part(&req.credentials, named, input.part_number)?;
-        let (temp, md5, _) = self.receive(&input.bucket, input.body).await?;
-        check_content_md5(input.content_md5.as_deref(), &md5)?;
-        let etag = hex(&md5);
-        multipart::store_part(dir.as_fd(), temp, input.part_number, &etag).map_err(store_error)?;
+        let declared = Declared::of(&req.headers, &req.trailing_headers, input.content_length)?;
+        let got = self.receive(&input.bucket, input.body, declared).await?;
+        check_content_md5(input.content_md5.as_deref(), &got.md5)?;
+        let etag = hex(&got.md5);
+        multipart::store_part(dir.as_fd(), got.temp, input.part_number, &etag)
+            .map_err(store_error)?;
+        let checksum = got.checksum.map(|c| c.fields()).unwrap_or_default();
         Ok(S3Response::new(UploadPartOutput {
             e_tag: Some(quoted(&etag)),
+            checksum_crc32: checksum.checksum_crc32,
+            checksum_crc32c: checksum.checksum_crc32c,
+            checksum_crc64nvme: checksum.checksum_crc64nvme,
+            checksum_sha1: checksum.checksum_sha1,
+            checksum_sha256: checksum.checksum_sha256,
             ..Default::default()
         }))
     }

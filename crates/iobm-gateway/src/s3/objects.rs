@@ -3,11 +3,11 @@
 //! deletes and copies. Every object is served from one open descriptor: its bytes, size, ETag
 //! and metadata all come from the same file.
 
-use super::{check_content_md5, quoted, Gateway};
+use super::{check_content_md5, quoted, Declared, Gateway};
 use crate::acl::Grants;
 use crate::conditions::{ReadConditions, WriteCondition};
 use crate::errors::{io_error, store_error};
-use crate::meta::{check_metadata_size, meta_error, stored_headers};
+use crate::meta::{check_metadata_size, meta_error, stored_headers, StoredHeaders};
 use crate::metrics::BucketCounters;
 use crate::store::{hex, is_folder_key, load_meta, store_meta, Meta, StoreError};
 use bytes::Bytes;
@@ -32,24 +32,28 @@ impl Gateway {
         let input = req.input;
         let bucket = self.bucket(&input.bucket)?;
         crate::store::check_key(&input.key).map_err(store_error)?;
-        if req.extensions.get::<crate::spool::Probe>().is_some() {
-            // Admitted: the body may now be kept ([`crate::spool`]).
-            let mut admitted = S3Response::new(PutObjectOutput::default());
-            admitted.extensions.insert(crate::spool::Admitted);
-            return Ok(admitted);
-        }
         check_metadata_size(input.metadata.as_ref())?;
         let tags = crate::tagging::from_header(input.tagging.as_deref())?;
         let condition = WriteCondition::new(input.if_match.as_ref(), input.if_none_match.as_ref());
-        let (temp, md5, size) = self.receive(&input.bucket, input.body).await?;
-        check_content_md5(input.content_md5.as_deref(), &md5)?;
-        let etag = hex(&md5);
+        let declared = Declared::of(&req.headers, &req.trailing_headers, input.content_length)?;
+        let got = self.receive(&input.bucket, input.body, declared).await?;
+        check_content_md5(input.content_md5.as_deref(), &got.md5)?;
+        let (temp, size) = (got.temp, got.size);
+        let etag = hex(&got.md5);
+        let checksum = got
+            .checksum
+            .as_ref()
+            .map(|c| c.fields())
+            .unwrap_or_default();
         let meta = Meta {
             etag: etag.clone(),
             content_type: input.content_type,
             metadata: input.metadata.unwrap_or_default(),
             parts: Vec::new(),
-            headers: stored_headers!(input).with_tags(tags),
+            headers: StoredHeaders {
+                checksum: got.checksum,
+                ..stored_headers!(input).with_tags(tags)
+            },
             grants: Grants {
                 owner: self.owner_of(&req.credentials),
                 acl: self.requested_acl(
@@ -77,6 +81,11 @@ impl Gateway {
         Ok(S3Response::new(PutObjectOutput {
             e_tag: Some(quoted(&etag)),
             size: Some(size as i64),
+            checksum_crc32: checksum.checksum_crc32,
+            checksum_crc32c: checksum.checksum_crc32c,
+            checksum_crc64nvme: checksum.checksum_crc64nvme,
+            checksum_sha1: checksum.checksum_sha1,
+            checksum_sha256: checksum.checksum_sha256,
             ..Default::default()
         }))
     }
@@ -121,7 +130,14 @@ impl Gateway {
         let mut file = object.file;
         io::Seek::seek(&mut file, io::SeekFrom::Start(start)).map_err(io_error)?;
         let tag_count = crate::tagging::count(&meta.headers.tags);
+        let whole = start == 0 && end == len;
+        let checksum = asked_checksum(input.checksum_mode.as_ref(), whole, &meta);
         Ok(S3Response::new(GetObjectOutput {
+            checksum_crc32: checksum.checksum_crc32,
+            checksum_crc32c: checksum.checksum_crc32c,
+            checksum_crc64nvme: checksum.checksum_crc64nvme,
+            checksum_sha1: checksum.checksum_sha1,
+            checksum_sha256: checksum.checksum_sha256,
             tag_count,
             body: Some(file_body(
                 file,
@@ -167,7 +183,14 @@ impl Gateway {
             None => (object.len, None),
         };
         let tag_count = crate::tagging::count(&meta.headers.tags);
+        let whole = input.part_number.is_none() || parts_count.is_none();
+        let checksum = asked_checksum(input.checksum_mode.as_ref(), whole, &meta);
         let mut head = S3Response::new(HeadObjectOutput {
+            checksum_crc32: checksum.checksum_crc32,
+            checksum_crc32c: checksum.checksum_crc32c,
+            checksum_crc64nvme: checksum.checksum_crc64nvme,
+            checksum_sha1: checksum.checksum_sha1,
+            checksum_sha256: checksum.checksum_sha256,
             content_length: Some(length as i64),
             parts_count,
             accept_ranges: Some("bytes".into()),
@@ -337,7 +360,11 @@ impl Gateway {
             check_metadata_size(input.metadata.as_ref())?;
             meta.content_type = input.content_type;
             meta.metadata = input.metadata.unwrap_or_default();
-            meta.headers = stored_headers!(input);
+            // The checksum is of the bytes, which the copy keeps.
+            meta.headers = StoredHeaders {
+                checksum: meta.headers.checksum.take(),
+                ..stored_headers!(input)
+            };
         }
         meta.headers.tags = tags;
         if is_folder_key(&input.key) {
@@ -408,6 +435,16 @@ pub(crate) fn file_body(
         },
     );
     StreamingBlob::wrap(body)
+}
+
+/// The checksum a GET or HEAD returns: the one the object was sent with, when the request
+/// asks for it (`x-amz-checksum-mode: ENABLED`) and reads the object whole.
+fn asked_checksum(mode: Option<&ChecksumMode>, whole: bool, meta: &Meta) -> Checksum {
+    let enabled = mode.is_some_and(|m| m.as_str() == ChecksumMode::ENABLED);
+    match &meta.headers.checksum {
+        Some(stored) if enabled && whole => stored.fields(),
+        _ => Checksum::default(),
+    }
 }
 
 /// Where part `n` of an object lies ([`Meta::part`]): S3's 400 InvalidArgument for a number
