@@ -600,9 +600,9 @@ impl S3Access for Policy {
             .find_map(|h| cx.headers().get(*h)?.to_str().ok()?.parse::<u64>().ok())
             .unwrap_or(0);
         self.admit_with_body(cx.credentials(), cx.s3_op().name(), cx.s3_path(), body)?;
-        if cx.extensions_mut().get::<crate::spool::Probe>().is_some() {
+        if cx.extensions_mut().get::<crate::probe::Probe>().is_some() {
             // An admitted probe goes no further: no operation runs with its empty body.
-            return Err(crate::spool::stop_admitted());
+            return Err(crate::probe::stop_admitted(cx.credentials()));
         }
         Ok(())
     }

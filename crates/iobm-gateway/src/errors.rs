@@ -85,6 +85,17 @@ pub fn io_error(e: io::Error) -> S3Error {
 /// What a request body's failure means: the checks s3s runs as the body arrives (payload hash,
 /// chunk signatures) name themselves in their messages, s3s's types being private.
 pub fn body_error(e: &(dyn std::error::Error + 'static)) -> S3Error {
+    if let Some(e) = e.downcast_ref::<S3Error>() {
+        // The body's own answer (a form's file outside its policy's sizes, say).
+        let mut answer = S3Error::with_message(
+            e.code().clone(),
+            e.message().unwrap_or_default().to_string(),
+        );
+        if let Some(status) = e.status_code() {
+            answer.set_status_code(status);
+        }
+        return answer;
+    }
     let text = e.to_string();
     if text.contains("Sha256Mismatch") {
         custom(

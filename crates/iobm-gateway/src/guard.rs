@@ -4,6 +4,8 @@
 //! named payload kinds, a presigned URL lives at most 7 days, and a DeleteObjects body is
 //! refused by its length before it is read.
 
+use crate::probe::{Admission, Probe};
+use bytes::Bytes;
 use hyper::body::Incoming;
 use hyper::header::{HeaderMap, AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE};
 use hyper::{Request, Response, StatusCode};
@@ -50,25 +52,32 @@ impl Refusal {
 
     /// The S3 error document.
     pub fn document(&self) -> String {
-        let message = self
-            .message
-            .replace('&', "&amp;")
-            .replace('<', "&lt;")
-            .replace('>', "&gt;");
-        format!(
-            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>{}</Code><Message>{message}</Message></Error>",
-            self.code
-        )
+        document(self.code, &self.message)
     }
 
     pub fn response(&self) -> HttpResponse {
-        let mut response = Response::new(Body::from(self.document()));
-        *response.status_mut() = self.status;
-        response
-            .headers_mut()
-            .insert(CONTENT_TYPE, "application/xml".parse().expect("valid"));
-        response
+        error_document(self.status, self.code, &self.message)
     }
+}
+
+fn document(code: &str, message: &str) -> String {
+    let message = message
+        .replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;");
+    format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>{code}</Code><Message>{message}</Message></Error>"
+    )
+}
+
+/// An S3 error document as the answer, with `status`.
+pub(crate) fn error_document(status: StatusCode, code: &str, message: &str) -> HttpResponse {
+    let mut response = Response::new(Body::from(document(code, message)));
+    *response.status_mut() = status;
+    response
+        .headers_mut()
+        .insert(CONTENT_TYPE, "application/xml".parse().expect("valid"));
+    response
 }
 
 /// What a request's signature says of itself.
@@ -491,6 +500,29 @@ pub struct Guard {
     /// Where a chunked PUT of unknown length is kept until it is whole ([`crate::spool`]).
     pub store: crate::store::Store,
     pub body_timeout: std::time::Duration,
+    /// What takes a form upload's file once it is admitted ([`crate::post`]).
+    pub gateway: crate::s3::Gateway,
+}
+
+/// A chunked PUT of unknown length, authenticated and authorized before a byte is kept: its
+/// head goes through s3s and the gate first, with no body, then its body is spooled
+/// ([`crate::spool`]) and the request served with it.
+async fn spooled(
+    req: Request<Incoming>,
+    inner: S3Service,
+    store: crate::store::Store,
+    timeout: std::time::Duration,
+) -> Result<HttpResponse, HttpError> {
+    let (parts, body) = req.into_parts();
+    let probe = crate::probe::admit(&inner, &parts, Bytes::new(), Probe::default());
+    if let Admission::Refused(answer) = crate::acl::with_checked_bucket(probe).await? {
+        return Ok(answer);
+    }
+    let req = Request::from_parts(parts, body);
+    match crate::spool::spool(req, &store, timeout).await {
+        Ok(req) => crate::acl::with_checked_bucket(inner.call(req)).await,
+        Err(refusal) => Ok(refusal.response()),
+    }
 }
 
 impl hyper::service::Service<Request<Incoming>> for Guard {
@@ -520,23 +552,18 @@ impl hyper::service::Service<Request<Incoming>> for Guard {
             self.signed,
         );
         let answer: Self::Future = match verdict {
-            Ok(()) if self.signed && crate::spool::wanted(&req) => {
-                let (inner, store, timeout) =
-                    (self.inner.clone(), self.store.clone(), self.body_timeout);
-                Box::pin(async move {
-                    // Authenticated and authorized before a byte is kept: the request's head
-                    // goes through s3s and the gate first, with no body.
-                    let (parts, body) = req.into_parts();
-                    if let Some(refused) = crate::spool::admit_head(&inner, &parts).await? {
-                        return Ok(refused);
-                    }
-                    let req = Request::from_parts(parts, body);
-                    match crate::spool::spool(req, &store, timeout).await {
-                        Ok(req) => crate::acl::with_checked_bucket(inner.call(req)).await,
-                        Err(refusal) => Ok(refusal.response()),
-                    }
-                })
-            }
+            Ok(()) if self.signed && crate::spool::wanted(&req) => Box::pin(spooled(
+                req,
+                self.inner.clone(),
+                self.store.clone(),
+                self.body_timeout,
+            )),
+            Ok(()) if crate::post::wanted(&req) => Box::pin(crate::post::serve(
+                req,
+                self.inner.clone(),
+                self.gateway.clone(),
+                self.signed,
+            )),
             Ok(()) if crate::chunked::wanted(req.headers()) => {
                 let inner = self.inner.clone();
                 let (parts, body) = req.into_parts();

@@ -20,6 +20,8 @@ mod listing;
 mod meta;
 pub mod metrics;
 pub mod multipart;
+mod post;
+mod probe;
 mod routes;
 pub mod s3;
 mod spool;
@@ -153,7 +155,7 @@ pub async fn serve(
     let signed = policy.is_some();
     let mut builder = S3ServiceBuilder::new(gateway.clone());
     builder.set_route(routes::Routes {
-        gateway,
+        gateway: gateway.clone(),
         metrics: metrics.clone(),
     });
     let mut config = S3Config::default();
@@ -169,6 +171,7 @@ pub async fn serve(
         signed,
         store: store.clone(),
         body_timeout: options.body_timeout,
+        gateway,
     };
     let mut http = hyper::server::conn::http1::Builder::new();
     http.timer(hyper_util::rt::TokioTimer::new())

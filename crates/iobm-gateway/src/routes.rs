@@ -15,6 +15,13 @@ use s3s::route::S3Route;
 use s3s::{s3_error, Body, S3Request, S3Response, S3Result};
 use std::sync::Arc;
 
+/// The key a form upload's probe asks to write ([`crate::post`]).
+fn form_probe(extensions: &mut Extensions) -> Option<String> {
+    extensions
+        .get::<crate::probe::Probe>()
+        .and_then(|p| p.form_key.clone())
+}
+
 pub struct Routes {
     pub gateway: Gateway,
     pub metrics: Arc<Metrics>,
@@ -27,9 +34,10 @@ impl S3Route for Routes {
         method: &Method,
         uri: &Uri,
         headers: &HeaderMap,
-        _: &mut Extensions,
+        extensions: &mut Extensions,
     ) -> bool {
-        metrics::is_scrape(method, uri, headers)
+        form_probe(extensions).is_some()
+            || metrics::is_scrape(method, uri, headers)
             || attributes::is_request(method, uri)
             || ignorable_range(method, uri, headers)
     }
@@ -38,6 +46,13 @@ impl S3Route for Routes {
         let Some(policy) = &self.gateway.policy else {
             return Ok(()); // an anonymous gateway: no one to tell apart
         };
+        if let Some(key) = form_probe(&mut req.extensions) {
+            // A form upload's probe: may its caller write the form's key? It goes no further.
+            let bucket = req.uri.path().trim_matches('/').to_string();
+            let credentials = req.credentials.as_ref();
+            policy.admit(credentials, "PutObject", &S3Path::object(&bucket, &key))?;
+            return Err(crate::probe::stop_admitted(credentials));
+        }
         if metrics::is_scrape(&req.method, &req.uri, &req.headers) {
             // Any account; what it sees is filtered in `call`.
             return policy.admit(req.credentials.as_ref(), "ListBuckets", &S3Path::Root);

@@ -5,7 +5,7 @@
 //! with that length and the body read back from the file.
 //!
 //! Nothing is kept before the request is admitted: its head first goes through s3s and the
-//! gate as a [`Probe`] without a body (the signature, its time window, and who may write
+//! gate as a [`crate::probe::Probe`] without a body (the signature, its time window, and who may write
 //! there), and only an admitted request is spooled. Spooled bytes count against
 //! [`SPOOL_QUOTA`] for the whole gateway and never take the file system below a tenth free;
 //! a body whose arrival stalls (less than [`PROGRESS`] bytes within the body timeout) is cut.
@@ -36,52 +36,6 @@ pub const PROGRESS: u64 = 64 << 10;
 
 /// Bytes held by all spools of this process.
 static SPOOLED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-
-/// Marks the probe request of a spooled PUT: the gate ([`crate::acl::Policy`]) admits or
-/// refuses it like any request, and an admitted probe stops there ([`stop_admitted`]), so no
-/// operation (PutObject, UploadPart, or any other) ever runs with a probe's empty body.
-#[derive(Debug, Clone, Copy)]
-pub struct Probe;
-
-tokio::task_local! {
-    /// Whether the gate admitted the probe this task sent.
-    static ADMITTED: std::cell::Cell<bool>;
-}
-
-/// What the gate answers an admitted probe: it is marked admitted for [`admit_head`], and
-/// this error keeps s3s from running the operation.
-pub fn stop_admitted() -> s3s::S3Error {
-    let _ = ADMITTED.try_with(|a| a.set(true));
-    s3s::s3_error!(InternalError, "a probe goes no further than the gate")
-}
-
-/// Sends the head of `parts` through s3s and the gate as a probe without a body: `None` once
-/// admitted (the body may now be kept), else the answer to send instead.
-pub async fn admit_head(
-    inner: &s3s::service::S3Service,
-    parts: &hyper::http::request::Parts,
-) -> Result<Option<s3s::HttpResponse>, s3s::HttpError> {
-    let probe = probe(parts);
-    let answer = inner.call(probe);
-    ADMITTED
-        .scope(std::cell::Cell::new(false), async {
-            let answer = crate::acl::with_checked_bucket(answer).await?;
-            Ok((!ADMITTED.with(std::cell::Cell::get)).then_some(answer))
-        })
-        .await
-}
-
-/// The head of `parts` as a request without a body, marked as a probe.
-fn probe(parts: &hyper::http::request::Parts) -> Request<Body> {
-    let mut probe = Request::new(Body::empty());
-    *probe.method_mut() = parts.method.clone();
-    *probe.uri_mut() = parts.uri.clone();
-    *probe.version_mut() = parts.version;
-    *probe.headers_mut() = parts.headers.clone();
-    probe.headers_mut().remove(TRANSFER_ENCODING);
-    probe.extensions_mut().insert(Probe);
-    probe
-}
 
 /// The bytes one spool holds, given back when it ends.
 struct Held(u64);
