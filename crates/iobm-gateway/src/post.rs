@@ -75,8 +75,12 @@ pub async fn serve(
         let credentials = if signed {
             let mut probe_body = head.prefix.to_vec();
             probe_body.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
+            let form_len = (parts.headers.get(hyper::header::CONTENT_LENGTH))
+                .and_then(|v| v.to_str().ok()?.parse().ok())
+                .unwrap_or(crate::spool::MAX_SPOOLED);
             let probe = Probe {
                 form_key: Some(key.clone()),
+                form_len,
             };
             match crate::probe::admit(&inner, &parts, Bytes::from(probe_body), probe).await? {
                 Admission::Refused(answer) => return Ok(answer),

@@ -17,6 +17,9 @@ pub struct Probe {
     /// A form upload's key (its `key` field, `${filename}` replaced): what the gate is asked
     /// to let the caller write.
     pub form_key: Option<String>,
+    /// The bytes a form upload may bring (its Content-Length, or S3's most for one PUT): what
+    /// an unsigned write may take of the disk ([`crate::acl::Policy::admit_with_body`]).
+    pub form_len: u64,
 }
 
 /// What became of a probe.

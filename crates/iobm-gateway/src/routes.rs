@@ -15,11 +15,10 @@ use s3s::route::S3Route;
 use s3s::{s3_error, Body, S3Request, S3Response, S3Result};
 use std::sync::Arc;
 
-/// The key a form upload's probe asks to write ([`crate::post`]).
-fn form_probe(extensions: &mut Extensions) -> Option<String> {
-    extensions
-        .get::<crate::probe::Probe>()
-        .and_then(|p| p.form_key.clone())
+/// The key a form upload's probe asks to write, and the bytes it may bring ([`crate::post`]).
+fn form_probe(extensions: &mut Extensions) -> Option<(String, u64)> {
+    let probe = extensions.get::<crate::probe::Probe>()?;
+    Some((probe.form_key.clone()?, probe.form_len))
 }
 
 pub struct Routes {
@@ -46,11 +45,12 @@ impl S3Route for Routes {
         let Some(policy) = &self.gateway.policy else {
             return Ok(()); // an anonymous gateway: no one to tell apart
         };
-        if let Some(key) = form_probe(&mut req.extensions) {
+        if let Some((key, len)) = form_probe(&mut req.extensions) {
             // A form upload's probe: may its caller write the form's key? It goes no further.
             let bucket = req.uri.path().trim_matches('/').to_string();
             let credentials = req.credentials.as_ref();
-            policy.admit(credentials, "PutObject", &S3Path::object(&bucket, &key))?;
+            let path = S3Path::object(&bucket, &key);
+            policy.admit_with_body(credentials, "PutObject", &path, len)?;
             return Err(crate::probe::stop_admitted(credentials));
         }
         if metrics::is_scrape(&req.method, &req.uri, &req.headers) {
