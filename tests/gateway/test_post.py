@@ -5,7 +5,9 @@ memory; the policy's conditions (expiry, fields, content-length-range) and S3's 
 generate_presigned_post, sent as raw HTTP.
 """
 
+import base64
 import hashlib
+import json
 import os
 import socket
 import subprocess
@@ -201,3 +203,47 @@ def test_an_unsigned_form_may_not_take_the_disk(small_disk):
                       f"Content-Length: {len(head) + (60 << 20)}\r\n\r\n").encode() + head)
         status, _, body = read_answer(sock)
     assert status == 507 and b"XMinioStorageFull" in body, (status, body)
+
+
+def raw_form(server, target, fields, data):
+    """POSTs a form built from a list of (name, value) fields (repeats allowed) and `data`."""
+    body = b"".join((f"--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"{n}\"\r\n\r\n{v}\r\n").encode()
+                    for n, v in fields)
+    body += (f"--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"f\"\r\n\r\n").encode()
+    body += data + TAIL
+    with socket.create_connection(("127.0.0.1", server.port), timeout=30) as sock:
+        sock.sendall((f"POST {target} HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n"
+                      f"Content-Type: multipart/form-data; boundary={BOUNDARY}\r\n"
+                      f"Content-Length: {len(body)}\r\n\r\n").encode() + body)
+        return read_answer(sock)
+
+
+def test_a_signed_form_cannot_be_made_to_check_another_policy(two):
+    """A second, unsigned `policy` field before the signed one: the policy checked is never
+    one that was not signed."""
+    alice = as_account(two, ALICE)
+    for bucket in ("uploads", "private"):
+        alice.create_bucket(Bucket=bucket)
+    alice.put_object(Bucket="private", Key="precious", Body=b"alice's data")
+    signed = presigned(two, ALICE, "uploads", "guest/${filename}",
+                       conditions=[["starts-with", "$key", "guest/"], ["content-length-range", 1, 10]])
+    conditions = [{k: v} for k, v in signed.items() if k not in ("policy", "x-amz-signature", "key")]
+    forged = base64.b64encode(json.dumps({"expiration": "2099-01-01T00:00:00Z", "conditions":
+                                          conditions + [["starts-with", "$key", ""]]}).encode()).decode()
+    fields = [("key", "precious"), ("policy", forged)] + [(k, v) for k, v in signed.items() if k != "key"]
+    status, _, body = raw_form(two, "/private", fields, b"overwritten" * 10)
+    assert status == 400, body
+    assert alice.get_object(Bucket="private", Key="precious")["Body"].read() == b"alice's data"
+
+
+def test_a_form_with_a_query_is_a_form_too(two):
+    """s3s takes any POST of a form to a bucket as PostObject: with a query string too, nothing
+    of the file is read before the form is authorized."""
+    as_account(two, ALICE).create_bucket(Bucket="private")
+    head = form_head({"key": "k"})
+    with socket.create_connection(("127.0.0.1", two.port), timeout=10) as sock:
+        sock.sendall((f"POST /private?x=1 HTTP/1.1\r\nHost: 127.0.0.1:{two.port}\r\n"
+                      f"Content-Type: multipart/form-data; boundary={BOUNDARY}\r\n"
+                      f"Content-Length: {len(head) + (1 << 30)}\r\n\r\n").encode() + head)
+        status, _, body = read_answer(sock)
+    assert status == 403, (status, body)

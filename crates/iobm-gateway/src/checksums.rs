@@ -243,9 +243,24 @@ impl Running {
         let sent = match self.wanted.source {
             Source::Header(value) => Some(value),
             Source::Trailer => {
-                let value = trailers
-                    .and_then(|t| t.read(|h| h.get(algorithm.header()).cloned()))
-                    .flatten()
+                let values = trailers
+                    .and_then(|t| {
+                        t.read(|h| {
+                            h.get_all(algorithm.header())
+                                .iter()
+                                .cloned()
+                                .collect::<Vec<_>>()
+                        })
+                    })
+                    .unwrap_or_default();
+                if values.len() > 1 {
+                    return Err(s3_error!(
+                        InvalidRequest,
+                        "the trailer {} is sent more than once",
+                        algorithm.header()
+                    ));
+                }
+                let value = (values.first())
                     .and_then(|v| v.to_str().ok().map(|v| v.trim().to_string()))
                     .ok_or_else(|| {
                         s3_error!(

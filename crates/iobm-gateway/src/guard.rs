@@ -315,6 +315,48 @@ fn one_credential_form(query: &Query, headers: &HeaderMap) -> Result<(), Refusal
     Ok(())
 }
 
+/// Whether a request carries a credential in any form (the Authorization header, SigV4 or
+/// SigV2 query parameters).
+fn carries_credential(query: &Query, headers: &HeaderMap) -> bool {
+    headers.contains_key(AUTHORIZATION)
+        || [
+            "X-Amz-Credential",
+            "X-Amz-Signature",
+            "Signature",
+            "AWSAccessKeyId",
+        ]
+        .iter()
+        .any(|p| query.has(p))
+}
+
+/// An aws-chunked body is decoded (its chunks, declared length and trailer checked) only for a
+/// signed request: an unsigned one sending it would have its framing stored as the object, or
+/// its declared length taken for the disk room it needs, so it is refused.
+fn unsigned_chunks(query: &Query, headers: &HeaderMap) -> Result<(), Refusal> {
+    let streaming = headers
+        .get("x-amz-content-sha256")
+        .is_some_and(|v| v.as_bytes().starts_with(b"STREAMING-"));
+    let chunked = headers
+        .get_all(hyper::header::CONTENT_ENCODING)
+        .iter()
+        .any(|v| {
+            v.to_str()
+                .unwrap_or_default()
+                .split(',')
+                .any(|e| e.trim().eq_ignore_ascii_case("aws-chunked"))
+        });
+    if (streaming || chunked || headers.contains_key("x-amz-decoded-content-length"))
+        && !carries_credential(query, headers)
+    {
+        return Err(Refusal::new(
+            StatusCode::BAD_REQUEST,
+            "InvalidRequest",
+            "an aws-chunked body (x-amz-decoded-content-length, a STREAMING- payload) must be signed",
+        ));
+    }
+    Ok(())
+}
+
 /// A SigV2 header-signed request is valid for 15 minutes either side of its time: its
 /// `x-amz-date` if it has one (as S3 reads it), else its `Date`.
 fn check_sigv2_date(headers: &HeaderMap, now: u64) -> Result<(), Refusal> {
@@ -387,6 +429,7 @@ pub fn check(
             ));
         }
     }
+    unsigned_chunks(query, headers)?;
     if !signed {
         return Ok(());
     }

@@ -28,17 +28,39 @@ fn bucket_of(path: &str) -> Option<&str> {
     (!bucket.is_empty() && !bucket.contains('/')).then_some(bucket)
 }
 
-/// Whether a request is a form upload: a POST of a form to a bucket.
+/// Whether a request is a form upload: a POST to a bucket with any query (s3s takes every
+/// such POST of a form as PostObject), any of whose Content-Type headers is a form.
 pub fn wanted(req: &Request<Incoming>) -> bool {
+    let form = |v: &hyper::header::HeaderValue| {
+        let media = v
+            .to_str()
+            .unwrap_or_default()
+            .split(';')
+            .next()
+            .unwrap_or_default();
+        media.trim().eq_ignore_ascii_case("multipart/form-data")
+    };
     req.method() == Method::POST
-        && req.uri().query().is_none_or(str::is_empty)
         && bucket_of(req.uri().path()).is_some()
-        && boundary(req).is_some()
+        && req.headers().get_all(CONTENT_TYPE).iter().any(form)
 }
 
-fn boundary<B>(req: &Request<B>) -> Option<String> {
-    let content_type = req.headers().get(CONTENT_TYPE)?.to_str().ok()?;
-    form::boundary(content_type)
+/// The form's boundary, from its one Content-Type header.
+fn boundary<B>(req: &Request<B>) -> S3Result<String> {
+    let mut types = req.headers().get_all(CONTENT_TYPE).iter();
+    let (Some(content_type), None) = (types.next(), types.next()) else {
+        return Err(s3_error!(
+            MalformedPOSTRequest,
+            "a form has one Content-Type"
+        ));
+    };
+    let content_type = content_type.to_str().unwrap_or_default();
+    form::boundary(content_type).ok_or_else(|| {
+        s3_error!(
+            MalformedPOSTRequest,
+            "the form's Content-Type has no boundary"
+        )
+    })
 }
 
 /// The answer of an S3 error.
@@ -54,7 +76,10 @@ pub async fn serve(
     gateway: Gateway,
     signed: bool,
 ) -> Result<HttpResponse, s3s::HttpError> {
-    let boundary = boundary(&req).expect("a form upload has a boundary");
+    let boundary = match boundary(&req) {
+        Ok(boundary) => boundary,
+        Err(e) => return Ok(answer(&e)),
+    };
     let (parts, mut body) = req.into_parts();
     let bucket = bucket_of(parts.uri.path()).expect("a form upload names a bucket");
     let head = match form::read_head(&mut body, &boundary, gateway.body_timeout).await {

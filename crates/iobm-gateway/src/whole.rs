@@ -63,6 +63,11 @@ pub async fn whole_object(gateway: &Gateway, req: S3Request<Body>) -> S3Result<S
     if let Some(n) = crate::tagging::count(&meta.headers.tags) {
         headers.insert("x-amz-tagging-count", HeaderValue::from(n));
     }
+    let enabled = (req.headers.get("x-amz-checksum-mode"))
+        .is_some_and(|m| m.as_bytes().eq_ignore_ascii_case(b"ENABLED"));
+    if let (true, Some(sum)) = (enabled, &meta.headers.checksum) {
+        headers.insert(sum.algorithm.header(), value(&sum.value)?);
+    }
     for (k, v) in &meta.metadata {
         if let Ok(name) = HeaderName::from_bytes(format!("x-amz-meta-{k}").as_bytes()) {
             headers.insert(name, value(v)?);

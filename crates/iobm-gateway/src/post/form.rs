@@ -57,27 +57,54 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     memchr::memmem::find(haystack, needle)
 }
 
-/// A part's field name and file name, from its headers.
+/// A quoted parameter of a `Content-Disposition` value: `NAME="VALUE"` at its start, VALUE
+/// without a quote; the rest after it.
+fn quoted<'a>(text: &'a str, name: &str) -> Option<(&'a str, &'a str)> {
+    let value = text.strip_prefix(name)?.strip_prefix("=\"")?;
+    let (value, rest) = value.split_once('"')?;
+    (!value.is_empty()).then_some((value, rest))
+}
+
+/// A part's field name and file name, from its headers: one `Content-Disposition`, exactly
+/// `form-data; name="NAME"` or `form-data; name="NAME"; filename="FILE"` (as browsers send
+/// it, and as s3s reads it when it checks the signature: a form read otherwise by the two
+/// could have its policy checked apart from its signature, so anything else is refused).
 fn disposition(headers: &[u8]) -> Result<(String, Option<String>), S3Error> {
+    let bad = || {
+        malformed(
+            "a part's Content-Disposition is not form-data; name=\"NAME\"[; filename=\"FILE\"]",
+        )
+    };
     let text =
         std::str::from_utf8(headers).map_err(|_| malformed("a part's headers are not UTF-8"))?;
-    let line = text
-        .split("\r\n")
-        .find(|l| {
-            l.split_once(':')
-                .is_some_and(|(n, _)| n.trim().eq_ignore_ascii_case("content-disposition"))
-        })
-        .ok_or_else(|| malformed("a part has no Content-Disposition"))?;
-    let param = |want: &str| {
-        line.split(';').skip(1).find_map(|p| {
-            let (n, v) = p.trim().split_once('=')?;
-            n.trim()
-                .eq_ignore_ascii_case(want)
-                .then(|| v.trim().trim_matches('"').to_string())
-        })
+    let mut found = None;
+    for line in text.split("\r\n") {
+        let (name, value) = line.split_once(':').ok_or_else(bad)?;
+        if name.starts_with([' ', '\t']) || name.ends_with([' ', '\t']) {
+            return Err(bad());
+        }
+        if name.eq_ignore_ascii_case("content-disposition") {
+            if found.is_some() {
+                return Err(bad());
+            }
+            found = Some(value.trim());
+        }
+    }
+    let value = found.ok_or_else(bad)?;
+    let (name, rest) =
+        quoted(value.strip_prefix("form-data; ").ok_or_else(bad)?, "name").ok_or_else(bad)?;
+    let filename = match rest {
+        "" => None,
+        rest => {
+            let (file, rest) =
+                quoted(rest.strip_prefix("; ").ok_or_else(bad)?, "filename").ok_or_else(bad)?;
+            if !rest.is_empty() {
+                return Err(bad());
+            }
+            Some(file.to_string())
+        }
     };
-    let name = param("name").ok_or_else(|| malformed("a part has no name"))?;
-    Ok((name, param("filename")))
+    Ok((name.to_string(), filename))
 }
 
 /// The form's head from what has arrived: `None` while the file part's headers have not.
@@ -111,8 +138,16 @@ fn parse(buf: &[u8], boundary: &str) -> Result<Option<Head>, S3Error> {
         };
         let value = std::str::from_utf8(&buf[body..body + len])
             .map_err(|_| malformed("a form field is not UTF-8"))?;
-        head.fields
-            .push((name.to_ascii_lowercase(), value.to_string()));
+        let name = name.to_ascii_lowercase();
+        if head.field(&name).is_some() {
+            // Two fields of one name could be read differently by whoever checks the
+            // signature and whoever reads the policy: refused, whatever the field.
+            return Err(s3_error!(
+                InvalidArgument,
+                "the form field {name} is given more than once"
+            ));
+        }
+        head.fields.push((name, value.to_string()));
         at = body + len + closing.len();
     }
 }
@@ -349,6 +384,56 @@ mod tests {
         assert_eq!(
             file(b"file bytes\r\n--XyZ--", &[], 10..=10),
             Ok(b"file bytes".to_vec())
+        );
+    }
+
+    /// A form of one field part with `disposition`, then the file part's head.
+    fn one_field(disposition: &str) -> String {
+        format!(
+            "--b\r\nContent-Disposition: {disposition}\r\n\r\nv\r\n--b\r\n\
+             Content-Disposition: form-data; name=\"file\"\r\n\r\n"
+        )
+    }
+
+    fn read(form: &str) -> String {
+        match parse(form.as_bytes(), "b") {
+            Ok(head) => format!("{:?}", head.map(|h| h.fields)),
+            Err(e) => e.code().as_str().to_string(),
+        }
+    }
+
+    #[test]
+    fn fields_that_two_parsers_could_read_apart_are_refused() {
+        let twice = "--b\r\nContent-Disposition: form-data; name=\"policy\"\r\n\r\nA\r\n\
+                     --b\r\nContent-Disposition: form-data; name=\"Policy\"\r\n\r\nB\r\n\
+                     --b\r\nContent-Disposition: form-data; name=\"file\"\r\n\r\n";
+        assert_eq!(read(twice), "InvalidArgument");
+        for bad in [
+            "form-data; name=\"x\"; filename=\"; name=\\\"policy\\\"\"",
+            "form-data; name=\"key\"; name=\"policy\"",
+            "form-data; name=\"key",
+            "form-data; name=key",
+            "form-data;name=\"key\"",
+            "form-data; name*=UTF-8''policy",
+            "form-data; name=\"\"",
+            "form-data; filename=\"f\"; name=\"key\"",
+        ] {
+            assert_eq!(read(&one_field(bad)), "MalformedPOSTRequest", "{bad}");
+        }
+        let folded = "--b\r\nContent-Disposition: form-data;\r\n name=\"key\"\r\n\r\nv\r\n";
+        assert_eq!(read(folded), "MalformedPOSTRequest");
+        let two_headers = "--b\r\nContent-Disposition: form-data; name=\"key\"\r\n\
+                           content-disposition: form-data; name=\"policy\"\r\n\r\nv\r\n";
+        assert_eq!(read(two_headers), "MalformedPOSTRequest");
+        assert_eq!(
+            read(&one_field("form-data; name=\"key\"")),
+            r#"Some([("key", "v")])"#
+        );
+        let file =
+            "--b\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a;b.txt\"\r\n\r\n";
+        assert_eq!(
+            parse(file.as_bytes(), "b").unwrap().unwrap().filename,
+            "a;b.txt"
         );
     }
 

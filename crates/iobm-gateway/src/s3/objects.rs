@@ -248,7 +248,11 @@ impl Gateway {
                 total_parts_count: Some(meta.parts.len() as i32),
             }
         });
+        let checksum = (meta.headers.checksum.as_ref())
+            .filter(|_| wants(ObjectAttributes::CHECKSUM))
+            .map(|c| c.fields());
         Ok(S3Response::new(GetObjectAttributesOutput {
+            checksum,
             e_tag: wants(ObjectAttributes::ETAG).then(|| quoted(&meta.etag)),
             object_size: wants(ObjectAttributes::OBJECT_SIZE).then_some(object.len as i64),
             storage_class: wants(ObjectAttributes::STORAGE_CLASS)
