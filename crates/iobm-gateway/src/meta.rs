@@ -77,8 +77,8 @@ pub fn meta_error(e: io::Error) -> S3Error {
         ),
         _ if e.kind() == io::ErrorKind::Unsupported => s3_error!(
             NotImplemented,
-            "the gateway's file system keeps no extended attributes: user metadata and tags \
-             cannot be stored"
+            "the gateway's file system keeps no extended attributes: user metadata, tags and \
+             owners cannot be stored"
         ),
         _ => crate::errors::io_error(e),
     }
@@ -258,7 +258,7 @@ pub fn save_meta(file: &File, meta: &Meta) {
 /// system has no room for fails the save ([`meta_error`] says how to answer).
 pub fn store_meta(file: &File, meta: &Meta) -> io::Result<()> {
     if meta.grants != Grants::default() {
-        let _ = meta.grants.save(file);
+        meta.grants.save(file)?;
     }
     match fsetxattr(file, XATTR_ETAG, meta.etag.as_bytes(), XattrFlags::empty()) {
         Ok(()) => {}
