@@ -1,8 +1,9 @@
 //! The checks that run before s3s sees a request, where AWS is stricter than s3s: every
 //! `x-amz-*` header and `host` must be signed, the signature's scope must name this gateway's
 //! region and the service `s3`, `x-amz-content-sha256` must be a hex SHA-256 or one of the
-//! named payload kinds, a presigned URL lives at most 7 days, and a DeleteObjects body is
-//! refused by its length before it is read.
+//! named payload kinds, a header named signed must be in the request, a presigned URL lives at
+//! most 7 days, an unsigned GET or HEAD takes no `response-*` overrides, and a body s3s would
+//! read whole is refused by its length before it is read ([`crate::wholebody`]).
 
 use hyper::body::Incoming;
 use hyper::header::{HeaderMap, AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE};
@@ -15,8 +16,6 @@ use std::sync::Arc;
 
 /// Longest a presigned URL may be valid, in seconds (AWS's limit: 7 days).
 pub const MAX_PRESIGNED_EXPIRY_S: u64 = 7 * 24 * 3600;
-/// Largest DeleteObjects body taken (1000 keys of up to 1024 bytes fit with room to spare).
-pub const MAX_DELETE_BODY: u64 = 4 << 20;
 
 const PAYLOAD_KINDS: [&str; 6] = [
     "UNSIGNED-PAYLOAD",
@@ -168,7 +167,7 @@ fn percent_decode_lossy(text: &str) -> String {
 }
 
 /// The query parameters that carry a credential; each may appear once.
-const CREDENTIAL_PARAMS: [&str; 10] = [
+pub(crate) const CREDENTIAL_PARAMS: [&str; 10] = [
     "X-Amz-Algorithm",
     "X-Amz-Credential",
     "X-Amz-Signature",
@@ -242,6 +241,14 @@ fn check_signed_headers(
             "the host header must be signed",
         ));
     }
+    // A header named signed but absent would be signed as empty: S3 refuses the request.
+    if let Some(missing) = signed.iter().find(|n| !headers.contains_key(**n)) {
+        return Err(Refusal::new(
+            StatusCode::FORBIDDEN,
+            "AccessDenied",
+            format!("The header {missing} is named in SignedHeaders but is not in the request"),
+        ));
+    }
     let mut unsigned: Vec<&str> = headers
         .keys()
         .map(|n| n.as_str())
@@ -260,6 +267,37 @@ fn check_signed_headers(
             unsigned.join(", ")
         ),
     ))
+}
+
+/// The query parameters that set a GET's response headers (`response-content-type` and its
+/// kin): S3 takes them only from signed requests.
+const RESPONSE_OVERRIDES: [&str; 6] = [
+    "response-content-type",
+    "response-content-language",
+    "response-expires",
+    "response-cache-control",
+    "response-content-disposition",
+    "response-content-encoding",
+];
+
+/// An unsigned GET or HEAD (no Authorization header, no credential parameter) that asks to
+/// set its response's headers is 400 `InvalidRequest`, as S3 answers it.
+fn no_anonymous_overrides(
+    method: &hyper::Method,
+    query: &Query,
+    headers: &HeaderMap,
+) -> Result<(), Refusal> {
+    let read = method == hyper::Method::GET || method == hyper::Method::HEAD;
+    let anonymous =
+        !headers.contains_key(AUTHORIZATION) && !CREDENTIAL_PARAMS.iter().any(|p| query.has(p));
+    if read && anonymous && RESPONSE_OVERRIDES.iter().any(|p| query.has(p)) {
+        return Err(Refusal::new(
+            StatusCode::BAD_REQUEST,
+            "InvalidRequest",
+            "Request specific response headers cannot be used for anonymous GET requests.",
+        ));
+    }
+    Ok(())
 }
 
 /// Longest a SigV2 header-signed request may be from the gateway's clock, either way (S3's 15
@@ -333,6 +371,14 @@ fn check_sigv2_date(headers: &HeaderMap, now: u64) -> Result<(), Refusal> {
     Ok(())
 }
 
+/// The length a request declares of its body: `x-amz-decoded-content-length` (an aws-chunked
+/// body's), else Content-Length.
+pub(crate) fn declared_length(headers: &HeaderMap) -> Option<u64> {
+    ["x-amz-decoded-content-length", "content-length"]
+        .iter()
+        .find_map(|h| headers.get(*h)?.to_str().ok()?.parse::<u64>().ok())
+}
+
 /// Checks one request's head. `signed`: the gateway requires signatures.
 pub fn check(
     method: &hyper::Method,
@@ -355,10 +401,7 @@ pub fn check(
     }
     if method == hyper::Method::PUT {
         // S3 takes at most 5 GiB in one PUT (an object or a part), refused before the body.
-        let length = ["x-amz-decoded-content-length", "content-length"]
-            .iter()
-            .find_map(|h| headers.get(*h)?.to_str().ok()?.parse::<u64>().ok());
-        if length.is_some_and(|n| n > crate::spool::MAX_SPOOLED) {
+        if declared_length(headers).is_some_and(|n| n > crate::spool::MAX_SPOOLED) {
             return Err(Refusal::new(
                 StatusCode::BAD_REQUEST,
                 "EntityTooLarge",
@@ -366,18 +409,7 @@ pub fn check(
             ));
         }
     }
-    if method == hyper::Method::POST && query.has("delete") {
-        let length = headers
-            .get(CONTENT_LENGTH)
-            .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
-        if length.is_some_and(|n| n > MAX_DELETE_BODY) {
-            return Err(Refusal::new(
-                StatusCode::BAD_REQUEST,
-                "MalformedXML",
-                format!("a DeleteObjects body is at most {MAX_DELETE_BODY} bytes"),
-            ));
-        }
-    }
+    no_anonymous_overrides(method, query, headers)?;
     if !signed {
         return Ok(());
     }
@@ -518,7 +550,8 @@ impl hyper::service::Service<Request<Incoming>> for Guard {
             req.headers(),
             &self.region,
             self.signed,
-        );
+        )
+        .and_then(|()| crate::wholebody::check(req.method(), req.uri(), req.headers()));
         let answer: Self::Future = match verdict {
             Ok(()) if self.signed && crate::spool::wanted(&req) => {
                 let (inner, store, timeout) =
@@ -551,9 +584,14 @@ impl hyper::service::Service<Request<Incoming>> for Guard {
                 );
                 Box::pin(async move { crate::acl::with_checked_bucket(inner.call(req)).await })
             }
-            Ok(()) => Box::pin(crate::acl::with_checked_bucket(
-                hyper::service::Service::call(&self.inner, req),
-            )),
+            Ok(()) => {
+                let inner = self.inner.clone();
+                let (req, mismatch) = crate::wholebody::watched(req);
+                Box::pin(async move {
+                    let answer = crate::acl::with_checked_bucket(inner.call(req)).await?;
+                    Ok(mismatch.answer(answer))
+                })
+            }
             Err(refusal) => {
                 let response = refusal.response();
                 Box::pin(async move { Ok(response) })
