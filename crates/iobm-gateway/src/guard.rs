@@ -514,6 +514,18 @@ fn sigv2_bucket_path<B>(req: &mut Request<B>) {
     }
 }
 
+/// Whether a request has a body, or awaits `100 Continue` to send one. Answered with an error,
+/// it may leave the body unread, or the client unsure whether to send it (a key refused before
+/// the upload, say): the connection then closes after the answer, or what follows would be
+/// read as the next request.
+fn has_body(headers: &HeaderMap) -> bool {
+    headers.contains_key(hyper::header::TRANSFER_ENCODING)
+        || headers.contains_key(hyper::header::EXPECT)
+        || headers
+            .get(CONTENT_LENGTH)
+            .is_some_and(|l| l.as_bytes() != b"0")
+}
+
 /// s3s behind [`check`].
 #[derive(Clone)]
 pub struct Guard {
@@ -534,16 +546,7 @@ impl hyper::service::Service<Request<Incoming>> for Guard {
         if self.signed {
             sigv2_bucket_path(&mut req);
         }
-        // A request with a body (or awaiting `100 Continue` to send one) answered with an
-        // error may leave the body unread, or the client unsure whether to send it (a key
-        // refused before the upload, say): the connection then closes after the answer, or
-        // what follows would be read as the next request.
-        let headers = req.headers();
-        let has_body = headers.contains_key(hyper::header::TRANSFER_ENCODING)
-            || headers.contains_key(hyper::header::EXPECT)
-            || headers
-                .get(hyper::header::CONTENT_LENGTH)
-                .is_some_and(|l| l.as_bytes() != b"0");
+        let has_body = has_body(req.headers());
         let verdict = check(
             req.method(),
             req.uri().query().unwrap_or_default(),
