@@ -241,7 +241,7 @@ fn check_signed_headers(
             "the host header must be signed",
         ));
     }
-    // A header named signed but absent would be signed as empty: S3 refuses the request.
+    // s3s leaves a signed header it does not find out of what it checks; S3 refuses it.
     if let Some(missing) = signed.iter().find(|n| !headers.contains_key(**n)) {
         return Err(Refusal::new(
             StatusCode::FORBIDDEN,

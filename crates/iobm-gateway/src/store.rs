@@ -9,7 +9,7 @@
 //! ([`names`]).
 
 use crate::confine::{crossed_link, open_beneath};
-pub use crate::meta::{hex, load_meta, md5_file, save_meta, store_meta, Meta};
+pub use crate::meta::{hex, load_meta, md5_file, store_meta, Meta};
 use crate::meta::{is_folder, mark_folder};
 use crate::walk::{DirCache, Found, Walk};
 pub use names::Names;
@@ -535,11 +535,10 @@ impl Store {
     /// The name on disk of `leaf`, the last component of a key whose object is `temp`: when it
     /// is a derived one, `temp` is labelled with the component first.
     fn leaf_name<'k>(&self, temp: &Temp, leaf: &'k str) -> Result<Cow<'k, str>, StoreError> {
-        let disk = self.names.disk_name(leaf);
-        if matches!(disk, Cow::Owned(_)) {
+        if self.names.derives(leaf) {
             names::label(&temp.file, leaf).map_err(unlabelled)?;
         }
-        Ok(disk)
+        Ok(self.names.disk_name(leaf))
     }
 
     /// Every key of a bucket that starts with `prefix`, in order.

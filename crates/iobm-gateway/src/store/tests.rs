@@ -8,13 +8,13 @@ fn put(store: &Store, bucket: &str, key: &str, body: &[u8]) -> Result<(), StoreE
     let fd = store.open_bucket(bucket)?;
     let mut temp = store.create_temp()?;
     io::Write::write_all(&mut temp.file, body)?;
-    save_meta(
+    store_meta(
         &temp.file,
         &Meta {
             etag: hex(&Md5::digest(body)),
             ..Meta::default()
         },
-    );
+    )?;
     store.publish(temp, fd.as_fd(), bucket, key)
 }
 

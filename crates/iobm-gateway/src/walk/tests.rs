@@ -34,7 +34,7 @@ fn make_named(root: &Path, names: Names, keys: &[String]) -> Vec<String> {
         let file = dir.join(&*names.disk_name(leaf));
         if !file.exists() && fs::write(&file, b"").is_ok() {
             if names.derives(leaf) {
-                crate::store::names::label(&fs::File::open(&file).unwrap(), leaf).unwrap();
+                crate::store::names::label(fs::File::open(&file).unwrap(), leaf).unwrap();
             }
             made.push(key.clone());
         }
