@@ -210,6 +210,19 @@ def test_a_long_account_name_owns_its_bucket(tmp_path):
         server.stop()
 
 
+def test_an_account_name_too_long_to_keep_is_refused_up_front(tmp_path):
+    # An object's owner is kept in an extended attribute beside its metadata: a name of 5000
+    # bytes would not fit ext4's room for them, and its objects would be kept without it.
+    users = tmp_path / "users"
+    users.write_text(f"{BOB[0]} {BOB[1]} bob\nAKLONG long-secret-0123456789 {'l' * 5000}\n")
+    out = subprocess.run([IOBM, "serve", str(tmp_path), "--users", str(users), "--listen", "127.0.0.1:0"],
+                         capture_output=True, text=True, timeout=30)
+    assert out.returncode == 2, out
+    said = out.stderr.strip().splitlines()
+    assert len(said) == 1 and str(users) in said[0] and "line 2" in said[0], out.stderr
+    assert "l" * 600 not in out.stderr and "long-secret" not in out.stderr
+
+
 def test_an_owner_that_cannot_be_read_is_refused_not_shared(three):
     server, root = three
     bob = as_account(server, BOB)
@@ -729,3 +742,65 @@ def test_a_deleted_buckets_uploads_go_with_it(three):
     assert bob.list_multipart_uploads(Bucket="shared-name").get("Uploads", []) == []
     assert code(bob.list_parts, Bucket="shared-name", Key="alice/plans-2027.xlsx",
                 UploadId=mp["UploadId"]) == "NoSuchUpload"
+
+
+OVERRIDES = {"response-content-type": "text/evil", "response-content-language": "xx",
+             "response-expires": "Thu, 01 Jan 1970 00:00:00 GMT", "response-cache-control": "no-store",
+             "response-content-disposition": "attachment", "response-content-encoding": "gzip"}
+
+
+def test_unsigned_reads_cannot_set_the_response_headers(three):
+    server, _ = three
+    alice = as_account(server, ALICE)
+    alice.put_object(Bucket="a-priv", Key="open", Body=b"public", ACL="public-read")
+    assert send(server, "GET", "/a-priv/open")[0] == 200
+    for name, value in OVERRIDES.items():
+        target = f"/a-priv/open?{name}={urllib.parse.quote(value)}"
+        status, headers, data = send(server, "GET", target)
+        assert (status, error_code(data)) == (400, "InvalidRequest"), (name, status, data)
+        assert b"Request specific response headers cannot be used for anonymous GET requests." in data
+        assert {k.lower(): v for k, v in headers.items()}.get("content-type") != value
+        assert send(server, "HEAD", target)[0] == 400
+    # Signed, presigned or in a header, they are honoured.
+    url = alice.generate_presigned_url("get_object", Params={
+        "Bucket": "a-priv", "Key": "open", "ResponseContentType": "text/evil"})
+    status, headers, data = send(server, "GET", url.split(str(server.port), 1)[1])
+    headers = {k.lower(): v for k, v in headers.items()}
+    assert (status, headers["content-type"], data) == (200, "text/evil", b"public")
+    got = alice.get_object(Bucket="a-priv", Key="open", ResponseContentLanguage="xx")
+    assert got["ContentLanguage"] == "xx"
+
+
+def test_a_sigv2_presigned_read_with_an_ignorable_range_is_whole_as_a_signed_one(three):
+    server, _ = three
+    alice = as_account(server, ALICE)
+    alice.put_object(Bucket="a-priv", Key="ranged", Body=b"0123456789")
+    header_signed = alice.get_object(Bucket="a-priv", Key="ranged", Range="bytes=5-2")
+    assert header_signed["Body"].read() == b"0123456789"
+    for version in ("s3", "s3v4"):
+        signer = as_account(server, ALICE, version)
+        url = signer.generate_presigned_url("get_object", Params={"Bucket": "a-priv", "Key": "ranged"})
+        status, headers, data = send(server, "GET", url.split(str(server.port), 1)[1], {"Range": "bytes=5-2"})
+        assert (status, data) == (200, b"0123456789"), (version, status, data)
+        assert {k.lower(): v for k, v in headers.items()}["content-length"] == "10"
+
+
+def test_a_bucket_name_made_again_starts_its_counters_from_zero(three):
+    server, _ = three
+    alice, bob = as_account(server, ALICE), as_account(server, BOB)
+    alice.create_bucket(Bucket="reused")
+    alice.put_object(Bucket="reused", Key="k", Body=b"a" * 100_000)
+    alice.get_object(Bucket="reused", Key="k")["Body"].read()
+    alice.delete_object(Bucket="reused", Key="k")
+    alice.delete_bucket(Bucket="reused")
+    bob.create_bucket(Bucket="reused")
+    bob.put_object(Bucket="reused", Key="mine", Body=b"bob")
+
+    request = AWSRequest(method="GET", url=server.endpoint + "/metrics", headers={"Accept": "text/plain"})
+    S3SigV4Auth(Credentials(*BOB), "s3", "us-east-1").add_auth(request)
+    status, _, data = send(server, "GET", "/metrics", dict(request.headers))
+    assert status == 200, data
+    text = data.decode()
+    assert 'iobm_gateway_received_bytes_total{bucket="reused"} 3\n' in text, text
+    assert 'iobm_gateway_served_bytes_total{bucket="reused"} 0\n' in text, text
+    assert 'iobm_gateway_put_requests_total{bucket="reused"} 1\n' in text, text

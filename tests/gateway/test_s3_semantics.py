@@ -1,10 +1,13 @@
 """S3 behaviours real clients rely on, as S3 answers them: conditional reads, copies and writes
 (one winner among racing `If-None-Match: *` PUTs), object tagging, part numbers, the ETag in
-GetObjectAttributes, the bucket names S3 refuses and the 2 KB limit of user metadata."""
+GetObjectAttributes, the bucket names S3 refuses, the 2 KB limit of user metadata, and keys whose
+parts are longer than a file name (S3 takes any key up to 1024 bytes)."""
 
 import datetime
 import hashlib
 import http.client
+import json
+import os
 import threading
 
 import botocore
@@ -286,3 +289,64 @@ def test_user_metadata_is_at_most_2_kb(s3):
     else:
         assert answer == (400, "MetadataTooLarge")
     assert s3.head_object(Bucket="bkt", Key="exact")["Metadata"] == exact
+
+
+# Parts longer than ext4's 255-byte names, one of exactly 1024 bytes, UTF-8 of two bytes a
+# character, a part that starts as a derived name does, and short neighbours: S3's key order
+# puts "a…a/x" before "a…ab", and every long part between its neighbours.
+LONG = "a" * 300
+LONG_KEYS = [LONG + "b", LONG + "/x", "a", "b", "d/" + "é" * 200, "d/e", "k" * 1024,
+             "p/" + "q" * 300 + "/leaf", "p/" + "q" * 300 + "/", "~iobm~short"]
+
+
+def test_keys_with_parts_longer_than_a_file_name(server, s3, tmp_path):
+    for key in LONG_KEYS:
+        s3.put_object(Bucket="bkt", Key=key, Body=b"" if key.endswith("/") else key.encode())
+    for key in LONG_KEYS:
+        body = b"" if key.endswith("/") else key.encode()
+        assert s3.get_object(Bucket="bkt", Key=key)["Body"].read() == body, key[:10]
+        assert s3.head_object(Bucket="bkt", Key=key)["ContentLength"] == len(body)
+    # Listed by their keys, in S3's order, page by page through continuation tokens.
+    listed, kw = [], {}
+    while True:
+        page = s3.list_objects_v2(Bucket="bkt", MaxKeys=2, **kw)
+        listed += [o["Key"] for o in page.get("Contents", [])]
+        if not page["IsTruncated"]:
+            break
+        kw = {"ContinuationToken": page["NextContinuationToken"]}
+    assert listed == sorted(LONG_KEYS, key=lambda k: k.encode())
+    grouped = s3.list_objects_v2(Bucket="bkt", Prefix=LONG, Delimiter="/")
+    assert [o["Key"] for o in grouped["Contents"]] == [LONG + "b"]
+    assert [p["Prefix"] for p in grouped["CommonPrefixes"]] == [LONG + "/"]
+    inside = s3.list_objects_v2(Bucket="bkt", Prefix="p/" + "q" * 300 + "/", Delimiter="/")
+    assert [o["Key"] for o in inside["Contents"]] == ["p/" + "q" * 300 + "/", "p/" + "q" * 300 + "/leaf"]
+    v1 = s3.list_objects(Bucket="bkt", Prefix="d/", Marker="d/e")
+    assert [o["Key"] for o in v1["Contents"]] == ["d/" + "é" * 200]
+    assert [o["Key"] for o in s3.list_objects(Bucket="bkt", Prefix="d/")["Contents"]] == ["d/e", "d/" + "é" * 200]
+    # Copies to and from them, and a multipart upload.
+    s3.copy_object(Bucket="bkt", Key="c/" + "r" * 500, CopySource={"Bucket": "bkt", "Key": "k" * 1024})
+    assert s3.get_object(Bucket="bkt", Key="c/" + "r" * 500)["Body"].read() == b"k" * 1024
+    uid = s3.create_multipart_upload(Bucket="bkt", Key="m" * 700)["UploadId"]
+    part = s3.upload_part(Bucket="bkt", Key="m" * 700, UploadId=uid, PartNumber=1, Body=b"part")
+    s3.complete_multipart_upload(Bucket="bkt", Key="m" * 700, UploadId=uid,
+                                 MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": part["ETag"]}]})
+    assert s3.get_object(Bucket="bkt", Key="m" * 700)["Body"].read() == b"part"
+    # No name on disk is longer than the file system takes.
+    for _, dirs, files in os.walk(server.root):
+        assert all(len(n.encode()) <= 255 for n in dirs + files)
+    # The aws CLI copies one up and down and lists it.
+    (tmp_path / "up").write_bytes(b"cli")
+    aws(server, "s3", "cp", str(tmp_path / "up"), "s3://bkt/cli/" + "z" * 400)
+    assert ("z" * 400) in aws(server, "s3", "ls", "s3://bkt/cli/")
+    aws(server, "s3", "cp", "s3://bkt/cli/" + "z" * 400, str(tmp_path / "down"))
+    assert (tmp_path / "down").read_bytes() == b"cli"
+    # Deleted one by one and many at once, they leave nothing behind.
+    s3.delete_object(Bucket="bkt", Key=LONG + "b")
+    assert status_and_code(s3.head_object, Bucket="bkt", Key=LONG + "b")[0] == 404
+    rest = [o["Key"] for o in s3.list_objects_v2(Bucket="bkt")["Contents"]]
+    answer = s3.delete_objects(Bucket="bkt", Delete={"Objects": [{"Key": k} for k in rest]})
+    assert len(answer["Deleted"]) == len(rest) and "Errors" not in answer
+    assert s3.list_objects_v2(Bucket="bkt")["KeyCount"] == 0
+    assert os.listdir(os.path.join(server.root, "bkt")) == []
+    # Past 1024 bytes a key is too long, as in S3.
+    assert status_and_code(s3.put_object, Bucket="bkt", Key="k" * 1025, Body=b"x") == (400, "KeyTooLongError")

@@ -194,6 +194,68 @@ def test_payload_hashes_are_checked_as_aws_does(server):
     assert refused(lambda: client(server).head_object(Bucket="hash", Key="wrong")) == "404"
 
 
+def test_a_header_named_signed_must_be_sent(server):
+    s3 = client(server)
+    s3.create_bucket(Bucket="sig")
+    s3.put_object(Bucket="sig", Key="k", Body=b"x")
+    # Named in SignedHeaders, absent, and left out of what was signed (as s3s leaves out a
+    # header it does not find): refused, as S3 refuses it.
+    headers, *_ = sign("GET", "/sig/k", "", {"host": f"127.0.0.1:{server.port}"})
+    headers["Authorization"] = headers["Authorization"].replace("SignedHeaders=",
+                                                                "SignedHeaders=content-type;")
+    status, data = send(server, "GET", "/sig/k", "", headers)
+    assert (status, error_code(data)) == (403, "AccessDenied"), data
+    assert b"content-type" in data
+
+
+def test_whole_bodies_that_differ_from_their_signed_hash_are_400(server):
+    s3 = client(server)
+    s3.create_bucket(Bucket="xml")
+    s3.put_object(Bucket="xml", Key="k", Body=b"x", Tagging="a=1")
+    uid = s3.create_multipart_upload(Bucket="xml", Key="m")["UploadId"]
+    etag = s3.upload_part(Bucket="xml", Key="m", UploadId=uid, PartNumber=1, Body=b"p")["ETag"]
+    grant = ('<AccessControlPolicy><Owner><ID>iobm</ID></Owner><AccessControlList><Grant>'
+             '<Grantee xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:type="Group">'
+             '<URI>http://acs.amazonaws.com/groups/global/AllUsers</URI></Grantee>'
+             '<Permission>%s</Permission></Grant></AccessControlList></AccessControlPolicy>')
+    tags = "<Tagging><TagSet><Tag><Key>a</Key><Value>%s</Value></Tag></TagSet></Tagging>"
+    delete = "<Delete><Object><Key>%s</Key></Object></Delete>"
+    complete = "<CompleteMultipartUpload><Part><PartNumber>%s</PartNumber><ETag>" + etag + "</ETag></Part></CompleteMultipartUpload>"
+    # Each signed for one body and sent with another.
+    for method, path, query, template, signed_for, sent in [
+            ("PUT", "/xml", "acl=", grant, "WRITE", "READ"),
+            ("PUT", "/xml/k", "tagging=", tags, "1", "2"),
+            ("POST", "/xml", "delete=", delete, "other", "k"),
+            ("POST", "/xml/m", "uploadId=" + uid, complete, "2", "1")]:
+        body = (template % sent).encode()
+        status, data = signed_request(server, method, path, query, body=body,
+                                      payload_hash=hashlib.sha256((template % signed_for).encode()).hexdigest())
+        assert (status, error_code(data)) == (400, "XAmzContentSHA256Mismatch"), (path, query, status, data)
+    # None of them did anything.
+    assert len(s3.get_bucket_acl(Bucket="xml")["Grants"]) == 1
+    assert s3.get_object_tagging(Bucket="xml", Key="k")["TagSet"] == [{"Key": "a", "Value": "1"}]
+    assert s3.get_object(Bucket="xml", Key="k")["Body"].read() == b"x"
+    assert refused(lambda: s3.head_object(Bucket="xml", Key="m")) == "404"
+
+
+def test_an_acl_body_over_s3s_limit_is_refused_from_its_length(server):
+    client(server).create_bucket(Bucket="xml")
+    # 6 MB: refused before it is sent, as S3 answers (the client waits for 100 Continue, and
+    # sends the body only if it comes).
+    huge = b"<AccessControlPolicy>" + b" " * (6 << 20) + b"</AccessControlPolicy>"
+    headers = {"host": f"127.0.0.1:{server.port}", "content-length": str(len(huge)), "expect": "100-continue"}
+    headers, *_ = sign("PUT", "/xml", "acl=", headers, huge)
+    with socket.create_connection(("127.0.0.1", server.port), timeout=30) as sock:
+        sock.sendall(("PUT /xml?acl= HTTP/1.1\r\n"
+                      + "".join(f"{k}: {v}\r\n" for k, v in headers.items()) + "\r\n").encode())
+        reply = sock.recv(65536)
+        if reply.startswith(b"HTTP/1.1 100"):
+            sock.sendall(huge)
+            reply = reply.split(b"\r\n\r\n", 1)[1] or sock.recv(65536)
+    status = int(reply.split()[1])
+    assert (status, error_code(reply)) == (400, "MaxMessageLengthExceeded"), reply
+
+
 def chunked_body(data, key, scope, amz_date, seed, corrupt, final=True):
     """An aws-chunked body of one data chunk and (unless not `final`) the final empty one, each
     signed."""

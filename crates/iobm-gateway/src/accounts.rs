@@ -11,6 +11,10 @@ use std::sync::{Arc, RwLock};
 
 /// The name of the one account of a gateway started with a single key pair.
 pub const SINGLE: &str = "iobm";
+/// Longest account name, in bytes: it is recorded as the owner of every bucket and object the
+/// account makes, in an extended attribute beside the object's metadata, and ext4 keeps about
+/// 4 KiB of those per file.
+pub const MAX_NAME: usize = 512;
 
 /// Who is calling.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -96,7 +100,8 @@ impl Accounts {
 }
 
 /// `ACCESS_KEY SECRET_KEY NAME` a line; blank lines and `#` comments are skipped. Names and
-/// access keys must be unique; a name is letters, digits, `-`, `_`, `.` and `@`.
+/// access keys must be unique; a name is letters, digits, `-`, `_`, `.` and `@`, at most
+/// [`MAX_NAME`] bytes.
 fn read_file(path: &Path) -> Result<HashMap<String, Entry>, String> {
     let text =
         std::fs::read_to_string(path).map_err(|e| format!("--users {}: {e}", path.display()))?;
@@ -124,6 +129,13 @@ fn read_file(path: &Path) -> Result<HashMap<String, Entry>, String> {
             return Err(format!(
                 "{}: an access key and a name are letters, digits, -, _, . and @",
                 at()
+            ));
+        }
+        if name.len() > MAX_NAME {
+            return Err(format!(
+                "{}: the name is {} bytes long; at most {MAX_NAME}",
+                at(),
+                name.len()
             ));
         }
         if !names.insert(name.to_string()) {
@@ -193,10 +205,12 @@ mod tests {
     fn errors_never_show_a_secret() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("users");
+        let too_long = format!("AK1 topsecret {}\n", "n".repeat(MAX_NAME + 1));
         for text in [
             "AK1 topsecret\n",
             "AK1 topsecret alice extra\n",
             "AK/1 topsecret a\n",
+            &too_long,
         ] {
             std::fs::write(&path, text).unwrap();
             let err = Accounts::from_file(&path).unwrap_err();

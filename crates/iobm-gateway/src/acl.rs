@@ -86,14 +86,22 @@ impl Grants {
         text(fd.as_fd(), XATTR_OWNER).ok().flatten()
     }
 
-    /// Saves the grants on a bucket's directory or an object's file.
+    /// Saves the grants on a bucket's directory or an object's file; `Unsupported` where the
+    /// file system keeps no extended attributes.
     pub fn save(&self, fd: impl AsFd) -> std::io::Result<()> {
+        let set = |name: &str, value: &str| match fsetxattr(
+            &fd,
+            name,
+            value.as_bytes(),
+            XattrFlags::empty(),
+        ) {
+            Err(Errno::NOTSUP) => Err(std::io::ErrorKind::Unsupported.into()),
+            other => Ok(other?),
+        };
         if let Some(owner) = &self.owner {
-            fsetxattr(&fd, XATTR_OWNER, owner.as_bytes(), XattrFlags::empty())?;
+            set(XATTR_OWNER, owner)?;
         }
-        let acl = self.acl.as_deref().unwrap_or("private");
-        fsetxattr(&fd, XATTR_ACL, acl.as_bytes(), XattrFlags::empty())?;
-        Ok(())
+        set(XATTR_ACL, self.acl.as_deref().unwrap_or("private"))
     }
 
     fn acl(&self) -> &str {

@@ -1,8 +1,9 @@
 //! The checks that run before s3s sees a request, where AWS is stricter than s3s: every
 //! `x-amz-*` header and `host` must be signed, the signature's scope must name this gateway's
 //! region and the service `s3`, `x-amz-content-sha256` must be a hex SHA-256 or one of the
-//! named payload kinds, a presigned URL lives at most 7 days, and a DeleteObjects body is
-//! refused by its length before it is read.
+//! named payload kinds, a header named signed must be in the request, a presigned URL lives at
+//! most 7 days, an unsigned GET or HEAD takes no `response-*` overrides, and a body s3s would
+//! read whole is refused by its length before it is read ([`crate::wholebody`]).
 
 use crate::probe::{Admission, Probe};
 use bytes::Bytes;
@@ -17,8 +18,6 @@ use std::sync::Arc;
 
 /// Longest a presigned URL may be valid, in seconds (AWS's limit: 7 days).
 pub const MAX_PRESIGNED_EXPIRY_S: u64 = 7 * 24 * 3600;
-/// Largest DeleteObjects body taken (1000 keys of up to 1024 bytes fit with room to spare).
-pub const MAX_DELETE_BODY: u64 = 4 << 20;
 
 const PAYLOAD_KINDS: [&str; 6] = [
     "UNSIGNED-PAYLOAD",
@@ -177,7 +176,7 @@ fn percent_decode_lossy(text: &str) -> String {
 }
 
 /// The query parameters that carry a credential; each may appear once.
-const CREDENTIAL_PARAMS: [&str; 10] = [
+pub(crate) const CREDENTIAL_PARAMS: [&str; 10] = [
     "X-Amz-Algorithm",
     "X-Amz-Credential",
     "X-Amz-Signature",
@@ -251,6 +250,14 @@ fn check_signed_headers(
             "the host header must be signed",
         ));
     }
+    // s3s leaves a signed header it does not find out of what it checks; S3 refuses it.
+    if let Some(missing) = signed.iter().find(|n| !headers.contains_key(**n)) {
+        return Err(Refusal::new(
+            StatusCode::FORBIDDEN,
+            "AccessDenied",
+            format!("The header {missing} is named in SignedHeaders but is not in the request"),
+        ));
+    }
     let mut unsigned: Vec<&str> = headers
         .keys()
         .map(|n| n.as_str())
@@ -269,6 +276,37 @@ fn check_signed_headers(
             unsigned.join(", ")
         ),
     ))
+}
+
+/// The query parameters that set a GET's response headers (`response-content-type` and its
+/// kin): S3 takes them only from signed requests.
+const RESPONSE_OVERRIDES: [&str; 6] = [
+    "response-content-type",
+    "response-content-language",
+    "response-expires",
+    "response-cache-control",
+    "response-content-disposition",
+    "response-content-encoding",
+];
+
+/// An unsigned GET or HEAD (no Authorization header, no credential parameter) that asks to
+/// set its response's headers is 400 `InvalidRequest`, as S3 answers it.
+fn no_anonymous_overrides(
+    method: &hyper::Method,
+    query: &Query,
+    headers: &HeaderMap,
+) -> Result<(), Refusal> {
+    let read = method == hyper::Method::GET || method == hyper::Method::HEAD;
+    let anonymous =
+        !headers.contains_key(AUTHORIZATION) && !CREDENTIAL_PARAMS.iter().any(|p| query.has(p));
+    if read && anonymous && RESPONSE_OVERRIDES.iter().any(|p| query.has(p)) {
+        return Err(Refusal::new(
+            StatusCode::BAD_REQUEST,
+            "InvalidRequest",
+            "Request specific response headers cannot be used for anonymous GET requests.",
+        ));
+    }
+    Ok(())
 }
 
 /// Longest a SigV2 header-signed request may be from the gateway's clock, either way (S3's 15
@@ -384,6 +422,14 @@ fn check_sigv2_date(headers: &HeaderMap, now: u64) -> Result<(), Refusal> {
     Ok(())
 }
 
+/// The length a request declares of its body: `x-amz-decoded-content-length` (an aws-chunked
+/// body's), else Content-Length.
+pub(crate) fn declared_length(headers: &HeaderMap) -> Option<u64> {
+    ["x-amz-decoded-content-length", "content-length"]
+        .iter()
+        .find_map(|h| headers.get(*h)?.to_str().ok()?.parse::<u64>().ok())
+}
+
 /// Checks one request's head. `signed`: the gateway requires signatures.
 pub fn check(
     method: &hyper::Method,
@@ -406,10 +452,7 @@ pub fn check(
     }
     if method == hyper::Method::PUT {
         // S3 takes at most 5 GiB in one PUT (an object or a part), refused before the body.
-        let length = ["x-amz-decoded-content-length", "content-length"]
-            .iter()
-            .find_map(|h| headers.get(*h)?.to_str().ok()?.parse::<u64>().ok());
-        if length.is_some_and(|n| n > crate::spool::MAX_SPOOLED) {
+        if declared_length(headers).is_some_and(|n| n > crate::spool::MAX_SPOOLED) {
             return Err(Refusal::new(
                 StatusCode::BAD_REQUEST,
                 "EntityTooLarge",
@@ -417,19 +460,8 @@ pub fn check(
             ));
         }
     }
-    if method == hyper::Method::POST && query.has("delete") {
-        let length = headers
-            .get(CONTENT_LENGTH)
-            .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
-        if length.is_some_and(|n| n > MAX_DELETE_BODY) {
-            return Err(Refusal::new(
-                StatusCode::BAD_REQUEST,
-                "MalformedXML",
-                format!("a DeleteObjects body is at most {MAX_DELETE_BODY} bytes"),
-            ));
-        }
-    }
     unsigned_chunks(query, headers)?;
+    no_anonymous_overrides(method, query, headers)?;
     if !signed {
         return Ok(());
     }
@@ -534,6 +566,18 @@ fn sigv2_bucket_path<B>(req: &mut Request<B>) {
     }
 }
 
+/// Whether a request has a body, or awaits `100 Continue` to send one. Answered with an error,
+/// it may leave the body unread, or the client unsure whether to send it (a key refused before
+/// the upload, say): the connection then closes after the answer, or what follows would be
+/// read as the next request.
+fn has_body(headers: &HeaderMap) -> bool {
+    headers.contains_key(hyper::header::TRANSFER_ENCODING)
+        || headers.contains_key(hyper::header::EXPECT)
+        || headers
+            .get(CONTENT_LENGTH)
+            .is_some_and(|l| l.as_bytes() != b"0")
+}
+
 /// s3s behind [`check`].
 #[derive(Clone)]
 pub struct Guard {
@@ -577,23 +621,15 @@ impl hyper::service::Service<Request<Incoming>> for Guard {
         if self.signed {
             sigv2_bucket_path(&mut req);
         }
-        // A request with a body (or awaiting `100 Continue` to send one) answered with an
-        // error may leave the body unread, or the client unsure whether to send it (a key
-        // refused before the upload, say): the connection then closes after the answer, or
-        // what follows would be read as the next request.
-        let headers = req.headers();
-        let has_body = headers.contains_key(hyper::header::TRANSFER_ENCODING)
-            || headers.contains_key(hyper::header::EXPECT)
-            || headers
-                .get(hyper::header::CONTENT_LENGTH)
-                .is_some_and(|l| l.as_bytes() != b"0");
+        let has_body = has_body(req.headers());
         let verdict = check(
             req.method(),
             req.uri().query().unwrap_or_default(),
             req.headers(),
             &self.region,
             self.signed,
-        );
+        )
+        .and_then(|()| crate::wholebody::check(req.method(), req.uri(), req.headers()));
         let answer: Self::Future = match verdict {
             Ok(()) if self.signed && crate::spool::wanted(&req) => Box::pin(spooled(
                 req,
@@ -621,9 +657,14 @@ impl hyper::service::Service<Request<Incoming>> for Guard {
                 );
                 Box::pin(async move { crate::acl::with_checked_bucket(inner.call(req)).await })
             }
-            Ok(()) => Box::pin(crate::acl::with_checked_bucket(
-                hyper::service::Service::call(&self.inner, req),
-            )),
+            Ok(()) => {
+                let inner = self.inner.clone();
+                let (req, mismatch) = crate::wholebody::watched(req);
+                Box::pin(async move {
+                    let answer = crate::acl::with_checked_bucket(inner.call(req)).await?;
+                    Ok(mismatch.answer(answer))
+                })
+            }
             Err(refusal) => {
                 let response = refusal.response();
                 Box::pin(async move { Ok(response) })

@@ -31,6 +31,7 @@ pub mod tls;
 mod uploads;
 pub mod walk;
 mod whole;
+mod wholebody;
 
 use s3s::config::{S3Config, StaticConfigProvider};
 use s3s::service::S3ServiceBuilder;
@@ -159,7 +160,7 @@ pub async fn serve(
         metrics: metrics.clone(),
     });
     let mut config = S3Config::default();
-    config.xml_max_body_size = guard::MAX_DELETE_BODY as usize;
+    config.xml_max_body_size = wholebody::MAX_XML_BODY as usize;
     builder.set_config(Arc::new(StaticConfigProvider::new(Arc::new(config))));
     if let Some(policy) = policy {
         builder.set_auth(accounts::Auth(policy.accounts.clone()));

@@ -65,7 +65,7 @@ fn metadata_too_large(message: String) -> S3Error {
     crate::errors::custom("MetadataTooLarge", hyper::StatusCode::BAD_REQUEST, message)
 }
 
-/// What a failure to keep an object's metadata ([`save_meta`], [`save_tags`]) answers: the
+/// What a failure to keep an object's metadata ([`store_meta`], [`save_tags`]) answers: the
 /// file system's room for extended attributes is spent (ext4 keeps about 4 KiB per file), or it
 /// keeps none where user metadata or tags were asked for.
 pub fn meta_error(e: io::Error) -> S3Error {
@@ -77,8 +77,8 @@ pub fn meta_error(e: io::Error) -> S3Error {
         ),
         _ if e.kind() == io::ErrorKind::Unsupported => s3_error!(
             NotImplemented,
-            "the gateway's file system keeps no extended attributes: user metadata and tags \
-             cannot be stored"
+            "the gateway's file system keeps no extended attributes: user metadata, tags and \
+             owners cannot be stored"
         ),
         _ => crate::errors::io_error(e),
     }
@@ -246,19 +246,14 @@ pub fn unmark_folder(dir: impl AsFd) {
     }
 }
 
-/// Saves an object's metadata on its (temporary) file as far as the file system keeps it
-/// ([`store_meta`] says what it did not).
-pub fn save_meta(file: &File, meta: &Meta) {
-    let _ = store_meta(file, meta);
-}
-
 /// Saves an object's metadata on its (temporary) file. File systems without user extended
 /// attributes keep only the bytes (the ETag is then recomputed when asked for) unless user
-/// metadata or tags were asked for, which they cannot keep: `Unsupported`. An attribute the file
-/// system has no room for fails the save ([`meta_error`] says how to answer).
+/// metadata, tags, an owner or an ACL were asked for, which they cannot keep: `Unsupported`. An
+/// attribute the file system has no room for fails the save ([`meta_error`] says how to
+/// answer).
 pub fn store_meta(file: &File, meta: &Meta) -> io::Result<()> {
     if meta.grants != Grants::default() {
-        let _ = meta.grants.save(file);
+        meta.grants.save(file)?;
     }
     match fsetxattr(file, XATTR_ETAG, meta.etag.as_bytes(), XattrFlags::empty()) {
         Ok(()) => {}

@@ -67,7 +67,7 @@ impl BucketCounters {
     }
 }
 
-/// Every bucket's counters since the gateway started.
+/// Every bucket's counters since the gateway started (or since the bucket was made again).
 #[derive(Debug)]
 pub struct Metrics {
     root: PathBuf,
@@ -93,6 +93,12 @@ impl Metrics {
             .entry(bucket.to_string())
             .or_default()
             .clone()
+    }
+
+    /// Drops the counters of a deleted bucket: a bucket made later under its name, by
+    /// anyone, starts from zero.
+    pub fn forget(&self, bucket: &str) {
+        self.buckets.write().unwrap().remove(bucket);
     }
 
     /// The counters in the Prometheus text format, of the buckets `shown` lets through.
@@ -238,6 +244,13 @@ mod tests {
         assert!(metrics.render(&|_| true).contains("{bucket=\"other\"}"));
         let filtered = metrics.render(&|b| b != "other");
         assert!(!filtered.contains("other") && filtered.contains("{bucket=\"b\\\"1\"} 8192"));
+        // A deleted bucket's counters go with it.
+        metrics.forget("other");
+        assert!(!metrics.render(&|_| true).contains("other"));
+        metrics.bucket("other").received(5);
+        let text = metrics.render(&|_| true);
+        assert!(text.contains("iobm_gateway_served_bytes_total{bucket=\"other\"} 0\n"));
+        assert!(text.contains("iobm_gateway_received_bytes_total{bucket=\"other\"} 5\n"));
     }
 
     #[test]

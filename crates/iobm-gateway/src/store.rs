@@ -5,15 +5,19 @@
 //! written to a temporary file and renamed into place only when complete; their ETag, content
 //! type and user metadata live in extended attributes of the file ([`crate::meta`]), read
 //! through the descriptor that is served, so an object's headers always describe the bytes sent.
+//! A key component longer than the file system's names is stored under a derived name
+//! ([`names`]).
 
 use crate::confine::{crossed_link, open_beneath};
-pub use crate::meta::{hex, load_meta, md5_file, save_meta, store_meta, Meta};
+pub use crate::meta::{hex, load_meta, md5_file, store_meta, Meta};
 use crate::meta::{is_folder, mark_folder};
 use crate::walk::{DirCache, Found, Walk};
+pub use names::Names;
 use rustix::fs::{
     fstat, mkdirat, openat, renameat, statat, unlinkat, AtFlags, Dir, FileType, Mode, OFlags,
 };
 use rustix::io::Errno;
+use std::borrow::Cow;
 use std::fs::File;
 use std::io;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
@@ -114,6 +118,8 @@ pub struct Store {
     next_temp: Arc<AtomicU64>,
     /// Sorted directories, so that listing page N costs what page 1 costs.
     dirs: Arc<DirCache>,
+    /// How key components are named on the root's file system.
+    names: Names,
     pub fsync: bool,
 }
 
@@ -201,6 +207,16 @@ pub fn remove_flat_dir(parent: BorrowedFd<'_>, name: &str) -> io::Result<()> {
     Ok(unlinkat(parent, name, AtFlags::REMOVEDIR)?)
 }
 
+/// What a failure to label a derived name answers: where the file system keeps no extended
+/// attributes, a component longer than its names cannot be kept.
+fn unlabelled(e: io::Error) -> StoreError {
+    if e.kind() == io::ErrorKind::Unsupported {
+        StoreError::KeyTooLong
+    } else {
+        StoreError::Io(e)
+    }
+}
+
 fn is_missing(e: Errno) -> bool {
     matches!(e, Errno::NOENT | Errno::NOTDIR)
 }
@@ -243,13 +259,12 @@ pub fn check_bucket_name(bucket: &str) -> Result<(), StoreError> {
 }
 
 /// A key is a relative path of plain names: no `.`, `..`, NUL or empty parts; a `/` at the
-/// end makes it a folder marker ([`is_folder_key`]).
+/// end makes it a folder marker ([`is_folder_key`]). A part may be as long as the key.
 pub fn check_key(key: &str) -> Result<(), StoreError> {
     if key.len() > MAX_KEY {
         return Err(StoreError::KeyTooLong);
     }
-    let plain =
-        |c: &str| !c.is_empty() && c != "." && c != ".." && !c.contains('\0') && c.len() <= 255;
+    let plain = |c: &str| !c.is_empty() && c != "." && c != ".." && !c.contains('\0');
     let path = key.strip_suffix('/').unwrap_or(key);
     if path.is_empty() || !path.split('/').all(plain) {
         return Err(StoreError::InvalidKey);
@@ -286,6 +301,7 @@ impl Store {
             }
         }
         let tmp_fd = ensure_dir(tmp_all_fd.as_fd(), &me)?;
+        let names = Names::of(root_fd.as_fd());
         Ok(Store {
             root,
             root_fd: Arc::new(root_fd),
@@ -296,6 +312,7 @@ impl Store {
             uploads_fd: Arc::new(uploads_fd),
             next_temp: Arc::new(AtomicU64::new(0)),
             dirs: Arc::default(),
+            names,
             fsync,
         })
     }
@@ -431,7 +448,7 @@ impl Store {
         // O_NONBLOCK: opening a FIFO planted in the directory must not wait for a writer.
         let fd = open_beneath(
             bucket_fd,
-            key,
+            &self.names.disk_path(key),
             OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY,
             Mode::empty(),
         )
@@ -465,7 +482,8 @@ impl Store {
         bucket: &str,
         key: &str,
     ) -> Result<Object, StoreError> {
-        let dir = match open_beneath(bucket_fd, &key[..key.len() - 1], DIR_FLAGS, Mode::empty()) {
+        let path = self.names.disk_path(&key[..key.len() - 1]);
+        let dir = match open_beneath(bucket_fd, &path, DIR_FLAGS, Mode::empty()) {
             Ok(fd) => fd,
             Err(e) if crossed_link(&e) => {
                 return Err(StoreError::SymlinkCrossed(format!("{bucket}/{key}")))
@@ -511,7 +529,16 @@ impl Store {
         delimiter: Option<&str>,
         after: Option<&str>,
     ) -> io::Result<Walk<'a>> {
-        Walk::new(bucket_fd, &self.dirs, prefix, delimiter, after)
+        Walk::new(bucket_fd, &self.dirs, self.names, prefix, delimiter, after)
+    }
+
+    /// The name on disk of `leaf`, the last component of a key whose object is `temp`: when it
+    /// is a derived one, `temp` is labelled with the component first.
+    fn leaf_name<'k>(&self, temp: &Temp, leaf: &'k str) -> Result<Cow<'k, str>, StoreError> {
+        if self.names.derives(leaf) {
+            names::label(&temp.file, leaf).map_err(unlabelled)?;
+        }
+        Ok(self.names.disk_name(leaf))
     }
 
     /// Every key of a bucket that starts with `prefix`, in order.
@@ -533,6 +560,7 @@ impl Store {
 }
 
 mod conditional;
+pub mod names;
 #[cfg(test)]
 mod tests;
 mod writes;

@@ -4,11 +4,13 @@
 //! yield keys in bytewise order. Sorted directories are cached by [`DirCache`] (bounded, and
 //! checked against the directory's times on every use); a directory too large for the cache
 //! is read in windows of its next [`WINDOW`] entries, so memory stays bounded whatever the
-//! bucket holds.
+//! bucket holds. An entry under a derived name ([`crate::store::names`]) is taken as the key
+//! component it stands for, and sorts as that.
 
 use crate::confine::open_beneath;
 use crate::meta::is_folder;
-use crate::store::{check_key, each_entry};
+use crate::store::names::is_derived;
+use crate::store::{check_key, each_entry, Names};
 use rustix::fs::{fstat, FileType, Mode, OFlags};
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, HashMap};
@@ -130,7 +132,7 @@ impl DirCache {
 
     /// The sorted entries of `dir` if it fits the cache (read now or cached); `None` when it
     /// has more than the cache holds.
-    fn sorted(&self, dir: BorrowedFd<'_>) -> io::Result<Option<Arc<[Entry]>>> {
+    fn sorted(&self, dir: BorrowedFd<'_>, names: Names) -> io::Result<Option<Arc<[Entry]>>> {
         let st = fstat(dir)?;
         let id = (st.st_dev, st.st_ino);
         let stamp = Stamp {
@@ -148,7 +150,7 @@ impl DirCache {
             }
         }
         let mut entries = Vec::new();
-        if !read_entries(dir, |e| {
+        if !read_entries(dir, names, |e| {
             entries.push(e);
             entries.len() <= self.capacity
         })? {
@@ -197,20 +199,30 @@ impl DirCache {
 }
 
 /// Reads the objects and directories of `dir`, handing each to `take` until it returns false;
-/// true when every entry was taken.
-fn read_entries(dir: BorrowedFd<'_>, mut take: impl FnMut(Entry) -> bool) -> io::Result<bool> {
+/// true when every entry was taken. A derived name is read as its component (and left out
+/// when it has none).
+fn read_entries(
+    dir: BorrowedFd<'_>,
+    names: Names,
+    mut take: impl FnMut(Entry) -> bool,
+) -> io::Result<bool> {
     let mut read = 0;
     let all = each_entry(dir, |name, ty| {
         read += 1;
-        let dir = match ty {
+        let is_dir = match ty {
             FileType::RegularFile => false,
             FileType::Directory => true,
             _ => return true,
         };
-        take(Entry {
-            name: name.into(),
-            dir,
-        })
+        let name = if is_derived(name) {
+            match names.real_name(dir, name) {
+                Some(real) => real.into(),
+                None => return true,
+            }
+        } else {
+            name.into()
+        };
+        take(Entry { name, dir: is_dir })
     });
     crate::metrics::directory_entries_read(read);
     all
@@ -220,11 +232,12 @@ fn read_entries(dir: BorrowedFd<'_>, mut take: impl FnMut(Entry) -> bool) -> io:
 /// large to cache; each window reads the whole directory).
 fn window(
     dir: BorrowedFd<'_>,
+    names: Names,
     size: usize,
     keep: impl Fn(&Entry) -> bool,
 ) -> io::Result<Vec<Entry>> {
     let mut heap = BinaryHeap::with_capacity(size + 1);
-    read_entries(dir, |e| {
+    read_entries(dir, names, |e| {
         if keep(&e) && (heap.len() < size || heap.peek().is_some_and(|top| e < *top)) {
             heap.push(e);
             if heap.len() > size {
@@ -260,6 +273,7 @@ struct Level {
 pub struct Walk<'a> {
     bucket: BorrowedFd<'a>,
     cache: &'a DirCache,
+    names: Names,
     prefix: String,
     delimiter: Option<String>,
     after: Option<String>,
@@ -273,6 +287,7 @@ impl<'a> Walk<'a> {
     pub fn new(
         bucket: BorrowedFd<'a>,
         cache: &'a DirCache,
+        names: Names,
         prefix: &str,
         delimiter: Option<&str>,
         after: Option<&str>,
@@ -280,6 +295,7 @@ impl<'a> Walk<'a> {
         let mut walk = Walk {
             bucket,
             cache,
+            names,
             prefix: prefix.to_string(),
             delimiter: delimiter.filter(|d| !d.is_empty()).map(str::to_string),
             after: after.map(str::to_string),
@@ -305,7 +321,8 @@ impl<'a> Walk<'a> {
         let fd = if rel.is_empty() {
             None
         } else {
-            match open_beneath(self.bucket, rel, DIR_FLAGS, Mode::empty()) {
+            let path = self.names.disk_path(rel);
+            match open_beneath(self.bucket, &path, DIR_FLAGS, Mode::empty()) {
                 Ok(fd) => Some(fd),
                 Err(_) => return Ok(false), // gone meanwhile, or a link
             }
@@ -318,10 +335,10 @@ impl<'a> Walk<'a> {
         };
         let dir = fd.as_ref().map_or(self.bucket, |fd| fd.as_fd());
         let before = self.bounds(&base);
-        let (entries, complete) = match self.cache.sorted(dir)? {
+        let (entries, complete) = match self.cache.sorted(dir, self.names)? {
             Some(all) => (all, true),
             None => (
-                window(dir, self.cache.window, |e| !before.before(e))?.into(),
+                window(dir, self.names, self.cache.window, |e| !before.before(e))?.into(),
                 false,
             ),
         };
@@ -362,7 +379,7 @@ impl<'a> Walk<'a> {
                 // The next window of a large directory, after the last entry read.
                 let last = level.entries[level.entries.len() - 1].clone();
                 let dir = level.fd.as_ref().map_or(self.bucket, |fd| fd.as_fd());
-                level.entries = window(dir, self.cache.window, |e| *e > last)?.into();
+                level.entries = window(dir, self.names, self.cache.window, |e| *e > last)?.into();
                 level.next = 0;
                 continue;
             }
@@ -421,7 +438,7 @@ impl<'a> Walk<'a> {
     /// Whether directory `key` (with its `/`) is a folder marker or holds an object anywhere
     /// below it.
     fn has_object(&self, key: &str) -> io::Result<bool> {
-        let mut inner = Walk::new(self.bucket, self.cache, key, None, None)?;
+        let mut inner = Walk::new(self.bucket, self.cache, self.names, key, None, None)?;
         Ok(inner.next_found()?.is_some())
     }
 }

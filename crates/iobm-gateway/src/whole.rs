@@ -10,10 +10,14 @@ use hyper::{HeaderMap, Method, Uri};
 use s3s::dto::{Range, Timestamp, TimestampFormat};
 use s3s::{s3_error, Body, S3Request, S3Response, S3Result};
 
-/// The query parameters a plain GetObject may carry.
+/// The query parameters a plain GetObject may carry: a presigned URL's credential (SigV4 or
+/// SigV2), response header overrides, a version.
 fn plain_object_query(query: &str) -> bool {
     crate::guard::Query::parse(query).names().all(|name| {
-        name.starts_with("X-Amz-") || name.starts_with("response-") || name == "versionId"
+        name.starts_with("X-Amz-")
+            || crate::guard::CREDENTIAL_PARAMS.contains(&name)
+            || name.starts_with("response-")
+            || name == "versionId"
     })
 }
 
@@ -115,6 +119,17 @@ mod tests {
         assert!(!ignorable_range(&Method::PUT, &uri, &with("bytes=5-2")));
         let bucket_only: Uri = "/bkt".parse().unwrap();
         assert!(!ignorable_range(&get, &bucket_only, &with("bytes=5-2")));
+        // Presigned, SigV4 or SigV2.
+        for presigned in [
+            "/bkt/k?X-Amz-Credential=c&X-Amz-Signature=s",
+            "/bkt/k?AWSAccessKeyId=a&Signature=s&Expires=1",
+        ] {
+            let uri: Uri = presigned.parse().unwrap();
+            assert!(
+                ignorable_range(&get, &uri, &with("bytes=5-2")),
+                "{presigned}"
+            );
+        }
         let parts: Uri = "/bkt/k?uploadId=1".parse().unwrap();
         assert!(!ignorable_range(&get, &parts, &with("bytes=5-2")));
         assert_eq!(

@@ -283,6 +283,20 @@ fn a_request_asks_for_one_canned_acl_or_grants() {
 }
 
 #[test]
+fn an_owner_the_file_system_cannot_keep_fails_the_save() {
+    // Longer than any extended attribute may be (64 KiB): the object must not be kept without
+    // its owner, which would leave it to the bucket's rules.
+    let dir = tempfile::tempdir().unwrap();
+    let file = std::fs::File::create(dir.path().join("object")).unwrap();
+    let meta = crate::meta::Meta {
+        etag: "e".into(),
+        grants: owned(&"o".repeat(70_000), None),
+        ..Default::default()
+    };
+    assert!(crate::meta::store_meta(&file, &meta).is_err());
+}
+
+#[test]
 fn grants_are_kept_in_extended_attributes() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("object");

@@ -17,6 +17,23 @@ fn headers(pairs: &[(&str, &str)]) -> HeaderMap {
 
 const AUTH: &str = "AWS4-HMAC-SHA256 Credential=AK/20261130/us-east-1/s3/aws4_request, SignedHeaders=host;x-amz-content-sha256;x-amz-date, Signature=00";
 
+/// The headers [`AUTH`] signs, and `extra`.
+fn signed(extra: &[(&str, &str)]) -> HeaderMap {
+    let mut all = vec![
+        ("authorization", AUTH),
+        ("host", "127.0.0.1:9000"),
+        ("x-amz-date", "20261130T000000Z"),
+        ("x-amz-content-sha256", "UNSIGNED-PAYLOAD"),
+    ];
+    all.extend_from_slice(extra);
+    headers(&all)
+}
+
+/// What a presigned URL's request has: its host.
+fn host() -> HeaderMap {
+    headers(&[("host", "127.0.0.1:9000")])
+}
+
 fn code(r: Result<(), Refusal>) -> &'static str {
     r.map_or_else(|e| e.code, |()| "ok")
 }
@@ -25,6 +42,7 @@ fn code(r: Result<(), Refusal>) -> &'static str {
 fn header_signatures_must_cover_every_amz_header_and_name_this_region() {
     let base = [
         ("authorization", AUTH),
+        ("host", "h"),
         ("x-amz-date", "20261130T000000Z"),
         ("x-amz-content-sha256", "UNSIGNED-PAYLOAD"),
     ];
@@ -96,7 +114,7 @@ fn presigned_urls_live_at_most_seven_days_in_this_region() {
             "X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AK%2F20261130%2F{region}%2Fs3%2Faws4_request&X-Amz-Date=20261130T000000Z&X-Amz-Expires={expires}&X-Amz-SignedHeaders=host&X-Amz-Signature=00"
         )
     };
-    let none = HeaderMap::new();
+    let none = host();
     let get = |q: &str, h: &HeaderMap| code(check(&Method::GET, q, h, "us-east-1", true));
     assert_eq!(get(&url("us-east-1", 3600), &none), "ok");
     assert_eq!(get(&url("us-east-1", 604_800), &none), "ok");
@@ -108,7 +126,7 @@ fn presigned_urls_live_at_most_seven_days_in_this_region() {
         get(&url("ap-south-1", 60), &none),
         "AuthorizationQueryParametersError"
     );
-    let extra = headers(&[("x-amz-meta-a", "1")]);
+    let extra = headers(&[("host", "h"), ("x-amz-meta-a", "1")]);
     assert_eq!(get(&url("us-east-1", 60), &extra), "AccessDenied");
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -131,7 +149,7 @@ fn query_parameters_are_checked_as_s3s_decodes_them() {
     assert_eq!(get(far, &none), "AuthorizationQueryParametersError");
     // Unsigned headers beside an encoded presigned URL are refused.
     let near = far.replace("9936000", "60");
-    let injected = headers(&[("x-amz-copy-source", "/a/b")]);
+    let injected = headers(&[("host", "h"), ("x-amz-copy-source", "/a/b")]);
     assert_eq!(get(&near, &injected), "AccessDenied");
     // A SigV2 URL with an encoded Expires, ten years out.
     let v2 = format!(
@@ -160,20 +178,6 @@ fn puts_over_five_gib_are_refused_unread() {
             ("x-amz-decoded-content-length", "5368709121")
         ]),
         "EntityTooLarge"
-    );
-}
-
-#[test]
-fn oversized_delete_bodies_are_refused_unread() {
-    let big = headers(&[("content-length", "300000000")]);
-    assert_eq!(
-        code(check(&Method::POST, "delete", &big, "us-east-1", false)),
-        "MalformedXML"
-    );
-    let small = headers(&[("content-length", "3000")]);
-    assert_eq!(
-        code(check(&Method::POST, "delete=", &small, "us-east-1", false)),
-        "ok"
     );
 }
 
@@ -250,7 +254,7 @@ fn sigv2_header_requests_are_taken_fifteen_minutes_either_side_of_their_date() {
 
 #[test]
 fn a_request_carries_one_credential_form_whichever_parameter_names_the_second() {
-    let auth = headers(&[("authorization", AUTH)]);
+    let auth = signed(&[]);
     let get = |q: &str, h: &HeaderMap| code(check(&Method::GET, q, h, "us-east-1", true));
     assert_eq!(get("", &auth), "ok");
     // Beside the Authorization header, any one parameter of another form is a second form.
@@ -265,7 +269,7 @@ fn a_request_carries_one_credential_form_whichever_parameter_names_the_second() 
     // Parameters of other requests are not credentials.
     assert_eq!(get("uploads&prefix=a", &auth), "ok");
     // Two Authorization headers.
-    let twice = headers(&[("authorization", AUTH), ("authorization", AUTH)]);
+    let twice = signed(&[("authorization", AUTH)]);
     assert_eq!(get("", &twice), "InvalidArgument");
     // An unsigned request to a gateway with keys is left to s3s (and the gate).
     assert_eq!(get("", &HeaderMap::new()), "ok");
@@ -294,32 +298,13 @@ fn sigv2_presigned_urls_live_at_most_seven_days_whichever_parameter_marks_them()
 }
 
 #[test]
-fn delete_bodies_are_refused_past_their_limit_and_only_for_deleteobjects() {
-    let post = |q: &str, len: u64| {
-        let h = headers(&[("content-length", &len.to_string())]);
-        code(check(&Method::POST, q, &h, "us-east-1", false))
-    };
-    assert_eq!(post("delete", MAX_DELETE_BODY), "ok");
-    assert_eq!(post("delete", MAX_DELETE_BODY + 1), "MalformedXML");
-    // Other POSTs (CompleteMultipartUpload, say) take larger bodies.
-    assert_eq!(post("uploadId=1", MAX_DELETE_BODY + 1), "ok");
-    assert_eq!(post("", MAX_DELETE_BODY + 1), "ok");
-    // A PUT named `delete` is no DeleteObjects.
-    let h = headers(&[("content-length", &(MAX_DELETE_BODY + 1).to_string())]);
-    assert_eq!(
-        code(check(&Method::PUT, "delete", &h, "us-east-1", false)),
-        "ok"
-    );
-}
-
-#[test]
 fn presigned_sigv4_expiry_is_one_second_to_seven_days() {
     let url = |expires: &str| {
         format!(
             "X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AK%2F20261130%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Date=20261130T000000Z&X-Amz-Expires={expires}&X-Amz-SignedHeaders=host&X-Amz-Signature=00"
         )
     };
-    let get = |q: &str| code(check(&Method::GET, q, &HeaderMap::new(), "us-east-1", true));
+    let get = |q: &str| code(check(&Method::GET, q, &host(), "us-east-1", true));
     assert_eq!(get(&url("1")), "ok");
     for bad in ["0", "604801", "-1", "a"] {
         assert_eq!(get(&url(bad)), "AuthorizationQueryParametersError", "{bad}");
@@ -332,7 +317,7 @@ fn presigned_sigv4_expiry_is_one_second_to_seven_days() {
     let short = url("60").replace("%2Faws4_request", "");
     assert_eq!(get(&short), "AuthorizationQueryParametersError");
     // The signed headers of a presigned URL may leave out its payload hash.
-    let h = headers(&[("x-amz-content-sha256", "UNSIGNED-PAYLOAD")]);
+    let h = headers(&[("host", "h"), ("x-amz-content-sha256", "UNSIGNED-PAYLOAD")]);
     assert_eq!(
         code(check(&Method::GET, &url("60"), &h, "us-east-1", true)),
         "ok"
@@ -342,7 +327,8 @@ fn presigned_sigv4_expiry_is_one_second_to_seven_days() {
 #[test]
 fn a_header_signature_names_its_credential_and_signed_headers() {
     let get = |auth: &str| {
-        let h = headers(&[("authorization", auth)]);
+        let mut h = signed(&[]);
+        h.insert(AUTHORIZATION, auth.parse().unwrap());
         code(check(&Method::GET, "", &h, "us-east-1", true))
     };
     assert_eq!(get(AUTH), "ok");
@@ -412,4 +398,61 @@ fn sigv2_requests_of_a_path_style_bucket_get_its_slash() {
     );
     assert_eq!(rewritten("/", Some("AWS AK:c2ln")), "/");
     assert_eq!(rewritten("/bucket/", Some("AWS AK:c2ln")), "/bucket/");
+}
+
+#[test]
+fn every_header_named_signed_is_in_the_request() {
+    let get = |h: &HeaderMap| code(check(&Method::GET, "", h, "us-east-1", true));
+    assert_eq!(get(&signed(&[])), "ok");
+    let mut missing = signed(&[]);
+    missing.remove("x-amz-date");
+    let refused = check(&Method::GET, "", &missing, "us-east-1", true).unwrap_err();
+    assert_eq!(refused.status, StatusCode::FORBIDDEN);
+    assert!(
+        refused.message.contains("x-amz-date"),
+        "{}",
+        refused.message
+    );
+    let auth = AUTH.replace("x-amz-date", "x-amz-date;x-amz-meta-gone");
+    let mut named = signed(&[]);
+    named.insert(AUTHORIZATION, auth.parse().unwrap());
+    assert_eq!(get(&named), "AccessDenied");
+    // So with a presigned URL's.
+    let url = "X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AK%2F20261130%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Date=20261130T000000Z&X-Amz-Expires=60&X-Amz-SignedHeaders=host%3Bcontent-md5&X-Amz-Signature=00";
+    let presigned = |h: &HeaderMap| code(check(&Method::GET, url, h, "us-east-1", true));
+    assert_eq!(presigned(&host()), "AccessDenied");
+    assert_eq!(
+        presigned(&headers(&[("host", "h"), ("content-md5", "x")])),
+        "ok"
+    );
+}
+
+#[test]
+fn unsigned_reads_take_no_response_header_overrides() {
+    for signed_gateway in [true, false] {
+        let get =
+            |m: Method, q: &str, h: &HeaderMap| code(check(&m, q, h, "us-east-1", signed_gateway));
+        let none = HeaderMap::new();
+        for q in [
+            "response-content-type=x",
+            "response-content-language=x",
+            "response-expires=x",
+            "response-cache-control=x",
+            "response-content-disposition=x",
+            "response-content-encoding=x",
+        ] {
+            assert_eq!(get(Method::GET, q, &none), "InvalidRequest", "{q}");
+            assert_eq!(get(Method::HEAD, q, &none), "InvalidRequest", "{q}");
+        }
+        // Signed, in a header or a presigned URL, they are taken; other parameters are too.
+        let q = "response-content-type=x";
+        assert_eq!(get(Method::GET, q, &signed(&[])), "ok");
+        let v2 = format!(
+            "{q}&AWSAccessKeyId=AK&Signature=x&Expires={}",
+            now_unix() + 60
+        );
+        assert_eq!(get(Method::GET, &v2, &none), "ok");
+        assert_eq!(get(Method::GET, "versionId=null", &none), "ok");
+        assert_eq!(get(Method::PUT, q, &none), "ok");
+    }
 }

@@ -88,8 +88,9 @@ impl Gateway {
     ) -> S3Result<S3Response<DeleteBucketOutput>> {
         match self.store.delete_bucket(&req.input.bucket) {
             Ok(()) => {
-                // Its unfinished multipart uploads go with it: a bucket made later under the
-                // name, by anyone, does not inherit them.
+                // Its counters and unfinished multipart uploads go with it: a bucket made
+                // later under the name, by anyone, does not inherit them.
+                self.metrics.forget(&req.input.bucket);
                 let uploads = self.store.uploads_dir();
                 while let Ok((open, more)) =
                     crate::multipart::list(uploads, &req.input.bucket, "", ("", ""), 1000)

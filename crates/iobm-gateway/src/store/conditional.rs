@@ -77,6 +77,8 @@ impl Store {
             temp.file.sync_all()?;
         }
         let (dirs, leaf) = split_key(key);
+        let disk_leaf = self.leaf_name(&temp, leaf)?;
+        let leaf: &str = &disk_leaf;
         let mut tries = 0;
         loop {
             // A missing directory means no object; If-Match then fails before any is made.
@@ -140,7 +142,8 @@ impl Store {
         if dirs.is_empty() {
             return Some(Ok(None));
         }
-        match crate::confine::open_beneath(bucket_fd, dirs, super::DIR_FLAGS, Mode::empty()) {
+        let path = self.names.disk_path(dirs);
+        match crate::confine::open_beneath(bucket_fd, &path, super::DIR_FLAGS, Mode::empty()) {
             Ok(fd) => Some(Ok(Some(fd))),
             Err(e) if crossed_link(&e) => {
                 Some(Err(StoreError::SymlinkCrossed(format!("{bucket}/{dirs}"))))

@@ -8,13 +8,13 @@ fn put(store: &Store, bucket: &str, key: &str, body: &[u8]) -> Result<(), StoreE
     let fd = store.open_bucket(bucket)?;
     let mut temp = store.create_temp()?;
     io::Write::write_all(&mut temp.file, body)?;
-    save_meta(
+    store_meta(
         &temp.file,
         &Meta {
             etag: hex(&Md5::digest(body)),
             ..Meta::default()
         },
-    );
+    )?;
     store.publish(temp, fd.as_fd(), bucket, key)
 }
 
@@ -116,6 +116,56 @@ fn publish_is_atomic_and_delete_prunes_empty_directories() {
     let tmp = dir.path().join(INTERNAL).join("tmp");
     let own = fs::read_dir(&tmp).unwrap().next().unwrap().unwrap().path();
     assert_eq!(fs::read_dir(own).unwrap().count(), 0);
+}
+
+#[test]
+fn components_longer_than_a_name_are_stored_read_listed_and_deleted() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path(), false).unwrap();
+    store.create_bucket("bk1").unwrap();
+    let bucket = store.open_bucket("bk1").unwrap();
+    let long = "l".repeat(300);
+    let keys = [
+        format!("{long}/{long}"),
+        format!("d/{long}"),
+        format!("{}{long}", names::MARK),
+        "~iobm~short".to_string(),
+        "p".repeat(1024),
+    ];
+    for (i, key) in keys.iter().enumerate() {
+        put(&store, "bk1", key, key.as_bytes()).unwrap();
+        let object = store.open_object(bucket.as_fd(), "bk1", key).unwrap();
+        assert_eq!(object.len, key.len() as u64, "{i}");
+    }
+    let folder = format!("f/{long}/");
+    let meta = Meta::default();
+    store
+        .put_folder(bucket.as_fd(), "bk1", &folder, &meta)
+        .unwrap();
+    store.open_object(bucket.as_fd(), "bk1", &folder).unwrap();
+    let mut listed = keys.to_vec();
+    listed.push(folder.clone());
+    listed.sort();
+    assert_eq!(store.keys(bucket.as_fd(), "").unwrap(), listed);
+    // No name on disk is longer than the file system takes, nor one of a key's parts.
+    for path in files_below(dir.path()) {
+        assert!(path.iter().all(|c| c.len() <= 255), "{path:?}");
+        assert!(!path.iter().any(|c| c == "~iobm~short"), "{path:?}");
+    }
+    // A conditional write sees the object under its derived name.
+    let temp = store.create_temp().unwrap();
+    let absent = crate::conditions::WriteCondition {
+        if_match: None,
+        if_none_match: Some(crate::conditions::Etag::Any),
+    };
+    assert!(matches!(
+        store.publish_if(temp, bucket.as_fd(), "bk1", &keys[1], &absent),
+        Err(StoreError::PreconditionFailed)
+    ));
+    for key in keys.iter().chain([&folder]) {
+        store.delete_object(bucket.as_fd(), "bk1", key).unwrap();
+    }
+    assert_eq!(fs::read_dir(dir.path().join("bk1")).unwrap().count(), 0);
 }
 
 /// A tree with links out of the root at every level a request can name.
@@ -251,7 +301,7 @@ proptest! {
                 match p.store.put_folder(b.as_fd(), "bkt", key, &Meta::default()) {
                     Ok(()) => {
                         // The marker is a directory under the bucket, reached without a link.
-                        let path = bucket_dir.join(key.trim_end_matches('/'));
+                        let path = bucket_dir.join(&*p.store.names.disk_path(key.trim_end_matches('/')));
                         prop_assert!(path.canonicalize().unwrap().starts_with(&bucket_dir));
                         prop_assert!(fs::symlink_metadata(&path).unwrap().is_dir());
                         prop_assert_eq!(p.store.open_object(b.as_fd(), "bkt", key).unwrap().len, 0);
@@ -268,7 +318,7 @@ proptest! {
             match put(&p.store, "bkt", key, key.as_bytes()) {
                 Ok(()) => {
                     // The object is a regular file under the bucket, reached without a link.
-                    let path = bucket_dir.join(key);
+                    let path = bucket_dir.join(&*p.store.names.disk_path(key));
                     prop_assert!(path.canonicalize().unwrap().starts_with(&bucket_dir));
                     prop_assert!(fs::symlink_metadata(&path).unwrap().is_file());
                     let b = p.store.open_bucket("bkt").unwrap();

@@ -3,8 +3,8 @@
 //! place, and deletion with the pruning of the directories it leaves empty.
 
 use super::{
-    check_key, is_folder_key, is_missing, split_key, Object, Store, StoreError, Temp, DIR_FLAGS,
-    RACE_RETRIES,
+    check_key, is_folder_key, is_missing, split_key, unlabelled, Object, Store, StoreError, Temp,
+    DIR_FLAGS, RACE_RETRIES,
 };
 use crate::confine::{crossed_link, open_beneath};
 use crate::meta::{is_folder, unmark_folder};
@@ -67,11 +67,12 @@ impl Store {
         for name in dirs.split('/').filter(|n| !n.is_empty()) {
             walked += name.len() + 1;
             let at = held.as_ref().map_or(bucket_fd, |fd| fd.as_fd());
-            match mkdirat(at, name, Mode::from_bits_truncate(0o777)) {
+            let disk = self.names.disk_name(name);
+            match mkdirat(at, &*disk, Mode::from_bits_truncate(0o777)) {
                 Ok(()) | Err(Errno::EXIST) => {}
                 Err(e) => return Err(e.into()),
             }
-            let fd = match open_beneath(at, name, DIR_FLAGS, Mode::empty()) {
+            let fd = match open_beneath(at, &disk, DIR_FLAGS, Mode::empty()) {
                 Ok(fd) => fd,
                 Err(e) if crossed_link(&e) => {
                     return Err(StoreError::SymlinkCrossed(format!(
@@ -84,6 +85,10 @@ impl Store {
                 }
                 Err(e) => return Err(e.into()),
             };
+            if self.names.derives(name) {
+                // Every writer labels it (with the same name): none publishes below it before.
+                super::names::label(&fd, name).map_err(unlabelled)?;
+            }
             held = Some(fd);
         }
         Ok(held)
@@ -106,11 +111,12 @@ impl Store {
             temp.file.sync_all()?;
         }
         let (dirs, leaf) = split_key(key);
+        let leaf = self.leaf_name(&temp, leaf)?;
         let mut tries = 0;
         loop {
             let parent = self.make_dirs(bucket_fd, bucket, dirs)?;
             let at = parent.as_ref().map_or(bucket_fd, |fd| fd.as_fd());
-            match temp.place_in(at, leaf) {
+            match temp.place_in(at, &leaf) {
                 Ok(()) => return Ok(()),
                 // A delete of the last sibling removed the directory after it was opened.
                 Err(Errno::NOENT) if tries < RACE_RETRIES => tries += 1,
@@ -131,16 +137,16 @@ impl Store {
         key: &str,
     ) -> Result<(), StoreError> {
         check_key(key)?;
+        let path = self.names.disk_path(key.strip_suffix('/').unwrap_or(key));
         if is_folder_key(key) {
-            let path = &key[..key.len() - 1];
             if let Ok(Object { file, .. }) = self.open_folder(bucket_fd, bucket, key) {
                 unmark_folder(&file);
                 drop(file);
-                self.prune(bucket_fd, path);
+                self.prune(bucket_fd, &path);
             }
             return Ok(());
         }
-        let (dirs, leaf) = split_key(key);
+        let (dirs, leaf) = split_key(&path);
         let parent = if dirs.is_empty() {
             None
         } else {
@@ -174,8 +180,8 @@ impl Store {
         Ok(())
     }
 
-    /// Removes the empty directories of `dirs`, deepest first, stopping at the first that is
-    /// not empty.
+    /// Removes the empty directories of `dirs` (names on disk), deepest first, stopping at the
+    /// first that is not empty.
     fn prune(&self, bucket_fd: BorrowedFd<'_>, dirs: &str) {
         let mut rest = dirs;
         while !rest.is_empty() {

@@ -3,30 +3,50 @@ use proptest::prelude::*;
 use std::fs;
 use std::path::Path;
 
-/// Makes `keys` as empty files under `root`, leaving out those that clash with a file or
-/// directory already there; returns the keys made.
-fn make(root: &Path, keys: &[String]) -> Vec<String> {
+/// Makes `keys` as empty files under `root`, named on disk as `names` names them, leaving out
+/// those that clash with a file or directory already there; returns the keys made.
+fn make_named(root: &Path, names: Names, keys: &[String]) -> Vec<String> {
     let mut made = Vec::new();
     for key in keys {
-        let path = root.join(key);
-        if let Some(folder) = key.strip_suffix('/') {
-            // A folder marker: its directory, marked.
-            let dir = root.join(folder);
-            if fs::create_dir_all(&dir).is_ok() {
-                let meta = crate::meta::Meta::default();
-                crate::meta::mark_folder(&fs::File::open(&dir).unwrap(), &meta).unwrap();
-                made.push(key.clone());
+        let path = key.strip_suffix('/').unwrap_or(key);
+        let (dirs, leaf) = path.rsplit_once('/').unwrap_or(("", path));
+        let mut dir = root.to_path_buf();
+        let mut dirs_ok = true;
+        let folder = key.ends_with('/').then_some(leaf);
+        for component in dirs.split('/').filter(|c| !c.is_empty()).chain(folder) {
+            dir.push(&*names.disk_name(component));
+            dirs_ok = dirs_ok && (dir.is_dir() || fs::create_dir(&dir).is_ok());
+            if dirs_ok && names.derives(component) {
+                let fd = fs::File::open(&dir).unwrap();
+                crate::store::names::label(&fd, component).unwrap();
             }
+        }
+        if !dirs_ok {
             continue;
         }
-        let parent_ok = fs::create_dir_all(path.parent().unwrap()).is_ok();
-        if parent_ok && !path.exists() && fs::write(&path, b"").is_ok() {
+        if folder.is_some() {
+            // A folder marker: its directory, marked.
+            let meta = crate::meta::Meta::default();
+            crate::meta::mark_folder(&fs::File::open(&dir).unwrap(), &meta).unwrap();
+            made.push(key.clone());
+            continue;
+        }
+        let file = dir.join(&*names.disk_name(leaf));
+        if !file.exists() && fs::write(&file, b"").is_ok() {
+            if names.derives(leaf) {
+                crate::store::names::label(fs::File::open(&file).unwrap(), leaf).unwrap();
+            }
             made.push(key.clone());
         }
     }
     made.sort();
     made.dedup();
     made
+}
+
+/// [`make_named`] with the names of most file systems.
+fn make(root: &Path, keys: &[String]) -> Vec<String> {
+    make_named(root, Names::default(), keys)
 }
 
 /// What S3 lists, computed directly: keys with the prefix, grouped by the delimiter, after the
@@ -60,9 +80,10 @@ fn model(
 
 /// Pages of `size` through the walk, each resumed after the last item of the one before, as a
 /// client does with markers.
-fn paged(
+fn paged_named(
     dir: &Path,
     cache: &DirCache,
+    names: Names,
     prefix: &str,
     delimiter: Option<&str>,
     size: usize,
@@ -71,7 +92,15 @@ fn paged(
     let mut out = Vec::new();
     let mut after: Option<String> = None;
     loop {
-        let mut walk = Walk::new(fd.as_fd(), cache, prefix, delimiter, after.as_deref()).unwrap();
+        let mut walk = Walk::new(
+            fd.as_fd(),
+            cache,
+            names,
+            prefix,
+            delimiter,
+            after.as_deref(),
+        )
+        .unwrap();
         let mut page = Vec::new();
         while page.len() < size {
             match walk.next_found().unwrap() {
@@ -89,6 +118,17 @@ fn paged(
         }
         after = Some(last);
     }
+}
+
+/// [`paged_named`] with the names of most file systems.
+fn paged(
+    dir: &Path,
+    cache: &DirCache,
+    prefix: &str,
+    delimiter: Option<&str>,
+    size: usize,
+) -> Vec<Found> {
+    paged_named(dir, cache, Names::default(), prefix, delimiter, size)
 }
 
 /// A cache that keeps directories however recently they changed.
@@ -211,6 +251,53 @@ fn the_cache_keeps_at_most_its_capacity() {
     assert!(cache.inner.lock().unwrap().entries <= 4);
 }
 
+#[test]
+fn components_too_long_for_a_name_list_as_themselves_in_key_order() {
+    let root = tempfile::tempdir().unwrap();
+    let long = |c: char| c.to_string().repeat(300);
+    let keys: Vec<String> = [
+        format!("{}/x", long('a')),
+        format!("{}b", long('a')),
+        long('a'),
+        format!("{}/", long('c')),
+        format!("{}/{}", long('c'), long('d')),
+        "b".to_string(),
+        format!("d/{}", long('e')),
+    ]
+    .to_vec();
+    let made = make(root.path(), &keys);
+    assert_eq!(made.len(), keys.len() - 1, "{made:?}"); // aaa… is a directory first
+                                                        // What is on disk is short; what is listed is the keys.
+    for entry in fs::read_dir(root.path()).unwrap() {
+        assert!(entry.unwrap().file_name().len() <= 255);
+    }
+    let cache = caching_at_once(CACHE_ENTRIES, WINDOW);
+    for (prefix, delimiter, size) in [
+        ("", None, 1),
+        ("", Some("/"), 2),
+        ("a", None, 2),
+        (&*format!("{}/", long('c')), Some("/"), 1),
+        (&*long('a'), Some("/"), 1),
+    ] {
+        assert_eq!(
+            paged(root.path(), &cache, prefix, delimiter, size),
+            model(&made, prefix, delimiter, None),
+            "{prefix} {delimiter:?}"
+        );
+    }
+    // A derived name with no label (a file planted, or one being made) is left out.
+    fs::write(
+        root.path()
+            .join(Names::default().disk_name(&long('z')).as_ref()),
+        b"",
+    )
+    .unwrap();
+    assert_eq!(
+        paged(root.path(), &DirCache::default(), "", None, 100),
+        model(&made, "", None, None)
+    );
+}
+
 fn key() -> impl Strategy<Value = String> {
     proptest::collection::vec(
         prop_oneof![
@@ -243,6 +330,26 @@ proptest! {
         let cache = if small { DirCache::new(3, 2) } else { DirCache::default() };
         prop_assert_eq!(
             paged(root.path(), &cache, prefix, delimiter, size),
+            model(&made, prefix, delimiter, None)
+        );
+    }
+
+    /// With names of at most 2 bytes, most components are stored under derived names, which
+    /// sort nothing like the keys: the pages are still S3's.
+    #[test]
+    fn pages_of_derived_names_list_what_s3_lists(
+        keys in proptest::collection::vec(key(), 1..40),
+        prefix in prop_oneof![Just(""), Just("a"), Just("a/"), Just("ab"), Just("b/a")],
+        delimiter in prop_oneof![Just(None), Just(Some("/")), Just(Some("-")), Just(Some("a/"))],
+        size in 1usize..6,
+        small in any::<bool>(),
+    ) {
+        let root = tempfile::tempdir().unwrap();
+        let names = Names::with_name_max(2);
+        let made = make_named(root.path(), names, &keys);
+        let cache = if small { DirCache::new(3, 2) } else { DirCache::default() };
+        prop_assert_eq!(
+            paged_named(root.path(), &cache, names, prefix, delimiter, size),
             model(&made, prefix, delimiter, None)
         );
     }
