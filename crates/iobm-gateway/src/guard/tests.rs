@@ -98,13 +98,34 @@ fn payload_hashes_are_hex_or_a_named_kind() {
             "InvalidArgument",
         ),
     ] {
-        let h = headers(&[("x-amz-content-sha256", value)]);
+        // Signed (the signature itself is s3s's to check): a STREAMING- body is one of them.
+        let h = headers(&[
+            ("x-amz-content-sha256", value),
+            ("authorization", "AWS4-HMAC-SHA256 x"),
+        ]);
         assert_eq!(
             code(check(&Method::PUT, "", &h, "us-east-1", false)),
             want,
             "{value}"
         );
     }
+    // Unsigned, an aws-chunked body would not be decoded: refused.
+    let h = headers(&[("x-amz-content-sha256", "STREAMING-UNSIGNED-PAYLOAD-TRAILER")]);
+    assert_eq!(
+        code(check(&Method::PUT, "", &h, "us-east-1", false)),
+        "InvalidRequest"
+    );
+    let h = headers(&[("x-amz-decoded-content-length", "5")]);
+    assert_eq!(
+        code(check(
+            &Method::PUT,
+            "/b/k?X-Amz-Credential=x",
+            &h,
+            "us-east-1",
+            false
+        )),
+        "ok"
+    );
 }
 
 #[test]
