@@ -1,6 +1,6 @@
 //! A phase at cluster scale, without running it: 256 ranks x 16 workers for an hour at 1 s
 //! intervals, each worker's series with a latency histogram per interval, folded rank by rank
-//! as rank 0 folds them under MPI. The document and the side file are the sizes README.md
+//! as rank 0 folds them under MPI. The document and the side file are the sizes docs/mpi.md
 //! quotes, the per-worker series go to the side file whole, and the aggregates equal a direct
 //! computation.
 
@@ -21,7 +21,7 @@ const WORKERS: usize = 16;
 const INTERVALS: usize = 3600;
 
 #[test]
-fn an_hour_of_4096_workers_makes_the_sizes_the_readme_quotes_with_exact_aggregates() {
+fn an_hour_of_4096_workers_makes_the_sizes_the_guide_quotes_with_exact_aggregates() {
     let template = template(WORKERS);
     let mut merger = PhaseMerger::new(&[], 0, RANKS as usize);
     let (mut total, mut sum_of_rates) = (0u64, 0.0f64);
@@ -48,8 +48,8 @@ fn an_hour_of_4096_workers_makes_the_sizes_the_readme_quotes_with_exact_aggregat
         document.len() as f64 / 1e6,
         side as f64 / 1e6
     );
-    // The sizes README.md quotes for this hour, to its rounding.
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md"))
+    // The sizes docs/mpi.md quotes for this hour, to its rounding.
+    let guide = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/mpi.md"))
         .unwrap()
         .split_whitespace()
         .collect::<Vec<_>>()
@@ -60,8 +60,8 @@ fn an_hour_of_4096_workers_makes_the_sizes_the_readme_quotes_with_exact_aggregat
         side as f64 / 1e6
     );
     assert!(
-        readme.contains(&quoted),
-        "README.md does not say what this hour makes: {quoted}"
+        guide.contains(&quoted),
+        "docs/mpi.md does not say what this hour makes: {quoted}"
     );
 
     // The sums kept in the document: all workers' series and each rank's.

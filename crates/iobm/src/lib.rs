@@ -10,6 +10,7 @@ pub mod gateway;
 pub mod io500;
 pub mod kept;
 pub mod limits;
+pub mod manual;
 pub mod merge;
 pub mod meta;
 pub mod plan;
@@ -101,6 +102,7 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
             Ok(code) => return code,
             Err(failure) => Err(failure),
         },
+        Command::Generate(args) => manual::generate(&args.dir),
     };
     match outcome {
         Ok(exit) => ExitCode::from(exit as u8),

@@ -122,6 +122,9 @@ pub enum Command {
     Run(RunArgs),
     /// Run the workload of a saved result again (its recorded spec), optionally changed
     Rerun(RerunArgs),
+    /// Write the man pages and shell completions made from these definitions
+    #[command(hide = true)]
+    Generate(GenerateArgs),
 }
 
 /// What the user knows of the server behind the storage, which no client can see.
@@ -309,4 +312,12 @@ pub struct QuickArgs {
     pub measure: MeasureArgs,
     #[command(flatten)]
     pub output: OutputArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct GenerateArgs {
+    /// The repository's root: the man pages go to DIR/docs/man, the completions (bash, zsh,
+    /// fish) to DIR/completions
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
 }

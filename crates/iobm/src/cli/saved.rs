@@ -68,7 +68,7 @@ pub struct CompareArgs {
     /// Output format
     #[arg(long, value_enum, default_value_t = FormatArg::Text)]
     pub format: FormatArg,
-    /// The aggregate each value is (see "Reading the output" in the README)
+    /// The aggregate each value is (see "Reading the output" in docs/results.md)
     #[arg(long, value_enum, default_value_t = AggregateArg::Makespan)]
     pub aggregate: AggregateArg,
     /// Also save the comparison as one self-contained HTML page: the table (with p99 latency
