@@ -2,9 +2,10 @@
 //! `x-amz-*` header and `host` must be signed, the signature's scope must name this gateway's
 //! region and the service `s3`, `x-amz-content-sha256` must be a hex SHA-256 or one of the
 //! named payload kinds, a presigned URL lives at most 7 days, and a DeleteObjects body is
-//! refused by its length before it is read.
+//! refused by its length before it is read. A request whose body was cut for its rate
+//! ([`crate::body_rate`]) is answered `RequestTimeout`, whichever step read the body.
 
-use hyper::body::Incoming;
+use crate::body_rate::Metered;
 use hyper::header::{HeaderMap, AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE};
 use hyper::{Request, Response, StatusCode};
 use s3s::service::S3Service;
@@ -490,15 +491,14 @@ pub struct Guard {
     pub signed: bool,
     /// Where a chunked PUT of unknown length is kept until it is whole ([`crate::spool`]).
     pub store: crate::store::Store,
-    pub body_timeout: std::time::Duration,
 }
 
-impl hyper::service::Service<Request<Incoming>> for Guard {
+impl hyper::service::Service<Request<Metered>> for Guard {
     type Response = HttpResponse;
     type Error = HttpError;
     type Future = Pin<Box<dyn Future<Output = Result<HttpResponse, HttpError>> + Send>>;
 
-    fn call(&self, mut req: Request<Incoming>) -> Self::Future {
+    fn call(&self, mut req: Request<Metered>) -> Self::Future {
         if self.signed {
             sigv2_bucket_path(&mut req);
         }
@@ -512,6 +512,7 @@ impl hyper::service::Service<Request<Incoming>> for Guard {
             || headers
                 .get(hyper::header::CONTENT_LENGTH)
                 .is_some_and(|l| l.as_bytes() != b"0");
+        let cut = req.body().verdict();
         let verdict = check(
             req.method(),
             req.uri().query().unwrap_or_default(),
@@ -521,8 +522,7 @@ impl hyper::service::Service<Request<Incoming>> for Guard {
         );
         let answer: Self::Future = match verdict {
             Ok(()) if self.signed && crate::spool::wanted(&req) => {
-                let (inner, store, timeout) =
-                    (self.inner.clone(), self.store.clone(), self.body_timeout);
+                let (inner, store) = (self.inner.clone(), self.store.clone());
                 Box::pin(async move {
                     // Authenticated and authorized before a byte is kept: the request's head
                     // goes through s3s and the gate first, with no body.
@@ -531,7 +531,7 @@ impl hyper::service::Service<Request<Incoming>> for Guard {
                         return Ok(refused);
                     }
                     let req = Request::from_parts(parts, body);
-                    match crate::spool::spool(req, &store, timeout).await {
+                    match crate::spool::spool(req, &store).await {
                         Ok(req) => crate::acl::with_checked_bucket(inner.call(req)).await,
                         Err(refusal) => Ok(refusal.response()),
                     }
@@ -551,9 +551,11 @@ impl hyper::service::Service<Request<Incoming>> for Guard {
                 );
                 Box::pin(async move { crate::acl::with_checked_bucket(inner.call(req)).await })
             }
-            Ok(()) => Box::pin(crate::acl::with_checked_bucket(
-                hyper::service::Service::call(&self.inner, req),
-            )),
+            Ok(()) => {
+                let inner = self.inner.clone();
+                let req = req.map(Body::http_body);
+                Box::pin(async move { crate::acl::with_checked_bucket(inner.call(req)).await })
+            }
             Err(refusal) => {
                 let response = refusal.response();
                 Box::pin(async move { Ok(response) })
@@ -562,6 +564,10 @@ impl hyper::service::Service<Request<Incoming>> for Guard {
         // Every answer says it is iobm's: `iobm s3` then reads the gateway's counters.
         Box::pin(async move {
             let mut response = answer.await?;
+            if let Some(cut) = cut.get() {
+                let refusal = Refusal::new(StatusCode::BAD_REQUEST, "RequestTimeout", cut.to_string());
+                response = refusal.response();
+            }
             let close = has_body && !response.status().is_success();
             let headers = response.headers_mut();
             headers.insert(

@@ -5,6 +5,7 @@ use super::Gateway;
 use crate::acl::Grants;
 use crate::errors::{io_error, store_error};
 use crate::listing::{owner, Query};
+use crate::multipart;
 use crate::store::StoreError;
 use s3s::dto::*;
 use s3s::{s3_error, S3Request, S3Response, S3Result};
@@ -88,18 +89,15 @@ impl Gateway {
     ) -> S3Result<S3Response<DeleteBucketOutput>> {
         match self.store.delete_bucket(&req.input.bucket) {
             Ok(()) => {
-                // Its unfinished multipart uploads go with it: a bucket made later under the
-                // name, by anyone, does not inherit them.
+                // Its unfinished multipart uploads go with it, all at once: a bucket made later
+                // under the name, by anyone, does not inherit them. Their files are removed
+                // after the answer (or, after a stop, when a gateway starts).
                 let uploads = self.store.uploads_dir();
-                while let Ok((open, more)) =
-                    crate::multipart::list(uploads, &req.input.bucket, "", ("", ""), 1000)
-                {
-                    for (id, _) in &open {
-                        let _ = crate::multipart::remove(uploads, id);
-                    }
-                    if !more || open.is_empty() {
-                        break;
-                    }
+                if let Ok(Some(aside)) = multipart::discard(uploads, &req.input.bucket) {
+                    let store = self.store.clone();
+                    tokio::task::spawn_blocking(move || {
+                        multipart::remove_discarded(store.uploads_dir(), &aside)
+                    });
                 }
                 Ok(S3Response::new(DeleteBucketOutput::default()))
             }
