@@ -140,7 +140,11 @@ impl Metered {
     /// Takes `bytes` that came after waiting `wait`: whether the body is now to be cut.
     fn judge(&mut self, wait: Duration, bytes: u64) -> Option<Cut> {
         self.meter.add(wait, bytes);
-        self.quiet = if bytes > 0 { Duration::ZERO } else { self.quiet + wait };
+        self.quiet = if bytes > 0 {
+            Duration::ZERO
+        } else {
+            self.quiet + wait
+        };
         self.conn.set_body_rate(self.meter.rate());
         if self.conn.evicted() {
             Some(Cut::Evicted)
@@ -167,7 +171,10 @@ impl Body for Metered {
             return Poll::Ready(Some(Err(Box::new(*cut))));
         }
         let now = Instant::now();
-        let waited = this.waiting_since.take().map_or(Duration::ZERO, |t| now - t);
+        let waited = this
+            .waiting_since
+            .take()
+            .map_or(Duration::ZERO, |t| now - t);
         let polled = Pin::new(&mut this.inner).poll_frame(cx);
         let bytes = match &polled {
             Poll::Ready(Some(Ok(frame))) => frame.data_ref().map_or(0, |d| d.len() as u64),
@@ -261,7 +268,10 @@ mod tests {
         for _ in 0..10 {
             m.add(Duration::from_millis(4500), 80 << 10);
             let rate = m.rate().unwrap();
-            assert!(m.waited < WINDOW || (16 << 10..=27 << 10).contains(&rate), "{rate}");
+            assert!(
+                m.waited < WINDOW || (16 << 10..=27 << 10).contains(&rate),
+                "{rate}"
+            );
         }
         // A wait longer than the window leaves nothing in it.
         m.add(Duration::from_secs(30), 0);

@@ -84,7 +84,10 @@ struct Seen {
 /// Whom to close to make room: the connection idle longest, else the one whose request body
 /// arrives slowest, if slower than `slow` bytes a second.
 fn choose(seen: &[Seen], slow: u64) -> Option<u64> {
-    let idle = seen.iter().filter_map(|c| Some((c.idle_since?, c.id))).min();
+    let idle = seen
+        .iter()
+        .filter_map(|c| Some((c.idle_since?, c.id)))
+        .min();
     let slowest = || {
         seen.iter()
             .filter_map(|c| Some((c.body_rate?, c.id)))
@@ -520,11 +523,19 @@ mod tests {
             body_rate: rate,
         };
         let slow = 64 << 10;
-        let busy = [body(1, Some(20 << 10)), body(2, Some(18 << 10)), body(3, None)];
+        let busy = [
+            body(1, Some(20 << 10)),
+            body(2, Some(18 << 10)),
+            body(3, None),
+        ];
         assert_eq!(choose(&busy, slow), Some(2), "the slowest body");
         let mut with_idle = busy.to_vec();
         with_idle.extend([idle(7, 50), idle(8, 40)]);
-        assert_eq!(choose(&with_idle, slow), Some(8), "the idle longest, before any body");
+        assert_eq!(
+            choose(&with_idle, slow),
+            Some(8),
+            "the idle longest, before any body"
+        );
         // Bodies at or above the limit, or not measured yet, are never cut for room.
         let fast = [body(1, Some(slow)), body(2, Some(100 << 20)), body(3, None)];
         assert_eq!(choose(&fast, slow), None);

@@ -5,7 +5,7 @@
 //! refused by its length before it is read. A request whose body was cut for its rate
 //! ([`crate::body_rate`]) is answered `RequestTimeout`, whichever step read the body.
 
-use crate::body_rate::Metered;
+use crate::body_rate::{Cut, Metered};
 use hyper::header::{HeaderMap, AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE};
 use hyper::{Request, Response, StatusCode};
 use s3s::service::S3Service;
@@ -537,23 +537,13 @@ impl hyper::service::Service<Request<Metered>> for Guard {
                     }
                 })
             }
-            Ok(()) if crate::chunked::wanted(req.headers()) => {
-                let inner = self.inner.clone();
-                let (parts, body) = req.into_parts();
-                let length = parts
-                    .headers
-                    .get(CONTENT_LENGTH)
-                    .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
-                let body = crate::chunked::FinalChunk::new(body, length);
-                let req = Request::from_parts(
-                    parts,
-                    Body::from(Box::pin(body) as s3s::stream::DynByteStream),
-                );
-                Box::pin(async move { crate::acl::with_checked_bucket(inner.call(req)).await })
-            }
             Ok(()) => {
                 let inner = self.inner.clone();
-                let req = req.map(Body::http_body);
+                let req = if crate::chunked::wanted(req.headers()) {
+                    with_final_chunk(req)
+                } else {
+                    req.map(Body::http_body)
+                };
                 Box::pin(async move { crate::acl::with_checked_bucket(inner.call(req)).await })
             }
             Err(refusal) => {
@@ -561,28 +551,45 @@ impl hyper::service::Service<Request<Metered>> for Guard {
                 Box::pin(async move { Ok(response) })
             }
         };
-        // Every answer says it is iobm's: `iobm s3` then reads the gateway's counters.
-        Box::pin(async move {
-            let mut response = answer.await?;
-            if let Some(cut) = cut.get() {
-                let refusal = Refusal::new(StatusCode::BAD_REQUEST, "RequestTimeout", cut.to_string());
-                response = refusal.response();
-            }
-            let close = has_body && !response.status().is_success();
-            let headers = response.headers_mut();
-            headers.insert(
-                crate::metrics::HEADER,
-                hyper::header::HeaderValue::from_static(env!("CARGO_PKG_VERSION")),
-            );
-            if close {
-                headers.insert(
-                    hyper::header::CONNECTION,
-                    hyper::header::HeaderValue::from_static("close"),
-                );
-            }
-            Ok(response)
-        })
+        Box::pin(async move { Ok(finished(answer.await?, has_body, cut.get().copied())) })
     }
+}
+
+/// An aws-chunked request, its body to be failed if it ends before its final chunk.
+fn with_final_chunk(req: Request<Metered>) -> Request<Body> {
+    let (parts, body) = req.into_parts();
+    let length = parts
+        .headers
+        .get(CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+    let body = crate::chunked::FinalChunk::new(body, length);
+    Request::from_parts(
+        parts,
+        Body::from(Box::pin(body) as s3s::stream::DynByteStream),
+    )
+}
+
+/// The answer as sent: `RequestTimeout` if the body was cut, whatever step read it; marked as
+/// iobm's (`iobm s3` then reads the gateway's counters); closing the connection after an
+/// error to a request with a body.
+fn finished(mut response: HttpResponse, has_body: bool, cut: Option<Cut>) -> HttpResponse {
+    if let Some(cut) = cut {
+        response =
+            Refusal::new(StatusCode::BAD_REQUEST, "RequestTimeout", cut.to_string()).response();
+    }
+    let close = has_body && !response.status().is_success();
+    let headers = response.headers_mut();
+    headers.insert(
+        crate::metrics::HEADER,
+        hyper::header::HeaderValue::from_static(env!("CARGO_PKG_VERSION")),
+    );
+    if close {
+        headers.insert(
+            hyper::header::CONNECTION,
+            hyper::header::HeaderValue::from_static("close"),
+        );
+    }
+    response
 }
 
 #[cfg(test)]

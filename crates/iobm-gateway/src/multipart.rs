@@ -517,19 +517,12 @@ fn recover_in(
     }
 }
 
-/// Removes what [`discard`] renamed aside and a stop left, and moves the uploads that earlier
-/// gateways kept directly in the uploads directory (`<id>/` or a claim, with its
-/// `upload.json`; a bucket's directory has none) into their bucket's directory.
+/// Moves the uploads that earlier gateways kept directly in the uploads directory (`<id>/` or
+/// a claim, with its `upload.json`; a bucket's directory has none) into their bucket's
+/// directory.
 fn tidy(uploads: BorrowedFd<'_>) {
     for (name, ty) in entries(uploads).unwrap_or_default() {
-        if ty != FileType::Directory {
-            continue;
-        }
-        if name.starts_with(DISCARDED) {
-            let _ = remove_discarded(uploads, &name);
-            continue;
-        }
-        if !valid_id(name.split(CLAIMED).next().unwrap_or_default()) {
+        if ty != FileType::Directory || !valid_id(name.split(CLAIMED).next().unwrap_or_default()) {
             continue;
         }
         let info = open_dir(uploads, &name).map_err(io::Error::from);
@@ -568,6 +561,16 @@ pub fn remove_discarded(uploads: BorrowedFd<'_>, name: &str) -> io::Result<()> {
         let _ = remove(dir.as_fd(), &upload);
     }
     Ok(unlinkat(uploads, name, AtFlags::REMOVEDIR)?)
+}
+
+/// Removes every upload that [`discard`] renamed aside (what a stop left of their removal, at a
+/// start). Returns how many buckets' uploads.
+pub fn remove_all_discarded(uploads: BorrowedFd<'_>) -> usize {
+    let list = entries(uploads).unwrap_or_default();
+    list.iter()
+        .filter(|(name, _)| name.starts_with(DISCARDED))
+        .filter(|(name, _)| remove_discarded(uploads, name).is_ok())
+        .count()
 }
 
 /// Removes an upload's directory (by id or claimed name) and its parts from the directory of

@@ -394,8 +394,7 @@ impl Gateway {
             sources.push(found);
         }
         // From here on this request owns the upload: concurrent completes find none.
-        let uploads = uploads.as_fd();
-        let claimed = multipart::claim(uploads, &input.upload_id).map_err(store_error)?;
+        let claimed = multipart::claim(uploads.as_fd(), &input.upload_id).map_err(store_error)?;
         test_pause("claimed").await;
         let etag = format!("{}-{}", hex(&etags.finalize()), wanted.len());
         let joined = (|| -> S3Result<()> {
@@ -445,11 +444,11 @@ impl Gateway {
                 };
                 // Without the record (a full disk), a retry is told NoSuchUpload.
                 let _ = self.completed.add(&input.upload_id, &done);
-                let _ = multipart::remove(uploads, &claimed);
+                let _ = multipart::remove(uploads.as_fd(), &claimed);
                 multipart::forget_if_empty(self.store.uploads_dir(), &input.bucket);
             }
             Err(e) => {
-                multipart::unclaim(uploads, &claimed, &input.upload_id);
+                multipart::unclaim(uploads.as_fd(), &claimed, &input.upload_id);
                 return Err(e);
             }
         }
@@ -476,7 +475,9 @@ fn completed_output(
 /// Finishes or rolls back the completions that gateways killed on this host left claimed
 /// ([`multipart::recover`]): one whose planned file is the object now at its key is recorded
 /// as completed, the others are uploads again.
+/// What a stop left of deleted buckets' uploads is removed meanwhile ([`discarded`]).
 pub(crate) fn recover(store: &Store, completed: &Completed) -> multipart::Recovered {
+    discarded(store, None);
     multipart::recover(store.uploads_dir(), completed, |info, plan| {
         let Ok(dir) = store.open_bucket(&info.bucket) else {
             return false;
@@ -485,6 +486,20 @@ pub(crate) fn recover(store: &Store, completed: &Completed) -> multipart::Recove
             .open_object(dir.as_fd(), &info.bucket, &info.key)
             .is_ok_and(|object| plan.is(&object.file))
     })
+}
+
+/// Removes the uploads that DeleteBucket renamed aside to `name` ([`multipart::discard`]), or
+/// with `None` all that a stop left, on a thread of their own: a deleted bucket's answer does
+/// not wait for them, nor does a stop (the next start finishes).
+pub(crate) fn discarded(store: &Store, name: Option<String>) {
+    let store = store.clone();
+    tokio::task::spawn_blocking(move || {
+        let uploads = store.uploads_dir();
+        match name {
+            Some(name) => drop(multipart::remove_discarded(uploads, &name)),
+            None => drop(multipart::remove_all_discarded(uploads)),
+        }
+    });
 }
 
 /// Most parts one ListParts answer lists (as S3).

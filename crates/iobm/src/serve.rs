@@ -56,7 +56,7 @@ pub fn serve(args: ServeArgs) -> Result<Exit, Failure> {
         .build()
         .map_err(|e| Failure::run(format!("cannot start the server runtime: {e}")))?;
     iobm_run::signals::install();
-    runtime.block_on(async {
+    let served = runtime.block_on(async {
         let listener = iobm_gateway::bind(args.listen).await.map_err(|e| {
             Failure::input(format!("--listen {}: {}", args.listen, session::describe_io(&e)))
         })?;
@@ -114,6 +114,8 @@ pub fn serve(args: ServeArgs) -> Result<Exit, Failure> {
         iobm_gateway::serve(&args.dir, listener, metrics_listener, options, &iobm_run::signals::STOP)
             .await
             .map_err(|e| Failure::run(format!("{}: {}", args.dir.display(), session::describe_io(&e))))
-    })?;
-    Ok(Exit::Ok)
+    });
+    // Not waiting for deleted buckets' uploads still being removed: the next start finishes.
+    runtime.shutdown_background();
+    served.map(|()| Exit::Ok)
 }

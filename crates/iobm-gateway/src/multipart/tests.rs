@@ -24,7 +24,9 @@ fn one_claim_wins_and_a_failed_completion_can_be_retried() {
     let store = Store::open(root.path(), false).unwrap();
     let root_up = store.uploads_dir();
     let id = create(root_up, &info("k", now_unix())).unwrap();
-    let bucket = of_bucket(root_up, "bkt").unwrap().expect("the bucket's uploads");
+    let bucket = of_bucket(root_up, "bkt")
+        .unwrap()
+        .expect("the bucket's uploads");
     let up = bucket.as_fd();
     let claimed = claim(up, &id).unwrap();
     assert!(matches!(claim(up, &id), Err(StoreError::NoSuchUpload)));
@@ -37,7 +39,10 @@ fn one_claim_wins_and_a_failed_completion_can_be_retried() {
     forget_if_empty(root_up, "bkt");
     assert_eq!(entries(root_up).unwrap().len(), 0);
     assert!(of_bucket(root_up, "bkt").unwrap().is_none());
-    assert!(of_bucket(root_up, "../tmp").unwrap().is_none(), "not a bucket's name");
+    assert!(
+        of_bucket(root_up, "../tmp").unwrap().is_none(),
+        "not a bucket's name"
+    );
 }
 
 #[test]
@@ -151,12 +156,16 @@ fn a_deleted_buckets_uploads_go_at_once_and_what_a_stop_left_goes_at_the_next_st
     other.bucket = "other".into();
     create(up, &other).unwrap();
     let aside = discard(up, "bkt").unwrap().expect("there were uploads");
-    assert!(of_bucket(up, "bkt").unwrap().is_none(), "none left under the name");
+    assert!(
+        of_bucket(up, "bkt").unwrap().is_none(),
+        "none left under the name"
+    );
     assert_eq!(discard(up, "bkt").unwrap(), None, "nothing more to discard");
     remove_discarded(up, &aside).unwrap();
     // Discarded, then a stop before they were removed: the next start removes them.
     assert!(discard(up, "other").unwrap().is_some());
     assert_eq!(recover(up, &completed, |_, _| false), Recovered::default());
+    assert_eq!(remove_all_discarded(up), 1);
     assert_eq!(entries(up).unwrap(), vec![]);
 }
 
@@ -185,12 +194,21 @@ fn uploads_kept_by_earlier_gateways_are_moved_to_their_buckets() {
 fn a_fifo_or_link_where_a_file_is_kept_is_an_error_at_once() {
     let root = tempfile::tempdir().unwrap();
     let dir = File::open(root.path()).unwrap();
-    rustix::fs::mknodat(&dir, "fifo", FileType::Fifo, Mode::from_bits_truncate(0o666), 0)
-        .unwrap();
+    rustix::fs::mknodat(
+        &dir,
+        "fifo",
+        FileType::Fifo,
+        Mode::from_bits_truncate(0o666),
+        0,
+    )
+    .unwrap();
     rustix::fs::symlinkat("fifo", &dir, "link").unwrap();
     for name in ["fifo", "link"] {
         assert!(read_json::<Plan>(dir.as_fd(), name).is_err(), "{name}");
-        assert!(write_file(dir.as_fd(), name, b"{}", false).is_err(), "{name}");
+        assert!(
+            write_file(dir.as_fd(), name, b"{}", false).is_err(),
+            "{name}"
+        );
     }
     write_file(dir.as_fd(), "plain", b"{}", false).unwrap();
     assert!(open_file(dir.as_fd(), "plain", OFlags::RDONLY, Mode::empty()).is_ok());

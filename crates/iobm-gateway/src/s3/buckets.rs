@@ -91,13 +91,10 @@ impl Gateway {
             Ok(()) => {
                 // Its unfinished multipart uploads go with it, all at once: a bucket made later
                 // under the name, by anyone, does not inherit them. Their files are removed
-                // after the answer (or, after a stop, when a gateway starts).
+                // after the answer.
                 let uploads = self.store.uploads_dir();
                 if let Ok(Some(aside)) = multipart::discard(uploads, &req.input.bucket) {
-                    let store = self.store.clone();
-                    tokio::task::spawn_blocking(move || {
-                        multipart::remove_discarded(store.uploads_dir(), &aside)
-                    });
+                    crate::uploads::discarded(&self.store, Some(aside));
                 }
                 Ok(S3Response::new(DeleteBucketOutput::default()))
             }
