@@ -36,12 +36,16 @@ def bounded(server, keys, seconds=20):
                       connect_timeout=5, read_timeout=seconds))
 
 
-def trickle(server, target, headers, piece, pause, stop, chunked=False):
-    """A PUT whose body comes `piece` bytes every `pause` seconds until the gateway answers, the
-    connection breaks or `stop()` holds: what the gateway answered (b"" if nothing)."""
+def trickle(server, target, headers, piece, pause, stop, chunked=False, method="PUT"):
+    """A request (a PUT of 64 MiB, by default) whose body comes `piece` bytes every `pause`
+    seconds until the gateway answers, the connection breaks or `stop()` holds: what the
+    gateway answered (b"" if nothing)."""
     sock = socket.create_connection(("127.0.0.1", server.port), timeout=10)
-    head = f"PUT {target} HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n"
-    head += "Transfer-Encoding: chunked\r\n" if chunked else f"Content-Length: {64 << 20}\r\n"
+    head = f"{method} {target} HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n"
+    if chunked:
+        head += "Transfer-Encoding: chunked\r\n"
+    elif "Content-Length" not in headers:
+        head += f"Content-Length: {64 << 20}\r\n"
     head += "".join(f"{k}: {v}\r\n" for k, v in headers.items()) + "\r\n"
     data = (f"{piece:x}\r\n".encode() + b"x" * piece + b"\r\n") if chunked else b"x" * piece
     try:
@@ -80,15 +84,26 @@ def two(tmp_path):
     server.stop()
 
 
-@pytest.mark.parametrize("chunked", [False, True], ids=["content-length", "chunked"])
-def test_a_body_slower_than_the_minimum_rate_is_cut(two, chunked):
+SLOW_BODIES = {
+    # A PUT's body read by the gateway, one of unknown length kept until whole, and an XML
+    # body read by s3s (DeleteObjects).
+    "content-length": ("PUT", "/a-open/slow", {}, False),
+    "chunked": ("PUT", "/a-open/slow", {}, True),
+    "xml": ("POST", "/a-open?delete", {"Content-Length": str(1 << 20), "Content-MD5": "AAAAAAAAAAAAAAAAAAAAAA=="},
+            False),
+}
+
+
+@pytest.mark.parametrize("kind", SLOW_BODIES)
+def test_a_body_slower_than_the_minimum_rate_is_cut(two, kind):
     server, root = two
+    method, target, headers, chunked = SLOW_BODIES[kind]
     # 2 KiB a second, unsigned into a public-read-write bucket: under the default 16 KiB/s, so
     # cut once the gateway has waited a 10 s window for it (64 KiB within each 60 s body
     # timeout used to be enough to go on for ever).
     started = time.monotonic()
-    reply = trickle(server, "/a-open/slow", {}, 2 * KIB, 1.0,
-                    lambda: time.monotonic() - started > 40, chunked)
+    reply = trickle(server, target, headers, 2 * KIB, 1.0,
+                    lambda: time.monotonic() - started > 40, chunked, method)
     took = time.monotonic() - started
     assert reply.startswith(b"HTTP/1.1 400") and b"<Code>RequestTimeout</Code>" in reply, reply
     assert 9 < took < 30, took
@@ -151,6 +166,14 @@ def test_a_descriptor_limit_below_the_cap_lowers_the_cap(tmp_path):
             s.close()
         server.stop()
     said_within(server.proc, "--max-connections 1024 lowered to 64: the descriptor limit is 128", 5)
+    # Below a hard limit that allows it, the soft limit is raised instead.
+    server = Server(root, "--anonymous", preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (128, 4096)))
+    try:
+        unsigned(server).head_bucket(Bucket="bkt")
+        assert resource.prlimit(server.proc.pid, resource.RLIMIT_NOFILE) == (4096, 4096)
+    finally:
+        server.stop()
+    assert "lowered" not in server.proc.stdout.read()
 
 
 def test_special_files_where_the_gateway_keeps_its_own_are_errors_not_hangs(two):
