@@ -1223,7 +1223,7 @@ _iobm() {
             return 0
             ;;
         iobm__subcmd__serve)
-            opts="-h --listen --metrics-listen --access-key --secret-key --anonymous --users --fsync --region --header-timeout --body-timeout --max-connections --abort-incomplete-after --tls-cert --tls-key --print-spec --help"
+            opts="-h --listen --metrics-listen --access-key --secret-key --anonymous --users --fsync --region --header-timeout --body-timeout --min-body-rate --max-connections --abort-incomplete-after --tls-cert --tls-key --print-spec --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1258,6 +1258,10 @@ _iobm() {
                     return 0
                     ;;
                 --body-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --min-body-rate)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -272,7 +272,8 @@ complete -c iobm -n "__fish_iobm_using_subcommand serve" -l users -d 'Accounts, 
 complete -c iobm -n "__fish_iobm_using_subcommand serve" -l region -d 'The region signatures must name (AWS_REGION, else us-east-1)' -r
 complete -c iobm -n "__fish_iobm_using_subcommand serve" -l header-timeout -d 'Close a connection whose request headers have not all arrived this long after it became ready for a request (also closes idle keep-alive connections)' -r
 complete -c iobm -n "__fish_iobm_using_subcommand serve" -l body-timeout -d 'Fail a request whose body stops arriving, or whose response stops being read, this long' -r
-complete -c iobm -n "__fish_iobm_using_subcommand serve" -l max-connections -d 'Connections served at once; at the cap a new one closes the connection idle longest, and with none idle more wait in the listen backlog' -r
+complete -c iobm -n "__fish_iobm_using_subcommand serve" -l min-body-rate -d 'Fail a request whose body brings less than this a second over a 10 s window of waiting for it (RequestTimeout); 0: no minimum' -r
+complete -c iobm -n "__fish_iobm_using_subcommand serve" -l max-connections -d 'Connections served at once (lowered to what the descriptor limit allows); at the cap a new one closes the connection idle longest, with none idle the one whose request body arrives slowest if under 4 times --min-body-rate, else more wait in the listen backlog' -r
 complete -c iobm -n "__fish_iobm_using_subcommand serve" -l abort-incomplete-after -d 'Remove multipart uploads started longer ago than this [default: kept until completed or aborted]' -r
 complete -c iobm -n "__fish_iobm_using_subcommand serve" -l tls-cert -d 'Serve HTTPS with this PEM certificate chain (with --tls-key)' -r -F
 complete -c iobm -n "__fish_iobm_using_subcommand serve" -l tls-key -d 'The PEM private key of --tls-cert' -r -F

@@ -36,15 +36,16 @@ def wait_for_port(port, proc, seconds=20):
 
 
 class Server:
-    """An `iobm serve` process on a free port over `root`."""
+    """An `iobm serve` process on a free port over `root` (`preexec_fn` runs in the child before
+    it starts, to set its limits)."""
 
-    def __init__(self, root, *extra):
+    def __init__(self, root, *extra, preexec_fn=None):
         self.root = str(root)
         self.port = free_port()
         self.endpoint = f"http://127.0.0.1:{self.port}"
         self.proc = subprocess.Popen(
             [IOBM, "serve", self.root, "--listen", f"127.0.0.1:{self.port}", *extra],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, preexec_fn=preexec_fn)
         wait_for_port(self.port, self.proc)
 
     def stop(self, sig=signal.SIGTERM):

@@ -340,15 +340,15 @@ def test_descriptor_exhaustion_and_half_sent_requests_do_not_stall_the_gateway(t
     root.mkdir()
     port = free_port()
 
-    def low_limit():
-        resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))
-
     proc = subprocess.Popen([IOBM, "serve", str(root), "--anonymous", "--listen", f"127.0.0.1:{port}",
-                             "--header-timeout", "2s"], preexec_fn=low_limit,
+                             "--header-timeout", "2s"],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     slow = []
     try:
         wait_for_port(port, proc)
+        # Lowered once it runs: its connection cap, sized for the limit at its start, no longer
+        # fits, so that its descriptors do run out.
+        resource.prlimit(proc.pid, resource.RLIMIT_NOFILE, (64, 64))
         for _ in range(100):
             s = socket.create_connection(("127.0.0.1", port), timeout=5)
             s.sendall(b"GET /x HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # half a request, never finished

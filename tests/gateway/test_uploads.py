@@ -186,7 +186,7 @@ def test_a_completion_killed_midway_is_finished_or_rolled_back_at_the_next_start
     first = threading.Thread(target=complete)
     first.start()
     if step == "claimed":
-        wait_until(lambda: glob.glob(os.path.join(uploads_dir(root), "*.completing-*")),
+        wait_until(lambda: glob.glob(os.path.join(uploads_dir(root), "*", "*.completing-*")),
                    "the completion never claimed the upload")
     else:
         wait_until(lambda: os.path.exists(root / "crash" / "big"), "the object was never published")

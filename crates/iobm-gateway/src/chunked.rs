@@ -4,9 +4,10 @@
 //! passed through [`FinalChunk`], which follows the chunk framing (sizes only, the data is
 //! skipped, not copied) and fails the body at its end if no empty chunk came.
 
+use crate::body_rate::Metered;
 use bytes::Bytes;
 use futures::Stream;
-use hyper::body::{Body as _, Incoming};
+use hyper::body::Body as _;
 use hyper::HeaderMap;
 use s3s::stream::{ByteStream, RemainingLength};
 use std::pin::Pin;
@@ -98,14 +99,14 @@ impl Framing {
 
 /// The request body, failed at its end when the final chunk never came.
 pub struct FinalChunk {
-    body: Incoming,
+    body: Metered,
     framing: Framing,
     length: Option<u64>,
     ended: bool,
 }
 
 impl FinalChunk {
-    pub fn new(body: Incoming, length: Option<u64>) -> FinalChunk {
+    pub fn new(body: Metered, length: Option<u64>) -> FinalChunk {
         FinalChunk {
             body,
             framing: Framing::default(),
@@ -128,7 +129,7 @@ impl Stream for FinalChunk {
                 Poll::Pending => return Poll::Pending,
                 Poll::Ready(Some(Err(e))) => {
                     this.ended = true;
-                    return Poll::Ready(Some(Err(Box::new(e))));
+                    return Poll::Ready(Some(Err(e)));
                 }
                 Poll::Ready(Some(Ok(frame))) => {
                     let Ok(data) = frame.into_data() else {

@@ -4,10 +4,14 @@
 //! bounds the wait for request headers, and the gateway the wait for each piece of a body), and
 //! the [`Registry`] of connections that makes the connection limit fair: a connection is busy
 //! from a request's headers until its response is written, idle otherwise (before its first
-//! request, between keep-alive requests, while its headers trickle in), and at the cap the
-//! connection idle longest is closed for a new one, so idle sockets cannot hold out clients
-//! that send requests.
+//! request once it was first read from, between keep-alive requests, while its headers trickle
+//! in), and at the cap the
+//! connection idle longest is closed for a new one, or with none idle the one whose request
+//! body arrives slowest ([`choose`]), so neither idle sockets nor slow bodies can hold out
+//! clients that send requests; the cap itself is kept within the descriptor limit
+//! ([`within_descriptors`]).
 
+use crate::body_rate::{BodyLimits, Metered};
 use hyper::body::{Body, Frame, SizeHint};
 use hyper::{Request, Response};
 use std::collections::HashMap;
@@ -22,6 +26,14 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::sync::Notify;
 use tokio::time::{sleep, Instant, Sleep};
 
+/// At the cap with no connection idle, a request body slower than this many times the minimum
+/// body rate may be cut to make room (a faster one never is: a new connection that may send
+/// nothing does not end an upload that is going well).
+const SLOW_AT_THE_CAP: u64 = 4;
+/// Descriptors kept for the files requests open, beyond one per connection: a quarter of the
+/// limit, at least this many.
+const FILES_RESERVE: u64 = 64;
+
 /// The connections being served.
 #[derive(Debug)]
 pub struct Registry {
@@ -31,17 +43,8 @@ pub struct Registry {
     epoch: Instant,
     /// Told when a connection becomes idle or ends.
     changed: Notify,
-}
-
-impl Default for Registry {
-    fn default() -> Self {
-        Registry {
-            conns: Mutex::default(),
-            next: AtomicU64::new(0),
-            epoch: Instant::now(),
-            changed: Notify::new(),
-        }
-    }
+    /// Bytes a second below which a request body may be cut to make room.
+    slow: u64,
 }
 
 /// One connection in the [`Registry`]; removed from it when dropped.
@@ -53,6 +56,11 @@ pub struct Conn {
     requests: AtomicUsize,
     /// A write to the socket is waiting for the client to read.
     writing: AtomicBool,
+    /// Not read from yet: what its client sent may be waiting unread, so it is not idle yet.
+    fresh: AtomicBool,
+    /// Bytes a second its request body brings ([`Metered`]); [`NO_RATE`] when none is being
+    /// read or it is not measured yet.
+    body_rate: AtomicU64,
     /// Nanoseconds from the registry's epoch to when it last became idle.
     idle_since: AtomicU64,
     /// Chosen to be closed to make room ([`Registry::evict_one`]).
@@ -60,7 +68,91 @@ pub struct Conn {
     told: Notify,
 }
 
+/// What [`Conn::body_rate`] holds when there is no rate.
+const NO_RATE: u64 = u64::MAX;
+
+/// What the registry sees of a connection when it must make room.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Seen {
+    id: u64,
+    /// When it became idle, if it is.
+    idle_since: Option<u64>,
+    /// Bytes a second its request body brings, while one is read and measured.
+    body_rate: Option<u64>,
+}
+
+/// Whom to close to make room: the connection idle longest, else the one whose request body
+/// arrives slowest, if slower than `slow` bytes a second.
+fn choose(seen: &[Seen], slow: u64) -> Option<u64> {
+    let idle = seen
+        .iter()
+        .filter_map(|c| Some((c.idle_since?, c.id)))
+        .min();
+    let slowest = || {
+        seen.iter()
+            .filter_map(|c| Some((c.body_rate?, c.id)))
+            .filter(|&(rate, _)| rate < slow)
+            .min()
+    };
+    idle.or_else(slowest).map(|(_, id)| id)
+}
+
+/// The connection cap that leaves room for the files requests open within `limit`
+/// descriptors (`None`: no limit).
+fn cap_for(wanted: usize, limit: Option<u64>) -> usize {
+    let Some(limit) = limit else {
+        return wanted;
+    };
+    let room = limit.saturating_sub(FILES_RESERVE.max(limit / 4)).max(1);
+    wanted.min(usize::try_from(room).unwrap_or(usize::MAX))
+}
+
+/// `wanted` connections, or fewer if the descriptor limit cannot hold them with the files their
+/// requests open: the soft limit is raised to the hard one first, and a cap lowered is said
+/// once on stderr.
+pub fn within_descriptors(wanted: usize) -> usize {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit reads into one valid rlimit.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0 {
+        return wanted;
+    }
+    if limit.rlim_cur < limit.rlim_max {
+        let raised = libc::rlimit {
+            rlim_cur: limit.rlim_max,
+            ..limit
+        };
+        // SAFETY: setrlimit reads one valid rlimit.
+        if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &raised) } == 0 {
+            limit = raised;
+        }
+    }
+    let soft = (limit.rlim_cur != libc::RLIM_INFINITY).then_some(limit.rlim_cur);
+    let cap = cap_for(wanted, soft);
+    if cap < wanted {
+        eprintln!(
+            "iobm serve: --max-connections {wanted} lowered to {cap}: the descriptor limit is {}",
+            limit.rlim_cur
+        );
+    }
+    cap
+}
+
 impl Registry {
+    /// No connections yet; at the cap, a request body slower than `SLOW_AT_THE_CAP` times
+    /// `min_body_rate` may be cut to make room (with 0, none is).
+    pub fn new(min_body_rate: u64) -> Registry {
+        Registry {
+            conns: Mutex::default(),
+            next: AtomicU64::new(0),
+            epoch: Instant::now(),
+            changed: Notify::new(),
+            slow: min_body_rate.saturating_mul(SLOW_AT_THE_CAP),
+        }
+    }
+
     /// Adds a connection, idle from now.
     pub fn register(self: &Arc<Self>) -> Arc<Conn> {
         let conn = Arc::new(Conn {
@@ -68,8 +160,10 @@ impl Registry {
             registry: self.clone(),
             requests: AtomicUsize::new(0),
             writing: AtomicBool::new(false),
+            body_rate: AtomicU64::new(NO_RATE),
             idle_since: AtomicU64::new(self.now()),
             evicted: AtomicBool::new(false),
+            fresh: AtomicBool::new(true),
             told: Notify::new(),
         });
         self.lock().insert(conn.id, conn.clone());
@@ -84,22 +178,29 @@ impl Registry {
         self.epoch.elapsed().as_nanos() as u64
     }
 
-    /// Picks the connection idle longest to be closed, unless one picked before is still idle
-    /// and on its way out (it frees a slot soon). Returns whether a connection is on its way
-    /// out.
+    /// Picks a connection to be closed ([`choose`]), unless one picked before is on its way
+    /// out (still idle, or its body still to be cut: it frees a slot soon). Returns whether a
+    /// connection is on its way out.
     pub fn evict_one(&self) -> bool {
         let conns = self.lock();
-        if conns.values().any(|c| c.evicted() && c.is_idle()) {
+        let leaving = |c: &Conn| c.evicted() && (c.is_idle() || c.body_rate().is_some());
+        if conns.values().any(|c| leaving(c)) {
             return true;
         }
-        let oldest = conns
+        let seen: Vec<Seen> = conns
             .values()
-            .filter(|c| !c.evicted() && c.is_idle())
-            .min_by_key(|c| c.idle_since.load(Ordering::Relaxed));
-        match oldest {
+            .filter(|c| !c.evicted())
+            .map(|c| Seen {
+                id: c.id,
+                idle_since: (c.is_idle() && !c.fresh.load(Ordering::Relaxed))
+                    .then(|| c.idle_since.load(Ordering::Relaxed)),
+                body_rate: c.body_rate(),
+            })
+            .collect();
+        match choose(&seen, self.slow).and_then(|id| conns.get(&id)) {
             Some(conn) => {
                 conn.evicted.store(true, Ordering::Relaxed);
-                conn.told.notify_one();
+                conn.told.notify_waiters();
                 true
             }
             None => false,
@@ -117,15 +218,38 @@ impl Conn {
         self.requests.load(Ordering::Acquire) == 0 && !self.writing.load(Ordering::Relaxed)
     }
 
-    fn evicted(&self) -> bool {
+    /// Whether it was chosen to be closed to make room.
+    pub fn evicted(&self) -> bool {
         self.evicted.load(Ordering::Relaxed)
     }
 
     /// Waits until the connection is chosen to be closed.
     pub async fn until_evicted(&self) {
-        while !self.evicted() {
-            self.told.notified().await;
+        loop {
+            let told = self.told.notified();
+            tokio::pin!(told);
+            // Listening before looking: a choice made in between is not missed.
+            told.as_mut().enable();
+            if self.evicted() {
+                return;
+            }
+            told.await;
         }
+    }
+
+    /// Says the connection's socket is being read from.
+    fn read_from(&self) {
+        self.fresh.store(false, Ordering::Relaxed);
+    }
+
+    /// Says how fast its request body arrives (`None`: no body read, or not measured yet).
+    pub fn set_body_rate(&self, rate: Option<u64>) {
+        let rate = rate.map_or(NO_RATE, |r| r.min(NO_RATE - 1));
+        self.body_rate.store(rate, Ordering::Relaxed);
+    }
+
+    fn body_rate(&self) -> Option<u64> {
+        Some(self.body_rate.load(Ordering::Relaxed)).filter(|&r| r != NO_RATE)
     }
 
     fn request_started(&self) {
@@ -153,11 +277,12 @@ impl Drop for Closing {
 }
 
 /// A connection's service: marks the connection busy from each request's headers until its
-/// response body is done.
+/// response body is done, and hands the request on with its body [`Metered`].
 #[derive(Debug, Clone)]
 pub struct Counted<S> {
     pub inner: S,
     pub conn: Arc<Conn>,
+    pub limits: BodyLimits,
 }
 
 /// A request in flight on its connection; done when dropped.
@@ -179,7 +304,7 @@ impl Drop for InFlight {
 
 impl<S, B> hyper::service::Service<Request<hyper::body::Incoming>> for Counted<S>
 where
-    S: hyper::service::Service<Request<hyper::body::Incoming>, Response = Response<B>>,
+    S: hyper::service::Service<Request<Metered>, Response = Response<B>>,
     S::Future: Unpin,
 {
     type Response = Response<CountedBody<B>>;
@@ -188,6 +313,7 @@ where
 
     fn call(&self, req: Request<hyper::body::Incoming>) -> Self::Future {
         let in_flight = InFlight::new(&self.conn);
+        let req = req.map(|body| Metered::new(body, self.conn.clone(), self.limits));
         CountedFuture {
             inner: self.inner.call(req),
             in_flight: Some(in_flight),
@@ -297,6 +423,9 @@ impl<S: AsyncRead + Unpin> AsyncRead for WriteDeadline<S> {
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
+        if let Some(conn) = &self.conn {
+            conn.read_from();
+        }
         Pin::new(&mut self.inner).poll_read(cx, buf)
     }
 }
@@ -339,15 +468,25 @@ mod tests {
     use super::*;
     use tokio::io::AsyncWriteExt;
 
+    /// A connection registered and read from.
+    fn read(registry: &Arc<Registry>) -> Arc<Conn> {
+        let conn = registry.register();
+        conn.read_from();
+        conn
+    }
+
     #[tokio::test(start_paused = true)]
     async fn at_the_cap_the_connection_idle_longest_is_closed_never_a_busy_one() {
-        let registry = Arc::new(Registry::default());
-        let oldest = registry.register();
+        let registry = Arc::new(Registry::new(0));
+        // Never read from: its request may be waiting unread, so it is never closed for room.
+        let unread = registry.register();
+        let _unread = Closing(unread.clone());
+        let oldest = read(&registry);
         tokio::time::advance(Duration::from_secs(1)).await;
-        let busy = registry.register();
+        let busy = read(&registry);
         busy.request_started();
         tokio::time::advance(Duration::from_secs(1)).await;
-        let newer = registry.register();
+        let newer = read(&registry);
         let closing = [&oldest, &busy, &newer].map(|c| Closing(c.clone()));
 
         assert!(registry.evict_one());
@@ -368,11 +507,76 @@ mod tests {
         busy.request_done();
         assert!(registry.evict_one() && busy.evicted());
         drop(busy_closing);
+        assert!(!registry.evict_one() && !unread.evicted());
+    }
+
+    #[test]
+    fn the_idle_longest_go_first_then_the_slowest_body_under_the_limit() {
+        let idle = |id, since| Seen {
+            id,
+            idle_since: Some(since),
+            body_rate: None,
+        };
+        let body = |id, rate| Seen {
+            id,
+            idle_since: None,
+            body_rate: rate,
+        };
+        let slow = 64 << 10;
+        let busy = [
+            body(1, Some(20 << 10)),
+            body(2, Some(18 << 10)),
+            body(3, None),
+        ];
+        assert_eq!(choose(&busy, slow), Some(2), "the slowest body");
+        let mut with_idle = busy.to_vec();
+        with_idle.extend([idle(7, 50), idle(8, 40)]);
+        assert_eq!(
+            choose(&with_idle, slow),
+            Some(8),
+            "the idle longest, before any body"
+        );
+        // Bodies at or above the limit, or not measured yet, are never cut for room.
+        let fast = [body(1, Some(slow)), body(2, Some(100 << 20)), body(3, None)];
+        assert_eq!(choose(&fast, slow), None);
+        assert_eq!(choose(&busy, 0), None, "no minimum rate: no body is cut");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_slow_body_is_chosen_only_when_none_is_idle_and_one_at_a_time() {
+        let registry = Arc::new(Registry::new(16 << 10));
+        let [slow, slower, idle] = [(); 3].map(|_| read(&registry));
+        let _closing = [&slow, &slower, &idle].map(|c| Closing(c.clone()));
+        for (conn, rate) in [(&slow, 60 << 10), (&slower, 10 << 10)] {
+            conn.request_started();
+            conn.set_body_rate(Some(rate));
+        }
+        assert!(registry.evict_one() && idle.evicted() && !slower.evicted());
+        idle.request_started();
+        // The idle one chosen is busy now (a request came first): the slowest body goes.
+        assert!(registry.evict_one() && slower.evicted());
+        tokio::time::timeout(Duration::from_secs(1), slower.until_evicted())
+            .await
+            .expect("the connection is told");
+        // Until its body is cut, no other is chosen.
+        assert!(registry.evict_one() && !slow.evicted());
+        slower.set_body_rate(None);
+        assert!(registry.evict_one() && slow.evicted());
+    }
+
+    #[test]
+    fn the_cap_leaves_descriptors_for_files() {
+        assert_eq!(cap_for(1024, None), 1024);
+        assert_eq!(cap_for(1024, Some(1 << 20)), 1024);
+        assert_eq!(cap_for(1024, Some(1024)), 768);
+        assert_eq!(cap_for(1024, Some(128)), 64);
+        assert_eq!(cap_for(16, Some(128)), 16);
+        assert_eq!(cap_for(1024, Some(10)), 1);
     }
 
     #[tokio::test]
     async fn a_request_keeps_its_connection_busy_until_its_response_body_is_dropped() {
-        let registry = Arc::new(Registry::default());
+        let registry = Arc::new(Registry::new(0));
         let conn = registry.register();
         let _closing = Closing(conn.clone());
         let response = CountedFuture {

@@ -113,14 +113,6 @@ pub fn body_error(e: &(dyn std::error::Error + 'static)) -> S3Error {
     }
 }
 
-/// A body that stopped arriving for the body timeout.
-pub fn body_timeout() -> S3Error {
-    s3_error!(
-        RequestTimeout,
-        "the body stopped arriving: no bytes within the body timeout"
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,11 +3,13 @@
 //! region and the service `s3`, `x-amz-content-sha256` must be a hex SHA-256 or one of the
 //! named payload kinds, a header named signed must be in the request, a presigned URL lives at
 //! most 7 days, an unsigned GET or HEAD takes no `response-*` overrides, and a body s3s would
-//! read whole is refused by its length before it is read ([`crate::wholebody`]).
+//! read whole is refused by its length before it is read ([`crate::wholebody`]). A request
+//! whose body was cut for its rate ([`crate::body_rate`]) is answered `RequestTimeout`,
+//! whichever step read the body.
 
+use crate::body_rate::{Cut, Metered};
 use crate::probe::{Admission, Probe};
 use bytes::Bytes;
-use hyper::body::Incoming;
 use hyper::header::{HeaderMap, AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE};
 use hyper::{Request, Response, StatusCode};
 use s3s::service::S3Service;
@@ -586,7 +588,6 @@ pub struct Guard {
     pub signed: bool,
     /// Where a chunked PUT of unknown length is kept until it is whole ([`crate::spool`]).
     pub store: crate::store::Store,
-    pub body_timeout: std::time::Duration,
     /// What takes a form upload's file once it is admitted ([`crate::post`]).
     pub gateway: crate::s3::Gateway,
 }
@@ -595,10 +596,9 @@ pub struct Guard {
 /// head goes through s3s and the gate first, with no body, then its body is spooled
 /// ([`crate::spool`]) and the request served with it.
 async fn spooled(
-    req: Request<Incoming>,
+    req: Request<Metered>,
     inner: S3Service,
     store: crate::store::Store,
-    timeout: std::time::Duration,
 ) -> Result<HttpResponse, HttpError> {
     let (parts, body) = req.into_parts();
     let probe = crate::probe::admit(&inner, &parts, Bytes::new(), Probe::default());
@@ -606,22 +606,23 @@ async fn spooled(
         return Ok(answer);
     }
     let req = Request::from_parts(parts, body);
-    match crate::spool::spool(req, &store, timeout).await {
+    match crate::spool::spool(req, &store).await {
         Ok(req) => crate::acl::with_checked_bucket(inner.call(req)).await,
         Err(refusal) => Ok(refusal.response()),
     }
 }
 
-impl hyper::service::Service<Request<Incoming>> for Guard {
+impl hyper::service::Service<Request<Metered>> for Guard {
     type Response = HttpResponse;
     type Error = HttpError;
     type Future = Pin<Box<dyn Future<Output = Result<HttpResponse, HttpError>> + Send>>;
 
-    fn call(&self, mut req: Request<Incoming>) -> Self::Future {
+    fn call(&self, mut req: Request<Metered>) -> Self::Future {
         if self.signed {
             sigv2_bucket_path(&mut req);
         }
         let has_body = has_body(req.headers());
+        let cut = req.body().verdict();
         let verdict = check(
             req.method(),
             req.uri().query().unwrap_or_default(),
@@ -631,12 +632,9 @@ impl hyper::service::Service<Request<Incoming>> for Guard {
         )
         .and_then(|()| crate::wholebody::check(req.method(), req.uri(), req.headers()));
         let answer: Self::Future = match verdict {
-            Ok(()) if self.signed && crate::spool::wanted(&req) => Box::pin(spooled(
-                req,
-                self.inner.clone(),
-                self.store.clone(),
-                self.body_timeout,
-            )),
+            Ok(()) if self.signed && crate::spool::wanted(&req) => {
+                Box::pin(spooled(req, self.inner.clone(), self.store.clone()))
+            }
             Ok(()) if crate::post::wanted(&req) => Box::pin(crate::post::serve(
                 req,
                 self.inner.clone(),
@@ -645,16 +643,7 @@ impl hyper::service::Service<Request<Incoming>> for Guard {
             )),
             Ok(()) if crate::chunked::wanted(req.headers()) => {
                 let inner = self.inner.clone();
-                let (parts, body) = req.into_parts();
-                let length = parts
-                    .headers
-                    .get(CONTENT_LENGTH)
-                    .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
-                let body = crate::chunked::FinalChunk::new(body, length);
-                let req = Request::from_parts(
-                    parts,
-                    Body::from(Box::pin(body) as s3s::stream::DynByteStream),
-                );
+                let req = with_final_chunk(req);
                 Box::pin(async move { crate::acl::with_checked_bucket(inner.call(req)).await })
             }
             Ok(()) => {
@@ -670,24 +659,45 @@ impl hyper::service::Service<Request<Incoming>> for Guard {
                 Box::pin(async move { Ok(response) })
             }
         };
-        // Every answer says it is iobm's: `iobm s3` then reads the gateway's counters.
-        Box::pin(async move {
-            let mut response = answer.await?;
-            let close = has_body && !response.status().is_success();
-            let headers = response.headers_mut();
-            headers.insert(
-                crate::metrics::HEADER,
-                hyper::header::HeaderValue::from_static(env!("CARGO_PKG_VERSION")),
-            );
-            if close {
-                headers.insert(
-                    hyper::header::CONNECTION,
-                    hyper::header::HeaderValue::from_static("close"),
-                );
-            }
-            Ok(response)
-        })
+        Box::pin(async move { Ok(finished(answer.await?, has_body, cut.get().copied())) })
     }
+}
+
+/// An aws-chunked request, its body to be failed if it ends before its final chunk.
+fn with_final_chunk(req: Request<Metered>) -> Request<Body> {
+    let (parts, body) = req.into_parts();
+    let length = parts
+        .headers
+        .get(CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+    let body = crate::chunked::FinalChunk::new(body, length);
+    Request::from_parts(
+        parts,
+        Body::from(Box::pin(body) as s3s::stream::DynByteStream),
+    )
+}
+
+/// The answer as sent: `RequestTimeout` if the body was cut, whatever step read it; marked as
+/// iobm's (`iobm s3` then reads the gateway's counters); closing the connection after an
+/// error to a request with a body.
+fn finished(mut response: HttpResponse, has_body: bool, cut: Option<Cut>) -> HttpResponse {
+    if let Some(cut) = cut {
+        response =
+            Refusal::new(StatusCode::BAD_REQUEST, "RequestTimeout", cut.to_string()).response();
+    }
+    let close = has_body && !response.status().is_success();
+    let headers = response.headers_mut();
+    headers.insert(
+        crate::metrics::HEADER,
+        hyper::header::HeaderValue::from_static(env!("CARGO_PKG_VERSION")),
+    );
+    if close {
+        headers.insert(
+            hyper::header::CONNECTION,
+            hyper::header::HeaderValue::from_static("close"),
+        );
+    }
+    response
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@
 pub mod accounts;
 pub mod acl;
 mod attributes;
+mod body_rate;
 mod checksums;
 mod chunked;
 mod conditions;
@@ -75,9 +76,13 @@ pub struct Options {
     pub header_timeout: Duration,
     /// Longest a request body may stop arriving, or a response stop being read.
     pub body_timeout: Duration,
-    /// Connections served at once. At the cap, a new connection closes the one idle longest
-    /// (waiting for its first or next request); when none is idle, more wait in the listen
-    /// backlog.
+    /// Bytes a second every request body must bring over a window of 10 s of waiting for it
+    /// (0: no minimum); a slower one is cut with RequestTimeout.
+    pub min_body_rate: u64,
+    /// Connections served at once, lowered to what the descriptor limit allows. At the cap, a
+    /// new connection closes the one idle longest (waiting for its first or next request); when
+    /// none is idle, the one whose request body arrives slowest, if under 4 times
+    /// `min_body_rate`; else more wait in the listen backlog.
     pub max_connections: usize,
     /// Multipart uploads started longer ago than this are removed (checked every minute or
     /// sooner).
@@ -94,6 +99,7 @@ impl Options {
             region: "us-east-1".into(),
             header_timeout: Duration::from_secs(30),
             body_timeout: Duration::from_secs(60),
+            min_body_rate: 16 << 10,
             max_connections: 1024,
             abort_incomplete_after: None,
             tls: None,
@@ -147,7 +153,6 @@ pub async fn serve(
     });
     let gateway = s3::Gateway {
         store: store.clone(),
-        body_timeout: options.body_timeout,
         metrics: metrics.clone(),
         completed: completed.clone(),
         hashers: Arc::new(hashing::Hashers::start()),
@@ -171,7 +176,6 @@ pub async fn serve(
         region: options.region.as_str().into(),
         signed,
         store: store.clone(),
-        body_timeout: options.body_timeout,
         gateway,
     };
     let mut http = hyper::server::conn::http1::Builder::new();
@@ -199,8 +203,13 @@ pub async fn serve(
         .filter(|a| !a.is_single())
         .map(|a| tokio::spawn(reload_on_hangup(a)));
     let tls = options.tls.clone().map(tokio_rustls::TlsAcceptor::from);
-    let slots = Arc::new(Semaphore::new(options.max_connections.max(1)));
-    let registry = Arc::new(conn::Registry::default());
+    let cap = conn::within_descriptors(options.max_connections.max(1));
+    let slots = Arc::new(Semaphore::new(cap));
+    let registry = Arc::new(conn::Registry::new(options.min_body_rate));
+    let limits = body_rate::BodyLimits {
+        min_rate: options.min_body_rate,
+        timeout: options.body_timeout,
+    };
     let mut told_exhausted = false;
     while !stop.load(Ordering::Relaxed) {
         let accepted = match tokio::time::timeout(STOP_POLL, listener.accept()).await {
@@ -223,26 +232,7 @@ pub async fn serve(
             Err(_) => continue, // the client gave up before the accept (ECONNABORTED and kin)
         };
         told_exhausted = false;
-        // A slot for it: at the cap, the connection idle longest makes room; with none idle,
-        // the next connections wait in the kernel's backlog.
-        let slot = loop {
-            if let Ok(slot) = slots.clone().try_acquire_owned() {
-                break Some(slot);
-            }
-            registry.evict_one();
-            tokio::select! {
-                slot = slots.clone().acquire_owned() => {
-                    break Some(slot.expect("the semaphore is never closed"));
-                }
-                () = registry.changed() => {}
-                () = tokio::time::sleep(STOP_POLL) => {
-                    if stop.load(Ordering::Relaxed) {
-                        break None;
-                    }
-                }
-            }
-        };
-        let Some(slot) = slot else {
+        let Some(slot) = slot_for_next(&slots, &registry, stop).await else {
             break;
         };
         let _ = stream.set_nodelay(true);
@@ -255,14 +245,14 @@ pub async fn serve(
         tokio::spawn(async move {
             let _closing = conn::Closing(conn.clone());
             match tls {
-                None => serve_connection(&http, stream, service, conn).await,
+                None => serve_connection(&http, stream, service, conn, limits).await,
                 Some(acceptor) => {
                     // A handshake is bounded like a request's headers, and is idle time.
                     let handshake =
                         tokio::time::timeout(handshake_timeout, acceptor.accept(stream));
                     tokio::select! {
                         done = handshake => if let Ok(Ok(stream)) = done {
-                            serve_connection(&http, stream, service, conn).await;
+                            serve_connection(&http, stream, service, conn, limits).await;
                         },
                         () = conn.until_evicted() => {}
                     }
@@ -280,6 +270,33 @@ pub async fn serve(
     Ok(())
 }
 
+/// A connection slot for the next connection: at the cap, a connection makes room
+/// ([`conn::Registry::evict_one`]); with none to close, the next connections wait in the
+/// kernel's backlog. `None` once `stop` is set.
+async fn slot_for_next(
+    slots: &Arc<Semaphore>,
+    registry: &conn::Registry,
+    stop: &AtomicBool,
+) -> Option<tokio::sync::OwnedSemaphorePermit> {
+    loop {
+        if let Ok(slot) = slots.clone().try_acquire_owned() {
+            return Some(slot);
+        }
+        registry.evict_one();
+        tokio::select! {
+            slot = slots.clone().acquire_owned() => {
+                return Some(slot.expect("the semaphore is never closed"));
+            }
+            () = registry.changed() => {}
+            () = tokio::time::sleep(STOP_POLL) => {
+                if stop.load(Ordering::Relaxed) {
+                    return None;
+                }
+            }
+        }
+    }
+}
+
 /// The gateway's own directory beneath the root.
 fn internal_dir(store: &store::Store) -> io::Result<OwnedFd> {
     use rustix::fs::{Mode, OFlags};
@@ -290,18 +307,21 @@ fn internal_dir(store: &store::Store) -> io::Result<OwnedFd> {
 
 /// Serves HTTP on one connection until it ends, or until it is chosen to make room
 /// ([`conn::Registry::evict_one`]): then it is closed at once if it is still idle (no request
-/// in flight, nothing waiting to be written), else once its response is written.
+/// in flight, nothing waiting to be written), else once its response is written (a request
+/// body being read is cut first, [`body_rate::Metered`]).
 async fn serve_connection<I>(
     http: &hyper::server::conn::http1::Builder,
     io: I,
     service: guard::Guard,
     conn: Arc<conn::Conn>,
+    limits: body_rate::BodyLimits,
 ) where
     I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
     let counted = conn::Counted {
         inner: service,
         conn: conn.clone(),
+        limits,
     };
     let served = http.serve_connection(hyper_util::rt::TokioIo::new(io), counted);
     tokio::pin!(served);

@@ -1,17 +1,23 @@
-//! Multipart uploads on disk: one directory per upload under `.iobm-gateway/uploads/<id>` with
-//! its `upload.json` and one file per part (`part.NNNNN.<etag>`). Completion claims the upload
-//! by renaming its directory, so of concurrent completes one wins and the others find no
-//! upload; listings are paged; uploads older than a limit can be swept away.
+//! Multipart uploads on disk: one directory per upload under its bucket's,
+//! `.iobm-gateway/uploads/<bucket>/<id>`, with its `upload.json` and one file per part
+//! (`part.NNNNN.<etag>`), so that nothing done for one bucket reads another's uploads. A
+//! bucket's directory goes when its last upload does, and all at once when the bucket is
+//! deleted ([`discard`]: renamed aside, then removed). Completion claims the upload by renaming
+//! its directory, so of concurrent completes one wins and the others find no upload; listings
+//! are paged; uploads older than a limit can be swept away. The files kept here are opened
+//! without following a link or waiting on a FIFO, and must be regular files ([`open_file`]).
 //!
 //! A completion survives a kill: before its object is published the claimed directory gets a
 //! `plan.json` naming the file about to be published, and once it is published a record of it
 //! goes to `.iobm-gateway/completed/<id>` ([`Completed`]) before the directory is removed. A
 //! gateway starting over the directory ([`recover`]) finishes the claims of dead gateways
 //! whose object was published and gives the others back as uploads, so a retried completion
-//! answers as the first would have.
+//! answers as the first would have; it also removes what a stop left of deleted buckets'
+//! uploads, and moves uploads that earlier gateways kept in `.iobm-gateway/uploads/<id>` into
+//! their bucket's directory.
 
-use crate::store::{entries, remove_flat_dir, StoreError, Temp};
-use rustix::fs::{openat, renameat, unlinkat, AtFlags, FileType, Mode, OFlags};
+use crate::store::{check_bucket_name, entries, remove_flat_dir, StoreError, Temp};
+use rustix::fs::{fstat, mkdirat, openat, renameat, unlinkat, AtFlags, FileType, Mode, OFlags};
 use rustix::io::Errno;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -26,6 +32,12 @@ const INFO: &str = "upload.json";
 const PLAN: &str = "plan.json";
 /// Marks a claimed upload's directory name: `<id>.completing-<host>-<pid>-<n>`.
 const CLAIMED: &str = ".completing-";
+/// Begins the name a deleted bucket's uploads are renamed to before they are removed
+/// (`.discarded-<host>-<pid>-<n>`: no bucket's name begins with a dot).
+const DISCARDED: &str = ".discarded-";
+/// How often making an upload's directory is tried again when its bucket's directory, empty,
+/// was removed meanwhile.
+const RACE_RETRIES: usize = 16;
 
 /// Who started an upload: only they may send its parts and complete it; they and the
 /// bucket's owner may list its parts and abort it.
@@ -89,34 +101,79 @@ fn open_dir(parent: BorrowedFd<'_>, name: &str) -> Result<OwnedFd, Errno> {
     )
 }
 
+/// Opens file `name` of `dir` with `flags`, never through a link and never waiting (a FIFO
+/// planted there has no writer to wait for): a regular file, else an error.
+pub fn open_file(dir: BorrowedFd<'_>, name: &str, flags: OFlags, mode: Mode) -> io::Result<File> {
+    let flags = flags | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+    let fd = openat(dir, name, flags, mode)?;
+    if FileType::from_raw_mode(fstat(&fd)?.st_mode) != FileType::RegularFile {
+        return Err(io::Error::other(format!("{name} is not a regular file")));
+    }
+    Ok(File::from(fd))
+}
+
 fn read_info(dir: BorrowedFd<'_>) -> io::Result<UploadInfo> {
     read_json(dir, INFO)
 }
 
-/// Starts an upload: a new directory with its info. Returns the id.
+/// The directory of `bucket`'s uploads, if it has any.
+pub fn of_bucket(uploads: BorrowedFd<'_>, bucket: &str) -> io::Result<Option<OwnedFd>> {
+    if check_bucket_name(bucket).is_err() {
+        return Ok(None);
+    }
+    match open_dir(uploads, bucket) {
+        Ok(dir) => Ok(Some(dir)),
+        Err(Errno::NOENT) => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// The directory of `bucket`'s uploads, made if needed.
+fn bucket_dir(uploads: BorrowedFd<'_>, bucket: &str) -> io::Result<OwnedFd> {
+    check_bucket_name(bucket).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+    match mkdirat(uploads, bucket, Mode::from_bits_truncate(0o777)) {
+        Ok(()) | Err(Errno::EXIST) => {}
+        Err(e) => return Err(e.into()),
+    }
+    Ok(open_dir(uploads, bucket)?)
+}
+
+/// Removes the directory of `bucket`'s uploads if it holds none.
+pub fn forget_if_empty(uploads: BorrowedFd<'_>, bucket: &str) {
+    if check_bucket_name(bucket).is_ok() {
+        let _ = unlinkat(uploads, bucket, AtFlags::REMOVEDIR);
+    }
+}
+
+/// Starts an upload of `info.bucket`: a new directory with its info. Returns the id.
 pub fn create(uploads: BorrowedFd<'_>, info: &UploadInfo) -> io::Result<String> {
     let mut bytes = [0u8; 8];
     File::open("/dev/urandom").and_then(|mut f| io::Read::read_exact(&mut f, &mut bytes))?;
     let id = format!("{:016x}", u64::from_le_bytes(bytes));
-    rustix::fs::mkdirat(uploads, id.as_str(), Mode::from_bits_truncate(0o777))?;
-    let dir = open_dir(uploads, &id)?;
-    let fd = openat(
-        dir.as_fd(),
-        INFO,
-        OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-        Mode::from_bits_truncate(0o666),
-    )?;
+    let mut tries = 0;
+    let bucket = loop {
+        let bucket = bucket_dir(uploads, &info.bucket)?;
+        match mkdirat(&bucket, id.as_str(), Mode::from_bits_truncate(0o777)) {
+            // Its last upload went meanwhile, and the bucket's directory with it.
+            Err(Errno::NOENT) if tries < RACE_RETRIES => tries += 1,
+            made => break made.map(|()| bucket)?,
+        }
+    };
+    let dir = open_dir(bucket.as_fd(), &id)?;
+    let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL;
+    let mut file = open_file(dir.as_fd(), INFO, flags, Mode::from_bits_truncate(0o666))?;
     let json = serde_json::to_vec(info).expect("serialisable");
-    io::Write::write_all(&mut File::from(fd), &json)?;
+    io::Write::write_all(&mut file, &json)?;
     Ok(id)
 }
 
-/// An upload's directory and info, if it exists (and is not being completed).
-pub fn open(uploads: BorrowedFd<'_>, id: &str) -> Result<(OwnedFd, UploadInfo), StoreError> {
+/// An upload's directory and info, if it exists in the directory of its bucket's uploads (and
+/// is not being completed).
+pub fn open(bucket: BorrowedFd<'_>, id: &str) -> Result<(OwnedFd, UploadInfo), StoreError> {
     if !valid_id(id) {
         return Err(StoreError::NoSuchUpload);
     }
-    let dir = open_dir(uploads, id).map_err(|e| match e {
+    let dir = open_dir(bucket, id).map_err(|e| match e {
         Errno::NOENT | Errno::NOTDIR | Errno::LOOP => StoreError::NoSuchUpload,
         e => e.into(),
     })?;
@@ -172,13 +229,7 @@ pub fn parts(dir: BorrowedFd<'_>) -> io::Result<Vec<StoredPart>> {
 }
 
 pub fn open_part(dir: BorrowedFd<'_>, part: &StoredPart) -> io::Result<File> {
-    let fd = openat(
-        dir,
-        part.file_name.as_str(),
-        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-        Mode::empty(),
-    )?;
-    Ok(File::from(fd))
+    open_file(dir, &part.file_name, OFlags::RDONLY, Mode::empty())
 }
 
 static CLAIMS: AtomicU64 = AtomicU64::new(0);
@@ -209,8 +260,9 @@ fn claimer() -> &'static str {
     })
 }
 
-/// Takes an upload for completion: only one caller gets it; the others, and any later call for
-/// this id, find no upload. Returns the claimed directory's name.
+/// Takes an upload of the bucket whose uploads are in `uploads` for completion: only one caller
+/// gets it; the others, and any later call for this id, find no upload. Returns the claimed
+/// directory's name.
 pub fn claim(uploads: BorrowedFd<'_>, id: &str) -> Result<String, StoreError> {
     let claimed = format!(
         "{id}{CLAIMED}{}-{}",
@@ -287,13 +339,8 @@ impl Plan {
 
 /// Writes `bytes` to a new file `name` of `dir` (replacing one there), synced with `fsync`.
 fn write_file(dir: BorrowedFd<'_>, name: &str, bytes: &[u8], fsync: bool) -> io::Result<()> {
-    let fd = openat(
-        dir,
-        name,
-        OFlags::WRONLY | OFlags::CREATE | OFlags::TRUNC | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-        Mode::from_bits_truncate(0o666),
-    )?;
-    let mut file = File::from(fd);
+    let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::TRUNC;
+    let mut file = open_file(dir, name, flags, Mode::from_bits_truncate(0o666))?;
     io::Write::write_all(&mut file, bytes)?;
     if fsync {
         file.sync_all()?;
@@ -302,14 +349,9 @@ fn write_file(dir: BorrowedFd<'_>, name: &str, bytes: &[u8], fsync: bool) -> io:
 }
 
 fn read_json<T: for<'de> Deserialize<'de>>(dir: BorrowedFd<'_>, name: &str) -> io::Result<T> {
-    let fd = openat(
-        dir,
-        name,
-        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-        Mode::empty(),
-    )?;
+    let mut file = open_file(dir, name, OFlags::RDONLY, Mode::empty())?;
     let mut text = Vec::new();
-    io::Read::read_to_end(&mut File::from(fd), &mut text)?;
+    io::Read::read_to_end(&mut file, &mut text)?;
     serde_json::from_slice(&text).map_err(io::Error::other)
 }
 
@@ -411,18 +453,40 @@ pub struct Recovered {
     pub rolled_back: usize,
 }
 
-/// Finishes or rolls back the completions that gateways of this host, now dead, left claimed.
-/// `published` says whether a plan's file is the object now at its upload's bucket and key.
+/// The directories of the buckets' uploads, by bucket.
+fn bucket_dirs(uploads: BorrowedFd<'_>) -> Vec<(String, OwnedFd)> {
+    let list = entries(uploads).unwrap_or_default();
+    list.into_iter()
+        .filter(|(name, ty)| *ty == FileType::Directory && check_bucket_name(name).is_ok())
+        .filter_map(|(name, _)| Some((name.clone(), open_dir(uploads, &name).ok()?)))
+        .collect()
+}
+
+/// Finishes or rolls back the completions that gateways of this host, now dead, left claimed
+/// ([`tidy`] first). `published` says whether a plan's file is the object now at its upload's
+/// bucket and key.
 pub fn recover(
     uploads: BorrowedFd<'_>,
     completed: &Completed,
     published: impl Fn(&UploadInfo, &Plan) -> bool,
 ) -> Recovered {
+    tidy(uploads);
     let mut recovered = Recovered::default();
-    let Ok(list) = entries(uploads) else {
-        return recovered;
-    };
-    for (name, ty) in list {
+    for (bucket, dir) in bucket_dirs(uploads) {
+        recover_in(dir.as_fd(), completed, &published, &mut recovered);
+        forget_if_empty(uploads, &bucket);
+    }
+    recovered
+}
+
+/// [`recover`] in the directory of one bucket's uploads.
+fn recover_in(
+    uploads: BorrowedFd<'_>,
+    completed: &Completed,
+    published: &impl Fn(&UploadInfo, &Plan) -> bool,
+    recovered: &mut Recovered,
+) {
+    for (name, ty) in entries(uploads).unwrap_or_default() {
         let Some(id) = dead_claim(&name).filter(|_| ty == FileType::Directory) else {
             continue;
         };
@@ -451,16 +515,73 @@ pub fn recover(
             }
         }
     }
-    recovered
 }
 
-/// Removes an upload's directory (by id or claimed name) and its parts.
+/// Moves the uploads that earlier gateways kept directly in the uploads directory (`<id>/` or
+/// a claim, with its `upload.json`; a bucket's directory has none) into their bucket's
+/// directory.
+fn tidy(uploads: BorrowedFd<'_>) {
+    for (name, ty) in entries(uploads).unwrap_or_default() {
+        if ty != FileType::Directory || !valid_id(name.split(CLAIMED).next().unwrap_or_default()) {
+            continue;
+        }
+        let info = open_dir(uploads, &name).map_err(io::Error::from);
+        let Ok(info) = info.and_then(|dir| read_info(dir.as_fd())) else {
+            continue;
+        };
+        if let Ok(bucket) = bucket_dir(uploads, &info.bucket) {
+            let _ = renameat(uploads, name.as_str(), &bucket, name.as_str());
+        }
+    }
+}
+
+/// Takes every upload of a deleted `bucket` away at once (renamed aside, so that a bucket made
+/// again under the name has none); returns the name to give [`remove_discarded`], if there
+/// were any.
+pub fn discard(uploads: BorrowedFd<'_>, bucket: &str) -> io::Result<Option<String>> {
+    if check_bucket_name(bucket).is_err() {
+        return Ok(None);
+    }
+    let aside = format!(
+        "{DISCARDED}{}-{}",
+        claimer(),
+        CLAIMS.fetch_add(1, Ordering::Relaxed)
+    );
+    match renameat(uploads, bucket, uploads, aside.as_str()) {
+        Ok(()) => Ok(Some(aside)),
+        Err(Errno::NOENT) => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Removes uploads that [`discard`] renamed aside to `name`.
+pub fn remove_discarded(uploads: BorrowedFd<'_>, name: &str) -> io::Result<()> {
+    let dir = open_dir(uploads, name)?;
+    for (upload, _) in entries(dir.as_fd())? {
+        let _ = remove(dir.as_fd(), &upload);
+    }
+    Ok(unlinkat(uploads, name, AtFlags::REMOVEDIR)?)
+}
+
+/// Removes every upload that [`discard`] renamed aside (what a stop left of their removal, at a
+/// start). Returns how many buckets' uploads.
+pub fn remove_all_discarded(uploads: BorrowedFd<'_>) -> usize {
+    let list = entries(uploads).unwrap_or_default();
+    list.iter()
+        .filter(|(name, _)| name.starts_with(DISCARDED))
+        .filter(|(name, _)| remove_discarded(uploads, name).is_ok())
+        .count()
+}
+
+/// Removes an upload's directory (by id or claimed name) and its parts from the directory of
+/// its bucket's uploads.
 pub fn remove(uploads: BorrowedFd<'_>, name: &str) -> io::Result<()> {
     remove_flat_dir(uploads, name)
 }
 
-/// One page of the uploads of `bucket` whose keys start with `prefix`, in (key, id) order,
-/// after the markers; the flag says whether more follow.
+/// One page of the uploads of `bucket` (in `uploads`, the directory of its uploads) whose keys
+/// start with `prefix`, in (key, id) order, after the markers; the flag says whether more
+/// follow.
 pub fn list(
     uploads: BorrowedFd<'_>,
     bucket: &str,
@@ -502,12 +623,19 @@ pub fn list(
 
 /// Removes uploads (and interrupted completions) started more than `age` ago. Returns how many.
 pub fn sweep(uploads: BorrowedFd<'_>, age: Duration) -> usize {
-    let Ok(list) = entries(uploads) else {
-        return 0;
-    };
     let cutoff = now_unix().saturating_sub(age.as_secs());
     let mut removed = 0;
-    for (name, ty) in list {
+    for (bucket, dir) in bucket_dirs(uploads) {
+        removed += sweep_in(dir.as_fd(), cutoff);
+        forget_if_empty(uploads, &bucket);
+    }
+    removed
+}
+
+/// [`sweep`] in the directory of one bucket's uploads, of uploads started before `cutoff`.
+fn sweep_in(uploads: BorrowedFd<'_>, cutoff: u64) -> usize {
+    let mut removed = 0;
+    for (name, ty) in entries(uploads).unwrap_or_default() {
         let id = name.split(CLAIMED).next().unwrap_or_default();
         if ty != FileType::Directory || !valid_id(id) {
             continue;

@@ -8,11 +8,11 @@
 
 mod form;
 
+use crate::body_rate::Metered;
 use crate::guard::error_document;
 use crate::probe::{Admission, Probe};
 use crate::s3::Gateway;
 use bytes::Bytes;
-use hyper::body::Incoming;
 use hyper::header::{CONTENT_TYPE, ETAG, LOCATION};
 use hyper::{Method, Request, Response, StatusCode};
 use s3s::auth::Credentials;
@@ -30,7 +30,7 @@ fn bucket_of(path: &str) -> Option<&str> {
 
 /// Whether a request is a form upload: a POST to a bucket with any query (s3s takes every
 /// such POST of a form as PostObject), any of whose Content-Type headers is a form.
-pub fn wanted(req: &Request<Incoming>) -> bool {
+pub fn wanted<B>(req: &Request<B>) -> bool {
     let form = |v: &hyper::header::HeaderValue| {
         let media = v
             .to_str()
@@ -71,7 +71,7 @@ fn answer(e: &S3Error) -> HttpResponse {
 
 /// Answers a form upload (`signed`: the gateway checks signatures and decides by its gate).
 pub async fn serve(
-    req: Request<Incoming>,
+    req: Request<Metered>,
     inner: s3s::service::S3Service,
     gateway: Gateway,
     signed: bool,
@@ -82,7 +82,7 @@ pub async fn serve(
     };
     let (parts, mut body) = req.into_parts();
     let bucket = bucket_of(parts.uri.path()).expect("a form upload names a bucket");
-    let head = match form::read_head(&mut body, &boundary, gateway.body_timeout).await {
+    let head = match form::read_head(&mut body, &boundary).await {
         Ok(head) => head,
         Err(e) => return Ok(answer(&e)),
     };
@@ -137,12 +137,7 @@ struct Upload {
 }
 
 impl Upload {
-    async fn run(
-        self,
-        gateway: &Gateway,
-        body: Incoming,
-        boundary: &str,
-    ) -> S3Result<HttpResponse> {
+    async fn run(self, gateway: &Gateway, body: Metered, boundary: &str) -> S3Result<HttpResponse> {
         let sizes = match self.head.field("policy") {
             Some(policy) => checked_policy(policy, &self.head, &self.bucket)?,
             // Unsigned: no policy to keep to (the gate let it write the bucket).

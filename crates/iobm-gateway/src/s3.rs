@@ -7,7 +7,7 @@
 
 use crate::accounts::Caller;
 use crate::acl::Policy;
-use crate::errors::{body_error, body_timeout, io_error, store_error};
+use crate::errors::{body_error, io_error, store_error};
 use crate::hashing::Hashers;
 use crate::meta::check_metadata_size;
 use crate::metrics::Metrics;
@@ -19,7 +19,6 @@ use s3s::{s3_error, S3Request, S3Response, S3Result, S3};
 use std::io;
 use std::os::fd::{AsFd, OwnedFd};
 use std::sync::Arc;
-use std::time::Duration;
 
 mod buckets;
 mod objects;
@@ -31,8 +30,6 @@ pub use objects::MAX_DELETE_KEYS;
 #[derive(Debug, Clone)]
 pub struct Gateway {
     pub store: Store,
-    /// How long a request body may stop arriving before the request fails.
-    pub body_timeout: Duration,
     /// What it served and received, per bucket.
     pub metrics: Arc<Metrics>,
     /// The latest completed multipart uploads, so that a client retrying a completion that
@@ -121,9 +118,9 @@ impl Gateway {
     }
 
     /// Streams a body for `bucket` to a new temporary file, returning it with its MD5, size
-    /// and checksum. A body that stops arriving for the body timeout fails the request; one
-    /// shorter or longer than declared, or whose checksum differs from the one sent, is
-    /// refused and nothing of it kept.
+    /// and checksum. A body too slow fails the request ([`crate::body_rate`]); one shorter or
+    /// longer than declared, or whose checksum differs from the one sent, is refused and
+    /// nothing of it kept.
     pub(crate) async fn receive(
         &self,
         bucket: &str,
@@ -134,23 +131,10 @@ impl Gateway {
         let mut md5 = self.hashers.stream();
         let mut checksum = declared.checksum.map(crate::checksums::Running::new);
         let mut size = 0u64;
-        // The body timeout runs from the last time PROGRESS more bytes had arrived: a body
-        // that trickles in a byte at a time cannot hold its connection for ever.
-        let mut deadline = tokio::time::Instant::now() + self.body_timeout;
-        let mut at_deadline = 0u64;
         if let Some(mut body) = body {
-            loop {
-                let chunk = match tokio::time::timeout_at(deadline, body.next()).await {
-                    Err(_) => return Err(body_timeout()),
-                    Ok(None) => break,
-                    Ok(Some(Err(e))) => return Err(body_error(e.as_ref())),
-                    Ok(Some(Ok(chunk))) => chunk,
-                };
+            while let Some(chunk) = body.next().await {
+                let chunk = chunk.map_err(|e| body_error(e.as_ref()))?;
                 size += chunk.len() as u64;
-                if size - at_deadline >= crate::spool::PROGRESS {
-                    at_deadline = size;
-                    deadline = tokio::time::Instant::now() + self.body_timeout;
-                }
                 if let Some(c) = &mut checksum {
                     c.update(&chunk);
                 }

@@ -8,13 +8,14 @@
 //! gate as a [`crate::probe::Probe`] without a body (the signature, its time window, and who may write
 //! there), and only an admitted request is spooled. Spooled bytes count against
 //! [`SPOOL_QUOTA`] for the whole gateway and never take the file system below a tenth free;
-//! a body whose arrival stalls (less than [`PROGRESS`] bytes within the body timeout) is cut.
+//! a body that arrives too slowly is cut as any other ([`crate::body_rate`]).
 
+use crate::body_rate::Metered;
 use crate::guard::Refusal;
 use crate::store::{Store, Temp};
 use bytes::Bytes;
 use futures::Stream;
-use hyper::body::{Body as _, Incoming};
+use hyper::body::Body as _;
 use hyper::header::{HeaderValue, CONTENT_LENGTH, TRANSFER_ENCODING};
 use hyper::{Method, Request, StatusCode};
 use s3s::stream::{ByteStream, RemainingLength};
@@ -23,7 +24,6 @@ use std::io;
 use std::os::unix::fs::FileExt;
 use std::pin::Pin;
 use std::task::{Context, Poll};
-use std::time::Duration;
 
 /// Largest body taken without a Content-Length: 5 GiB, S3's limit for one PUT.
 pub const MAX_SPOOLED: u64 = 5 << 30;
@@ -31,8 +31,6 @@ pub const MAX_SPOOLED: u64 = 5 << 30;
 const CHUNK: usize = 1 << 20;
 /// Most bytes all spools of one gateway hold at once.
 pub const SPOOL_QUOTA: u64 = 16 << 30;
-/// A spooled body must bring at least this many bytes within each body timeout.
-pub const PROGRESS: u64 = 64 << 10;
 
 /// Bytes held by all spools of this process.
 static SPOOLED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
@@ -81,7 +79,7 @@ pub fn room_at(path: &std::path::Path, n: u64) -> bool {
 
 /// Whether a request is a PUT whose body comes chunked with no length given (aws-chunked
 /// bodies give theirs in `x-amz-decoded-content-length`).
-pub fn wanted(req: &Request<Incoming>) -> bool {
+pub fn wanted<B>(req: &Request<B>) -> bool {
     let headers = req.headers();
     req.method() == Method::PUT
         && !headers.contains_key(CONTENT_LENGTH)
@@ -93,11 +91,7 @@ pub fn wanted(req: &Request<Incoming>) -> bool {
 }
 
 /// The request with its body written to a temporary file and its length set.
-pub async fn spool(
-    req: Request<Incoming>,
-    store: &Store,
-    body_timeout: Duration,
-) -> Result<Request<Body>, Refusal> {
+pub async fn spool(req: Request<Metered>, store: &Store) -> Result<Request<Body>, Refusal> {
     let failed = |e: io::Error| match e.raw_os_error() {
         Some(libc::ENOSPC) | Some(libc::EDQUOT) => {
             storage_full("no space left on the gateway's file system")
@@ -112,28 +106,17 @@ pub async fn spool(
     let temp = store.create_temp().map_err(failed)?;
     let mut held = Held(0);
     let mut len = 0u64;
-    // The body timeout runs from the last time PROGRESS more bytes had arrived.
-    let mut deadline = tokio::time::Instant::now() + body_timeout;
-    let mut at_deadline = 0u64;
     loop {
-        let frame = std::future::poll_fn(|cx| Pin::new(&mut body).poll_frame(cx));
-        let frame = match tokio::time::timeout_at(deadline, frame).await {
-            Err(_) => {
-                return Err(Refusal::new(
-                    StatusCode::BAD_REQUEST,
-                    "RequestTimeout",
-                    "the request body stopped arriving",
-                ))
-            }
-            Ok(None) => break,
-            Ok(Some(Err(e))) => {
+        let frame = match std::future::poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)).await {
+            None => break,
+            Some(Err(e)) => {
                 return Err(Refusal::new(
                     StatusCode::BAD_REQUEST,
                     "IncompleteBody",
                     format!("the request body ended early: {e}"),
                 ))
             }
-            Ok(Some(Ok(frame))) => frame,
+            Some(Ok(frame)) => frame,
         };
         let Ok(data) = frame.into_data() else {
             continue; // trailers
@@ -153,10 +136,6 @@ pub async fn spool(
         }
         tokio::task::block_in_place(|| temp.file.write_all_at(&data, len)).map_err(failed)?;
         len += n;
-        if len - at_deadline >= PROGRESS {
-            at_deadline = len;
-            deadline = tokio::time::Instant::now() + body_timeout;
-        }
     }
     parts.headers.remove(TRANSFER_ENCODING);
     parts.headers.insert(CONTENT_LENGTH, HeaderValue::from(len));

@@ -99,21 +99,25 @@ impl Gateway {
     }
 
     /// The upload a request names by id, bucket and key, if the caller may act on it
-    /// ([`Self::may_act`]); NoSuchUpload otherwise, whichever of the three differs.
+    /// ([`Self::may_act`]): the directory of its bucket's uploads, its own and its info;
+    /// NoSuchUpload otherwise, whichever of the three differs.
     fn upload(
         &self,
         credentials: &Option<Credentials>,
         (id, bucket, key): (&str, &str, &str),
         bucket_owner_too: bool,
-    ) -> S3Result<(OwnedFd, UploadInfo)> {
-        let (dir, info) = multipart::open(self.store.uploads_dir(), id).map_err(store_error)?;
+    ) -> S3Result<(OwnedFd, OwnedFd, UploadInfo)> {
+        let uploads = multipart::of_bucket(self.store.uploads_dir(), bucket)
+            .map_err(io_error)?
+            .ok_or_else(|| s3_error!(NoSuchUpload))?;
+        let (dir, info) = multipart::open(uploads.as_fd(), id).map_err(store_error)?;
         if info.bucket != bucket
             || info.key != key
             || !self.may_act(credentials, &info.initiator, bucket, bucket_owner_too)
         {
             return Err(s3_error!(NoSuchUpload));
         }
-        Ok((dir, info))
+        Ok((uploads, dir, info))
     }
 
     /// The directory of an upload a part is sent to, once the part's number is checked.
@@ -123,7 +127,7 @@ impl Gateway {
         named: (&str, &str, &str),
         part_number: i32,
     ) -> S3Result<OwnedFd> {
-        let (dir, _) = self.upload(credentials, named, false)?;
+        let (_, dir, _) = self.upload(credentials, named, false)?;
         if !(1..=10000).contains(&part_number) {
             return Err(s3_error!(InvalidArgument, "part number must be 1 to 10000"));
         }
@@ -194,7 +198,7 @@ impl Gateway {
     ) -> S3Result<S3Response<ListPartsOutput>> {
         let input = req.input;
         let named = (&*input.upload_id, &*input.bucket, &*input.key);
-        let (dir, info) = self.upload(&req.credentials, named, true)?;
+        let (_, dir, info) = self.upload(&req.credentials, named, true)?;
         let max = match input.max_parts {
             None => MAX_PARTS_LISTED,
             Some(n) if n < 0 => {
@@ -262,9 +266,13 @@ impl Gateway {
             input.key_marker.as_deref().unwrap_or_default(),
             input.upload_id_marker.as_deref().unwrap_or_default(),
         );
-        let (page, truncated) =
-            multipart::list(self.store.uploads_dir(), &input.bucket, &prefix, after, max)
-                .map_err(io_error)?;
+        // Only this bucket's uploads are read.
+        let uploads = multipart::of_bucket(self.store.uploads_dir(), &input.bucket);
+        let (page, truncated) = match uploads.map_err(io_error)? {
+            Some(dir) => multipart::list(dir.as_fd(), &input.bucket, &prefix, after, max)
+                .map_err(io_error)?,
+            None => (Vec::new(), false),
+        };
         let next = page.last().filter(|_| truncated).cloned();
         let uploads = page
             .into_iter()
@@ -303,9 +311,12 @@ impl Gateway {
     ) -> S3Result<S3Response<AbortMultipartUploadOutput>> {
         let input = &req.input;
         let named = (&*input.upload_id, &*input.bucket, &*input.key);
-        self.upload(&req.credentials, named, true)?;
-        match multipart::remove(self.store.uploads_dir(), &input.upload_id) {
-            Ok(()) => Ok(S3Response::new(AbortMultipartUploadOutput::default())),
+        let (uploads, _, _) = self.upload(&req.credentials, named, true)?;
+        match multipart::remove(uploads.as_fd(), &input.upload_id) {
+            Ok(()) => {
+                multipart::forget_if_empty(self.store.uploads_dir(), &input.bucket);
+                Ok(S3Response::new(AbortMultipartUploadOutput::default()))
+            }
             // Completed or aborted by another request meanwhile.
             Err(e) if e.kind() == io::ErrorKind::NotFound => Err(s3_error!(NoSuchUpload)),
             Err(e) => Err(io_error(e)),
@@ -317,9 +328,8 @@ impl Gateway {
         req: S3Request<CompleteMultipartUploadInput>,
     ) -> S3Result<S3Response<CompleteMultipartUploadOutput>> {
         let input = req.input;
-        let uploads = self.store.uploads_dir();
         let named = (&*input.upload_id, &*input.bucket, &*input.key);
-        let (dir, info) = match self.upload(&req.credentials, named, false) {
+        let (uploads, dir, info) = match self.upload(&req.credentials, named, false) {
             Ok(found) => found,
             Err(e) => {
                 // A completion tried again after it succeeded: the same answer, to the same
@@ -384,7 +394,7 @@ impl Gateway {
             sources.push(found);
         }
         // From here on this request owns the upload: concurrent completes find none.
-        let claimed = multipart::claim(uploads, &input.upload_id).map_err(store_error)?;
+        let claimed = multipart::claim(uploads.as_fd(), &input.upload_id).map_err(store_error)?;
         test_pause("claimed").await;
         let etag = format!("{}-{}", hex(&etags.finalize()), wanted.len());
         let joined = (|| -> S3Result<()> {
@@ -434,10 +444,11 @@ impl Gateway {
                 };
                 // Without the record (a full disk), a retry is told NoSuchUpload.
                 let _ = self.completed.add(&input.upload_id, &done);
-                let _ = multipart::remove(uploads, &claimed);
+                let _ = multipart::remove(uploads.as_fd(), &claimed);
+                multipart::forget_if_empty(self.store.uploads_dir(), &input.bucket);
             }
             Err(e) => {
-                multipart::unclaim(uploads, &claimed, &input.upload_id);
+                multipart::unclaim(uploads.as_fd(), &claimed, &input.upload_id);
                 return Err(e);
             }
         }
@@ -464,7 +475,9 @@ fn completed_output(
 /// Finishes or rolls back the completions that gateways killed on this host left claimed
 /// ([`multipart::recover`]): one whose planned file is the object now at its key is recorded
 /// as completed, the others are uploads again.
+/// What a stop left of deleted buckets' uploads is removed meanwhile ([`discarded`]).
 pub(crate) fn recover(store: &Store, completed: &Completed) -> multipart::Recovered {
+    discarded(store, None);
     multipart::recover(store.uploads_dir(), completed, |info, plan| {
         let Ok(dir) = store.open_bucket(&info.bucket) else {
             return false;
@@ -473,6 +486,20 @@ pub(crate) fn recover(store: &Store, completed: &Completed) -> multipart::Recove
             .open_object(dir.as_fd(), &info.bucket, &info.key)
             .is_ok_and(|object| plan.is(&object.file))
     })
+}
+
+/// Removes the uploads that DeleteBucket renamed aside to `name` ([`multipart::discard`]), or
+/// with `None` all that a stop left, on a thread of their own: a deleted bucket's answer does
+/// not wait for them, nor does a stop (the next start finishes).
+pub(crate) fn discarded(store: &Store, name: Option<String>) {
+    let store = store.clone();
+    tokio::task::spawn_blocking(move || {
+        let uploads = store.uploads_dir();
+        match name {
+            Some(name) => drop(multipart::remove_discarded(uploads, &name)),
+            None => drop(multipart::remove_all_discarded(uploads)),
+        }
+    });
 }
 
 /// Most parts one ListParts answer lists (as S3).

@@ -6,10 +6,11 @@
 //! a byte is read ([`check`]), and hashes the second as s3s reads it ([`watched`]), so that both
 //! get S3's 400.
 
+use crate::body_rate::Metered;
 use crate::guard::{declared_length, Query, Refusal};
 use bytes::Bytes;
 use futures::Stream;
-use hyper::body::{Body as _, Incoming};
+use hyper::body::Body as _;
 use hyper::{Method, Request, StatusCode, Uri};
 use s3s::crypto::Checksum;
 use s3s::stream::{ByteStream, RemainingLength};
@@ -83,7 +84,7 @@ impl Mismatch {
 
 /// The request with its body hashed as it is read when s3s reads it whole against a hex
 /// `x-amz-content-sha256` (else as it is), and what the hash will say.
-pub fn watched(req: Request<Incoming>) -> (Request<Body>, Mismatch) {
+pub fn watched(req: Request<Metered>) -> (Request<Body>, Mismatch) {
     let mismatch = Mismatch::default();
     let expected = req
         .headers()
@@ -93,10 +94,10 @@ pub fn watched(req: Request<Incoming>) -> (Request<Body>, Mismatch) {
         .map(str::to_ascii_lowercase);
     let length = declared_length(req.headers()).filter(|&n| n > 0);
     let (Some(expected), Some(left)) = (expected, length) else {
-        return (req.map(Body::from), mismatch);
+        return (req.map(Body::http_body), mismatch);
     };
     if streamed(req.method(), req.uri()) {
-        return (req.map(Body::from), mismatch);
+        return (req.map(Body::http_body), mismatch);
     }
     let watch = mismatch.clone();
     let req = req.map(move |inner| {
@@ -115,7 +116,7 @@ pub fn watched(req: Request<Incoming>) -> (Request<Body>, Mismatch) {
 /// A body passed on as it is, hashed: once its declared length has passed, a hash other than
 /// the one declared sets [`Mismatch`].
 struct Hashed {
-    inner: Incoming,
+    inner: Metered,
     hasher: Option<s3s::crypto::Sha256>,
     /// Lowercase hex.
     expected: String,
@@ -132,7 +133,7 @@ impl Stream for Hashed {
         loop {
             let frame = match ready!(Pin::new(&mut this.inner).poll_frame(cx)) {
                 None => return Poll::Ready(None),
-                Some(Err(e)) => return Poll::Ready(Some(Err(Box::new(e)))),
+                Some(Err(e)) => return Poll::Ready(Some(Err(e))),
                 Some(Ok(frame)) => frame,
             };
             let Ok(data) = frame.into_data() else {

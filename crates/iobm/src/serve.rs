@@ -19,26 +19,8 @@ pub(crate) fn random_key(len: usize, alphabet: &[u8]) -> Result<String, Failure>
         .collect())
 }
 
-/// Raises the soft limit on open descriptors to the hard one: each connection holds one, and
-/// the common soft limit of 1024 is below the default `--max-connections` plus the open files.
-fn raise_descriptor_limit() {
-    let mut limit = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: getrlimit and setrlimit read and write one valid rlimit.
-    unsafe {
-        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 && limit.rlim_cur < limit.rlim_max
-        {
-            limit.rlim_cur = limit.rlim_max;
-            libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
-        }
-    }
-}
-
 pub fn serve(args: ServeArgs) -> Result<Exit, Failure> {
     session::writable_dir(&args.dir)?;
-    raise_descriptor_limit();
     // A secret the operator chose is never printed back; one made here must be, once.
     let secret_given = args.secret_key.is_some();
     let access = match (&args.access_key, &args.secret_key) {
@@ -74,7 +56,7 @@ pub fn serve(args: ServeArgs) -> Result<Exit, Failure> {
         .build()
         .map_err(|e| Failure::run(format!("cannot start the server runtime: {e}")))?;
     iobm_run::signals::install();
-    runtime.block_on(async {
+    let served = runtime.block_on(async {
         let listener = iobm_gateway::bind(args.listen).await.map_err(|e| {
             Failure::input(format!("--listen {}: {}", args.listen, session::describe_io(&e)))
         })?;
@@ -123,6 +105,7 @@ pub fn serve(args: ServeArgs) -> Result<Exit, Failure> {
             region: args.region.clone(),
             header_timeout: args.header_timeout,
             body_timeout: args.body_timeout,
+            min_body_rate: args.min_body_rate,
             max_connections: args.max_connections as usize,
             abort_incomplete_after: args.abort_incomplete_after,
             tls,
@@ -131,6 +114,8 @@ pub fn serve(args: ServeArgs) -> Result<Exit, Failure> {
         iobm_gateway::serve(&args.dir, listener, metrics_listener, options, &iobm_run::signals::STOP)
             .await
             .map_err(|e| Failure::run(format!("{}: {}", args.dir.display(), session::describe_io(&e))))
-    })?;
-    Ok(Exit::Ok)
+    });
+    // Not waiting for deleted buckets' uploads still being removed: the next start finishes.
+    runtime.shutdown_background();
+    served.map(|()| Exit::Ok)
 }

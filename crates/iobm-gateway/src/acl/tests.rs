@@ -544,7 +544,6 @@ fn gateway_over(policy: &Policy, dir: &std::path::Path) -> crate::s3::Gateway {
     let internal = std::fs::File::open(&internal).unwrap();
     crate::s3::Gateway {
         store: policy.store.clone(),
-        body_timeout: std::time::Duration::from_secs(5),
         metrics: Arc::new(crate::metrics::Metrics::new(policy.store.root().into())),
         completed: Arc::new(crate::multipart::Completed::open(internal.as_fd(), false).unwrap()),
         hashers: Arc::new(crate::hashing::Hashers::start()),

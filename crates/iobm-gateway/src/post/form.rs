@@ -4,7 +4,6 @@
 
 use bytes::{Bytes, BytesMut};
 use futures::Stream;
-use hyper::body::{Body as _, Incoming};
 use s3s::{s3_error, S3Error};
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -153,12 +152,12 @@ fn parse(buf: &[u8], boundary: &str) -> Result<Option<Head>, S3Error> {
 }
 
 /// Reads a form's fields from `body`, up to its file's first bytes: at most [`FIELDS_MAX`]
-/// bytes, each piece within `timeout`.
-pub async fn read_head(
-    body: &mut Incoming,
-    boundary: &str,
-    timeout: std::time::Duration,
-) -> Result<Head, S3Error> {
+/// bytes (a body too slow is cut by its [`crate::body_rate::Metered`] meter).
+pub async fn read_head<B>(body: &mut B, boundary: &str) -> Result<Head, S3Error>
+where
+    B: hyper::body::Body<Data = Bytes> + Unpin,
+    B::Error: std::fmt::Display,
+{
     let mut buf = BytesMut::new();
     loop {
         if let Some(head) = parse(&buf, boundary)? {
@@ -170,12 +169,15 @@ pub async fn read_head(
                 "a form's fields before its file take at most {FIELDS_MAX} bytes"
             ));
         }
-        let frame = std::future::poll_fn(|cx| Pin::new(&mut *body).poll_frame(cx));
-        match tokio::time::timeout(timeout, frame).await {
-            Err(_) => return Err(crate::errors::body_timeout()),
-            Ok(None) => return Err(malformed("the form ended before its file field")),
-            Ok(Some(Err(e))) => return Err(crate::errors::body_error(&e)),
-            Ok(Some(Ok(frame))) => {
+        match std::future::poll_fn(|cx| Pin::new(&mut *body).poll_frame(cx)).await {
+            None => return Err(malformed("the form ended before its file field")),
+            Some(Err(e)) => {
+                return Err(s3_error!(
+                    IncompleteBody,
+                    "the form's body ended early: {e}"
+                ))
+            }
+            Some(Ok(frame)) => {
                 if let Ok(data) = frame.into_data() {
                     buf.extend_from_slice(&data);
                 }
@@ -187,7 +189,7 @@ pub async fn read_head(
 /// The file's bytes, from the first ones read with the head to the boundary after the last;
 /// an error if the body ends before that boundary or the file is outside `sizes` (the
 /// policy's `content-length-range`, or S3's most for one PUT).
-pub struct FileStream<B = Incoming> {
+pub struct FileStream<B = crate::body_rate::Metered> {
     body: B,
     closing: Vec<u8>,
     held: BytesMut,

@@ -5,6 +5,7 @@ use super::Gateway;
 use crate::acl::Grants;
 use crate::errors::{io_error, store_error};
 use crate::listing::{owner, Query};
+use crate::multipart;
 use crate::store::StoreError;
 use s3s::dto::*;
 use s3s::{s3_error, S3Request, S3Response, S3Result};
@@ -88,19 +89,13 @@ impl Gateway {
     ) -> S3Result<S3Response<DeleteBucketOutput>> {
         match self.store.delete_bucket(&req.input.bucket) {
             Ok(()) => {
-                // Its counters and unfinished multipart uploads go with it: a bucket made
-                // later under the name, by anyone, does not inherit them.
+                // Its counters and unfinished multipart uploads go with it, all at once: a
+                // bucket made later under the name, by anyone, does not inherit them. The
+                // uploads' files are removed after the answer.
                 self.metrics.forget(&req.input.bucket);
                 let uploads = self.store.uploads_dir();
-                while let Ok((open, more)) =
-                    crate::multipart::list(uploads, &req.input.bucket, "", ("", ""), 1000)
-                {
-                    for (id, _) in &open {
-                        let _ = crate::multipart::remove(uploads, id);
-                    }
-                    if !more || open.is_empty() {
-                        break;
-                    }
+                if let Ok(Some(aside)) = multipart::discard(uploads, &req.input.bucket) {
+                    crate::uploads::discarded(&self.store, Some(aside));
                 }
                 Ok(S3Response::new(DeleteBucketOutput::default()))
             }

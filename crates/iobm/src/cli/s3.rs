@@ -1,7 +1,8 @@
 //! The flags of the S3 commands: `iobm s3 OP` (the load) and `iobm serve` (the gateway).
 
 use super::units::{
-    named, parse_data, parse_positive_duration, parse_positive_size, parse_size, parse_size_range,
+    named, parse_data, parse_positive_duration, parse_positive_size, parse_rate, parse_size,
+    parse_size_range,
 };
 use super::{MeasureArgs, OutputArgs, ServerArgs};
 use clap::builder::TypedValueParser;
@@ -84,8 +85,13 @@ pub struct ServeArgs {
     /// Fail a request whose body stops arriving, or whose response stops being read, this long
     #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_positive_duration)]
     pub body_timeout: Duration,
-    /// Connections served at once; at the cap a new one closes the connection idle longest, and
-    /// with none idle more wait in the listen backlog
+    /// Fail a request whose body brings less than this a second over a 10 s window of waiting
+    /// for it (RequestTimeout); 0: no minimum
+    #[arg(long, value_name = "RATE", default_value = "16KiB/s", value_parser = parse_rate)]
+    pub min_body_rate: u64,
+    /// Connections served at once (lowered to what the descriptor limit allows); at the cap a
+    /// new one closes the connection idle longest, with none idle the one whose request body
+    /// arrives slowest if under 4 times --min-body-rate, else more wait in the listen backlog
     #[arg(long, value_name = "N", default_value_t = 1024, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub max_connections: u32,
     /// Remove multipart uploads started longer ago than this [default: kept until completed or

@@ -54,6 +54,14 @@ pub(super) fn parse_size(s: &str) -> Result<u64, String> {
     iobm_stats::parse_bytes(s).map_err(|e| e.to_string())
 }
 
+/// A size per second or a bit rate (`16KiB/s`, `1Mbit`), or `0`.
+pub(super) fn parse_rate(s: &str) -> Result<u64, String> {
+    if s.trim() == "0" {
+        return Ok(0);
+    }
+    iobm_stats::parse_rate(s).map_err(|e| e.to_string())
+}
+
 pub(super) fn parse_positive_rate(s: &str) -> Result<u64, String> {
     match iobm_stats::parse_rate(s) {
         Ok(0) => Err("must be more than zero".into()),
