@@ -27,6 +27,7 @@ pub mod store;
 mod tagging;
 pub mod tls;
 mod uploads;
+pub mod versions;
 pub mod walk;
 mod whole;
 

@@ -43,14 +43,16 @@ impl S3Route for Routes {
             return policy.admit(req.credentials.as_ref(), "ListBuckets", &S3Path::Root);
         }
         let (bucket, key) = whole::bucket_and_key(&req.uri).ok_or_else(|| s3_error!(NoSuchKey))?;
-        let op = if attributes::is_request(&req.method, &req.uri) {
-            "GetObjectAttributes"
+        let (op, version) = if attributes::is_request(&req.method, &req.uri) {
+            ("GetObjectAttributes", None)
         } else if req.method == Method::HEAD {
-            "HeadObject"
+            ("HeadObject", crate::versions::asked_version(&req.uri))
         } else {
-            "GetObject"
+            ("GetObject", crate::versions::asked_version(&req.uri))
         };
-        policy.admit(req.credentials.as_ref(), op, &S3Path::object(&bucket, &key))
+        let path = S3Path::object(&bucket, &key);
+        let extra = (0, version.as_deref());
+        policy.admit_with_body(req.credentials.as_ref(), op, &path, extra)
     }
 
     async fn call(&self, req: S3Request<Body>) -> S3Result<S3Response<Body>> {

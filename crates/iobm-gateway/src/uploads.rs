@@ -387,7 +387,7 @@ impl Gateway {
         let claimed = multipart::claim(uploads, &input.upload_id).map_err(store_error)?;
         test_pause("claimed").await;
         let etag = format!("{}-{}", hex(&etags.finalize()), wanted.len());
-        let joined = (|| -> S3Result<()> {
+        let joined = (|| -> S3Result<Option<String>> {
             let mut temp = self.store.create_temp().map_err(io_error)?;
             // Concatenating gigabytes is blocking work: done on this worker thread.
             tokio::task::block_in_place(|| -> io::Result<()> {
@@ -412,6 +412,7 @@ impl Gateway {
                         owner: info.owner.clone(),
                         acl: info.acl.clone(),
                     },
+                    version: None,
                 },
             )
             .map_err(meta_error)?;
@@ -420,11 +421,11 @@ impl Gateway {
             let plan = Plan::of(&temp.file, &etag).map_err(io_error)?;
             multipart::save_plan(dir.as_fd(), &plan, self.store.fsync).map_err(io_error)?;
             self.store
-                .publish_if(temp, bucket.as_fd(), &input.bucket, &input.key, &condition)
+                .publish_version(temp, bucket.as_fd(), &input.bucket, &input.key, &condition)
                 .map_err(store_error)
         })();
-        match joined {
-            Ok(()) => {
+        let version_id = match joined {
+            Ok(version_id) => {
                 test_pause("published").await;
                 let done = Done {
                     bucket: input.bucket.clone(),
@@ -435,13 +436,16 @@ impl Gateway {
                 // Without the record (a full disk), a retry is told NoSuchUpload.
                 let _ = self.completed.add(&input.upload_id, &done);
                 let _ = multipart::remove(uploads, &claimed);
+                version_id
             }
             Err(e) => {
                 multipart::unclaim(uploads, &claimed, &input.upload_id);
                 return Err(e);
             }
-        }
-        Ok(completed_output(input.bucket, input.key, &etag))
+        };
+        let mut output = completed_output(input.bucket, input.key, &etag);
+        output.output.version_id = version_id;
+        Ok(output)
     }
 }
 

@@ -433,8 +433,8 @@ fn the_gate_decides_from_the_bucket_and_object_on_disk() {
     assert!(!policy.owns_bucket(&bob, "shared"));
     assert!(!policy.owns_bucket(&alice, "mine"), "unreadable: not owned");
     assert!(!policy.owns_bucket(&alice, "none"));
-    assert!(policy.readable_object(&anon, "shared", "open").is_ok());
-    assert!(policy.readable_object(&carol, "shared", "bobs").is_err());
+    assert!(policy.readable_object(&anon, "shared", "open", None).is_ok());
+    assert!(policy.readable_object(&carol, "shared", "bobs", None).is_err());
 }
 
 #[test]
