@@ -448,7 +448,8 @@ fn remember_checked(path: &S3Path, version: Option<&str>, admission: Admission) 
         S3Path::Bucket { bucket } => (bucket, None),
         S3Path::Object { bucket, key } => (bucket, Some(key)),
     };
-    let object = (key.zip(admission.object)).map(|(k, seen)| (k.clone(), version.map(Into::into), seen));
+    let object =
+        (key.zip(admission.object)).map(|(k, seen)| (k.clone(), version.map(Into::into), seen));
     let checked = Checked {
         bucket: bucket.clone(),
         dir: admission.dir,
@@ -506,14 +507,14 @@ impl Policy {
         version: Option<&str>,
     ) -> S3Result<Admission> {
         let path = S3Path::object(bucket, key);
-        self.authorize_with_body(caller, "GetObject", &path, (0, version))?
+        self.authorize_with_body(caller, "GetObject", &path, 0, version)?
             .ok_or_else(|| s3_error!(NoSuchBucket))
     }
 
     /// [`Policy::authorize_with_body`] of a request without a body or version.
     #[cfg(test)]
     fn authorize(&self, caller: &Caller, op: &str, path: &S3Path) -> S3Result<Option<Admission>> {
-        self.authorize_with_body(caller, op, path, (0, None))
+        self.authorize_with_body(caller, op, path, 0, None)
     }
 
     /// The gate: whether `caller` may do `op` on `path`, decided from the owners and ACLs of
@@ -527,7 +528,8 @@ impl Policy {
         caller: &Caller,
         op: &str,
         path: &S3Path,
-        (body, version): (u64, Option<&str>),
+        body: u64,
+        version: Option<&str>,
     ) -> S3Result<Option<Admission>> {
         let single = self.accounts.is_single();
         let need = need(op, path);
@@ -596,7 +598,7 @@ impl Policy {
         op: &str,
         path: &S3Path,
     ) -> S3Result<()> {
-        self.admit_with_body(credentials, op, path, (0, None))
+        self.admit_with_body(credentials, op, path, 0, None)
     }
 
     /// [`Policy::admit`] of a request whose body brings `body` bytes (what an unsigned write
@@ -606,11 +608,11 @@ impl Policy {
         credentials: Option<&s3s::auth::Credentials>,
         op: &str,
         path: &S3Path,
-        (body, version): (u64, Option<&str>),
+        body: u64,
+        version: Option<&str>,
     ) -> S3Result<()> {
         let caller = self.caller(credentials);
-        let extra = (body, version);
-        if let Some(admission) = self.authorize_with_body(&caller, op, path, extra)? {
+        if let Some(admission) = self.authorize_with_body(&caller, op, path, body, version)? {
             remember_checked(path, version, admission);
         }
         Ok(())
@@ -636,8 +638,8 @@ impl S3Access for Policy {
         let version = matches!(op, "GetObject" | "HeadObject")
             .then(|| crate::versions::asked_version(cx.uri()))
             .flatten();
-        let extra = (body, version.as_deref());
-        self.admit_with_body(cx.credentials(), op, cx.s3_path(), extra)?;
+        let version = version.as_deref();
+        self.admit_with_body(cx.credentials(), op, cx.s3_path(), body, version)?;
         if cx.extensions_mut().get::<crate::spool::Probe>().is_some() {
             // An admitted probe goes no further: no operation runs with its empty body.
             return Err(crate::spool::stop_admitted());

@@ -381,7 +381,12 @@ pub fn load_etag(file: &File) -> io::Result<String> {
 /// Names the version an object's (temporary) file is.
 pub fn save_version(file: &File, name: Name) -> io::Result<()> {
     let text = name.file_name();
-    Ok(fsetxattr(file, XATTR_VERSION, text.as_bytes(), XattrFlags::empty())?)
+    Ok(fsetxattr(
+        file,
+        XATTR_VERSION,
+        text.as_bytes(),
+        XattrFlags::empty(),
+    )?)
 }
 
 /// The version an object's file is, if it was named one.

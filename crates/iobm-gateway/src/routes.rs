@@ -51,8 +51,8 @@ impl S3Route for Routes {
             ("GetObject", crate::versions::asked_version(&req.uri))
         };
         let path = S3Path::object(&bucket, &key);
-        let extra = (0, version.as_deref());
-        policy.admit_with_body(req.credentials.as_ref(), op, &path, extra)
+        let credentials = req.credentials.as_ref();
+        policy.admit_with_body(credentials, op, &path, 0, version.as_deref())
     }
 
     async fn call(&self, req: S3Request<Body>) -> S3Result<S3Response<Body>> {

@@ -330,7 +330,7 @@ impl Gateway {
                         && self.may_act(&req.credentials, &d.initiator, &d.bucket, false)
                 });
                 return match done {
-                    Some(done) => Ok(completed_output(input.bucket, input.key, &done.etag)),
+                    Some(done) => Ok(completed_output(input.bucket, input.key, &done.etag, None)),
                     None => Err(e),
                 };
             }
@@ -443,9 +443,7 @@ impl Gateway {
                 return Err(e);
             }
         };
-        let mut output = completed_output(input.bucket, input.key, &etag);
-        output.output.version_id = version_id;
-        Ok(output)
+        Ok(completed_output(input.bucket, input.key, &etag, version_id))
     }
 }
 
@@ -456,11 +454,13 @@ fn completed_output(
     bucket: String,
     key: String,
     etag: &str,
+    version_id: Option<String>,
 ) -> S3Response<CompleteMultipartUploadOutput> {
     S3Response::new(CompleteMultipartUploadOutput {
         bucket: Some(bucket),
         key: Some(key),
         e_tag: Some(quoted(etag)),
+        version_id,
         ..Default::default()
     })
 }

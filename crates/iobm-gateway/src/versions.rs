@@ -325,7 +325,10 @@ mod tests {
         let ids: Vec<Name> = (0..10_000).map(|_| Name::new(false, Kind::Data)).collect();
         assert!(ids.windows(2).all(|w| w[0].stamp < w[1].stamp));
         let texts: Vec<String> = ids.iter().map(|n| n.version_id()).collect();
-        assert!(texts.windows(2).all(|w| w[0] < w[1]), "ids sort as text too");
+        assert!(
+            texts.windows(2).all(|w| w[0] < w[1]),
+            "ids sort as text too"
+        );
         let before = SystemTime::now();
         let made = Name::new(true, Kind::DeleteMarker).made();
         assert!(made.duration_since(before).unwrap_or_default() < Duration::from_secs(1));
@@ -353,7 +356,14 @@ mod tests {
     #[test]
     fn components_that_look_like_versions_are_escaped() {
         let v = Name::new(false, Kind::Data).file_name();
-        for c in [v.as_str(), &format!("{v}~"), &format!("{v}~~"), "plain", "a~", "~"] {
+        for c in [
+            v.as_str(),
+            &format!("{v}~"),
+            &format!("{v}~~"),
+            "plain",
+            "a~",
+            "~",
+        ] {
             assert_eq!(decode_component(&encode_component(c)), c);
             assert!(Name::parse(&encode_component(c)).is_none());
         }

@@ -433,8 +433,12 @@ fn the_gate_decides_from_the_bucket_and_object_on_disk() {
     assert!(!policy.owns_bucket(&bob, "shared"));
     assert!(!policy.owns_bucket(&alice, "mine"), "unreadable: not owned");
     assert!(!policy.owns_bucket(&alice, "none"));
-    assert!(policy.readable_object(&anon, "shared", "open", None).is_ok());
-    assert!(policy.readable_object(&carol, "shared", "bobs", None).is_err());
+    assert!(policy
+        .readable_object(&anon, "shared", "open", None)
+        .is_ok());
+    assert!(policy
+        .readable_object(&carol, "shared", "bobs", None)
+        .is_err());
 }
 
 #[test]
@@ -504,7 +508,7 @@ fn an_unsigned_write_may_not_take_the_disk_an_account_may() {
     // A body no disk has room for (1 EiB): refused to the anonymous, before it is read.
     let huge = 1 << 60;
     let err = policy
-        .authorize_with_body(&Caller::Anonymous, "PutObject", &put, huge)
+        .authorize_with_body(&Caller::Anonymous, "PutObject", &put, huge, None)
         .unwrap_err();
     assert_eq!(err.code().as_str(), "XMinioStorageFull");
     assert_eq!(
@@ -513,12 +517,12 @@ fn an_unsigned_write_may_not_take_the_disk_an_account_may() {
     );
     // An account's writes may fill the disk.
     assert_eq!(
-        code(policy.authorize_with_body(&account("bob"), "PutObject", &put, huge)),
+        code(policy.authorize_with_body(&account("bob"), "PutObject", &put, huge, None)),
         "allowed"
     );
     // Reads bring no body to keep.
     assert_eq!(
-        code(policy.authorize_with_body(&Caller::Anonymous, "GetObject", &put, huge)),
+        code(policy.authorize_with_body(&Caller::Anonymous, "GetObject", &put, huge, None)),
         "allowed"
     );
 }

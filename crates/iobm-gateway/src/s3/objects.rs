@@ -9,12 +9,12 @@ use crate::conditions::{ReadConditions, WriteCondition};
 use crate::errors::{io_error, store_error};
 use crate::meta::{check_metadata_size, meta_error, stored_headers, StoredHeaders};
 use crate::metrics::BucketCounters;
-use crate::store::{hex, is_folder_key, load_meta, store_meta, Meta, StoreError};
+use crate::store::{hex, is_folder_key, load_meta, store_meta, Meta, Object, StoreError};
 use bytes::Bytes;
 use s3s::dto::*;
 use s3s::{s3_error, S3Request, S3Response, S3Result};
 use std::io;
-use std::os::fd::AsFd;
+use std::os::fd::{AsFd, OwnedFd};
 use std::sync::Arc;
 use std::time::SystemTime;
 
@@ -362,7 +362,13 @@ impl Gateway {
             .is_some_and(|d| d.as_str() == MetadataDirective::REPLACE);
         // A copy of a named version onto its key makes it current again, as S3 allows.
         let src_version = meta.version.map(|v| v.version_id());
-        let named = matches!(&input.copy_source, CopySource::Bucket { version_id: Some(_), .. });
+        let named = matches!(
+            &input.copy_source,
+            CopySource::Bucket {
+                version_id: Some(_),
+                ..
+            }
+        );
         if !replace && !named && src_bucket == input.bucket && src_key == input.key {
             return Err(s3_error!(
                 InvalidRequest,
@@ -388,28 +394,7 @@ impl Gateway {
             };
         }
         meta.headers.tags = tags;
-        let version_id = if is_folder_key(&input.key) {
-            if src.len > 0 {
-                return Err(store_error(StoreError::FolderHasBytes));
-            }
-            self.store
-                .put_folder(dest.as_fd(), &input.bucket, &input.key, &meta)
-                .map_err(store_error)?;
-            None
-        } else {
-            let mut temp = self.store.create_temp().map_err(io_error)?;
-            if src.len > 0 {
-                // Copying gigabytes is blocking work: done on this worker thread, kernel to
-                // kernel.
-                tokio::task::block_in_place(|| io::copy(&mut &src.file, &mut temp.file))
-                    .map_err(io_error)?;
-            }
-            store_meta(&temp.file, &meta).map_err(meta_error)?;
-            let always = WriteCondition::default();
-            (self.store)
-                .publish_version(temp, dest.as_fd(), &input.bucket, &input.key, &always)
-                .map_err(store_error)?
-        };
+        let version_id = self.put_copy(&src, &dest, (&input.bucket, &input.key), &meta)?;
         Ok(S3Response::new(CopyObjectOutput {
             version_id,
             copy_source_version_id: src_version,
@@ -420,6 +405,39 @@ impl Gateway {
             }),
             ..Default::default()
         }))
+    }
+}
+
+impl Gateway {
+    /// Writes a copy of `src` with `meta` at `key` of `bucket` (`dest` its directory): a new
+    /// version where the bucket keeps versions (its id returned).
+    fn put_copy(
+        &self,
+        src: &Object,
+        dest: &OwnedFd,
+        (bucket, key): (&str, &str),
+        meta: &Meta,
+    ) -> S3Result<Option<String>> {
+        if is_folder_key(key) {
+            if src.len > 0 {
+                return Err(store_error(StoreError::FolderHasBytes));
+            }
+            (self.store)
+                .put_folder(dest.as_fd(), bucket, key, meta)
+                .map_err(store_error)?;
+            return Ok(None);
+        }
+        let mut temp = self.store.create_temp().map_err(io_error)?;
+        if src.len > 0 {
+            // Copying gigabytes is blocking work: done on this worker thread, kernel to kernel.
+            tokio::task::block_in_place(|| io::copy(&mut &src.file, &mut temp.file))
+                .map_err(io_error)?;
+        }
+        store_meta(&temp.file, meta).map_err(meta_error)?;
+        let always = WriteCondition::default();
+        (self.store)
+            .publish_version(temp, dest.as_fd(), bucket, key, &always)
+            .map_err(store_error)
     }
 }
 

@@ -324,9 +324,15 @@ impl Listing {
         let mut markers = self.markers;
         let mut prefixes = self.prefixes;
         if url {
-            versions.iter_mut().for_each(|v| v.key = v.key.take().map(enc));
-            markers.iter_mut().for_each(|m| m.key = m.key.take().map(enc));
-            prefixes.iter_mut().for_each(|p| p.prefix = p.prefix.take().map(enc));
+            versions
+                .iter_mut()
+                .for_each(|v| v.key = v.key.take().map(enc));
+            markers
+                .iter_mut()
+                .for_each(|m| m.key = m.key.take().map(enc));
+            prefixes
+                .iter_mut()
+                .for_each(|p| p.prefix = p.prefix.take().map(enc));
         }
         let (next_key, next_version) = match self.last.filter(|_| truncated) {
             Some((key, version)) => (Some(enc(key)), version),

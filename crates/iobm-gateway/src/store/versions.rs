@@ -90,7 +90,9 @@ impl Store {
     ) -> Result<Option<String>, StoreError> {
         let state = self.versioning(bucket, dir)?;
         if state == Versioning::Unversioned || is_folder_key(key) {
-            return self.publish_if(temp, dir, bucket, key, condition).map(|()| None);
+            return self
+                .publish_if(temp, dir, bucket, key, condition)
+                .map(|()| None);
         }
         check_key(key)?;
         let key_dir = self.lock_key(bucket, key)?;
@@ -342,7 +344,9 @@ impl Store {
     fn make_kept_dirs(&self, path: &str) -> Result<Option<OwnedFd>, StoreError> {
         let mut held: Option<OwnedFd> = None;
         for name in path.split('/') {
-            let at = held.as_ref().map_or(self.versions_fd.as_fd(), |fd| fd.as_fd());
+            let at = held
+                .as_ref()
+                .map_or(self.versions_fd.as_fd(), |fd| fd.as_fd());
             match mkdirat(at, name, Mode::from_bits_truncate(0o777)) {
                 Ok(()) | Err(Errno::EXIST) => {}
                 Err(Errno::NOENT) => return Ok(None),
@@ -372,7 +376,9 @@ impl Store {
                     Err(_) => break,
                 }
             };
-            let at = held.as_ref().map_or(self.versions_fd.as_fd(), |fd| fd.as_fd());
+            let at = held
+                .as_ref()
+                .map_or(self.versions_fd.as_fd(), |fd| fd.as_fd());
             if unlinkat(at, name, AtFlags::REMOVEDIR).is_err() || parent.is_empty() {
                 break;
             }
@@ -408,7 +414,13 @@ impl Store {
             Some(open_beneath(dir, dirs, DIR_FLAGS, Mode::empty())?)
         };
         let at = parent.as_ref().map_or(dir, |fd| fd.as_fd());
-        match linkat(at, leaf, key_dir.fd.as_fd(), name.file_name(), AtFlags::empty()) {
+        match linkat(
+            at,
+            leaf,
+            key_dir.fd.as_fd(),
+            name.file_name(),
+            AtFlags::empty(),
+        ) {
             Ok(()) | Err(Errno::EXIST) => Ok(()),
             Err(e) => Err(e.into()),
         }

@@ -157,7 +157,8 @@ impl KeptWalk {
             }
             if item.sub {
                 // Every key below sorts at or before the marker: skip them all.
-                let passed = (self.after.as_ref()).is_some_and(|a| *a > key && !a.starts_with(&key));
+                let passed =
+                    (self.after.as_ref()).is_some_and(|a| *a > key && !a.starts_with(&key));
                 if !passed {
                     if let Some(dir) = self.open_item(&item)? {
                         self.push(dir, key)?;
@@ -226,7 +227,12 @@ mod tests {
         (root, v)
     }
 
-    fn walk(root: &tempfile::TempDir, prefix: &str, delim: Option<&str>, after: Option<&str>) -> Vec<String> {
+    fn walk(
+        root: &tempfile::TempDir,
+        prefix: &str,
+        delim: Option<&str>,
+        after: Option<&str>,
+    ) -> Vec<String> {
         let fd = rustix::fs::open(root.path(), DIR_FLAGS, Mode::empty()).unwrap();
         let mut w = KeptWalk::new(Some(fd), prefix, delim, after).unwrap();
         let mut out = Vec::new();
@@ -254,8 +260,11 @@ mod tests {
         assert_eq!(walk(&root, "", None, None), sorted);
         assert_eq!(walk(&root, "a", Some("/"), None), ["a", "a-", "P:a/", "a0"]);
         assert_eq!(walk(&root, "a/", Some("/"), None), ["a/x", "P:a/y/"]);
-        assert_eq!(walk(&root, "", Some("/"), Some("a/")), ["a0", "b", "d-", "P:d/"]);
-        assert_eq!(walk(&root, "", None, Some("a/x")), ["a/y/z", "a0", "b", "d-", "d/e", odd.as_str()]);
+        assert_eq!(
+            walk(&root, "", Some("/"), Some("a/")),
+            ["a0", "b", "d-", "P:d/"]
+        );
+        assert_eq!(walk(&root, "", None, Some("a/x")), sorted[3..]);
         assert_eq!(walk(&root, "a/y", None, None), ["a/y/z"]);
         assert_eq!(walk(&root, "", Some("-"), None)[..2], ["a", "P:a-"]);
         assert!(walk(&root, "zz", None, None).is_empty());
