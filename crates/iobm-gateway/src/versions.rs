@@ -128,6 +128,10 @@ pub struct Name {
 /// Hex digits of a stamp.
 const STAMP_DIGITS: usize = 24;
 
+/// In a key's directory while a write or delete of the key is under way, so that the next one
+/// sees what a kill cut short and settles it: the name of no version (stamp 0).
+pub const UNDER_WAY: &str = "000000000000000000000000-v";
+
 impl Name {
     /// A new version made now.
     pub fn new(null: bool, kind: Kind) -> Name {

@@ -5,16 +5,17 @@
 //! changes what a reader sees in one rename or unlink: a version about to be replaced is first
 //! linked into the key's directory, then the new file renamed over it; a delete marker is made
 //! there, then the current file unlinked. What a kill leaves half done (a second link of the
-//! current version, a marker or `null` version that lost) is left out by [`order`] and removed
-//! by the next write or delete of the key.
+//! current version, a marker or `null` version that lost) is left out by [`order`], and
+//! removed by the next write or delete of the key, which finds the key marked under way
+//! ([`UNDER_WAY`]).
 
 use super::{check_key, is_folder_key, modified, split_key, Object, Store, StoreError, Temp};
 use super::{DIR_FLAGS, RACE_RETRIES};
 use crate::conditions::WriteCondition;
 use crate::confine::open_beneath;
 use crate::meta::{load_etag, load_version, save_version};
-use crate::versions::walk::{open_dir, versions_in};
-use crate::versions::{key_path, order, Kind, Name, VersionId, Versioning};
+use crate::versions::walk::{open_dir, versions_in, KeptWalk};
+use crate::versions::{key_path, order, Kind, Name, VersionId, Versioning, UNDER_WAY};
 use rustix::fs::{
     flock, fstat, linkat, mkdirat, openat, unlinkat, AtFlags, FlockOperation, Mode, OFlags,
 };
@@ -68,12 +69,21 @@ impl Store {
         open_dir(self.versions_fd.as_fd(), bucket)
     }
 
-    /// Removes the bucket's (empty) directory of kept versions: `ENOTEMPTY` while it keeps any.
+    /// Removes the bucket's directory of kept versions: `ENOTEMPTY` while it keeps any (what
+    /// a kill left of a write, no version, goes).
     pub(super) fn remove_kept_root(&self, bucket: &str) -> io::Result<()> {
-        match unlinkat(self.versions_fd.as_fd(), bucket, AtFlags::REMOVEDIR) {
-            Ok(()) | Err(Errno::NOENT) => Ok(()),
-            Err(e) => Err(e.into()),
+        let versions = self.versions_fd.as_fd();
+        match unlinkat(versions, bucket, AtFlags::REMOVEDIR) {
+            Ok(()) | Err(Errno::NOENT) => return Ok(()),
+            Err(Errno::NOTEMPTY) => {}
+            Err(e) => return Err(e.into()),
         }
+        let mut walk = KeptWalk::new(self.kept_root(bucket)?, "", None, None)?;
+        if walk.next_kept()?.is_some() {
+            return Err(Errno::NOTEMPTY.into());
+        }
+        remove_leftovers(versions, bucket)?;
+        Ok(unlinkat(versions, bucket, AtFlags::REMOVEDIR)?)
     }
 
     /// Moves a complete temporary file into place as `key` as its bucket's state says: in place
@@ -95,14 +105,14 @@ impl Store {
                 .map(|()| None);
         }
         check_key(key)?;
-        let key_dir = self.lock_key(bucket, key)?;
-        let current = self.current(dir, bucket, key)?;
-        self.settle(&key_dir, &current)?;
-        let etag = match &current {
-            Some((object, _)) => Some(load_etag(&object.file)?),
-            None => None,
-        };
-        condition.allows(etag.as_deref())?;
+        let (key_dir, current, _) = self.begin(dir, bucket, key, false)?;
+        if !condition.is_none() {
+            let etag = match &current {
+                Some((object, _)) => Some(load_etag(&object.file)?),
+                None => None,
+            };
+            condition.allows(etag.as_deref())?;
+        }
         let suspended = state == Versioning::Suspended;
         let name = Name::new(suspended, Kind::Data);
         save_version(&temp.file, name)?;
@@ -113,7 +123,7 @@ impl Store {
         if suspended {
             drop_nulls(&key_dir, None)?;
         }
-        self.prune_key(bucket, key, key_dir);
+        self.end(bucket, key, key_dir);
         Ok(Some(name.version_id()))
     }
 
@@ -152,9 +162,7 @@ impl Store {
         key: &str,
         state: Versioning,
     ) -> Result<Deleted, StoreError> {
-        let key_dir = self.lock_key(bucket, key)?;
-        let current = self.current(dir, bucket, key)?;
-        self.settle(&key_dir, &current)?;
+        let (key_dir, current, _) = self.begin(dir, bucket, key, false)?;
         let suspended = state == Versioning::Suspended;
         if let Some((_, was)) = current.as_ref().filter(|(_, was)| !(suspended && was.null)) {
             self.keep(&key_dir, dir, key, *was)?;
@@ -168,6 +176,7 @@ impl Store {
         if suspended {
             drop_nulls(&key_dir, Some(marker))?;
         }
+        self.end(bucket, key, key_dir);
         Ok(Deleted {
             version_id: Some(marker.version_id()),
             delete_marker: true,
@@ -183,11 +192,9 @@ impl Store {
         key: &str,
         id: VersionId,
     ) -> Result<Deleted, StoreError> {
-        let key_dir = self.lock_key(bucket, key)?;
-        let current = self.current(dir, bucket, key)?;
-        let listed = self.settle(&key_dir, &current)?;
+        let (key_dir, current, listed) = self.begin(dir, bucket, key, true)?;
         let Some(at) = listed.iter().position(|n| n.is(&id)) else {
-            self.prune_key(bucket, key, key_dir);
+            self.end(bucket, key, key_dir);
             return Ok(Deleted::default());
         };
         let gone = listed[at];
@@ -202,7 +209,7 @@ impl Store {
         if !is_current {
             remove(&key_dir, gone)?;
         }
-        self.prune_key(bucket, key, key_dir);
+        self.end(bucket, key, key_dir);
         Ok(Deleted {
             version_id: Some(gone.version_id()),
             delete_marker: gone.is_marker(),
@@ -361,9 +368,42 @@ impl Store {
         Ok(held)
     }
 
-    /// Removes a key's directory of versions if it keeps none, and the directories above it
-    /// that this leaves empty (up to the bucket's).
-    fn prune_key(&self, bucket: &str, key: &str, key_dir: KeyDir) {
+    /// Starts a write or delete of a key: its directory of versions, locked and marked under
+    /// way, and its current version. What one a kill cut short left half done is settled first
+    /// ([`Store::settle`]; always with `settle`, which returns the key's versions).
+    fn begin(
+        &self,
+        dir: BorrowedFd<'_>,
+        bucket: &str,
+        key: &str,
+        settle: bool,
+    ) -> Result<(KeyDir, Current, Vec<Name>), StoreError> {
+        let key_dir = self.lock_key(bucket, key)?;
+        let current = self.current(dir, bucket, key)?;
+        let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::CLOEXEC;
+        let cut_short = match openat(
+            &key_dir.fd,
+            UNDER_WAY,
+            flags,
+            Mode::from_bits_truncate(0o666),
+        ) {
+            Ok(_) => false,
+            Err(Errno::EXIST) => true,
+            Err(e) => return Err(e.into()),
+        };
+        let listed = if settle || cut_short {
+            self.settle(&key_dir, &current)?
+        } else {
+            Vec::new()
+        };
+        Ok((key_dir, current, listed))
+    }
+
+    /// Ends a write or delete of a key that went through (one that failed stays marked under
+    /// way, to be settled by the next): removes its directory of versions if it keeps none,
+    /// and the directories above it that this leaves empty (up to the bucket's).
+    fn end(&self, bucket: &str, key: &str, key_dir: KeyDir) {
+        let _ = unlinkat(&key_dir.fd, UNDER_WAY, AtFlags::empty());
         let path = key_path(bucket, key);
         let mut rest = path.as_str();
         loop {
@@ -481,6 +521,23 @@ fn drop_nulls(key_dir: &KeyDir, except: Option<Name>) -> io::Result<()> {
     Ok(())
 }
 
+/// Empties directory `name` of `parent` in a versions tree that keeps no version: the marks
+/// of writes a kill cut short and the directories they are in.
+fn remove_leftovers(parent: BorrowedFd<'_>, name: &str) -> io::Result<()> {
+    let Some(dir) = open_dir(parent, name)? else {
+        return Ok(());
+    };
+    for (entry, ty) in super::entries(dir.as_fd())? {
+        if ty == rustix::fs::FileType::Directory {
+            remove_leftovers(dir.as_fd(), &entry)?;
+            unlinkat(dir.as_fd(), entry.as_str(), AtFlags::REMOVEDIR)?;
+        } else if entry == UNDER_WAY {
+            unlinkat(dir.as_fd(), entry.as_str(), AtFlags::empty())?;
+        }
+    }
+    Ok(())
+}
+
 /// Opens a kept version's file.
 fn open_kept(key_dir: BorrowedFd<'_>, name: Name) -> Result<Object, StoreError> {
     let fd = match openat(
@@ -499,4 +556,85 @@ fn open_kept(key_dir: BorrowedFd<'_>, name: Name) -> Result<Object, StoreError> 
         len: st.st_size as u64,
         modified: modified(&st),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{Read, Write};
+
+    fn put(store: &Store, key: &str, body: &[u8]) -> String {
+        let b = store.open_bucket("bkt").unwrap();
+        let mut temp = store.create_temp().unwrap();
+        temp.file.write_all(body).unwrap();
+        let always = WriteCondition::default();
+        let id = store.publish_version(temp, b.as_fd(), "bkt", key, &always);
+        id.unwrap().unwrap()
+    }
+
+    fn read(store: &Store, key: &str, version: Option<&str>) -> Result<Vec<u8>, StoreError> {
+        let b = store.open_bucket("bkt").unwrap();
+        let mut out = Vec::new();
+        let object = store.open_version(b.as_fd(), "bkt", key, version)?;
+        (&object.file).read_to_end(&mut out).unwrap();
+        Ok(out)
+    }
+
+    fn listed(store: &Store, key: &str) -> Vec<String> {
+        let b = store.open_bucket("bkt").unwrap();
+        let versions = store.key_versions(b.as_fd(), "bkt", key, None).unwrap();
+        versions.iter().map(|(n, _)| n.version_id()).collect()
+    }
+
+    #[test]
+    fn what_a_kill_leaves_half_done_is_left_out_then_settled() {
+        let root = tempfile::tempdir().unwrap();
+        let store = Store::open(root.path(), false).unwrap();
+        store.create_bucket("bkt").unwrap();
+        let b = store.open_bucket("bkt").unwrap();
+        store
+            .set_versioning("bkt", b.as_fd(), Versioning::Enabled)
+            .unwrap();
+        let v1 = put(&store, "d/k", b"one");
+        let v2 = put(&store, "d/k", b"two");
+        // A delete killed after it made its marker, before it unlinked the current version;
+        // it had linked the current version aside too.
+        let kept = root.path().join(".iobm-gateway/versions/bkt/d/k");
+        let marker = Name::new(false, Kind::DeleteMarker);
+        std::fs::write(kept.join(marker.file_name()), b"").unwrap();
+        std::fs::write(kept.join(UNDER_WAY), b"").unwrap();
+        let current = load_version(&File::open(root.path().join("bkt/d/k")).unwrap()).unwrap();
+        std::fs::hard_link(root.path().join("bkt/d/k"), kept.join(current.file_name())).unwrap();
+        // Readers see the state before the delete.
+        assert_eq!(read(&store, "d/k", None).unwrap(), b"two");
+        assert_eq!(listed(&store, "d/k"), [v2.clone(), v1.clone()]);
+        assert!(matches!(
+            read(&store, "d/k", Some(&marker.version_id())),
+            Err(StoreError::NoSuchVersion)
+        ));
+        // The next write settles it: the marker that lost goes, and nothing is twice.
+        let v3 = put(&store, "d/k", b"three");
+        assert_eq!(listed(&store, "d/k"), [v3.clone(), v2.clone(), v1.clone()]);
+        let mut names: Vec<_> = std::fs::read_dir(&kept)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        names.sort();
+        assert_eq!(names.len(), 2, "{names:?}");
+        // Deleting the current version makes the one before current again.
+        let deleted = store.delete_versioned(b.as_fd(), "bkt", "d/k", Some(&v3));
+        assert_eq!(deleted.unwrap().version_id, Some(v3));
+        assert_eq!(read(&store, "d/k", None).unwrap(), b"two");
+        for v in [&v2, &v1] {
+            store
+                .delete_versioned(b.as_fd(), "bkt", "d/k", Some(v))
+                .unwrap();
+        }
+        // A bucket whose versions are all gone is deleted, whatever a kill left marked.
+        std::fs::create_dir_all(&kept).unwrap();
+        std::fs::write(kept.join(UNDER_WAY), b"").unwrap();
+        drop(b);
+        store.delete_bucket("bkt").unwrap();
+        assert!(!root.path().join(".iobm-gateway/versions/bkt").exists());
+    }
 }

@@ -3,7 +3,7 @@
 //! walk of one bucket's versions tree, where a key's directory holds its versions (files)
 //! beside the directories of the keys below it. Each directory is read whole when entered.
 
-use super::{decode_component, Name};
+use super::{decode_component, Name, UNDER_WAY};
 use crate::store::each_entry;
 use rustix::fs::{openat, FileType, Mode, OFlags};
 use rustix::io::Errno;
@@ -51,7 +51,7 @@ struct Level {
 pub fn versions_in(dir: BorrowedFd<'_>) -> io::Result<Vec<Name>> {
     let mut out = Vec::new();
     each_entry(dir, |name, ty| {
-        if ty == FileType::RegularFile {
+        if ty == FileType::RegularFile && name != UNDER_WAY {
             out.extend(Name::parse(name));
         }
         true
