@@ -82,12 +82,28 @@ def test_the_state_is_absent_until_set_and_only_the_owner_sets_it(tmp_path):
                     VersioningConfiguration=config) == "AccessDenied"
         assert code(alice.put_bucket_versioning, Bucket="state",
                     VersioningConfiguration={"Status": "Off"}) == "IllegalVersioningConfigurationException"
+        assert code(alice.put_bucket_versioning, Bucket="state", VersioningConfiguration={
+            "Status": "Enabled", "MFADelete": "Enabled"}) == "NotImplemented"
         for status in ("Enabled", "Suspended", "Enabled"):
             enable(alice, "state", status)
             assert alice.get_bucket_versioning(Bucket="state")["Status"] == status
             assert bob.get_bucket_versioning(Bucket="state")["Status"] == status
     finally:
         server.stop()
+
+
+def test_a_second_gateway_over_the_directory_sees_the_state_within_a_second(server):
+    other = Server(server.root, "--access-key", AK, "--secret-key", SK)
+    try:
+        s3, s3_other = client(server), client(other)
+        s3.create_bucket(Bucket="two")
+        s3_other.put_object(Bucket="two", Key="k", Body=b"before")  # the other reads the state
+        enable(s3, "two")
+        time.sleep(1.1)
+        assert s3_other.put_object(Bucket="two", Key="k", Body=b"after")["VersionId"] != "null"
+        assert [v[1] for v in versions(s3, "two")][1:] == ["null"]
+    finally:
+        other.stop()
 
 
 def test_an_unversioned_bucket_keeps_nothing_aside(server):
@@ -204,6 +220,31 @@ def test_copies_read_the_version_named(server):
     assert body(s3, "copies", "k") == b"old bytes"
     assert [v[1] for v in versions(s3, "copies", Prefix="k")][0] == back["VersionId"]
     assert len(versions(s3, "copies", Prefix="k")) == 3
+
+
+def test_tags_and_acls_of_one_version_and_folder_markers(server):
+    s3 = client(server)
+    s3.create_bucket(Bucket="tags")
+    enable(s3, "tags")
+    old = s3.put_object(Bucket="tags", Key="k", Body=b"old", Tagging="age=old")["VersionId"]
+    s3.put_object(Bucket="tags", Key="k", Body=b"new", Tagging="age=new")
+    got = s3.get_object_tagging(Bucket="tags", Key="k", VersionId=old)
+    assert got["VersionId"] == old and got["TagSet"] == [{"Key": "age", "Value": "old"}]
+    s3.put_object_tagging(Bucket="tags", Key="k", VersionId=old,
+                          Tagging={"TagSet": [{"Key": "age", "Value": "older"}]})
+    assert s3.get_object_tagging(Bucket="tags", Key="k")["TagSet"][0]["Value"] == "new"
+    assert s3.get_object_tagging(Bucket="tags", Key="k", VersionId=old)["TagSet"][0]["Value"] == "older"
+    s3.put_object_acl(Bucket="tags", Key="k", VersionId=old, ACL="public-read")
+    grants = s3.get_object_acl(Bucket="tags", Key="k", VersionId=old)["Grants"]
+    assert any(g["Grantee"].get("URI", "").endswith("AllUsers") for g in grants)
+    assert len(s3.get_object_acl(Bucket="tags", Key="k")["Grants"]) == 1
+    attributes = s3.get_object_attributes(Bucket="tags", Key="k", VersionId=old,
+                                          ObjectAttributes=["ObjectSize"])
+    assert attributes["ObjectSize"] == 3
+    # Folder markers (keys ending in /) are not versioned: replaced and deleted in place.
+    assert "VersionId" not in s3.put_object(Bucket="tags", Key="folder/", Body=b"")
+    assert "DeleteMarker" not in s3.delete_object(Bucket="tags", Key="folder/")
+    assert [v[0] for v in versions(s3, "tags")] == ["k", "k"]
 
 
 def test_listing_versions_pages_over_thousands_of_versions(server):

@@ -224,6 +224,18 @@ pub fn canned(acl: Option<&str>) -> S3Result<Option<String>> {
     }
 }
 
+/// The object operations that act on the version a request's `versionId` names (each asks
+/// [`checked_object`] for that version).
+const BY_VERSION: [&str; 7] = [
+    "GetObject",
+    "HeadObject",
+    "GetObjectTagging",
+    "PutObjectTagging",
+    "DeleteObjectTagging",
+    "GetObjectAcl",
+    "PutObjectAcl",
+];
+
 /// What a request needs of the bucket (or object) it names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Need {
@@ -423,9 +435,10 @@ pub fn checked_bucket(bucket: &str) -> Option<OwnedFd> {
 }
 
 /// The object the gate decided from for `key` (its current version, or `version`) of `bucket`
-/// in this request: the same open file (or the error of there being none). `None`: the gate
-/// did not look at it (the caller owns the bucket, or one account owns everything), and the
-/// operation opens the key itself.
+/// in this request: the same open file (or the error of there being none; one the gate did
+/// not decide from, of a key it looked at, is refused). `None`: the gate did not look at it
+/// (the caller owns the bucket, or one account owns everything), and the operation opens the
+/// key itself.
 pub(crate) fn checked_object(
     bucket: &str,
     key: &str,
@@ -435,8 +448,12 @@ pub(crate) fn checked_object(
         .try_with(|c| {
             let c = c.borrow();
             let c = c.as_ref().filter(|c| &*c.bucket == bucket)?;
-            let (k, v, seen) = c.object.as_ref()?;
-            (**k == *key && v.as_deref() == version).then(|| seen.duplicate())
+            let (_, v, seen) = c.object.as_ref().filter(|(k, ..)| **k == *key)?;
+            if v.as_deref() == version {
+                Some(seen.duplicate())
+            } else {
+                Some(Err(StoreError::NoSuchVersion))
+            }
         })
         .ok()
         .flatten()
@@ -634,8 +651,9 @@ impl S3Access for Policy {
             .find_map(|h| cx.headers().get(*h)?.to_str().ok()?.parse::<u64>().ok())
             .unwrap_or(0);
         let op = cx.s3_op().name();
-        // GET and HEAD of a version are decided from that version.
-        let version = matches!(op, "GetObject" | "HeadObject")
+        // What reads or changes one version of an object is decided from that version.
+        let version = BY_VERSION
+            .contains(&op)
             .then(|| crate::versions::asked_version(cx.uri()))
             .flatten();
         let version = version.as_deref();

@@ -43,14 +43,15 @@ impl S3Route for Routes {
             return policy.admit(req.credentials.as_ref(), "ListBuckets", &S3Path::Root);
         }
         let (bucket, key) = whole::bucket_and_key(&req.uri).ok_or_else(|| s3_error!(NoSuchKey))?;
-        let (op, version) = if attributes::is_request(&req.method, &req.uri) {
-            ("GetObjectAttributes", None)
+        let op = if attributes::is_request(&req.method, &req.uri) {
+            "GetObjectAttributes"
         } else if req.method == Method::HEAD {
-            ("HeadObject", crate::versions::asked_version(&req.uri))
+            "HeadObject"
         } else {
-            ("GetObject", crate::versions::asked_version(&req.uri))
+            "GetObject"
         };
         let path = S3Path::object(&bucket, &key);
+        let version = crate::versions::asked_version(&req.uri);
         let credentials = req.credentials.as_ref();
         policy.admit_with_body(credentials, op, &path, 0, version.as_deref())
     }

@@ -110,16 +110,12 @@ impl Gateway {
         }
     }
 
-    /// An object and its metadata, both from one descriptor: the bytes, size, ETag and
-    /// metadata served are this file's, even if a PUT replaces the key meanwhile. Where the
-    /// gate decided from the object, it is the file the gate opened.
-    pub(crate) fn object(&self, bucket: &str, key: &str) -> S3Result<(Object, Meta)> {
-        self.object_version(bucket, key, None)
-    }
-
-    /// [`Gateway::object`] of the current version or of `version`. A key whose latest version
-    /// is a delete marker is NoSuchKey with the marker's headers.
-    pub(crate) fn object_version(
+    /// An object (its current version, or `version`) and its metadata, both from one
+    /// descriptor: the bytes, size, ETag and metadata served are this file's, even if a PUT
+    /// replaces the key meanwhile. Where the gate decided from the object, it is the file the
+    /// gate opened. A key whose latest version is a delete marker is NoSuchKey with the
+    /// marker's headers.
+    pub(crate) fn object(
         &self,
         bucket: &str,
         key: &str,

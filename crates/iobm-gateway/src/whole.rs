@@ -37,7 +37,7 @@ pub fn ignorable_range(method: &Method, uri: &Uri, headers: &HeaderMap) -> bool 
 pub async fn whole_object(gateway: &Gateway, req: S3Request<Body>) -> S3Result<S3Response<Body>> {
     let (bucket, key) = bucket_and_key(&req.uri).ok_or_else(|| s3_error!(NoSuchKey))?;
     let version = crate::versions::asked_version(&req.uri);
-    let (object, meta) = gateway.object_version(&bucket, &key, version.as_deref())?;
+    let (object, meta) = gateway.object(&bucket, &key, version.as_deref())?;
     crate::conditions::ReadConditions::from_headers(&req.headers)
         .check_read(&meta.etag, object.modified)?;
     let mut headers = HeaderMap::new();

@@ -599,7 +599,7 @@ fn read_through_gate(
             std::io::Read::read_to_end(&mut object.file, &mut bytes).unwrap();
             return Ok(bytes);
         }
-        let (mut object, _) = gateway.object(bucket, key).map_err(code)?;
+        let (mut object, _) = gateway.object(bucket, key, None).map_err(code)?;
         let mut bytes = Vec::new();
         std::io::Read::read_to_end(&mut object.file, &mut bytes).unwrap();
         Ok(bytes)
@@ -730,7 +730,7 @@ fn a_key_absent_when_checked_is_not_served_when_it_appears() {
             .unwrap();
         // ...and a private object put there after the check is not served on that decision.
         publish(&policy, "open", "k", b"PRIVATE", &owned("alice", None));
-        gw.object("open", "k").map(|_| ())
+        gw.object("open", "k", None).map(|_| ())
     }));
     assert_eq!(got.unwrap_err().code().as_str(), "NoSuchKey");
 }

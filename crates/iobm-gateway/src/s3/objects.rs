@@ -100,7 +100,7 @@ impl Gateway {
     ) -> S3Result<S3Response<GetObjectOutput>> {
         let input = req.input;
         let version = input.version_id.as_deref();
-        let (object, meta) = self.object_version(&input.bucket, &input.key, version)?;
+        let (object, meta) = self.object(&input.bucket, &input.key, version)?;
         ReadConditions::new(
             input.if_match.as_ref(),
             input.if_none_match.as_ref(),
@@ -173,7 +173,7 @@ impl Gateway {
     ) -> S3Result<S3Response<HeadObjectOutput>> {
         let input = req.input;
         let version = input.version_id.as_deref();
-        let (object, meta) = self.object_version(&input.bucket, &input.key, version)?;
+        let (object, meta) = self.object(&input.bucket, &input.key, version)?;
         ReadConditions::new(
             input.if_match.as_ref(),
             input.if_none_match.as_ref(),
@@ -226,7 +226,8 @@ impl Gateway {
         req: S3Request<GetObjectAttributesInput>,
     ) -> S3Result<S3Response<GetObjectAttributesOutput>> {
         let input = req.input;
-        let (object, meta) = self.object(&input.bucket, &input.key)?;
+        let version = input.version_id.as_deref();
+        let (object, meta) = self.object(&input.bucket, &input.key, version)?;
         // The header is a comma-separated list, which may arrive as one element.
         let wants = |a: &str| {
             (input.object_attributes.iter())
