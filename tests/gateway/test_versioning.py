@@ -182,6 +182,35 @@ def test_every_write_makes_a_version_and_a_delete_a_marker(server):
     s3.delete_bucket(Bucket="vers")
 
 
+def test_concurrent_writers_of_one_key_each_make_a_version(server):
+    s3 = client(server)
+    s3.create_bucket(Bucket="race")
+    enable(s3, "race")
+    made = {}
+
+    def write(n):
+        c = client(server)
+        for i in range(15):
+            data = b"writer %d write %d" % (n, i)
+            made[c.put_object(Bucket="race", Key="a/k", Body=data)["VersionId"]] = data
+            if i % 5 == 4:
+                made[c.delete_object(Bucket="race", Key="a/k")["VersionId"]] = None
+
+    threads = [threading.Thread(target=write, args=(n,)) for n in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    listed = versions(s3, "race")
+    assert sorted(v[1] for v in listed) == sorted(made) and len(made) == 8 * 18
+    for _, vid, _, marker in listed:
+        assert marker == (made[vid] is None)
+        if not marker:
+            assert body(s3, "race", "a/k", VersionId=vid) == made[vid]
+    newest = max(made)
+    assert listed[0][1] == newest and listed[0][2]
+
+
 def test_a_suspended_bucket_replaces_the_null_version(server):
     s3 = client(server)
     s3.create_bucket(Bucket="susp")

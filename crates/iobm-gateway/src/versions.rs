@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use std::io;
 use std::os::fd::BorrowedFd;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{OnceLock, RwLock};
 use std::time::{Duration, Instant, SystemTime};
 
 pub mod walk;
@@ -81,13 +81,13 @@ impl Versioning {
 /// The states of buckets as this gateway last read them, each trusted for [`STATE_TTL`], so
 /// that a write to an unversioned bucket costs no system call to learn it.
 #[derive(Debug, Default)]
-pub struct States(Mutex<HashMap<String, (Versioning, Instant)>>);
+pub struct States(RwLock<HashMap<String, (Versioning, Instant)>>);
 
 impl States {
     /// The state of `bucket` (whose directory is `dir`), read again when older than the TTL.
     pub fn get(&self, bucket: &str, dir: BorrowedFd<'_>) -> io::Result<Versioning> {
         let now = Instant::now();
-        if let Some(&(state, at)) = self.0.lock().unwrap().get(bucket) {
+        if let Some(&(state, at)) = self.0.read().unwrap().get(bucket) {
             if now.duration_since(at) < STATE_TTL {
                 return Ok(state);
             }
@@ -98,13 +98,13 @@ impl States {
     }
 
     pub fn set(&self, bucket: &str, state: Versioning) {
-        let mut states = self.0.lock().unwrap();
+        let mut states = self.0.write().unwrap();
         states.insert(bucket.to_string(), (state, Instant::now()));
     }
 
     /// Forgets a bucket (made or deleted).
     pub fn forget(&self, bucket: &str) {
-        self.0.lock().unwrap().remove(bucket);
+        self.0.write().unwrap().remove(bucket);
     }
 }
 

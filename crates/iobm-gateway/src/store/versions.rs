@@ -267,7 +267,11 @@ impl Store {
         kept: Option<Vec<Name>>,
     ) -> Result<Vec<(Name, Option<Object>)>, StoreError> {
         let mut current = self.current(dir, bucket, key)?;
-        let key_dir = self.key_dir(bucket, key)?;
+        // A key known to keep nothing aside costs no look at its directory.
+        let key_dir = match &kept {
+            Some(kept) if kept.is_empty() => None,
+            _ => self.key_dir(bucket, key)?,
+        };
         let kept = match (kept, &key_dir) {
             (Some(kept), _) => kept,
             (None, Some(key_dir)) => versions_in(key_dir.as_fd())?,
