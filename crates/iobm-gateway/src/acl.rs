@@ -232,6 +232,18 @@ pub fn canned(acl: Option<&str>) -> S3Result<Option<String>> {
     }
 }
 
+/// The object operations that act on the version a request's `versionId` names (each asks
+/// [`checked_object`] for that version).
+const BY_VERSION: [&str; 7] = [
+    "GetObject",
+    "HeadObject",
+    "GetObjectTagging",
+    "PutObjectTagging",
+    "DeleteObjectTagging",
+    "GetObjectAcl",
+    "PutObjectAcl",
+];
+
 /// What a request needs of the bucket (or object) it names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Need {
@@ -340,25 +352,48 @@ pub(crate) enum Seen {
     /// There was no such key when the gate looked: the request is answered as if it came
     /// before any later PUT of the key.
     Absent,
+    /// The version asked for did not exist, or was this delete marker.
+    NoVersion,
+    Marker(crate::versions::Name),
 }
 
 impl Seen {
     /// The object seen, as a descriptor of the same open file.
     fn duplicate(&self) -> Result<Object, StoreError> {
         match self {
-            Seen::Absent => Err(StoreError::NoSuchKey),
             Seen::Object(o) => Ok(Object {
                 file: o.file.try_clone()?,
                 len: o.len,
                 modified: o.modified,
             }),
+            missing => Err(missing.refusal()),
         }
     }
 
     pub(crate) fn into_object(self) -> Result<Object, StoreError> {
         match self {
-            Seen::Absent => Err(StoreError::NoSuchKey),
             Seen::Object(o) => Ok(o),
+            missing => Err(missing.refusal()),
+        }
+    }
+
+    /// What a request finding no object is told.
+    fn refusal(&self) -> StoreError {
+        match self {
+            Seen::Object(_) | Seen::Absent => StoreError::NoSuchKey,
+            Seen::NoVersion => StoreError::NoSuchVersion,
+            Seen::Marker(name) => StoreError::DeleteMarker(*name),
+        }
+    }
+
+    /// What the gate saw of an object it tried to open; `None` for a failure that refuses.
+    fn of(opened: Result<Object, StoreError>) -> Option<Seen> {
+        match opened {
+            Ok(object) => Some(Seen::Object(object)),
+            Err(StoreError::NoSuchKey) => Some(Seen::Absent),
+            Err(StoreError::NoSuchVersion | StoreError::InvalidVersion) => Some(Seen::NoVersion),
+            Err(StoreError::DeleteMarker(name)) => Some(Seen::Marker(name)),
+            Err(_) => None,
         }
     }
 }
@@ -375,8 +410,8 @@ pub(crate) struct Admission {
 struct Checked {
     bucket: Box<str>,
     dir: OwnedFd,
-    /// The key and what the gate saw of it, when its decision needed the object.
-    object: Option<(Box<str>, Seen)>,
+    /// The key (and version) and what the gate saw of it, when its decision needed the object.
+    object: Option<(Box<str>, Option<Box<str>>, Seen)>,
 }
 
 tokio::task_local! {
@@ -407,28 +442,39 @@ pub fn checked_bucket(bucket: &str) -> Option<OwnedFd> {
         .flatten()
 }
 
-/// The object the gate decided from for `key` of `bucket` in this request: the same open file
-/// (or NoSuchKey if there was none). `None`: the gate did not look at it (the caller owns the
-/// bucket, or one account owns everything), and the operation opens the key itself.
-pub(crate) fn checked_object(bucket: &str, key: &str) -> Option<Result<Object, StoreError>> {
+/// The object the gate decided from for `key` (its current version, or `version`) of `bucket`
+/// in this request: the same open file (or the error of there being none; one the gate did
+/// not decide from, of a key it looked at, is refused). `None`: the gate did not look at it
+/// (the caller owns the bucket, or one account owns everything), and the operation opens the
+/// key itself.
+pub(crate) fn checked_object(
+    bucket: &str,
+    key: &str,
+    version: Option<&str>,
+) -> Option<Result<Object, StoreError>> {
     CHECKED
         .try_with(|c| {
             let c = c.borrow();
             let c = c.as_ref().filter(|c| &*c.bucket == bucket)?;
-            let (_, seen) = c.object.as_ref().filter(|(k, _)| &**k == key)?;
-            Some(seen.duplicate())
+            let (_, v, seen) = c.object.as_ref().filter(|(k, ..)| **k == *key)?;
+            if v.as_deref() == version {
+                Some(seen.duplicate())
+            } else {
+                Some(Err(StoreError::NoSuchVersion))
+            }
         })
         .ok()
         .flatten()
 }
 
-fn remember_checked(path: &S3Path, admission: Admission) {
+fn remember_checked(path: &S3Path, version: Option<&str>, admission: Admission) {
     let (bucket, key) = match path {
         S3Path::Root => return,
         S3Path::Bucket { bucket } => (bucket, None),
         S3Path::Object { bucket, key } => (bucket, Some(key)),
     };
-    let object = key.zip(admission.object).map(|(k, seen)| (k.clone(), seen));
+    let object =
+        (key.zip(admission.object)).map(|(k, seen)| (k.clone(), version.map(Into::into), seen));
     let checked = Checked {
         bucket: bucket.clone(),
         dir: admission.dir,
@@ -475,33 +521,40 @@ impl Policy {
             .is_some_and(|g| g.owned_by(caller))
     }
 
-    /// Whether `caller` may read object `key` of `bucket` (asked of copy sources): the
-    /// bucket's directory and what the decision was made from, which the copy must read.
+    /// Whether `caller` may read object `key` of `bucket`, its current version or `version`
+    /// (asked of copy sources): the bucket's directory and what the decision was made from,
+    /// which the copy must read.
     pub(crate) fn readable_object(
         &self,
         caller: &Caller,
         bucket: &str,
         key: &str,
+        version: Option<&str>,
     ) -> S3Result<Admission> {
-        self.authorize(caller, "GetObject", &S3Path::object(bucket, key))?
+        let path = S3Path::object(bucket, key);
+        self.authorize_with_body(caller, "GetObject", &path, 0, version)?
             .ok_or_else(|| s3_error!(NoSuchBucket))
     }
 
-    /// The gate: whether `caller` may do `op` on `path`, decided from the owners and ACLs of
-    /// the bucket and object. A bucket that does not exist is NoSuchBucket to everyone; one
-    /// whose grants cannot be read is refused. Returns the bucket's directory as checked, with
-    /// the object the decision was made from (`None` for the root and for accounts alone).
+    /// [`Policy::authorize_with_body`] of a request without a body or version.
+    #[cfg(test)]
     fn authorize(&self, caller: &Caller, op: &str, path: &S3Path) -> S3Result<Option<Admission>> {
-        self.authorize_with_body(caller, op, path, 0)
+        self.authorize_with_body(caller, op, path, 0, None)
     }
 
-    /// [`Policy::authorize`] of a request whose body brings `body` bytes.
+    /// The gate: whether `caller` may do `op` on `path`, decided from the owners and ACLs of
+    /// the bucket and object (`version` of it, when the request reads that version), for a
+    /// request whose body brings `body` bytes. A bucket that does not exist is NoSuchBucket
+    /// to everyone; one whose grants cannot be read is refused. Returns the bucket's directory
+    /// as checked, with the object the decision was made from (`None` for the root and for
+    /// accounts alone).
     fn authorize_with_body(
         &self,
         caller: &Caller,
         op: &str,
         path: &S3Path,
         body: u64,
+        version: Option<&str>,
     ) -> S3Result<Option<Admission>> {
         let single = self.accounts.is_single();
         let need = need(op, path);
@@ -529,11 +582,8 @@ impl Policy {
                 | Need::WriteObjectAcl,
                 Some(key),
             ) if !bucket_grants.owned_by(caller) => {
-                match self.store.open_object(dir.as_fd(), bucket, key) {
-                    Ok(object) => Some(Seen::Object(object)),
-                    Err(StoreError::NoSuchKey) => Some(Seen::Absent),
-                    Err(_) => return Err(denied(caller)),
-                }
+                let opened = (self.store).open_version(dir.as_fd(), bucket, key, version);
+                Some(Seen::of(opened).ok_or_else(|| denied(caller))?)
             }
             _ => None,
         };
@@ -573,21 +623,22 @@ impl Policy {
         op: &str,
         path: &S3Path,
     ) -> S3Result<()> {
-        self.admit_with_body(credentials, op, path, 0)
+        self.admit_with_body(credentials, op, path, 0, None)
     }
 
     /// [`Policy::admit`] of a request whose body brings `body` bytes (what an unsigned write
-    /// may take of the disk).
+    /// may take of the disk) and that reads `version` of the object.
     pub fn admit_with_body(
         &self,
         credentials: Option<&s3s::auth::Credentials>,
         op: &str,
         path: &S3Path,
         body: u64,
+        version: Option<&str>,
     ) -> S3Result<()> {
         let caller = self.caller(credentials);
-        if let Some(admission) = self.authorize_with_body(&caller, op, path, body)? {
-            remember_checked(path, admission);
+        if let Some(admission) = self.authorize_with_body(&caller, op, path, body, version)? {
+            remember_checked(path, version, admission);
         }
         Ok(())
     }
@@ -607,7 +658,14 @@ impl S3Access for Policy {
             .iter()
             .find_map(|h| cx.headers().get(*h)?.to_str().ok()?.parse::<u64>().ok())
             .unwrap_or(0);
-        self.admit_with_body(cx.credentials(), cx.s3_op().name(), cx.s3_path(), body)?;
+        let op = cx.s3_op().name();
+        // What reads or changes one version of an object is decided from that version.
+        let version = BY_VERSION
+            .contains(&op)
+            .then(|| crate::versions::asked_version(cx.uri()))
+            .flatten();
+        let version = version.as_deref();
+        self.admit_with_body(cx.credentials(), op, cx.s3_path(), body, version)?;
         if cx.extensions_mut().get::<crate::probe::Probe>().is_some() {
             // An admitted probe goes no further: no operation runs with its empty body.
             return Err(crate::probe::stop_admitted(cx.credentials()));

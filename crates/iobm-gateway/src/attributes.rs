@@ -61,7 +61,7 @@ pub async fn answer(gateway: &Gateway, req: S3Request<Body>) -> S3Result<S3Respo
         sse_customer_algorithm: None,
         sse_customer_key: None,
         sse_customer_key_md5: None,
-        version_id: None,
+        version_id: crate::versions::asked_version(&req.uri),
     };
     let mut output = gateway
         .get_object_attributes(req.map_input(|_| input))

@@ -58,8 +58,29 @@ pub fn store_error(e: StoreError) -> S3Error {
             "a key ending in / is a folder marker, which holds no bytes here"
         ),
         StoreError::PreconditionFailed => crate::conditions::precondition_failed(),
+        StoreError::InvalidVersion => s3_error!(InvalidArgument, "Invalid version id specified"),
+        StoreError::NoSuchVersion => s3_error!(NoSuchVersion),
+        StoreError::DeleteMarker(marker) => delete_marker(s3_error!(MethodNotAllowed), marker),
         StoreError::Io(e) => io_error(e),
     }
+}
+
+/// An answer about a delete marker (the version asked for, or the key's latest), with the
+/// headers S3 sends with it: `x-amz-delete-marker`, its version id and when it was made.
+pub fn delete_marker(mut e: S3Error, marker: crate::versions::Name) -> S3Error {
+    use hyper::header::{HeaderMap, HeaderValue, CONTENT_TYPE, LAST_MODIFIED};
+    let mut headers = HeaderMap::new();
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/xml"));
+    headers.insert("x-amz-delete-marker", HeaderValue::from_static("true"));
+    if let Ok(id) = HeaderValue::from_str(&marker.version_id()) {
+        headers.insert("x-amz-version-id", id);
+    }
+    let date = httpdate::fmt_http_date(marker.made());
+    if let Ok(date) = HeaderValue::from_str(&date) {
+        headers.insert(LAST_MODIFIED, date);
+    }
+    e.set_headers(headers);
+    e
 }
 
 pub fn io_error(e: io::Error) -> S3Error {

@@ -30,6 +30,7 @@ pub mod store;
 mod tagging;
 pub mod tls;
 mod uploads;
+pub mod versions;
 pub mod walk;
 mod whole;
 mod wholebody;

@@ -1,4 +1,4 @@
-//! One page of a bucket listing (V1, V2 and versions share it): keys and common prefixes below
+//! One page of a bucket listing (V1 and V2 share it): keys and common prefixes below
 //! a prefix, after a marker, at most `max-keys`, read by [`crate::walk`]; links and other
 //! non-objects are left out. With
 //! `encoding-type=url` the keys and prefixes are sent URL-encoded ([`url_encoded`]).

@@ -6,6 +6,7 @@
 //! call more than it has attributes.
 
 use crate::acl::Grants;
+use crate::versions::Name;
 use md5_many::Md5State;
 use rustix::fs::{fgetxattr, flistxattr, fremovexattr, fsetxattr, XattrFlags};
 use rustix::io::Errno;
@@ -23,10 +24,12 @@ const XATTR_METADATA: &str = "user.iobm.metadata";
 const XATTR_HEADERS: &str = "user.iobm.headers";
 const XATTR_PARTS: &str = "user.iobm.parts";
 const XATTR_TAGS: &str = "user.iobm.tags";
+/// In a bucket that keeps versions: the object's version ([`crate::versions::Name`]).
+const XATTR_VERSION: &str = "user.iobm.version";
 /// On a directory: it is also a folder marker, the empty object whose key is the directory's
 /// path with a `/` after it.
 const XATTR_FOLDER: &str = "user.iobm.folder";
-const ALL: [&str; 9] = [
+const ALL: [&str; 10] = [
     XATTR_ETAG,
     XATTR_CONTENT_TYPE,
     XATTR_METADATA,
@@ -34,6 +37,7 @@ const ALL: [&str; 9] = [
     XATTR_PARTS,
     XATTR_TAGS,
     XATTR_FOLDER,
+    XATTR_VERSION,
     crate::acl::XATTR_OWNER,
     crate::acl::XATTR_ACL,
 ];
@@ -98,6 +102,9 @@ pub struct Meta {
     /// back by [`load_meta`]: no GET or HEAD answers with it, and the access checks read it
     /// themselves ([`Grants::read`]), so a GET pays no system call for it.
     pub grants: Grants,
+    /// Its version, where its bucket keeps versions. Read back, never written by
+    /// [`store_meta`]: a version is named as it is published ([`save_version`]).
+    pub version: Option<Name>,
 }
 
 impl Meta {
@@ -353,6 +360,7 @@ pub fn load_meta(file: &File) -> io::Result<Meta> {
         parts: json(text(XATTR_PARTS)),
         // Not read back: see the field.
         grants: Grants::default(),
+        version: text(XATTR_VERSION).and_then(|v| Name::parse(&v)),
     })
 }
 
@@ -363,6 +371,23 @@ pub fn load_etag(file: &File) -> io::Result<String> {
         Some(etag) => Ok(etag),
         None => md5_file(file),
     }
+}
+
+/// Names the version an object's (temporary) file is.
+pub fn save_version(file: &File, name: Name) -> io::Result<()> {
+    let text = name.file_name();
+    Ok(fsetxattr(
+        file,
+        XATTR_VERSION,
+        text.as_bytes(),
+        XattrFlags::empty(),
+    )?)
+}
+
+/// The version an object's file is, if it was named one.
+pub fn load_version(file: &File) -> Option<Name> {
+    let text = String::from_utf8(xattr(file, XATTR_VERSION)?).ok()?;
+    Name::parse(&text)
 }
 
 /// Hex MD5 of a file's bytes (read by offset: the file position is left alone).

@@ -50,7 +50,7 @@ impl S3Route for Routes {
             let bucket = req.uri.path().trim_matches('/').to_string();
             let credentials = req.credentials.as_ref();
             let path = S3Path::object(&bucket, &key);
-            policy.admit_with_body(credentials, "PutObject", &path, len)?;
+            policy.admit_with_body(credentials, "PutObject", &path, len, None)?;
             return Err(crate::probe::stop_admitted(credentials));
         }
         if metrics::is_scrape(&req.method, &req.uri, &req.headers) {
@@ -65,7 +65,10 @@ impl S3Route for Routes {
         } else {
             "GetObject"
         };
-        policy.admit(req.credentials.as_ref(), op, &S3Path::object(&bucket, &key))
+        let path = S3Path::object(&bucket, &key);
+        let version = crate::versions::asked_version(&req.uri);
+        let credentials = req.credentials.as_ref();
+        policy.admit_with_body(credentials, op, &path, 0, version.as_deref())
     }
 
     async fn call(&self, req: S3Request<Body>) -> S3Result<S3Response<Body>> {

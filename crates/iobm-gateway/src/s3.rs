@@ -2,8 +2,9 @@
 //! operation shares (the caller, a bucket's directory, an object with its metadata from one
 //! descriptor, a body received and hashed, Content-MD5 checked) and the `S3` trait, whose
 //! operations live beside it: bucket calls and listings in `buckets`, objects (streamed both
-//! ways, ranged GETs, copies) in `objects`, multipart uploads in [`crate::uploads`], ACLs in
-//! [`crate::acl`], tags in [`crate::tagging`].
+//! ways, ranged GETs, copies) in `objects`, versioning and ListObjectVersions in `versions`,
+//! multipart uploads in [`crate::uploads`], ACLs in [`crate::acl`], tags in
+//! [`crate::tagging`].
 
 use crate::accounts::Caller;
 use crate::acl::Policy;
@@ -11,7 +12,7 @@ use crate::errors::{body_error, io_error, store_error};
 use crate::hashing::Hashers;
 use crate::meta::check_metadata_size;
 use crate::metrics::Metrics;
-use crate::store::{load_meta, Meta, Object, Store, Temp};
+use crate::store::{load_meta, Meta, Object, Store, StoreError, Temp};
 use futures::StreamExt;
 use s3s::auth::Credentials;
 use s3s::dto::*;
@@ -22,6 +23,7 @@ use std::sync::Arc;
 
 mod buckets;
 mod objects;
+mod versions;
 
 pub(crate) use objects::file_body;
 pub use objects::MAX_DELETE_KEYS;
@@ -68,20 +70,24 @@ impl Gateway {
         credentials: &Option<Credentials>,
         source: &CopySource,
     ) -> S3Result<(String, String, Object)> {
-        let (bucket, key) = match source {
-            CopySource::Bucket { bucket, key, .. } => (bucket.to_string(), key.to_string()),
+        let (bucket, key, version) = match source {
+            CopySource::Bucket {
+                bucket,
+                key,
+                version_id,
+            } => (bucket.to_string(), key.to_string(), version_id.as_deref()),
             _ => return Err(s3_error!(NotImplemented, "copies from access points")),
         };
         let (dir, seen) = match (&self.policy, self.caller_of(credentials)) {
             (Some(policy), Some(caller)) => {
-                let admission = policy.readable_object(&caller, &bucket, &key)?;
+                let admission = policy.readable_object(&caller, &bucket, &key, version)?;
                 (admission.dir, admission.object)
             }
             _ => (self.store.open_bucket(&bucket).map_err(store_error)?, None),
         };
         let object = match seen {
             Some(seen) => seen.into_object(),
-            None => self.store.open_object(dir.as_fd(), &bucket, &key),
+            None => (self.store).open_version(dir.as_fd(), &bucket, &key, version),
         }
         .map_err(store_error)?;
         Ok((bucket, key, object))
@@ -101,18 +107,36 @@ impl Gateway {
         }
     }
 
-    /// An object and its metadata, both from one descriptor: the bytes, size, ETag and
-    /// metadata served are this file's, even if a PUT replaces the key meanwhile. Where the
-    /// gate decided from the object, it is the file the gate opened.
-    pub(crate) fn object(&self, bucket: &str, key: &str) -> S3Result<(Object, Meta)> {
-        let object = match crate::acl::checked_object(bucket, key) {
+    /// An object (its current version, or `version`) and its metadata, both from one
+    /// descriptor: the bytes, size, ETag and metadata served are this file's, even if a PUT
+    /// replaces the key meanwhile. Where the gate decided from the object, it is the file the
+    /// gate opened. A key whose latest version is a delete marker is NoSuchKey with the
+    /// marker's headers.
+    pub(crate) fn object(
+        &self,
+        bucket: &str,
+        key: &str,
+        version: Option<&str>,
+    ) -> S3Result<(Object, Meta)> {
+        let opened = match crate::acl::checked_object(bucket, key, version) {
             Some(seen) => seen,
             None => {
                 let dir = self.bucket(bucket)?;
-                self.store.open_object(dir.as_fd(), bucket, key)
+                self.store.open_version(dir.as_fd(), bucket, key, version)
             }
-        }
-        .map_err(store_error)?;
+        };
+        let object = match opened {
+            Ok(object) => object,
+            Err(StoreError::NoSuchKey) if version.is_none() => {
+                let dir = self.bucket(bucket)?;
+                let e = s3_error!(NoSuchKey);
+                return Err(match self.store.latest_marker(dir.as_fd(), bucket, key) {
+                    Some(marker) => crate::errors::delete_marker(e, marker),
+                    None => e,
+                });
+            }
+            Err(e) => return Err(store_error(e)),
+        };
         let meta = load_meta(&object.file).map_err(io_error)?;
         Ok((object, meta))
     }
@@ -270,8 +294,14 @@ impl S3 for Gateway {
         &self,
         req: S3Request<GetBucketVersioningInput>,
     ) -> S3Result<S3Response<GetBucketVersioningOutput>> {
-        self.bucket(&req.input.bucket)?;
-        Ok(S3Response::new(GetBucketVersioningOutput::default()))
+        self.get_bucket_versioning_at(req).await
+    }
+
+    async fn put_bucket_versioning(
+        &self,
+        req: S3Request<PutBucketVersioningInput>,
+    ) -> S3Result<S3Response<PutBucketVersioningOutput>> {
+        self.put_bucket_versioning_at(req).await
     }
 
     async fn put_object(

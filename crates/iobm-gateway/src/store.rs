@@ -29,6 +29,8 @@ use std::time::{Duration, SystemTime};
 /// The gateway's own directory under the root (never a bucket: bucket names cannot start with
 /// a dot).
 pub const INTERNAL: &str = ".iobm-gateway";
+/// The directory of kept versions under [`INTERNAL`].
+const VERSIONS: &str = "versions";
 /// Longest key S3 accepts, in bytes.
 pub const MAX_KEY: usize = 1024;
 /// How often a directory creation or rename is tried again when a concurrent delete removed
@@ -54,6 +56,11 @@ pub enum StoreError {
     FolderHasBytes,
     /// A conditional write's condition does not hold ([`Store::publish_if`]).
     PreconditionFailed,
+    /// A version id this gateway never gives.
+    InvalidVersion,
+    NoSuchVersion,
+    /// The version asked for is this delete marker.
+    DeleteMarker(crate::versions::Name),
     Io(io::Error),
 }
 
@@ -114,6 +121,10 @@ pub struct Store {
     tmp_name: String,
     tmp_fd: Arc<OwnedFd>,
     uploads_fd: Arc<OwnedFd>,
+    /// `.iobm-gateway/versions`: the versions buckets keep aside ([`crate::versions`]).
+    versions_fd: Arc<OwnedFd>,
+    /// The buckets' versioning states as last read.
+    states: Arc<crate::versions::States>,
     /// Numbers this instance's temporary files, which only need to be unique in its directory.
     next_temp: Arc<AtomicU64>,
     /// Sorted directories, so that listing page N costs what page 1 costs.
@@ -287,6 +298,7 @@ impl Store {
         let internal_fd = ensure_dir(root_fd.as_fd(), INTERNAL)?;
         let tmp_all_fd = ensure_dir(internal_fd.as_fd(), "tmp")?;
         let uploads_fd = ensure_dir(internal_fd.as_fd(), "uploads")?;
+        let versions_fd = ensure_dir(internal_fd.as_fd(), VERSIONS)?;
         let me = host_pid();
         let (host, _) = me.rsplit_once('-').unwrap_or((&me, ""));
         for (name, ty) in entries(tmp_all_fd.as_fd())? {
@@ -310,6 +322,8 @@ impl Store {
             tmp_name: me,
             tmp_fd: Arc::new(tmp_fd),
             uploads_fd: Arc::new(uploads_fd),
+            versions_fd: Arc::new(versions_fd),
+            states: Arc::default(),
             next_temp: Arc::new(AtomicU64::new(0)),
             dirs: Arc::default(),
             names,
@@ -329,7 +343,7 @@ impl Store {
             self.tmp_name.as_str(),
             AtFlags::REMOVEDIR,
         );
-        for name in ["tmp", "uploads"] {
+        for name in ["tmp", "uploads", VERSIONS] {
             let _ = unlinkat(self.internal_fd.as_fd(), name, AtFlags::REMOVEDIR);
         }
         let _ = unlinkat(self.root_fd.as_fd(), INTERNAL, AtFlags::REMOVEDIR);
@@ -409,10 +423,13 @@ impl Store {
         made
     }
 
-    /// Removes an empty bucket (`ENOTEMPTY` otherwise).
+    /// Removes an empty bucket that keeps no versions (`ENOTEMPTY` otherwise).
     pub fn delete_bucket(&self, bucket: &str) -> Result<(), StoreError> {
         drop(self.open_bucket(bucket)?);
-        Ok(unlinkat(self.root_fd.as_fd(), bucket, AtFlags::REMOVEDIR)?)
+        self.remove_kept_root(bucket)?;
+        unlinkat(self.root_fd.as_fd(), bucket, AtFlags::REMOVEDIR)?;
+        self.forget_versioning(bucket);
+        Ok(())
     }
 
     /// The buckets (directories with bucket names, not links) and when each was made.
@@ -563,4 +580,5 @@ mod conditional;
 pub mod names;
 #[cfg(test)]
 mod tests;
+mod versions;
 mod writes;

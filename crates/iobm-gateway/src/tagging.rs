@@ -96,10 +96,15 @@ pub fn count(tags: &TagSet) -> Option<i32> {
 }
 
 impl Gateway {
-    /// Replaces the tags of the object at `key` (none: removes them), on its file in place:
-    /// the file the gate decided from.
-    fn set_tags(&self, bucket: &str, key: &str, tags: &TagSet) -> S3Result<()> {
-        let (object, _) = self.object(bucket, key)?;
+    /// Replaces the tags of the object at `key` (its current version or `version`; none:
+    /// removes them), on its file in place: the file the gate decided from.
+    fn set_tags(
+        &self,
+        (bucket, key): (&str, &str),
+        version: Option<&str>,
+        tags: &TagSet,
+    ) -> S3Result<()> {
+        let (object, _) = self.object(bucket, key, version)?;
         save_tags(&object.file, tags).map_err(meta_error)
     }
 
@@ -108,7 +113,8 @@ impl Gateway {
         req: S3Request<GetObjectTaggingInput>,
     ) -> S3Result<S3Response<GetObjectTaggingOutput>> {
         let input = req.input;
-        let (_, meta) = self.object(&input.bucket, &input.key)?;
+        let version = input.version_id.as_deref();
+        let (_, meta) = self.object(&input.bucket, &input.key, version)?;
         let tag_set = (meta.headers.tags.into_iter())
             .map(|(key, value)| Tag {
                 key: Some(key),
@@ -117,7 +123,7 @@ impl Gateway {
             .collect();
         Ok(S3Response::new(GetObjectTaggingOutput {
             tag_set,
-            version_id: None,
+            version_id: meta.version.map(|v| v.version_id()),
         }))
     }
 
@@ -127,7 +133,8 @@ impl Gateway {
     ) -> S3Result<S3Response<PutObjectTaggingOutput>> {
         let input = req.input;
         let tags = from_document(input.tagging)?;
-        self.set_tags(&input.bucket, &input.key, &tags)?;
+        let version = input.version_id.as_deref();
+        self.set_tags((&input.bucket, &input.key), version, &tags)?;
         Ok(S3Response::new(PutObjectTaggingOutput::default()))
     }
 
@@ -136,7 +143,8 @@ impl Gateway {
         req: S3Request<DeleteObjectTaggingInput>,
     ) -> S3Result<S3Response<DeleteObjectTaggingOutput>> {
         let input = req.input;
-        self.set_tags(&input.bucket, &input.key, &TagSet::new())?;
+        let version = input.version_id.as_deref();
+        self.set_tags((&input.bucket, &input.key), version, &TagSet::new())?;
         Ok(S3Response::new(DeleteObjectTaggingOutput::default()))
     }
 }

@@ -340,7 +340,7 @@ impl Gateway {
                         && self.may_act(&req.credentials, &d.initiator, &d.bucket, false)
                 });
                 return match done {
-                    Some(done) => Ok(completed_output(input.bucket, input.key, &done.etag)),
+                    Some(done) => Ok(completed_output(input.bucket, input.key, &done.etag, None)),
                     None => Err(e),
                 };
             }
@@ -397,7 +397,7 @@ impl Gateway {
         let claimed = multipart::claim(uploads.as_fd(), &input.upload_id).map_err(store_error)?;
         test_pause("claimed").await;
         let etag = format!("{}-{}", hex(&etags.finalize()), wanted.len());
-        let joined = (|| -> S3Result<()> {
+        let joined = (|| -> S3Result<Option<String>> {
             let mut temp = self.store.create_temp().map_err(io_error)?;
             // Concatenating gigabytes is blocking work: done on this worker thread.
             tokio::task::block_in_place(|| -> io::Result<()> {
@@ -422,6 +422,7 @@ impl Gateway {
                         owner: info.owner.clone(),
                         acl: info.acl.clone(),
                     },
+                    version: None,
                 },
             )
             .map_err(meta_error)?;
@@ -430,11 +431,11 @@ impl Gateway {
             let plan = Plan::of(&temp.file, &etag).map_err(io_error)?;
             multipart::save_plan(dir.as_fd(), &plan, self.store.fsync).map_err(io_error)?;
             self.store
-                .publish_if(temp, bucket.as_fd(), &input.bucket, &input.key, &condition)
+                .publish_version(temp, bucket.as_fd(), &input.bucket, &input.key, &condition)
                 .map_err(store_error)
         })();
-        match joined {
-            Ok(()) => {
+        let version_id = match joined {
+            Ok(version_id) => {
                 test_pause("published").await;
                 let done = Done {
                     bucket: input.bucket.clone(),
@@ -446,13 +447,14 @@ impl Gateway {
                 let _ = self.completed.add(&input.upload_id, &done);
                 let _ = multipart::remove(uploads.as_fd(), &claimed);
                 multipart::forget_if_empty(self.store.uploads_dir(), &input.bucket);
+                version_id
             }
             Err(e) => {
                 multipart::unclaim(uploads.as_fd(), &claimed, &input.upload_id);
                 return Err(e);
             }
-        }
-        Ok(completed_output(input.bucket, input.key, &etag))
+        };
+        Ok(completed_output(input.bucket, input.key, &etag, version_id))
     }
 }
 
@@ -463,11 +465,13 @@ fn completed_output(
     bucket: String,
     key: String,
     etag: &str,
+    version_id: Option<String>,
 ) -> S3Response<CompleteMultipartUploadOutput> {
     S3Response::new(CompleteMultipartUploadOutput {
         bucket: Some(bucket),
         key: Some(key),
         e_tag: Some(quoted(etag)),
+        version_id,
         ..Default::default()
     })
 }

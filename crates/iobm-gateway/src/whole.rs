@@ -40,7 +40,8 @@ pub fn ignorable_range(method: &Method, uri: &Uri, headers: &HeaderMap) -> bool 
 /// The whole object, as S3 answers a GET or HEAD whose Range header is to be ignored.
 pub async fn whole_object(gateway: &Gateway, req: S3Request<Body>) -> S3Result<S3Response<Body>> {
     let (bucket, key) = bucket_and_key(&req.uri).ok_or_else(|| s3_error!(NoSuchKey))?;
-    let (object, meta) = gateway.object(&bucket, &key)?;
+    let version = crate::versions::asked_version(&req.uri);
+    let (object, meta) = gateway.object(&bucket, &key, version.as_deref())?;
     crate::conditions::ReadConditions::from_headers(&req.headers)
         .check_read(&meta.etag, object.modified)?;
     let mut headers = HeaderMap::new();
@@ -63,6 +64,9 @@ pub async fn whole_object(gateway: &Gateway, req: S3Request<Body>) -> S3Result<S
     }
     for (name, v) in meta.headers.pairs() {
         headers.insert(HeaderName::from_static(name), value(v)?);
+    }
+    if let Some(id) = meta.version.map(|v| v.version_id()) {
+        headers.insert("x-amz-version-id", value(&id)?);
     }
     if let Some(n) = crate::tagging::count(&meta.headers.tags) {
         headers.insert("x-amz-tagging-count", HeaderValue::from(n));

@@ -94,7 +94,8 @@ impl crate::s3::Gateway {
         &self,
         req: s3s::S3Request<s3s::dto::GetObjectAclInput>,
     ) -> S3Result<s3s::S3Response<s3s::dto::GetObjectAclOutput>> {
-        let (object, _) = self.object(&req.input.bucket, &req.input.key)?;
+        let input = &req.input;
+        let (object, _) = self.object(&input.bucket, &input.key, input.version_id.as_deref())?;
         let dir = self.bucket(&req.input.bucket)?;
         let bucket_owner = Grants::read(&dir)
             .map_err(unreadable)?
@@ -115,7 +116,8 @@ impl crate::s3::Gateway {
         req: s3s::S3Request<s3s::dto::PutObjectAclInput>,
     ) -> S3Result<s3s::S3Response<s3s::dto::PutObjectAclOutput>> {
         let input = req.input;
-        let (object, _) = self.object(&input.bucket, &input.key)?;
+        let version = input.version_id.as_deref();
+        let (object, _) = self.object(&input.bucket, &input.key, version)?;
         let mut grants = Grants::read(&object.file).map_err(unreadable)?;
         grants.acl = Some(self.acl_to_set(
             input.acl.as_ref().map(|a| a.as_str()),

@@ -447,8 +447,12 @@ fn the_gate_decides_from_the_bucket_and_object_on_disk() {
     assert!(!policy.owns_bucket(&bob, "shared"));
     assert!(!policy.owns_bucket(&alice, "mine"), "unreadable: not owned");
     assert!(!policy.owns_bucket(&alice, "none"));
-    assert!(policy.readable_object(&anon, "shared", "open").is_ok());
-    assert!(policy.readable_object(&carol, "shared", "bobs").is_err());
+    assert!(policy
+        .readable_object(&anon, "shared", "open", None)
+        .is_ok());
+    assert!(policy
+        .readable_object(&carol, "shared", "bobs", None)
+        .is_err());
 }
 
 #[test]
@@ -518,7 +522,7 @@ fn an_unsigned_write_may_not_take_the_disk_an_account_may() {
     // A body no disk has room for (1 EiB): refused to the anonymous, before it is read.
     let huge = 1 << 60;
     let err = policy
-        .authorize_with_body(&Caller::Anonymous, "PutObject", &put, huge)
+        .authorize_with_body(&Caller::Anonymous, "PutObject", &put, huge, None)
         .unwrap_err();
     assert_eq!(err.code().as_str(), "XMinioStorageFull");
     assert_eq!(
@@ -527,12 +531,12 @@ fn an_unsigned_write_may_not_take_the_disk_an_account_may() {
     );
     // An account's writes may fill the disk.
     assert_eq!(
-        code(policy.authorize_with_body(&account("bob"), "PutObject", &put, huge)),
+        code(policy.authorize_with_body(&account("bob"), "PutObject", &put, huge, None)),
         "allowed"
     );
     // Reads bring no body to keep.
     assert_eq!(
-        code(policy.authorize_with_body(&Caller::Anonymous, "GetObject", &put, huge)),
+        code(policy.authorize_with_body(&Caller::Anonymous, "GetObject", &put, huge, None)),
         "allowed"
     );
 }
@@ -608,7 +612,7 @@ fn read_through_gate(
             std::io::Read::read_to_end(&mut object.file, &mut bytes).unwrap();
             return Ok(bytes);
         }
-        let (mut object, _) = gateway.object(bucket, key).map_err(code)?;
+        let (mut object, _) = gateway.object(bucket, key, None).map_err(code)?;
         let mut bytes = Vec::new();
         std::io::Read::read_to_end(&mut object.file, &mut bytes).unwrap();
         Ok(bytes)
@@ -739,7 +743,7 @@ fn a_key_absent_when_checked_is_not_served_when_it_appears() {
             .unwrap();
         // ...and a private object put there after the check is not served on that decision.
         publish(&policy, "open", "k", b"PRIVATE", &owned("alice", None));
-        gw.object("open", "k").map(|_| ())
+        gw.object("open", "k", None).map(|_| ())
     }));
     assert_eq!(got.unwrap_err().code().as_str(), "NoSuchKey");
 }

@@ -1,5 +1,5 @@
 //! The bucket operations of [`Gateway`] (list, create, delete) and the object listings over
-//! them (V1, V2, versions), each a page of [`Gateway::list`]'s walk.
+//! them (V1, V2), each a page of [`Gateway::list`]'s walk.
 
 use super::Gateway;
 use crate::acl::Grants;
@@ -66,7 +66,10 @@ impl Gateway {
                 .create_bucket_with(&req.input.bucket, |dir| grants.save(dir))
         };
         match made {
-            Ok(()) => Ok(S3Response::new(CreateBucketOutput::default())),
+            Ok(()) => {
+                self.store.forget_versioning(&req.input.bucket);
+                Ok(S3Response::new(CreateBucketOutput::default()))
+            }
             Err(StoreError::Io(e)) if e.kind() == io::ErrorKind::AlreadyExists => {
                 let caller = self.caller_of(&req.credentials);
                 let theirs = self.store.open_bucket(&req.input.bucket).is_ok_and(|fd| {
@@ -174,52 +177,6 @@ impl Gateway {
             max_keys: Some(page.max_keys),
             is_truncated: Some(page.truncated),
             contents: Some(page.objects),
-            common_prefixes: Some(page.prefixes),
-            encoding_type: input.encoding_type,
-            ..Default::default()
-        }))
-    }
-
-    /// ListObjectVersions: each object as its one, latest version.
-    pub(super) async fn list_object_versions_at(
-        &self,
-        req: S3Request<ListObjectVersionsInput>,
-    ) -> S3Result<S3Response<ListObjectVersionsOutput>> {
-        let input = req.input;
-        let page = self
-            .list(Query {
-                bucket: input.bucket.clone(),
-                prefix: input.prefix.clone(),
-                delimiter: input.delimiter.clone(),
-                after: input.key_marker.clone(),
-                max_keys: input.max_keys,
-                encoding: input.encoding_type.clone(),
-            })
-            .await?;
-        let (delimiter, key_marker) = (page.echo(input.delimiter), page.echo(input.key_marker));
-        let next_key_marker = page.echo(page.next.clone());
-        let versions = page
-            .objects
-            .into_iter()
-            .map(|o| ObjectVersion {
-                key: o.key,
-                size: o.size,
-                e_tag: o.e_tag,
-                last_modified: o.last_modified,
-                is_latest: Some(true),
-                version_id: Some("null".into()),
-                ..Default::default()
-            })
-            .collect();
-        Ok(S3Response::new(ListObjectVersionsOutput {
-            name: Some(input.bucket),
-            prefix: Some(page.prefix),
-            delimiter,
-            key_marker,
-            max_keys: Some(page.max_keys),
-            is_truncated: Some(page.truncated),
-            next_key_marker,
-            versions: Some(versions),
             common_prefixes: Some(page.prefixes),
             encoding_type: input.encoding_type,
             ..Default::default()

@@ -9,12 +9,12 @@ use crate::conditions::{ReadConditions, WriteCondition};
 use crate::errors::{io_error, store_error};
 use crate::meta::{check_metadata_size, meta_error, stored_headers, StoredHeaders};
 use crate::metrics::BucketCounters;
-use crate::store::{hex, is_folder_key, load_meta, store_meta, Meta, StoreError};
+use crate::store::{hex, is_folder_key, load_meta, store_meta, Meta, Object, StoreError};
 use bytes::Bytes;
 use s3s::dto::*;
 use s3s::{s3_error, S3Request, S3Response, S3Result};
 use std::io;
-use std::os::fd::AsFd;
+use std::os::fd::{AsFd, OwnedFd};
 use std::sync::Arc;
 use std::time::SystemTime;
 
@@ -61,8 +61,9 @@ impl Gateway {
                     crate::grant_headers!(input),
                 )?,
             },
+            version: None,
         };
-        if is_folder_key(&input.key) {
+        let version_id = if is_folder_key(&input.key) {
             if size > 0 {
                 return Err(store_error(StoreError::FolderHasBytes));
             }
@@ -72,13 +73,15 @@ impl Gateway {
             self.store
                 .put_folder(bucket.as_fd(), &input.bucket, &input.key, &meta)
                 .map_err(store_error)?;
+            None
         } else {
             store_meta(&temp.file, &meta).map_err(meta_error)?;
             self.store
-                .publish_if(temp, bucket.as_fd(), &input.bucket, &input.key, &condition)
-                .map_err(store_error)?;
-        }
+                .publish_version(temp, bucket.as_fd(), &input.bucket, &input.key, &condition)
+                .map_err(store_error)?
+        };
         Ok(S3Response::new(PutObjectOutput {
+            version_id,
             e_tag: Some(quoted(&etag)),
             size: Some(size as i64),
             checksum_crc32: checksum.checksum_crc32,
@@ -96,7 +99,8 @@ impl Gateway {
         req: S3Request<GetObjectInput>,
     ) -> S3Result<S3Response<GetObjectOutput>> {
         let input = req.input;
-        let (object, meta) = self.object(&input.bucket, &input.key)?;
+        let version = input.version_id.as_deref();
+        let (object, meta) = self.object(&input.bucket, &input.key, version)?;
         ReadConditions::new(
             input.if_match.as_ref(),
             input.if_none_match.as_ref(),
@@ -139,6 +143,7 @@ impl Gateway {
             checksum_sha1: checksum.checksum_sha1,
             checksum_sha256: checksum.checksum_sha256,
             tag_count,
+            version_id: meta.version.map(|v| v.version_id()),
             body: Some(file_body(
                 file,
                 (start, end - start),
@@ -167,7 +172,8 @@ impl Gateway {
         req: S3Request<HeadObjectInput>,
     ) -> S3Result<S3Response<HeadObjectOutput>> {
         let input = req.input;
-        let (object, meta) = self.object(&input.bucket, &input.key)?;
+        let version = input.version_id.as_deref();
+        let (object, meta) = self.object(&input.bucket, &input.key, version)?;
         ReadConditions::new(
             input.if_match.as_ref(),
             input.if_none_match.as_ref(),
@@ -192,6 +198,7 @@ impl Gateway {
             checksum_sha1: checksum.checksum_sha1,
             checksum_sha256: checksum.checksum_sha256,
             content_length: Some(length as i64),
+            version_id: meta.version.map(|v| v.version_id()),
             parts_count,
             accept_ranges: Some("bytes".into()),
             content_type: meta.content_type,
@@ -219,7 +226,8 @@ impl Gateway {
         req: S3Request<GetObjectAttributesInput>,
     ) -> S3Result<S3Response<GetObjectAttributesOutput>> {
         let input = req.input;
-        let (object, meta) = self.object(&input.bucket, &input.key)?;
+        let version = input.version_id.as_deref();
+        let (object, meta) = self.object(&input.bucket, &input.key, version)?;
         // The header is a comma-separated list, which may arrive as one element.
         let wants = |a: &str| {
             (input.object_attributes.iter())
@@ -263,17 +271,23 @@ impl Gateway {
         }))
     }
 
-    /// DeleteObject.
+    /// DeleteObject: of the current version (a delete marker is made where versions are
+    /// kept) or of the version named.
     pub(super) async fn delete_object_at(
         &self,
         req: S3Request<DeleteObjectInput>,
     ) -> S3Result<S3Response<DeleteObjectOutput>> {
         let input = req.input;
         let bucket = self.bucket(&input.bucket)?;
-        self.store
-            .delete_object(bucket.as_fd(), &input.bucket, &input.key)
+        let version = input.version_id.as_deref();
+        let deleted = (self.store)
+            .delete_versioned(bucket.as_fd(), &input.bucket, &input.key, version)
             .map_err(store_error)?;
-        Ok(S3Response::new(DeleteObjectOutput::default()))
+        Ok(S3Response::new(DeleteObjectOutput {
+            delete_marker: deleted.delete_marker.then_some(true),
+            version_id: deleted.version_id,
+            ..Default::default()
+        }))
     }
 
     /// DeleteObjects: at most [`MAX_DELETE_KEYS`] keys, each answered.
@@ -293,14 +307,19 @@ impl Gateway {
         let mut deleted = Vec::new();
         let mut errors = Vec::new();
         for object in input.delete.objects {
-            match self
-                .store
-                .delete_object(bucket.as_fd(), &input.bucket, &object.key)
+            let version = object.version_id.as_deref();
+            match (self.store).delete_versioned(bucket.as_fd(), &input.bucket, &object.key, version)
             {
-                Ok(()) if quiet => {}
-                Ok(()) => deleted.push(DeletedObject {
+                Ok(_) if quiet => {}
+                Ok(done) => deleted.push(DeletedObject {
+                    delete_marker: done.delete_marker.then_some(true),
+                    // Of a marker made: its id; of a version named: that one.
+                    delete_marker_version_id: done
+                        .version_id
+                        .clone()
+                        .filter(|_| done.delete_marker),
+                    version_id: object.version_id,
                     key: Some(object.key),
-                    ..Default::default()
                 }),
                 Err(e) => {
                     let e = store_error(e);
@@ -346,7 +365,16 @@ impl Gateway {
             .metadata_directive
             .as_ref()
             .is_some_and(|d| d.as_str() == MetadataDirective::REPLACE);
-        if !replace && src_bucket == input.bucket && src_key == input.key {
+        // A copy of a named version onto its key makes it current again, as S3 allows.
+        let src_version = meta.version.map(|v| v.version_id());
+        let named = matches!(
+            &input.copy_source,
+            CopySource::Bucket {
+                version_id: Some(_),
+                ..
+            }
+        );
+        if !replace && !named && src_bucket == input.bucket && src_key == input.key {
             return Err(s3_error!(
                 InvalidRequest,
                 "This copy request is illegal because it is trying to copy an object to itself without changing the object's metadata"
@@ -371,27 +399,10 @@ impl Gateway {
             };
         }
         meta.headers.tags = tags;
-        if is_folder_key(&input.key) {
-            if src.len > 0 {
-                return Err(store_error(StoreError::FolderHasBytes));
-            }
-            self.store
-                .put_folder(dest.as_fd(), &input.bucket, &input.key, &meta)
-                .map_err(store_error)?;
-        } else {
-            let mut temp = self.store.create_temp().map_err(io_error)?;
-            if src.len > 0 {
-                // Copying gigabytes is blocking work: done on this worker thread, kernel to
-                // kernel.
-                tokio::task::block_in_place(|| io::copy(&mut &src.file, &mut temp.file))
-                    .map_err(io_error)?;
-            }
-            store_meta(&temp.file, &meta).map_err(meta_error)?;
-            self.store
-                .publish(temp, dest.as_fd(), &input.bucket, &input.key)
-                .map_err(store_error)?;
-        }
+        let version_id = self.put_copy(&src, &dest, (&input.bucket, &input.key), &meta)?;
         Ok(S3Response::new(CopyObjectOutput {
+            version_id,
+            copy_source_version_id: src_version,
             copy_object_result: Some(CopyObjectResult {
                 e_tag: Some(quoted(&meta.etag)),
                 last_modified: Some(Timestamp::from(SystemTime::now())),
@@ -399,6 +410,39 @@ impl Gateway {
             }),
             ..Default::default()
         }))
+    }
+}
+
+impl Gateway {
+    /// Writes a copy of `src` with `meta` at `key` of `bucket` (`dest` its directory): a new
+    /// version where the bucket keeps versions (its id returned).
+    fn put_copy(
+        &self,
+        src: &Object,
+        dest: &OwnedFd,
+        (bucket, key): (&str, &str),
+        meta: &Meta,
+    ) -> S3Result<Option<String>> {
+        if is_folder_key(key) {
+            if src.len > 0 {
+                return Err(store_error(StoreError::FolderHasBytes));
+            }
+            (self.store)
+                .put_folder(dest.as_fd(), bucket, key, meta)
+                .map_err(store_error)?;
+            return Ok(None);
+        }
+        let mut temp = self.store.create_temp().map_err(io_error)?;
+        if src.len > 0 {
+            // Copying gigabytes is blocking work: done on this worker thread, kernel to kernel.
+            tokio::task::block_in_place(|| io::copy(&mut &src.file, &mut temp.file))
+                .map_err(io_error)?;
+        }
+        store_meta(&temp.file, meta).map_err(meta_error)?;
+        let always = WriteCondition::default();
+        (self.store)
+            .publish_version(temp, dest.as_fd(), bucket, key, &always)
+            .map_err(store_error)
     }
 }
 
