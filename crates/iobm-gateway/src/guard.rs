@@ -630,7 +630,10 @@ impl hyper::service::Service<Request<Metered>> for Guard {
             &self.region,
             self.signed,
         )
-        .and_then(|()| crate::wholebody::check(req.method(), req.uri(), req.headers()));
+        .and_then(|()| match crate::post::wanted(&req) {
+            true => Ok(()), // a form's file is streamed, never read whole
+            false => crate::wholebody::check(req.method(), req.uri(), req.headers()),
+        });
         let answer: Self::Future = match verdict {
             Ok(()) if self.signed && crate::spool::wanted(&req) => {
                 Box::pin(spooled(req, self.inner.clone(), self.store.clone()))
