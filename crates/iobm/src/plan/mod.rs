@@ -408,17 +408,12 @@ pub fn rerun(args: RerunArgs) -> Result<ExitCode, Failure> {
     let spec = rerun_spec(&args)?;
     let mut argv = spec::to_argv(&spec).map_err(|e| Failure::input(format!("{name}: {e}")))?;
     // Where this run's outputs go, after the command.
-    let outputs = [
-        ("--json", &args.output.json),
-        ("--csv", &args.output.csv),
-        ("--html", &args.output.html),
-    ];
-    let given = outputs.iter().filter_map(|(flag, path)| {
-        path.as_ref().map(|p| {
-            let mut word = OsString::from(format!("{flag}="));
-            word.push(p);
-            word
-        })
+    let json = args.output.json.iter().map(|p| ("--json".to_string(), p));
+    let views = args.output.views.chosen.iter().map(|(f, p)| (f.flag(), p));
+    let given = json.chain(views).map(|(flag, path)| {
+        let mut word = OsString::from(format!("{flag}="));
+        word.push(path);
+        word
     });
     argv.splice(2..2, given.collect::<Vec<_>>());
     let words: Vec<String> = argv
