@@ -3,13 +3,13 @@
 
 use iobm_engine::{
     CacheDrop, FsyncPolicy, MetaOp, Op, PaceOutcome, PerChar, Phase, PhaseEnd, PhaseOutcome,
-    StopRule,
+    SteadyOutcome, Stonewall, StopRule,
 };
 use iobm_results::checks::{check, Machine};
 use iobm_results::storage::{BackingFile, Below, BottomIo, OwnIo};
 use iobm_results::{
     CacheEvidence, CpuUsage, DeviceIo, ErrorCount, Latency, OperationResult, PaceResult,
-    PhaseResult, PhaseSettings, RunStatus, WorkerResult,
+    PhaseResult, PhaseSettings, RunStatus, SteadyResult, StonewallResult, WorkerResult,
 };
 use iobm_stats::{aggregates, Histogram};
 use iobm_target::layers::Stack;
@@ -234,51 +234,10 @@ pub fn phase_result(
         name: outcome.name.clone(),
         op: outcome.op.name().to_string(),
         status: status(outcome.end),
-        settings: PhaseSettings {
-            block_bytes: phase.block,
-            pattern: phase.pattern.name().to_string(),
-            fsync: phase.fsync.name().to_string(),
-            direct: phase.direct,
-            engine: phase.engine.name().to_string(),
-            iodepth: phase.iodepth,
-            drop_cache: dropped != CacheDrop::Nothing,
-            cache_dropped: dropped.name().to_string(),
-            duration_s: duration_s(phase.stop),
-            ramp_s: (!phase.ramp.is_zero()).then_some(phase.ramp.as_secs_f64()),
-            verify: phase.verify.is_some(),
-            // An object phase's data set is its objects (none for put and multipart).
-            data_bytes: phase
-                .objects
-                .as_ref()
-                .map_or(phase.layout.data_bytes(), |o| o.total_bytes()),
-            stonewall_s: match phase.stop {
-                StopRule::Stonewall(wall) => Some(wall.as_secs_f64()),
-                _ => None,
-            },
-        },
+        settings: settings(phase, dropped),
         start_ns: outcome.start_ns,
         end_ns: outcome.end_ns,
-        workers: outcome
-            .workers
-            .iter()
-            .enumerate()
-            .map(|(i, w)| WorkerResult {
-                worker: i as u32,
-                rank,
-                host: host.to_string(),
-                span: w.span,
-                final_sync_ns: w.final_sync_ns,
-                verify_ns: w.verify_ns,
-                series: w.series.clone(),
-                endpoint: None,
-                items_of: match (phase.op, &phase.tree) {
-                    (Op::Meta(op), Some(work)) if work.owner(op, i) != work.global(i) => {
-                        Some(work.owner(op, i) as u32)
-                    }
-                    _ => None,
-                },
-            })
-            .collect(),
+        workers: workers(phase, outcome, rank, host),
         latency: latency(measures(phase), &outcome.latency),
         aggregates: aggregates(&spans),
         cpu: cpu_usage(
@@ -286,30 +245,7 @@ pub fn phase_result(
             outcome.cpu.system.as_secs_f64(),
             moved,
         ),
-        cache: CacheEvidence {
-            resident_before_bytes: outcome.resident_before,
-            own_io: outcome.own_io.map(|(before, after)| {
-                let moved = before.until(&after);
-                OwnIo {
-                    read_bytes: moved.read_bytes,
-                    written_bytes: moved.written_bytes,
-                }
-            }),
-            below: outcome
-                .below
-                .as_ref()
-                .map(|(before, after)| below(host, before, after))
-                .into_iter()
-                .collect(),
-            device: outcome.device.as_ref().map(|(before, after)| DeviceIo {
-                device: after.device.clone(),
-                read_bytes: after.read_bytes.saturating_sub(before.read_bytes),
-                written_bytes: after.written_bytes.saturating_sub(before.written_bytes),
-            }),
-            servers: Vec::new(),
-            verdict: None,
-            wire: Vec::new(),
-        },
+        cache: cache_evidence(outcome, host),
         errors: outcome
             .errors
             .iter()
@@ -336,23 +272,112 @@ pub fn phase_result(
             }
             _ => Vec::new(),
         },
-        stonewall: outcome.stonewall.as_ref().map(|wall| {
-            let stopped: Vec<u64> = wall.at_wall.iter().flatten().copied().collect();
-            iobm_results::StonewallResult {
-                stopped_workers: stopped.len() as u64,
-                fewest_at_wall: stopped.iter().copied().min(),
-                wear_out_items: wall.wear_out,
-            }
-        }),
-        until_stable: outcome.steady.as_ref().map(|s| iobm_results::SteadyResult {
-            tolerance_pct: s.rule.tolerance() * 100.0,
-            window_s: s.rule.window.as_secs_f64(),
-            tick_s: s.rule.tick().as_secs_f64(),
-            stable_at_s: s.stable_at.map(|d| d.as_secs_f64()),
-            unit: if s.ops { "ops/s" } else { "bytes/s" }.to_string(),
-            rates: s.rates.clone(),
-        }),
+        stonewall: outcome.stonewall.as_ref().map(stonewall),
+        until_stable: outcome.steady.as_ref().map(until_stable),
     };
     check(&mut result, machine);
     result
+}
+
+/// Where the stonewall stopped the workers: how many, the fewest items, the wear-out.
+fn stonewall(wall: &Stonewall) -> StonewallResult {
+    let stopped: Vec<u64> = wall.at_wall.iter().flatten().copied().collect();
+    StonewallResult {
+        stopped_workers: stopped.len() as u64,
+        fewest_at_wall: stopped.iter().copied().min(),
+        wear_out_items: wall.wear_out,
+    }
+}
+
+/// What `--until-stable` watched: its rule, when the rate settled and the rates it saw.
+fn until_stable(s: &SteadyOutcome) -> SteadyResult {
+    SteadyResult {
+        tolerance_pct: s.rule.tolerance() * 100.0,
+        window_s: s.rule.window.as_secs_f64(),
+        tick_s: s.rule.tick().as_secs_f64(),
+        stable_at_s: s.stable_at.map(|d| d.as_secs_f64()),
+        unit: if s.ops { "ops/s" } else { "bytes/s" }.to_string(),
+        rates: s.rates.clone(),
+    }
+}
+
+/// How the phase ran, as the result records it; `dropped` the cache drop it had.
+fn settings(phase: &Phase, dropped: CacheDrop) -> PhaseSettings {
+    PhaseSettings {
+        block_bytes: phase.block,
+        pattern: phase.pattern.name().to_string(),
+        fsync: phase.fsync.name().to_string(),
+        direct: phase.direct,
+        engine: phase.engine.name().to_string(),
+        iodepth: phase.iodepth,
+        drop_cache: dropped != CacheDrop::Nothing,
+        cache_dropped: dropped.name().to_string(),
+        duration_s: duration_s(phase.stop),
+        ramp_s: (!phase.ramp.is_zero()).then_some(phase.ramp.as_secs_f64()),
+        verify: phase.verify.is_some(),
+        // An object phase's data set is its objects (none for put and multipart).
+        data_bytes: phase
+            .objects
+            .as_ref()
+            .map_or(phase.layout.data_bytes(), |o| o.total_bytes()),
+        stonewall_s: match phase.stop {
+            StopRule::Stonewall(wall) => Some(wall.as_secs_f64()),
+            _ => None,
+        },
+    }
+}
+
+/// This process's workers, labelled with `rank` and `host`; a metadata worker that works on
+/// another's items says whose.
+fn workers(phase: &Phase, outcome: &PhaseOutcome, rank: u32, host: &str) -> Vec<WorkerResult> {
+    outcome
+        .workers
+        .iter()
+        .enumerate()
+        .map(|(i, w)| WorkerResult {
+            worker: i as u32,
+            rank,
+            host: host.to_string(),
+            span: w.span,
+            final_sync_ns: w.final_sync_ns,
+            verify_ns: w.verify_ns,
+            series: w.series.clone(),
+            endpoint: None,
+            items_of: match (phase.op, &phase.tree) {
+                (Op::Meta(op), Some(work)) if work.owner(op, i) != work.global(i) => {
+                    Some(work.owner(op, i) as u32)
+                }
+                _ => None,
+            },
+        })
+        .collect()
+}
+
+/// What the phase's probes saw of the cache: resident pages, this process's own I/O, the
+/// layers below the file system and the device; the servers' and the verdict come later.
+fn cache_evidence(outcome: &PhaseOutcome, host: &str) -> CacheEvidence {
+    CacheEvidence {
+        resident_before_bytes: outcome.resident_before,
+        own_io: outcome.own_io.map(|(before, after)| {
+            let moved = before.until(&after);
+            OwnIo {
+                read_bytes: moved.read_bytes,
+                written_bytes: moved.written_bytes,
+            }
+        }),
+        below: outcome
+            .below
+            .as_ref()
+            .map(|(before, after)| below(host, before, after))
+            .into_iter()
+            .collect(),
+        device: outcome.device.as_ref().map(|(before, after)| DeviceIo {
+            device: after.device.clone(),
+            read_bytes: after.read_bytes.saturating_sub(before.read_bytes),
+            written_bytes: after.written_bytes.saturating_sub(before.written_bytes),
+        }),
+        servers: Vec::new(),
+        verdict: None,
+        wire: Vec::new(),
+    }
 }

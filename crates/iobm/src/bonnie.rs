@@ -9,7 +9,6 @@ use crate::targets::{self, Storage};
 use iobm_engine::suite::{self, BonniePlan, BonnieSpec, MetaSpec};
 use iobm_engine::PerChar;
 use iobm_report::bonnie::{render_tables, size_label};
-use iobm_report::views::View;
 use iobm_results::bonnie::summarize;
 use iobm_results::{env, BonnieConfig, Config, LeftBehind, PhaseResult, RunResult};
 use iobm_run::exit::{Exit, Failure};
@@ -65,9 +64,7 @@ fn check(args: &BonnieArgs) -> Result<(u64, u64), Failure> {
     session::writable_dir(&args.dir)?;
     args.output.check()?;
     args.measure.check_steady(None, "--duration")?;
-    if let Some(csv) = &args.bonnie_csv {
-        session::output_path_ok("--bonnie-csv", csv)?;
-    }
+    args.views.check()?;
     let ram = env::ram_bytes();
     let size = args.size.unwrap_or(2 * ram);
     let chunk = args.chunk;
@@ -98,9 +95,7 @@ pub fn bonnie(args: BonnieArgs, argv: &[OsString]) -> Result<Exit, Failure> {
     let servers = args.server.check(crate::servers::Storage::Dir(&args.dir));
     ranks.agree(servers.as_ref().map(|_| ()).map_err(Failure::clone))?;
     let mut outputs = args.output.outputs();
-    if let Some(path) = &args.bonnie_csv {
-        outputs.views.push((View::BonnieCsv, path.clone()));
-    }
+    outputs.views.extend(args.views.chosen.iter().cloned());
     let plan = Suite {
         args: &args,
         size,
