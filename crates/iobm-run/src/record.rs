@@ -1,18 +1,17 @@
 //! Turns what the engine measured in a phase into the result contract: per-worker records,
-//! aggregates with formulas, latency summary, CPU cost, cache evidence and warnings.
+//! aggregates with formulas, latency summary, CPU cost and warnings (the evidence around the
+//! phase is the probes', [`crate::probe`]).
 
 use iobm_engine::{
-    CacheDrop, FsyncPolicy, MetaOp, Op, PaceOutcome, PerChar, Phase, PhaseEnd, PhaseOutcome,
-    SteadyOutcome, Stonewall, StopRule,
+    FsyncPolicy, MetaOp, Op, PaceOutcome, PerChar, Phase, PhaseEnd, PhaseOutcome, SteadyOutcome,
+    Stonewall, StopRule,
 };
 use iobm_results::checks::{check, Machine};
-use iobm_results::storage::{BackingFile, Below, BottomIo, OwnIo};
 use iobm_results::{
-    CacheEvidence, CpuUsage, DeviceIo, ErrorCount, Latency, OperationResult, PaceResult,
+    CacheEvidence, CpuUsage, ErrorCount, Latency, OperationResult, PaceResult,
     PhaseResult, PhaseSettings, RunStatus, SteadyResult, StonewallResult, WorkerResult,
 };
 use iobm_stats::{aggregates, Histogram};
-use iobm_target::layers::Stack;
 
 pub fn duration_s(stop: StopRule) -> Option<f64> {
     match stop {
@@ -165,55 +164,6 @@ pub fn cpu_usage(user_s: f64, system_s: f64, moved: u64) -> CpuUsage {
     }
 }
 
-/// The layers below a phase's device on `host`: what the bottom devices moved between `before`
-/// and `after`, and the backing files' residency at both.
-pub fn below(host: &str, before: &Stack, after: &Stack) -> Below {
-    let devices = after
-        .bottom
-        .iter()
-        .map(|a| {
-            let b = before.bottom.iter().find(|b| b.device == a.device);
-            BottomIo {
-                device: a.device.clone(),
-                name: a.name.clone(),
-                read_bytes: b.map_or(0, |b| a.read_bytes.saturating_sub(b.read_bytes)),
-                written_bytes: b.map_or(0, |b| a.written_bytes.saturating_sub(b.written_bytes)),
-                virtual_disk: a.virtual_disk.clone(),
-            }
-        })
-        .collect();
-    let backing_files = before
-        .backing_files
-        .iter()
-        .map(|b| BackingFile {
-            loop_device: b.loop_device.clone(),
-            path: b.path.clone(),
-            direct_io: b.direct_io,
-            size_bytes: b.size_bytes,
-            resident_before_bytes: b.resident_bytes,
-            resident_after_bytes: after
-                .backing_files
-                .iter()
-                .find(|a| a.path == b.path)
-                .and_then(|a| a.resident_bytes),
-            dirty_before_bytes: b.dirty_bytes,
-            dirty_after_bytes: after
-                .backing_files
-                .iter()
-                .find(|a| a.path == b.path)
-                .and_then(|a| a.dirty_bytes),
-        })
-        .collect();
-    Below {
-        host: host.to_string(),
-        top: before.top.clone(),
-        steps: before.steps.clone(),
-        devices,
-        backing_files,
-        unfollowed: before.unfollowed.clone(),
-    }
-}
-
 /// The result of one phase on this process; `rank` and `host` label its workers.
 pub fn phase_result(
     phase: &Phase,
@@ -223,18 +173,12 @@ pub fn phase_result(
     machine: &Machine,
 ) -> PhaseResult {
     let spans: Vec<_> = outcome.workers.iter().map(|w| w.span).collect();
-    // Pages of storage that is memory are the data itself: nothing is dropped.
-    let dropped = if machine.memory_fs {
-        CacheDrop::Nothing
-    } else {
-        outcome.cache_dropped
-    };
     let moved: u64 = spans.iter().map(|s| s.bytes).sum();
     let mut result = PhaseResult {
         name: outcome.name.clone(),
         op: outcome.op.name().to_string(),
         status: status(outcome.end),
-        settings: settings(phase, dropped),
+        settings: settings(phase),
         start_ns: outcome.start_ns,
         end_ns: outcome.end_ns,
         workers: workers(phase, outcome, rank, host),
@@ -245,7 +189,8 @@ pub fn phase_result(
             outcome.cpu.system.as_secs_f64(),
             moved,
         ),
-        cache: cache_evidence(outcome, host),
+        // The probes' evidence, added after the phase.
+        cache: CacheEvidence::default(),
         errors: outcome
             .errors
             .iter()
@@ -301,8 +246,8 @@ fn until_stable(s: &SteadyOutcome) -> SteadyResult {
     }
 }
 
-/// How the phase ran, as the result records it; `dropped` the cache drop it had.
-fn settings(phase: &Phase, dropped: CacheDrop) -> PhaseSettings {
+/// How the phase ran, as the result records it (a cache drop is the probe's to set).
+fn settings(phase: &Phase) -> PhaseSettings {
     PhaseSettings {
         block_bytes: phase.block,
         pattern: phase.pattern.name().to_string(),
@@ -310,8 +255,9 @@ fn settings(phase: &Phase, dropped: CacheDrop) -> PhaseSettings {
         direct: phase.direct,
         engine: phase.engine.name().to_string(),
         iodepth: phase.iodepth,
-        drop_cache: dropped != CacheDrop::Nothing,
-        cache_dropped: dropped.name().to_string(),
+        // Set by the probe that drops the page cache, where one did.
+        drop_cache: false,
+        cache_dropped: "nothing".to_string(),
         duration_s: duration_s(phase.stop),
         ramp_s: (!phase.ramp.is_zero()).then_some(phase.ramp.as_secs_f64()),
         verify: phase.verify.is_some(),
@@ -353,31 +299,3 @@ fn workers(phase: &Phase, outcome: &PhaseOutcome, rank: u32, host: &str) -> Vec<
         .collect()
 }
 
-/// What the phase's probes saw of the cache: resident pages, this process's own I/O, the
-/// layers below the file system and the device; the servers' and the verdict come later.
-fn cache_evidence(outcome: &PhaseOutcome, host: &str) -> CacheEvidence {
-    CacheEvidence {
-        resident_before_bytes: outcome.resident_before,
-        own_io: outcome.own_io.map(|(before, after)| {
-            let moved = before.until(&after);
-            OwnIo {
-                read_bytes: moved.read_bytes,
-                written_bytes: moved.written_bytes,
-            }
-        }),
-        below: outcome
-            .below
-            .as_ref()
-            .map(|(before, after)| below(host, before, after))
-            .into_iter()
-            .collect(),
-        device: outcome.device.as_ref().map(|(before, after)| DeviceIo {
-            device: after.device.clone(),
-            read_bytes: after.read_bytes.saturating_sub(before.read_bytes),
-            written_bytes: after.written_bytes.saturating_sub(before.written_bytes),
-        }),
-        servers: Vec::new(),
-        verdict: None,
-        wire: Vec::new(),
-    }
-}
