@@ -9,9 +9,9 @@ use crate::progress;
 use crate::progress::ProgressLine;
 use crate::ranks::{RankPhase, Ranks};
 use crate::record::phase_result;
-use iobm_engine::{run_phase_ranked, Control, Op, Phase, StopRule, Tally};
+use iobm_engine::{run_phase_ranked, Control, Op, Phase, PhaseOutcome, StopRule, Tally};
 use iobm_results::checks::{check, Machine};
-use iobm_results::{RunResult, RunStatus};
+use iobm_results::{PhaseResult, RunResult, RunStatus};
 use iobm_target::Target;
 use std::sync::Arc;
 
@@ -29,10 +29,8 @@ pub fn execute(
     let _progress = ranks
         .is_root()
         .then(|| ProgressLine::start(control.clone()));
-    if ranks.is_root() {
-        for o in observers.iter_mut() {
-            o.started(run);
-        }
+    for o in observers.iter_mut().filter(|_| ranks.is_root()) {
+        o.started(run);
     }
     let host = run.environment.hostname.clone();
     let machine = Machine::of(run);
@@ -44,28 +42,14 @@ pub fn execute(
         }
         let phase = phases[index].clone();
         // Outside the phase's timing: the servers' caches dropped (rank 0, once for all).
-        let servers_dropped = around.drops_before(&phase);
-        if servers_dropped {
-            let dropped: Result<(), String> = if ranks.is_root() {
-                progress::note(&format!(
-                    "dropping the servers' caches before '{}' ...",
-                    phase.name
-                ));
-                let done = around.drop_servers(&phase.name).map(|_| ());
-                progress::clear_line();
-                done
-            } else {
-                Ok(())
-            };
-            if let Err(why) = ranks.share(&dropped) {
-                if ranks.is_root() {
-                    eprintln!("iobm: {why}");
-                }
+        let servers_dropped = match drop_servers(&around, &phase, ranks) {
+            Ok(dropped) => dropped,
+            Err(why) => {
                 run.warnings.push(why);
                 run.status = RunStatus::Failed;
                 break;
             }
-        }
+        };
         let servers_before = if ranks.is_root() {
             around.servers()
         } else {
@@ -77,36 +61,12 @@ pub fn execute(
             .then(|| around.sample(&servers_before, phase.interval, control.origin))
             .flatten();
         let nics_before = around.nics();
-        // A stonewall's wear-out is the most any worker of any rank did.
-        let agree = |most: u64| ranks.max(most);
-        // --until-stable's rate is of every rank's workers.
-        let sum = |mine: Tally| ranks.sum_tally(mine);
-        let gate = || ranks.barrier();
-        let outcome = run_phase_ranked(target, &phase, control, &gate, &agree, &sum);
+        let outcome = run_ranked(target, &phase, control, ranks);
         let nics_after = around.nics();
-        if phase.op == Op::Write && matches!(phase.stop, StopRule::Duration(_)) {
-            let written: Vec<u64> = outcome.workers.iter().map(|w| w.span.bytes).collect();
-            let same_data = |p: &&mut Phase| p.layout.files == phase.layout.files;
-            for later in phases[index + 1..].iter_mut().filter(same_data) {
-                later.limit_to_written(&phase, &written);
-            }
-        }
-        if let Some(made) = outcome.items_done() {
-            for later in phases[index + 1..].iter_mut() {
-                later.limit_to_made(&phase, made);
-            }
-        }
+        limit_later(&mut phases[index + 1..], &phase, &outcome);
         let mut recorded = phase_result(&phase, &outcome, ranks.rank(), &host, &machine);
-        // Object phases: the endpoint each worker sent its requests to, before the merge adds
-        // up each endpoint's series.
-        for w in &mut recorded.workers {
-            w.endpoint = target.endpoint_of(w.worker as usize).map(str::to_string);
-        }
+        mark(&mut recorded, target, servers_dropped);
         recorded.cache.wire = around.wire(&nics_before, &nics_after);
-        if servers_dropped {
-            recorded.settings.cache_dropped = with_servers(&recorded.settings.cache_dropped);
-            recorded.settings.drop_cache = true;
-        }
         // Outside the phase's timing and CPU: what its data offered the storage.
         recorded.offered = offered::measure(&phase, phase.verify.unwrap_or(control.run_id));
         let local = RankPhase {
@@ -119,11 +79,8 @@ pub fn execute(
             if around.active() {
                 // Every rank is done with the phase once the merge has gathered it.
                 let servers_after = around.servers();
-                merged.cache.servers.extend(around.evidence(
-                    &servers_before,
-                    &servers_after,
-                    sampler,
-                ));
+                let evidence = around.evidence(&servers_before, &servers_after, sampler);
+                merged.cache.servers.extend(evidence);
                 check(&mut merged, &machine);
             }
             status = merged.status;
@@ -136,6 +93,76 @@ pub fn execute(
         if status != RunStatus::Complete {
             run.status = status;
             break;
+        }
+    }
+}
+
+/// Runs `phase` on this rank's workers, with every rank's.
+fn run_ranked(
+    target: &dyn Target,
+    phase: &Phase,
+    control: &Control,
+    ranks: &Ranks,
+) -> PhaseOutcome {
+    // A stonewall's wear-out is the most any worker of any rank did.
+    let agree = |most: u64| ranks.max(most);
+    // --until-stable's rate is of every rank's workers.
+    let sum = |mine: Tally| ranks.sum_tally(mine);
+    let gate = || ranks.barrier();
+    run_phase_ranked(target, phase, control, &gate, &agree, &sum)
+}
+
+/// Marks this rank's record of a phase: the endpoint each worker of an object phase sent its
+/// requests to (before the merge adds up each endpoint's series), the servers' caches dropped.
+fn mark(recorded: &mut PhaseResult, target: &dyn Target, servers_dropped: bool) {
+    for w in &mut recorded.workers {
+        w.endpoint = target.endpoint_of(w.worker as usize).map(str::to_string);
+    }
+    if servers_dropped {
+        recorded.settings.cache_dropped = with_servers(&recorded.settings.cache_dropped);
+        recorded.settings.drop_cache = true;
+    }
+}
+
+/// Drops the servers' caches before `phase` when it asks (rank 0, once for all ranks): whether
+/// they were dropped, or why not (every rank's failure, printed at rank 0).
+fn drop_servers(around: &Around, phase: &Phase, ranks: &Ranks) -> Result<bool, String> {
+    if !around.drops_before(phase) {
+        return Ok(false);
+    }
+    let dropped: Result<(), String> = if ranks.is_root() {
+        progress::note(&format!(
+            "dropping the servers' caches before '{}' ...",
+            phase.name
+        ));
+        let done = around.drop_servers(&phase.name).map(|_| ());
+        progress::clear_line();
+        done
+    } else {
+        Ok(())
+    };
+    ranks.share(&dropped).inspect_err(|why| {
+        if ranks.is_root() {
+            eprintln!("iobm: {why}");
+        }
+    })?;
+    Ok(true)
+}
+
+/// Limits the `later` phases to what `phase` did: those on the files of a write that stopped
+/// by time to the data it wrote, those on the items of a creation a stonewall cut short to
+/// what it made.
+fn limit_later(later: &mut [Phase], phase: &Phase, outcome: &PhaseOutcome) {
+    if phase.op == Op::Write && matches!(phase.stop, StopRule::Duration(_)) {
+        let written: Vec<u64> = outcome.workers.iter().map(|w| w.span.bytes).collect();
+        let same_data = |p: &&mut Phase| p.layout.files == phase.layout.files;
+        for p in later.iter_mut().filter(same_data) {
+            p.limit_to_written(phase, &written);
+        }
+    }
+    if let Some(made) = outcome.items_done() {
+        for p in later.iter_mut() {
+            p.limit_to_made(phase, made);
         }
     }
 }
