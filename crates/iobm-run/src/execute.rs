@@ -28,10 +28,8 @@ pub fn execute(
     let _progress = ranks
         .is_root()
         .then(|| ProgressLine::start(control.clone()));
-    if ranks.is_root() {
-        for o in observers.iter_mut() {
-            o.started(run);
-        }
+    for o in observers.iter_mut().filter(|_| ranks.is_root()) {
+        o.started(run);
     }
     let host = run.environment.hostname.clone();
     let machine = Machine::of(run);
@@ -66,18 +64,7 @@ pub fn execute(
                 break;
             }
         };
-        if phase.op == Op::Write && matches!(phase.stop, StopRule::Duration(_)) {
-            let written: Vec<u64> = outcome.workers.iter().map(|w| w.span.bytes).collect();
-            let same_data = |p: &&mut Phase| p.layout.files == phase.layout.files;
-            for later in phases[index + 1..].iter_mut().filter(same_data) {
-                later.limit_to_written(&phase, &written);
-            }
-        }
-        if let Some(made) = outcome.items_done() {
-            for later in phases[index + 1..].iter_mut() {
-                later.limit_to_made(&phase, made);
-            }
-        }
+        limit_later(&mut phases[index + 1..], &phase, &outcome);
         let mut recorded = phase_result(&phase, &outcome, ranks.rank(), &host, &machine);
         // Object phases: the endpoint each worker sent its requests to, before the merge adds
         // up each endpoint's series.
@@ -123,4 +110,22 @@ fn run_on_ranks(
     let sum = |mine: Tally| ranks.sum_tally(mine);
     let gate = || ranks.barrier();
     iobm_engine::run_phase_ranked(target, phase, control, &gate, &agree, &sum)
+}
+
+/// Limits the `later` phases to what `phase` did: those on the files of a write that stopped
+/// by time to the data it wrote, those on the items of a creation a stonewall cut short to
+/// what it made.
+fn limit_later(later: &mut [Phase], phase: &Phase, outcome: &PhaseOutcome) {
+    if phase.op == Op::Write && matches!(phase.stop, StopRule::Duration(_)) {
+        let written: Vec<u64> = outcome.workers.iter().map(|w| w.span.bytes).collect();
+        let same_data = |p: &&mut Phase| p.layout.files == phase.layout.files;
+        for p in later.iter_mut().filter(same_data) {
+            p.limit_to_written(phase, &written);
+        }
+    }
+    if let Some(made) = outcome.items_done() {
+        for p in later.iter_mut() {
+            p.limit_to_made(phase, made);
+        }
+    }
 }

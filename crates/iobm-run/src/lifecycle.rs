@@ -1,10 +1,12 @@
-//! The life of a run, the same for every command and on every rank: a check answered
-//! (`--check-only`), then each repetition's storage set up, its phases run and printed, its
-//! storage torn down whatever happened (Ctrl-C, a failed phase), and at the end the result and
-//! its views saved and rank 0's exit code given to every rank ([`run_plan`]).
+//! The life of a run, the same for every command and on every rank: the ranks connected and
+//! the command's checks agreed ([`run_command`]), a check answered (`--check-only`), then each
+//! repetition's storage set up, its steps run and printed, its storage torn down whatever
+//! happened (Ctrl-C, a failed phase), and at the end the result and its views saved and rank
+//! 0's exit code given to every rank ([`run_plan`]).
 //!
 //! A command checks its arguments and hands over a [`RunPlan`]: what it runs and how to set up
-//! one repetition, as a [`Stage`].
+//! one repetition, as a [`Stage`]: data (its steps, workers, config, environment) and the
+//! [`Hooks`] where it differs from every other command.
 
 use crate::execute::execute;
 use crate::exit::{Exit, Failure};
@@ -15,75 +17,139 @@ use crate::session::{self, say, RunId};
 use iobm_engine::{Control, Phase};
 use iobm_report::{render_footer, render_header, render_phase, render_repeats};
 use iobm_results::repeats::Repeats;
-use iobm_results::{Config, Environment, LeftBehind, RunResult, RunStatus};
+use iobm_results::{env, Config, Environment, LeftBehind, RunResult, RunStatus};
 use iobm_target::Target;
 use std::ffi::OsString;
+use std::path::Path;
 use std::sync::Arc;
+
+/// What every workload command is given, whatever it runs: where its result goes and how many
+/// times it runs, each on fresh data (`--repeat`).
+pub struct Common {
+    pub outputs: Outputs,
+    pub repetitions: u32,
+}
 
 /// A command's run, checked: what the run layer needs to set it up, run and report it.
 pub trait RunPlan {
     /// The result's `kind` (`write`, `s3 get`, ...).
     fn kind(&self) -> String;
-    /// How many times it runs, each on fresh data (`--repeat`).
-    fn repetitions(&self) -> u32;
     /// The config a run would record, for the hash `--check-only` prints (`session::checked`);
     /// None where it depends on what only the set-up knows.
     fn checked_config(&self, ranks: &Ranks) -> Option<Config>;
     /// Sets up one repetition on every rank (the ranks agreeing on failure, after which what
     /// it made is removed): the run's directory, bucket or gateway, and its data set.
-    fn set_up<'a>(
-        &'a self,
-        run_id: &RunId,
-        ranks: &'a Ranks,
-    ) -> Result<Box<dyn Stage + 'a>, Failure>;
+    fn set_up<'a>(&'a self, run_id: &RunId, ranks: &'a Ranks) -> Result<Stage<'a>, Failure>;
 }
 
-/// What a repetition runs on between its set-up and its tear-down.
-pub trait Stage {
-    fn target(&self) -> &dyn Target;
-    /// The phases, in order.
-    fn phases(&self) -> Vec<Phase>;
+/// Phases run against one target.
+pub struct Step {
+    pub target: Arc<dyn Target>,
+    /// In order.
+    pub phases: Vec<Phase>,
+}
+
+/// What a repetition runs between its set-up and its tear-down.
+pub struct Stage<'a> {
+    /// Run in order, each only when the run is still complete.
+    pub steps: Vec<Step>,
     /// The most workers a phase runs on this rank.
-    fn workers(&self) -> usize;
+    pub workers: usize,
     /// The result's config of this repetition.
-    fn config(&self) -> Config;
+    pub config: Config,
     /// The machine's description, with the file system the run is on.
-    fn environment(&self) -> Environment;
+    pub environment: Environment,
+    /// What the command does around the steps.
+    pub hooks: Box<dyn Hooks + 'a>,
+}
+
+impl<'a> Stage<'a> {
+    /// A stage of one step on the file system at `dir` (none: the machine alone), without
+    /// hooks.
+    pub fn new(
+        target: Arc<dyn Target>,
+        phases: Vec<Phase>,
+        workers: usize,
+        config: Config,
+        dir: Option<&Path>,
+    ) -> Stage<'a> {
+        Stage {
+            steps: vec![Step { target, phases }],
+            workers,
+            config,
+            environment: env::capture(dir),
+            hooks: Box::new(NoHooks),
+        }
+    }
+
+    /// This stage, with `hooks` around its steps.
+    pub fn with(self, hooks: impl Hooks + 'a) -> Stage<'a> {
+        Stage {
+            hooks: Box::new(hooks),
+            ..self
+        }
+    }
+}
+
+/// What a command does around its steps, where it differs from the defaults.
+pub trait Hooks {
     /// What is printed after the run's header (and warnings about the run as a whole).
     fn opening(&mut self, _run: &mut RunResult) -> String {
         String::new()
     }
-    /// Untimed work before the phases (a data set uploaded, caches dropped); a run whose
-    /// status is then no longer complete runs no phase.
-    fn before_phases(&mut self, _run: &mut RunResult, _context: &mut Context) {}
+    /// Untimed work before the steps (a data set uploaded, caches dropped); a run whose status
+    /// is then no longer complete runs no phase.
+    fn before_phases(&mut self, _run: &mut RunResult, _context: &Context) {}
     /// What is printed when a phase is done: the phase's report, or nothing where the phases
     /// are printed after all of them.
     fn phase_done(&self, run: &RunResult) -> Option<String> {
         let latest = run.phases.last()?;
         Some(format!("\n{}", render_phase(latest, &run.environment)))
     }
-    /// Work after the phases (evidence read back, more steps); returns what is printed.
-    fn after_phases(&mut self, _run: &mut RunResult, _context: &mut Context) -> String {
+    /// Work after each step, whatever its status (evidence read back about its phases).
+    fn after_step(&mut self, _run: &mut RunResult, _context: &Context) {}
+    /// A step decided by what ran before it, run after the stage's steps while the run is
+    /// complete (quick's S3 steps on its own gateway); None: no more.
+    fn next_step(&mut self, _run: &mut RunResult, _context: &Context) -> Option<Step> {
+        None
+    }
+    /// Work after the phases (evidence read back, scores); returns what is printed.
+    fn after_phases(&mut self, _run: &mut RunResult, _context: &Context) -> String {
         String::new()
     }
     /// Keeps (`--keep`) or removes what the set-up made, also after Ctrl-C or a failure;
     /// records what it could not remove ([`left_behind`]).
-    fn tear_down(self: Box<Self>, run: &mut RunResult, ranks: &Ranks);
+    fn tear_down(self: Box<Self>, _run: &mut RunResult, _ranks: &Ranks) {}
 }
 
-/// What a stage's work around the phases can use: the run's control, the ranks, and the result
-/// file saved after each phase (for phases it runs itself).
-pub struct Context<'a, 'b> {
+/// The hooks of a stage that only runs its steps (and leaves nothing to remove).
+struct NoHooks;
+
+impl Hooks for NoHooks {}
+
+/// What a stage's work around the phases can use: the run's control and the ranks.
+pub struct Context<'a> {
     pub control: &'a Arc<Control>,
     pub ranks: &'a Ranks,
-    pub saved: &'a mut ResultFile<'b>,
+}
+
+/// A workload command on every rank: connects the ranks, has each check the arguments with
+/// `check` (a rank's failure is every rank's) and runs the plan it returns ([`run_plan`]).
+pub fn run_command<P: RunPlan>(
+    argv: &[OsString],
+    common: &Common,
+    check: impl FnOnce(&Ranks) -> Result<P, Failure>,
+) -> Result<Exit, Failure> {
+    let ranks = Ranks::connect()?;
+    let plan = ranks.agreed(check(&ranks))?;
+    run_plan(&plan, common, &ranks, argv)
 }
 
 /// Runs `plan` on every rank: answers `--check-only`, or runs its repetitions and saves the
 /// result with its views; the exit code is rank 0's.
 pub fn run_plan(
     plan: &dyn RunPlan,
-    outputs: &Outputs,
+    common: &Common,
     ranks: &Ranks,
     argv: &[OsString],
 ) -> Result<Exit, Failure> {
@@ -93,7 +159,8 @@ pub fn run_plan(
         }
         return Ok(Exit::Ok);
     }
-    let run = repeated(plan.repetitions(), ranks, |_| {
+    let outputs = &common.outputs;
+    let run = repeated(common.repetitions, ranks, |_| {
         let run = once(plan, outputs, ranks, argv)?;
         if ranks.is_root() {
             outputs.save_repetition(&run)?;
@@ -103,7 +170,7 @@ pub fn run_plan(
     finish(&run, outputs, ranks)
 }
 
-/// One repetition: set up, phases, tear-down, footer.
+/// One repetition: set up, steps, tear-down, footer.
 fn once(
     plan: &dyn RunPlan,
     outputs: &Outputs,
@@ -111,43 +178,42 @@ fn once(
     argv: &[OsString],
 ) -> Result<RunResult, Failure> {
     let run_id = ranks.share(&RunId::generate());
-    let mut stage = plan.set_up(&run_id, ranks)?;
-    let control = session::control(&run_id, stage.workers());
+    let stage = plan.set_up(&run_id, ranks)?;
+    let control = session::control(&run_id, stage.workers);
     let kind = plan.kind();
-    let (config, environment) = (stage.config(), stage.environment());
+    let (config, environment) = (stage.config, stage.environment);
     let mut run = session::skeleton(&kind, &run_id, argv, config, environment, &control);
     run.label = outputs.label.clone();
     ranks.describe(&mut run);
-    let opening = stage.opening(&mut run);
+    let mut hooks = stage.hooks;
+    let opening = hooks.opening(&mut run);
     say(&render_header(&run));
     say(&opening);
     let mut saved = ResultFile::new(outputs.json.as_deref());
-    let mut context = Context {
+    let context = Context {
         control: &control,
         ranks,
-        saved: &mut saved,
     };
-    stage.before_phases(&mut run, &mut context);
-    if run.status == RunStatus::Complete {
-        let stage = stage.as_ref();
+    hooks.before_phases(&mut run, &context);
+    let mut steps = stage.steps.into_iter();
+    while run.status == RunStatus::Complete {
+        let Some(step) = steps.next().or_else(|| hooks.next_step(&mut run, &context)) else {
+            break;
+        };
+        let printer = hooks.as_ref();
         let mut print = |r: &RunResult| {
-            if let Some(text) = stage.phase_done(r) {
+            if let Some(text) = printer.phase_done(r) {
                 say(&text);
             }
         };
-        let observers: &mut [&mut dyn Observer] = &mut [&mut print, context.saved];
-        execute(
-            stage.target(),
-            stage.phases(),
-            &mut run,
-            &control,
-            ranks,
-            observers,
-        );
+        let observers: &mut [&mut dyn Observer] = &mut [&mut print, &mut saved];
+        let target = step.target.as_ref();
+        execute(target, step.phases, &mut run, &control, ranks, observers);
+        hooks.after_step(&mut run, &context);
     }
-    let after = stage.after_phases(&mut run, &mut context);
+    let after = hooks.after_phases(&mut run, &context);
     say(&after);
-    stage.tear_down(&mut run, ranks);
+    hooks.tear_down(&mut run, ranks);
     say(&format!("\n{}", render_footer(&run)));
     Ok(run)
 }

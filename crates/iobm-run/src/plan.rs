@@ -69,36 +69,7 @@ fn rate(phases: &[Phase]) -> Option<RateConfig> {
 
 pub fn config(phases: &[Phase], at: Placement) -> Config {
     let first = &phases[0];
-    let ranks = u64::from(at.ranks.max(1));
-    let (size_per_job, total, layout) = match &first.objects {
-        Some(spec) => (spec.size.1, spec.total_bytes(), "objects"),
-        None => {
-            let per_job = phases
-                .iter()
-                .flat_map(|p| p.layout.regions.iter().map(|r| r.len))
-                .max()
-                .unwrap_or(0);
-            // A phase's data set is its files (several workers may read one, as bonnie's
-            // seekers do); each rank has its own files unless they share one.
-            let total = phases
-                .iter()
-                .map(|p| {
-                    let files: u64 = p.layout.files.iter().map(|f| f.size).sum();
-                    if p.layout.shared {
-                        files
-                    } else {
-                        files * ranks
-                    }
-                })
-                .max()
-                .unwrap_or(0);
-            let name = match first.interleave {
-                Some(_) => STRIDED,
-                None => layout_name(first.layout.shared),
-            };
-            (per_job, total, name)
-        }
-    };
+    let (size_per_job, total, layout) = data_set(phases, at.ranks);
     let writer = phases.iter().find(|p| p.op.writes() && p.op != Op::Rewrite);
     let mut writers = phases.iter().filter(|p| p.op.writes()).peekable();
     Config {
@@ -149,6 +120,40 @@ pub fn config(phases: &[Phase], at: Placement) -> Config {
         }),
         ops: None,
     }
+}
+
+/// The phases' data set: the most bytes a job works on, the whole data set's bytes and its
+/// layout's name.
+fn data_set(phases: &[Phase], ranks: u32) -> (u64, u64, &'static str) {
+    let first = &phases[0];
+    let ranks = u64::from(ranks.max(1));
+    if let Some(spec) = &first.objects {
+        return (spec.size.1, spec.total_bytes(), "objects");
+    }
+    let per_job = phases
+        .iter()
+        .flat_map(|p| p.layout.regions.iter().map(|r| r.len))
+        .max()
+        .unwrap_or(0);
+    // A phase's data set is its files (several workers may read one, as bonnie's seekers do);
+    // each rank has its own files unless they share one.
+    let total = phases
+        .iter()
+        .map(|p| {
+            let files: u64 = p.layout.files.iter().map(|f| f.size).sum();
+            if p.layout.shared {
+                files
+            } else {
+                files * ranks
+            }
+        })
+        .max()
+        .unwrap_or(0);
+    let name = match first.interleave {
+        Some(_) => STRIDED,
+        None => layout_name(first.layout.shared),
+    };
+    (per_job, total, name)
 }
 
 #[cfg(test)]

@@ -163,6 +163,13 @@ impl Ranks {
         }
     }
 
+    /// `local` if every rank got this far without error ([`Ranks::agree`]), else the first
+    /// rank's error.
+    pub fn agreed<T>(&self, local: Result<T, Failure>) -> Result<T, Failure> {
+        self.agree(local.as_ref().map(|_| ()).map_err(Failure::clone))?;
+        local
+    }
+
     /// Moves what every rank's clean-up left behind into rank 0's `run` (each rank calls this
     /// once its clean-up is done).
     pub fn collect_left_behind(&self, run: &mut iobm_results::RunResult) {

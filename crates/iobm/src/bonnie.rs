@@ -12,13 +12,14 @@ use iobm_report::bonnie::{render_tables, size_label};
 use iobm_results::bonnie::summarize;
 use iobm_results::{env, BonnieConfig, Config, LeftBehind, PhaseResult, RunResult};
 use iobm_run::exit::{Exit, Failure};
-use iobm_run::lifecycle::{self, run_plan, Context, RunPlan, Stage};
+use iobm_run::lifecycle::{self, run_command, Common, Context, Hooks, RunPlan, Stage};
 use iobm_run::plan::{self, Placement};
 use iobm_run::ranks::Ranks;
 use iobm_run::session::{self, describe_io, RunId};
 use iobm_stats::{format_bytes, format_duration, AggregateKind, Rate};
 use iobm_target::Target;
 use std::ffi::OsString;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// One line per finished test.
@@ -88,21 +89,26 @@ fn check(args: &BonnieArgs) -> Result<(u64, u64), Failure> {
 /// `iobm bonnie DIR` on one process or every MPI rank: input checked, then the run layer
 /// plans the suite, makes its directories, runs every test and prints bonnie++'s tables.
 pub fn bonnie(args: BonnieArgs, argv: &[OsString]) -> Result<Exit, Failure> {
-    let ranks = Ranks::connect()?;
-    let checked = check(&args);
-    ranks.agree(checked.as_ref().map(|_| ()).map_err(Failure::clone))?;
-    let (size, ram) = checked?;
-    let servers = args.server.check(crate::servers::Storage::Dir(&args.dir));
-    ranks.agree(servers.as_ref().map(|_| ()).map_err(Failure::clone))?;
     let mut outputs = args.output.outputs();
     outputs.views.extend(args.views.chosen.iter().cloned());
-    let plan = Suite {
-        args: &args,
-        size,
-        ram,
-        servers: servers?,
-    };
-    run_plan(&plan, &outputs, &ranks, argv)
+    // Each repetition a fresh suite, as bonnie++ -x: its own line in --bonnie-csv.
+    let repetitions = args.measure.repeat;
+    run_command(
+        argv,
+        &Common {
+            outputs,
+            repetitions,
+        },
+        |ranks| {
+            let (size, ram) = ranks.agreed(check(&args))?;
+            Ok(Suite {
+                args: &args,
+                size,
+                ram,
+                servers: args.server.check(crate::servers::Storage::Dir(&args.dir))?,
+            })
+        },
+    )
 }
 
 /// A checked `bonnie`: the file's size and the machine's RAM.
@@ -118,11 +124,6 @@ impl RunPlan for Suite<'_> {
         "bonnie".to_string()
     }
 
-    fn repetitions(&self) -> u32 {
-        // Each repetition a fresh suite, as bonnie++ -x: its own line in --bonnie-csv.
-        self.args.measure.repeat
-    }
-
     fn checked_config(&self, ranks: &Ranks) -> Option<Config> {
         let spec = suite_spec(self.args, self.size, 0, ranks);
         let phases = suite::bonnie(&spec).phases;
@@ -135,15 +136,19 @@ impl RunPlan for Suite<'_> {
         ))
     }
 
-    fn set_up<'a>(
-        &'a self,
-        run_id: &RunId,
-        ranks: &'a Ranks,
-    ) -> Result<Box<dyn Stage + 'a>, Failure> {
-        let spec = suite_spec(self.args, self.size, run_id.seed, ranks);
+    fn set_up<'a>(&'a self, run_id: &RunId, ranks: &'a Ranks) -> Result<Stage<'a>, Failure> {
+        let args = self.args;
+        let spec = suite_spec(args, self.size, run_id.seed, ranks);
         let suite = suite::bonnie(&spec);
-        let files = SuiteFiles::create(self.args, &suite, run_id, ranks)?;
-        Ok(Box::new(SuiteRun {
+        let files = SuiteFiles::create(args, &suite, run_id, ranks)?;
+        let mut phases = suite.phases.clone();
+        args.measure.apply(&mut phases);
+        let run_dir = files.dir.path.display().to_string();
+        let config = suite_config(args, &spec, &suite.phases, run_dir, &self.servers);
+        let workers = args.seekers.max(1) as usize;
+        let target = files.target.clone();
+        let stage = Stage::new(target, phases, workers, config, Some(&args.dir));
+        Ok(stage.with(SuiteRun {
             plan: self,
             spec,
             suite,
@@ -160,31 +165,7 @@ struct SuiteRun<'a> {
     files: SuiteFiles,
 }
 
-impl Stage for SuiteRun<'_> {
-    fn target(&self) -> &dyn Target {
-        self.files.target.as_ref()
-    }
-
-    fn phases(&self) -> Vec<iobm_engine::Phase> {
-        let mut phases = self.suite.phases.clone();
-        self.plan.args.measure.apply(&mut phases);
-        phases
-    }
-
-    fn workers(&self) -> usize {
-        self.plan.args.seekers.max(1) as usize
-    }
-
-    fn config(&self) -> Config {
-        let run_dir = self.files.dir.path.display().to_string();
-        let (args, servers) = (self.plan.args, &self.plan.servers);
-        suite_config(args, &self.spec, &self.suite.phases, run_dir, servers)
-    }
-
-    fn environment(&self) -> iobm_results::Environment {
-        env::capture(Some(&self.plan.args.dir))
-    }
-
+impl Hooks for SuiteRun<'_> {
     fn opening(&mut self, run: &mut RunResult) -> String {
         let (size, ram, spec) = (self.plan.size, self.plan.ram, &self.spec);
         if size < 2 * ram {
@@ -210,7 +191,7 @@ impl Stage for SuiteRun<'_> {
         run.phases.last().map(test_line)
     }
 
-    fn after_phases(&mut self, run: &mut RunResult, _context: &mut Context) -> String {
+    fn after_phases(&mut self, run: &mut RunResult, _context: &Context) -> String {
         run.bonnie = Some(summarize(run));
         format!(
             "\n{}\n{}",
@@ -306,7 +287,7 @@ pub(crate) fn bonnie_config(spec: &BonnieSpec) -> BonnieConfig {
 /// directories made.
 struct SuiteFiles {
     dir: RunDir,
-    target: Box<dyn Target>,
+    target: Arc<dyn Target>,
 }
 
 impl SuiteFiles {
@@ -317,7 +298,7 @@ impl SuiteFiles {
         ranks: &Ranks,
     ) -> Result<SuiteFiles, Failure> {
         let dir = run_dir(&args.dir, run_id, ranks)?;
-        let target = targets::open(Storage::Directory(&dir.path));
+        let target = Arc::from(targets::open(Storage::Directory(&dir.path)));
         let files = SuiteFiles { dir, target };
         let mut prepared = if args.direct {
             session::probe_direct(files.target.as_ref(), &args.dir, ranks.rank())

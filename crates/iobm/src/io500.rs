@@ -4,7 +4,7 @@
 //! the later phases on what they made), the scores derived and printed, everything removed.
 
 use crate::cli::Io500Args;
-use crate::files::run_dir;
+use crate::files::{keep_or_remove, run_dir};
 use crate::rundir::RunDir;
 use crate::servers::Storage as Servers;
 use crate::targets::{self, Storage};
@@ -13,15 +13,16 @@ use iobm_engine::{
     TreeWork,
 };
 use iobm_results::io500::{summarize, PHASES, RULES_STONEWALL_S};
-use iobm_results::{env, Config, Environment, Io500Config, RunResult};
+use iobm_results::{env, Config, Io500Config, RunResult};
 use iobm_run::exit::{Exit, Failure};
-use iobm_run::lifecycle::{self, run_plan, Context, RunPlan, Stage};
+use iobm_run::lifecycle::{run_command, Common, Context, Hooks, RunPlan, Stage};
 use iobm_run::plan::{self, Placement};
 use iobm_run::ranks::Ranks;
 use iobm_run::session::{self, RunId};
 use iobm_stats::format_bytes;
 use iobm_target::Target;
 use std::ffi::OsString;
+use std::sync::Arc;
 
 /// ior-hard's transfer, by the rules.
 pub const HARD_TRANSFER: u64 = 47008;
@@ -38,18 +39,18 @@ const MD_HARD: &str = "mdtest-hard";
 
 /// `iobm io500 DIR`: the sizes checked on every rank, then run by the run layer.
 pub fn io500(args: Io500Args, argv: &[OsString]) -> Result<Exit, Failure> {
-    let ranks = Ranks::connect()?;
-    let checked = check(&args, &ranks);
-    ranks.agree(checked.as_ref().map(|_| ()).map_err(Failure::clone))?;
-    let suite = checked?;
-    let servers = args.server.check(Servers::Dir(&args.dir));
-    ranks.agree(servers.as_ref().map(|_| ()).map_err(Failure::clone))?;
-    let plan = Io500 {
-        args: &args,
-        suite,
-        servers: servers?,
+    let common = Common {
+        outputs: args.output.outputs(),
+        repetitions: args.measure.repeat,
     };
-    run_plan(&plan, &args.output.outputs(), &ranks, argv)
+    run_command(argv, &common, |ranks| {
+        let suite = ranks.agreed(check(&args, ranks))?;
+        Ok(Io500 {
+            args: &args,
+            suite,
+            servers: args.server.check(Servers::Dir(&args.dir))?,
+        })
+    })
 }
 
 /// The suite's shape, checked: ranks, workers per rank, whose work the lookups and reads see.
@@ -329,68 +330,33 @@ impl RunPlan for Io500<'_> {
         "io500".to_string()
     }
 
-    fn repetitions(&self) -> u32 {
-        self.args.measure.repeat
-    }
-
     fn checked_config(&self, ranks: &Ranks) -> Option<Config> {
         Some(self.config(&self.phases(ranks.rank() as usize), String::new(), ranks))
     }
 
-    fn set_up<'a>(
-        &'a self,
-        run_id: &RunId,
-        ranks: &'a Ranks,
-    ) -> Result<Box<dyn Stage + 'a>, Failure> {
+    fn set_up<'a>(&'a self, run_id: &RunId, ranks: &'a Ranks) -> Result<Stage<'a>, Failure> {
         let dir = run_dir(&self.args.dir, run_id, ranks)?;
-        let target = targets::open(Storage::Directory(&dir.path));
-        let stage = Io500Run {
-            plan: self,
-            phases: self.phases(ranks.rank() as usize),
-            dir,
-            target,
-            ranks,
-        };
-        if let Err(failure) = self.make(stage.target.as_ref(), ranks) {
+        let target: Arc<dyn Target> = Arc::from(targets::open(Storage::Directory(&dir.path)));
+        let phases = self.phases(ranks.rank() as usize);
+        let config = self.config(&phases, dir.path.display().to_string(), ranks);
+        let hooks = Io500Run { plan: self, dir };
+        if let Err(failure) = self.make(target.as_ref(), ranks) {
             // Whatever was made, removed on every rank (all ranks agreed on the failure).
-            let _ = stage.remove(ranks);
+            let _ = hooks.remove(ranks);
             return Err(failure);
         }
-        Ok(Box::new(stage))
+        let (jobs, at) = (self.suite.jobs, Some(self.args.dir.as_path()));
+        Ok(Stage::new(target, phases, jobs, config, at).with(hooks))
     }
 }
 
 /// One repetition: the run's own directory, which holds the suite's files.
 struct Io500Run<'a> {
     plan: &'a Io500<'a>,
-    phases: Vec<Phase>,
     dir: RunDir,
-    target: Box<dyn Target>,
-    ranks: &'a Ranks,
 }
 
-impl Stage for Io500Run<'_> {
-    fn target(&self) -> &dyn Target {
-        self.target.as_ref()
-    }
-
-    fn phases(&self) -> Vec<Phase> {
-        self.phases.clone()
-    }
-
-    fn workers(&self) -> usize {
-        self.plan.suite.jobs
-    }
-
-    fn config(&self) -> Config {
-        let run_dir = self.dir.path.display().to_string();
-        self.plan.config(&self.phases, run_dir, self.ranks)
-    }
-
-    fn environment(&self) -> Environment {
-        env::capture(Some(&self.plan.args.dir))
-    }
-
+impl Hooks for Io500Run<'_> {
     fn opening(&mut self, run: &mut RunResult) -> String {
         let wall = self.plan.args.stonewall.as_secs_f64();
         if wall == RULES_STONEWALL_S {
@@ -404,7 +370,7 @@ impl Stage for Io500Run<'_> {
     }
 
     /// The scores, derived at rank 0 from every rank's phases.
-    fn after_phases(&mut self, run: &mut RunResult, context: &mut Context) -> String {
+    fn after_phases(&mut self, run: &mut RunResult, context: &Context) -> String {
         if !context.ranks.is_root() {
             return String::new();
         }
@@ -413,16 +379,7 @@ impl Stage for Io500Run<'_> {
     }
 
     fn tear_down(self: Box<Self>, run: &mut RunResult, ranks: &Ranks) {
-        if self.plan.args.keep {
-            let kept = self.dir.path.display();
-            run.warnings.push(format!(
-                "kept {kept} and what the phases left in it (--keep)"
-            ));
-            return;
-        }
-        if let Err(left) = self.remove(ranks) {
-            lifecycle::left_behind(run, left);
-        }
+        keep_or_remove(&self.dir, self.plan.args.keep, run, || self.remove(ranks));
     }
 }
 

@@ -37,34 +37,9 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         eprintln!("iobm: error: {message}");
         return ExitCode::from(Exit::BadInput as u8);
     }
-    let parsed = Cli::command()
-        .try_get_matches_from(&argv)
-        .and_then(|matches| Cli::from_arg_matches(&matches).map(|cli| (cli, matches)));
-    let (cli, matches) = match parsed {
+    let (cli, matches) = match parse(&argv) {
         Ok(parsed) => parsed,
-        Err(e) => {
-            use clap::error::ErrorKind;
-            if matches!(
-                e.kind(),
-                ErrorKind::DisplayHelp
-                    | ErrorKind::DisplayVersion
-                    | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
-            ) {
-                let _ = e.print();
-                return ExitCode::from(
-                    if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
-                        Exit::BadInput as u8
-                    } else {
-                        0
-                    },
-                );
-            }
-            // clap's whole message: what is wrong, the valid values, the usage line; for an
-            // unknown option, what iobm calls it.
-            let rendered = suggest::improve(e, &argv).render().to_string();
-            eprintln!("iobm: {}", rendered.trim_end());
-            return ExitCode::from(Exit::BadInput as u8);
-        }
+        Err(code) => return code,
     };
     let spec = match &cli.command {
         Command::Rerun(args) if cli.print_spec => match plan::rerun_spec(args) {
@@ -111,6 +86,36 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
             ExitCode::from(failure.exit as u8)
         }
     }
+}
+
+/// The command line parsed by clap, or the exit code once clap has printed why not (help and
+/// version exit 0; a bad argument gets clap's whole message: what is wrong, the valid values,
+/// the usage line; for an unknown option, what iobm calls it).
+fn parse(argv: &[OsString]) -> Result<(Cli, clap::ArgMatches), ExitCode> {
+    let parsed = Cli::command()
+        .try_get_matches_from(argv)
+        .and_then(|matches| Cli::from_arg_matches(&matches).map(|cli| (cli, matches)));
+    parsed.map_err(|e| {
+        use clap::error::ErrorKind;
+        if matches!(
+            e.kind(),
+            ErrorKind::DisplayHelp
+                | ErrorKind::DisplayVersion
+                | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+        ) {
+            let _ = e.print();
+            return ExitCode::from(
+                if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+                    Exit::BadInput as u8
+                } else {
+                    0
+                },
+            );
+        }
+        let rendered = suggest::improve(e, argv).render().to_string();
+        eprintln!("iobm: {}", rendered.trim_end());
+        ExitCode::from(Exit::BadInput as u8)
+    })
 }
 
 /// `--print-spec`: the command line as a plan entry, on stdout.

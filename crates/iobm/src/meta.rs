@@ -4,39 +4,39 @@
 //! stonewall when asked), the tree removed, and whatever is left removed with the directory.
 
 use crate::cli::{MetaArgs, MetaPhase};
-use crate::files::run_dir;
+use crate::files::{keep_or_remove, run_dir};
 use crate::rundir::RunDir;
 use crate::servers::Storage as Servers;
 use crate::targets::{self, Storage};
 use iobm_engine::{ItemsPer, MetaOp, Phase, StopRule, Tree, TreeWork};
-use iobm_results::{env, Config, Environment, MetaConfig, RunResult};
+use iobm_results::{env, Config, MetaConfig, RunResult};
 use iobm_run::exit::{Exit, Failure};
-use iobm_run::lifecycle::{self, run_plan, RunPlan, Stage};
+use iobm_run::lifecycle::{run_command, Common, Hooks, RunPlan, Stage};
 use iobm_run::plan::{self, Placement};
 use iobm_run::ranks::Ranks;
 use iobm_run::session::{self, RunId};
 use iobm_stats::format_bytes;
-use iobm_target::Target;
 use std::ffi::OsString;
+use std::sync::Arc;
 
 /// The name of the tree's root inside the run's directory (`tree.G` for worker G's own).
 const TREE: &str = "tree";
 
 /// `iobm meta DIR`: the shape and the phases checked on every rank, then run by the run layer.
 pub fn meta(args: MetaArgs, argv: &[OsString]) -> Result<Exit, Failure> {
-    let ranks = Ranks::connect()?;
-    let checked = check(&args, &ranks);
-    ranks.agree(checked.as_ref().map(|_| ()).map_err(Failure::clone))?;
-    let (tree, chosen) = checked?;
-    let servers = args.server.check(Servers::Dir(&args.dir));
-    ranks.agree(servers.as_ref().map(|_| ()).map_err(Failure::clone))?;
-    let plan = Meta {
-        args: &args,
-        tree,
-        chosen,
-        servers: servers?,
+    let common = Common {
+        outputs: args.output.outputs(),
+        repetitions: args.measure.repeat,
     };
-    run_plan(&plan, &args.output.outputs(), &ranks, argv)
+    run_command(argv, &common, |ranks| {
+        let (tree, chosen) = ranks.agreed(check(&args, ranks))?;
+        Ok(Meta {
+            args: &args,
+            tree,
+            chosen,
+            servers: args.server.check(Servers::Dir(&args.dir))?,
+        })
+    })
 }
 
 /// The phases run when `--phases` names none: every one but the rename, and the read only
@@ -58,6 +58,14 @@ fn check(args: &MetaArgs, ranks: &Ranks) -> Result<(Tree, Vec<MetaPhase>), Failu
     session::writable_dir(&args.dir)?;
     args.output.check()?;
     args.measure.check_steady(None, "--duration")?;
+    let tree = checked_tree(args, ranks)?;
+    let chosen = chosen_phases(args)?;
+    check_space(args, &tree, &chosen)?;
+    Ok((tree, chosen))
+}
+
+/// The namespace's shape and its stride, checked.
+fn checked_tree(args: &MetaArgs, ranks: &Ranks) -> Result<Tree, Failure> {
     let tree = Tree {
         base: TREE.to_string(),
         depth: args.depth,
@@ -86,6 +94,11 @@ fn check(args: &MetaArgs, ranks: &Ranks) -> Result<(Tree, Vec<MetaPhase>), Failu
         };
         Failure::input(format!("--stride {}: {e}{hint}", args.stride))
     })?;
+    Ok(tree)
+}
+
+/// The phases chosen, in their order, each with the creation it needs.
+fn chosen_phases(args: &MetaArgs) -> Result<Vec<MetaPhase>, Failure> {
     let mut chosen = if args.phases.is_empty() {
         default_phases(args)
     } else {
@@ -108,6 +121,12 @@ fn check(args: &MetaArgs, ranks: &Ranks) -> Result<(Tree, Vec<MetaPhase>), Failu
             )));
         }
     }
+    Ok(chosen)
+}
+
+/// The namespace against the free inodes, the bytes read against those written, the files
+/// against the free space.
+fn check_space(args: &MetaArgs, tree: &Tree, chosen: &[MetaPhase]) -> Result<(), Failure> {
     // Every directory and file of the namespace at once, against the free inodes.
     let trees = if tree.unique {
         tree.workers() as u64
@@ -156,7 +175,7 @@ fn check(args: &MetaArgs, ranks: &Ranks) -> Result<(Tree, Vec<MetaPhase>), Failu
             )));
         }
     }
-    Ok((tree, chosen))
+    Ok(())
 }
 
 /// A checked `meta`: the shape and the phases chosen, in their order.
@@ -258,70 +277,28 @@ impl RunPlan for Meta<'_> {
         "meta".to_string()
     }
 
-    fn repetitions(&self) -> u32 {
-        self.args.measure.repeat
-    }
-
     fn checked_config(&self, ranks: &Ranks) -> Option<Config> {
         Some(self.config(&self.phases(ranks.rank()), String::new(), ranks))
     }
 
-    fn set_up<'a>(
-        &'a self,
-        run_id: &RunId,
-        ranks: &'a Ranks,
-    ) -> Result<Box<dyn Stage + 'a>, Failure> {
+    fn set_up<'a>(&'a self, run_id: &RunId, ranks: &'a Ranks) -> Result<Stage<'a>, Failure> {
         let dir = run_dir(&self.args.dir, run_id, ranks)?;
-        let target = targets::open(Storage::Directory(&dir.path));
-        Ok(Box::new(MetaRun {
-            plan: self,
-            phases: self.phases(ranks.rank()),
-            dir,
-            target,
-            ranks,
-        }))
+        let target = Arc::from(targets::open(Storage::Directory(&dir.path)));
+        let phases = self.phases(ranks.rank());
+        let config = self.config(&phases, dir.path.display().to_string(), ranks);
+        let (jobs, at) = (self.tree.jobs, Some(self.args.dir.as_path()));
+        Ok(Stage::new(target, phases, jobs, config, at).with(MetaRun { plan: self, dir }))
     }
 }
 
 /// One repetition: the run's own directory, which holds the trees.
 struct MetaRun<'a> {
     plan: &'a Meta<'a>,
-    phases: Vec<Phase>,
     dir: RunDir,
-    target: Box<dyn Target>,
-    ranks: &'a Ranks,
 }
 
-impl Stage for MetaRun<'_> {
-    fn target(&self) -> &dyn Target {
-        self.target.as_ref()
-    }
-
-    fn phases(&self) -> Vec<Phase> {
-        self.phases.clone()
-    }
-
-    fn workers(&self) -> usize {
-        self.plan.tree.jobs
-    }
-
-    fn config(&self) -> Config {
-        let run_dir = self.dir.path.display().to_string();
-        self.plan.config(&self.phases, run_dir, self.ranks)
-    }
-
-    fn environment(&self) -> Environment {
-        env::capture(Some(&self.plan.args.dir))
-    }
-
+impl Hooks for MetaRun<'_> {
     fn tear_down(self: Box<Self>, run: &mut RunResult, ranks: &Ranks) {
-        if self.plan.args.keep {
-            let kept = self.dir.path.display();
-            run.warnings.push(format!(
-                "kept {kept} and what the phases left in it (--keep)"
-            ));
-            return;
-        }
         // Whatever the phases left: every rank its workers' trees (rank 0 the shared one),
         // then the directory's owner the directory.
         let tree = &self.plan.tree;
@@ -334,10 +311,10 @@ impl Stage for MetaRun<'_> {
             .filter(|_| tree.unique || rank == 0)
             .map(|(_, root)| root)
             .collect();
-        let removed = self.dir.remove_trees(&mine);
-        ranks.barrier();
-        if let Err(left) = removed.and_then(|_| self.dir.remove_if_owned()) {
-            lifecycle::left_behind(run, left);
-        }
+        keep_or_remove(&self.dir, self.plan.args.keep, run, || {
+            let removed = self.dir.remove_trees(&mine);
+            ranks.barrier();
+            removed.and_then(|_| self.dir.remove_if_owned())
+        });
     }
 }

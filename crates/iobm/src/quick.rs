@@ -5,6 +5,7 @@
 
 use crate::cli::QuickArgs;
 use crate::rundir::RunDir;
+use crate::s3::QuickS3;
 use crate::targets::{self, Storage};
 use iobm_engine::suite::{self, BonnieSpec, MetaSpec};
 use iobm_engine::PerChar;
@@ -14,13 +15,15 @@ use iobm_report::table::Table;
 use iobm_results::bonnie::{is_bonnie_test, summarize};
 use iobm_results::{env, Config, RunResult};
 use iobm_run::exit::{Exit, Failure};
-use iobm_run::lifecycle::{self, run_plan, Context, RunPlan, Stage};
+use iobm_run::lifecycle::{self, run_command, Common, Context, Hooks, RunPlan, Stage, Step};
 use iobm_run::plan::{self, Placement};
 use iobm_run::ranks::Ranks;
 use iobm_run::session::{self, describe_io, RunId};
 use iobm_stats::{format_bytes, format_duration, AggregateKind, Rate};
+use iobm_target::Target;
 use std::ffi::OsString;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 const MIB: u64 = 1 << 20;
@@ -65,24 +68,29 @@ pub fn summary(run: &RunResult) -> String {
     t.render("")
 }
 
+/// `iobm quick [DIR]`: checked in one process, then run by the run layer.
 pub fn quick(args: QuickArgs, argv: &[OsString]) -> Result<Exit, Failure> {
-    let ranks = Ranks::connect()?;
-    if ranks.size() > 1 {
-        return Err(Failure::input(
-            "quick runs as one process; under mpirun use write, read, stream or bonnie",
-        ));
-    }
-    let dir = args.dir.clone().unwrap_or_else(std::env::temp_dir);
-    let (jobs, per_job) = checked(&dir, &args)?;
-    let servers = args.server.check(crate::servers::Storage::Dir(&dir))?;
-    let plan = Quick {
-        args: &args,
-        dir,
-        jobs,
-        per_job,
-        servers,
+    let common = Common {
+        outputs: args.output.outputs(),
+        repetitions: args.measure.repeat,
     };
-    run_plan(&plan, &args.output.outputs(), &ranks, argv)
+    run_command(argv, &common, |ranks| {
+        if ranks.size() > 1 {
+            return Err(Failure::input(
+                "quick runs as one process; under mpirun use write, read, stream or bonnie",
+            ));
+        }
+        let dir = args.dir.clone().unwrap_or_else(std::env::temp_dir);
+        let (jobs, per_job) = checked(&dir, &args)?;
+        let servers = args.server.check(crate::servers::Storage::Dir(&dir))?;
+        Ok(Quick {
+            args: &args,
+            dir,
+            jobs,
+            per_job,
+            servers,
+        })
+    })
 }
 
 /// A checked `quick`: the directory, its workers and the bytes each writes.
@@ -94,13 +102,28 @@ struct Quick<'a> {
     servers: crate::servers::Servers,
 }
 
+impl Quick<'_> {
+    fn config(&self, phases: &[Phase], run_dir: String, bonnie: &BonnieSpec) -> Config {
+        let mut config = Config {
+            bonnie: Some(crate::bonnie::bonnie_config(bonnie)),
+            ..plan::config(
+                phases,
+                Placement {
+                    dir: self.dir.display().to_string(),
+                    run_dir,
+                    keep: false,
+                    ranks: 1,
+                },
+            )
+        };
+        self.servers.apply(&mut config);
+        config
+    }
+}
+
 impl RunPlan for Quick<'_> {
     fn kind(&self) -> String {
         "quick".to_string()
-    }
-
-    fn repetitions(&self) -> u32 {
-        self.args.measure.repeat
     }
 
     fn checked_config(&self, _ranks: &Ranks) -> Option<Config> {
@@ -108,13 +131,9 @@ impl RunPlan for Quick<'_> {
         None
     }
 
-    fn set_up<'a>(
-        &'a self,
-        run_id: &RunId,
-        _ranks: &'a Ranks,
-    ) -> Result<Box<dyn Stage + 'a>, Failure> {
+    fn set_up<'a>(&'a self, run_id: &RunId, _ranks: &'a Ranks) -> Result<Stage<'a>, Failure> {
         let rundir = RunDir::create(&self.dir, &run_id.text)?;
-        let target = targets::open(Storage::Directory(&rundir.path));
+        let target: Arc<dyn Target> = Arc::from(targets::open(Storage::Directory(&rundir.path)));
         let layout = Layout::file_per_worker(self.jobs, self.per_job);
         if let Err(e) = prepare_objects(target.as_ref(), &layout) {
             let _ = rundir.remove(&layout);
@@ -132,66 +151,44 @@ impl RunPlan for Quick<'_> {
         let bonnie = suite::bonnie(&bonnie_spec);
         phases.extend(bonnie.phases.iter().cloned());
         self.args.measure.apply(&mut phases);
-        Ok(Box::new(QuickRun {
+        let config = self.config(&phases, rundir.path.display().to_string(), &bonnie_spec);
+        let workers = self
+            .jobs
+            .max(bonnie_spec.seekers)
+            .max(crate::s3::QUICK_CONCURRENT);
+        let stage = Stage::new(target, phases, workers, config, Some(&self.dir));
+        Ok(stage.with(QuickRun {
             plan: self,
             run_id: run_id.clone(),
             rundir,
-            target,
             layout,
-            phases,
             bonnie_spec,
             bonnie,
+            s3: None,
         }))
     }
 }
 
-/// One repetition of quick: its own directory, files and bonnie step.
+/// One repetition of quick: its own directory, files and bonnie step, then its S3 steps.
 struct QuickRun<'a> {
     plan: &'a Quick<'a>,
     run_id: RunId,
     rundir: RunDir,
-    target: Box<dyn iobm_target::Target>,
     layout: Layout,
-    phases: Vec<Phase>,
     bonnie_spec: BonnieSpec,
     bonnie: suite::BonniePlan,
+    /// The S3 steps once the file steps are done, or why they could not start.
+    s3: Option<Result<QuickS3<'a>, String>>,
 }
 
-impl Stage for QuickRun<'_> {
-    fn target(&self) -> &dyn iobm_target::Target {
-        self.target.as_ref()
+impl QuickRun<'_> {
+    /// The built-in gateway's directory, inside the run's own.
+    fn gateway_dir(&self) -> PathBuf {
+        self.rundir.path.join("s3")
     }
+}
 
-    fn phases(&self) -> Vec<Phase> {
-        self.phases.clone()
-    }
-
-    fn workers(&self) -> usize {
-        let (jobs, seekers) = (self.plan.jobs, self.bonnie_spec.seekers);
-        jobs.max(seekers).max(crate::s3::QUICK_CONCURRENT)
-    }
-
-    fn config(&self) -> Config {
-        let mut config = Config {
-            bonnie: Some(crate::bonnie::bonnie_config(&self.bonnie_spec)),
-            ..plan::config(
-                &self.phases,
-                Placement {
-                    dir: self.plan.dir.display().to_string(),
-                    run_dir: self.rundir.path.display().to_string(),
-                    keep: false,
-                    ranks: 1,
-                },
-            )
-        };
-        self.plan.servers.apply(&mut config);
-        config
-    }
-
-    fn environment(&self) -> iobm_results::Environment {
-        env::capture(Some(&self.plan.dir))
-    }
-
+impl Hooks for QuickRun<'_> {
     fn opening(&mut self, _run: &mut RunResult) -> String {
         format!(
             "\n4 steps of {} each, a bonnie step on a {} file, then S3 PUT and GET through the built-in gateway; full details with --json FILE and `iobm report FILE`\n\n",
@@ -205,23 +202,36 @@ impl Stage for QuickRun<'_> {
         None
     }
 
-    fn after_phases(&mut self, run: &mut RunResult, context: &mut Context) -> String {
-        if run.status == iobm_results::RunStatus::Complete {
-            let gateway_dir = self.rundir.path.join("s3");
-            let s3 = crate::s3::quick_steps(
-                run,
-                (context.control, context.ranks),
-                &gateway_dir,
-                &self.run_id,
-                self.plan.args,
-                context.saved,
-            );
-            if let Err(e) = s3 {
-                run.warnings.push(format!("S3 steps: {e}"));
-            }
-            // The gateway's directory holds nothing of anyone else's: it was made for this run.
-            let _ = std::fs::remove_dir_all(&gateway_dir);
+    fn after_step(&mut self, run: &mut RunResult, _context: &Context) {
+        if let Some(Ok(s3)) = &mut self.s3 {
+            s3.after_step(run);
         }
+    }
+
+    /// After the file steps, the S3 steps through the built-in gateway.
+    fn next_step(&mut self, run: &mut RunResult, _context: &Context) -> Option<Step> {
+        match &mut self.s3 {
+            Some(Ok(s3)) => s3.get(run),
+            Some(Err(_)) => None,
+            None => {
+                let (dir, args) = (self.gateway_dir(), self.plan.args);
+                let started = QuickS3::start(&dir, &self.run_id, args, run);
+                self.s3.insert(started).as_mut().ok()?.put(run)
+            }
+        }
+    }
+
+    fn after_phases(&mut self, run: &mut RunResult, _context: &Context) -> String {
+        let finished = match self.s3.take() {
+            Some(Ok(s3)) => s3.finish(run),
+            Some(Err(e)) => Err(e),
+            None => Ok(()),
+        };
+        if let Err(e) = finished {
+            run.warnings.push(format!("S3 steps: {e}"));
+        }
+        // The gateway's directory holds nothing of anyone else's: it was made for this run.
+        let _ = std::fs::remove_dir_all(self.gateway_dir());
         run.bonnie = Some(summarize(run));
         summary_text(run)
     }

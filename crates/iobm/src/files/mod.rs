@@ -14,9 +14,9 @@ use iobm_engine::{
     prepare_objects, DataKind, Engine, FsyncPolicy, Interleave, Layout, Op, Pattern, Phase,
     StopRule,
 };
-use iobm_results::{env, Config, Environment, RunResult, RunStatus};
+use iobm_results::{env, Config, LeftBehind, RunResult, RunStatus};
 use iobm_run::exit::{Exit, Failure};
-use iobm_run::lifecycle::{self, run_plan, RunPlan, Stage};
+use iobm_run::lifecycle::{self, run_command, Common, Hooks, RunPlan, Stage};
 use iobm_run::plan::{self, Placement};
 use iobm_run::ranks::Ranks;
 use iobm_run::session::{self, describe_io, RunId};
@@ -24,6 +24,7 @@ use iobm_stats::format_bytes;
 use iobm_target::Target;
 use std::ffi::OsString;
 use std::path::Path;
+use std::sync::Arc;
 
 const DEFAULT_BLOCK: u64 = 1 << 20;
 const DEFAULT_TOTAL: u64 = 1 << 30;
@@ -109,37 +110,9 @@ struct Sizes {
 /// Every check of `write` and `stream`, on every rank, before anything is created: the flags
 /// that only apply to reading, the directories, sizes against the block size, `--direct` and
 /// the free space.
-fn checked(args: &WriteArgs, ranks: &Ranks, stream: bool) -> Result<Sizes, Failure> {
-    let sizes = check_write(args, ranks.size() as u64, stream);
-    ranks.agree(sizes.as_ref().map(|_| ()).map_err(Failure::clone))?;
-    sizes
-}
-
 fn check_write(args: &WriteArgs, ranks: u64, stream: bool) -> Result<Sizes, Failure> {
     let io = &args.io;
-    let read_flags = [
-        ("--verify", io.verify),
-        ("--keep-cache", io.keep_cache),
-        ("--drop-caches", io.drop_caches),
-        ("--reorder", io.reorder),
-        ("--rwmix", io.rwmix.is_some()),
-        ("--server-drop-cmd", io.server.server_drop_cmd.is_some()),
-    ];
-    if args.keep && io.measure.repeat > 1 {
-        return Err(Failure::input(
-            "--keep with --repeat: each repetition writes fresh data and removes it (keep one with --repeat 1)",
-        ));
-    }
-    if let Some((flag, _)) = read_flags.iter().find(|(_, set)| *set && !stream) {
-        return Err(Failure::input(format!(
-            "{flag} applies to reading: iobm write only writes (use iobm stream, or iobm read on a kept data set)"
-        )));
-    }
-    if io.rate.rate_sweep.is_some() {
-        return Err(Failure::input(
-            "--rate-sweep applies to iobm read, which reads a kept data set at each rate (write one with iobm write --keep)",
-        ));
-    }
+    check_write_flags(args, stream)?;
     session::writable_dir(&args.dir)?;
     io.output.check()?;
     io.measure.check_steady(io.duration, "--duration")?;
@@ -198,6 +171,36 @@ fn check_write(args: &WriteArgs, ranks: u64, stream: bool) -> Result<Sizes, Fail
     })
 }
 
+/// The flags a write refuses: `--keep` with `--repeat`, those of reading without `stream`,
+/// `--rate-sweep`.
+fn check_write_flags(args: &WriteArgs, stream: bool) -> Result<(), Failure> {
+    let io = &args.io;
+    let read_flags = [
+        ("--verify", io.verify),
+        ("--keep-cache", io.keep_cache),
+        ("--drop-caches", io.drop_caches),
+        ("--reorder", io.reorder),
+        ("--rwmix", io.rwmix.is_some()),
+        ("--server-drop-cmd", io.server.server_drop_cmd.is_some()),
+    ];
+    if args.keep && io.measure.repeat > 1 {
+        return Err(Failure::input(
+            "--keep with --repeat: each repetition writes fresh data and removes it (keep one with --repeat 1)",
+        ));
+    }
+    if let Some((flag, _)) = read_flags.iter().find(|(_, set)| *set && !stream) {
+        return Err(Failure::input(format!(
+            "{flag} applies to reading: iobm write only writes (use iobm stream, or iobm read on a kept data set)"
+        )));
+    }
+    if io.rate.rate_sweep.is_some() {
+        return Err(Failure::input(
+            "--rate-sweep applies to iobm read, which reads a kept data set at each rate (write one with iobm write --keep)",
+        ));
+    }
+    Ok(())
+}
+
 /// The run's directory: rank 0 creates it; other ranks join it, or create their own where the
 /// directory is not shared (node-local file systems).
 pub(crate) fn run_dir(parent: &Path, run_id: &RunId, ranks: &Ranks) -> Result<RunDir, Failure> {
@@ -208,34 +211,48 @@ pub(crate) fn run_dir(parent: &Path, run_id: &RunId, ranks: &Ranks) -> Result<Ru
         .as_ref()
         .map_or(Ok(()), |r| r.as_ref().map(|_| ()).map_err(Failure::clone));
     ranks.agree(root_ok)?;
-    let rundir = root_dir.unwrap_or_else(|| RunDir::join_or_create(parent, &run_id.text));
-    ranks.agree(rundir.as_ref().map(|_| ()).map_err(Failure::clone))?;
-    rundir
+    ranks.agreed(root_dir.unwrap_or_else(|| RunDir::join_or_create(parent, &run_id.text)))
+}
+
+/// Keeps the run's directory `dir` and what the phases left in it with `--keep` (saying so),
+/// else removes them with `remove`, recording what it could not remove.
+pub(crate) fn keep_or_remove(
+    dir: &RunDir,
+    keep: bool,
+    run: &mut RunResult,
+    remove: impl FnOnce() -> Result<(), LeftBehind>,
+) {
+    if keep {
+        let kept = dir.path.display();
+        run.warnings.push(format!(
+            "kept {kept} and what the phases left in it (--keep)"
+        ));
+    } else if let Err(left) = remove() {
+        lifecycle::left_behind(run, left);
+    }
 }
 
 /// `iobm write DIR` and `iobm stream DIR`, on one process or every MPI rank: flags checked,
 /// then the run layer lays out the data set in the run's own directory, runs the phases and
 /// keeps or removes the data.
 pub fn write(args: WriteArgs, stream: bool, argv: &[OsString]) -> Result<Exit, Failure> {
-    let ranks = Ranks::connect()?;
-    let sizes = checked(&args, &ranks, stream)?;
-    let servers = args.io.server.check(Servers::Dir(&args.dir));
-    ranks.agree(servers.as_ref().map(|_| ()).map_err(Failure::clone))?;
-    let plan = WritePlan {
-        args: &args,
-        sizes,
-        servers: servers?,
-        stream,
+    let common = Common {
+        outputs: args.io.output.outputs(),
+        repetitions: args.io.measure.repeat,
     };
-    if ranks.rank() == 0 {
-        let (rank, size) = (ranks.rank() as usize, ranks.size() as usize);
-        let layout = Layout::for_rank(shared(&args), rank, size, sizes.jobs, sizes.per_job);
-        warn_of_rate(
-            &args.io,
-            &write_phases(&args, sizes, &layout, stream, 0, &ranks),
-        );
-    }
-    run_plan(&plan, &args.io.output.outputs(), &ranks, argv)
+    run_command(argv, &common, |ranks| {
+        let sizes = ranks.agreed(check_write(&args, ranks.size() as u64, stream))?;
+        let plan = WritePlan {
+            args: &args,
+            sizes,
+            servers: args.io.server.check(Servers::Dir(&args.dir))?,
+            stream,
+        };
+        if ranks.rank() == 0 {
+            warn_of_rate(&args.io, &plan.phases(&plan.layout(ranks), 0, ranks));
+        }
+        Ok(plan)
+    })
 }
 
 /// A checked `write` or `stream`.
@@ -265,6 +282,19 @@ impl WritePlan<'_> {
         self.servers.apply(&mut config);
         config
     }
+
+    /// This rank's phases on `layout`, of a repetition whose run seed is `seed`.
+    fn phases(&self, layout: &Layout, seed: u64, ranks: &Ranks) -> Vec<Phase> {
+        let (args, sizes) = (self.args, self.sizes);
+        write_phases(args, sizes, layout, self.stream, seed, ranks)
+    }
+
+    /// This rank's files.
+    fn layout(&self, ranks: &Ranks) -> Layout {
+        let (rank, size) = (ranks.rank() as usize, ranks.size() as usize);
+        let (jobs, per_job) = (self.sizes.jobs, self.sizes.per_job);
+        Layout::for_rank(shared(self.args), rank, size, jobs, per_job)
+    }
 }
 
 impl RunPlan for WritePlan<'_> {
@@ -272,30 +302,18 @@ impl RunPlan for WritePlan<'_> {
         if self.stream { "stream" } else { "write" }.to_string()
     }
 
-    fn repetitions(&self) -> u32 {
-        self.args.io.measure.repeat
-    }
-
     fn checked_config(&self, ranks: &Ranks) -> Option<Config> {
-        let (rank, size) = (ranks.rank() as usize, ranks.size() as usize);
-        let sizes = self.sizes;
-        let layout = Layout::for_rank(shared(self.args), rank, size, sizes.jobs, sizes.per_job);
-        let phases = write_phases(self.args, sizes, &layout, self.stream, 0, ranks);
+        let phases = self.phases(&self.layout(ranks), 0, ranks);
         Some(self.config(&phases, String::new(), ranks))
     }
 
-    fn set_up<'a>(
-        &'a self,
-        run_id: &RunId,
-        ranks: &'a Ranks,
-    ) -> Result<Box<dyn Stage + 'a>, Failure> {
+    fn set_up<'a>(&'a self, run_id: &RunId, ranks: &'a Ranks) -> Result<Stage<'a>, Failure> {
         let data = DataSet::create(self.args, self.sizes, run_id, ranks)?;
-        Ok(Box::new(WriteStage {
-            plan: self,
-            data,
-            seed: run_id.seed,
-            ranks,
-        }))
+        let phases = self.phases(&data.layout, run_id.seed, ranks);
+        let config = self.config(&phases, data.dir.path.display().to_string(), ranks);
+        let (target, jobs) = (data.target.clone(), self.sizes.jobs);
+        let stage = Stage::new(target, phases, jobs, config, Some(&self.args.dir));
+        Ok(stage.with(WriteStage { plan: self, data }))
     }
 }
 
@@ -303,41 +321,9 @@ impl RunPlan for WritePlan<'_> {
 struct WriteStage<'a> {
     plan: &'a WritePlan<'a>,
     data: DataSet,
-    seed: u64,
-    ranks: &'a Ranks,
 }
 
-impl Stage for WriteStage<'_> {
-    fn target(&self) -> &dyn Target {
-        self.data.target.as_ref()
-    }
-
-    fn phases(&self) -> Vec<Phase> {
-        let plan = self.plan;
-        let layout = &self.data.layout;
-        write_phases(
-            plan.args,
-            plan.sizes,
-            layout,
-            plan.stream,
-            self.seed,
-            self.ranks,
-        )
-    }
-
-    fn workers(&self) -> usize {
-        self.plan.sizes.jobs
-    }
-
-    fn config(&self) -> Config {
-        let run_dir = self.data.dir.path.display().to_string();
-        self.plan.config(&self.phases(), run_dir, self.ranks)
-    }
-
-    fn environment(&self) -> Environment {
-        env::capture(Some(&self.plan.args.dir))
-    }
-
+impl Hooks for WriteStage<'_> {
     fn tear_down(self: Box<Self>, run: &mut RunResult, ranks: &Ranks) {
         let (keep, per_job) = (self.plan.args.keep, self.plan.sizes.per_job);
         self.data.keep_or_remove(run, ranks, keep, per_job);
@@ -405,7 +391,7 @@ fn write_phases(
 /// the manifest that lets `iobm read` find it again.
 struct DataSet {
     dir: RunDir,
-    target: Box<dyn Target>,
+    target: Arc<dyn Target>,
     layout: Layout,
     manifest: Manifest,
     /// This rank created files (all but rank 0 share rank 0's file with --shared-file).
@@ -422,7 +408,7 @@ impl DataSet {
         ranks: &Ranks,
     ) -> Result<DataSet, Failure> {
         let dir = run_dir(&args.dir, run_id, ranks)?;
-        let target = targets::open(Storage::Directory(&dir.path));
+        let target: Arc<dyn Target> = Arc::from(targets::open(Storage::Directory(&dir.path)));
         if args.io.direct {
             let probed = session::probe_direct(target.as_ref(), &args.dir, ranks.rank());
             if let Err(f) = ranks.agree(probed) {

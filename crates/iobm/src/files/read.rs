@@ -7,37 +7,33 @@ use crate::rundir::{locate, Manifest, GENERATOR};
 use crate::servers::Storage as Servers;
 use crate::targets::{self, Storage};
 use iobm_engine::{DataKind, Interleave, Layout, Op, Phase};
-use iobm_results::{env, Config, Environment, RunResult};
+use iobm_results::Config;
 use iobm_run::exit::{Exit, Failure};
-use iobm_run::lifecycle::{run_plan, RunPlan, Stage};
+use iobm_run::lifecycle::{run_command, Common, RunPlan, Stage};
 use iobm_run::plan::{self, Placement};
 use iobm_run::ranks::Ranks;
 use iobm_run::session::{self, RunId};
 use iobm_target::Target;
 use std::ffi::OsString;
+use std::path::Path;
+use std::sync::Arc;
 
 /// `iobm read PATH`: reads a kept data set (on every rank); never changes or removes it.
 pub fn read(args: ReadArgs, argv: &[OsString]) -> Result<Exit, Failure> {
-    let ranks = Ranks::connect()?;
+    let common = Common {
+        outputs: args.io.output.outputs(),
+        repetitions: args.io.measure.repeat,
+    };
+    run_command(argv, &common, |ranks| checked(&args, ranks))
+}
+
+/// Every check, on every rank: the flags, the data set located by its manifest and read as it
+/// was written, `--direct` probed.
+fn checked<'a>(args: &'a ReadArgs, ranks: &Ranks) -> Result<ReadPlan<'a>, Failure> {
     let io = &args.io;
-    let located = io
-        .output
-        .check()
-        .and_then(|_| io.measure.check_steady(io.duration, "--duration"))
-        .and_then(|_| io.engine().map(|_| ()))
-        .and_then(|_| match io.rwmix {
-            // A kept data set is only read.
-            Some(_) => Err(Failure::input(
-                "--rwmix writes: iobm read never changes a kept data set (use iobm stream --rwmix)",
-            )),
-            None => Ok(()),
-        })
-        .and_then(|_| locate(&args.path));
-    ranks.agree(located.as_ref().map(|_| ()).map_err(Failure::clone))?;
-    let (data_dir, manifest) = located?;
-    let servers = io.server.check(Servers::Dir(&data_dir));
-    ranks.agree(servers.as_ref().map(|_| ()).map_err(Failure::clone))?;
-    let servers = servers?;
+    let located = check_flags(args).and_then(|_| locate(&args.path));
+    let (data_dir, manifest) = ranks.agreed(located)?;
+    let servers = ranks.agreed(io.server.check(Servers::Dir(&data_dir)))?;
     let (rank, size) = (ranks.rank() as usize, ranks.size() as usize);
     if manifest.ranks as usize != size {
         return Err(Failure::input(format!(
@@ -48,60 +44,19 @@ pub fn read(args: ReadArgs, argv: &[OsString]) -> Result<Exit, Failure> {
         )));
     }
     let shared = [plan::SHARED_FILE, plan::STRIDED].contains(&manifest.layout.as_str());
-    let jobs = manifest.jobs as usize;
-    let per_job = manifest.size_per_job_bytes;
+    let (jobs, per_job) = (manifest.jobs as usize, manifest.size_per_job_bytes);
     let reader = if io.reorder { (rank + 1) % size } else { rank };
-    let layout = Layout::for_rank(shared, reader, size, jobs, per_job);
     let block = io.block.unwrap_or(manifest.block_bytes);
     check_block("--block", block, per_job, "the size per job", io.direct)?;
-    // A segmented file is read in the transfers it was written in, where they were placed.
-    let interleave = match manifest.segments {
-        Some(_) if block != manifest.block_bytes => {
-            return Err(Failure::input(format!(
-                "--block {block}: {} holds transfers of {} bytes in {} segments (--segments); read it in those",
-                data_dir.display(),
-                manifest.block_bytes,
-                manifest.segments.unwrap_or_default()
-            )))
-        }
-        Some(segments) => Some(Interleave::of(size * jobs, block, segments)),
-        None => None,
-    };
-    // Each repetition reads the same kept data set, as it was written.
-    let verify = match (io.verify, manifest.stamp_seed) {
-        (false, _) => None,
-        (true, None) => {
-            return Err(Failure::input(format!(
-                "--verify: {} holds no stamped data (written with --data zero, or by an older iobm)",
-                data_dir.display()
-            )))
-        }
-        (true, Some(_)) if manifest.generator != GENERATOR => {
-            return Err(Failure::input(format!(
-                "--verify: {} was written by an older iobm whose data this one cannot regenerate; write it again",
-                data_dir.display()
-            )))
-        }
-        (true, Some(seed)) => {
-            let data = crate::cli::parse_data(&manifest.data).map_err(|e| {
-                Failure::input(format!(
-                    "{}: data '{}': {e}",
-                    data_dir.display(),
-                    manifest.data
-                ))
-            })?;
-            Some((seed, data))
-        }
-    };
     let plan = ReadPlan {
-        args: &args,
-        target: targets::open(Storage::Directory(&data_dir)),
+        args,
+        interleave: interleave(&data_dir, &manifest, block, size * jobs)?,
+        verify: verify(io.verify, &data_dir, &manifest)?,
+        target: Arc::from(targets::open(Storage::Directory(&data_dir))),
+        layout: Layout::for_rank(shared, reader, size, jobs, per_job),
         data_dir,
         manifest,
-        layout,
         block,
-        interleave,
-        verify,
         servers,
         rank,
         ranks: size,
@@ -115,13 +70,78 @@ pub fn read(args: ReadArgs, argv: &[OsString]) -> Result<Exit, Failure> {
         });
         ranks.agree(probed)?;
     }
-    run_plan(&plan, &io.output.outputs(), &ranks, argv)
+    Ok(plan)
+}
+
+/// The flags' own checks: the outputs, `--until-stable`, the engine, no `--rwmix`.
+fn check_flags(args: &ReadArgs) -> Result<(), Failure> {
+    let io = &args.io;
+    io.output.check()?;
+    io.measure.check_steady(io.duration, "--duration")?;
+    io.engine()?;
+    match io.rwmix {
+        // A kept data set is only read.
+        Some(_) => Err(Failure::input(
+            "--rwmix writes: iobm read never changes a kept data set (use iobm stream --rwmix)",
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Where a segmented file's transfers are: it is read in the transfers it was written in
+/// (`--block` of `workers` in all), where they were placed.
+fn interleave(
+    data_dir: &Path,
+    manifest: &Manifest,
+    block: u64,
+    workers: usize,
+) -> Result<Option<Interleave>, Failure> {
+    match manifest.segments {
+        Some(_) if block != manifest.block_bytes => Err(Failure::input(format!(
+            "--block {block}: {} holds transfers of {} bytes in {} segments (--segments); read it in those",
+            data_dir.display(),
+            manifest.block_bytes,
+            manifest.segments.unwrap_or_default()
+        ))),
+        Some(segments) => Ok(Some(Interleave::of(workers, block, segments))),
+        None => Ok(None),
+    }
+}
+
+/// With `--verify`, the data set's stamp seed and what it holds: each repetition reads the
+/// same kept data set, as it was written.
+fn verify(
+    asked: bool,
+    data_dir: &Path,
+    manifest: &Manifest,
+) -> Result<Option<(u64, DataKind)>, Failure> {
+    match (asked, manifest.stamp_seed) {
+        (false, _) => Ok(None),
+        (true, None) => Err(Failure::input(format!(
+            "--verify: {} holds no stamped data (written with --data zero, or by an older iobm)",
+            data_dir.display()
+        ))),
+        (true, Some(_)) if manifest.generator != GENERATOR => Err(Failure::input(format!(
+            "--verify: {} was written by an older iobm whose data this one cannot regenerate; write it again",
+            data_dir.display()
+        ))),
+        (true, Some(seed)) => {
+            let data = crate::cli::parse_data(&manifest.data).map_err(|e| {
+                Failure::input(format!(
+                    "{}: data '{}': {e}",
+                    data_dir.display(),
+                    manifest.data
+                ))
+            })?;
+            Ok(Some((seed, data)))
+        }
+    }
 }
 
 /// A checked `read` of a kept data set.
 struct ReadPlan<'a> {
     args: &'a ReadArgs,
-    target: Box<dyn Target>,
+    target: Arc<dyn Target>,
     data_dir: std::path::PathBuf,
     manifest: Manifest,
     layout: Layout,
@@ -178,50 +198,21 @@ impl RunPlan for ReadPlan<'_> {
         "read".to_string()
     }
 
-    fn repetitions(&self) -> u32 {
-        self.args.io.measure.repeat
-    }
-
     fn checked_config(&self, _ranks: &Ranks) -> Option<Config> {
         Some(self.config(&self.phases(0)))
     }
 
-    fn set_up<'a>(
-        &'a self,
-        run_id: &RunId,
-        _ranks: &'a Ranks,
-    ) -> Result<Box<dyn Stage + 'a>, Failure> {
+    fn set_up<'a>(&'a self, run_id: &RunId, _ranks: &'a Ranks) -> Result<Stage<'a>, Failure> {
         let read = self.phases(run_id.seed);
-        Ok(Box::new(ReadStage { plan: self, read }))
+        let config = self.config(&read);
+        let (target, workers) = (self.target.clone(), self.layout.workers());
+        // The kept data set: never changed or removed.
+        Ok(Stage::new(
+            target,
+            read,
+            workers,
+            config,
+            Some(&self.data_dir),
+        ))
     }
-}
-
-/// One repetition of a read: the kept data set, never changed or removed.
-struct ReadStage<'a> {
-    plan: &'a ReadPlan<'a>,
-    read: Vec<Phase>,
-}
-
-impl Stage for ReadStage<'_> {
-    fn target(&self) -> &dyn Target {
-        self.plan.target.as_ref()
-    }
-
-    fn phases(&self) -> Vec<Phase> {
-        self.read.clone()
-    }
-
-    fn workers(&self) -> usize {
-        self.plan.layout.workers()
-    }
-
-    fn config(&self) -> Config {
-        self.plan.config(&self.read)
-    }
-
-    fn environment(&self) -> Environment {
-        env::capture(Some(&self.plan.data_dir))
-    }
-
-    fn tear_down(self: Box<Self>, _run: &mut RunResult, _ranks: &Ranks) {}
 }

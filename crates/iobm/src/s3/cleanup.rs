@@ -35,42 +35,60 @@ pub(super) fn clean_up(
     iobm_run::progress::clear_line();
     let all_removed = ranks.all(removed.is_ok());
     if let Err(left) = removed {
-        let error = describe_io(&left.error);
-        // Rank 0's phases hold every rank's operations: an upper bound for its own prefix.
-        let at_most = left
-            .objects
-            .is_none()
-            .then(|| stored_at_most(run, ranks))
-            .flatten();
-        let mut lost = vec![iobm_results::LeftBehind {
-            location: objects.clone(),
-            what: "objects".into(),
-            count: left.objects,
-            at_most,
-            error: error.clone(),
-        }];
-        if left.uploads.is_some_and(|n| n > 0) {
-            lost.push(iobm_results::LeftBehind {
-                location: objects.clone(),
-                what: "unfinished multipart uploads".into(),
-                count: left.uploads,
-                at_most: None,
-                error,
-            });
-        }
-        for l in &lost {
-            run.warnings.push(format!(
-                "the clean-up failed after {} tries: {} (remove them with: aws s3 rm --recursive {objects})",
-                iobm_s3::CLEANUP_TRIES,
-                l.describe()
-            ));
-        }
-        run.left_behind.extend(lost);
+        objects_left(left, &objects, run, ranks);
     }
-    if !bucket_created || !ranks.is_root() {
-        return;
+    if bucket_created && ranks.is_root() {
+        remove_bucket(target, config, all_removed, run);
     }
-    let bucket = format!("s3://{}", config.bucket);
+}
+
+/// Records the objects and unfinished uploads the clean-up left under `objects`.
+fn objects_left(
+    left: iobm_target::Leftover,
+    objects: &str,
+    run: &mut iobm_results::RunResult,
+    ranks: &Ranks,
+) {
+    let error = describe_io(&left.error);
+    // Rank 0's phases hold every rank's operations: an upper bound for its own prefix.
+    let at_most = left
+        .objects
+        .is_none()
+        .then(|| stored_at_most(run, ranks))
+        .flatten();
+    let mut lost = vec![iobm_results::LeftBehind {
+        location: objects.to_string(),
+        what: "objects".into(),
+        count: left.objects,
+        at_most,
+        error: error.clone(),
+    }];
+    if left.uploads.is_some_and(|n| n > 0) {
+        lost.push(iobm_results::LeftBehind {
+            location: objects.to_string(),
+            what: "unfinished multipart uploads".into(),
+            count: left.uploads,
+            at_most: None,
+            error,
+        });
+    }
+    for l in &lost {
+        run.warnings.push(format!(
+            "the clean-up failed after {} tries: {} (remove them with: aws s3 rm --recursive {objects})",
+            iobm_s3::CLEANUP_TRIES,
+            l.describe()
+        ));
+    }
+    run.left_behind.extend(lost);
+}
+
+/// Deletes the bucket the run created once every rank's objects are gone (rank 0).
+fn remove_bucket(
+    target: &dyn Target,
+    config: &S3Config,
+    all_removed: bool,
+    run: &mut iobm_results::RunResult,
+) {
     let deleted = if all_removed {
         target.remove_place()
     } else {
@@ -88,7 +106,7 @@ pub(super) fn clean_up(
         }
         Err(e) => {
             let left = iobm_results::LeftBehind {
-                location: bucket,
+                location: format!("s3://{}", config.bucket),
                 what: "bucket".into(),
                 count: None,
                 at_most: None,

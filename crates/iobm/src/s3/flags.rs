@@ -89,25 +89,7 @@ pub(super) fn check_args(args: &S3Args) -> Result<(), Failure> {
             "--rate-sweep applies to iobm read; run iobm s3 once per --rate (a plan file's matrix does it)",
         ));
     }
-    if let Some(crate::cli::Rate::Bytes(bytes)) = args.rate.rate {
-        let why = if args.op == ObjectOp::Mixed {
-            Some("a mix's operations move different sizes (HEAD and DELETE none)")
-        } else if args.obj_size_range.is_some() {
-            Some("objects of a range of sizes have no one transfer size")
-        } else if args.range_size.is_some() {
-            Some("with --range-size the transfer is the range, not the object")
-        } else if matches!(args.op, ObjectOp::Head | ObjectOp::Delete | ObjectOp::List) {
-            Some("its operations move no object bytes")
-        } else {
-            None
-        };
-        if let Some(why) = why {
-            return Err(Failure::input(format!(
-                "--rate {}/s: {why}; give operations per second (N/s)",
-                iobm_stats::format_bytes(bytes).replace(' ', "")
-            )));
-        }
-    }
+    check_rate(args)?;
     args.output.check()?;
     let timed = args.ops.is_none() && args.op != ObjectOp::Delete;
     args.measure
@@ -166,6 +148,30 @@ pub(super) fn check_args(args: &S3Args) -> Result<(), Failure> {
             "--prefix '{}': empty or '..' parts",
             args.prefix
         )));
+    }
+    Ok(())
+}
+
+/// `--rate` in bytes per second: only where every operation moves one transfer size.
+fn check_rate(args: &S3Args) -> Result<(), Failure> {
+    if let Some(crate::cli::Rate::Bytes(bytes)) = args.rate.rate {
+        let why = if args.op == ObjectOp::Mixed {
+            Some("a mix's operations move different sizes (HEAD and DELETE none)")
+        } else if args.obj_size_range.is_some() {
+            Some("objects of a range of sizes have no one transfer size")
+        } else if args.range_size.is_some() {
+            Some("with --range-size the transfer is the range, not the object")
+        } else if matches!(args.op, ObjectOp::Head | ObjectOp::Delete | ObjectOp::List) {
+            Some("its operations move no object bytes")
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            return Err(Failure::input(format!(
+                "--rate {}/s: {why}; give operations per second (N/s)",
+                iobm_stats::format_bytes(bytes).replace(' ', "")
+            )));
+        }
     }
     Ok(())
 }

@@ -10,7 +10,7 @@ mod flags;
 mod objects;
 mod quick;
 
-pub use quick::{quick_steps, QUICK_CONCURRENT};
+pub use quick::{QuickS3, QUICK_CONCURRENT};
 
 use crate::cli::S3Args;
 use crate::gateway::BuiltinGateway;
@@ -21,9 +21,9 @@ use iobm_engine::{ObjectOp, ObjectSpec, Phase, StopRule};
 use iobm_report::text::render_phase;
 use iobm_results::checks::{check, Machine};
 use iobm_results::server;
-use iobm_results::{env, Config, RunResult, RunStatus};
+use iobm_results::{Config, RunResult, RunStatus};
 use iobm_run::exit::{Exit, Failure};
-use iobm_run::lifecycle::{run_plan, Context, RunPlan, Stage};
+use iobm_run::lifecycle::{run_command, Common, Context, Hooks, RunPlan, Stage};
 use iobm_run::plan::{self, Placement};
 use iobm_run::ranks::Ranks;
 use iobm_run::session::{describe_io, RunId};
@@ -32,13 +32,23 @@ use iobm_s3::{Endpoint, S3Config};
 use iobm_target::Target;
 use objects::{object_spec, s3_settings, upload_data_set};
 use std::ffi::OsString;
+use std::sync::Arc;
 
 /// `iobm s3 OP`: flags checked, the built-in gateway started when no endpoint is named, the
 /// target set up, the load run, the run's objects removed.
 pub fn s3(args: S3Args, argv: &[OsString]) -> Result<Exit, Failure> {
-    let ranks = Ranks::connect()?;
-    check_args(&args)?;
-    let external = endpoints(&args)?;
+    let common = Common {
+        outputs: args.output.outputs(),
+        repetitions: args.measure.repeat,
+    };
+    run_command(argv, &common, |ranks| checked(&args, ranks))
+}
+
+/// Every check before anything starts: the flags, the endpoints and where they run, the
+/// servers' flags, the key pair.
+fn checked<'a>(args: &'a S3Args, ranks: &Ranks) -> Result<S3Plan<'a>, Failure> {
+    check_args(args)?;
+    let external = endpoints(args)?;
     if ranks.size() > 1 && external.is_empty() {
         return Err(Failure::input(
             "the built-in gateway serves one process: under MPI start `iobm serve DIR` (one or more) and pass --endpoint",
@@ -59,18 +69,16 @@ pub fn s3(args: S3Args, argv: &[OsString]) -> Result<Exit, Failure> {
         ));
     }
     let urls: Vec<String> = external.iter().map(|e| e.url.clone()).collect();
-    let servers = args.server.check(if external.is_empty() {
+    let servers = ranks.agreed(args.server.check(if external.is_empty() {
         crate::servers::Storage::Builtin
     } else {
         crate::servers::Storage::Endpoints(&urls)
-    });
-    ranks.agree(servers.as_ref().map(|_| ()).map_err(Failure::clone))?;
-    let servers = servers?;
+    }))?;
     // Checked before anything starts; the built-in gateway brings its own.
     let credentials = if external.is_empty() {
         None
     } else {
-        credentials(&args)?
+        credentials(args)?
     };
     let region = args
         .region
@@ -78,14 +86,13 @@ pub fn s3(args: S3Args, argv: &[OsString]) -> Result<Exit, Failure> {
         .or_else(|| std::env::var("AWS_DEFAULT_REGION").ok())
         .filter(|r| !r.is_empty())
         .unwrap_or_else(|| "us-east-1".to_string());
-    let plan = S3Plan {
-        args: &args,
+    Ok(S3Plan {
+        args,
         external,
         credentials,
         region,
         servers,
-    };
-    run_plan(&plan, &args.output.outputs(), &ranks, argv)
+    })
 }
 
 /// A checked `s3 OP`: the endpoints named (none: the built-in gateway) and their credentials.
@@ -102,13 +109,11 @@ struct S3Run<'a> {
     plan: &'a S3Plan<'a>,
     gateway: Option<BuiltinGateway>,
     client: S3Config,
-    target: Box<dyn Target>,
+    target: Arc<dyn Target>,
     spec: ObjectSpec,
     /// The data set kept by an earlier run that `--reuse` reads.
     kept: Option<crate::kept::KeptSet>,
     bucket_created: bool,
-    phase: Phase,
-    config: Config,
     run_id: RunId,
     /// Set once the phase is about to run.
     before: Option<BeforePhase>,
@@ -207,7 +212,7 @@ impl S3Plan<'_> {
         gateway: Option<&BuiltinGateway>,
         run_id: &RunId,
         ranks: &Ranks,
-    ) -> Result<S3Run<'a>, Failure> {
+    ) -> Result<(S3Run<'a>, Phase, Config), Failure> {
         let args = self.args;
         let (endpoints, credentials) = match gateway {
             Some(g) => (vec![g.endpoint.clone()], Some(g.credentials.clone())),
@@ -220,7 +225,7 @@ impl S3Plan<'_> {
             self.region.clone(),
             (run_id, ranks),
         )?;
-        let target = targets::open(Storage::S3(client.clone()));
+        let target: Arc<dyn Target> = Arc::from(targets::open(Storage::S3(client.clone())));
         let mut spec = object_spec(args, args.op, gateway)?;
         // Under MPI the data set and the operations are divided among the ranks.
         spec.count = share(spec.count, ranks);
@@ -253,9 +258,7 @@ impl S3Plan<'_> {
         } else {
             Ok(false)
         };
-        let prepared = prepared.map_err(|e| bucket_failure(&client, &e));
-        ranks.agree(prepared.as_ref().map(|_| ()).map_err(Failure::clone))?;
-        let bucket_created = prepared?;
+        let bucket_created = ranks.agreed(prepared.map_err(|e| bucket_failure(&client, &e)))?;
         let gateway_dir = gateway.map(|g| g.dir.as_path());
         let (phase, config) = self.planned(
             &client,
@@ -264,7 +267,7 @@ impl S3Plan<'_> {
             run_id.seed,
             ranks,
         )?;
-        Ok(S3Run {
+        let run = S3Run {
             plan: self,
             gateway: None,
             client,
@@ -272,21 +275,16 @@ impl S3Plan<'_> {
             spec,
             kept,
             bucket_created,
-            phase,
-            config,
             run_id: run_id.clone(),
             before: None,
-        })
+        };
+        Ok((run, phase, config))
     }
 }
 
 impl RunPlan for S3Plan<'_> {
     fn kind(&self) -> String {
         format!("s3 {}", self.args.op.name())
-    }
-
-    fn repetitions(&self) -> u32 {
-        self.args.measure.repeat
     }
 
     fn checked_config(&self, ranks: &Ranks) -> Option<Config> {
@@ -324,11 +322,7 @@ impl RunPlan for S3Plan<'_> {
         Some(planned.1)
     }
 
-    fn set_up<'a>(
-        &'a self,
-        run_id: &RunId,
-        ranks: &'a Ranks,
-    ) -> Result<Box<dyn Stage + 'a>, Failure> {
+    fn set_up<'a>(&'a self, run_id: &RunId, ranks: &'a Ranks) -> Result<Stage<'a>, Failure> {
         // Each repetition on fresh objects: a prefix (and a built-in gateway) of its own.
         let gateway = match self.external.is_empty() {
             true => Some(BuiltinGateway::start(
@@ -339,9 +333,12 @@ impl RunPlan for S3Plan<'_> {
             false => None,
         };
         match self.prepare(gateway.as_ref(), run_id, ranks) {
-            Ok(mut run) => {
+            Ok((mut run, phase, config)) => {
+                let at = gateway.as_ref().map(|g| g.dir.as_path());
+                let (target, workers) = (run.target.clone(), self.args.workers());
+                let stage = Stage::new(target, vec![phase], workers, config, at);
                 run.gateway = gateway;
-                Ok(Box::new(run))
+                Ok(stage.with(run))
             }
             Err(f) => {
                 if let Some(g) = gateway {
@@ -353,28 +350,8 @@ impl RunPlan for S3Plan<'_> {
     }
 }
 
-impl Stage for S3Run<'_> {
-    fn target(&self) -> &dyn Target {
-        self.target.as_ref()
-    }
-
-    fn phases(&self) -> Vec<Phase> {
-        vec![self.phase.clone()]
-    }
-
-    fn workers(&self) -> usize {
-        self.plan.args.workers()
-    }
-
-    fn config(&self) -> Config {
-        self.config.clone()
-    }
-
-    fn environment(&self) -> iobm_results::Environment {
-        env::capture(self.gateway.as_ref().map(|g| g.dir.as_path()))
-    }
-
-    fn before_phases(&mut self, run: &mut RunResult, context: &mut Context) {
+impl Hooks for S3Run<'_> {
+    fn before_phases(&mut self, run: &mut RunResult, context: &Context) {
         let (args, ranks) = (self.plan.args, context.ranks);
         let target = self.target.as_ref();
         if needs_data_set(args.op) && self.kept.is_none() {
@@ -424,7 +401,7 @@ impl Stage for S3Run<'_> {
         None
     }
 
-    fn after_phases(&mut self, run: &mut RunResult, _context: &mut Context) -> String {
+    fn after_phases(&mut self, run: &mut RunResult, _context: &Context) -> String {
         let Some(BeforePhase {
             dropped,
             gateway_cpu,

@@ -1,17 +1,20 @@
-//! `iobm quick`'s S3 steps through the built-in gateway.
+//! `iobm quick`'s S3 steps through the built-in gateway: the gateway started over a directory
+//! of quick's own, a PUT step, then a GET step of what was stored, each for `--step-time`, the
+//! gateway's CPU and counters read around each, everything removed afterwards.
 
 use super::{add_server_evidence, server_counters};
+use crate::cli::QuickArgs;
 use crate::gateway::BuiltinGateway;
 use crate::targets::{self, Storage};
 use iobm_engine::{Mix, ObjectOp, ObjectSpec, Phase, StopRule};
 use iobm_results::checks::JUST_WRITTEN;
-use iobm_results::{env, RunStatus};
-use iobm_run::execute::execute;
-use iobm_run::observe::ResultFile;
-use iobm_run::ranks::Ranks;
+use iobm_results::{env, server, RunResult};
+use iobm_run::lifecycle::Step;
 use iobm_run::session::{describe_io, RunId};
 use iobm_s3::{PayloadSigning, S3Config};
+use iobm_target::Target;
 use std::path::Path;
+use std::sync::Arc;
 
 /// Workers of quick's S3 steps, and their object size.
 pub const QUICK_CONCURRENT: usize = 8;
@@ -20,99 +23,132 @@ const QUICK_OBJECT: u64 = 1 << 20;
 /// The bucket of `iobm quick`'s S3 steps, in the built-in gateway's own directory.
 const QUICK_BUCKET: &str = "iobm";
 
-/// `iobm quick`'s S3 steps: PUT, then GET of what was stored, each for `--step-time`, through the
-/// built-in gateway over `dir` (inside quick's own run directory), cleaned up afterwards.
-pub fn quick_steps(
-    run: &mut iobm_results::RunResult,
-    (control, ranks): (&std::sync::Arc<iobm_engine::Control>, &Ranks),
-    dir: &Path,
-    run_id: &RunId,
-    args: &crate::cli::QuickArgs,
-    saved: &mut ResultFile<'_>,
-) -> Result<(), String> {
-    let step = args.step_time;
-    let interval = args.measure.interval_for(StopRule::Duration(step));
-    std::fs::create_dir(dir).map_err(|e| format!("{}: {}", dir.display(), describe_io(&e)))?;
-    let region = "us-east-1";
-    let gateway = BuiltinGateway::start(Some(dir), run_id, region).map_err(|f| f.message)?;
-    let storage = targets::open(Storage::S3(S3Config {
-        endpoints: vec![gateway.endpoint.clone()],
-        bucket: QUICK_BUCKET.to_string(),
-        prefix: format!("iobm-{}/", run_id.text),
-        credentials: Some(gateway.credentials.clone()),
-        region: region.to_string(),
-        payload: PayloadSigning::Unsigned,
-        timeout: std::time::Duration::from_secs(60),
-        new_connection_per_request: false,
-        first_worker: 0,
-        tls: None,
-    }));
-    let target = storage.as_ref();
-    let mut spec = ObjectSpec {
-        count: 0,
-        size: (QUICK_OBJECT, QUICK_OBJECT),
-        range: None,
-        part_size: QUICK_OBJECT,
-        part_concurrency: 1,
-        mix: Mix::default(),
-        page_keys: 1000,
-        delete_batch: 1,
-        retries: 0,
-        max_new: env::space(dir).map(|(_, free)| free / 2 / QUICK_OBJECT),
-    };
-    let result = target
-        .prepare()
-        .map_err(|e| format!("built-in gateway: {}", describe_io(&e)))
-        .map(|_| {
-            let first = run.phases.len();
-            let mut put = Phase::objects(
-                ObjectOp::Put,
-                QUICK_CONCURRENT,
-                spec.clone(),
-                StopRule::Duration(step),
-            );
-            put.name = "s3 put 1MiB".to_string();
-            put.interval = interval;
-            put.steady = args.measure.steady_for(put.stop);
-            let before = gateway.cpu();
-            let counted = server_counters(target, QUICK_BUCKET);
-            execute(target, vec![put], run, control, ranks, &mut [saved]);
-            gateway.separate_cpu(before, &mut run.phases[first..]);
-            add_server_evidence(target, QUICK_BUCKET, &counted, run, first);
-            // Every worker stored objects 0, 1, ... of its own: the first `stored` are complete.
-            let stored = run.phases.last().map_or(0, |p| {
-                p.workers.iter().map(|w| w.span.ops).min().unwrap_or(0) * p.workers.len() as u64
-            });
-            if stored > 0 && run.status == RunStatus::Complete {
-                spec.count = stored;
-                let mut get = Phase::objects(
-                    ObjectOp::Get,
-                    QUICK_CONCURRENT,
-                    spec,
-                    StopRule::Duration(step),
-                );
-                get.name = "s3 get 1MiB".to_string();
-                get.interval = interval;
-                get.steady = args.measure.steady_for(get.stop);
-                let before = gateway.cpu();
-                let counted = server_counters(target, QUICK_BUCKET);
-                execute(target, vec![get], run, control, ranks, &mut [saved]);
-                gateway.separate_cpu(before, &mut run.phases[first + 1..]);
-                add_server_evidence(target, QUICK_BUCKET, &counted, run, first + 1);
-            }
-            for p in run.phases[first..].iter_mut() {
-                if p.name.starts_with("s3 get") {
-                    p.note(JUST_WRITTEN);
-                }
-            }
-        });
-    let cleaned = target
-        .remove_run_objects(QUICK_CONCURRENT)
-        .map_err(|left| left.error)
-        .and_then(|_| target.remove_place())
-        .map_err(|e| format!("built-in gateway cleanup: {}", describe_io(&e)));
-    if let Some(w) = gateway.stop(false) {
-        run.warnings.push(w);
+/// quick's S3 steps under way: the gateway, its target, the objects, what was read before the
+/// step now running, and the first error.
+pub struct QuickS3<'a> {
+    args: &'a QuickArgs,
+    gateway: BuiltinGateway,
+    target: Arc<dyn Target>,
+    spec: ObjectSpec,
+    /// The index of the first S3 phase in the run.
+    first: usize,
+    /// Before the step now running: the gateway's CPU time and counters, the step's first
+    /// phase.
+    before: Option<((f64, f64), Vec<Option<server::Counters>>, usize)>,
+    error: Option<String>,
+}
+
+impl<'a> QuickS3<'a> {
+    /// Starts the built-in gateway over `dir` (made for it, inside quick's own run directory).
+    pub fn start(
+        dir: &Path,
+        run_id: &RunId,
+        args: &'a QuickArgs,
+        run: &RunResult,
+    ) -> Result<QuickS3<'a>, String> {
+        std::fs::create_dir(dir).map_err(|e| format!("{}: {}", dir.display(), describe_io(&e)))?;
+        let region = "us-east-1";
+        let gateway = BuiltinGateway::start(Some(dir), run_id, region).map_err(|f| f.message)?;
+        let target = Arc::from(targets::open(Storage::S3(S3Config {
+            endpoints: vec![gateway.endpoint.clone()],
+            bucket: QUICK_BUCKET.to_string(),
+            prefix: format!("iobm-{}/", run_id.text),
+            credentials: Some(gateway.credentials.clone()),
+            region: region.to_string(),
+            payload: PayloadSigning::Unsigned,
+            timeout: std::time::Duration::from_secs(60),
+            new_connection_per_request: false,
+            first_worker: 0,
+            tls: None,
+        })));
+        let spec = ObjectSpec {
+            count: 0,
+            size: (QUICK_OBJECT, QUICK_OBJECT),
+            range: None,
+            part_size: QUICK_OBJECT,
+            part_concurrency: 1,
+            mix: Mix::default(),
+            page_keys: 1000,
+            delete_batch: 1,
+            retries: 0,
+            max_new: env::space(dir).map(|(_, free)| free / 2 / QUICK_OBJECT),
+        };
+        Ok(QuickS3 {
+            args,
+            gateway,
+            target,
+            spec,
+            first: run.phases.len(),
+            before: None,
+            error: None,
+        })
     }
-    result.and(cleaned)
+
+    /// The PUT step, once the bucket is made; None when it cannot be.
+    pub fn put(&mut self, run: &RunResult) -> Option<Step> {
+        if let Err(e) = self.target.prepare() {
+            self.error = Some(format!("built-in gateway: {}", describe_io(&e)));
+            return None;
+        }
+        Some(self.step(ObjectOp::Put, "s3 put 1MiB", run))
+    }
+
+    /// The GET step, of the objects the PUT step stored; None when it stored none or it ran.
+    pub fn get(&mut self, run: &RunResult) -> Option<Step> {
+        if run.phases.len() != self.first + 1 {
+            return None;
+        }
+        // Every worker stored objects 0, 1, ... of its own: the first `stored` are complete.
+        let stored = run.phases.last().map_or(0, |p| {
+            p.workers.iter().map(|w| w.span.ops).min().unwrap_or(0) * p.workers.len() as u64
+        });
+        if stored == 0 {
+            return None;
+        }
+        self.spec.count = stored;
+        Some(self.step(ObjectOp::Get, "s3 get 1MiB", run))
+    }
+
+    /// A step of one phase of `op`, named `name`, with the gateway's CPU and counters read
+    /// before it.
+    fn step(&mut self, op: ObjectOp, name: &str, run: &RunResult) -> Step {
+        let stop = StopRule::Duration(self.args.step_time);
+        let mut phase = Phase::objects(op, QUICK_CONCURRENT, self.spec.clone(), stop);
+        phase.name = name.to_string();
+        phase.interval = self.args.measure.interval_for(stop);
+        phase.steady = self.args.measure.steady_for(phase.stop);
+        let counted = server_counters(self.target.as_ref(), QUICK_BUCKET);
+        self.before = Some((self.gateway.cpu(), counted, run.phases.len()));
+        Step {
+            target: self.target.clone(),
+            phases: vec![phase],
+        }
+    }
+
+    /// After a step: the gateway's CPU time and what it counted, added to the step's phases.
+    pub fn after_step(&mut self, run: &mut RunResult) {
+        if let Some((cpu, counted, first)) = self.before.take() {
+            self.gateway.separate_cpu(cpu, &mut run.phases[first..]);
+            add_server_evidence(self.target.as_ref(), QUICK_BUCKET, &counted, run, first);
+        }
+    }
+
+    /// Removes the run's objects and the bucket and stops the gateway; the first error.
+    pub fn finish(self, run: &mut RunResult) -> Result<(), String> {
+        for p in run.phases[self.first..].iter_mut() {
+            if p.name.starts_with("s3 get") {
+                p.note(JUST_WRITTEN);
+            }
+        }
+        let target = self.target.as_ref();
+        let cleaned = target
+            .remove_run_objects(QUICK_CONCURRENT)
+            .map_err(|left| left.error)
+            .and_then(|_| target.remove_place())
+            .map_err(|e| format!("built-in gateway cleanup: {}", describe_io(&e)));
+        if let Some(w) = self.gateway.stop(false) {
+            run.warnings.push(w);
+        }
+        self.error.map_or(cleaned, Err)
+    }
 }
