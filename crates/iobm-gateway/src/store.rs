@@ -135,7 +135,8 @@ pub struct Store {
     pub fsync: bool,
 }
 
-fn host_pid() -> String {
+/// `<host>-<pid>`: this gateway's name among others over the same directory.
+pub(crate) fn host_pid() -> String {
     let mut buf = [0u8; 256];
     // SAFETY: gethostname writes at most buf.len() bytes into buf.
     unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };

@@ -315,12 +315,10 @@ pub(super) fn code(r: S3Result<Option<Admission>>) -> String {
     }
 }
 
-#[test]
-fn the_gate_decides_from_the_bucket_and_object_on_disk() {
-    let dir = tempfile::tempdir().unwrap();
-    let policy = gateway(dir.path());
-    let (alice, bob, carol) = (account("alice"), account("bob"), account("carol"));
-    let anon = Caller::Anonymous;
+/// Alice's public-read-write bucket `shared`, holding bob's private `bobs` and his public-read
+/// `open`, and her private bucket `mine`.
+fn shared_and_mine(dir: &std::path::Path) -> Policy {
+    let policy = gateway(dir);
     bucket(
         &policy,
         "shared",
@@ -334,13 +332,25 @@ fn the_gate_decides_from_the_bucket_and_object_on_disk() {
         &owned("bob", Some("public-read")),
     );
     bucket(&policy, "mine", &owned("alice", None));
-    let at = |c: &Caller, op: &str, key: Option<&str>, b: &str| {
-        let path = match key {
-            Some(k) => S3Path::object(b, k),
-            None => S3Path::bucket(b),
-        };
-        code(policy.authorize(c, op, &path))
+    policy
+}
+
+/// The gate's answer to `caller` for `op` on `key` of bucket `b` (the bucket itself: `None`).
+fn decision(policy: &Policy, caller: &Caller, op: &str, key: Option<&str>, b: &str) -> String {
+    let path = match key {
+        Some(k) => S3Path::object(b, k),
+        None => S3Path::bucket(b),
     };
+    code(policy.authorize(caller, op, &path))
+}
+
+#[test]
+fn the_gate_decides_from_the_bucket_and_object_on_disk() {
+    let dir = tempfile::tempdir().unwrap();
+    let policy = shared_and_mine(dir.path());
+    let (alice, bob, carol) = (account("alice"), account("bob"), account("carol"));
+    let anon = Caller::Anonymous;
+    let at = |c: &Caller, op: &str, key: Option<&str>, b: &str| decision(&policy, c, op, key, b);
     assert_eq!(at(&bob, "GetObject", Some("bobs"), "shared"), "allowed");
     assert_eq!(
         at(&carol, "GetObject", Some("bobs"), "shared"),
@@ -386,6 +396,15 @@ fn the_gate_decides_from_the_bucket_and_object_on_disk() {
         .authorize(&bob, "ListObjectsV2", &S3Path::bucket("mine"))
         .unwrap_err();
     assert!(!err.message().unwrap().contains("Signature"));
+}
+
+#[test]
+fn unreadable_grants_refuse_all_but_the_owner_of_a_readable_bucket() {
+    let dir = tempfile::tempdir().unwrap();
+    let policy = shared_and_mine(dir.path());
+    let (alice, bob, carol) = (account("alice"), account("bob"), account("carol"));
+    let anon = Caller::Anonymous;
+    let at = |c: &Caller, op: &str, key: Option<&str>, b: &str| decision(&policy, c, op, key, b);
     // Grants that cannot be read refuse everyone but the owner of a readable bucket.
     let path = policy.store.root().join("shared").join("bobs");
     let file = std::fs::File::open(&path).unwrap();

@@ -8,17 +8,7 @@ use super::*;
 /// This gateway's mark in the names of the uploads it claims: `<host>-<pid>`.
 pub(super) fn claimer() -> &'static str {
     static ME: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    ME.get_or_init(|| {
-        let mut buf = [0u8; 256];
-        // SAFETY: gethostname writes at most buf.len() bytes into buf.
-        unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
-        let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
-        format!(
-            "{}-{}",
-            String::from_utf8_lossy(&buf[..end]),
-            std::process::id()
-        )
-    })
+    ME.get_or_init(crate::store::host_pid)
 }
 
 /// Takes an upload of the bucket whose uploads are in `uploads` for completion: only one caller
