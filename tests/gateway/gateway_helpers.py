@@ -1,11 +1,14 @@
 """What the gateway tests share: the `iobm serve` process, and clients of it."""
 
+import hashlib
+import hmac
 import os
 import signal
 import socket
 import subprocess
 import sys
 import time
+import urllib.parse
 
 import boto3
 import botocore
@@ -14,6 +17,9 @@ from botocore.config import Config
 
 IOBM = os.environ.get("IOBM_BIN", os.path.join(os.path.dirname(__file__), "../../target/debug/iobm"))
 AK, SK = "AKIAIOBMTEST", "iobm-test-secret-key"
+# The accounts of the gateways with a users file.
+ALICE = ("AKALICE", "alice-secret-key-0123456789")
+BOB = ("AKBOB", "bob-secret-key-0123456789")
 
 
 def free_port():
@@ -93,3 +99,36 @@ def code(call, *args, **kwargs):
         return "ok"
     except botocore.exceptions.ClientError as e:
         return e.response["Error"]["Code"]
+
+
+def tmpfs(path, options):
+    """A new directory `path` with a tmpfs of `options` (`size=64m`) mounted on it (root only)."""
+    path.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(path)], check=True)
+    return path
+
+
+def sigv4(keys, method, path, query, port, payload_hash, extra=None, send_host=True):
+    """The headers of a SigV4 header-signed request, every x-amz-* header and host signed
+    (`send_host=False`: host left out of the headers, for a sender that writes its own)."""
+    amz_date = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    day = amz_date[:8]
+    headers = {"host": f"127.0.0.1:{port}", "x-amz-content-sha256": payload_hash,
+               "x-amz-date": amz_date, **{k.lower(): v for k, v in (extra or {}).items()}}
+    names = sorted(headers)
+    pairs = sorted(urllib.parse.parse_qsl(query, keep_blank_values=True))
+    canonical_query = "&".join(f"{urllib.parse.quote(k, safe='-_.~')}={urllib.parse.quote(v, safe='-_.~')}"
+                               for k, v in pairs)
+    canonical = "\n".join([method, urllib.parse.quote(path, safe="/-_.~"), canonical_query,
+                           "".join(f"{n}:{headers[n]}\n" for n in names), ";".join(names), payload_hash])
+    scope = f"{day}/us-east-1/s3/aws4_request"
+    to_sign = "\n".join(["AWS4-HMAC-SHA256", amz_date, scope, hashlib.sha256(canonical.encode()).hexdigest()])
+    key = ("AWS4" + keys[1]).encode()
+    for part in (day, "us-east-1", "s3", "aws4_request"):
+        key = hmac.new(key, part.encode(), hashlib.sha256).digest()
+    signature = hmac.new(key, to_sign.encode(), hashlib.sha256).hexdigest()
+    headers["authorization"] = (f"AWS4-HMAC-SHA256 Credential={keys[0]}/{scope}, "
+                                f"SignedHeaders={';'.join(names)}, Signature={signature}")
+    if not send_host:
+        del headers["host"]
+    return headers

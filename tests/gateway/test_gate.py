@@ -27,10 +27,8 @@ from botocore.awsrequest import AWSRequest
 from botocore.config import Config
 from botocore.credentials import Credentials
 
-from gateway_helpers import as_account, code, unsigned, IOBM, Server, free_port, wait_for_port
+from gateway_helpers import ALICE, BOB, as_account, code, sigv4, unsigned, IOBM, Server, free_port, wait_for_port
 
-ALICE = ("AKALICE", "alice-secret-key-0123456789")
-BOB = ("AKBOB", "bob-secret-key-0123456789")
 CAROL = ("AKCAROL", "carol-secret-key-0123456789")
 NAMES = {"alice": ALICE, "bob": BOB, "carol": CAROL}
 
@@ -64,26 +62,6 @@ def sigv2_headers(keys, method, resource, date, extra=None):
     to_sign = f"{method}\n{headers.get('Content-MD5', '')}\n{headers.get('Content-Type', '')}\n{signed_date}\n{amz}{resource}"
     signature = base64.b64encode(hmac.new(keys[1].encode(), to_sign.encode(), hashlib.sha1).digest()).decode()
     headers["Authorization"] = f"AWS {keys[0]}:{signature}"
-    return headers
-
-
-def sigv4_headers(keys, method, path, port, payload_hash):
-    """Headers of a SigV4 header-signed request (host, x-amz-date, x-amz-content-sha256)."""
-    amz_date = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    day = amz_date[:8]
-    headers = {"host": f"127.0.0.1:{port}", "x-amz-content-sha256": payload_hash, "x-amz-date": amz_date}
-    names = sorted(headers)
-    canonical = "\n".join([method, urllib.parse.quote(path, safe="/-_.~"), "",
-                           "".join(f"{n}:{headers[n]}\n" for n in names), ";".join(names), payload_hash])
-    scope = f"{day}/us-east-1/s3/aws4_request"
-    to_sign = "\n".join(["AWS4-HMAC-SHA256", amz_date, scope, hashlib.sha256(canonical.encode()).hexdigest()])
-    key = ("AWS4" + keys[1]).encode()
-    for part in (day, "us-east-1", "s3", "aws4_request"):
-        key = hmac.new(key, part.encode(), hashlib.sha256).digest()
-    signature = hmac.new(key, to_sign.encode(), hashlib.sha256).hexdigest()
-    headers["Authorization"] = (f"AWS4-HMAC-SHA256 Credential={keys[0]}/{scope}, "
-                                f"SignedHeaders={';'.join(names)}, Signature={signature}")
-    del headers["host"]  # raw_chunked_put sends it
     return headers
 
 
@@ -263,22 +241,6 @@ def test_bucket_creation_is_atomic_against_other_accounts_writes(three):
     assert code(bob.head_bucket, Bucket="contested") == "404"
 
 
-@pytest.fixture
-def small_disk(tmp_path):
-    """A gateway with accounts over a 64 MiB tmpfs (root only)."""
-    if os.geteuid() != 0:
-        pytest.fail("needs root to mount a tmpfs (scripts/test runs the gateway tests as root)")
-    root = tmp_path / "small"
-    root.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", str(root)], check=True)
-    users = tmp_path / "users"
-    write_users(users, "alice", "bob")
-    server = Server(root, "--users", str(users), "--body-timeout", "3s")
-    yield server, root
-    server.stop()
-    subprocess.run(["umount", str(root)], check=True)
-
-
 def raw_chunked_put(server, target, headers, chunks, pause=0.0):
     """A PUT with Transfer-Encoding: chunked and no Content-Length; the status, or None if the
     gateway closed the connection first."""
@@ -369,7 +331,7 @@ def test_a_signed_chunked_put_on_a_full_disk_is_507(small_disk):
         except OSError:
             pass
     # A signed PUT of a body of unknown length, as an HTTP client sends one it streams.
-    headers = sigv4_headers(ALICE, "PUT", "/full/k", server.port, "UNSIGNED-PAYLOAD")
+    headers = sigv4(ALICE, "PUT", "/full/k", "", server.port, "UNSIGNED-PAYLOAD", send_host=False)
     got = raw_chunked_put(server, "/full/k", headers, [b"y" * (1 << 20)] * 8)
     assert got == 507, got
     os.remove(root / "filler")

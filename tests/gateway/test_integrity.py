@@ -8,54 +8,14 @@ checked, kept and returned.
 
 import base64
 import hashlib
-import hmac
 import http.client
 import threading
 import time
-import urllib.parse
 import zlib
 
 import pytest
 
-from gateway_helpers import as_account, code, unsigned, Server
-
-ALICE = ("AKALICE", "alice-secret-key-0123456789")
-BOB = ("AKBOB", "bob-secret-key-0123456789")
-
-
-@pytest.fixture
-def two(tmp_path):
-    root = tmp_path / "root"
-    root.mkdir()
-    users = tmp_path / "users"
-    users.write_text(f"{ALICE[0]} {ALICE[1]} alice\n{BOB[0]} {BOB[1]} bob\n")
-    server = Server(root, "--users", str(users))
-    yield server
-    server.stop()
-
-
-def sigv4(keys, method, path, query, port, payload_hash, extra=None):
-    """The headers of a SigV4 header-signed request, every x-amz-* header signed."""
-    amz_date = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    day = amz_date[:8]
-    headers = {"host": f"127.0.0.1:{port}", "x-amz-content-sha256": payload_hash,
-               "x-amz-date": amz_date, **{k.lower(): v for k, v in (extra or {}).items()}}
-    names = sorted(headers)
-    pairs = sorted(urllib.parse.parse_qsl(query, keep_blank_values=True))
-    canonical_query = "&".join(f"{urllib.parse.quote(k, safe='-_.~')}={urllib.parse.quote(v, safe='-_.~')}"
-                               for k, v in pairs)
-    canonical = "\n".join([method, urllib.parse.quote(path, safe="/-_.~"), canonical_query,
-                           "".join(f"{n}:{headers[n]}\n" for n in names), ";".join(names), payload_hash])
-    scope = f"{day}/us-east-1/s3/aws4_request"
-    to_sign = "\n".join(["AWS4-HMAC-SHA256", amz_date, scope, hashlib.sha256(canonical.encode()).hexdigest()])
-    key = ("AWS4" + keys[1]).encode()
-    for part in (day, "us-east-1", "s3", "aws4_request"):
-        key = hmac.new(key, part.encode(), hashlib.sha256).digest()
-    signature = hmac.new(key, to_sign.encode(), hashlib.sha256).hexdigest()
-    headers["authorization"] = (f"AWS4-HMAC-SHA256 Credential={keys[0]}/{scope}, "
-                                f"SignedHeaders={';'.join(names)}, Signature={signature}")
-    return headers
-
+from gateway_helpers import ALICE, BOB, as_account, code, sigv4, unsigned
 
 def raw(server, method, target, headers, body_chunks, chunked):
     """Sends a request as raw HTTP/1.1 (chunked: Transfer-Encoding: chunked with no length);

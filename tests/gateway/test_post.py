@@ -10,27 +10,11 @@ import hashlib
 import json
 import os
 import socket
-import subprocess
 import time
 
-import pytest
+from gateway_helpers import ALICE, BOB, as_account, code, unsigned
 
-from gateway_helpers import as_account, code, unsigned, Server
-
-ALICE = ("AKALICE", "alice-secret-key-0123456789")
-BOB = ("AKBOB", "bob-secret-key-0123456789")
 BOUNDARY = "iobmFormBoundary7MA4YWxkTrZu0gW"
-
-
-@pytest.fixture
-def two(tmp_path):
-    root = tmp_path / "root"
-    root.mkdir()
-    users = tmp_path / "users"
-    users.write_text(f"{ALICE[0]} {ALICE[1]} alice\n{BOB[0]} {BOB[1]} bob\n")
-    server = Server(root, "--users", str(users))
-    yield server
-    server.stop()
 
 
 def form_head(fields, filename="f.bin"):
@@ -176,29 +160,14 @@ def test_an_unsigned_form_writes_where_the_bucket_lets_anyone_write(two):
     assert unsigned(two).list_objects_v2(Bucket="dropbox")["KeyCount"] == 1
 
 
-@pytest.fixture
-def small_disk(tmp_path):
-    """A gateway with accounts over a 64 MiB tmpfs (root only)."""
-    if os.geteuid() != 0:
-        pytest.fail("needs root to mount a tmpfs (scripts/test runs the gateway tests as root)")
-    root = tmp_path / "small"
-    root.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", str(root)], check=True)
-    users = tmp_path / "users"
-    users.write_text(f"{ALICE[0]} {ALICE[1]} alice\n")
-    server = Server(root, "--users", str(users))
-    yield server
-    server.stop()
-    subprocess.run(["umount", str(root)], check=True)
-
-
 def test_an_unsigned_form_may_not_take_the_disk(small_disk):
     """As an unsigned PUT: a form whose length would leave less than a tenth free is refused
     before its file is read."""
-    as_account(small_disk, ALICE).create_bucket(Bucket="dropbox", ACL="public-read-write")
+    server, _ = small_disk
+    as_account(server, ALICE).create_bucket(Bucket="dropbox", ACL="public-read-write")
     head = form_head({"key": "fill"})
-    with socket.create_connection(("127.0.0.1", small_disk.port), timeout=10) as sock:
-        sock.sendall((f"POST /dropbox HTTP/1.1\r\nHost: 127.0.0.1:{small_disk.port}\r\n"
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
+        sock.sendall((f"POST /dropbox HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n"
                       f"Content-Type: multipart/form-data; boundary={BOUNDARY}\r\n"
                       f"Content-Length: {len(head) + (60 << 20)}\r\n\r\n").encode() + head)
         status, _, body = read_answer(sock)

@@ -21,7 +21,7 @@ import botocore
 import pytest
 from botocore.config import Config
 
-from gateway_helpers import AK, IOBM, SK, Server, client, free_port, wait_for_port
+from gateway_helpers import AK, IOBM, SK, Server, client, free_port, tmpfs, wait_for_port
 
 REGION = "us-east-1"
 
@@ -545,9 +545,7 @@ def test_abandoned_uploads_are_removed(tmp_path):
 def test_a_full_file_system_is_answered_as_storage_full(tmp_path):
     if os.geteuid() != 0:
         pytest.skip("mounting a small tmpfs needs root")
-    root = tmp_path / "small"
-    root.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(root)], check=True)
+    root = tmpfs(tmp_path / "small", "size=2m")
     try:
         s = Server(root, "--access-key", AK, "--secret-key", SK)
         try:

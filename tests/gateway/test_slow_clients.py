@@ -20,8 +20,8 @@ import boto3
 import pytest
 from botocore.config import Config
 
-from gateway_helpers import Server, code, unsigned
-from test_gate import ALICE, BOB, sigv4_headers, write_users
+from gateway_helpers import ALICE, BOB, Server, code, sigv4, tmpfs, unsigned
+from test_gate import write_users
 from test_accounts import said_within
 
 KIB = 1024
@@ -121,7 +121,7 @@ def test_slow_bodies_at_the_cap_make_room_for_another_accounts_request(two):
     def sender(n):
         while not done.is_set():
             path = f"/b-own/slow-{n}"
-            headers = sigv4_headers(BOB, "PUT", path, server.port, "UNSIGNED-PAYLOAD")
+            headers = sigv4(BOB, "PUT", path, "", server.port, "UNSIGNED-PAYLOAD", send_host=False)
             answers.append(trickle(server, path, headers, 80 * KIB, 4.5, done.is_set))
 
     senders = [threading.Thread(target=sender, args=(n,)) for n in range(12)]
@@ -204,9 +204,7 @@ def strictatime(tmp_path):
     access times (root only); the fixture stops the last one."""
     if os.geteuid() != 0:
         pytest.fail("needs root to mount a tmpfs (scripts/test runs the gateway tests as root)")
-    root = tmp_path / "atime"
-    root.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64m,strictatime", "tmpfs", str(root)], check=True)
+    root = tmpfs(tmp_path / "atime", "size=64m,strictatime")
     users = tmp_path / "users"
     write_users(users, "alice", "bob")
     started = []

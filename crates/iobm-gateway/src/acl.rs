@@ -13,18 +13,17 @@
 use crate::accounts::{Accounts, Caller};
 use crate::errors::store_error;
 use crate::grants::{Explicit, Perm};
-use crate::store::{Object, Store, StoreError};
-use rustix::fs::{fgetxattr, fsetxattr, XattrFlags};
-use rustix::io::Errno;
+use crate::meta::Grants;
+use crate::store::Store;
+pub(crate) use checked::checked_object;
+pub use checked::{checked_bucket, with_checked_bucket};
+use checked::{remember_checked, Admission, Seen};
 use s3s::access::{S3Access, S3AccessContext};
 use s3s::dto::{Grant, Grantee, Owner, Permission, Type};
 use s3s::path::S3Path;
 use s3s::{s3_error, S3Result};
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::fd::AsFd;
 use std::sync::Arc;
-
-pub const XATTR_OWNER: &str = "user.iobm.owner";
-pub const XATTR_ACL: &str = "user.iobm.acl";
 
 /// The canned ACLs kept; anything else is refused when set.
 pub const CANNED: [&str; 6] = [
@@ -36,74 +35,7 @@ pub const CANNED: [&str; 6] = [
     "bucket-owner-full-control",
 ];
 
-/// The owner and canned ACL of a bucket or object.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Grants {
-    /// `None`: made by other means than this gateway (a shared bucket, or an object whose
-    /// uploader is unknown).
-    pub owner: Option<String>,
-    /// `None` is `private`.
-    pub acl: Option<String>,
-}
-
-/// An owner or ACL attribute that is there but cannot be read (an I/O error, not UTF-8): what
-/// it belongs to is refused to everyone but a gateway's single account, never taken as shared.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Unreadable;
-
-/// Largest value an extended attribute can have on Linux (`XATTR_SIZE_MAX`).
-const XATTR_MAX: usize = 64 << 10;
-
-/// An attribute's whole value: `None` when it is not set (or the file system keeps none).
-fn text(fd: BorrowedFd<'_>, name: &str) -> Result<Option<String>, Unreadable> {
-    let mut small = [0u8; 256];
-    let value = match fgetxattr(fd, name, &mut small[..]) {
-        Ok(n) => small[..n].to_vec(),
-        Err(Errno::NODATA) | Err(Errno::NOTSUP) => return Ok(None),
-        Err(Errno::RANGE) => {
-            // Longer than the first guess: ask its size, then read it whole.
-            let mut value = vec![0u8; XATTR_MAX];
-            let n = fgetxattr(fd, name, &mut value[..]).map_err(|_| Unreadable)?;
-            value.truncate(n);
-            value
-        }
-        Err(_) => return Err(Unreadable),
-    };
-    String::from_utf8(value).map(Some).map_err(|_| Unreadable)
-}
-
 impl Grants {
-    pub fn read(fd: impl AsFd) -> Result<Grants, Unreadable> {
-        Ok(Grants {
-            owner: text(fd.as_fd(), XATTR_OWNER)?,
-            acl: text(fd.as_fd(), XATTR_ACL)?,
-        })
-    }
-
-    /// The recorded owner alone (what a listing shows of each object; one that cannot be read
-    /// shows as none).
-    pub fn owner_of(fd: impl AsFd) -> Option<String> {
-        text(fd.as_fd(), XATTR_OWNER).ok().flatten()
-    }
-
-    /// Saves the grants on a bucket's directory or an object's file; `Unsupported` where the
-    /// file system keeps no extended attributes.
-    pub fn save(&self, fd: impl AsFd) -> std::io::Result<()> {
-        let set = |name: &str, value: &str| match fsetxattr(
-            &fd,
-            name,
-            value.as_bytes(),
-            XattrFlags::empty(),
-        ) {
-            Err(Errno::NOTSUP) => Err(std::io::ErrorKind::Unsupported.into()),
-            other => Ok(other?),
-        };
-        if let Some(owner) = &self.owner {
-            set(XATTR_OWNER, owner)?;
-        }
-        set(XATTR_ACL, self.acl.as_deref().unwrap_or("private"))
-    }
-
     fn acl(&self) -> &str {
         self.acl.as_deref().unwrap_or("private")
     }
@@ -341,148 +273,6 @@ fn decide(caller: &Caller, need: Need, facts: &Facts<'_>) -> Decision {
     }
 }
 
-/// What the gate opened of the object a request names, when its decision needed the object
-/// (a caller who does not own the bucket reading it or its ACL): the operation serves or
-/// changes this very file ([`checked_object`]), so a key replaced between the check and the
-/// operation is never served or changed on the old decision.
-#[derive(Debug)]
-pub(crate) enum Seen {
-    /// The file the decision was made from.
-    Object(Object),
-    /// There was no such key when the gate looked: the request is answered as if it came
-    /// before any later PUT of the key.
-    Absent,
-    /// The version asked for did not exist, or was this delete marker.
-    NoVersion,
-    Marker(crate::versions::Name),
-}
-
-impl Seen {
-    /// The object seen, as a descriptor of the same open file.
-    fn duplicate(&self) -> Result<Object, StoreError> {
-        match self {
-            Seen::Object(o) => Ok(Object {
-                file: o.file.try_clone()?,
-                len: o.len,
-                modified: o.modified,
-            }),
-            missing => Err(missing.refusal()),
-        }
-    }
-
-    pub(crate) fn into_object(self) -> Result<Object, StoreError> {
-        match self {
-            Seen::Object(o) => Ok(o),
-            missing => Err(missing.refusal()),
-        }
-    }
-
-    /// What a request finding no object is told.
-    fn refusal(&self) -> StoreError {
-        match self {
-            Seen::Object(_) | Seen::Absent => StoreError::NoSuchKey,
-            Seen::NoVersion => StoreError::NoSuchVersion,
-            Seen::Marker(name) => StoreError::DeleteMarker(*name),
-        }
-    }
-
-    /// What the gate saw of an object it tried to open; `None` for a failure that refuses.
-    fn of(opened: Result<Object, StoreError>) -> Option<Seen> {
-        match opened {
-            Ok(object) => Some(Seen::Object(object)),
-            Err(StoreError::NoSuchKey) => Some(Seen::Absent),
-            Err(StoreError::NoSuchVersion | StoreError::InvalidVersion) => Some(Seen::NoVersion),
-            Err(StoreError::DeleteMarker(name)) => Some(Seen::Marker(name)),
-            Err(_) => None,
-        }
-    }
-}
-
-/// What the gate checked for one request: the bucket's directory, and the object the decision
-/// was made from when it needed one.
-#[derive(Debug)]
-pub(crate) struct Admission {
-    pub dir: OwnedFd,
-    pub object: Option<Seen>,
-}
-
-/// What the gate checked for the request a task serves, left for its operation.
-struct Checked {
-    bucket: Box<str>,
-    dir: OwnedFd,
-    /// The key (and version) and what the gate saw of it, when its decision needed the object.
-    object: Option<(Box<str>, Option<Box<str>>, Seen)>,
-}
-
-tokio::task_local! {
-    /// The bucket directory (and object) the gate checked for the request this task serves:
-    /// the operation works in that very directory ([`checked_bucket`]), so a bucket deleted
-    /// and made again by another account between the check and the operation is not written
-    /// into, and on that very object ([`checked_object`]).
-    static CHECKED: std::cell::RefCell<Option<Checked>>;
-}
-
-/// Runs a request's future with room for the gate to leave what it checked.
-pub fn with_checked_bucket<F: std::future::Future>(
-    request: F,
-) -> impl std::future::Future<Output = F::Output> {
-    CHECKED.scope(std::cell::RefCell::new(None), request)
-}
-
-/// The directory the gate checked for `bucket` in this request, if it checked that one.
-pub fn checked_bucket(bucket: &str) -> Option<OwnedFd> {
-    CHECKED
-        .try_with(|c| {
-            c.borrow()
-                .as_ref()
-                .filter(|c| &*c.bucket == bucket)
-                .and_then(|c| c.dir.try_clone().ok())
-        })
-        .ok()
-        .flatten()
-}
-
-/// The object the gate decided from for `key` (its current version, or `version`) of `bucket`
-/// in this request: the same open file (or the error of there being none; one the gate did
-/// not decide from, of a key it looked at, is refused). `None`: the gate did not look at it
-/// (the caller owns the bucket, or one account owns everything), and the operation opens the
-/// key itself.
-pub(crate) fn checked_object(
-    bucket: &str,
-    key: &str,
-    version: Option<&str>,
-) -> Option<Result<Object, StoreError>> {
-    CHECKED
-        .try_with(|c| {
-            let c = c.borrow();
-            let c = c.as_ref().filter(|c| &*c.bucket == bucket)?;
-            let (_, v, seen) = c.object.as_ref().filter(|(k, ..)| **k == *key)?;
-            if v.as_deref() == version {
-                Some(seen.duplicate())
-            } else {
-                Some(Err(StoreError::NoSuchVersion))
-            }
-        })
-        .ok()
-        .flatten()
-}
-
-fn remember_checked(path: &S3Path, version: Option<&str>, admission: Admission) {
-    let (bucket, key) = match path {
-        S3Path::Root => return,
-        S3Path::Bucket { bucket } => (bucket, None),
-        S3Path::Object { bucket, key } => (bucket, Some(key)),
-    };
-    let object =
-        (key.zip(admission.object)).map(|(k, seen)| (k.clone(), version.map(Into::into), seen));
-    let checked = Checked {
-        bucket: bucket.clone(),
-        dir: admission.dir,
-        object,
-    };
-    let _ = CHECKED.try_with(|c| *c.borrow_mut() = Some(checked));
-}
-
 /// The check s3s runs before every request of a gateway with keys, and the gateway's own
 /// routes ([`crate::routes`]) before theirs: one gate.
 #[derive(Debug, Clone)]
@@ -601,7 +391,7 @@ impl Policy {
             // What an unsigned client writes may not take the disk below a tenth free (an
             // account's own writes may fill it).
             Decision::Allow if need == Need::WriteObjects && caller == &Caller::Anonymous => {
-                if crate::spool::room_at(self.store.root(), body) {
+                if crate::store::room::room_at(self.store.root(), body) {
                     Ok(Some(admission))
                 } else {
                     Err(crate::errors::custom(
@@ -662,7 +452,7 @@ impl S3Access for Policy {
         // What reads or changes one version of an object is decided from that version.
         let version = BY_VERSION
             .contains(&op)
-            .then(|| crate::versions::asked_version(cx.uri()))
+            .then(|| crate::query::asked_version(cx.uri()))
             .flatten();
         let version = version.as_deref();
         self.admit_with_body(cx.credentials(), op, cx.s3_path(), body, version)?;
@@ -674,6 +464,8 @@ impl S3Access for Policy {
     }
 }
 
-mod ops;
+mod checked;
+#[cfg(test)]
+mod races;
 #[cfg(test)]
 mod tests;

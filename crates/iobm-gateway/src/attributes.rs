@@ -3,7 +3,7 @@
 //! [`crate::routes`] after the gate, parsed here, answered by the gateway's
 //! `get_object_attributes`, and its XML written by s3s with the ETag put in unquoted.
 
-use crate::s3::Gateway;
+use crate::gateway::Gateway;
 use crate::whole::bucket_and_key;
 use hyper::header::{HeaderValue, CONTENT_TYPE, LAST_MODIFIED};
 use hyper::Method;
@@ -61,7 +61,7 @@ pub async fn answer(gateway: &Gateway, req: S3Request<Body>) -> S3Result<S3Respo
         sse_customer_algorithm: None,
         sse_customer_key: None,
         sse_customer_key_md5: None,
-        version_id: crate::versions::asked_version(&req.uri),
+        version_id: crate::query::asked_version(&req.uri),
     };
     let mut output = gateway
         .get_object_attributes(req.map_input(|_| input))

@@ -7,32 +7,18 @@
 //! allows, checked by the store as it moves the new object into place
 //! ([`crate::store::Store::publish_if`]).
 
+use crate::store::{Etag, WriteCondition};
 use hyper::header::{HeaderValue, ETAG, LAST_MODIFIED};
 use hyper::{HeaderMap, StatusCode};
 use s3s::dto::{ETagCondition, Timestamp, TimestampFormat};
 use s3s::{s3_error, S3Error, S3Result};
 use std::time::{Duration, SystemTime};
 
-/// An `If-Match` or `If-None-Match` value: any object (`*`) or one ETag (without quotes).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Etag {
-    Any,
-    Value(String),
-}
-
 impl Etag {
     fn from_condition(c: &ETagCondition) -> Etag {
         match c {
             ETagCondition::Any => Etag::Any,
             ETagCondition::ETag(e) => Etag::Value(e.value().to_string()),
-        }
-    }
-
-    /// Whether the object of ETag `etag` (without quotes) matches.
-    fn matches(&self, etag: &str) -> bool {
-        match self {
-            Etag::Any => true,
-            Etag::Value(v) => v == etag,
         }
     }
 }
@@ -174,24 +160,6 @@ fn not_modified(etag: &str, modified: SystemTime) -> S3Error {
     e
 }
 
-/// What a write requires of the object it replaces.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct WriteCondition {
-    /// `If-Match`: an object must be there (404 NoSuchKey otherwise, as S3), with this ETag
-    /// unless `*` (412 otherwise).
-    pub if_match: Option<Etag>,
-    /// `If-None-Match`: `*`, no object may be there; an ETag, the object there (if any) must
-    /// not have it (412 otherwise).
-    pub if_none_match: Option<Etag>,
-}
-
-/// Why a conditional write was refused.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WriteRefused {
-    NoSuchKey,
-    PreconditionFailed,
-}
-
 impl WriteCondition {
     pub fn new(
         if_match: Option<&ETagCondition>,
@@ -200,33 +168,6 @@ impl WriteCondition {
         WriteCondition {
             if_match: if_match.map(Etag::from_condition),
             if_none_match: if_none_match.map(Etag::from_condition),
-        }
-    }
-
-    pub fn is_none(&self) -> bool {
-        self.if_match.is_none() && self.if_none_match.is_none()
-    }
-
-    /// Only the absence of an object is asked for (`If-None-Match: *`): a rename that replaces
-    /// nothing settles it.
-    pub fn needs_absence(&self) -> bool {
-        self.if_match.is_none() && self.if_none_match == Some(Etag::Any)
-    }
-
-    /// Whether the write may replace `current` (the ETag of the object there, if any).
-    pub fn allows(&self, current: Option<&str>) -> Result<(), WriteRefused> {
-        if let Some(want) = &self.if_match {
-            match current {
-                None => return Err(WriteRefused::NoSuchKey),
-                Some(etag) if !want.matches(etag) => return Err(WriteRefused::PreconditionFailed),
-                Some(_) => {}
-            }
-        }
-        match (&self.if_none_match, current) {
-            (Some(unwanted), Some(etag)) if unwanted.matches(etag) => {
-                Err(WriteRefused::PreconditionFailed)
-            }
-            _ => Ok(()),
         }
     }
 }
@@ -331,31 +272,5 @@ mod tests {
             ReadConditions::from_headers(&HeaderMap::new()),
             ReadConditions::default()
         );
-    }
-
-    #[test]
-    fn writes_allow_what_s3_allows() {
-        use WriteRefused::*;
-        let w = |m: Option<Etag>, n: Option<Etag>| WriteCondition {
-            if_match: m,
-            if_none_match: n,
-        };
-        let absent = w(None, Some(Etag::Any));
-        assert!(absent.needs_absence());
-        assert_eq!(absent.allows(None), Ok(()));
-        assert_eq!(absent.allows(Some(E)), Err(PreconditionFailed));
-        let not_e = w(None, value(E));
-        assert!(!not_e.needs_absence());
-        assert_eq!(not_e.allows(None), Ok(()));
-        assert_eq!(not_e.allows(Some("other")), Ok(()));
-        assert_eq!(not_e.allows(Some(E)), Err(PreconditionFailed));
-        let is_e = w(value(E), None);
-        assert_eq!(is_e.allows(None), Err(NoSuchKey));
-        assert_eq!(is_e.allows(Some("other")), Err(PreconditionFailed));
-        assert_eq!(is_e.allows(Some(E)), Ok(()));
-        let any = w(Some(Etag::Any), None);
-        assert_eq!(any.allows(None), Err(NoSuchKey));
-        assert_eq!(any.allows(Some("other")), Ok(()));
-        assert!(w(None, None).is_none());
     }
 }

@@ -11,9 +11,6 @@
 //! clients that send requests; the cap itself is kept within the descriptor limit
 //! ([`within_descriptors`]).
 
-use crate::body_rate::{BodyLimits, Metered};
-use hyper::body::{Body, Frame, SizeHint};
-use hyper::{Request, Response};
 use std::collections::HashMap;
 use std::future::Future;
 use std::io;
@@ -55,10 +52,10 @@ pub struct Conn {
     /// Requests whose response is not yet written whole.
     requests: AtomicUsize,
     /// A write to the socket is waiting for the client to read.
-    writing: AtomicBool,
+    pub(crate) writing: AtomicBool,
     /// Not read from yet: what its client sent may be waiting unread, so it is not idle yet.
     fresh: AtomicBool,
-    /// Bytes a second its request body brings ([`Metered`]); [`NO_RATE`] when none is being
+    /// Bytes a second its request body brings ([`crate::body_rate::Metered`]); [`NO_RATE`] when none is being
     /// read or it is not measured yet.
     body_rate: AtomicU64,
     /// Nanoseconds from the registry's epoch to when it last became idle.
@@ -252,11 +249,11 @@ impl Conn {
         Some(self.body_rate.load(Ordering::Relaxed)).filter(|&r| r != NO_RATE)
     }
 
-    fn request_started(&self) {
+    pub(crate) fn request_started(&self) {
         self.requests.fetch_add(1, Ordering::AcqRel);
     }
 
-    fn request_done(&self) {
+    pub(crate) fn request_done(&self) {
         if self.requests.fetch_sub(1, Ordering::AcqRel) == 1 {
             let registry = &self.registry;
             self.idle_since.store(registry.now(), Ordering::Relaxed);
@@ -273,102 +270,6 @@ impl Drop for Closing {
         let registry = &self.0.registry;
         registry.lock().remove(&self.0.id);
         registry.changed.notify_one();
-    }
-}
-
-/// A connection's service: marks the connection busy from each request's headers until its
-/// response body is done, and hands the request on with its body [`Metered`].
-#[derive(Debug, Clone)]
-pub struct Counted<S> {
-    pub inner: S,
-    pub conn: Arc<Conn>,
-    pub limits: BodyLimits,
-}
-
-/// A request in flight on its connection; done when dropped.
-#[derive(Debug)]
-struct InFlight(Arc<Conn>);
-
-impl InFlight {
-    fn new(conn: &Arc<Conn>) -> InFlight {
-        conn.request_started();
-        InFlight(conn.clone())
-    }
-}
-
-impl Drop for InFlight {
-    fn drop(&mut self) {
-        self.0.request_done();
-    }
-}
-
-impl<S, B> hyper::service::Service<Request<hyper::body::Incoming>> for Counted<S>
-where
-    S: hyper::service::Service<Request<Metered>, Response = Response<B>>,
-    S::Future: Unpin,
-{
-    type Response = Response<CountedBody<B>>;
-    type Error = S::Error;
-    type Future = CountedFuture<S::Future>;
-
-    fn call(&self, req: Request<hyper::body::Incoming>) -> Self::Future {
-        let in_flight = InFlight::new(&self.conn);
-        let req = req.map(|body| Metered::new(body, self.conn.clone(), self.limits));
-        CountedFuture {
-            inner: self.inner.call(req),
-            in_flight: Some(in_flight),
-        }
-    }
-}
-
-/// A response on its way; the request stays in flight until its body is done.
-pub struct CountedFuture<F> {
-    inner: F,
-    in_flight: Option<InFlight>,
-}
-
-impl<F, B, E> Future for CountedFuture<F>
-where
-    F: Future<Output = Result<Response<B>, E>> + Unpin,
-{
-    type Output = Result<Response<CountedBody<B>>, E>;
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let response = std::task::ready!(Pin::new(&mut self.inner).poll(cx));
-        let in_flight = self.in_flight.take();
-        Poll::Ready(response.map(|r| {
-            r.map(|inner| CountedBody {
-                inner,
-                _in_flight: in_flight,
-            })
-        }))
-    }
-}
-
-/// A response body; its request is done when hyper drops it (sent whole, or the connection
-/// closed).
-pub struct CountedBody<B> {
-    inner: B,
-    _in_flight: Option<InFlight>,
-}
-
-impl<B: Body + Unpin> Body for CountedBody<B> {
-    type Data = B::Data;
-    type Error = B::Error;
-
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Self::Data>, Self::Error>>> {
-        Pin::new(&mut self.inner).poll_frame(cx)
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.inner.is_end_stream()
-    }
-
-    fn size_hint(&self) -> SizeHint {
-        self.inner.size_hint()
     }
 }
 
@@ -572,28 +473,6 @@ mod tests {
         assert_eq!(cap_for(1024, Some(128)), 64);
         assert_eq!(cap_for(16, Some(128)), 16);
         assert_eq!(cap_for(1024, Some(10)), 1);
-    }
-
-    #[tokio::test]
-    async fn a_request_keeps_its_connection_busy_until_its_response_body_is_dropped() {
-        let registry = Arc::new(Registry::new(0));
-        let conn = registry.register();
-        let _closing = Closing(conn.clone());
-        let response = CountedFuture {
-            inner: std::future::ready(Ok::<_, ()>(Response::new(String::from("body")))),
-            in_flight: Some(InFlight::new(&conn)),
-        };
-        assert!(!conn.is_idle());
-        let response = response.await.unwrap();
-        assert!(!conn.is_idle(), "the body is still to be sent");
-        // A connection writing to a client that does not read is not idle either.
-        conn.writing.store(true, Ordering::Relaxed);
-        drop(response);
-        assert!(!conn.is_idle());
-        conn.writing.store(false, Ordering::Relaxed);
-        assert!(conn.is_idle());
-        let told = tokio::time::timeout(Duration::from_secs(5), registry.changed()).await;
-        assert!(told.is_ok(), "the accept loop is told");
     }
 
     #[tokio::test(start_paused = true)]

@@ -103,6 +103,30 @@ pub fn io_error(e: io::Error) -> S3Error {
     }
 }
 
+/// S3's `MetadataTooLarge`.
+pub fn metadata_too_large(message: String) -> S3Error {
+    custom("MetadataTooLarge", hyper::StatusCode::BAD_REQUEST, message)
+}
+
+/// What a failure to keep an object's metadata ([`crate::meta::store_meta`], [`crate::meta::save_tags`]) answers: the
+/// file system's room for extended attributes is spent (ext4 keeps about 4 KiB per file), or it
+/// keeps none where user metadata or tags were asked for.
+pub fn meta_error(e: io::Error) -> S3Error {
+    match e.raw_os_error() {
+        Some(libc::ENOSPC | libc::E2BIG | libc::ERANGE) => metadata_too_large(
+            "the object's metadata and tags together exceed what the gateway's file system \
+             keeps per file"
+                .into(),
+        ),
+        _ if e.kind() == io::ErrorKind::Unsupported => s3_error!(
+            NotImplemented,
+            "the gateway's file system keeps no extended attributes: user metadata, tags and \
+             owners cannot be stored"
+        ),
+        _ => io_error(e),
+    }
+}
+
 /// What a request body's failure means: the checks s3s runs as the body arrives (payload hash,
 /// chunk signatures) name themselves in their messages, s3s's types being private.
 pub fn body_error(e: &(dyn std::error::Error + 'static)) -> S3Error {

@@ -7,17 +7,14 @@
 //! whose body was cut for its rate ([`crate::body_rate`]) is answered `RequestTimeout`,
 //! whichever step read the body.
 
-use crate::body_rate::{Cut, Metered};
-use crate::probe::{Admission, Probe};
-use bytes::Bytes;
-use hyper::header::{HeaderMap, AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE};
+use crate::query::{Query, CREDENTIAL_PARAMS};
+use hyper::header::{HeaderMap, AUTHORIZATION, CONTENT_TYPE};
 use hyper::{Request, Response, StatusCode};
-use s3s::service::S3Service;
-use s3s::{Body, HttpError, HttpResponse};
-use std::future::Future;
-use std::pin::Pin;
-use std::sync::Arc;
+use s3s::{Body, HttpResponse};
 
+/// Largest body one PUT takes: 5 GiB, S3's limit. A longer declared length is refused before
+/// the body is read; a body of unknown length is kept up to it ([`crate::spool`]).
+pub const MAX_PUT: u64 = 5 << 30;
 /// Longest a presigned URL may be valid, in seconds (AWS's limit: 7 days).
 pub const MAX_PRESIGNED_EXPIRY_S: u64 = 7 * 24 * 3600;
 
@@ -127,94 +124,6 @@ fn header_scope(authorization: &str) -> Result<Scope<'_>, Refusal> {
         service,
         signed_headers: signed.split(';').collect(),
     })
-}
-
-/// A query string decoded as s3s decodes it (`application/x-www-form-urlencoded`: `+` is a
-/// space, `%XX` a byte), names and values alike: what the guard checks is what s3s will verify,
-/// so an encoded name (`X-Amz-Credentia%6C`) is the parameter it spells.
-pub(crate) struct Query(Vec<(String, String)>);
-
-impl Query {
-    pub(crate) fn parse(query: &str) -> Query {
-        let decode = |s: &str| {
-            let plus = s.replace('+', " ");
-            percent_decode_lossy(&plus)
-        };
-        Query(
-            query
-                .split('&')
-                .filter(|p| !p.is_empty())
-                .map(|p| {
-                    let (name, value) = p.split_once('=').unwrap_or((p, ""));
-                    (decode(name), decode(value))
-                })
-                .collect(),
-        )
-    }
-
-    pub(crate) fn get(&self, name: &str) -> Option<&str> {
-        self.0
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, v)| v.as_str())
-    }
-
-    pub(crate) fn has(&self, name: &str) -> bool {
-        self.0.iter().any(|(n, _)| n == name)
-    }
-
-    pub(crate) fn names(&self) -> impl Iterator<Item = &str> {
-        self.0.iter().map(|(n, _)| n.as_str())
-    }
-
-    fn count(&self, name: &str) -> usize {
-        self.0.iter().filter(|(n, _)| n == name).count()
-    }
-}
-
-/// `%XX` escapes decoded, bytes that are not UTF-8 replaced.
-fn percent_decode_lossy(text: &str) -> String {
-    String::from_utf8_lossy(&percent_bytes(text)).into_owned()
-}
-
-/// The query parameters that carry a credential; each may appear once.
-pub(crate) const CREDENTIAL_PARAMS: [&str; 10] = [
-    "X-Amz-Algorithm",
-    "X-Amz-Credential",
-    "X-Amz-Signature",
-    "X-Amz-Date",
-    "X-Amz-Expires",
-    "X-Amz-SignedHeaders",
-    "X-Amz-Security-Token",
-    "AWSAccessKeyId",
-    "Signature",
-    "Expires",
-];
-
-/// `%XX` escapes decoded; `None` if the result is not UTF-8.
-pub(crate) fn percent_decode(text: &str) -> Option<String> {
-    String::from_utf8(percent_bytes(text)).ok()
-}
-
-/// The bytes of `text` with its `%XX` escapes decoded.
-fn percent_bytes(text: &str) -> Vec<u8> {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = |at: usize| bytes.get(at).and_then(|&b| (b as char).to_digit(16));
-        match (bytes[i], hex(i + 1), hex(i + 2)) {
-            (b'%', Some(h), Some(l)) => {
-                out.push((h * 16 + l) as u8);
-                i += 3;
-            }
-            (b, _, _) => {
-                out.push(b);
-                i += 1;
-            }
-        }
-    }
-    out
 }
 
 fn check_scope(
@@ -441,6 +350,27 @@ pub fn check(
     signed: bool,
 ) -> Result<(), Refusal> {
     let query = &Query::parse(query);
+    check_payload(method, headers)?;
+    unsigned_chunks(query, headers)?;
+    no_anonymous_overrides(method, query, headers)?;
+    if !signed {
+        return Ok(());
+    }
+    one_credential_form(query, headers)?;
+    if let Some(authorization) = headers.get(AUTHORIZATION) {
+        check_authorization(authorization.to_str().unwrap_or_default(), headers, region)
+    } else if let Some(credential) = query.get("X-Amz-Credential") {
+        check_sigv4_query(credential, query, headers, region)
+    } else if query.has("Signature") || query.has("AWSAccessKeyId") {
+        check_sigv2_query(query)
+    } else {
+        Ok(())
+    }
+}
+
+/// `x-amz-content-sha256` names a payload kind or is a hex SHA-256, and a PUT declares at most
+/// [`MAX_PUT`] bytes.
+fn check_payload(method: &hyper::Method, headers: &HeaderMap) -> Result<(), Refusal> {
     if let Some(value) = headers.get("x-amz-content-sha256") {
         let value = value.to_str().unwrap_or_default();
         let hash = value.len() == 64 && value.bytes().all(|b| b.is_ascii_hexdigit());
@@ -452,90 +382,98 @@ pub fn check(
             ));
         }
     }
-    if method == hyper::Method::PUT {
-        // S3 takes at most 5 GiB in one PUT (an object or a part), refused before the body.
-        if declared_length(headers).is_some_and(|n| n > crate::spool::MAX_SPOOLED) {
-            return Err(Refusal::new(
-                StatusCode::BAD_REQUEST,
-                "EntityTooLarge",
-                "Your proposed upload exceeds the maximum allowed size (5 GiB in one PUT)",
-            ));
-        }
+    // S3 takes at most 5 GiB in one PUT (an object or a part), refused before the body.
+    if method == hyper::Method::PUT && declared_length(headers).is_some_and(|n| n > MAX_PUT) {
+        return Err(Refusal::new(
+            StatusCode::BAD_REQUEST,
+            "EntityTooLarge",
+            "Your proposed upload exceeds the maximum allowed size (5 GiB in one PUT)",
+        ));
     }
-    unsigned_chunks(query, headers)?;
-    no_anonymous_overrides(method, query, headers)?;
-    if !signed {
-        return Ok(());
+    Ok(())
+}
+
+/// An Authorization header: SigV2 within its time window, or SigV4 scoped to this gateway with
+/// every header that must be signed signed.
+fn check_authorization(
+    authorization: &str,
+    headers: &HeaderMap,
+    region: &str,
+) -> Result<(), Refusal> {
+    if authorization.starts_with("AWS ") {
+        return check_sigv2_date(headers, now_unix());
     }
-    one_credential_form(query, headers)?;
-    if let Some(authorization) = headers.get(AUTHORIZATION) {
-        let authorization = authorization.to_str().unwrap_or_default();
-        if authorization.starts_with("AWS ") {
-            check_sigv2_date(headers, now_unix())?;
-        } else if !authorization.starts_with("AWS4-HMAC-SHA256 ") {
-            return Err(Refusal::new(
-                StatusCode::BAD_REQUEST,
-                "InvalidArgument",
-                "Unsupported Authorization Type: only AWS4-HMAC-SHA256 and AWS (SigV2) are accepted",
-            ));
-        } else {
-            let scope = header_scope(authorization)?;
-            check_scope(
-                scope.region,
-                scope.service,
-                region,
-                "AuthorizationHeaderMalformed",
-            )?;
-            check_signed_headers(headers, &scope.signed_headers, &[])?;
-        }
-    } else if let Some(credential) = query.get("X-Amz-Credential") {
-        let bad = |m: String| {
-            Refusal::new(
-                StatusCode::BAD_REQUEST,
-                "AuthorizationQueryParametersError",
-                m,
-            )
-        };
-        let (cred_region, service) = parse_credential(credential).ok_or_else(|| {
-            bad("X-Amz-Credential is not AK/date/region/service/aws4_request".into())
-        })?;
-        check_scope(
-            cred_region,
-            service,
-            region,
+    if !authorization.starts_with("AWS4-HMAC-SHA256 ") {
+        return Err(Refusal::new(
+            StatusCode::BAD_REQUEST,
+            "InvalidArgument",
+            "Unsupported Authorization Type: only AWS4-HMAC-SHA256 and AWS (SigV2) are accepted",
+        ));
+    }
+    let scope = header_scope(authorization)?;
+    check_scope(
+        scope.region,
+        scope.service,
+        region,
+        "AuthorizationHeaderMalformed",
+    )?;
+    check_signed_headers(headers, &scope.signed_headers, &[])
+}
+
+/// A SigV4 presigned URL: scoped to this gateway, valid at most 7 days, every header that must
+/// be signed signed.
+fn check_sigv4_query(
+    credential: &str,
+    query: &Query,
+    headers: &HeaderMap,
+    region: &str,
+) -> Result<(), Refusal> {
+    let bad = |m: String| {
+        Refusal::new(
+            StatusCode::BAD_REQUEST,
             "AuthorizationQueryParametersError",
-        )?;
-        let expires = query
-            .get("X-Amz-Expires")
-            .and_then(|v| v.parse::<u64>().ok());
-        if !expires.is_some_and(|s| (1..=MAX_PRESIGNED_EXPIRY_S).contains(&s)) {
-            return Err(bad(format!(
-                "X-Amz-Expires must be a number of seconds from 1 to {MAX_PRESIGNED_EXPIRY_S} (7 days)"
-            )));
-        }
-        let signed_headers: Vec<&str> = query
-            .get("X-Amz-SignedHeaders")
-            .unwrap_or_default()
-            .split(';')
-            .collect();
-        // The payload hash of a presigned request is checked against the body by s3s.
-        check_signed_headers(headers, &signed_headers, &["x-amz-content-sha256"])?;
-    } else if query.has("Signature") || query.has("AWSAccessKeyId") {
-        // A SigV2 presigned URL: `Expires` is when it stops working, in Unix seconds.
-        let now = now_unix();
-        let expires = query.get("Expires").unwrap_or_default();
-        if expires
-            .parse::<u64>()
-            .map_or(true, |t| t > now + MAX_PRESIGNED_EXPIRY_S)
-        {
-            return Err(Refusal::new(
-                StatusCode::BAD_REQUEST,
-                "AuthorizationQueryParametersError",
-                format!(
-                    "Expires must be at most {MAX_PRESIGNED_EXPIRY_S} seconds (7 days) from now"
-                ),
-            ));
-        }
+            m,
+        )
+    };
+    let (cred_region, service) = parse_credential(credential)
+        .ok_or_else(|| bad("X-Amz-Credential is not AK/date/region/service/aws4_request".into()))?;
+    check_scope(
+        cred_region,
+        service,
+        region,
+        "AuthorizationQueryParametersError",
+    )?;
+    let expires = query
+        .get("X-Amz-Expires")
+        .and_then(|v| v.parse::<u64>().ok());
+    if !expires.is_some_and(|s| (1..=MAX_PRESIGNED_EXPIRY_S).contains(&s)) {
+        return Err(bad(format!(
+            "X-Amz-Expires must be a number of seconds from 1 to {MAX_PRESIGNED_EXPIRY_S} (7 days)"
+        )));
+    }
+    let signed_headers: Vec<&str> = query
+        .get("X-Amz-SignedHeaders")
+        .unwrap_or_default()
+        .split(';')
+        .collect();
+    // The payload hash of a presigned request is checked against the body by s3s.
+    check_signed_headers(headers, &signed_headers, &["x-amz-content-sha256"])
+}
+
+/// A SigV2 presigned URL: `Expires` is when it stops working, in Unix seconds, at most 7 days
+/// from now.
+fn check_sigv2_query(query: &Query) -> Result<(), Refusal> {
+    let now = now_unix();
+    let expires = query.get("Expires").unwrap_or_default();
+    if expires
+        .parse::<u64>()
+        .map_or(true, |t| t > now + MAX_PRESIGNED_EXPIRY_S)
+    {
+        return Err(Refusal::new(
+            StatusCode::BAD_REQUEST,
+            "AuthorizationQueryParametersError",
+            format!("Expires must be at most {MAX_PRESIGNED_EXPIRY_S} seconds (7 days) from now"),
+        ));
     }
     Ok(())
 }
@@ -543,7 +481,7 @@ pub fn check(
 /// A SigV2-signed request of a bucket named by a path-style `/bucket` is signed by clients
 /// (botocore, the aws CLI) with the resource `/bucket/`, as S3 canonicalizes it: the path is
 /// given its slash so that s3s, which signs the path as it is, computes the same string.
-fn sigv2_bucket_path<B>(req: &mut Request<B>) {
+pub(crate) fn sigv2_bucket_path<B>(req: &mut Request<B>) {
     let query = req.uri().query().unwrap_or_default();
     let v2 = Query::parse(query).has("AWSAccessKeyId")
         || req
@@ -566,141 +504,6 @@ fn sigv2_bucket_path<B>(req: &mut Request<B>) {
             *req.uri_mut() = uri;
         }
     }
-}
-
-/// Whether a request has a body, or awaits `100 Continue` to send one. Answered with an error,
-/// it may leave the body unread, or the client unsure whether to send it (a key refused before
-/// the upload, say): the connection then closes after the answer, or what follows would be
-/// read as the next request.
-fn has_body(headers: &HeaderMap) -> bool {
-    headers.contains_key(hyper::header::TRANSFER_ENCODING)
-        || headers.contains_key(hyper::header::EXPECT)
-        || headers
-            .get(CONTENT_LENGTH)
-            .is_some_and(|l| l.as_bytes() != b"0")
-}
-
-/// s3s behind [`check`].
-#[derive(Clone)]
-pub struct Guard {
-    pub inner: S3Service,
-    pub region: Arc<str>,
-    pub signed: bool,
-    /// Where a chunked PUT of unknown length is kept until it is whole ([`crate::spool`]).
-    pub store: crate::store::Store,
-    /// What takes a form upload's file once it is admitted ([`crate::post`]).
-    pub gateway: crate::s3::Gateway,
-}
-
-/// A chunked PUT of unknown length, authenticated and authorized before a byte is kept: its
-/// head goes through s3s and the gate first, with no body, then its body is spooled
-/// ([`crate::spool`]) and the request served with it.
-async fn spooled(
-    req: Request<Metered>,
-    inner: S3Service,
-    store: crate::store::Store,
-) -> Result<HttpResponse, HttpError> {
-    let (parts, body) = req.into_parts();
-    let probe = crate::probe::admit(&inner, &parts, Bytes::new(), Probe::default());
-    if let Admission::Refused(answer) = crate::acl::with_checked_bucket(probe).await? {
-        return Ok(answer);
-    }
-    let req = Request::from_parts(parts, body);
-    match crate::spool::spool(req, &store).await {
-        Ok(req) => crate::acl::with_checked_bucket(inner.call(req)).await,
-        Err(refusal) => Ok(refusal.response()),
-    }
-}
-
-impl hyper::service::Service<Request<Metered>> for Guard {
-    type Response = HttpResponse;
-    type Error = HttpError;
-    type Future = Pin<Box<dyn Future<Output = Result<HttpResponse, HttpError>> + Send>>;
-
-    fn call(&self, mut req: Request<Metered>) -> Self::Future {
-        if self.signed {
-            sigv2_bucket_path(&mut req);
-        }
-        let has_body = has_body(req.headers());
-        let cut = req.body().verdict();
-        let verdict = check(
-            req.method(),
-            req.uri().query().unwrap_or_default(),
-            req.headers(),
-            &self.region,
-            self.signed,
-        )
-        .and_then(|()| match crate::post::wanted(&req) {
-            true => Ok(()), // a form's file is streamed, never read whole
-            false => crate::wholebody::check(req.method(), req.uri(), req.headers()),
-        });
-        let answer: Self::Future = match verdict {
-            Ok(()) if self.signed && crate::spool::wanted(&req) => {
-                Box::pin(spooled(req, self.inner.clone(), self.store.clone()))
-            }
-            Ok(()) if crate::post::wanted(&req) => Box::pin(crate::post::serve(
-                req,
-                self.inner.clone(),
-                self.gateway.clone(),
-                self.signed,
-            )),
-            Ok(()) if crate::chunked::wanted(req.headers()) => {
-                let inner = self.inner.clone();
-                let req = with_final_chunk(req);
-                Box::pin(async move { crate::acl::with_checked_bucket(inner.call(req)).await })
-            }
-            Ok(()) => {
-                let inner = self.inner.clone();
-                let (req, mismatch) = crate::wholebody::watched(req);
-                Box::pin(async move {
-                    let answer = crate::acl::with_checked_bucket(inner.call(req)).await?;
-                    Ok(mismatch.answer(answer))
-                })
-            }
-            Err(refusal) => {
-                let response = refusal.response();
-                Box::pin(async move { Ok(response) })
-            }
-        };
-        Box::pin(async move { Ok(finished(answer.await?, has_body, cut.get().copied())) })
-    }
-}
-
-/// An aws-chunked request, its body to be failed if it ends before its final chunk.
-fn with_final_chunk(req: Request<Metered>) -> Request<Body> {
-    let (parts, body) = req.into_parts();
-    let length = parts
-        .headers
-        .get(CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
-    let body = crate::chunked::FinalChunk::new(body, length);
-    Request::from_parts(
-        parts,
-        Body::from(Box::pin(body) as s3s::stream::DynByteStream),
-    )
-}
-
-/// The answer as sent: `RequestTimeout` if the body was cut, whatever step read it; marked as
-/// iobm's (`iobm s3` then reads the gateway's counters); closing the connection after an
-/// error to a request with a body.
-fn finished(mut response: HttpResponse, has_body: bool, cut: Option<Cut>) -> HttpResponse {
-    if let Some(cut) = cut {
-        response =
-            Refusal::new(StatusCode::BAD_REQUEST, "RequestTimeout", cut.to_string()).response();
-    }
-    let close = has_body && !response.status().is_success();
-    let headers = response.headers_mut();
-    headers.insert(
-        crate::metrics::HEADER,
-        hyper::header::HeaderValue::from_static(env!("CARGO_PKG_VERSION")),
-    );
-    if close {
-        headers.insert(
-            hyper::header::CONNECTION,
-            hyper::header::HeaderValue::from_static("close"),
-        );
-    }
-    response
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 //! ([`confine`]), with atomic writes. It also serves as the built-in S3 target of `iobm s3` and
 //! `iobm quick`.
 
+mod accept;
 pub mod accounts;
 pub mod acl;
 mod attributes;
@@ -13,7 +14,9 @@ mod chunked;
 mod conditions;
 pub mod confine;
 mod conn;
+mod counted;
 mod errors;
+mod gateway;
 pub mod grants;
 pub mod guard;
 pub mod hashing;
@@ -23,15 +26,16 @@ pub mod metrics;
 pub mod multipart;
 mod post;
 mod probe;
+mod query;
 mod routes;
 pub mod s3;
+mod service;
 mod spool;
 pub mod store;
 mod tagging;
 pub mod tls;
 mod uploads;
 pub mod versions;
-pub mod walk;
 mod whole;
 mod wholebody;
 
@@ -41,11 +45,10 @@ use std::io;
 use std::net::SocketAddr;
 use std::os::fd::{AsFd, OwnedFd};
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::TcpListener;
-use tokio::sync::Semaphore;
 
 /// Who may call the gateway.
 #[derive(Debug, Clone)]
@@ -108,18 +111,6 @@ impl Options {
     }
 }
 
-/// How long accepting pauses when the process is out of descriptors.
-const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
-/// How often `stop` is looked at.
-const STOP_POLL: Duration = Duration::from_millis(100);
-
-fn out_of_resources(e: &io::Error) -> bool {
-    matches!(
-        e.raw_os_error(),
-        Some(libc::EMFILE) | Some(libc::ENFILE) | Some(libc::ENOBUFS) | Some(libc::ENOMEM)
-    )
-}
-
 /// Serves `root` on `listener` until `stop` is set (checked every 100 ms); with
 /// `metrics_listener`, also the counters at an unsigned `/metrics` there.
 pub async fn serve(
@@ -129,173 +120,129 @@ pub async fn serve(
     options: Options,
     stop: &AtomicBool,
 ) -> io::Result<()> {
-    let store = store::Store::open(root, options.fsync)?;
-    let internal = internal_dir(&store)?;
-    let completed = Arc::new(multipart::Completed::open(internal.as_fd(), options.fsync)?);
-    let recovered = uploads::recover(&store, &completed);
-    if recovered != multipart::Recovered::default() {
-        eprintln!(
-            "iobm serve: completions interrupted by a stop: {} finished, {} given back as uploads",
-            recovered.finished, recovered.rolled_back
-        );
-    }
-    let metrics = Arc::new(metrics::Metrics::new(root.to_path_buf()));
-    let accounts = match &options.access {
-        Access::Keys {
-            access_key,
-            secret_key,
-        } => Some(Arc::new(accounts::Accounts::single(access_key, secret_key))),
-        Access::Users(accounts) => Some(accounts.clone()),
-        Access::Anonymous => None,
-    };
-    let policy = accounts.clone().map(|accounts| acl::Policy {
-        accounts,
-        store: store.clone(),
-    });
-    let gateway = s3::Gateway {
-        store: store.clone(),
-        metrics: metrics.clone(),
-        completed: completed.clone(),
-        hashers: Arc::new(hashing::Hashers::start()),
-        policy: policy.clone(),
-    };
-    let signed = policy.is_some();
-    let mut builder = S3ServiceBuilder::new(gateway.clone());
-    builder.set_route(routes::Routes {
-        gateway: gateway.clone(),
-        metrics: metrics.clone(),
-    });
-    let mut config = S3Config::default();
-    config.xml_max_body_size = wholebody::MAX_XML_BODY as usize;
-    builder.set_config(Arc::new(StaticConfigProvider::new(Arc::new(config))));
-    if let Some(policy) = policy {
-        builder.set_auth(accounts::Auth(policy.accounts.clone()));
-        builder.set_access(policy);
-    }
-    let service = guard::Guard {
-        inner: builder.build(),
-        region: options.region.as_str().into(),
-        signed,
-        store: store.clone(),
-        gateway,
-    };
-    let mut http = hyper::server::conn::http1::Builder::new();
-    http.timer(hyper_util::rt::TokioTimer::new())
-        .header_read_timeout(options.header_timeout);
-    let abort_after = options.abort_incomplete_after;
-    let sweeper = Some({
-        let (store, completed) = (store.clone(), completed.clone());
-        tokio::spawn(async move {
-            let period = abort_after.map_or(Duration::from_secs(60), |age| {
-                (age / 4).clamp(Duration::from_secs(1), Duration::from_secs(60))
-            });
-            let mut every = tokio::time::interval(period);
-            loop {
-                every.tick().await;
-                completed.sweep(multipart::Completed::KEPT_FOR);
-                if let Some(age) = abort_after {
-                    multipart::sweep(store.uploads_dir(), age);
-                }
-            }
-        })
-    });
-    let scrapes = metrics_listener.map(|l| tokio::spawn(serve_metrics(l, metrics)));
-    let reloads = accounts
+    let served = Served::open(root, &options)?;
+    let sweeper = Some(spawn_sweeper(
+        served.store.clone(),
+        served.completed.clone(),
+        options.abort_incomplete_after,
+    ));
+    let scrapes = metrics_listener.map(|l| tokio::spawn(serve_metrics(l, served.metrics.clone())));
+    let reloads = served
+        .accounts
+        .clone()
         .filter(|a| !a.is_single())
         .map(|a| tokio::spawn(reload_on_hangup(a)));
-    let tls = options.tls.clone().map(tokio_rustls::TlsAcceptor::from);
-    let cap = conn::within_descriptors(options.max_connections.max(1));
-    let slots = Arc::new(Semaphore::new(cap));
-    let registry = Arc::new(conn::Registry::new(options.min_body_rate));
-    let limits = body_rate::BodyLimits {
-        min_rate: options.min_body_rate,
-        timeout: options.body_timeout,
-    };
-    let mut told_exhausted = false;
-    while !stop.load(Ordering::Relaxed) {
-        let accepted = match tokio::time::timeout(STOP_POLL, listener.accept()).await {
-            Err(_) => continue,
-            Ok(accepted) => accepted,
-        };
-        let stream = match accepted {
-            Ok((stream, _)) => stream,
-            Err(e) if out_of_resources(&e) => {
-                // Keep serving the connections there are, less the one idle longest; try
-                // again shortly instead of spinning.
-                if !told_exhausted {
-                    eprintln!("iobm serve: cannot accept connections: {e}; pausing accepts");
-                    told_exhausted = true;
-                }
-                registry.evict_one();
-                tokio::time::sleep(ACCEPT_BACKOFF).await;
-                continue;
-            }
-            Err(_) => continue, // the client gave up before the accept (ECONNABORTED and kin)
-        };
-        told_exhausted = false;
-        let Some(slot) = slot_for_next(&slots, &registry, stop).await else {
-            break;
-        };
-        let _ = stream.set_nodelay(true);
-        let service = service.clone();
-        let http = http.clone();
-        let conn = registry.register();
-        let stream = conn::WriteDeadline::new(stream, options.body_timeout, Some(conn.clone()));
-        let tls = tls.clone();
-        let handshake_timeout = options.header_timeout;
-        tokio::spawn(async move {
-            let _closing = conn::Closing(conn.clone());
-            match tls {
-                None => serve_connection(&http, stream, service, conn, limits).await,
-                Some(acceptor) => {
-                    // A handshake is bounded like a request's headers, and is idle time.
-                    let handshake =
-                        tokio::time::timeout(handshake_timeout, acceptor.accept(stream));
-                    tokio::select! {
-                        done = handshake => if let Ok(Ok(stream)) = done {
-                            serve_connection(&http, stream, service, conn, limits).await;
-                        },
-                        () = conn.until_evicted() => {}
-                    }
-                }
-            }
-            drop(slot);
-        });
-    }
+    accept::serve_connections(&listener, served.service(&options.region), &options, stop).await;
     for task in [sweeper, scrapes, reloads].into_iter().flatten() {
         task.abort();
     }
-    completed.sweep(multipart::Completed::KEPT_FOR);
-    completed.remove_if_empty(internal.as_fd());
-    store.remove_bookkeeping();
+    served.completed.sweep(multipart::Completed::KEPT_FOR);
+    served.completed.remove_if_empty(served.internal.as_fd());
+    served.store.remove_bookkeeping();
     Ok(())
 }
 
-/// A connection slot for the next connection: at the cap, a connection makes room
-/// ([`conn::Registry::evict_one`]); with none to close, the next connections wait in the
-/// kernel's backlog. `None` once `stop` is set.
-async fn slot_for_next(
-    slots: &Arc<Semaphore>,
-    registry: &conn::Registry,
-    stop: &AtomicBool,
-) -> Option<tokio::sync::OwnedSemaphorePermit> {
-    loop {
-        if let Ok(slot) = slots.clone().try_acquire_owned() {
-            return Some(slot);
+/// What a gateway serves from: its store and its own directory, the completions it keeps, its
+/// counters, its accounts, and the S3 implementation over them.
+struct Served {
+    store: store::Store,
+    internal: OwnedFd,
+    completed: Arc<multipart::Completed>,
+    metrics: Arc<metrics::Metrics>,
+    accounts: Option<Arc<accounts::Accounts>>,
+    gateway: gateway::Gateway,
+}
+
+impl Served {
+    /// Opens the store beneath `root` and finishes what a stop interrupted there.
+    fn open(root: &Path, options: &Options) -> io::Result<Served> {
+        let store = store::Store::open(root, options.fsync)?;
+        let internal = internal_dir(&store)?;
+        let completed = Arc::new(multipart::Completed::open(internal.as_fd(), options.fsync)?);
+        let recovered = uploads::recover(&store, &completed);
+        if recovered != multipart::Recovered::default() {
+            eprintln!(
+                "iobm serve: completions interrupted by a stop: {} finished, {} given back as uploads",
+                recovered.finished, recovered.rolled_back
+            );
         }
-        registry.evict_one();
-        tokio::select! {
-            slot = slots.clone().acquire_owned() => {
-                return Some(slot.expect("the semaphore is never closed"));
-            }
-            () = registry.changed() => {}
-            () = tokio::time::sleep(STOP_POLL) => {
-                if stop.load(Ordering::Relaxed) {
-                    return None;
-                }
-            }
+        let metrics = Arc::new(metrics::Metrics::new(root.to_path_buf()));
+        let accounts = match &options.access {
+            Access::Keys {
+                access_key,
+                secret_key,
+            } => Some(Arc::new(accounts::Accounts::single(access_key, secret_key))),
+            Access::Users(accounts) => Some(accounts.clone()),
+            Access::Anonymous => None,
+        };
+        let policy = accounts.clone().map(|accounts| acl::Policy {
+            accounts,
+            store: store.clone(),
+        });
+        let gateway = gateway::Gateway {
+            store: store.clone(),
+            metrics: metrics.clone(),
+            completed: completed.clone(),
+            hashers: Arc::new(hashing::Hashers::start()),
+            policy,
+        };
+        Ok(Served {
+            store,
+            internal,
+            completed,
+            metrics,
+            accounts,
+            gateway,
+        })
+    }
+
+    /// s3s over the gateway, its own routes beside it, the gate with its accounts, all behind
+    /// the guard's checks.
+    fn service(&self, region: &str) -> service::Guard {
+        let mut builder = S3ServiceBuilder::new(self.gateway.clone());
+        builder.set_route(routes::Routes {
+            gateway: self.gateway.clone(),
+            metrics: self.metrics.clone(),
+        });
+        let mut config = S3Config::default();
+        config.xml_max_body_size = wholebody::MAX_XML_BODY as usize;
+        builder.set_config(Arc::new(StaticConfigProvider::new(Arc::new(config))));
+        let policy = self.gateway.policy.clone();
+        let signed = policy.is_some();
+        if let Some(policy) = policy {
+            builder.set_auth(accounts::Auth(policy.accounts.clone()));
+            builder.set_access(policy);
+        }
+        service::Guard {
+            inner: builder.build(),
+            region: region.into(),
+            signed,
+            store: self.store.clone(),
+            gateway: self.gateway.clone(),
         }
     }
+}
+
+/// Forgets completions once they are kept long enough, and removes multipart uploads older
+/// than `abort_after`, every minute or sooner.
+fn spawn_sweeper(
+    store: store::Store,
+    completed: Arc<multipart::Completed>,
+    abort_after: Option<Duration>,
+) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let period = abort_after.map_or(Duration::from_secs(60), |age| {
+            (age / 4).clamp(Duration::from_secs(1), Duration::from_secs(60))
+        });
+        let mut every = tokio::time::interval(period);
+        loop {
+            every.tick().await;
+            completed.sweep(multipart::Completed::KEPT_FOR);
+            if let Some(age) = abort_after {
+                multipart::sweep(store.uploads_dir(), age);
+            }
+        }
+    })
 }
 
 /// The gateway's own directory beneath the root.
@@ -304,38 +251,6 @@ fn internal_dir(store: &store::Store) -> io::Result<OwnedFd> {
     let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
     let root = rustix::fs::open(store.root(), flags, Mode::empty())?;
     confine::open_beneath(root.as_fd(), store::INTERNAL, flags, Mode::empty())
-}
-
-/// Serves HTTP on one connection until it ends, or until it is chosen to make room
-/// ([`conn::Registry::evict_one`]): then it is closed at once if it is still idle (no request
-/// in flight, nothing waiting to be written), else once its response is written (a request
-/// body being read is cut first, [`body_rate::Metered`]).
-async fn serve_connection<I>(
-    http: &hyper::server::conn::http1::Builder,
-    io: I,
-    service: guard::Guard,
-    conn: Arc<conn::Conn>,
-    limits: body_rate::BodyLimits,
-) where
-    I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
-{
-    let counted = conn::Counted {
-        inner: service,
-        conn: conn.clone(),
-        limits,
-    };
-    let served = http.serve_connection(hyper_util::rt::TokioIo::new(io), counted);
-    tokio::pin!(served);
-    tokio::select! {
-        _ = served.as_mut() => return,
-        () = conn.until_evicted() => {}
-    }
-    // Idle, hyper holds at most part of a request's headers: dropping the connection loses
-    // nothing sent to the client.
-    if !conn.is_idle() {
-        served.as_mut().graceful_shutdown();
-        let _ = served.await;
-    }
 }
 
 /// Reads the users file again on every SIGHUP; a file that does not parse leaves the accounts
@@ -360,7 +275,7 @@ async fn serve_metrics(listener: TcpListener, metrics: Arc<metrics::Metrics>) {
     let http = hyper::server::conn::http1::Builder::new();
     loop {
         let Ok((stream, _)) = listener.accept().await else {
-            tokio::time::sleep(ACCEPT_BACKOFF).await;
+            tokio::time::sleep(accept::ACCEPT_BACKOFF).await;
             continue;
         };
         let metrics = metrics.clone();

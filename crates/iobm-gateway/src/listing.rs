@@ -1,13 +1,13 @@
 //! One page of a bucket listing (V1 and V2 share it): keys and common prefixes below
-//! a prefix, after a marker, at most `max-keys`, read by [`crate::walk`]; links and other
+//! a prefix, after a marker, at most `max-keys`, read by [`crate::store::walk`]; links and other
 //! non-objects are left out. With
 //! `encoding-type=url` the keys and prefixes are sent URL-encoded ([`url_encoded`]).
 
-use crate::acl::Grants;
 use crate::errors::{io_error, store_error};
+use crate::gateway::Gateway;
 use crate::meta::load_etag;
-use crate::s3::Gateway;
-use crate::walk::Found;
+use crate::meta::Grants;
+use crate::store::walk::Found;
 use s3s::dto::{CommonPrefix, ETag, EncodingType, Object, ObjectStorageClass, Owner, Timestamp};
 use s3s::S3Result;
 use std::os::fd::AsFd;

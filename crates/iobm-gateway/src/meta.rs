@@ -5,18 +5,19 @@
 //! lists the attributes first and reads only those there, so a plain object costs one system
 //! call more than it has attributes.
 
-use crate::acl::Grants;
 use crate::versions::Name;
 use md5_many::Md5State;
 use rustix::fs::{fgetxattr, flistxattr, fremovexattr, fsetxattr, XattrFlags};
 use rustix::io::Errno;
 use s3s::dto::{Timestamp, TimestampFormat};
-use s3s::{s3_error, S3Error, S3Result};
 use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
 use std::io;
 use std::os::fd::AsFd;
 use std::os::unix::fs::FileExt;
+
+pub(crate) mod grants;
+pub use grants::{Grants, Unreadable};
 
 const XATTR_ETAG: &str = "user.iobm.etag";
 const XATTR_CONTENT_TYPE: &str = "user.iobm.content-type";
@@ -38,55 +39,12 @@ const ALL: [&str; 10] = [
     XATTR_TAGS,
     XATTR_FOLDER,
     XATTR_VERSION,
-    crate::acl::XATTR_OWNER,
-    crate::acl::XATTR_ACL,
+    grants::XATTR_OWNER,
+    grants::XATTR_ACL,
 ];
 
 /// An object's tags, by key (S3 lists them in key order).
 pub type TagSet = BTreeMap<String, String>;
-
-/// Most bytes of user metadata S3 accepts: the UTF-8 lengths of each key (without its
-/// `x-amz-meta-`) and value, summed.
-pub const MAX_METADATA: usize = 2048;
-
-/// S3's `MetadataTooLarge` when user metadata is over [`MAX_METADATA`].
-pub fn check_metadata_size(metadata: Option<&HashMap<String, String>>) -> S3Result<()> {
-    let size: usize = metadata
-        .into_iter()
-        .flatten()
-        .map(|(k, v)| k.len() + v.len())
-        .sum();
-    if size > MAX_METADATA {
-        return Err(metadata_too_large(format!(
-            "Your metadata headers exceed the maximum allowed metadata size: {size} bytes of user \
-             metadata, at most {MAX_METADATA}"
-        )));
-    }
-    Ok(())
-}
-
-fn metadata_too_large(message: String) -> S3Error {
-    crate::errors::custom("MetadataTooLarge", hyper::StatusCode::BAD_REQUEST, message)
-}
-
-/// What a failure to keep an object's metadata ([`store_meta`], [`save_tags`]) answers: the
-/// file system's room for extended attributes is spent (ext4 keeps about 4 KiB per file), or it
-/// keeps none where user metadata or tags were asked for.
-pub fn meta_error(e: io::Error) -> S3Error {
-    match e.raw_os_error() {
-        Some(libc::ENOSPC | libc::E2BIG | libc::ERANGE) => metadata_too_large(
-            "the object's metadata and tags together exceed what the gateway's file system \
-             keeps per file"
-                .into(),
-        ),
-        _ if e.kind() == io::ErrorKind::Unsupported => s3_error!(
-            NotImplemented,
-            "the gateway's file system keeps no extended attributes: user metadata, tags and \
-             owners cannot be stored"
-        ),
-        _ => crate::errors::io_error(e),
-    }
-}
 
 /// What is kept about an object besides its bytes.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -120,23 +78,6 @@ impl Meta {
         Some((start, size, Some(self.parts.len() as i32)))
     }
 }
-
-/// The [`StoredHeaders`] of a request's input: `PutObjectInput`, `CreateMultipartUploadInput`
-/// and `CopyObjectInput` have the same five fields (moved out of the input) and
-/// `x-amz-tagging` (checked before: [`crate::tagging::from_header`]).
-macro_rules! stored_headers {
-    ($input:expr) => {
-        $crate::meta::StoredHeaders::from_request(
-            $input.cache_control,
-            $input.content_disposition,
-            $input.content_encoding,
-            $input.content_language,
-            $input.expires,
-        )
-        .with_tags($crate::tagging::from_header($input.tagging.as_deref()).unwrap_or_default())
-    };
-}
-pub(crate) use stored_headers;
 
 /// The standard headers an object keeps and returns, as S3 does, and its tags (set by
 /// `x-amz-tagging` or PutObjectTagging, counted by `x-amz-tagging-count`; kept in an attribute

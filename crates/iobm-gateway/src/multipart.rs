@@ -17,6 +17,8 @@
 //! their bucket's directory.
 
 use crate::store::{check_bucket_name, entries, remove_flat_dir, StoreError, Temp};
+pub use completion::{claim, recover, save_plan, unclaim, Completed, Done, Plan, Recovered};
+use completion::{claim_parts, claimer, is_running, my_host};
 use rustix::fs::{fstat, mkdirat, openat, renameat, unlinkat, AtFlags, FileType, Mode, OFlags};
 use rustix::io::Errno;
 use serde::{Deserialize, Serialize};
@@ -244,99 +246,6 @@ pub fn part_len(dir: BorrowedFd<'_>, part: &StoredPart) -> io::Result<u64> {
     Ok(stat.st_size as u64)
 }
 
-/// This gateway's mark in the names of the uploads it claims: `<host>-<pid>`.
-fn claimer() -> &'static str {
-    static ME: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    ME.get_or_init(|| {
-        let mut buf = [0u8; 256];
-        // SAFETY: gethostname writes at most buf.len() bytes into buf.
-        unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
-        let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
-        format!(
-            "{}-{}",
-            String::from_utf8_lossy(&buf[..end]),
-            std::process::id()
-        )
-    })
-}
-
-/// Takes an upload of the bucket whose uploads are in `uploads` for completion: only one caller
-/// gets it; the others, and any later call for this id, find no upload. Returns the claimed
-/// directory's name.
-pub fn claim(uploads: BorrowedFd<'_>, id: &str) -> Result<String, StoreError> {
-    let claimed = format!(
-        "{id}{CLAIMED}{}-{}",
-        claimer(),
-        CLAIMS.fetch_add(1, Ordering::Relaxed)
-    );
-    match renameat(uploads, id, uploads, claimed.as_str()) {
-        Ok(()) => Ok(claimed),
-        Err(Errno::NOENT) => Err(StoreError::NoSuchUpload),
-        Err(e) => Err(e.into()),
-    }
-}
-
-/// Gives a claimed upload back (its completion failed and may be tried again).
-pub fn unclaim(uploads: BorrowedFd<'_>, claimed: &str, id: &str) {
-    if let Ok(dir) = open_dir(uploads, claimed) {
-        let _ = unlinkat(dir.as_fd(), PLAN, AtFlags::empty());
-    }
-    let _ = renameat(uploads, claimed, uploads, id);
-}
-
-/// The id, host and pid in claim `name` (`<id>.completing-<host>-<pid>-<n>`).
-fn claim_parts(name: &str) -> Option<(&str, &str, i32)> {
-    let (id, mark) = name.split_once(CLAIMED)?;
-    let mut fields = mark.rsplitn(3, '-');
-    let (_, pid, host) = (fields.next()?, fields.next()?, fields.next()?);
-    Some((id, host, pid.parse().ok()?))
-}
-
-fn is_running(pid: i32) -> bool {
-    // SAFETY: kill with signal 0 only checks whether the process exists.
-    pid > 0 && unsafe { libc::kill(pid, 0) } == 0
-}
-
-fn my_host() -> &'static str {
-    claimer().rsplit_once('-').map_or("", |(host, _)| host)
-}
-
-/// Whether claim `name` was made by a gateway of this host that is no longer running (its
-/// upload's id, if so). This process has only just started when it asks, so a claim bearing
-/// its own pid is a dead one's too.
-fn dead_claim(name: &str) -> Option<&str> {
-    let (id, host, pid) = claim_parts(name)?;
-    let alive = pid as u32 != std::process::id() && is_running(pid);
-    (valid_id(id) && host == my_host() && !alive).then_some(id)
-}
-
-/// What a completion is about to publish: written to the claimed directory before the object
-/// is made visible, so that a gateway starting after a kill can tell whether it was.
-#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
-pub struct Plan {
-    pub etag: String,
-    /// The file published: its device and inode.
-    pub dev: u64,
-    pub ino: u64,
-}
-
-impl Plan {
-    /// The plan of publishing `file` with `etag`.
-    pub fn of(file: &File, etag: &str) -> io::Result<Plan> {
-        let st = rustix::fs::fstat(file)?;
-        Ok(Plan {
-            etag: etag.to_string(),
-            dev: st.st_dev as u64,
-            ino: st.st_ino as u64,
-        })
-    }
-
-    /// Whether `file` is the one this plan published.
-    pub fn is(&self, file: &File) -> bool {
-        Plan::of(file, &self.etag).is_ok_and(|plan| plan == *self)
-    }
-}
-
 /// Writes `bytes` to a new file `name` of `dir` (replacing one there), synced with `fsync`.
 fn write_file(dir: BorrowedFd<'_>, name: &str, bytes: &[u8], fsync: bool) -> io::Result<()> {
     let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::TRUNC;
@@ -355,104 +264,6 @@ fn read_json<T: for<'de> Deserialize<'de>>(dir: BorrowedFd<'_>, name: &str) -> i
     serde_json::from_slice(&text).map_err(io::Error::other)
 }
 
-/// Records in claimed upload `dir` what its completion is about to publish.
-pub fn save_plan(dir: BorrowedFd<'_>, plan: &Plan, fsync: bool) -> io::Result<()> {
-    let json = serde_json::to_vec(plan).expect("serialisable");
-    write_file(dir, PLAN, &json, fsync)
-}
-
-/// A completed upload, as its completion answered: kept for [`Completed::KEPT_FOR`] so that a
-/// completion tried again, also after a restart, gets the same answer.
-#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
-pub struct Done {
-    pub bucket: String,
-    pub key: String,
-    pub initiator: Initiator,
-    pub etag: String,
-}
-
-/// The records of completed uploads: `.iobm-gateway/completed/<id>`, one small file each.
-#[derive(Debug)]
-pub struct Completed {
-    dir: OwnedFd,
-    fsync: bool,
-}
-
-impl Completed {
-    /// How long a completed upload is remembered.
-    pub const KEPT_FOR: Duration = Duration::from_secs(15 * 60);
-    const DIR: &'static str = "completed";
-
-    /// The records kept beneath the gateway's own directory `internal`.
-    pub fn open(internal: BorrowedFd<'_>, fsync: bool) -> io::Result<Completed> {
-        match rustix::fs::mkdirat(internal, Self::DIR, Mode::from_bits_truncate(0o777)) {
-            Ok(()) | Err(Errno::EXIST) => {}
-            Err(e) => return Err(e.into()),
-        }
-        Ok(Completed {
-            dir: open_dir(internal, Self::DIR)?,
-            fsync,
-        })
-    }
-
-    /// Records upload `id` as completed.
-    pub fn add(&self, id: &str, done: &Done) -> io::Result<()> {
-        let json = serde_json::to_vec(done).expect("serialisable");
-        // Whole or not at all: written aside, then renamed.
-        let aside = format!("{id}.new");
-        write_file(self.dir.as_fd(), &aside, &json, self.fsync)?;
-        Ok(renameat(
-            self.dir.as_fd(),
-            aside.as_str(),
-            self.dir.as_fd(),
-            id,
-        )?)
-    }
-
-    /// The record of upload `id`, if it was completed lately.
-    pub fn find(&self, id: &str) -> Option<Done> {
-        if !valid_id(id) {
-            return None;
-        }
-        read_json(self.dir.as_fd(), id).ok()
-    }
-
-    /// Forgets completions older than `age`. Returns how many.
-    pub fn sweep(&self, age: Duration) -> usize {
-        let Ok(list) = entries(self.dir.as_fd()) else {
-            return 0;
-        };
-        let cutoff = SystemTime::now() - age;
-        let mut removed = 0;
-        for (name, _) in list {
-            let old =
-                rustix::fs::statat(self.dir.as_fd(), name.as_str(), AtFlags::SYMLINK_NOFOLLOW)
-                    .is_ok_and(|st| {
-                        SystemTime::UNIX_EPOCH + Duration::from_secs(st.st_mtime.max(0) as u64)
-                            < cutoff
-                    });
-            if old && unlinkat(self.dir.as_fd(), name.as_str(), AtFlags::empty()).is_ok() {
-                removed += 1;
-            }
-        }
-        removed
-    }
-
-    /// Removes the records' directory if none is left (when the gateway stops).
-    pub fn remove_if_empty(&self, internal: BorrowedFd<'_>) {
-        let _ = unlinkat(internal, Self::DIR, AtFlags::REMOVEDIR);
-    }
-}
-
-/// What [`recover`] did with the completions that dead gateways left claimed.
-#[derive(Debug, Default, PartialEq, Eq)]
-pub struct Recovered {
-    /// Their object was published: recorded as completed, their parts removed.
-    pub finished: usize,
-    /// Not published: given back as uploads, to be completed again (or aborted).
-    pub rolled_back: usize,
-}
-
 /// The directories of the buckets' uploads, by bucket.
 fn bucket_dirs(uploads: BorrowedFd<'_>) -> Vec<(String, OwnedFd)> {
     let list = entries(uploads).unwrap_or_default();
@@ -460,61 +271,6 @@ fn bucket_dirs(uploads: BorrowedFd<'_>) -> Vec<(String, OwnedFd)> {
         .filter(|(name, ty)| *ty == FileType::Directory && check_bucket_name(name).is_ok())
         .filter_map(|(name, _)| Some((name.clone(), open_dir(uploads, &name).ok()?)))
         .collect()
-}
-
-/// Finishes or rolls back the completions that gateways of this host, now dead, left claimed
-/// ([`tidy`] first). `published` says whether a plan's file is the object now at its upload's
-/// bucket and key.
-pub fn recover(
-    uploads: BorrowedFd<'_>,
-    completed: &Completed,
-    published: impl Fn(&UploadInfo, &Plan) -> bool,
-) -> Recovered {
-    tidy(uploads);
-    let mut recovered = Recovered::default();
-    for (bucket, dir) in bucket_dirs(uploads) {
-        recover_in(dir.as_fd(), completed, &published, &mut recovered);
-        forget_if_empty(uploads, &bucket);
-    }
-    recovered
-}
-
-/// [`recover`] in the directory of one bucket's uploads.
-fn recover_in(
-    uploads: BorrowedFd<'_>,
-    completed: &Completed,
-    published: &impl Fn(&UploadInfo, &Plan) -> bool,
-    recovered: &mut Recovered,
-) {
-    for (name, ty) in entries(uploads).unwrap_or_default() {
-        let Some(id) = dead_claim(&name).filter(|_| ty == FileType::Directory) else {
-            continue;
-        };
-        let Ok(dir) = open_dir(uploads, &name) else {
-            continue;
-        };
-        let info = read_info(dir.as_fd());
-        let plan: Option<Plan> = read_json(dir.as_fd(), PLAN).ok();
-        match (info, plan) {
-            (Ok(info), Some(plan)) if published(&info, &plan) => {
-                let done = Done {
-                    bucket: info.bucket,
-                    key: info.key,
-                    initiator: info.initiator,
-                    etag: plan.etag,
-                };
-                if completed.add(id, &done).is_ok() && remove(uploads, &name).is_ok() {
-                    recovered.finished += 1;
-                }
-            }
-            _ => {
-                unclaim(uploads, &name, id);
-                if open_dir(uploads, id).is_ok() {
-                    recovered.rolled_back += 1;
-                }
-            }
-        }
-    }
 }
 
 /// Moves the uploads that earlier gateways kept directly in the uploads directory (`<id>/` or
@@ -655,5 +411,6 @@ fn sweep_in(uploads: BorrowedFd<'_>, cutoff: u64) -> usize {
     removed
 }
 
+mod completion;
 #[cfg(test)]
 mod tests;

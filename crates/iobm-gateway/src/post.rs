@@ -9,9 +9,9 @@
 mod form;
 
 use crate::body_rate::Metered;
+use crate::gateway::Gateway;
 use crate::guard::error_document;
 use crate::probe::{Admission, Probe};
-use crate::s3::Gateway;
 use bytes::Bytes;
 use hyper::header::{CONTENT_TYPE, ETAG, LOCATION};
 use hyper::{Method, Request, Response, StatusCode};
@@ -102,7 +102,7 @@ pub async fn serve(
             probe_body.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
             let form_len = (parts.headers.get(hyper::header::CONTENT_LENGTH))
                 .and_then(|v| v.to_str().ok()?.parse().ok())
-                .unwrap_or(crate::spool::MAX_SPOOLED);
+                .unwrap_or(crate::guard::MAX_PUT);
             let probe = Probe {
                 form_key: Some(key.clone()),
                 form_len,
@@ -141,7 +141,7 @@ impl Upload {
         let sizes = match self.head.field("policy") {
             Some(policy) => checked_policy(policy, &self.head, &self.bucket)?,
             // Unsigned: no policy to keep to (the gate let it write the bucket).
-            None => 0..=crate::spool::MAX_SPOOLED,
+            None => 0..=crate::guard::MAX_PUT,
         };
         let file = form::FileStream::new(body, boundary, self.head.rest.clone(), sizes);
         let input = self.input(StreamingBlob::wrap(file))?;
@@ -317,7 +317,7 @@ fn checked_policy(
         "bucket" => Some(bucket),
         f => head.field(f),
     };
-    let mut sizes = 0..=crate::spool::MAX_SPOOLED;
+    let mut sizes = 0..=crate::guard::MAX_PUT;
     for condition in &policy.conditions {
         match condition {
             PostPolicyCondition::Eq { field, value: want } if value(field) != Some(want) => {

@@ -5,8 +5,8 @@
 //! at `/metrics` ([`metrics`]), which show an account only its own buckets.
 
 use crate::attributes;
+use crate::gateway::Gateway;
 use crate::metrics::{self, Metrics};
-use crate::s3::Gateway;
 use crate::whole::{self, ignorable_range};
 use hyper::http::Extensions;
 use hyper::{HeaderMap, Method, Uri};
@@ -66,7 +66,7 @@ impl S3Route for Routes {
             "GetObject"
         };
         let path = S3Path::object(&bucket, &key);
-        let version = crate::versions::asked_version(&req.uri);
+        let version = crate::query::asked_version(&req.uri);
         let credentials = req.credentials.as_ref();
         policy.admit_with_body(credentials, op, &path, 0, version.as_deref())
     }

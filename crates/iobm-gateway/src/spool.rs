@@ -1,7 +1,7 @@
 //! A signed PUT sent with `Transfer-Encoding: chunked` and no Content-Length (what an HTTP
 //! client does with a body of unknown length). s3s needs the length to check the request (AWS
 //! answers such a PUT with 411), so the gateway first writes the body to one of its temporary
-//! files, at most [`MAX_SPOOLED`] bytes (S3's limit for one PUT), then hands the request on
+//! files, at most [`MAX_PUT`] bytes (S3's limit for one PUT), then hands the request on
 //! with that length and the body read back from the file.
 //!
 //! Nothing is kept before the request is admitted: its head first goes through s3s and the
@@ -11,7 +11,8 @@
 //! a body that arrives too slowly is cut as any other ([`crate::body_rate`]).
 
 use crate::body_rate::Metered;
-use crate::guard::Refusal;
+use crate::guard::{Refusal, MAX_PUT};
+use crate::store::room::room_for;
 use crate::store::{Store, Temp};
 use bytes::Bytes;
 use futures::Stream;
@@ -25,8 +26,6 @@ use std::os::unix::fs::FileExt;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-/// Largest body taken without a Content-Length: 5 GiB, S3's limit for one PUT.
-pub const MAX_SPOOLED: u64 = 5 << 30;
 /// Bytes read back from the file at a time.
 const CHUNK: usize = 1 << 20;
 /// Most bytes all spools of one gateway hold at once.
@@ -58,23 +57,6 @@ fn storage_full(message: &str) -> Refusal {
         "XMinioStorageFull",
         message.to_string(),
     )
-}
-
-/// Whether `n` more bytes leave a file system at least a tenth free.
-fn leaves_a_tenth(st: rustix::fs::StatVfs, n: u64) -> bool {
-    let free = st.f_bavail.saturating_mul(st.f_frsize);
-    let total = st.f_blocks.saturating_mul(st.f_frsize);
-    free.checked_sub(n).is_some_and(|left| left >= total / 10)
-}
-
-/// Whether `n` more bytes leave the file system of `file` at least a tenth free.
-fn room_for(file: &std::fs::File, n: u64) -> bool {
-    rustix::fs::fstatvfs(file).map_or(true, |st| leaves_a_tenth(st, n))
-}
-
-/// Whether `n` more bytes leave the file system at `path` at least a tenth free.
-pub fn room_at(path: &std::path::Path, n: u64) -> bool {
-    rustix::fs::statvfs(path).map_or(true, |st| leaves_a_tenth(st, n))
 }
 
 /// Whether a request is a PUT whose body comes chunked with no length given (aws-chunked
@@ -122,11 +104,11 @@ pub async fn spool(req: Request<Metered>, store: &Store) -> Result<Request<Body>
             continue; // trailers
         };
         let n = data.len() as u64;
-        if len + n > MAX_SPOOLED {
+        if len + n > MAX_PUT {
             return Err(Refusal::new(
                 StatusCode::BAD_REQUEST,
                 "EntityTooLarge",
-                format!("a PUT without a Content-Length takes at most {MAX_SPOOLED} bytes"),
+                format!("a PUT without a Content-Length takes at most {MAX_PUT} bytes"),
             ));
         }
         if !held.take(n) || !room_for(&temp.file, n) {

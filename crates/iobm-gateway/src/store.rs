@@ -11,7 +11,7 @@
 use crate::confine::{crossed_link, open_beneath};
 pub use crate::meta::{hex, load_meta, md5_file, store_meta, Meta};
 use crate::meta::{is_folder, mark_folder};
-use crate::walk::{DirCache, Found, Walk};
+pub use conditional::{Etag, WriteCondition, WriteRefused};
 pub use names::Names;
 use rustix::fs::{
     fstat, mkdirat, openat, renameat, statat, unlinkat, AtFlags, Dir, FileType, Mode, OFlags,
@@ -25,6 +25,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
+use walk::{DirCache, Found, Walk};
 
 /// The gateway's own directory under the root (never a bucket: bucket names cannot start with
 /// a dot).
@@ -134,7 +135,8 @@ pub struct Store {
     pub fsync: bool,
 }
 
-fn host_pid() -> String {
+/// `<host>-<pid>`: this gateway's name among others over the same directory.
+pub(crate) fn host_pid() -> String {
     let mut buf = [0u8; 256];
     // SAFETY: gethostname writes at most buf.len() bytes into buf.
     unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
@@ -578,7 +580,9 @@ impl Store {
 
 mod conditional;
 pub mod names;
+pub mod room;
 #[cfg(test)]
 mod tests;
-mod versions;
+pub(crate) mod versions;
+pub mod walk;
 mod writes;

@@ -7,8 +7,9 @@
 //! ([`crate::meta`]), so a tag set is read through the descriptor that serves the bytes.
 
 use crate::errors::custom;
-use crate::meta::{meta_error, save_tags, TagSet};
-use crate::s3::Gateway;
+use crate::errors::meta_error;
+use crate::gateway::Gateway;
+use crate::meta::{save_tags, TagSet};
 use hyper::StatusCode;
 use s3s::dto::*;
 use s3s::{S3Error, S3Request, S3Response, S3Result};
@@ -64,7 +65,7 @@ pub fn from_header(header: Option<&str>) -> S3Result<TagSet> {
         return Ok(TagSet::new());
     };
     let decode = |s: &str| {
-        crate::guard::percent_decode(&s.replace('+', " "))
+        crate::query::percent_decode(&s.replace('+', " "))
             .ok_or_else(|| invalid_tag("The header 'x-amz-tagging' shall be encoded as UTF-8 then URLEncoded URL query parameters without tag name duplicates."))
     };
     let pairs = header
@@ -165,6 +166,23 @@ pub fn for_copy(
         )),
     }
 }
+
+/// The [`StoredHeaders`] of a request's input: `PutObjectInput`, `CreateMultipartUploadInput`
+/// and `CopyObjectInput` have the same five fields (moved out of the input) and
+/// `x-amz-tagging` (checked before: [`from_header`]).
+macro_rules! stored_headers {
+    ($input:expr) => {
+        $crate::meta::StoredHeaders::from_request(
+            $input.cache_control,
+            $input.content_disposition,
+            $input.content_encoding,
+            $input.content_language,
+            $input.expires,
+        )
+        .with_tags($crate::tagging::from_header($input.tagging.as_deref()).unwrap_or_default())
+    };
+}
+pub(crate) use stored_headers;
 
 #[cfg(test)]
 mod tests {

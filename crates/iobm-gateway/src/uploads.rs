@@ -9,14 +9,12 @@
 //! initiator and the bucket's owner list parts and abort.
 
 use crate::accounts::Caller;
-use crate::acl::Grants;
-use crate::conditions::WriteCondition;
 use crate::errors::{io_error, store_error};
-use crate::meta::{meta_error, stored_headers};
+use crate::gateway::{check_content_md5, quoted, Declared, Gateway};
 pub use crate::multipart::Completed;
-use crate::multipart::{self, Done, Initiator, Plan, UploadInfo};
-use crate::s3::{check_content_md5, quoted, Declared, Gateway};
-use crate::store::{hex, store_meta, Meta, Store};
+use crate::multipart::{self, Initiator, UploadInfo};
+use crate::store::{hex, Store};
+use crate::tagging::stored_headers;
 use md5_many::Md5State;
 use s3s::auth::Credentials;
 use s3s::dto::*;
@@ -322,158 +320,6 @@ impl Gateway {
             Err(e) => Err(io_error(e)),
         }
     }
-
-    pub(crate) async fn complete_multipart_upload_at(
-        &self,
-        req: S3Request<CompleteMultipartUploadInput>,
-    ) -> S3Result<S3Response<CompleteMultipartUploadOutput>> {
-        let input = req.input;
-        let named = (&*input.upload_id, &*input.bucket, &*input.key);
-        let (uploads, dir, info) = match self.upload(&req.credentials, named, false) {
-            Ok(found) => found,
-            Err(e) => {
-                // A completion tried again after it succeeded: the same answer, to the same
-                // caller for the same bucket and key.
-                let done = self.completed.find(&input.upload_id).filter(|d| {
-                    d.bucket == input.bucket
-                        && d.key == input.key
-                        && self.may_act(&req.credentials, &d.initiator, &d.bucket, false)
-                });
-                return match done {
-                    Some(done) => Ok(completed_output(input.bucket, input.key, &done.etag, None)),
-                    None => Err(e),
-                };
-            }
-        };
-        let bucket = self.bucket(&input.bucket)?;
-        // If-Match and If-None-Match: checked before any part is copied, and again as the
-        // object is moved into place.
-        let condition = WriteCondition::new(input.if_match.as_ref(), input.if_none_match.as_ref());
-        (self.store)
-            .allows(bucket.as_fd(), &input.bucket, &input.key, &condition)
-            .map_err(store_error)?;
-        let stored = multipart::parts(dir.as_fd()).map_err(io_error)?;
-        let wanted = input
-            .multipart_upload
-            .and_then(|m| m.parts)
-            .unwrap_or_default();
-        if wanted.is_empty() {
-            return Err(s3_error!(MalformedXML, "no parts listed"));
-        }
-        let mut etags = Md5State::new();
-        let mut sources = Vec::with_capacity(wanted.len());
-        let mut sizes = Vec::with_capacity(wanted.len());
-        let numbers: Vec<i32> = wanted.iter().map(|p| p.part_number.unwrap_or(0)).collect();
-        if numbers[0] < 1 || numbers.windows(2).any(|w| w[1] <= w[0]) {
-            return Err(s3_error!(InvalidPartOrder));
-        }
-        for (i, (part, &n)) in wanted.iter().zip(&numbers).enumerate() {
-            let want_etag = part
-                .e_tag
-                .as_ref()
-                .map(|e| e.value().trim_matches('"').to_string());
-            let Some(found) = stored
-                .iter()
-                .find(|p| p.number == n && want_etag.as_ref().is_none_or(|w| *w == p.etag))
-            else {
-                return Err(s3_error!(InvalidPart));
-            };
-            // Every part but the last holds at least 5 MiB, as S3 requires.
-            let size = multipart::part_len(dir.as_fd(), found).map_err(io_error)?;
-            sizes.push(size);
-            if i + 1 < wanted.len() && size < MIN_PART {
-                return Err(s3_error!(
-                    EntityTooSmall,
-                    "part {n} holds {size} bytes; every part but the last needs 5 MiB"
-                ));
-            }
-            let raw: Vec<u8> = (0..found.etag.len() / 2)
-                .filter_map(|i| u8::from_str_radix(&found.etag[2 * i..2 * i + 2], 16).ok())
-                .collect();
-            etags.update(&raw);
-            sources.push(found);
-        }
-        // From here on this request owns the upload: concurrent completes find none.
-        let claimed = multipart::claim(uploads.as_fd(), &input.upload_id).map_err(store_error)?;
-        test_pause("claimed").await;
-        let etag = format!("{}-{}", hex(&etags.finalize()), wanted.len());
-        let joined = (|| -> S3Result<Option<String>> {
-            let mut temp = self.store.create_temp().map_err(io_error)?;
-            // Concatenating gigabytes is blocking work: done on this worker thread.
-            tokio::task::block_in_place(|| -> io::Result<()> {
-                for part in &sources {
-                    io::copy(
-                        &mut multipart::open_part(dir.as_fd(), part)?,
-                        &mut temp.file,
-                    )?;
-                }
-                Ok(())
-            })
-            .map_err(io_error)?;
-            store_meta(
-                &temp.file,
-                &Meta {
-                    etag: etag.clone(),
-                    content_type: info.content_type.clone(),
-                    metadata: info.metadata.clone(),
-                    headers: info.headers.clone(),
-                    parts: sizes.clone(),
-                    grants: Grants {
-                        owner: info.owner.clone(),
-                        acl: info.acl.clone(),
-                    },
-                    version: None,
-                },
-            )
-            .map_err(meta_error)?;
-            // What is published is named first, so that a gateway started after a kill can
-            // tell whether it was (`multipart::recover`).
-            let plan = Plan::of(&temp.file, &etag).map_err(io_error)?;
-            multipart::save_plan(dir.as_fd(), &plan, self.store.fsync).map_err(io_error)?;
-            self.store
-                .publish_version(temp, bucket.as_fd(), &input.bucket, &input.key, &condition)
-                .map_err(store_error)
-        })();
-        let version_id = match joined {
-            Ok(version_id) => {
-                test_pause("published").await;
-                let done = Done {
-                    bucket: input.bucket.clone(),
-                    key: input.key.clone(),
-                    initiator: info.initiator.clone(),
-                    etag: etag.clone(),
-                };
-                // Without the record (a full disk), a retry is told NoSuchUpload.
-                let _ = self.completed.add(&input.upload_id, &done);
-                let _ = multipart::remove(uploads.as_fd(), &claimed);
-                multipart::forget_if_empty(self.store.uploads_dir(), &input.bucket);
-                version_id
-            }
-            Err(e) => {
-                multipart::unclaim(uploads.as_fd(), &claimed, &input.upload_id);
-                return Err(e);
-            }
-        };
-        Ok(completed_output(input.bucket, input.key, &etag, version_id))
-    }
-}
-
-/// Smallest part but the last of a multipart upload.
-const MIN_PART: u64 = 5 << 20;
-
-fn completed_output(
-    bucket: String,
-    key: String,
-    etag: &str,
-    version_id: Option<String>,
-) -> S3Response<CompleteMultipartUploadOutput> {
-    S3Response::new(CompleteMultipartUploadOutput {
-        bucket: Some(bucket),
-        key: Some(key),
-        e_tag: Some(quoted(etag)),
-        version_id,
-        ..Default::default()
-    })
 }
 
 /// Finishes or rolls back the completions that gateways killed on this host left claimed
@@ -529,18 +375,6 @@ fn shown_initiator(info: &UploadInfo) -> (s3s::dto::Initiator, Owner) {
     )
 }
 
-/// For tests only: with `IOBM_TEST_PAUSE_COMPLETION` set to `claimed` (the upload taken,
-/// nothing written) or `published` (the object visible, not yet recorded as completed), every
-/// CompleteMultipartUpload waits an hour at that step, so that a test can kill the gateway
-/// there (`tests/gateway/test_uploads.py`). Unset, it costs one look at a cached value.
-async fn test_pause(step: &str) {
-    static PAUSE: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
-    let pause = PAUSE.get_or_init(|| std::env::var("IOBM_TEST_PAUSE_COMPLETION").ok());
-    if pause.as_deref() == Some(step) {
-        tokio::time::sleep(Duration::from_secs(3600)).await;
-    }
-}
-
 /// The first byte and length that `x-amz-copy-source-range` (`bytes=first-last`, both
 /// inclusive and given) names in an object of `size` bytes; S3's `InvalidArgument` otherwise.
 fn copy_source_range(range: &str, size: u64) -> S3Result<(u64, u64)> {
@@ -583,6 +417,8 @@ fn copy_hashed(from: &File, first: u64, len: u64, to: &File) -> io::Result<[u8; 
     }
     Ok(md5.finalize())
 }
+
+mod complete;
 
 #[cfg(test)]
 mod tests {

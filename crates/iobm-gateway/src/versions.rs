@@ -17,8 +17,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{OnceLock, RwLock};
 use std::time::{Duration, Instant, SystemTime};
 
-pub mod walk;
-
 /// On a bucket's directory: its versioning state (absent: never set).
 const XATTR_VERSIONING: &str = "user.iobm.versioning";
 /// How long a gateway trusts the state it read of a bucket: another gateway serving the same
@@ -253,12 +251,6 @@ fn new_stamp() -> u128 {
         .expect("the update always succeeds");
     let nanos = now.max(prev + 1);
     ((nanos as u128) << 32) | mine as u128
-}
-
-/// The version a request's URI names (`versionId`), if any.
-pub fn asked_version(uri: &hyper::Uri) -> Option<String> {
-    let query = crate::guard::Query::parse(uri.query()?);
-    query.get("versionId").map(str::to_string)
 }
 
 /// Whether a name in the versions tree could be read as a version's (once its trailing `~`

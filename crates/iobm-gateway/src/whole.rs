@@ -3,8 +3,9 @@
 //! with the whole object, where s3s would refuse the header. Answered through [`crate::routes`],
 //! so the request's signature is checked first as for any other.
 
-use crate::guard::percent_decode;
-use crate::s3::{file_body, Gateway};
+use crate::gateway::Gateway;
+use crate::query::percent_decode;
+use crate::s3::file_body;
 use hyper::header::{HeaderName, HeaderValue, ACCEPT_RANGES, CONTENT_LENGTH, CONTENT_TYPE, ETAG};
 use hyper::{HeaderMap, Method, Uri};
 use s3s::dto::{Range, Timestamp, TimestampFormat};
@@ -13,9 +14,9 @@ use s3s::{s3_error, Body, S3Request, S3Response, S3Result};
 /// The query parameters a plain GetObject may carry: a presigned URL's credential (SigV4 or
 /// SigV2), response header overrides, a version.
 fn plain_object_query(query: &str) -> bool {
-    crate::guard::Query::parse(query).names().all(|name| {
+    crate::query::Query::parse(query).names().all(|name| {
         name.starts_with("X-Amz-")
-            || crate::guard::CREDENTIAL_PARAMS.contains(&name)
+            || crate::query::CREDENTIAL_PARAMS.contains(&name)
             || name.starts_with("response-")
             || name == "versionId"
     })
@@ -40,7 +41,7 @@ pub fn ignorable_range(method: &Method, uri: &Uri, headers: &HeaderMap) -> bool 
 /// The whole object, as S3 answers a GET or HEAD whose Range header is to be ignored.
 pub async fn whole_object(gateway: &Gateway, req: S3Request<Body>) -> S3Result<S3Response<Body>> {
     let (bucket, key) = bucket_and_key(&req.uri).ok_or_else(|| s3_error!(NoSuchKey))?;
-    let version = crate::versions::asked_version(&req.uri);
+    let version = crate::query::asked_version(&req.uri);
     let (object, meta) = gateway.object(&bucket, &key, version.as_deref())?;
     crate::conditions::ReadConditions::from_headers(&req.headers)
         .check_read(&meta.etag, object.modified)?;

@@ -7,7 +7,8 @@
 //! get S3's 400.
 
 use crate::body_rate::Metered;
-use crate::guard::{declared_length, Query, Refusal};
+use crate::guard::{declared_length, Refusal};
+use crate::query::Query;
 use bytes::Bytes;
 use futures::Stream;
 use hyper::body::Body as _;
@@ -34,7 +35,7 @@ fn streamed(method: &Method, uri: &Uri) -> bool {
     let plain = |name: &str| {
         UPLOAD_PARAMS.contains(&name)
             || name.starts_with("X-Amz-")
-            || crate::guard::CREDENTIAL_PARAMS.contains(&name)
+            || crate::query::CREDENTIAL_PARAMS.contains(&name)
     };
     (method == Method::PUT
         && crate::whole::bucket_and_key(uri).is_some()

@@ -2,12 +2,14 @@
 
 use super::*;
 use crate::grants::Who;
+use crate::meta::grants::{XATTR_ACL, XATTR_OWNER};
+use rustix::fs::{fsetxattr, XattrFlags};
 
 fn account(name: &str) -> Caller {
     Caller::Account(name.into())
 }
 
-fn owned(owner: &str, acl: Option<&str>) -> Grants {
+pub(super) fn owned(owner: &str, acl: Option<&str>) -> Grants {
     Grants {
         owner: Some(owner.into()),
         acl: acl.map(str::to_string),
@@ -282,54 +284,8 @@ fn a_request_asks_for_one_canned_acl_or_grants() {
     assert!(requested(Some("nope"), None).is_err());
 }
 
-#[test]
-fn an_owner_the_file_system_cannot_keep_fails_the_save() {
-    // Longer than any extended attribute may be (64 KiB): the object must not be kept without
-    // its owner, which would leave it to the bucket's rules.
-    let dir = tempfile::tempdir().unwrap();
-    let file = std::fs::File::create(dir.path().join("object")).unwrap();
-    let meta = crate::meta::Meta {
-        etag: "e".into(),
-        grants: owned(&"o".repeat(70_000), None),
-        ..Default::default()
-    };
-    assert!(crate::meta::store_meta(&file, &meta).is_err());
-}
-
-#[test]
-fn grants_are_kept_in_extended_attributes() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("object");
-    std::fs::write(&path, b"x").unwrap();
-    let file = std::fs::File::open(&path).unwrap();
-    assert_eq!(Grants::read(&file).unwrap(), Grants::default());
-    assert_eq!(Grants::owner_of(&file), None);
-    // An owner longer than the first read's buffer is read whole.
-    let long = "a".repeat(300);
-    let g = owned(&long, Some("public-read"));
-    g.save(&file).unwrap();
-    assert_eq!(Grants::read(&file).unwrap(), g);
-    assert_eq!(Grants::owner_of(&file), Some(long));
-    // No ACL saved is private, and says so.
-    let other = dir.path().join("other");
-    std::fs::write(&other, b"x").unwrap();
-    let other = std::fs::File::open(&other).unwrap();
-    Grants::default().save(&other).unwrap();
-    assert_eq!(
-        Grants::read(&other).unwrap(),
-        Grants {
-            owner: None,
-            acl: Some("private".into())
-        }
-    );
-    // An owner that is not UTF-8 cannot be read: never taken as none.
-    fsetxattr(&file, XATTR_OWNER, b"\xff\xfe", XattrFlags::empty()).unwrap();
-    assert_eq!(Grants::read(&file), Err(Unreadable));
-    assert_eq!(Grants::owner_of(&file), None);
-}
-
 /// A gateway's root with accounts alice, bob and carol, and a policy over it.
-fn gateway(dir: &std::path::Path) -> Policy {
+pub(super) fn gateway(dir: &std::path::Path) -> Policy {
     let users = dir.join("users");
     std::fs::write(&users, "AKA sa alice\nAKB sb bob\nAKC sc carol\n").unwrap();
     let root = dir.join("root");
@@ -340,31 +296,29 @@ fn gateway(dir: &std::path::Path) -> Policy {
     }
 }
 
-fn bucket(policy: &Policy, name: &str, grants: &Grants) {
+pub(super) fn bucket(policy: &Policy, name: &str, grants: &Grants) {
     let path = policy.store.root().join(name);
     std::fs::create_dir(&path).unwrap();
     grants.save(std::fs::File::open(&path).unwrap()).unwrap();
 }
 
-fn object(policy: &Policy, bucket: &str, key: &str, grants: &Grants) {
+pub(super) fn object(policy: &Policy, bucket: &str, key: &str, grants: &Grants) {
     let path = policy.store.root().join(bucket).join(key);
     std::fs::write(&path, b"data").unwrap();
     grants.save(std::fs::File::open(&path).unwrap()).unwrap();
 }
 
-fn code(r: S3Result<Option<Admission>>) -> String {
+pub(super) fn code(r: S3Result<Option<Admission>>) -> String {
     match r {
         Ok(_) => "allowed".into(),
         Err(e) => e.code().as_str().to_string(),
     }
 }
 
-#[test]
-fn the_gate_decides_from_the_bucket_and_object_on_disk() {
-    let dir = tempfile::tempdir().unwrap();
-    let policy = gateway(dir.path());
-    let (alice, bob, carol) = (account("alice"), account("bob"), account("carol"));
-    let anon = Caller::Anonymous;
+/// Alice's public-read-write bucket `shared`, holding bob's private `bobs` and his public-read
+/// `open`, and her private bucket `mine`.
+fn shared_and_mine(dir: &std::path::Path) -> Policy {
+    let policy = gateway(dir);
     bucket(
         &policy,
         "shared",
@@ -378,13 +332,25 @@ fn the_gate_decides_from_the_bucket_and_object_on_disk() {
         &owned("bob", Some("public-read")),
     );
     bucket(&policy, "mine", &owned("alice", None));
-    let at = |c: &Caller, op: &str, key: Option<&str>, b: &str| {
-        let path = match key {
-            Some(k) => S3Path::object(b, k),
-            None => S3Path::bucket(b),
-        };
-        code(policy.authorize(c, op, &path))
+    policy
+}
+
+/// The gate's answer to `caller` for `op` on `key` of bucket `b` (the bucket itself: `None`).
+fn decision(policy: &Policy, caller: &Caller, op: &str, key: Option<&str>, b: &str) -> String {
+    let path = match key {
+        Some(k) => S3Path::object(b, k),
+        None => S3Path::bucket(b),
     };
+    code(policy.authorize(caller, op, &path))
+}
+
+#[test]
+fn the_gate_decides_from_the_bucket_and_object_on_disk() {
+    let dir = tempfile::tempdir().unwrap();
+    let policy = shared_and_mine(dir.path());
+    let (alice, bob, carol) = (account("alice"), account("bob"), account("carol"));
+    let anon = Caller::Anonymous;
+    let at = |c: &Caller, op: &str, key: Option<&str>, b: &str| decision(&policy, c, op, key, b);
     assert_eq!(at(&bob, "GetObject", Some("bobs"), "shared"), "allowed");
     assert_eq!(
         at(&carol, "GetObject", Some("bobs"), "shared"),
@@ -430,6 +396,15 @@ fn the_gate_decides_from_the_bucket_and_object_on_disk() {
         .authorize(&bob, "ListObjectsV2", &S3Path::bucket("mine"))
         .unwrap_err();
     assert!(!err.message().unwrap().contains("Signature"));
+}
+
+#[test]
+fn unreadable_grants_refuse_all_but_the_owner_of_a_readable_bucket() {
+    let dir = tempfile::tempdir().unwrap();
+    let policy = shared_and_mine(dir.path());
+    let (alice, bob, carol) = (account("alice"), account("bob"), account("carol"));
+    let anon = Caller::Anonymous;
+    let at = |c: &Caller, op: &str, key: Option<&str>, b: &str| decision(&policy, c, op, key, b);
     // Grants that cannot be read refuse everyone but the owner of a readable bucket.
     let path = policy.store.root().join("shared").join("bobs");
     let file = std::fs::File::open(&path).unwrap();
@@ -539,211 +514,4 @@ fn an_unsigned_write_may_not_take_the_disk_an_account_may() {
         code(policy.authorize_with_body(&Caller::Anonymous, "GetObject", &put, huge, None)),
         "allowed"
     );
-}
-
-/// A gateway over `policy`'s store, for the operations the gate hands what it checked.
-fn gateway_over(policy: &Policy, dir: &std::path::Path) -> crate::s3::Gateway {
-    let internal = dir.join("internal");
-    std::fs::create_dir_all(&internal).unwrap();
-    let internal = std::fs::File::open(&internal).unwrap();
-    crate::s3::Gateway {
-        store: policy.store.clone(),
-        metrics: Arc::new(crate::metrics::Metrics::new(policy.store.root().into())),
-        completed: Arc::new(crate::multipart::Completed::open(internal.as_fd(), false).unwrap()),
-        hashers: Arc::new(crate::hashing::Hashers::start()),
-        policy: Some(policy.clone()),
-    }
-}
-
-/// A request of `caller` with `input`.
-fn request<T>(input: T, caller: &s3s::auth::Credentials) -> s3s::S3Request<T> {
-    s3s::S3Request {
-        input,
-        method: hyper::Method::PUT,
-        uri: hyper::Uri::from_static("/"),
-        headers: Default::default(),
-        extensions: Default::default(),
-        credentials: Some(caller.clone()),
-        region: None,
-        service: None,
-        trailing_headers: None,
-    }
-}
-
-/// Publishes `bytes` as `key` with `grants`, atomically (as a PUT does).
-fn publish(policy: &Policy, bucket: &str, key: &str, bytes: &[u8], grants: &Grants) {
-    let mut temp = policy.store.create_temp().unwrap();
-    std::io::Write::write_all(&mut temp.file, bytes).unwrap();
-    grants.save(&temp.file).unwrap();
-    let dir = policy.store.open_bucket(bucket).unwrap();
-    policy
-        .store
-        .publish(temp, dir.as_fd(), bucket, key)
-        .unwrap();
-}
-
-/// What one request reads of `key` through the gate and the operation: its bytes, or the
-/// error's code.
-fn read_through_gate(
-    policy: &Policy,
-    gateway: &crate::s3::Gateway,
-    caller: Option<&s3s::auth::Credentials>,
-    op: &str,
-    (bucket, key): (&str, &str),
-) -> Result<Vec<u8>, String> {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .build()
-        .unwrap();
-    rt.block_on(with_checked_bucket(async {
-        let code = |e: s3s::S3Error| e.code().as_str().to_string();
-        policy
-            .admit(caller, op, &S3Path::object(bucket, key))
-            .map_err(code)?;
-        if op == "CopyObject" {
-            let source = s3s::dto::CopySource::Bucket {
-                bucket: bucket.into(),
-                key: key.into(),
-                version_id: None,
-            };
-            let (_, _, mut object) = gateway
-                .open_source(&caller.cloned(), &source)
-                .map_err(code)?;
-            let mut bytes = Vec::new();
-            std::io::Read::read_to_end(&mut object.file, &mut bytes).unwrap();
-            return Ok(bytes);
-        }
-        let (mut object, _) = gateway.object(bucket, key, None).map_err(code)?;
-        let mut bytes = Vec::new();
-        std::io::Read::read_to_end(&mut object.file, &mut bytes).unwrap();
-        Ok(bytes)
-    }))
-}
-
-proptest::proptest! {
-    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(8))]
-
-    /// Readers never receive bytes they were not allowed to read, while the owner flips the
-    /// key between a public-read object and a private one (a random sequence of flips): every
-    /// answer is the public bytes, NoSuchKey before the first, or AccessDenied.
-    #[test]
-    fn no_reader_gets_bytes_it_may_not_read(flips in proptest::collection::vec(proptest::bool::ANY, 50..200)) {
-        let dir = tempfile::tempdir().unwrap();
-        let policy = gateway(dir.path());
-        let gw = gateway_over(&policy, dir.path());
-        bucket(&policy, "flip", &owned("alice", Some("public-read")));
-        let bob = s3s::auth::Credentials {
-            access_key: "AKB".into(),
-            secret_key: "sb".to_string().into(),
-        };
-        let done = std::sync::atomic::AtomicBool::new(false);
-        std::thread::scope(|s| {
-            s.spawn(|| {
-                for &public in &flips {
-                    let (bytes, acl): (&[u8], _) = if public {
-                        (b"public bytes", Some("public-read"))
-                    } else {
-                        (b"PRIVATE BYTES", None)
-                    };
-                    publish(&policy, "flip", "x", bytes, &owned("alice", acl));
-                }
-                done.store(true, std::sync::atomic::Ordering::Relaxed);
-            });
-            let readers: Vec<_> = [(None, "GetObject"), (Some(&bob), "GetObject"), (Some(&bob), "CopyObject"), (None, "HeadObject")]
-                .into_iter()
-                .map(|(who, op)| {
-                    let (policy, gw, done) = (&policy, &gw, &done);
-                    s.spawn(move || {
-                        let mut answers = 0;
-                        while !done.load(std::sync::atomic::Ordering::Relaxed) || answers == 0 {
-                            let got = read_through_gate(policy, gw, who, op, ("flip", "x"));
-                            match got {
-                                Ok(bytes) => assert_eq!(bytes, b"public bytes", "{op} by {who:?}"),
-                                Err(code) => assert!(
-                                    code == "AccessDenied" || code == "NoSuchKey",
-                                    "{op}: {code}"
-                                ),
-                            }
-                            answers += 1;
-                        }
-                    })
-                })
-                .collect();
-            for r in readers {
-                r.join().unwrap();
-            }
-        });
-    }
-}
-
-#[test]
-fn an_acl_set_by_a_grantee_changes_only_the_object_it_was_granted_on() {
-    let dir = tempfile::tempdir().unwrap();
-    let policy = gateway(dir.path());
-    let gw = gateway_over(&policy, dir.path());
-    bucket(&policy, "share", &owned("alice", None));
-    // Bob may set the ACL of the object alice shared with him...
-    let granted = Grants {
-        owner: Some("alice".into()),
-        acl: Some(
-            crate::grants::Explicit::from_headers(
-                [
-                    (Perm::Read, None),
-                    (Perm::Write, None),
-                    (Perm::ReadAcp, None),
-                    (Perm::WriteAcp, Some("id=\"bob\"")),
-                    (Perm::FullControl, None),
-                ],
-                &|n| n == "bob",
-            )
-            .unwrap()
-            .unwrap()
-            .encode(),
-        ),
-    };
-    publish(&policy, "share", "y", b"shared", &granted);
-    let bob = s3s::auth::Credentials {
-        access_key: "AKB".into(),
-        secret_key: "sb".to_string().into(),
-    };
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .build()
-        .unwrap();
-    rt.block_on(with_checked_bucket(async {
-        policy
-            .admit(Some(&bob), "PutObjectAcl", &S3Path::object("share", "y"))
-            .unwrap();
-        // ...but alice replaces it with a private one after the check.
-        publish(&policy, "share", "y", b"private", &owned("alice", None));
-        let input = s3s::dto::PutObjectAclInput::builder()
-            .bucket("share".into())
-            .key("y".into())
-            .acl(Some(s3s::dto::ObjectCannedACL::from_static("public-read")))
-            .build()
-            .unwrap();
-        gw.put_object_acl_at(request(input, &bob)).await.unwrap();
-    }));
-    // Her new object stays private: what bob changed was the object he was granted.
-    let now = std::fs::File::open(policy.store.root().join("share/y")).unwrap();
-    assert_eq!(Grants::read(&now).unwrap().acl.as_deref(), Some("private"));
-}
-
-#[test]
-fn a_key_absent_when_checked_is_not_served_when_it_appears() {
-    let dir = tempfile::tempdir().unwrap();
-    let policy = gateway(dir.path());
-    let gw = gateway_over(&policy, dir.path());
-    bucket(&policy, "open", &owned("alice", Some("public-read")));
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .build()
-        .unwrap();
-    let got = rt.block_on(with_checked_bucket(async {
-        // Listing is public, so an absent key is told as absent...
-        policy
-            .admit(None, "GetObject", &S3Path::object("open", "k"))
-            .unwrap();
-        // ...and a private object put there after the check is not served on that decision.
-        publish(&policy, "open", "k", b"PRIVATE", &owned("alice", None));
-        gw.object("open", "k", None).map(|_| ())
-    }));
-    assert_eq!(got.unwrap_err().code().as_str(), "NoSuchKey");
 }

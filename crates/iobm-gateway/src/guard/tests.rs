@@ -364,28 +364,6 @@ fn a_header_signature_names_its_credential_and_signed_headers() {
     assert_eq!(get(&long), "AuthorizationHeaderMalformed");
 }
 
-#[test]
-fn queries_and_escapes_decode_as_s3s_decodes_them() {
-    assert_eq!(percent_decode("a%2Fb%2fc").as_deref(), Some("a/b/c"));
-    assert_eq!(percent_decode("%41%7a").as_deref(), Some("Az"));
-    // What is no escape stays as it is.
-    assert_eq!(percent_decode("%zz%4").as_deref(), Some("%zz%4"));
-    assert_eq!(percent_decode("100%").as_deref(), Some("100%"));
-    assert_eq!(percent_decode("").as_deref(), Some(""));
-    // Bytes that are not UTF-8: none, and replaced where lossy.
-    assert_eq!(percent_decode("%ff"), None);
-    assert_eq!(percent_decode_lossy("a%ffb"), "a\u{fffd}b");
-    let q = Query::parse("a=1&&b&c=x+y%2B&%61=2&d=");
-    assert_eq!(q.names().collect::<Vec<_>>(), ["a", "b", "c", "a", "d"]);
-    assert_eq!(q.get("a"), Some("1"));
-    assert_eq!(q.get("b"), Some(""));
-    assert_eq!(q.get("c"), Some("x y+"));
-    assert_eq!(q.get("d"), Some(""));
-    assert_eq!(q.get("e"), None);
-    assert!(q.has("b") && !q.has("e"));
-    assert_eq!((q.count("a"), q.count("c"), q.count("e")), (2, 1, 0));
-}
-
 fn rewritten(uri: &str, authorization: Option<&str>) -> String {
     let mut req = Request::builder().uri(uri);
     if let Some(a) = authorization {

@@ -1,10 +1,10 @@
 //! The bucket operations of [`Gateway`] (list, create, delete) and the object listings over
 //! them (V1, V2), each a page of [`Gateway::list`]'s walk.
 
-use super::Gateway;
-use crate::acl::Grants;
 use crate::errors::{io_error, store_error};
+use crate::gateway::Gateway;
 use crate::listing::{owner, Query};
+use crate::meta::Grants;
 use crate::multipart;
 use crate::store::StoreError;
 use s3s::dto::*;

@@ -3,13 +3,17 @@
 //! deletes and copies. Every object is served from one open descriptor: its bytes, size, ETag
 //! and metadata all come from the same file.
 
-use super::{check_content_md5, quoted, Declared, Gateway};
-use crate::acl::Grants;
-use crate::conditions::{ReadConditions, WriteCondition};
+use crate::conditions::ReadConditions;
+use crate::errors::meta_error;
 use crate::errors::{io_error, store_error};
-use crate::meta::{check_metadata_size, meta_error, stored_headers, StoredHeaders};
+use crate::gateway::check_metadata_size;
+use crate::gateway::{check_content_md5, quoted, Declared, Gateway};
+use crate::meta::Grants;
+use crate::meta::StoredHeaders;
 use crate::metrics::BucketCounters;
+use crate::store::WriteCondition;
 use crate::store::{hex, is_folder_key, load_meta, store_meta, Meta, Object, StoreError};
+use crate::tagging::stored_headers;
 use bytes::Bytes;
 use s3s::dto::*;
 use s3s::{s3_error, S3Request, S3Response, S3Result};

@@ -1,17 +1,17 @@
 //! Versioning's operations of [`Gateway`]: Put/GetBucketVersioning and ListObjectVersions, a
-//! page of the bucket's keys in S3's order (the current versions' walk of [`crate::walk`]
-//! merged with the kept versions' walk of [`crate::versions::walk`]), each key's versions
+//! page of the bucket's keys in S3's order (the current versions' walk of [`crate::store::walk`]
+//! merged with the kept versions' walk of [`crate::store::versions::walk`]), each key's versions
 //! newest first, delete markers as `DeleteMarker` entries.
 
-use super::{quoted, Gateway};
-use crate::acl::Grants;
 use crate::errors::{io_error, store_error};
+use crate::gateway::{quoted, Gateway};
 use crate::listing::{owner, url_encoded};
 use crate::meta::load_etag;
+use crate::meta::Grants;
+use crate::store::versions::walk::{Kept, KeptWalk};
+use crate::store::walk::Found;
 use crate::store::Object;
-use crate::versions::walk::{Kept, KeptWalk};
 use crate::versions::{Name, VersionId, Versioning};
-use crate::walk::Found;
 use s3s::dto::*;
 use s3s::{s3_error, S3Request, S3Response, S3Result};
 use std::io;
@@ -183,14 +183,14 @@ enum Listed {
 
 /// The current versions' walk and the kept versions' walk merged in key order.
 struct Merged<'a> {
-    current: crate::walk::Walk<'a>,
+    current: crate::store::walk::Walk<'a>,
     kept: KeptWalk,
     next_current: Option<Found>,
     next_kept: Option<Kept>,
 }
 
 impl<'a> Merged<'a> {
-    fn new(mut current: crate::walk::Walk<'a>, mut kept: KeptWalk) -> S3Result<Merged<'a>> {
+    fn new(mut current: crate::store::walk::Walk<'a>, mut kept: KeptWalk) -> S3Result<Merged<'a>> {
         let next_current = current.next_found().map_err(io_error)?;
         let next_kept = kept.next_kept().map_err(io_error)?;
         Ok(Merged {

@@ -6,7 +6,6 @@
 //! directory, take turns, and each sees what the one before it left.
 
 use super::{is_folder_key, split_key, Store, StoreError, Temp, RACE_RETRIES};
-use crate::conditions::{WriteCondition, WriteRefused};
 use crate::confine::crossed_link;
 use crate::meta::load_etag;
 use rustix::fs::{
@@ -16,6 +15,70 @@ use rustix::fs::{
 use rustix::io::Errno;
 use std::fs::File;
 use std::os::fd::{AsFd, BorrowedFd};
+
+/// An `If-Match` or `If-None-Match` value: any object (`*`) or one ETag (without quotes).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Etag {
+    Any,
+    Value(String),
+}
+
+impl Etag {
+    /// Whether the object of ETag `etag` (without quotes) matches.
+    pub fn matches(&self, etag: &str) -> bool {
+        match self {
+            Etag::Any => true,
+            Etag::Value(v) => v == etag,
+        }
+    }
+}
+
+/// What a write requires of the object it replaces.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WriteCondition {
+    /// `If-Match`: an object must be there (404 NoSuchKey otherwise, as S3), with this ETag
+    /// unless `*` (412 otherwise).
+    pub if_match: Option<Etag>,
+    /// `If-None-Match`: `*`, no object may be there; an ETag, the object there (if any) must
+    /// not have it (412 otherwise).
+    pub if_none_match: Option<Etag>,
+}
+
+/// Why a conditional write was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WriteRefused {
+    NoSuchKey,
+    PreconditionFailed,
+}
+
+impl WriteCondition {
+    pub fn is_none(&self) -> bool {
+        self.if_match.is_none() && self.if_none_match.is_none()
+    }
+
+    /// Only the absence of an object is asked for (`If-None-Match: *`): a rename that replaces
+    /// nothing settles it.
+    pub fn needs_absence(&self) -> bool {
+        self.if_match.is_none() && self.if_none_match == Some(Etag::Any)
+    }
+
+    /// Whether the write may replace `current` (the ETag of the object there, if any).
+    pub fn allows(&self, current: Option<&str>) -> Result<(), WriteRefused> {
+        if let Some(want) = &self.if_match {
+            match current {
+                None => return Err(WriteRefused::NoSuchKey),
+                Some(etag) if !want.matches(etag) => return Err(WriteRefused::PreconditionFailed),
+                Some(_) => {}
+            }
+        }
+        match (&self.if_none_match, current) {
+            (Some(unwanted), Some(etag)) if unwanted.matches(etag) => {
+                Err(WriteRefused::PreconditionFailed)
+            }
+            _ => Ok(()),
+        }
+    }
+}
 
 impl From<WriteRefused> for StoreError {
     fn from(r: WriteRefused) -> Self {
@@ -216,10 +279,36 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::conditions::Etag;
     use crate::store::{load_meta, Meta};
     use std::io::Write;
     use std::sync::{Arc, Barrier};
+
+    #[test]
+    fn writes_allow_what_s3_allows() {
+        use WriteRefused::*;
+        let e = "5d41402abc4b2a76b9719d911017c592";
+        let w = |m: Option<Etag>, n: Option<Etag>| WriteCondition {
+            if_match: m,
+            if_none_match: n,
+        };
+        let absent = w(None, Some(Etag::Any));
+        assert!(absent.needs_absence());
+        assert_eq!(absent.allows(None), Ok(()));
+        assert_eq!(absent.allows(Some(e)), Err(PreconditionFailed));
+        let not_e = w(None, Some(Etag::Value(e.into())));
+        assert!(!not_e.needs_absence());
+        assert_eq!(not_e.allows(None), Ok(()));
+        assert_eq!(not_e.allows(Some("other")), Ok(()));
+        assert_eq!(not_e.allows(Some(e)), Err(PreconditionFailed));
+        let is_e = w(Some(Etag::Value(e.into())), None);
+        assert_eq!(is_e.allows(None), Err(NoSuchKey));
+        assert_eq!(is_e.allows(Some("other")), Err(PreconditionFailed));
+        assert_eq!(is_e.allows(Some(e)), Ok(()));
+        let any = w(Some(Etag::Any), None);
+        assert_eq!(any.allows(None), Err(NoSuchKey));
+        assert_eq!(any.allows(Some("other")), Ok(()));
+        assert!(w(None, None).is_none());
+    }
 
     fn temp(store: &Store, body: &[u8]) -> Temp {
         let mut t = store.create_temp().unwrap();

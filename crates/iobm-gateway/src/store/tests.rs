@@ -154,9 +154,9 @@ fn components_longer_than_a_name_are_stored_read_listed_and_deleted() {
     }
     // A conditional write sees the object under its derived name.
     let temp = store.create_temp().unwrap();
-    let absent = crate::conditions::WriteCondition {
+    let absent = crate::store::WriteCondition {
         if_match: None,
-        if_none_match: Some(crate::conditions::Etag::Any),
+        if_none_match: Some(crate::store::Etag::Any),
     };
     assert!(matches!(
         store.publish_if(temp, bucket.as_fd(), "bk1", &keys[1], &absent),

@@ -1,10 +1,15 @@
 //! The ACL operations of the S3 API (Get/PutBucketAcl, Get/PutObjectAcl) over the grants the gate decides from.
 
-use super::*;
+use crate::accounts::Caller;
+use crate::acl::requested;
+use crate::gateway::Gateway;
+use crate::grants::{Explicit, Perm};
+use crate::meta::{Grants, Unreadable};
+use s3s::{s3_error, S3Result};
 
 /// The ACL operations of the S3 API: canned ACLs, `x-amz-grant-*` headers and
 /// access-control-policy bodies ([`crate::grants`]).
-impl crate::s3::Gateway {
+impl Gateway {
     /// Whether `name` is an account of this gateway (what an explicit grant may name).
     fn is_account(&self, name: &str) -> bool {
         self.policy

@@ -3,8 +3,8 @@
 //! walk of one bucket's versions tree, where a key's directory holds its versions (files)
 //! beside the directories of the keys below it. Each directory is read whole when entered.
 
-use super::{decode_component, Name, UNDER_WAY};
 use crate::store::each_entry;
+use crate::versions::{decode_component, Name, UNDER_WAY};
 use rustix::fs::{openat, FileType, Mode, OFlags};
 use rustix::io::Errno;
 use std::io;
