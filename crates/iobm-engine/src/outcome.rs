@@ -1,5 +1,5 @@
 //! What a phase measured: per-worker spans and series, per-operation books, errors by kind,
-//! CPU time and the cache evidence around it; the runner fills it in, the run layer records it.
+//! CPU time; the runner fills it in, the run layer records it.
 
 use crate::control::Control;
 use crate::cpu::CpuTimes;
@@ -7,8 +7,7 @@ use crate::pace::PaceOutcome;
 use crate::stonewall::Stonewall;
 use crate::workload::{Op, Phase};
 use iobm_stats::{Histogram, Series, Trace, WorkerSpan};
-use iobm_target::layers::{ProcessIo, Stack};
-use iobm_target::{error_kind, DeviceCounters};
+use iobm_target::error_kind;
 use std::io;
 use std::time::{Duration, Instant};
 
@@ -50,28 +49,6 @@ pub struct WorkerOutcome {
     pub items: u64,
 }
 
-/// What was dropped from the page cache before a phase.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum CacheDrop {
-    /// Nothing (not asked, or the target has no cache to drop).
-    #[default]
-    Nothing,
-    /// The phase's files' pages (flushed, then `posix_fadvise(DONTNEED)`).
-    Files,
-    /// The whole system's page cache (root: sync, then `drop_caches`).
-    System,
-}
-
-impl CacheDrop {
-    pub fn name(self) -> &'static str {
-        match self {
-            CacheDrop::Nothing => "nothing",
-            CacheDrop::Files => "files",
-            CacheDrop::System => "system",
-        }
-    }
-}
-
 /// Everything measured in one phase.
 #[derive(Debug, Clone)]
 pub struct PhaseOutcome {
@@ -93,18 +70,6 @@ pub struct PhaseOutcome {
     pub by_op: Vec<OpOutcome>,
     pub errors: Vec<ErrorCount>,
     pub cpu: CpuTimes,
-    /// Bytes of the phase's files in the page cache just before it began (targets that can tell).
-    pub resident_before: Option<u64>,
-    /// What was dropped from the page cache before the phase.
-    pub cache_dropped: CacheDrop,
-    /// Device counters before and after the phase (targets backed by a block device).
-    pub device: Option<(DeviceCounters, DeviceCounters)>,
-    /// The layers below the device before and after the phase ([`Target::layers`]).
-    ///
-    /// [`Target::layers`]: iobm_target::Target::layers
-    pub below: Option<(Stack, Stack)>,
-    /// This process's own bytes at the block layer before and after the phase.
-    pub own_io: Option<(ProcessIo, ProcessIo)>,
     /// A paced phase's response times and backlog ([`crate::Phase::pace`]).
     pub pace: Option<PaceOutcome>,
 }
@@ -193,7 +158,7 @@ impl PhaseOutcome {
     }
 
     /// A phase that could not begin: no worker ran, one error says why.
-    pub(crate) fn failed_before_start(
+    pub fn failed_before_start(
         phase: &Phase,
         control: &Control,
         error: &io::Error,
@@ -218,11 +183,6 @@ impl PhaseOutcome {
                 first: format!("{what}: {error}"),
             }],
             cpu: CpuTimes::default(),
-            resident_before: None,
-            cache_dropped: CacheDrop::Nothing,
-            device: None,
-            below: None,
-            own_io: None,
             pace: None,
         }
     }

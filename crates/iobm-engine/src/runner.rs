@@ -1,12 +1,13 @@
 //! The phase runner: prepares every worker, releases them together through a barrier, times
 //! each operation with the monotonic clock, and collects per-worker spans, per-second series,
-//! latency histograms, errors by kind, iobm's CPU time and the cache evidence around the phase.
+//! latency histograms, errors by kind and iobm's CPU time; the evidence around a phase is
+//! gathered by the run layer's probes.
 
 use crate::control::{Control, LivePhase};
 use crate::cpu::CpuTimes;
 use crate::data::Generator;
 use crate::objects::ObjectTask;
-use crate::outcome::{CacheDrop, ErrorCount, OpOutcome, PhaseEnd, PhaseOutcome, WorkerOutcome};
+use crate::outcome::{ErrorCount, OpOutcome, PhaseEnd, PhaseOutcome, WorkerOutcome};
 use crate::pace::{Monotonic, PaceOutcome};
 use crate::steady::{self, SteadyOutcome, SumRanks, Tally};
 use crate::stonewall::{Agree, Wall};
@@ -14,7 +15,6 @@ use crate::task::Task;
 use crate::tasks::file_task;
 use crate::workload::{Layout, Op, Phase, StopRule};
 use iobm_stats::{fill_snapshots, Histogram, Trace, WorkerSpan};
-use iobm_target::layers::ProcessIo;
 use iobm_target::{error_kind, Access, OpenOptions, Target};
 use std::io;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -37,26 +37,6 @@ pub fn prepare_objects(target: &dyn Target, layout: &Layout) -> io::Result<()> {
         handle.close()?;
     }
     Ok(())
-}
-
-/// Drops what the phase asks from the page cache (untimed) and says what was dropped.
-fn drop_caches(target: &dyn Target, phase: &Phase) -> (io::Result<()>, CacheDrop) {
-    if phase.drop_system_cache && iobm_target::posix::drop_system_cache() {
-        return (Ok(()), CacheDrop::System);
-    }
-    if !(phase.drop_cache || phase.drop_system_cache) {
-        return (Ok(()), CacheDrop::Nothing);
-    }
-    let mut dropped = CacheDrop::Nothing;
-    let result = phase
-        .layout
-        .files
-        .iter()
-        .filter_map(|f| target.drop_cache(&f.name))
-        .inspect(|_| dropped = CacheDrop::Files)
-        .collect::<io::Result<Vec<()>>>()
-        .map(|_| ());
-    (result, dropped)
 }
 
 /// Phase-wide coordination between workers.
@@ -140,33 +120,10 @@ pub fn run_phase_ranked(
         counter.bytes.store(0, Ordering::Relaxed);
         counter.ops.store(0, Ordering::Relaxed);
     }
-    let (dropped, cache_dropped) = drop_caches(target, phase);
-    // Every phase that reads file data (bonnie's per-char reads, seeks and rewrites too).
-    let reads_files = matches!(
-        phase.op,
-        Op::Read | Op::GetChar(_) | Op::Seek { .. } | Op::Rewrite | Op::ReadWrite { .. }
-    );
-    let resident_before = (reads_files && !phase.direct)
-        .then(|| {
-            phase
-                .layout
-                .files
-                .iter()
-                .map(|f| target.resident_bytes(&f.name)?.ok())
-                .sum::<Option<u64>>()
-        })
-        .flatten();
-    if let Err(e) = dropped {
-        return PhaseOutcome::failed_before_start(phase, control, &e, "drop the page cache");
-    }
     if phase.direct && !target.capabilities().direct_io {
         let e = io::Error::new(io::ErrorKind::Unsupported, "this target has no O_DIRECT");
         return PhaseOutcome::failed_before_start(phase, control, &e, "open with O_DIRECT");
     }
-    let device_before = target.device_counters();
-    let below_before = target.layers().filter(|s| s.has_layers());
-    let own_before = ProcessIo::now();
-
     let shared = Shared {
         workers,
         abort: AtomicBool::new(false),
@@ -278,9 +235,6 @@ pub fn run_phase_ranked(
         })
     };
     *control.phase.lock().unwrap() = None;
-    let device_after = target.device_counters();
-    let own_after = ProcessIo::now();
-    let below_after = below_before.as_ref().and_then(|_| target.layers());
 
     let mut latency = Histogram::new();
     let mut by_op: Vec<OpOutcome> = OpOutcome::per_class(phase);
@@ -341,11 +295,6 @@ pub fn run_phase_ranked(
         by_op,
         errors,
         cpu,
-        resident_before,
-        cache_dropped,
-        device: device_before.zip(device_after),
-        below: below_before.zip(below_after),
-        own_io: own_before.zip(own_after),
         pace,
     }
 }

@@ -42,11 +42,26 @@ fn short_latency(ns: Option<u64>) -> String {
     })
 }
 
-/// The two bonnie++ tables for one run.
+/// The two bonnie++ tables for one run: the data tests, then the metadata tests if any ran.
 pub fn render_tables(run: &RunResult) -> String {
     let Some(summary) = &run.bonnie else {
         return String::new();
     };
+    let mut out = data_table(run, summary);
+    if META_TESTS.iter().any(|t| find(summary, t).is_some()) {
+        out.push('\n');
+        out.push_str(&meta_table(run, summary));
+    }
+    out
+}
+
+/// A test's "p99/max" latency cell.
+fn latencies(t: &BonnieTest) -> String {
+    format!("{}/{}", short_latency(t.p99_ns), short_latency(t.max_ns))
+}
+
+/// The table of sequential output and input and the seeks, named `label:size`.
+fn data_table(run: &RunResult, summary: &BonnieSummary) -> String {
     let mut out = String::new();
     let file_bytes = run.config.bonnie.as_ref().map_or(0, |b| b.file_bytes);
     let name = format!(
@@ -71,7 +86,7 @@ pub fn render_tables(run: &RunResult) -> String {
     header.push_str(&format!("{:>6} {:>4}", "/sec", "%CP"));
     let _ = writeln!(out, "{}", header.trim_end());
     let mut line = format!("{name:<22}");
-    let mut latencies = format!("{:<22}", "Latency p99/max");
+    let mut latency = format!("{:<22}", "Latency p99/max");
     for test in BYTE_TESTS {
         match find(summary, test) {
             Some(t) => {
@@ -81,69 +96,62 @@ pub fn render_tables(run: &RunResult) -> String {
                     t.mib_per_s.unwrap_or(0.0),
                     t.cpu_pct
                 ));
-                latencies.push_str(&format!(
-                    "{:>20} ",
-                    format!("{}/{}", short_latency(t.p99_ns), short_latency(t.max_ns))
-                ));
+                latency.push_str(&format!("{:>20} ", latencies(t)));
             }
             None => {
                 line.push_str(&format!("{:>20} ", ""));
-                latencies.push_str(&format!("{:>20} ", ""));
+                latency.push_str(&format!("{:>20} ", ""));
             }
         }
     }
     if let Some(t) = find(summary, SEEK_TEST) {
         line.push_str(&format!("{:>6.1} {:>4.0}", t.ops_per_s, t.cpu_pct));
-        latencies.push_str(&format!(
-            "{:>11}",
-            format!("{}/{}", short_latency(t.p99_ns), short_latency(t.max_ns))
-        ));
+        latency.push_str(&format!("{:>11}", latencies(t)));
     }
     let _ = writeln!(out, "{}", line.trim_end());
-    let _ = writeln!(out, "{}", latencies.trim_end());
+    let _ = writeln!(out, "{}", latency.trim_end());
+    out
+}
 
-    if META_TESTS.iter().any(|t| find(summary, t).is_some()) {
-        let b = run.config.bonnie.as_ref();
-        let files = b.map_or(String::new(), |b| {
-            format!(
-                "{}:{}:{}/{}",
-                b.files, b.max_file_bytes, b.min_file_bytes, b.dirs
-            )
-        });
-        out.push('\n');
-        let _ = writeln!(
-            out,
-            "{:<22}{:-^44} {:-^44}",
-            "", " Sequential Create ", " Random Create "
-        );
-        let _ = writeln!(
-            out,
-            "{:<22}{:-^14} {:-^14} {:-^14} {:-^14} {:-^14} {:-^14}",
-            "", " Create ", " Stat ", " Delete ", " Create ", " Stat ", " Delete "
-        );
-        let mut header = format!("{:<22}", "files:max:min/dirs");
-        let mut line = format!("{files:<22}");
-        let mut latencies = format!("{:<22}", "Latency p99/max");
-        for test in META_TESTS {
-            header.push_str(&format!("{:>9} {:>4} ", "/sec", "%CP"));
-            match find(summary, test) {
-                Some(t) => {
-                    line.push_str(&format!("{:>9.0} {:>4.0} ", t.ops_per_s, t.cpu_pct));
-                    latencies.push_str(&format!(
-                        "{:>14} ",
-                        format!("{}/{}", short_latency(t.p99_ns), short_latency(t.max_ns))
-                    ));
-                }
-                None => {
-                    line.push_str(&format!("{:>14} ", ""));
-                    latencies.push_str(&format!("{:>14} ", ""));
-                }
+/// The table of the metadata tests, named by bonnie++'s `-n` (files:max:min/dirs).
+fn meta_table(run: &RunResult, summary: &BonnieSummary) -> String {
+    let mut out = String::new();
+    let b = run.config.bonnie.as_ref();
+    let files = b.map_or(String::new(), |b| {
+        format!(
+            "{}:{}:{}/{}",
+            b.files, b.max_file_bytes, b.min_file_bytes, b.dirs
+        )
+    });
+    let _ = writeln!(
+        out,
+        "{:<22}{:-^44} {:-^44}",
+        "", " Sequential Create ", " Random Create "
+    );
+    let _ = writeln!(
+        out,
+        "{:<22}{:-^14} {:-^14} {:-^14} {:-^14} {:-^14} {:-^14}",
+        "", " Create ", " Stat ", " Delete ", " Create ", " Stat ", " Delete "
+    );
+    let mut header = format!("{:<22}", "files:max:min/dirs");
+    let mut line = format!("{files:<22}");
+    let mut latency = format!("{:<22}", "Latency p99/max");
+    for test in META_TESTS {
+        header.push_str(&format!("{:>9} {:>4} ", "/sec", "%CP"));
+        match find(summary, test) {
+            Some(t) => {
+                line.push_str(&format!("{:>9.0} {:>4.0} ", t.ops_per_s, t.cpu_pct));
+                latency.push_str(&format!("{:>14} ", latencies(t)));
+            }
+            None => {
+                line.push_str(&format!("{:>14} ", ""));
+                latency.push_str(&format!("{:>14} ", ""));
             }
         }
-        let _ = writeln!(out, "{}", header.trim_end());
-        let _ = writeln!(out, "{}", line.trim_end());
-        let _ = writeln!(out, "{}", latencies.trim_end());
     }
+    let _ = writeln!(out, "{}", header.trim_end());
+    let _ = writeln!(out, "{}", line.trim_end());
+    let _ = writeln!(out, "{}", latency.trim_end());
     out
 }
 

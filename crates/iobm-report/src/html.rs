@@ -6,13 +6,13 @@
 mod charts;
 mod servers;
 
-use crate::compare::{verdict_mark, Comparison, Unit};
+use crate::compare::{verdict_mark, Cell, Comparison, Unit};
 use crate::text::render_header;
 use charts::{
-    latency_distribution, latency_over_time, phase_throughput, rank_bars, response_over_time,
-    stepped, steps, worker_bars, MIN_STEPS,
+    latency_distribution, latency_over_time, phase_series, phase_throughput, rank_bars,
+    response_over_time, seconds, stepped, steps, worker_bars, MIB, MIN_STEPS,
 };
-use iobm_results::{PhaseResult, RunResult, Series};
+use iobm_results::{PhaseResult, RunResult};
 use iobm_stats::AggregateKind;
 use serde_json::{json, Value};
 use std::fmt::Write;
@@ -21,8 +21,6 @@ const UPLOT_JS: &str = include_str!("../vendor/uplot/uPlot.iife.min.js");
 const UPLOT_CSS: &str = include_str!("../vendor/uplot/uPlot.min.css");
 const PAGE_JS: &str = include_str!("html/report.js");
 const PAGE_CSS: &str = include_str!("html/report.css");
-
-const MIB: f64 = 1024.0 * 1024.0;
 
 /// Text as HTML.
 fn esc(text: &str) -> String {
@@ -138,27 +136,6 @@ fn warnings(out: &mut String, list: &[String]) {
     out.push_str("</ul>\n");
 }
 
-fn seconds(ns: u64) -> f64 {
-    ns as f64 / 1e9
-}
-
-/// The whole series of a phase over all its workers.
-fn phase_series(phase: &PhaseResult) -> Series {
-    if let Some(all) = &phase.series {
-        return all.clone();
-    }
-    let mut all = Series::new(std::time::Duration::from_nanos(
-        phase
-            .workers
-            .first()
-            .map_or(1_000_000_000, |w| w.series.interval_ns),
-    ));
-    for w in &phase.workers {
-        all.merge(&w.series);
-    }
-    all
-}
-
 /// Total MiB/s over the run's time, each phase from its own start, phases marked; operations
 /// per second for a run of which no phase moves data (a meta run).
 fn run_throughput(run: &RunResult) -> Value {
@@ -193,6 +170,7 @@ fn run_throughput(run: &RunResult) -> Value {
     })
 }
 
+/// One phase's section: its aggregates and lines as the text report has them, then its charts.
 fn phase_section(
     out: &mut String,
     charts: &mut Vec<Value>,
@@ -208,6 +186,23 @@ fn phase_section(
     );
     aggregates_table(out, phase);
     latency_line(out, phase);
+    phase_lines(out, phase);
+    warnings(out, &phase.warnings);
+    let over_time = interval_line(out, phase);
+    out.push_str("<div class=\"charts\">\n");
+    for (suffix, chart) in phase_charts(phase, run, over_time) {
+        if let Some(mut chart) = chart {
+            let id = format!("phase-{i}-{suffix}");
+            chart_div(out, &id);
+            chart["id"] = Value::from(id);
+            charts.push(chart);
+        }
+    }
+    out.push_str("</div>\n</section>\n");
+}
+
+/// A phase's CPU, `--until-stable`, cache verdict and errors.
+fn phase_lines(out: &mut String, phase: &PhaseResult) {
     let _ = writeln!(
         out,
         "<p class=\"cpu\">iobm CPU: {:.2} s user + {:.2} s system{}</p>",
@@ -244,7 +239,10 @@ fn phase_section(
         }
         out.push_str("</ul>\n");
     }
-    warnings(out, &phase.warnings);
+}
+
+/// The intervals the phase was recorded in, and whether they are enough for charts over time.
+fn interval_line(out: &mut String, phase: &PhaseResult) -> bool {
     let all = phase_series(phase);
     let drawn = steps(phase, all.interval_ns, all.bytes.len()).1.len();
     let over_time = drawn >= MIN_STEPS;
@@ -265,8 +263,17 @@ fn phase_section(
             seconds(all.interval_ns)
         );
     }
-    out.push_str("<div class=\"charts\">\n");
-    for (suffix, chart) in [
+    over_time
+}
+
+/// A phase's charts by the suffix of their ids, in the order drawn; those over time only
+/// with `over_time`, and none where the phase has nothing to show.
+fn phase_charts(
+    phase: &PhaseResult,
+    run: &RunResult,
+    over_time: bool,
+) -> [(&'static str, Option<Value>); 7] {
+    [
         (
             "throughput",
             over_time.then(|| phase_throughput(phase, run)),
@@ -284,15 +291,7 @@ fn phase_section(
             (phase.workers.len() > 1).then(|| worker_bars(phase)),
         ),
         ("ranks", rank_bars(phase, run)),
-    ] {
-        if let Some(mut chart) = chart {
-            let id = format!("phase-{i}-{suffix}");
-            chart_div(out, &id);
-            chart["id"] = Value::from(id);
-            charts.push(chart);
-        }
-    }
-    out.push_str("</div>\n</section>\n");
+    ]
 }
 
 fn aggregates_table(out: &mut String, phase: &PhaseResult) {
@@ -386,34 +385,7 @@ pub fn compare_page(runs: &[(String, RunResult)], aggregate: AggregateKind, unit
             esc(test)
         );
         for (r, (label, cells)) in c.labels.iter().zip(&c.cells).enumerate() {
-            let cell = &cells[t];
-            match cell.value {
-                Some(v) => {
-                    let noise = if cell.within_noise { " ~" } else { "" };
-                    let ratio = cell.ratio.filter(|_| r > 0).map_or(String::new(), |r| {
-                        format!(" <span class=\"ratio\">x{r:.2}{noise}</span>")
-                    });
-                    let spread = cell.ci95.map_or(String::new(), |[low, high]| {
-                        format!(" <span class=\"ci\">+-{:.2}</span>", (high - low) / 2.0)
-                    });
-                    let mark = cell.verdict.as_deref().map_or(String::new(), |v| {
-                        format!(
-                            " <span class=\"mark\" data-verdict=\"{}\" title=\"{}\">{}</span>",
-                            esc(v),
-                            esc(v),
-                            esc(verdict_mark(v))
-                        )
-                    });
-                    let _ = write!(
-                        body,
-                        "<td data-run=\"{}\"><span class=\"value\">{v:.2}</span>{spread}{mark} {unit}{ratio}<br><small>p99 {}, CPU {}</small></td>",
-                        esc(label),
-                        latency_text(cell.p99_ns),
-                        cell.cpu_percent.map_or("-".to_string(), |c| format!("{c:.0}%")),
-                    );
-                }
-                None => body.push_str("<td>-</td>"),
-            }
+            body.push_str(&compare_cell(&cells[t], label, unit, r > 0));
         }
         body.push_str("</tr>\n");
         let values: Vec<Value> = c
@@ -428,29 +400,65 @@ pub fn compare_page(runs: &[(String, RunResult)], aggregate: AggregateKind, unit
         }));
     }
     body.push_str("</table>\n");
-    let list = c.warnings();
-    if !list.is_empty() {
-        body.push_str(
-            "<section id=\"compare-warnings\"><h2>Warnings</h2>\n<ul class=\"warnings\">\n",
-        );
-        for (run, tests, w) in list {
-            let _ = writeln!(
-                body,
-                "<li data-run=\"{}\"><b>{} ({})</b>: {}</li>",
-                esc(&run),
-                esc(&run),
-                esc(&tests),
-                esc(&w)
-            );
-        }
-        body.push_str("</ul>\n</section>\n");
-    }
+    compare_warnings(&mut body, &c);
     body.push_str("<div class=\"charts\">\n");
     for t in 0..c.tests.len() {
         chart_div(&mut body, &format!("test-{t}"));
     }
     body.push_str("</div>\n");
     page(&title, &body, &charts)
+}
+
+/// One run's cell of a test: its value with its interval, cache mark, unit and ratio to the
+/// first run (`with_ratio`), then its p99 and CPU.
+fn compare_cell(cell: &Cell, label: &str, unit: &str, with_ratio: bool) -> String {
+    let Some(v) = cell.value else {
+        return "<td>-</td>".to_string();
+    };
+    let noise = if cell.within_noise { " ~" } else { "" };
+    let ratio = cell
+        .ratio
+        .filter(|_| with_ratio)
+        .map_or(String::new(), |r| {
+            format!(" <span class=\"ratio\">x{r:.2}{noise}</span>")
+        });
+    let spread = cell.ci95.map_or(String::new(), |[low, high]| {
+        format!(" <span class=\"ci\">+-{:.2}</span>", (high - low) / 2.0)
+    });
+    let mark = cell.verdict.as_deref().map_or(String::new(), |v| {
+        format!(
+            " <span class=\"mark\" data-verdict=\"{}\" title=\"{}\">{}</span>",
+            esc(v),
+            esc(v),
+            esc(verdict_mark(v))
+        )
+    });
+    format!(
+        "<td data-run=\"{}\"><span class=\"value\">{v:.2}</span>{spread}{mark} {unit}{ratio}<br><small>p99 {}, CPU {}</small></td>",
+        esc(label),
+        latency_text(cell.p99_ns),
+        cell.cpu_percent.map_or("-".to_string(), |c| format!("{c:.0}%")),
+    )
+}
+
+/// The comparison's warnings, each with its run and tests; nothing without.
+fn compare_warnings(body: &mut String, c: &Comparison) {
+    let list = c.warnings();
+    if list.is_empty() {
+        return;
+    }
+    body.push_str("<section id=\"compare-warnings\"><h2>Warnings</h2>\n<ul class=\"warnings\">\n");
+    for (run, tests, w) in list {
+        let _ = writeln!(
+            body,
+            "<li data-run=\"{}\"><b>{} ({})</b>: {}</li>",
+            esc(&run),
+            esc(&run),
+            esc(&tests),
+            esc(&w)
+        );
+    }
+    body.push_str("</ul>\n</section>\n");
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 
 pub mod bonnie;
 pub mod compare;
+mod exporter;
 pub mod html;
 pub mod io500;
 pub mod series;

@@ -3,6 +3,7 @@
 //! percentiles, iobm's own CPU cost, the cache evidence and the warnings.
 
 use crate::table::Table;
+use iobm_results::repeats::Spread;
 use iobm_results::{Environment, PhaseResult, RunResult, RunStatus, SteadyResult};
 use iobm_stats::{format_bytes, format_duration, Rate};
 use std::fmt::Write;
@@ -146,6 +147,20 @@ fn operations_table(phase: &PhaseResult) -> String {
         ]);
     }
     let mut out = table.render("");
+    out.push_str(&keys_lines(phase));
+    // Only object operations have requests and answers.
+    out.push_str(if phase.op == iobm_stats::names::ops::READWRITE || phase.op == "find" {
+        "  (ops/s and MiB/s per operation: its ops or bytes / the phase's wall time)\n"
+    } else {
+        "  (ops/s and MiB/s per operation: its ops or bytes / the phase's wall time; latency: request sent to answer received; TTFB: to the answer's head)\n"
+    });
+    out.push_str(&endpoint_shares(phase));
+    out
+}
+
+/// A line per operation that returned, deleted or matched keys, with their rate.
+fn keys_lines(phase: &PhaseResult) -> String {
+    let mut out = String::new();
     let wall_s = phase.end_ns.saturating_sub(phase.start_ns) as f64 / 1e9;
     for o in phase.operations.iter().filter(|o| o.keys > 0) {
         if o.op == "find" {
@@ -165,12 +180,11 @@ fn operations_table(phase: &PhaseResult) -> String {
             o.keys as f64 / wall_s.max(1e-9)
         );
     }
-    // Only object operations have requests and answers.
-    out.push_str(if phase.op == iobm_stats::names::ops::READWRITE || phase.op == "find" {
-        "  (ops/s and MiB/s per operation: its ops or bytes / the phase's wall time)\n"
-    } else {
-        "  (ops/s and MiB/s per operation: its ops or bytes / the phase's wall time; latency: request sent to answer received; TTFB: to the answer's head)\n"
-    });
+    out
+}
+
+/// Each endpoint's workers and share of the bytes and operations; nothing for one endpoint.
+fn endpoint_shares(phase: &PhaseResult) -> String {
     let mut endpoints: Vec<&str> = phase
         .workers
         .iter()
@@ -178,38 +192,38 @@ fn operations_table(phase: &PhaseResult) -> String {
         .collect();
     endpoints.sort_unstable();
     endpoints.dedup();
-    if endpoints.len() > 1 {
-        let total = phase.bytes().max(1) as f64;
-        let ops_total = phase.workers.iter().map(|w| w.span.ops).sum::<u64>().max(1) as f64;
-        let mut shares = Table::new([
-            "  endpoint",
-            "workers",
-            "bytes",
-            "share of bytes",
-            "ops",
-            "share of ops",
-        ])
-        .left(1);
-        for e in endpoints {
-            let mine: Vec<_> = phase
-                .workers
-                .iter()
-                .filter(|w| w.endpoint.as_deref() == Some(e))
-                .collect();
-            let bytes: u64 = mine.iter().map(|w| w.span.bytes).sum();
-            let ops: u64 = mine.iter().map(|w| w.span.ops).sum();
-            shares.row([
-                format!("  {e}"),
-                mine.len().to_string(),
-                format_bytes(bytes),
-                format!("{:.1}%", bytes as f64 * 100.0 / total),
-                ops.to_string(),
-                format!("{:.1}%", ops as f64 * 100.0 / ops_total),
-            ]);
-        }
-        out.push_str(&shares.render(""));
+    if endpoints.len() <= 1 {
+        return String::new();
     }
-    out
+    let total = phase.bytes().max(1) as f64;
+    let ops_total = phase.workers.iter().map(|w| w.span.ops).sum::<u64>().max(1) as f64;
+    let mut shares = Table::new([
+        "  endpoint",
+        "workers",
+        "bytes",
+        "share of bytes",
+        "ops",
+        "share of ops",
+    ])
+    .left(1);
+    for e in endpoints {
+        let mine: Vec<_> = phase
+            .workers
+            .iter()
+            .filter(|w| w.endpoint.as_deref() == Some(e))
+            .collect();
+        let bytes: u64 = mine.iter().map(|w| w.span.bytes).sum();
+        let ops: u64 = mine.iter().map(|w| w.span.ops).sum();
+        shares.row([
+            format!("  {e}"),
+            mine.len().to_string(),
+            format_bytes(bytes),
+            format!("{:.1}%", bytes as f64 * 100.0 / total),
+            ops.to_string(),
+            format!("{:.1}%", ops as f64 * 100.0 / ops_total),
+        ]);
+    }
+    shares.render("")
 }
 
 /// The rest of a phase that moved no bytes, after its first line: each worker's operations
@@ -361,8 +375,33 @@ fn phase_tail(out: &mut String, phase: &PhaseResult, env: &Environment) {
     if !phase.operations.is_empty() {
         out.push_str(&operations_table(phase));
     }
+    out.push_str(&latency_line(phase));
+    pace::render(out, phase);
+    out.push_str(&cost_lines(phase));
+    out.push_str(&stonewall_line(phase));
+    if let Some(steady) = &phase.until_stable {
+        out.push_str(&steady_line(steady, phase.status));
+    }
+    cache::render(out, phase, env);
+    if let Some(v) = &phase.cache.verdict {
+        let _ = writeln!(out, "  verdict: {}: {}", v.verdict, v.evidence);
+    }
+    for e in &phase.errors {
+        let _ = writeln!(
+            out,
+            "  errors: {} x {} (first: {})",
+            e.count, e.kind, e.first
+        );
+    }
+    for w in &phase.warnings {
+        let _ = writeln!(out, "  warning: {w}");
+    }
+}
+
+/// The latency of one operation (object phases may mix operations and sizes: their line
+/// covers all of them).
+fn latency_line(phase: &PhaseResult) -> String {
     let l = &phase.latency;
-    // Object phases may mix operations and sizes: their latency line covers all of them.
     let what = match phase.operations.len() {
         0 if phase.bytes() == 0 => format!("one {}", phase.op),
         0 => format!(
@@ -373,9 +412,8 @@ fn phase_tail(out: &mut String, phase: &PhaseResult, env: &Environment) {
         1 => format!("one {}", phase.op),
         _ => "any operation of the mix".to_string(),
     };
-    let _ = writeln!(
-        out,
-        "  latency of {what} ({} ops): mean {}  p50 {}  p90 {}  p99 {}  p99.9 {}  max {}",
+    format!(
+        "  latency of {what} ({} ops): mean {}  p50 {}  p90 {}  p99 {}  p99.9 {}  max {}\n",
         l.histogram.count,
         ns(l.mean_ns.map(|m| m as u64)),
         ns(l.p50_ns),
@@ -383,8 +421,13 @@ fn phase_tail(out: &mut String, phase: &PhaseResult, env: &Environment) {
         ns(l.p99_ns),
         ns(l.p999_ns),
         ns(l.max_ns)
-    );
-    pace::render(out, phase);
+    )
+}
+
+/// What the phase cost iobm beside the storage: its CPU, the ranks' gather, the data offered's
+/// sample and the verification.
+fn cost_lines(phase: &PhaseResult) -> String {
+    let mut out = String::new();
     let cpu = &phase.cpu;
     let _ = writeln!(
         out,
@@ -421,36 +464,21 @@ fn phase_tail(out: &mut String, phase: &PhaseResult, env: &Environment) {
             format_duration(Duration::from_nanos(verify_ns))
         );
     }
-    if let (Some(wall), Some(s)) = (&phase.stonewall, phase.settings.stonewall_s) {
-        let items = wall.wear_out_items.map_or("-".into(), |n| n.to_string());
-        let _ = match wall.fewest_at_wall {
-            Some(fewest) => writeln!(
-                out,
-                "  stonewall: {s}s: it stopped {} worker(s), the slowest at {fewest} items; each went on to {items} items (wear-out), which the later phases work on",
-                wall.stopped_workers,
-            ),
-            None => writeln!(
-                out,
-                "  stonewall: {s}s, not reached: every worker did its {items} items"
-            ),
-        };
-    }
-    if let Some(steady) = &phase.until_stable {
-        out.push_str(&steady_line(steady, phase.status));
-    }
-    cache::render(out, phase, env);
-    if let Some(v) = &phase.cache.verdict {
-        let _ = writeln!(out, "  verdict: {}: {}", v.verdict, v.evidence);
-    }
-    for e in &phase.errors {
-        let _ = writeln!(
-            out,
-            "  errors: {} x {} (first: {})",
-            e.count, e.kind, e.first
-        );
-    }
-    for w in &phase.warnings {
-        let _ = writeln!(out, "  warning: {w}");
+    out
+}
+
+/// Where the stonewall stopped the workers, for a stonewalled phase.
+fn stonewall_line(phase: &PhaseResult) -> String {
+    let (Some(wall), Some(s)) = (&phase.stonewall, phase.settings.stonewall_s) else {
+        return String::new();
+    };
+    let items = wall.wear_out_items.map_or("-".into(), |n| n.to_string());
+    match wall.fewest_at_wall {
+        Some(fewest) => format!(
+            "  stonewall: {s}s: it stopped {} worker(s), the slowest at {fewest} items; each went on to {items} items (wear-out), which the later phases work on\n",
+            wall.stopped_workers,
+        ),
+        None => format!("  stonewall: {s}s, not reached: every worker did its {items} items\n"),
     }
 }
 
@@ -539,29 +567,12 @@ pub fn render_repeats(run: &RunResult) -> String {
             ));
         }
         for a in &phase.aggregates {
-            let (spread, unit, scale) = if moves_data {
-                (&a.bytes_per_s, "MiB/s", 1.0 / (1 << 20) as f64)
+            let spread = if moves_data {
+                &a.bytes_per_s
             } else {
-                (&a.ops_per_s, "ops/s", 1.0)
+                &a.ops_per_s
             };
-            let v = |x: f64| format!("{:.2}", x * scale);
-            table.row([
-                phase.name.clone(),
-                a.kind.label().to_string(),
-                unit.to_string(),
-                spread.values.len().to_string(),
-                v(spread.median),
-                v(spread.min),
-                v(spread.max),
-                v(spread.mean),
-                spread
-                    .cv
-                    .map_or("-".to_string(), |cv| format!("{:.1}%", 100.0 * cv)),
-                match spread.ci95 {
-                    Some([l, h]) => format!("{} .. {}", v(l), v(h)),
-                    None => "-".to_string(),
-                },
-            ]);
+            table.row(spread_row(&phase.name, a.kind.label(), spread, moves_data));
             if let Some(why) = &spread.no_interval {
                 if !why_not.contains(why) {
                     why_not.push(why.clone());
@@ -580,4 +591,32 @@ pub fn render_repeats(run: &RunResult) -> String {
         out.push_str(&line);
     }
     out
+}
+
+/// One aggregate's row of the repetitions' table: in MiB/s for a phase that moves data, else
+/// in operations per second.
+fn spread_row(phase: &str, aggregate: &str, spread: &Spread, moves_data: bool) -> [String; 10] {
+    let (unit, scale) = if moves_data {
+        ("MiB/s", 1.0 / (1 << 20) as f64)
+    } else {
+        ("ops/s", 1.0)
+    };
+    let v = |x: f64| format!("{:.2}", x * scale);
+    [
+        phase.to_string(),
+        aggregate.to_string(),
+        unit.to_string(),
+        spread.values.len().to_string(),
+        v(spread.median),
+        v(spread.min),
+        v(spread.max),
+        v(spread.mean),
+        spread
+            .cv
+            .map_or("-".to_string(), |cv| format!("{:.1}%", 100.0 * cv)),
+        match spread.ci95 {
+            Some([l, h]) => format!("{} .. {}", v(l), v(h)),
+            None => "-".to_string(),
+        },
+    ]
 }

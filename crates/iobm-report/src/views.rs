@@ -1,73 +1,48 @@
-//! The files a run is saved as besides its JSON document: each view, the flag that asks for it,
-//! its renderer and whether it is written once from the whole run or appended to after each
-//! repetition, in one list (`VIEWS`), so a new format is added in one place.
+//! The files a run is saved as besides its JSON document, in one list ([`FORMATS`]) that the
+//! command line's flags and the run layer's outputs read: a new format is one module of
+//! `views/` implementing [`Exporter`] and one line here.
 
-use iobm_results::RunResult;
+mod bonnie_csv;
+mod page;
+mod series;
 
-/// A file made from a whole run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum View {
-    /// The time series as tidy CSV (`--csv`).
-    Series,
-    /// The self-contained HTML page (`--html`).
-    Page,
-    /// bonnie++'s CSV line, one per repetition appended to the file (`--bonnie-csv`), as
-    /// bonnie++ users collect many runs in one file for `bon_csv2html`.
-    BonnieCsv,
-}
+pub use crate::exporter::{Commands, Exporter, Format, Written};
 
-/// Every view, in the order they are written.
-pub const VIEWS: [View; 3] = [View::Series, View::Page, View::BonnieCsv];
-
-impl View {
-    /// The flag that asks for this view.
-    pub fn flag(self) -> &'static str {
-        match self {
-            View::Series => "--csv",
-            View::Page => "--html",
-            View::BonnieCsv => "--bonnie-csv",
-        }
-    }
-
-    /// Appended to after each repetition rather than written once from the last run.
-    pub fn appends(self) -> bool {
-        self == View::BonnieCsv
-    }
-
-    /// The view of `run` (its per-worker series attached where it has a side file).
-    pub fn render(self, run: &RunResult) -> String {
-        match self {
-            View::Series => crate::series::csv(run),
-            View::Page => crate::html::run_page(run),
-            View::BonnieCsv => crate::bonnie::csv_line(run).map_or(String::new(), |l| l + "\n"),
-        }
-    }
-}
+/// Every format, in the order their flags are listed and their files written.
+pub const FORMATS: &[Format] = &[series::FORMAT, page::FORMAT, bonnie_csv::FORMAT];
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use iobm_results::RunResult;
+
+    fn format(name: &str) -> &'static Format {
+        FORMATS.iter().find(|f| f.name == name).unwrap()
+    }
 
     #[test]
-    fn every_view_has_its_own_flag_and_renderer() {
-        let flags: Vec<&str> = VIEWS.iter().map(|v| v.flag()).collect();
+    fn every_format_has_its_own_flag_and_exporter() {
+        let flags: Vec<String> = FORMATS.iter().map(Format::flag).collect();
         assert_eq!(flags, ["--csv", "--html", "--bonnie-csv"]);
-        let appended: Vec<bool> = VIEWS.iter().map(|v| v.appends()).collect();
+        let appended: Vec<bool> = FORMATS
+            .iter()
+            .map(|f| f.written == Written::EachRepetition)
+            .collect();
         assert_eq!(appended, [false, false, true]);
         let run: RunResult =
             RunResult::from_json(include_str!("../../iobm/tests/fixtures/stream.json")).unwrap();
-        assert!(
-            View::Series.render(&run).starts_with("run_id,phase,"),
-            "{}",
-            &View::Series.render(&run)[..80]
-        );
-        assert!(View::Page.render(&run).starts_with("<!doctype html>"));
+        let series = format("csv").exporter.export(&run);
+        assert!(series.starts_with("run_id,phase,"), "{}", &series[..80]);
+        assert!(format("html")
+            .exporter
+            .export(&run)
+            .starts_with("<!doctype html>"));
         // A stream run has no bonnie++ table, so no line.
-        assert_eq!(View::BonnieCsv.render(&run), "");
+        assert_eq!(format("bonnie-csv").exporter.export(&run), "");
         let bonnie: RunResult =
             RunResult::from_json(include_str!("../../iobm/tests/fixtures/bonnie-tmpfs.json"))
                 .unwrap();
-        let line = View::BonnieCsv.render(&bonnie);
+        let line = format("bonnie-csv").exporter.export(&bonnie);
         assert!(
             line.starts_with("1.98,iobm-") && line.ends_with('\n'),
             "{line}"

@@ -6,7 +6,7 @@
 use crate::ranks::{absorb, merge_operations, worst};
 use crate::record::{cpu_usage, latency};
 use iobm_results::checks::{check, Machine};
-use iobm_results::{config_hash, PhaseResult, RankInfo, RunResult, Series};
+use iobm_results::{config_hash, OperationResult, PhaseResult, RankInfo, RunResult, Series};
 use iobm_stats::{aggregates, format_bytes, Histogram, Progress, Trace};
 
 /// Why runs cannot be merged, if they cannot.
@@ -87,30 +87,34 @@ fn progress_between(trace: &Trace, start_ns: u64, t: u64) -> Progress {
     before.1
 }
 
-/// One merged phase of `phases` (the same phase of every run, its stamps already on the
-/// common clock), cut to `window` when given; returns it and the bytes cut away.
-fn merge_phase(
-    phases: Vec<PhaseResult>,
-    window: Option<(u64, u64)>,
-    machine: &Machine,
-) -> (PhaseResult, u64) {
-    let mut histogram = Histogram::new();
+/// What the same phase of every run adds up to as they are merged.
+#[derive(Default)]
+struct Sums {
+    latency: Histogram,
     // Paced runs: every run's response times, and its own target (each ran its rate).
-    let (mut response, mut target) = (Histogram::new(), 0.0);
-    let (mut user_s, mut system_s) = (0.0, 0.0);
-    let mut operations = Vec::new();
-    let mut traces: Vec<Trace> = Vec::new();
-    let mut cut = 0u64;
-    let mut merged: Option<PhaseResult> = None;
-    for (run, mut phase) in phases.into_iter().enumerate() {
-        histogram += &Histogram::from_data(&phase.latency.histogram);
+    response: Histogram,
+    target: f64,
+    user_s: f64,
+    system_s: f64,
+    /// Each run's operations by kind.
+    operations: Vec<Vec<OperationResult>>,
+    /// Each worker's trace, in the order of the merged phase's workers.
+    traces: Vec<Trace>,
+    /// The bytes cut away outside the window.
+    cut: u64,
+}
+
+impl Sums {
+    /// Adds run `run`'s `phase`, its workers (and operations) cut to `window` when given.
+    fn add(&mut self, run: usize, phase: &mut PhaseResult, window: Option<(u64, u64)>) {
+        self.latency += &Histogram::from_data(&phase.latency.histogram);
         if let Some(p) = &phase.pace {
-            response += &Histogram::from_data(&p.response.histogram);
-            target += p.target_ops_per_s;
+            self.response += &Histogram::from_data(&p.response.histogram);
+            self.target += p.target_ops_per_s;
         }
-        user_s += phase.cpu.user_s;
-        system_s += phase.cpu.system_s;
-        operations.push(std::mem::take(&mut phase.operations));
+        self.user_s += phase.cpu.user_s;
+        self.system_s += phase.cpu.system_s;
+        let mut operations = std::mem::take(&mut phase.operations);
         for w in &mut phase.workers {
             w.rank = run as u32;
             let trace = series_trace(&w.series, phase.start_ns, w.span.end_ns);
@@ -118,7 +122,7 @@ fn merge_phase(
             let end = window.map_or(w.span.end_ns, |(_, to)| w.span.end_ns.min(to).max(start));
             let (trace, kept) = cut_trace(&trace, phase.start_ns, (start, end));
             if window.is_some() {
-                cut += w.span.bytes.saturating_sub(kept.bytes);
+                self.cut += w.span.bytes.saturating_sub(kept.bytes);
                 w.span.start_ns = start;
                 w.span.end_ns = end;
                 w.span.bytes = kept.bytes;
@@ -126,11 +130,11 @@ fn merge_phase(
                 // warp's window needs operation stamps the series cannot give.
                 w.span.first_op_end_ns = 0;
             }
-            traces.push(trace);
+            self.traces.push(trace);
         }
         if let Some(window) = window {
             // Each kind of operation cut to the window the same way, from its own series.
-            for o in operations.last_mut().into_iter().flatten() {
+            for o in &mut operations {
                 if let Some(series) = &o.series {
                     let trace = series_trace(series, phase.start_ns, phase.end_ns);
                     let (_, kept) = cut_trace(&trace, phase.start_ns, window);
@@ -139,6 +143,21 @@ fn merge_phase(
                 }
             }
         }
+        self.operations.push(operations);
+    }
+}
+
+/// One merged phase of `phases` (the same phase of every run, its stamps already on the
+/// common clock), cut to `window` when given; returns it and the bytes cut away.
+fn merge_phase(
+    phases: Vec<PhaseResult>,
+    window: Option<(u64, u64)>,
+    machine: &Machine,
+) -> (PhaseResult, u64) {
+    let mut sums = Sums::default();
+    let mut merged: Option<PhaseResult> = None;
+    for (run, mut phase) in phases.into_iter().enumerate() {
+        sums.add(run, &mut phase, window);
         absorb(&mut merged, phase);
     }
     let mut phase = merged.expect("at least one run");
@@ -152,13 +171,22 @@ fn merge_phase(
     let active = || spans.iter().filter(|s| s.end_ns > s.start_ns);
     let last_start = active().map(|s| s.start_ns).max().unwrap_or(0);
     let first_end = active().map(|s| s.end_ns).min().unwrap_or(0);
-    for (w, trace) in phase.workers.iter_mut().zip(&traces) {
+    for (w, trace) in phase.workers.iter_mut().zip(&sums.traces) {
         w.span.at_all_started = progress_between(trace, w.span.start_ns, last_start);
         w.span.at_first_done = progress_between(trace, w.span.start_ns, first_end);
     }
-    phase.latency = latency(phase.latency.measures.clone(), &histogram);
-    phase.operations = merge_operations(operations, phase.end_ns.saturating_sub(phase.start_ns));
-    phase.cpu = cpu_usage(user_s, system_s, phase.bytes());
+    let cut = sums.cut;
+    summarize(&mut phase, sums, machine);
+    (phase, cut)
+}
+
+/// The merged phase's figures recomputed from the sums and its workers, and checked; what
+/// each run read of a shared server or its own machine is not summed, so left out.
+fn summarize(phase: &mut PhaseResult, sums: Sums, machine: &Machine) {
+    phase.latency = latency(phase.latency.measures.clone(), &sums.latency);
+    let wall_ns = phase.end_ns.saturating_sub(phase.start_ns);
+    phase.operations = merge_operations(sums.operations, wall_ns);
+    phase.cpu = cpu_usage(sums.user_s, sums.system_s, phase.bytes());
     // Each run's reading of a shared server's counters covers every client: not summed.
     phase.cache.servers.clear();
     phase.cache.device = None;
@@ -167,19 +195,52 @@ fn merge_phase(
     phase.cache.below.clear();
     phase.aggregates = aggregates(&phase.spans());
     let ops = phase.spans().iter().map(|s| s.ops).sum();
-    let wall_ns = phase.end_ns.saturating_sub(phase.start_ns);
     if let Some(p) = phase.pace.as_mut() {
-        p.response = latency(p.response.measures.clone(), &response);
-        p.target_ops_per_s = target;
+        p.response = latency(p.response.measures.clone(), &sums.response);
+        p.target_ops_per_s = sums.target;
         p.assess(ops, wall_ns);
     }
-    check(&mut phase, machine);
-    (phase, cut)
+    check(phase, machine);
 }
 
 /// The runs merged into one, on the first run's clock; `whole` keeps every run's whole span
 /// instead of the window in which all were active.
 pub fn merge_runs(runs: Vec<(String, RunResult)>, whole: bool, argv: Vec<String>) -> RunResult {
+    let mut merged = merged_run(&runs, argv);
+    let mut warnings = vec![clock_warning(&runs)];
+    let machine = Machine::of(&merged);
+    for p in 0..runs[0].1.phases.len() {
+        let phases = on_first_clock(&runs, p);
+        let from = phases.iter().map(|p| p.start_ns).max().unwrap_or(0);
+        let to = phases.iter().map(|p| p.end_ns).min().unwrap_or(0);
+        let total: u64 = phases.iter().map(|p| p.bytes()).sum();
+        let name = phases[0].name.clone();
+        let (phase, cut) = merge_phase(phases, (!whole).then_some((from, to)), &machine);
+        if !whole {
+            if to <= from {
+                warnings.push(format!(
+                    "{name}: the runs were never all active at once: nothing is left (merge with --whole to keep everything)"
+                ));
+            } else if cut > 0 {
+                warnings.push(format!(
+                    "{name}: kept the {:.3}s in which every run was active; cut {} of {} ({:.1}%) done outside it (--whole keeps everything)",
+                    (to - from) as f64 / 1e9,
+                    format_bytes(cut),
+                    format_bytes(total),
+                    100.0 * cut as f64 / total.max(1) as f64
+                ));
+            }
+        }
+        merged.phases.push(phase);
+    }
+    warnings.append(&mut merged.warnings);
+    merged.warnings = warnings;
+    merged
+}
+
+/// The merged run without its phases: the first run's, with every run as a rank, every
+/// run's data set, endpoints, warnings (named by run), status and what it left behind.
+fn merged_run(runs: &[(String, RunResult)], argv: Vec<String>) -> RunResult {
     let origin = runs[0].1.clock.origin_unix_ns;
     let mut merged = runs[0].1.clone();
     merged.warnings.clear();
@@ -206,17 +267,6 @@ pub fn merge_runs(runs: Vec<(String, RunResult)>, whole: bool, argv: Vec<String>
     if let Some(s3) = merged.config.s3.as_mut() {
         s3.endpoints = all;
     }
-    let mut warnings = vec![format!(
-        "merged from {} runs by their wall clocks, which agree only as well as NTP keeps them (each run's: {}); the latencies, errors and per-second series cover each run's whole phases",
-        runs.len(),
-        runs.iter()
-            .map(|(name, r)| format!(
-                "{name}: {}",
-                r.clock.wall_clock.as_deref().unwrap_or("not recorded")
-            ))
-            .collect::<Vec<_>>()
-            .join("; ")
-    )];
     for (index, (name, run)) in runs.iter().enumerate() {
         merged.ranks.push(RankInfo {
             rank: index as u32,
@@ -232,42 +282,35 @@ pub fn merge_runs(runs: Vec<(String, RunResult)>, whole: bool, argv: Vec<String>
             merged.left_behind.extend(run.left_behind.iter().cloned());
         }
     }
-    let machine = Machine::of(&merged);
-    for p in 0..runs[0].1.phases.len() {
-        let phases: Vec<PhaseResult> = runs
-            .iter()
-            .map(|(_, run)| {
-                let mut phase = run.phases[p].clone();
-                let shift = |t: u64| {
-                    (t as i128 + run.clock.origin_unix_ns as i128 - origin as i128).max(0) as u64
-                };
-                phase.move_stamps(shift);
-                phase
-            })
-            .collect();
-        let from = phases.iter().map(|p| p.start_ns).max().unwrap_or(0);
-        let to = phases.iter().map(|p| p.end_ns).min().unwrap_or(0);
-        let total: u64 = phases.iter().map(|p| p.bytes()).sum();
-        let name = phases[0].name.clone();
-        let (phase, cut) = merge_phase(phases, (!whole).then_some((from, to)), &machine);
-        if !whole {
-            if to <= from {
-                warnings.push(format!(
-                    "{name}: the runs were never all active at once: nothing is left (merge with --whole to keep everything)"
-                ));
-            } else if cut > 0 {
-                warnings.push(format!(
-                    "{name}: kept the {:.3}s in which every run was active; cut {} of {} ({:.1}%) done outside it (--whole keeps everything)",
-                    (to - from) as f64 / 1e9,
-                    format_bytes(cut),
-                    format_bytes(total),
-                    100.0 * cut as f64 / total.max(1) as f64
-                ));
-            }
-        }
-        merged.phases.push(phase);
-    }
-    warnings.append(&mut merged.warnings);
-    merged.warnings = warnings;
     merged
+}
+
+/// That the runs were put on one clock by their wall clocks, and what each run's was.
+fn clock_warning(runs: &[(String, RunResult)]) -> String {
+    format!(
+        "merged from {} runs by their wall clocks, which agree only as well as NTP keeps them (each run's: {}); the latencies, errors and per-second series cover each run's whole phases",
+        runs.len(),
+        runs.iter()
+            .map(|(name, r)| format!(
+                "{name}: {}",
+                r.clock.wall_clock.as_deref().unwrap_or("not recorded")
+            ))
+            .collect::<Vec<_>>()
+            .join("; ")
+    )
+}
+
+/// Phase `p` of every run, its stamps moved onto the first run's clock.
+fn on_first_clock(runs: &[(String, RunResult)], p: usize) -> Vec<PhaseResult> {
+    let origin = runs[0].1.clock.origin_unix_ns;
+    runs.iter()
+        .map(|(_, run)| {
+            let mut phase = run.phases[p].clone();
+            let shift = |t: u64| {
+                (t as i128 + run.clock.origin_unix_ns as i128 - origin as i128).max(0) as u64
+            };
+            phase.move_stamps(shift);
+            phase
+        })
+        .collect()
 }

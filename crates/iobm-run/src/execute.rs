@@ -2,16 +2,15 @@
 //! 0), handing the run to its observers after each merged phase; stops at the first phase that
 //! was interrupted or failed on any rank.
 
-use crate::around::{with_servers, Around};
 use crate::observe::Observer;
 use crate::offered;
-use crate::progress;
+use crate::probe::{Probes, Refusal, Scene};
 use crate::progress::ProgressLine;
 use crate::ranks::{RankPhase, Ranks};
 use crate::record::phase_result;
-use iobm_engine::{run_phase_ranked, Control, Op, Phase, PhaseOutcome, StopRule, Tally};
+use iobm_engine::{Control, Op, Phase, PhaseOutcome, StopRule, Tally};
 use iobm_results::checks::{check, Machine};
-use iobm_results::{PhaseResult, RunResult, RunStatus};
+use iobm_results::{RunResult, RunStatus};
 use iobm_target::Target;
 use std::sync::Arc;
 
@@ -34,39 +33,45 @@ pub fn execute(
     }
     let host = run.environment.hostname.clone();
     let machine = Machine::of(run);
-    let around = Around::of(run);
+    let mut probes = Probes::of(run, control.origin);
     for index in 0..phases.len() {
         if !ranks.all(!control.stop_requested()) {
             run.status = RunStatus::Interrupted;
             break;
         }
         let phase = phases[index].clone();
-        // Outside the phase's timing: the servers' caches dropped (rank 0, once for all).
-        let servers_dropped = match drop_servers(&around, &phase, ranks) {
-            Ok(dropped) => dropped,
-            Err(why) => {
+        let scene = Scene {
+            phase: &phase,
+            target,
+            ranks,
+        };
+        // Outside the phase's timing: what the probes read before it (and through it).
+        let (outcome, ticking) = match probes.before(&scene) {
+            Ok(()) => {
+                let ticking = probes.ticking(&scene);
+                (run_on_ranks(target, &phase, control, ranks), Some(ticking))
+            }
+            Err(Refusal::Phase(e, what)) => (
+                PhaseOutcome::failed_before_start(&phase, control, &e, what),
+                None,
+            ),
+            Err(Refusal::Run(why)) => {
+                if ranks.is_root() {
+                    eprintln!("iobm: {why}");
+                }
                 run.warnings.push(why);
                 run.status = RunStatus::Failed;
                 break;
             }
         };
-        let servers_before = if ranks.is_root() {
-            around.servers()
-        } else {
-            Vec::new()
-        };
-        // Rank 0 reads the servers through the phase too, until its merge is done.
-        let sampler = ranks
-            .is_root()
-            .then(|| around.sample(&servers_before, phase.interval, control.origin))
-            .flatten();
-        let nics_before = around.nics();
-        let outcome = run_ranked(target, &phase, control, ranks);
-        let nics_after = around.nics();
         limit_later(&mut phases[index + 1..], &phase, &outcome);
         let mut recorded = phase_result(&phase, &outcome, ranks.rank(), &host, &machine);
-        mark(&mut recorded, target, servers_dropped);
-        recorded.cache.wire = around.wire(&nics_before, &nics_after);
+        // Object phases: the endpoint each worker sent its requests to, before the merge adds
+        // up each endpoint's series.
+        for w in &mut recorded.workers {
+            w.endpoint = target.endpoint_of(w.worker as usize).map(str::to_string);
+        }
+        probes.after(&scene, &outcome, &mut recorded);
         // Outside the phase's timing and CPU: what its data offered the storage.
         recorded.offered = offered::measure(&phase, phase.verify.unwrap_or(control.run_id));
         let local = RankPhase {
@@ -76,13 +81,8 @@ pub fn execute(
         };
         let mut status = RunStatus::Complete;
         if let Some(mut merged) = ranks.merge(local, run.clock.origin_unix_ns, &machine) {
-            if around.active() {
-                // Every rank is done with the phase once the merge has gathered it.
-                let servers_after = around.servers();
-                let evidence = around.evidence(&servers_before, &servers_after, sampler);
-                merged.cache.servers.extend(evidence);
-                check(&mut merged, &machine);
-            }
+            probes.merged(&scene, ticking, &mut merged);
+            check(&mut merged, &machine);
             status = merged.status;
             run.phases.push(merged);
             for o in observers.iter_mut() {
@@ -97,56 +97,19 @@ pub fn execute(
     }
 }
 
-/// Runs `phase` on this rank's workers, with every rank's.
-fn run_ranked(
+/// The engine's run of `phase` on this rank: its workers released together with every rank's,
+/// a stonewall's wear-out the most any worker of any rank did, `--until-stable`'s rate that of
+/// every rank's workers.
+fn run_on_ranks(
     target: &dyn Target,
     phase: &Phase,
     control: &Control,
     ranks: &Ranks,
 ) -> PhaseOutcome {
-    // A stonewall's wear-out is the most any worker of any rank did.
     let agree = |most: u64| ranks.max(most);
-    // --until-stable's rate is of every rank's workers.
     let sum = |mine: Tally| ranks.sum_tally(mine);
     let gate = || ranks.barrier();
-    run_phase_ranked(target, phase, control, &gate, &agree, &sum)
-}
-
-/// Marks this rank's record of a phase: the endpoint each worker of an object phase sent its
-/// requests to (before the merge adds up each endpoint's series), the servers' caches dropped.
-fn mark(recorded: &mut PhaseResult, target: &dyn Target, servers_dropped: bool) {
-    for w in &mut recorded.workers {
-        w.endpoint = target.endpoint_of(w.worker as usize).map(str::to_string);
-    }
-    if servers_dropped {
-        recorded.settings.cache_dropped = with_servers(&recorded.settings.cache_dropped);
-        recorded.settings.drop_cache = true;
-    }
-}
-
-/// Drops the servers' caches before `phase` when it asks (rank 0, once for all ranks): whether
-/// they were dropped, or why not (every rank's failure, printed at rank 0).
-fn drop_servers(around: &Around, phase: &Phase, ranks: &Ranks) -> Result<bool, String> {
-    if !around.drops_before(phase) {
-        return Ok(false);
-    }
-    let dropped: Result<(), String> = if ranks.is_root() {
-        progress::note(&format!(
-            "dropping the servers' caches before '{}' ...",
-            phase.name
-        ));
-        let done = around.drop_servers(&phase.name).map(|_| ());
-        progress::clear_line();
-        done
-    } else {
-        Ok(())
-    };
-    ranks.share(&dropped).inspect_err(|why| {
-        if ranks.is_root() {
-            eprintln!("iobm: {why}");
-        }
-    })?;
-    Ok(true)
+    iobm_engine::run_phase_ranked(target, phase, control, &gate, &agree, &sum)
 }
 
 /// Limits the `later` phases to what `phase` did: those on the files of a write that stopped

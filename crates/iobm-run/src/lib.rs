@@ -6,16 +6,17 @@
 //! run goes: [`observe`]), draws the progress line, handles Ctrl-C ([`signals`]) and maps the
 //! outcome to an exit code ([`exit`]).
 
-pub mod around;
 pub mod atomic;
 pub mod combine;
 pub mod execute;
 pub mod exit;
+pub mod http;
 pub mod lifecycle;
 pub mod observe;
 pub mod offered;
 pub mod outputs;
 pub mod plan;
+pub mod probe;
 pub mod progress;
 pub mod ranks;
 pub mod recompute;

@@ -1,10 +1,10 @@
 //! Where a run's result goes: the JSON document (saved after every phase, and at the end), the
-//! run's label, and the views asked for (`iobm_report::views`), written at rank 0 from the whole
-//! run or appended to after each repetition.
+//! run's label, and the views asked for (`iobm_report::views::FORMATS`), each written at rank 0
+//! as its format says: once from the whole run, or appended to after each repetition.
 
 use crate::exit::Failure;
 use crate::session::describe_io;
-use iobm_report::views::View;
+use iobm_report::views::{Format, Written};
 use iobm_results::RunResult;
 use std::path::{Path, PathBuf};
 
@@ -13,14 +13,14 @@ use std::path::{Path, PathBuf};
 pub struct Outputs {
     pub json: Option<PathBuf>,
     pub label: Option<String>,
-    /// Each view asked for, with its file.
-    pub views: Vec<(View, PathBuf)>,
+    /// Each view asked for, with its file, in the order of `iobm_report::views::FORMATS`.
+    pub views: Vec<(&'static Format, PathBuf)>,
 }
 
 impl Outputs {
     /// Writes each view made from the whole run to its file, after the run.
     pub fn save_views(&self, run: &RunResult) -> Result<(), Failure> {
-        let mut whole = self.views.iter().filter(|(v, _)| !v.appends()).peekable();
+        let mut whole = self.written(Written::Once).peekable();
         if whole.peek().is_none() {
             return Ok(());
         }
@@ -31,8 +31,8 @@ impl Outputs {
             whole
         });
         let run = restored.as_ref().unwrap_or(run);
-        for (view, path) in whole {
-            save(view.flag(), path, &view.render(run))?;
+        for (format, path) in whole {
+            save(&format.flag(), path, &format.exporter.export(run))?;
         }
         Ok(())
     }
@@ -40,7 +40,7 @@ impl Outputs {
     /// Appends this repetition to each view that collects repetitions. The whole file is
     /// rewritten atomically, so a failure leaves the old one whole.
     pub fn save_repetition(&self, run: &RunResult) -> Result<(), Failure> {
-        for (view, path) in self.views.iter().filter(|(v, _)| v.appends()) {
+        for (format, path) in self.written(Written::EachRepetition) {
             let mut text = match std::fs::read_to_string(path) {
                 Ok(old) if !old.is_empty() && !old.ends_with('\n') => old + "\n",
                 Ok(old) => old,
@@ -48,16 +48,21 @@ impl Outputs {
                 Err(e) => {
                     return Err(Failure::run(format!(
                         "{} {}: cannot read: {}",
-                        view.flag(),
+                        format.flag(),
                         path.display(),
                         describe_io(&e)
                     )))
                 }
             };
-            text.push_str(&view.render(run));
-            save(view.flag(), path, &text)?;
+            text.push_str(&format.exporter.export(run));
+            save(&format.flag(), path, &text)?;
         }
         Ok(())
+    }
+
+    /// The views asked for that are written so.
+    fn written(&self, written: Written) -> impl Iterator<Item = &(&'static Format, PathBuf)> {
+        self.views.iter().filter(move |(f, _)| f.written == written)
     }
 }
 
@@ -76,6 +81,11 @@ pub fn save(flag: &str, path: &Path, text: &str) -> Result<(), Failure> {
 mod tests {
     use super::*;
 
+    fn format(name: &str) -> &'static Format {
+        let mut formats = iobm_report::views::FORMATS.iter();
+        formats.find(|f| f.name == name).unwrap()
+    }
+
     fn bonnie_run() -> RunResult {
         RunResult::from_json(include_str!("../../iobm/tests/fixtures/bonnie-tmpfs.json")).unwrap()
     }
@@ -88,7 +98,10 @@ mod tests {
         std::fs::write(&csv, "earlier").unwrap();
         let html = dir.path().join("r.html");
         let outputs = Outputs {
-            views: vec![(View::BonnieCsv, csv.clone()), (View::Page, html.clone())],
+            views: vec![
+                (format("bonnie-csv"), csv.clone()),
+                (format("html"), html.clone()),
+            ],
             ..Outputs::default()
         };
         let run = bonnie_run();
@@ -99,7 +112,10 @@ mod tests {
         assert_eq!(lines.len(), 3, "{text}");
         assert_eq!(lines[0], "earlier");
         assert_eq!(lines[1], lines[2]);
-        assert_eq!(format!("{}\n", lines[1]), View::BonnieCsv.render(&run));
+        assert_eq!(
+            format!("{}\n", lines[1]),
+            format("bonnie-csv").exporter.export(&run)
+        );
         // The page is made once, from the whole run, and not by a repetition.
         assert!(!html.exists());
         outputs.save_views(&run).unwrap();
@@ -114,7 +130,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let csv = dir.path().join("missing").join("b.csv");
         let outputs = Outputs {
-            views: vec![(View::BonnieCsv, csv.clone())],
+            views: vec![(format("bonnie-csv"), csv.clone())],
             ..Outputs::default()
         };
         let err = outputs.save_repetition(&bonnie_run()).unwrap_err();

@@ -1,18 +1,17 @@
 //! Turns what the engine measured in a phase into the result contract: per-worker records,
-//! aggregates with formulas, latency summary, CPU cost, cache evidence and warnings.
+//! aggregates with formulas, latency summary, CPU cost and warnings (the evidence around the
+//! phase is the probes', [`crate::probe`]).
 
 use iobm_engine::{
-    CacheDrop, FsyncPolicy, MetaOp, Op, PaceOutcome, PerChar, Phase, PhaseEnd, PhaseOutcome,
-    StopRule,
+    FsyncPolicy, MetaOp, Op, PaceOutcome, PerChar, Phase, PhaseEnd, PhaseOutcome, SteadyOutcome,
+    Stonewall, StopRule,
 };
 use iobm_results::checks::{check, Machine};
-use iobm_results::storage::{BackingFile, Below, BottomIo, OwnIo};
 use iobm_results::{
-    CacheEvidence, CpuUsage, DeviceIo, ErrorCount, Latency, OperationResult, PaceResult,
-    PhaseResult, PhaseSettings, RunStatus, WorkerResult,
+    CacheEvidence, CpuUsage, ErrorCount, Latency, OperationResult, PaceResult, PhaseResult,
+    PhaseSettings, RunStatus, SteadyResult, StonewallResult, WorkerResult,
 };
 use iobm_stats::{aggregates, Histogram};
-use iobm_target::layers::Stack;
 
 pub fn duration_s(stop: StopRule) -> Option<f64> {
     match stop {
@@ -165,55 +164,6 @@ pub fn cpu_usage(user_s: f64, system_s: f64, moved: u64) -> CpuUsage {
     }
 }
 
-/// The layers below a phase's device on `host`: what the bottom devices moved between `before`
-/// and `after`, and the backing files' residency at both.
-pub fn below(host: &str, before: &Stack, after: &Stack) -> Below {
-    let devices = after
-        .bottom
-        .iter()
-        .map(|a| {
-            let b = before.bottom.iter().find(|b| b.device == a.device);
-            BottomIo {
-                device: a.device.clone(),
-                name: a.name.clone(),
-                read_bytes: b.map_or(0, |b| a.read_bytes.saturating_sub(b.read_bytes)),
-                written_bytes: b.map_or(0, |b| a.written_bytes.saturating_sub(b.written_bytes)),
-                virtual_disk: a.virtual_disk.clone(),
-            }
-        })
-        .collect();
-    let backing_files = before
-        .backing_files
-        .iter()
-        .map(|b| BackingFile {
-            loop_device: b.loop_device.clone(),
-            path: b.path.clone(),
-            direct_io: b.direct_io,
-            size_bytes: b.size_bytes,
-            resident_before_bytes: b.resident_bytes,
-            resident_after_bytes: after
-                .backing_files
-                .iter()
-                .find(|a| a.path == b.path)
-                .and_then(|a| a.resident_bytes),
-            dirty_before_bytes: b.dirty_bytes,
-            dirty_after_bytes: after
-                .backing_files
-                .iter()
-                .find(|a| a.path == b.path)
-                .and_then(|a| a.dirty_bytes),
-        })
-        .collect();
-    Below {
-        host: host.to_string(),
-        top: before.top.clone(),
-        steps: before.steps.clone(),
-        devices,
-        backing_files,
-        unfollowed: before.unfollowed.clone(),
-    }
-}
-
 /// The result of one phase on this process; `rank` and `host` label its workers.
 pub fn phase_result(
     phase: &Phase,
@@ -223,62 +173,15 @@ pub fn phase_result(
     machine: &Machine,
 ) -> PhaseResult {
     let spans: Vec<_> = outcome.workers.iter().map(|w| w.span).collect();
-    // Pages of storage that is memory are the data itself: nothing is dropped.
-    let dropped = if machine.memory_fs {
-        CacheDrop::Nothing
-    } else {
-        outcome.cache_dropped
-    };
     let moved: u64 = spans.iter().map(|s| s.bytes).sum();
     let mut result = PhaseResult {
         name: outcome.name.clone(),
         op: outcome.op.name().to_string(),
         status: status(outcome.end),
-        settings: PhaseSettings {
-            block_bytes: phase.block,
-            pattern: phase.pattern.name().to_string(),
-            fsync: phase.fsync.name().to_string(),
-            direct: phase.direct,
-            engine: phase.engine.name().to_string(),
-            iodepth: phase.iodepth,
-            drop_cache: dropped != CacheDrop::Nothing,
-            cache_dropped: dropped.name().to_string(),
-            duration_s: duration_s(phase.stop),
-            ramp_s: (!phase.ramp.is_zero()).then_some(phase.ramp.as_secs_f64()),
-            verify: phase.verify.is_some(),
-            // An object phase's data set is its objects (none for put and multipart).
-            data_bytes: phase
-                .objects
-                .as_ref()
-                .map_or(phase.layout.data_bytes(), |o| o.total_bytes()),
-            stonewall_s: match phase.stop {
-                StopRule::Stonewall(wall) => Some(wall.as_secs_f64()),
-                _ => None,
-            },
-        },
+        settings: settings(phase),
         start_ns: outcome.start_ns,
         end_ns: outcome.end_ns,
-        workers: outcome
-            .workers
-            .iter()
-            .enumerate()
-            .map(|(i, w)| WorkerResult {
-                worker: i as u32,
-                rank,
-                host: host.to_string(),
-                span: w.span,
-                final_sync_ns: w.final_sync_ns,
-                verify_ns: w.verify_ns,
-                series: w.series.clone(),
-                endpoint: None,
-                items_of: match (phase.op, &phase.tree) {
-                    (Op::Meta(op), Some(work)) if work.owner(op, i) != work.global(i) => {
-                        Some(work.owner(op, i) as u32)
-                    }
-                    _ => None,
-                },
-            })
-            .collect(),
+        workers: workers(phase, outcome, rank, host),
         latency: latency(measures(phase), &outcome.latency),
         aggregates: aggregates(&spans),
         cpu: cpu_usage(
@@ -286,30 +189,8 @@ pub fn phase_result(
             outcome.cpu.system.as_secs_f64(),
             moved,
         ),
-        cache: CacheEvidence {
-            resident_before_bytes: outcome.resident_before,
-            own_io: outcome.own_io.map(|(before, after)| {
-                let moved = before.until(&after);
-                OwnIo {
-                    read_bytes: moved.read_bytes,
-                    written_bytes: moved.written_bytes,
-                }
-            }),
-            below: outcome
-                .below
-                .as_ref()
-                .map(|(before, after)| below(host, before, after))
-                .into_iter()
-                .collect(),
-            device: outcome.device.as_ref().map(|(before, after)| DeviceIo {
-                device: after.device.clone(),
-                read_bytes: after.read_bytes.saturating_sub(before.read_bytes),
-                written_bytes: after.written_bytes.saturating_sub(before.written_bytes),
-            }),
-            servers: Vec::new(),
-            verdict: None,
-            wire: Vec::new(),
-        },
+        // The probes' evidence, added after the phase.
+        cache: CacheEvidence::default(),
         errors: outcome
             .errors
             .iter()
@@ -336,23 +217,84 @@ pub fn phase_result(
             }
             _ => Vec::new(),
         },
-        stonewall: outcome.stonewall.as_ref().map(|wall| {
-            let stopped: Vec<u64> = wall.at_wall.iter().flatten().copied().collect();
-            iobm_results::StonewallResult {
-                stopped_workers: stopped.len() as u64,
-                fewest_at_wall: stopped.iter().copied().min(),
-                wear_out_items: wall.wear_out,
-            }
-        }),
-        until_stable: outcome.steady.as_ref().map(|s| iobm_results::SteadyResult {
-            tolerance_pct: s.rule.tolerance() * 100.0,
-            window_s: s.rule.window.as_secs_f64(),
-            tick_s: s.rule.tick().as_secs_f64(),
-            stable_at_s: s.stable_at.map(|d| d.as_secs_f64()),
-            unit: if s.ops { "ops/s" } else { "bytes/s" }.to_string(),
-            rates: s.rates.clone(),
-        }),
+        stonewall: outcome.stonewall.as_ref().map(stonewall),
+        until_stable: outcome.steady.as_ref().map(until_stable),
     };
     check(&mut result, machine);
     result
+}
+
+/// Where the stonewall stopped the workers: how many, the fewest items, the wear-out.
+fn stonewall(wall: &Stonewall) -> StonewallResult {
+    let stopped: Vec<u64> = wall.at_wall.iter().flatten().copied().collect();
+    StonewallResult {
+        stopped_workers: stopped.len() as u64,
+        fewest_at_wall: stopped.iter().copied().min(),
+        wear_out_items: wall.wear_out,
+    }
+}
+
+/// What `--until-stable` watched: its rule, when the rate settled and the rates it saw.
+fn until_stable(s: &SteadyOutcome) -> SteadyResult {
+    SteadyResult {
+        tolerance_pct: s.rule.tolerance() * 100.0,
+        window_s: s.rule.window.as_secs_f64(),
+        tick_s: s.rule.tick().as_secs_f64(),
+        stable_at_s: s.stable_at.map(|d| d.as_secs_f64()),
+        unit: if s.ops { "ops/s" } else { "bytes/s" }.to_string(),
+        rates: s.rates.clone(),
+    }
+}
+
+/// How the phase ran, as the result records it (a cache drop is the probe's to set).
+fn settings(phase: &Phase) -> PhaseSettings {
+    PhaseSettings {
+        block_bytes: phase.block,
+        pattern: phase.pattern.name().to_string(),
+        fsync: phase.fsync.name().to_string(),
+        direct: phase.direct,
+        engine: phase.engine.name().to_string(),
+        iodepth: phase.iodepth,
+        // Set by the probe that drops the page cache, where one did.
+        drop_cache: false,
+        cache_dropped: "nothing".to_string(),
+        duration_s: duration_s(phase.stop),
+        ramp_s: (!phase.ramp.is_zero()).then_some(phase.ramp.as_secs_f64()),
+        verify: phase.verify.is_some(),
+        // An object phase's data set is its objects (none for put and multipart).
+        data_bytes: phase
+            .objects
+            .as_ref()
+            .map_or(phase.layout.data_bytes(), |o| o.total_bytes()),
+        stonewall_s: match phase.stop {
+            StopRule::Stonewall(wall) => Some(wall.as_secs_f64()),
+            _ => None,
+        },
+    }
+}
+
+/// This process's workers, labelled with `rank` and `host`; a metadata worker that works on
+/// another's items says whose.
+fn workers(phase: &Phase, outcome: &PhaseOutcome, rank: u32, host: &str) -> Vec<WorkerResult> {
+    outcome
+        .workers
+        .iter()
+        .enumerate()
+        .map(|(i, w)| WorkerResult {
+            worker: i as u32,
+            rank,
+            host: host.to_string(),
+            span: w.span,
+            final_sync_ns: w.final_sync_ns,
+            verify_ns: w.verify_ns,
+            series: w.series.clone(),
+            endpoint: None,
+            items_of: match (phase.op, &phase.tree) {
+                (Op::Meta(op), Some(work)) if work.owner(op, i) != work.global(i) => {
+                    Some(work.owner(op, i) as u32)
+                }
+                _ => None,
+            },
+        })
+        .collect()
 }

@@ -99,7 +99,31 @@ impl Client {
         headers: &[(&str, &str)],
         payload: Option<Payload<'_, '_>>,
     ) -> io::Result<Head> {
-        let endpoint = &config.endpoints[self.endpoint];
+        self.encode_query(query);
+        let len = self.hash_payload(config, payload.as_ref())?;
+        // The date changes once a second: formatted then, not per request.
+        let now = iobm_stats::time::unix_ns_now();
+        if now / 1_000_000_000 != self.date.0 {
+            self.date = (now / 1_000_000_000, iobm_stats::time::iso8601_basic(now));
+        }
+        self.write_head(config, method, headers, len);
+        let is_head = method == "HEAD";
+        match payload {
+            None => self.conn.send(&self.head, &mut |_| Ok(()), is_head),
+            Some(Payload::Bytes(b)) => {
+                self.conn
+                    .send(&self.head, &mut |f| f(&mut [IoSlice::new(b)]), is_head)
+            }
+            Some(Payload::Body(body, from, to)) => self.conn.send(
+                &self.head,
+                &mut |f| body.for_each_batch(from, to, f),
+                is_head,
+            ),
+        }
+    }
+
+    /// `query` URI-encoded into `self.query`.
+    fn encode_query(&mut self, query: &[(&str, &str)]) {
         self.query.clear();
         for (i, (k, v)) in query.iter().enumerate() {
             if i > 0 {
@@ -109,8 +133,13 @@ impl Client {
             self.query.push('=');
             uri_encode(&mut self.query, v, false);
         }
+    }
+
+    /// The payload's hash as the request carries it into `self.hash` (a body's, inside the
+    /// operation's time, only where payloads are signed), and the payload's length.
+    fn hash_payload(&mut self, config: &S3Config, payload: Option<&Payload>) -> io::Result<u64> {
         self.hash.clear();
-        let len = match &payload {
+        Ok(match payload {
             None => {
                 self.hash.push_str(EMPTY_SHA256);
                 0
@@ -133,23 +162,23 @@ impl Client {
                 }
                 to - from
             }
-        };
-        // The date changes once a second: formatted then, not per request.
-        let now = iobm_stats::time::unix_ns_now();
-        if now / 1_000_000_000 != self.date.0 {
-            self.date = (now / 1_000_000_000, iobm_stats::time::iso8601_basic(now));
-        }
+        })
+    }
+
+    /// The request's head into `self.head`: its line, its headers and, where requests are
+    /// signed, its authorization.
+    fn write_head(&mut self, config: &S3Config, method: &str, headers: &[(&str, &str)], len: u64) {
+        let host = config.endpoints[self.endpoint].host.as_str();
         let (hash, amz_date) = (self.hash.as_str(), self.date.1.as_str());
         let h = &mut self.head;
         h.clear();
         let _ = write!(
             StrWriter(h),
-            "{method} {}{}{} HTTP/1.1\r\nhost: {}\r\ncontent-length: {len}\r\n\
+            "{method} {}{}{} HTTP/1.1\r\nhost: {host}\r\ncontent-length: {len}\r\n\
              x-amz-content-sha256: {hash}\r\nx-amz-date: {amz_date}\r\n",
             self.path,
             if self.query.is_empty() { "" } else { "?" },
             self.query,
-            endpoint.host,
         );
         for (name, value) in headers {
             let _ = write!(StrWriter(h), "{name}: {value}\r\n");
@@ -157,44 +186,44 @@ impl Client {
         if config.new_connection_per_request {
             h.extend_from_slice(b"connection: close\r\n");
         }
-        if let Some(signer) = &mut self.signer {
-            // At most one extra header is signed (range); a fixed array, sorted in place.
-            let mut signed = [("", ""); 4];
-            signed[..3].copy_from_slice(&[
-                ("host", endpoint.host.as_str()),
-                ("x-amz-content-sha256", hash),
-                ("x-amz-date", amz_date),
-            ]);
-            let n = 3 + headers.len();
-            assert!(n <= signed.len(), "one extra signed header at most");
-            signed[3..n].copy_from_slice(headers);
-            signed[..n].sort_unstable();
-            self.authorization.clear();
-            signer.sign(
-                &mut self.authorization,
-                method,
-                &self.path,
-                &self.query,
-                &signed[..n],
-                hash,
-                amz_date,
+        if self.sign(host, method, headers) {
+            let _ = write!(
+                StrWriter(&mut self.head),
+                "authorization: {}\r\n",
+                self.authorization
             );
-            let _ = write!(StrWriter(h), "authorization: {}\r\n", self.authorization);
         }
-        h.extend_from_slice(b"\r\n");
-        let is_head = method == "HEAD";
-        match payload {
-            None => self.conn.send(&self.head, &mut |_| Ok(()), is_head),
-            Some(Payload::Bytes(b)) => {
-                self.conn
-                    .send(&self.head, &mut |f| f(&mut [IoSlice::new(b)]), is_head)
-            }
-            Some(Payload::Body(body, from, to)) => self.conn.send(
-                &self.head,
-                &mut |f| body.for_each_batch(from, to, f),
-                is_head,
-            ),
-        }
+        self.head.extend_from_slice(b"\r\n");
+    }
+
+    /// The request's signature into `self.authorization`; false where requests are not signed.
+    fn sign(&mut self, host: &str, method: &str, headers: &[(&str, &str)]) -> bool {
+        let Some(signer) = &mut self.signer else {
+            return false;
+        };
+        let (hash, amz_date) = (self.hash.as_str(), self.date.1.as_str());
+        // At most one extra header is signed (range); a fixed array, sorted in place.
+        let mut signed = [("", ""); 4];
+        signed[..3].copy_from_slice(&[
+            ("host", host),
+            ("x-amz-content-sha256", hash),
+            ("x-amz-date", amz_date),
+        ]);
+        let n = 3 + headers.len();
+        assert!(n <= signed.len(), "one extra signed header at most");
+        signed[3..n].copy_from_slice(headers);
+        signed[..n].sort_unstable();
+        self.authorization.clear();
+        signer.sign(
+            &mut self.authorization,
+            method,
+            &self.path,
+            &self.query,
+            &signed[..n],
+            hash,
+            amz_date,
+        );
+        true
     }
 
     /// The error an unexpected answer stands for, with the S3 code from its body.

@@ -142,18 +142,70 @@ impl Objects for S3Session<'_> {
         concurrency: usize,
     ) -> io::Result<()> {
         let key = format!("{}{name}", self.config.prefix);
-        let config = self.config;
-        let head =
-            self.client
-                .request(config, "POST", Some(&key), &[("uploads", "")], &[], None)?;
+        let upload_id = self.create_upload(&key)?;
+        let upload = Upload {
+            key: &key,
+            id: &upload_id,
+            body,
+            part_size,
+        };
+        match self.put_parts(&upload, concurrency) {
+            Ok(etags) => self.complete_upload(&upload, etags),
+            Err(e) => {
+                self.abort_upload(&upload);
+                Err(e)
+            }
+        }
+    }
+}
+
+/// A multipart upload under way: its key, its id and the body cut into parts.
+struct Upload<'u, 'b> {
+    key: &'u str,
+    id: &'u str,
+    body: &'u Body<'b>,
+    part_size: u64,
+}
+
+impl Upload<'_, '_> {
+    fn parts(&self) -> u64 {
+        self.body.len().div_ceil(self.part_size).max(1)
+    }
+
+    /// The bytes of part `p` (from 0) of the body.
+    fn range(&self, p: u64) -> (u64, u64) {
+        let size = self.part_size;
+        (p * size, ((p + 1) * size).min(self.body.len()))
+    }
+}
+
+/// A multipart upload's steps: created, its parts put over the worker's connection and its
+/// helpers', then completed, or aborted after a failure.
+impl S3Session<'_> {
+    /// Starts an upload of `key`; returns its id.
+    fn create_upload(&mut self, key: &str) -> io::Result<String> {
+        let head = self.client.request(
+            self.config,
+            "POST",
+            Some(key),
+            &[("uploads", "")],
+            &[],
+            None,
+        )?;
         if head.status != 200 {
             return Err(self.client.error(&head));
         }
         let answer = String::from_utf8_lossy(&self.client.conn.body_bytes(&head)?).into_owned();
-        let upload_id = xml::text(&answer, "UploadId").ok_or_else(|| {
-            io::Error::new(io::ErrorKind::InvalidData, "no UploadId in the answer")
-        })?;
-        let parts = body.len().div_ceil(part_size).max(1);
+        xml::text(&answer, "UploadId")
+            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "no UploadId in the answer"))
+    }
+
+    /// Puts every part, `concurrency` at a time (one lane on the worker's connection, the
+    /// others on helpers to the same endpoint, each lane every `lanes`-th part); returns the
+    /// parts' numbers and ETags, or the first failure.
+    fn put_parts(&mut self, upload: &Upload, concurrency: usize) -> io::Result<Vec<(u64, String)>> {
+        let config = self.config;
+        let parts = upload.parts();
         let lanes = concurrency.clamp(1, parts as usize);
         while self.helpers.len() < lanes - 1 {
             let index = self.worker + self.helpers.len() + 1;
@@ -163,16 +215,13 @@ impl Objects for S3Session<'_> {
             helper.conn = config.connection(helper.endpoint);
             self.helpers.push(helper);
         }
-        let part_range = |p: u64| (p * part_size, ((p + 1) * part_size).min(body.len()));
         let lane = |client: &mut Client, first: u64| -> io::Result<Vec<(u64, String)>> {
             let mut etags = Vec::new();
             let mut p = first;
             while p < parts {
-                let (from, to) = part_range(p);
-                etags.push((
-                    p + 1,
-                    client.put_part(config, &key, &upload_id, p + 1, body, (from, to))?,
-                ));
+                let (key, id, range) = (upload.key, upload.id, upload.range(p));
+                let etag = client.put_part(config, key, id, p + 1, upload.body, range)?;
+                etags.push((p + 1, etag));
                 p += lanes as u64;
             }
             Ok(etags)
@@ -196,17 +245,26 @@ impl Objects for S3Session<'_> {
                 Err(e) => failure = failure.or(Some(e)),
             }
         }
-        let query = [("uploadId", upload_id.as_str())];
-        if let Some(e) = failure {
-            // Best effort: leave no upload behind.
-            if let Ok(head) = self
-                .client
-                .request(config, "DELETE", Some(&key), &query, &[], None)
-            {
-                let _ = self.client.conn.skip_body(&head);
-            }
-            return Err(e);
+        failure.map_or(Ok(etags), Err)
+    }
+
+    /// Best effort: leaves no upload behind.
+    fn abort_upload(&mut self, upload: &Upload) {
+        let query = [("uploadId", upload.id)];
+        if let Ok(head) =
+            self.client
+                .request(self.config, "DELETE", Some(upload.key), &query, &[], None)
+        {
+            let _ = self.client.conn.skip_body(&head);
         }
+    }
+
+    /// Completes the upload from its parts' ETags.
+    fn complete_upload(
+        &mut self,
+        upload: &Upload,
+        mut etags: Vec<(u64, String)>,
+    ) -> io::Result<()> {
         etags.sort_unstable();
         let mut complete = String::from("<CompleteMultipartUpload>");
         for (n, etag) in &etags {
@@ -218,10 +276,10 @@ impl Objects for S3Session<'_> {
         }
         complete.push_str("</CompleteMultipartUpload>");
         let head = self.client.request(
-            config,
+            self.config,
             "POST",
-            Some(&key),
-            &query,
+            Some(upload.key),
+            &[("uploadId", upload.id)],
             &[],
             Some(Payload::Bytes(complete.as_bytes())),
         )?;

@@ -1,7 +1,7 @@
 //! A decorator that makes any target fail: after a byte budget is written, every further write
 //! fails with a chosen errno (ENOSPC for a full file system, EIO for a dying disk).
 
-use crate::{Capabilities, DeviceCounters, Handle, OpenOptions, Target};
+use crate::{Capabilities, Handle, OpenOptions, Target};
 use std::io;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -62,17 +62,8 @@ impl<T: Target> Target for FaultTarget<T> {
     fn list_dir(&self, name: &str) -> io::Result<Vec<crate::DirEntry>> {
         self.inner.list_dir(name)
     }
-    fn resident_bytes(&self, name: &str) -> Option<io::Result<u64>> {
-        self.inner.resident_bytes(name)
-    }
-    fn drop_cache(&self, name: &str) -> Option<io::Result<()>> {
-        self.inner.drop_cache(name)
-    }
-    fn device_counters(&self) -> Option<DeviceCounters> {
-        self.inner.device_counters()
-    }
-    fn layers(&self) -> Option<crate::layers::Stack> {
-        self.inner.layers()
+    fn place(&self) -> crate::Place<'_> {
+        self.inner.place()
     }
 }
 

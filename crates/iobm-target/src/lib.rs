@@ -74,6 +74,15 @@ pub struct DeviceCounters {
     pub written_bytes: u64,
 }
 
+/// Where a target keeps its data, as the probes around a phase look at it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Place<'a> {
+    /// Nowhere outside the process's own memory, or nowhere a probe can look (memory, null).
+    Elsewhere,
+    /// Files beneath this directory of this machine (its page cache, its block devices).
+    Dir(&'a std::path::Path),
+}
+
 /// Where the data lives. Objects are named by relative paths of plain components (`data.0`,
 /// `d03/0000042`), always inside the target. Implementations: [`posix::PosixTarget`], [`mem::MemTarget`],
 /// [`null::NullTarget`]; [`fault::FaultTarget`] wraps any of them.
@@ -127,23 +136,10 @@ pub trait Target: Send + Sync {
             "this target cannot rename",
         ))
     }
-    /// Bytes of the object resident in the page cache, when the target can tell.
-    fn resident_bytes(&self, _name: &str) -> Option<io::Result<u64>> {
-        None
-    }
-    /// Flushes the object and asks the kernel to drop its cached pages, so the next read comes
-    /// from storage; None when the target has no page cache to drop.
-    fn drop_cache(&self, _name: &str) -> Option<io::Result<()>> {
-        None
-    }
-    /// Counters of the block device behind the target, when there is one.
-    fn device_counters(&self) -> Option<DeviceCounters> {
-        None
-    }
-    /// The layers below the target's block device, followed down ([`layers::Stack`]), with
-    /// the bottom devices' counters and the backing files' residency as they are now.
-    fn layers(&self) -> Option<layers::Stack> {
-        None
+    /// Where the target keeps its data, for the probes that gather evidence around a phase
+    /// (page cache, block devices).
+    fn place(&self) -> Place<'_> {
+        Place::Elsewhere
     }
     /// Makes the place the run's objects go (an S3 bucket) unless it exists; true when this
     /// call made it. Targets in a directory the command created have nothing to make.

@@ -208,20 +208,8 @@ impl Target for PosixTarget {
         })
     }
 
-    fn resident_bytes(&self, name: &str) -> Option<io::Result<u64>> {
-        Some(self.path(name).and_then(|p| resident_bytes(&p)))
-    }
-
-    fn drop_cache(&self, name: &str) -> Option<io::Result<()>> {
-        Some(self.path(name).and_then(|p| drop_cache(&p)))
-    }
-
-    fn device_counters(&self) -> Option<DeviceCounters> {
-        device_counters(&self.root)
-    }
-
-    fn layers(&self) -> Option<crate::layers::Stack> {
-        crate::layers::below(&self.root)
+    fn place(&self) -> crate::Place<'_> {
+        crate::Place::Dir(&self.root)
     }
 }
 

@@ -9,7 +9,6 @@ use crate::targets::{self, Storage};
 use iobm_engine::suite::{self, BonniePlan, BonnieSpec, MetaSpec};
 use iobm_engine::PerChar;
 use iobm_report::bonnie::{render_tables, size_label};
-use iobm_report::views::View;
 use iobm_results::bonnie::summarize;
 use iobm_results::{env, BonnieConfig, Config, LeftBehind, PhaseResult, RunResult};
 use iobm_run::exit::{Exit, Failure};
@@ -66,9 +65,7 @@ fn check(args: &BonnieArgs) -> Result<(u64, u64), Failure> {
     session::writable_dir(&args.dir)?;
     args.output.check()?;
     args.measure.check_steady(None, "--duration")?;
-    if let Some(csv) = &args.bonnie_csv {
-        session::output_path_ok("--bonnie-csv", csv)?;
-    }
+    args.views.check()?;
     let ram = env::ram_bytes();
     let size = args.size.unwrap_or(2 * ram);
     let chunk = args.chunk;
@@ -94,9 +91,10 @@ fn check(args: &BonnieArgs) -> Result<(u64, u64), Failure> {
 pub fn bonnie(args: BonnieArgs, argv: &[OsString]) -> Result<Exit, Failure> {
     // Each repetition a fresh suite, as bonnie++ -x: its own line in --bonnie-csv.
     let mut common = args.output.common(&args.measure);
-    if let Some(path) = &args.bonnie_csv {
-        common.outputs.views.push((View::BonnieCsv, path.clone()));
-    }
+    common
+        .outputs
+        .views
+        .extend(args.views.chosen.iter().cloned());
     run_command(argv, &common, |ranks| {
         let (size, ram) = ranks.agreed(check(&args))?;
         Ok(Suite {

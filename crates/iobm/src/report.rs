@@ -9,13 +9,7 @@ use iobm_run::exit::{Exit, Failure};
 use iobm_run::recompute::recompute;
 
 pub fn report(args: ReportArgs) -> Result<Exit, Failure> {
-    let output = crate::cli::OutputArgs {
-        json: None,
-        csv: args.csv.clone(),
-        html: args.html.clone(),
-        label: None,
-    };
-    output.check()?;
+    args.views.check()?;
     let text = std::fs::read_to_string(&args.file).map_err(|e| {
         Failure::input(format!(
             "{}: {}",
@@ -25,7 +19,7 @@ pub fn report(args: ReportArgs) -> Result<Exit, Failure> {
     })?;
     let mut run = RunResult::from_json(&text)
         .map_err(|e| Failure::input(format!("{}: {e}", args.file.display())))?;
-    if args.csv.is_some() || args.html.is_some() {
+    if !args.views.chosen.is_empty() {
         crate::compare::attach_workers(&mut run, &args.file)?;
     }
     let limits = args.limits.as_deref().map(load_limits).transpose()?;
@@ -34,7 +28,11 @@ pub fn report(args: ReportArgs) -> Result<Exit, Failure> {
     if let Some(limits) = &limits {
         print!("{}", against_limits(&run, limits));
     }
-    output.outputs().save_views(&run)?;
+    let outputs = iobm_run::outputs::Outputs {
+        views: args.views.chosen.clone(),
+        ..Default::default()
+    };
+    outputs.save_views(&run)?;
     for name in differing {
         eprintln!(
             "iobm: warning: the aggregates saved for phase '{name}' differ from those recomputed from its workers; showing the recomputed ones"

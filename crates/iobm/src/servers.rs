@@ -6,8 +6,8 @@
 use crate::cli::{LineRate, ServerArgs};
 use iobm_results::checks::NETWORK_FS_TYPES;
 use iobm_results::{env, server, wire, Config};
-use iobm_run::around::{fetch, METRICS_TIMEOUT};
 use iobm_run::exit::Failure;
+use iobm_run::http::{self, METRICS_TIMEOUT};
 use std::path::Path;
 
 /// Where the storage is, as far as the network goes.
@@ -56,7 +56,7 @@ impl ServerArgs {
                     "--server-metrics {url}: given twice (its counters would count twice)"
                 )));
             }
-            let reading = fetch(url, METRICS_TIMEOUT)
+            let reading = http::get(url, METRICS_TIMEOUT)
                 .and_then(|text| server::read(&text, ""))
                 .map_err(|why| Failure::input(format!("--server-metrics {url}: {why}")))?;
             readings.push(reading);

@@ -4,6 +4,7 @@
 
 use clap::parser::ValueSource;
 use clap::{Arg, ArgAction, ArgMatches, CommandFactory};
+use iobm_report::views::{Commands, FORMATS};
 use iobm_results::spec::{RunSpec, SpecValue, SPEC_VERSION};
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -13,19 +14,25 @@ pub const COMMANDS: &[&str] = &[
     "write", "read", "stream", "bonnie", "meta", "io500", "s3", "quick", "merge",
 ];
 
-/// Options a spec never holds: secrets, where outputs go (chosen again by whoever runs the
-/// spec), and the spec flag itself.
+/// Options a spec never holds: secrets, where outputs go (`is_output`: chosen again by whoever
+/// runs the spec), and the spec flag itself.
 const NOT_IN_SPEC: &[&str] = &[
     "access-key",
     "secret-key",
-    "json",
-    "csv",
-    "html",
-    "bonnie-csv",
     "print-spec",
     "check-only",
     "help",
 ];
+
+/// Whether a spec never holds the option `key`.
+fn not_in_spec(key: &str) -> bool {
+    NOT_IN_SPEC.contains(&key) || is_output(key)
+}
+
+/// Whether the option `key` says where an output goes: the result or a view.
+fn is_output(key: &str) -> bool {
+    key == "json" || FORMATS.iter().any(|f| f.name == key)
+}
 
 /// Arguments naming a path on this machine: kept absolute in a spec, so it means the same
 /// wherever it is run from.
@@ -60,9 +67,7 @@ pub fn from_matches(matches: &ArgMatches) -> Option<RunSpec> {
     for arg in command.get_arguments() {
         let id = arg.get_id().as_str();
         let key = key(arg);
-        if NOT_IN_SPEC.contains(&key.as_str())
-            || sub.value_source(id) != Some(ValueSource::CommandLine)
-        {
+        if not_in_spec(&key) || sub.value_source(id) != Some(ValueSource::CommandLine) {
             continue;
         }
         let value = match arg.get_action() {
@@ -126,7 +131,7 @@ pub fn to_argv(spec: &RunSpec) -> Result<Vec<OsString>, String> {
     for (name, value) in &spec.options {
         let arg = command
             .get_arguments()
-            .find(|a| key(a) == *name && !NOT_IN_SPEC.contains(&name.as_str()))
+            .find(|a| key(a) == *name && !not_in_spec(name))
             .ok_or_else(|| unknown(&command, name))?;
         let flag = matches!(arg.get_action(), ArgAction::SetTrue | ArgAction::SetFalse);
         // A flag whose value may be left out (`--until-stable`): true gives it bare.
@@ -181,7 +186,7 @@ pub fn set(spec: &mut RunSpec, assignment: &str) -> Result<(), String> {
     let command = command(&spec.command).ok_or_else(|| format!("command {:?}", spec.command))?;
     let arg = command
         .get_arguments()
-        .find(|a| key(a) == name && !NOT_IN_SPEC.contains(&name))
+        .find(|a| key(a) == name && !not_in_spec(name))
         .ok_or_else(|| unknown(&command, name))?;
     if value.is_empty() {
         spec.options.remove(name);
@@ -211,17 +216,19 @@ fn unknown(command: &clap::Command, name: &str) -> String {
                 "{name}: never kept in a spec: give the credentials as AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY in the environment"
             )
         }
-        "json" | "csv" | "html" | "bonnie-csv" => {
+        _ if is_output(name) => {
+            let views = FORMATS.iter().filter(|f| f.commands == Commands::Workloads);
+            let flags: String = views.map(|f| format!("/{}", f.flag())).collect();
             return format!(
-                "{name}: where results go is chosen by whoever runs the spec (iobm run --out, iobm rerun --json/--csv/--html)"
-            )
+                "{name}: where results go is chosen by whoever runs the spec (iobm run --out, iobm rerun --json{flags})"
+            );
         }
         _ => {}
     }
     let nearest = command
         .get_arguments()
         .map(key)
-        .filter(|k| !NOT_IN_SPEC.contains(&k.as_str()))
+        .filter(|k| !not_in_spec(k))
         .min_by_key(|k| edit_distance(k, name))
         .filter(|k| edit_distance(k, name) <= 2.max(name.len() / 3));
     match nearest {

@@ -1,6 +1,6 @@
 //! The comparison as CSV: one row per run (or per test, transposed), each cell's fields.
 
-use super::{Cell, Comparison};
+use super::comparison::{Cell, Comparison};
 
 /// One row per run (or per test, transposed), each test's value, ratio, %CPU, p99 in µs, cache
 /// verdict and warnings; the run-wide warnings last (a column, or transposed a row).

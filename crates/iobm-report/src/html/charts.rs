@@ -1,11 +1,33 @@
 //! The chart data of a phase: how its workers are grouped, the steps its series is drawn in,
 //! throughput and latency over time, the latency distribution, and per-worker and per-rank bars.
 
-use super::{phase_series, seconds, MIB};
 use iobm_results::{PhaseResult, RunResult, Series};
 use iobm_stats::HistogramData;
 use serde_json::{json, Value};
 use std::ops::Range;
+
+pub(super) const MIB: f64 = 1024.0 * 1024.0;
+
+pub(super) fn seconds(ns: u64) -> f64 {
+    ns as f64 / 1e9
+}
+
+/// The whole series of a phase over all its workers.
+pub(super) fn phase_series(phase: &PhaseResult) -> Series {
+    if let Some(all) = &phase.series {
+        return all.clone();
+    }
+    let mut all = Series::new(std::time::Duration::from_nanos(
+        phase
+            .workers
+            .first()
+            .map_or(1_000_000_000, |w| w.series.interval_ns),
+    ));
+    for w in &phase.workers {
+        all.merge(&w.series);
+    }
+    all
+}
 
 /// Workers drawn one line each; above this, ranks are (or only the total).
 const MAX_LINES: usize = 16;

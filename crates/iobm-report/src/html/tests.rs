@@ -1,6 +1,7 @@
 //! Unit tests of the HTML report.
 
 use super::*;
+use iobm_results::Series;
 
 /// A phase of `length_ns` whose summed series has these MiB per interval of 1 s.
 fn phase(op: &str, length_ns: u64, mib: &[u64]) -> PhaseResult {

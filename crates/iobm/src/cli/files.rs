@@ -161,10 +161,9 @@ pub struct BonnieArgs {
     /// Content to write: random, zero, compressible:PCT or dedupe:PCT
     #[arg(long, value_name = "KIND", default_value = "random", value_parser = parse_data)]
     pub data: DataKind,
-    /// Append bonnie++'s CSV line (format 1.98, for bon_csv2txt and bon_csv2html) to FILE,
-    /// which collects one line per run
-    #[arg(long, value_name = "FILE")]
-    pub bonnie_csv: Option<PathBuf>,
+    // bonnie's own views (`--bonnie-csv`).
+    #[command(flatten)]
+    pub views: super::ViewArgs<super::Bonnie>,
     #[command(flatten)]
     pub server: ServerArgs,
     #[command(flatten)]

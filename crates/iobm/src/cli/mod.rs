@@ -1,7 +1,7 @@
 //! The command line: subcommands, flags, their defaults and help text. Values with units are
 //! parsed here (`units`) so a bad one is reported with the flag that carries it; each family
 //! of commands' flags in its own file: files (`files`), metadata (`meta`), S3 (`s3`), saved
-//! results (`saved`).
+//! results (`saved`); the views' flags made from their list (`views`).
 
 mod files;
 mod io500;
@@ -13,6 +13,7 @@ mod saved;
 #[cfg(test)]
 mod tests;
 mod units;
+mod views;
 
 pub use files::{per_char_name, BonnieArgs, FilesArg, IoArgs, ReadArgs, WriteArgs};
 pub use io500::Io500Args;
@@ -22,6 +23,7 @@ pub use rate::{Rate, RateArgs, Sweep};
 pub use s3::{S3Args, ServeArgs};
 pub use saved::{AggregateArg, CompareArgs, FormatArg, LimitsArgs, MergeArgs, ReportArgs, UnitArg};
 pub use units::{parse_data, parse_files};
+pub use views::{Bonnie, Saved, ViewArgs, Workload};
 
 use clap::{Args, Parser, Subcommand};
 use files::BONNIE_EXAMPLES;
@@ -178,14 +180,9 @@ pub struct OutputArgs {
     /// every phase so a killed run keeps what it measured; - prints it to stdout at the end
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
-    /// Save the time series as tidy CSV to FILE: one row per phase, worker and second (and per
-    /// kind of S3 operation over all workers), with bytes, operations and rates
-    #[arg(long, value_name = "FILE")]
-    pub csv: Option<PathBuf>,
-    /// Save a report to look at as one self-contained HTML file (no network needed): throughput
-    /// and latency over time, per-worker and per-rank bars, aggregates, cache verdict
-    #[arg(long, value_name = "FILE")]
-    pub html: Option<PathBuf>,
+    // The views (`--csv`, `--html`, ...).
+    #[command(flatten)]
+    pub views: ViewArgs<Workload>,
     /// Name of the run in the result, so comparisons (`iobm compare`) and bonnie's CSV line
     /// call it so [default: in comparisons the result's file name, in the CSV line the host
     /// name]
@@ -273,18 +270,7 @@ impl OutputArgs {
     /// Checks the output paths before a run starts.
     pub fn check(&self) -> Result<(), iobm_run::exit::Failure> {
         iobm_run::session::json_path_ok(self.json())?;
-        for (view, path) in self.views() {
-            iobm_run::session::output_path_ok(view.flag(), path)?;
-        }
-        Ok(())
-    }
-
-    /// The views asked for, each with its file.
-    fn views(&self) -> impl Iterator<Item = (iobm_report::views::View, &std::path::Path)> {
-        use iobm_report::views::View;
-        [(View::Series, &self.csv), (View::Page, &self.html)]
-            .into_iter()
-            .filter_map(|(view, path)| path.as_deref().map(|p| (view, p)))
+        self.views.check()
     }
 
     /// Where the run's result and views go: the one place the output flags become the run
@@ -293,7 +279,7 @@ impl OutputArgs {
         iobm_run::outputs::Outputs {
             json: self.json.clone(),
             label: self.label.clone(),
-            views: self.views().map(|(v, p)| (v, p.to_path_buf())).collect(),
+            views: self.views.chosen.clone(),
         }
     }
 

@@ -139,10 +139,7 @@ pub struct ReportArgs {
     /// device)
     #[arg(long, value_name = "FILE|measure")]
     pub limits: Option<String>,
-    /// Also save the run's time series as tidy CSV to FILE (as --csv of the run would have)
-    #[arg(long, value_name = "FILE")]
-    pub csv: Option<PathBuf>,
-    /// Also save the run's HTML report to FILE (as --html of the run would have)
-    #[arg(long, value_name = "FILE")]
-    pub html: Option<PathBuf>,
+    // The views saved again (`--csv`, `--html`, ...).
+    #[command(flatten)]
+    pub views: super::ViewArgs<super::Saved>,
 }

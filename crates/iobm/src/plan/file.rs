@@ -31,6 +31,54 @@ struct PlanFile {
     run: Vec<Spanned<Table>>,
 }
 
+/// A run's options, each with where in the file it was written.
+type Options = BTreeMap<String, (SpecValue, Range<usize>)>;
+
+/// A key of a run's matrix with its values and where it was written.
+type NamedAxis = (String, Vec<SpecValue>, Range<usize>);
+
+/// The key `name` of a `[[run]]` table and its value.
+fn entry<'t>(
+    entries: &'t Table,
+    name: &str,
+) -> Option<(&'t Spanned<String>, &'t Spanned<toml::Value>)> {
+    entries.iter().find(|(k, _)| k.get_ref() == name)
+}
+
+/// The keys of a `[[run]]` table that are options of its command.
+fn own_keys(entries: &Table) -> impl Iterator<Item = (&Spanned<String>, &Spanned<toml::Value>)> {
+    entries
+        .iter()
+        .filter(|(k, _)| !RUN_KEYS.contains(&k.get_ref().as_str()))
+}
+
+/// The spec of command `name` with `options` and one `combination` of the matrix's values,
+/// where each option came from, and the matrix values as `key=value` for its label.
+fn fill_in(
+    name: &str,
+    options: &Options,
+    axes: &[NamedAxis],
+    combination: &[SpecValue],
+) -> (RunSpec, BTreeMap<String, Range<usize>>, Vec<String>) {
+    let mut spec = RunSpec {
+        spec: SPEC_VERSION,
+        command: name.to_string(),
+        options: BTreeMap::new(),
+    };
+    let mut origin = BTreeMap::new();
+    for (key, (value, at)) in options {
+        spec.options.insert(key.clone(), value.clone());
+        origin.insert(key.clone(), at.clone());
+    }
+    let mut named = Vec::new();
+    for ((key, _, at), value) in axes.iter().zip(combination) {
+        spec.options.insert(key.clone(), value.clone());
+        origin.insert(key.clone(), at.clone());
+        named.push(format!("{key}={}", shown(value)));
+    }
+    (spec, origin, named)
+}
+
 /// One run of a plan, after its defaults and matrix are applied.
 #[derive(Debug, Clone)]
 pub struct PlannedRun {
@@ -100,9 +148,37 @@ impl Plan {
     ) -> Result<Vec<PlannedRun>, String> {
         let span = table.span();
         let entries = table.get_ref();
-        let get = |name: &str| entries.iter().find(|(k, _)| k.get_ref() == name);
-        let Some((_, command)) = get("command") else {
-            return Err(self.error(&span, &format!("run {}: no command key", index + 1)));
+        let name = self.command(entries, index, &span)?;
+        let launch = self.launch(entries)?;
+        let options = self.options(file, entries)?;
+        let axes = self.matrix(file, entries, index, &span)?;
+        let mut runs = Vec::new();
+        for combination in combinations(&axes) {
+            let (spec, origin, named) = fill_in(name, &options, &axes, &combination);
+            let label = self.label(name, &spec, &origin, &axes, named, &span)?;
+            let mut spec = spec;
+            spec.options
+                .insert("label".into(), SpecValue::Text(label.clone()));
+            runs.push(PlannedRun {
+                label,
+                spec,
+                launch: launch.clone(),
+                origin,
+                table: span.clone(),
+            });
+        }
+        Ok(runs)
+    }
+
+    /// The run's command, one a plan runs.
+    fn command<'t>(
+        &self,
+        entries: &'t Table,
+        index: usize,
+        span: &Range<usize>,
+    ) -> Result<&'t str, String> {
+        let Some((_, command)) = entry(entries, "command") else {
+            return Err(self.error(span, &format!("run {}: no command key", index + 1)));
         };
         let Some(name) = command.get_ref().as_str() else {
             return Err(self.error(&command.span(), "command: a string"));
@@ -114,34 +190,34 @@ impl Plan {
             );
             return Err(self.error(&command.span(), &message));
         }
-        let launch = match get("launch") {
-            None => Vec::new(),
-            Some((_, v)) => {
-                let words: Option<Vec<String>> = match v.get_ref() {
-                    toml::Value::String(s) => {
-                        Some(s.split_whitespace().map(String::from).collect())
-                    }
-                    toml::Value::Array(items) => {
-                        items.iter().map(|w| w.as_str().map(String::from)).collect()
-                    }
-                    _ => None,
-                };
-                match words {
-                    Some(words) if !words.is_empty() => words,
-                    _ => {
-                        let message =
-                            "launch: a command, as \"mpirun -np 4\" or [\"env\", \"A=b c\"]";
-                        return Err(self.error(&v.span(), message));
-                    }
-                }
-            }
+        Ok(name)
+    }
+
+    /// The run's launcher: a string split at whitespace or an array of words; none if absent.
+    fn launch(&self, entries: &Table) -> Result<Vec<String>, String> {
+        let Some((_, v)) = entry(entries, "launch") else {
+            return Ok(Vec::new());
         };
-        // The options: defaults, then the run's own.
-        let mut options: BTreeMap<String, (SpecValue, Range<usize>)> = BTreeMap::new();
-        let own_keys = entries
-            .iter()
-            .filter(|(k, _)| !RUN_KEYS.contains(&k.get_ref().as_str()));
-        for (key, value) in file.defaults.iter().chain(own_keys.clone()) {
+        let words: Option<Vec<String>> = match v.get_ref() {
+            toml::Value::String(s) => Some(s.split_whitespace().map(String::from).collect()),
+            toml::Value::Array(items) => {
+                items.iter().map(|w| w.as_str().map(String::from)).collect()
+            }
+            _ => None,
+        };
+        match words {
+            Some(words) if !words.is_empty() => Ok(words),
+            _ => {
+                let message = "launch: a command, as \"mpirun -np 4\" or [\"env\", \"A=b c\"]";
+                Err(self.error(&v.span(), message))
+            }
+        }
+    }
+
+    /// The run's options: the defaults, then its own, each with where it was written.
+    fn options(&self, file: &PlanFile, entries: &Table) -> Result<Options, String> {
+        let mut options = Options::new();
+        for (key, value) in file.defaults.iter().chain(own_keys(entries)) {
             if RUN_KEYS.contains(&key.get_ref().as_str()) {
                 let message = format!(
                     "{}: a key of a [[run]] table, not of [defaults]",
@@ -151,9 +227,21 @@ impl Plan {
             }
             options.insert(key.get_ref().clone(), (self.value(key, value)?, key.span()));
         }
-        // The matrix: the file's, then the run's own, each key in the order written.
+        Ok(options)
+    }
+
+    /// The run's matrix: the file's, then the run's own, its keys in the order written;
+    /// checked to give no key the run gives itself, no key that is not an option, and no more
+    /// than `MAX_RUNS` runs.
+    fn matrix(
+        &self,
+        file: &PlanFile,
+        entries: &Table,
+        index: usize,
+        span: &Range<usize>,
+    ) -> Result<Vec<NamedAxis>, String> {
         let mut matrix: BTreeMap<String, Axis> = BTreeMap::new();
-        let own = match get("matrix") {
+        let own = match entry(entries, "matrix") {
             None => None,
             Some((key, v)) => match v.get_ref() {
                 toml::Value::Table(_) => Some(self.inline_matrix(key, v)?),
@@ -167,10 +255,7 @@ impl Plan {
             matrix.insert(key, (values, at));
         }
         // A key is the run's own or the matrix's, never both.
-        if let Some((key, _)) = own_keys
-            .clone()
-            .find(|(k, _)| matrix.contains_key(k.get_ref()))
-        {
+        if let Some((key, _)) = own_keys(entries).find(|(k, _)| matrix.contains_key(k.get_ref())) {
             let message = format!(
                 "{}: given by the run and by its matrix: keep one (a run's own value would never be used)",
                 key.get_ref()
@@ -182,7 +267,7 @@ impl Plan {
             .find(|k| RUN_KEYS.contains(&k.as_str()) || *k == "label")
         {
             let message = format!("matrix.{key}: not an option to run with several values");
-            return Err(self.error(&span, &message));
+            return Err(self.error(span, &message));
         }
         let count = matrix
             .values()
@@ -193,54 +278,40 @@ impl Plan {
                 "run {}: its matrix makes {count} runs, more than {MAX_RUNS}",
                 index + 1
             );
-            return Err(self.error(&span, &message));
+            return Err(self.error(span, &message));
         }
-        let mut axes: Vec<(String, Vec<SpecValue>, Range<usize>)> = matrix
+        let mut axes: Vec<NamedAxis> = matrix
             .into_iter()
             .map(|(k, (values, at))| (k, values, at))
             .collect();
         axes.sort_by_key(|(_, _, at)| at.start);
-        let mut runs = Vec::new();
-        for combination in combinations(&axes) {
-            let mut spec = RunSpec {
-                spec: SPEC_VERSION,
-                command: name.to_string(),
-                options: BTreeMap::new(),
-            };
-            let mut origin = BTreeMap::new();
-            for (key, (value, at)) in &options {
-                spec.options.insert(key.clone(), value.clone());
-                origin.insert(key.clone(), at.clone());
-            }
-            let mut named = Vec::new();
-            for ((key, _, at), value) in axes.iter().zip(&combination) {
-                spec.options.insert(key.clone(), value.clone());
-                origin.insert(key.clone(), at.clone());
-                named.push(format!("{key}={}", shown(value)));
-            }
-            let label = match spec.options.get("label") {
-                Some(SpecValue::Text(template)) => fill(template, name, &spec.options)
-                    .map_err(|e| self.error(&origin["label"], &format!("label: {e}")))?,
-                Some(_) => return Err(self.error(&origin["label"], "label: a string")),
-                None => std::iter::once(default_label(name, &spec.options, &axes))
-                    .chain(named)
-                    .collect::<Vec<_>>()
-                    .join(" "),
-            };
-            if label.trim().is_empty() {
-                return Err(self.error(origin.get("label").unwrap_or(&span), "label: empty"));
-            }
-            spec.options
-                .insert("label".into(), SpecValue::Text(label.clone()));
-            runs.push(PlannedRun {
-                label,
-                spec,
-                launch: launch.clone(),
-                origin,
-                table: span.clone(),
-            });
+        Ok(axes)
+    }
+
+    /// A run's label: its `label` template filled in, else the command's default label and
+    /// its matrix values (`named`); never empty.
+    fn label(
+        &self,
+        name: &str,
+        spec: &RunSpec,
+        origin: &BTreeMap<String, Range<usize>>,
+        axes: &[NamedAxis],
+        named: Vec<String>,
+        span: &Range<usize>,
+    ) -> Result<String, String> {
+        let label = match spec.options.get("label") {
+            Some(SpecValue::Text(template)) => fill(template, name, &spec.options)
+                .map_err(|e| self.error(&origin["label"], &format!("label: {e}")))?,
+            Some(_) => return Err(self.error(&origin["label"], "label: a string")),
+            None => std::iter::once(default_label(name, &spec.options, axes))
+                .chain(named)
+                .collect::<Vec<_>>()
+                .join(" "),
+        };
+        if label.trim().is_empty() {
+            return Err(self.error(origin.get("label").unwrap_or(span), "label: empty"));
         }
-        Ok(runs)
+        Ok(label)
     }
 
     fn value(

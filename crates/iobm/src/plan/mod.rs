@@ -191,6 +191,9 @@ fn canonical(argv: &[OsString]) -> Option<iobm_results::spec::RunSpec> {
     spec::from_matches(&matches)
 }
 
+/// `iobm run PLAN.toml`: the plan read and every run checked, then each run started in turn
+/// (or kept by `--resume`, or only shown by `--dry-run`), the summary saved after each, and the
+/// results compared at the end.
 pub fn run(args: RunArgs) -> Result<Exit, Failure> {
     if iobm_dist::launcher_ranks().is_some() {
         return Err(Failure::input(
@@ -205,14 +208,7 @@ pub fn run(args: RunArgs) -> Result<Exit, Failure> {
     let iobm = std::env::current_exe()
         .map_err(|e| Failure::run(format!("cannot find iobm's own program: {e}")))?;
     let runs = checked(&plan, &iobm)?;
-    let out = args
-        .out
-        .clone()
-        .unwrap_or_else(|| PathBuf::from(format!("{}-results", stem(&args.plan))));
-    if out.exists() && !out.is_dir() {
-        let message = format!("--out {}: not a directory", out.display());
-        return Err(Failure::input(message));
-    }
+    let out = out_dir(&args)?;
     let earlier = record::earlier(&out);
     let planned: Vec<&PlannedRun> = runs.iter().map(|(run, _, _)| *run).collect();
     let stale = record::stale_results(&out, &earlier, &planned);
@@ -231,94 +227,34 @@ pub fn run(args: RunArgs) -> Result<Exit, Failure> {
         args.resume && record::kept(&out, &earlier, run, argv, &lines[i])
     };
     if args.dry_run {
-        for (i, (run, _, hash)) in runs.iter().enumerate() {
-            let hash = hash
-                .as_deref()
-                .map_or(String::new(), |h| format!("  config {h}"));
-            let note = if kept(i) {
-                "  (complete: --resume keeps it)"
-            } else {
-                ""
-            };
-            say(&format!(
-                "{}/{}  {}{hash}{note}\n      {}\n",
-                i + 1,
-                runs.len(),
-                run.label,
-                shell_line(&lines[i])
-            ));
-        }
+        dry_run(&runs, &lines, kept);
         return Ok(Exit::Ok);
     }
-    std::fs::create_dir_all(&out)
-        .map_err(|e| Failure::input(format!("--out {}: {}", out.display(), describe_io(&e))))?;
-    // Writable before the first run, not after it.
-    let probe = out.join(".iobm-write-probe");
-    std::fs::write(&probe, b"")
-        .and_then(|_| std::fs::remove_file(&probe))
-        .map_err(|e| Failure::input(format!("--out {}: {}", out.display(), describe_io(&e))))?;
+    writable_out(&out)?;
     running::catch_signals();
-    let csv = matches!(args.format, FormatArg::Csv);
     let not_run = |i: usize| record::not_run(&out, &earlier, runs[i].0, &lines[i]);
     let mut outcomes: Vec<Outcome> = Vec::new();
     let mut stop = false;
     for (i, (run, _, _)) in runs.iter().enumerate() {
-        let words = &lines[i];
-        let result_file = file::result_name(&run.label);
-        let result = out.join(&result_file);
         let mut outcome = not_run(i);
+        let at = format!("{}/{} {}", i + 1, runs.len(), run.label);
         stop |= running::interrupted();
-        if !stop {
-            if kept(i) {
-                tell(
-                    &args,
-                    &format!(
-                        "== {}/{} {}: complete before, kept\n",
-                        i + 1,
-                        runs.len(),
-                        run.label
-                    ),
+        if !stop && kept(i) {
+            tell(&args, &format!("== {at}: complete before, kept\n"));
+            outcome.command_line = lines[i].clone();
+            outcome.status = "resumed";
+        } else if !stop {
+            tell(&args, &format!("== {at}\n   {}\n", shell_line(&lines[i])));
+            start(&args, &out, &lines[i], &mut outcome);
+            if outcome.status == "interrupted" {
+                eprintln!(
+                    "iobm: run '{}' interrupted: the plan stops here ({} not run)",
+                    run.label,
+                    runs.len() - i - 1
                 );
-                outcome.command_line = words.clone();
-                outcome.status = "resumed";
-            } else {
-                tell(
-                    &args,
-                    &format!(
-                        "== {}/{} {}\n   {}\n",
-                        i + 1,
-                        runs.len(),
-                        run.label,
-                        shell_line(words)
-                    ),
-                );
-                let before = record::stamp(&result);
-                let code = running::start(words, csv);
-                // Its result, if it wrote one (not the file an earlier run left).
-                let after = record::stamp(&result);
-                outcome.command_line = words.clone();
-                outcome.result = (after.is_some() && after != before).then_some(result_file);
-                outcome.exit_code = code.as_ref().ok().copied().flatten();
-                outcome.status = match code {
-                    Err(failure) => {
-                        eprintln!("iobm: error: {failure}");
-                        "failed"
-                    }
-                    Ok(Some(0)) => "complete",
-                    Ok(Some(130)) => "interrupted",
-                    _ if running::interrupted() => "interrupted",
-                    _ => "failed",
-                };
-                if outcome.status == "interrupted" {
-                    eprintln!(
-                        "iobm: run '{}' interrupted: the plan stops here ({} not run)",
-                        run.label,
-                        runs.len() - i - 1
-                    );
-                }
-                stop = outcome.status == "interrupted"
-                    || (outcome.status == "failed" && args.fail_fast);
             }
+            stop =
+                outcome.status == "interrupted" || (outcome.status == "failed" && args.fail_fast);
         }
         outcomes.push(outcome);
         let to_come = (i + 1..runs.len()).map(not_run).collect();
@@ -333,6 +269,77 @@ pub fn run(args: RunArgs) -> Result<Exit, Failure> {
     end::compare_groups(&out, &outcomes, &args)?;
     end::bonnie_csv(&out, &outcomes)?;
     Ok(exit_of(&outcomes, running::interrupted()))
+}
+
+/// The directory the results go to: `--out`, else `PLAN-results`; not a file.
+fn out_dir(args: &RunArgs) -> Result<PathBuf, Failure> {
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(format!("{}-results", stem(&args.plan))));
+    if out.exists() && !out.is_dir() {
+        let message = format!("--out {}: not a directory", out.display());
+        return Err(Failure::input(message));
+    }
+    Ok(out)
+}
+
+/// `--dry-run`: each run's label, config hash, whether `--resume` keeps it, and its command
+/// line.
+fn dry_run(runs: &[Checked], lines: &[Vec<String>], kept: impl Fn(usize) -> bool) {
+    for (i, (run, _, hash)) in runs.iter().enumerate() {
+        let hash = hash
+            .as_deref()
+            .map_or(String::new(), |h| format!("  config {h}"));
+        let note = if kept(i) {
+            "  (complete: --resume keeps it)"
+        } else {
+            ""
+        };
+        say(&format!(
+            "{}/{}  {}{hash}{note}\n      {}\n",
+            i + 1,
+            runs.len(),
+            run.label,
+            shell_line(&lines[i])
+        ));
+    }
+}
+
+/// Makes the results' directory and checks that it is writable, before the first run, not
+/// after it.
+fn writable_out(out: &Path) -> Result<(), Failure> {
+    let fail =
+        |e: std::io::Error| Failure::input(format!("--out {}: {}", out.display(), describe_io(&e)));
+    std::fs::create_dir_all(out).map_err(fail)?;
+    let probe = out.join(".iobm-write-probe");
+    std::fs::write(&probe, b"")
+        .and_then(|_| std::fs::remove_file(&probe))
+        .map_err(fail)
+}
+
+/// Starts the run of `words` and waits for it: its command line, result, exit code and
+/// status into `outcome` (whose label names its result in `out`).
+fn start(args: &RunArgs, out: &Path, words: &[String], outcome: &mut Outcome) {
+    let result_file = file::result_name(&outcome.label);
+    let result = out.join(&result_file);
+    let before = record::stamp(&result);
+    let code = running::start(words, matches!(args.format, FormatArg::Csv));
+    // Its result, if it wrote one (not the file an earlier run left).
+    let after = record::stamp(&result);
+    outcome.command_line = words.to_vec();
+    outcome.result = (after.is_some() && after != before).then_some(result_file);
+    outcome.exit_code = code.as_ref().ok().copied().flatten();
+    outcome.status = match code {
+        Err(failure) => {
+            eprintln!("iobm: error: {failure}");
+            "failed"
+        }
+        Ok(Some(0)) => "complete",
+        Ok(Some(130)) => "interrupted",
+        _ if running::interrupted() => "interrupted",
+        _ => "failed",
+    };
 }
 
 /// Prints what the plan says of its runs: on stdout, or on stderr when stdout carries the
@@ -401,17 +408,12 @@ pub fn rerun(args: RerunArgs) -> Result<ExitCode, Failure> {
     let spec = rerun_spec(&args)?;
     let mut argv = spec::to_argv(&spec).map_err(|e| Failure::input(format!("{name}: {e}")))?;
     // Where this run's outputs go, after the command.
-    let outputs = [
-        ("--json", &args.output.json),
-        ("--csv", &args.output.csv),
-        ("--html", &args.output.html),
-    ];
-    let given = outputs.iter().filter_map(|(flag, path)| {
-        path.as_ref().map(|p| {
-            let mut word = OsString::from(format!("{flag}="));
-            word.push(p);
-            word
-        })
+    let json = args.output.json.iter().map(|p| ("--json".to_string(), p));
+    let views = args.output.views.chosen.iter().map(|(f, p)| (f.flag(), p));
+    let given = json.chain(views).map(|(flag, path)| {
+        let mut word = OsString::from(format!("{flag}="));
+        word.push(path);
+        word
     });
     argv.splice(2..2, given.collect::<Vec<_>>());
     let words: Vec<String> = argv
