@@ -8,8 +8,8 @@ use iobm_engine::{
 };
 use iobm_results::checks::{check, Machine};
 use iobm_results::{
-    CacheEvidence, CpuUsage, ErrorCount, Latency, OperationResult, PaceResult,
-    PhaseResult, PhaseSettings, RunStatus, SteadyResult, StonewallResult, WorkerResult,
+    CacheEvidence, CpuUsage, ErrorCount, Latency, OperationResult, PaceResult, PhaseResult,
+    PhaseSettings, RunStatus, SteadyResult, StonewallResult, WorkerResult,
 };
 use iobm_stats::{aggregates, Histogram};
 
@@ -298,4 +298,3 @@ fn workers(phase: &Phase, outcome: &PhaseOutcome, rank: u32, host: &str) -> Vec<
         })
         .collect()
 }
-

@@ -12,7 +12,7 @@ use iobm_report::bonnie::{render_tables, size_label};
 use iobm_results::bonnie::summarize;
 use iobm_results::{env, BonnieConfig, Config, LeftBehind, PhaseResult, RunResult};
 use iobm_run::exit::{Exit, Failure};
-use iobm_run::lifecycle::{self, run_command, Common, Context, Hooks, RunPlan, Stage};
+use iobm_run::lifecycle::{self, run_command, Context, Hooks, RunPlan, Stage};
 use iobm_run::plan::{self, Placement};
 use iobm_run::ranks::Ranks;
 use iobm_run::session::{self, describe_io, RunId};
@@ -89,26 +89,21 @@ fn check(args: &BonnieArgs) -> Result<(u64, u64), Failure> {
 /// `iobm bonnie DIR` on one process or every MPI rank: input checked, then the run layer
 /// plans the suite, makes its directories, runs every test and prints bonnie++'s tables.
 pub fn bonnie(args: BonnieArgs, argv: &[OsString]) -> Result<Exit, Failure> {
-    let mut outputs = args.output.outputs();
-    outputs.views.extend(args.views.chosen.iter().cloned());
     // Each repetition a fresh suite, as bonnie++ -x: its own line in --bonnie-csv.
-    let repetitions = args.measure.repeat;
-    run_command(
-        argv,
-        &Common {
-            outputs,
-            repetitions,
-        },
-        |ranks| {
-            let (size, ram) = ranks.agreed(check(&args))?;
-            Ok(Suite {
-                args: &args,
-                size,
-                ram,
-                servers: args.server.check(crate::servers::Storage::Dir(&args.dir))?,
-            })
-        },
-    )
+    let mut common = args.output.common(&args.measure);
+    common
+        .outputs
+        .views
+        .extend(args.views.chosen.iter().cloned());
+    run_command(argv, &common, |ranks| {
+        let (size, ram) = ranks.agreed(check(&args))?;
+        Ok(Suite {
+            args: &args,
+            size,
+            ram,
+            servers: args.server.check(crate::servers::Storage::Dir(&args.dir))?,
+        })
+    })
 }
 
 /// A checked `bonnie`: the file's size and the machine's RAM.

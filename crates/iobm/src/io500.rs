@@ -15,7 +15,7 @@ use iobm_engine::{
 use iobm_results::io500::{summarize, PHASES, RULES_STONEWALL_S};
 use iobm_results::{env, Config, Io500Config, RunResult};
 use iobm_run::exit::{Exit, Failure};
-use iobm_run::lifecycle::{run_command, Common, Context, Hooks, RunPlan, Stage};
+use iobm_run::lifecycle::{run_command, Context, Hooks, RunPlan, Stage};
 use iobm_run::plan::{self, Placement};
 use iobm_run::ranks::Ranks;
 use iobm_run::session::{self, RunId};
@@ -39,10 +39,7 @@ const MD_HARD: &str = "mdtest-hard";
 
 /// `iobm io500 DIR`: the sizes checked on every rank, then run by the run layer.
 pub fn io500(args: Io500Args, argv: &[OsString]) -> Result<Exit, Failure> {
-    let common = Common {
-        outputs: args.output.outputs(),
-        repetitions: args.measure.repeat,
-    };
+    let common = args.output.common(&args.measure);
     run_command(argv, &common, |ranks| {
         let suite = ranks.agreed(check(&args, ranks))?;
         Ok(Io500 {

@@ -11,7 +11,7 @@ use crate::targets::{self, Storage};
 use iobm_engine::{ItemsPer, MetaOp, Phase, StopRule, Tree, TreeWork};
 use iobm_results::{env, Config, MetaConfig, RunResult};
 use iobm_run::exit::{Exit, Failure};
-use iobm_run::lifecycle::{run_command, Common, Hooks, RunPlan, Stage};
+use iobm_run::lifecycle::{run_command, Hooks, RunPlan, Stage};
 use iobm_run::plan::{self, Placement};
 use iobm_run::ranks::Ranks;
 use iobm_run::session::{self, RunId};
@@ -24,10 +24,7 @@ const TREE: &str = "tree";
 
 /// `iobm meta DIR`: the shape and the phases checked on every rank, then run by the run layer.
 pub fn meta(args: MetaArgs, argv: &[OsString]) -> Result<Exit, Failure> {
-    let common = Common {
-        outputs: args.output.outputs(),
-        repetitions: args.measure.repeat,
-    };
+    let common = args.output.common(&args.measure);
     run_command(argv, &common, |ranks| {
         let (tree, chosen) = ranks.agreed(check(&args, ranks))?;
         Ok(Meta {

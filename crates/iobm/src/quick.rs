@@ -15,7 +15,7 @@ use iobm_report::table::Table;
 use iobm_results::bonnie::{is_bonnie_test, summarize};
 use iobm_results::{env, Config, RunResult};
 use iobm_run::exit::{Exit, Failure};
-use iobm_run::lifecycle::{self, run_command, Common, Context, Hooks, RunPlan, Stage, Step};
+use iobm_run::lifecycle::{self, run_command, Context, Hooks, RunPlan, Stage, Step};
 use iobm_run::plan::{self, Placement};
 use iobm_run::ranks::Ranks;
 use iobm_run::session::{self, describe_io, RunId};
@@ -70,10 +70,7 @@ pub fn summary(run: &RunResult) -> String {
 
 /// `iobm quick [DIR]`: checked in one process, then run by the run layer.
 pub fn quick(args: QuickArgs, argv: &[OsString]) -> Result<Exit, Failure> {
-    let common = Common {
-        outputs: args.output.outputs(),
-        repetitions: args.measure.repeat,
-    };
+    let common = args.output.common(&args.measure);
     run_command(argv, &common, |ranks| {
         if ranks.size() > 1 {
             return Err(Failure::input(

@@ -282,6 +282,15 @@ impl OutputArgs {
             views: self.views.chosen.clone(),
         }
     }
+
+    /// What the run layer is given of every workload command: these outputs, and the
+    /// repetitions of `measure`.
+    pub fn common(&self, measure: &MeasureArgs) -> iobm_run::lifecycle::Common {
+        iobm_run::lifecycle::Common {
+            outputs: self.outputs(),
+            repetitions: measure.repeat,
+        }
+    }
 }
 
 #[derive(Debug, Args)]

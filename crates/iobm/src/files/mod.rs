@@ -16,7 +16,7 @@ use iobm_engine::{
 };
 use iobm_results::{env, Config, LeftBehind, RunResult, RunStatus};
 use iobm_run::exit::{Exit, Failure};
-use iobm_run::lifecycle::{self, run_command, Common, Hooks, RunPlan, Stage};
+use iobm_run::lifecycle::{self, run_command, Hooks, RunPlan, Stage};
 use iobm_run::plan::{self, Placement};
 use iobm_run::ranks::Ranks;
 use iobm_run::session::{self, describe_io, RunId};
@@ -236,10 +236,7 @@ pub(crate) fn keep_or_remove(
 /// then the run layer lays out the data set in the run's own directory, runs the phases and
 /// keeps or removes the data.
 pub fn write(args: WriteArgs, stream: bool, argv: &[OsString]) -> Result<Exit, Failure> {
-    let common = Common {
-        outputs: args.io.output.outputs(),
-        repetitions: args.io.measure.repeat,
-    };
+    let common = args.io.output.common(&args.io.measure);
     run_command(argv, &common, |ranks| {
         let sizes = ranks.agreed(check_write(&args, ranks.size() as u64, stream))?;
         let plan = WritePlan {

@@ -9,7 +9,7 @@ use crate::targets::{self, Storage};
 use iobm_engine::{DataKind, Interleave, Layout, Op, Phase};
 use iobm_results::Config;
 use iobm_run::exit::{Exit, Failure};
-use iobm_run::lifecycle::{run_command, Common, RunPlan, Stage};
+use iobm_run::lifecycle::{run_command, RunPlan, Stage};
 use iobm_run::plan::{self, Placement};
 use iobm_run::ranks::Ranks;
 use iobm_run::session::{self, RunId};
@@ -20,10 +20,7 @@ use std::sync::Arc;
 
 /// `iobm read PATH`: reads a kept data set (on every rank); never changes or removes it.
 pub fn read(args: ReadArgs, argv: &[OsString]) -> Result<Exit, Failure> {
-    let common = Common {
-        outputs: args.io.output.outputs(),
-        repetitions: args.io.measure.repeat,
-    };
+    let common = args.io.output.common(&args.io.measure);
     run_command(argv, &common, |ranks| checked(&args, ranks))
 }
 

@@ -23,7 +23,7 @@ use iobm_results::checks::{check, Machine};
 use iobm_results::server;
 use iobm_results::{Config, RunResult, RunStatus};
 use iobm_run::exit::{Exit, Failure};
-use iobm_run::lifecycle::{run_command, Common, Context, Hooks, RunPlan, Stage};
+use iobm_run::lifecycle::{run_command, Context, Hooks, RunPlan, Stage};
 use iobm_run::plan::{self, Placement};
 use iobm_run::ranks::Ranks;
 use iobm_run::session::{describe_io, RunId};
@@ -37,10 +37,7 @@ use std::sync::Arc;
 /// `iobm s3 OP`: flags checked, the built-in gateway started when no endpoint is named, the
 /// target set up, the load run, the run's objects removed.
 pub fn s3(args: S3Args, argv: &[OsString]) -> Result<Exit, Failure> {
-    let common = Common {
-        outputs: args.output.outputs(),
-        repetitions: args.measure.repeat,
-    };
+    let common = args.output.common(&args.measure);
     run_command(argv, &common, |ranks| checked(&args, ranks))
 }
 

@@ -34,8 +34,16 @@ pub struct QuickS3<'a> {
     first: usize,
     /// Before the step now running: the gateway's CPU time and counters, the step's first
     /// phase.
-    before: Option<((f64, f64), Vec<Option<server::Counters>>, usize)>,
+    before: Option<Before>,
     error: Option<String>,
+}
+
+/// What was read just before a step: the gateway's CPU time and counters, and the index of
+/// the step's first phase.
+struct Before {
+    cpu: (f64, f64),
+    counted: Vec<Option<server::Counters>>,
+    first: usize,
 }
 
 impl<'a> QuickS3<'a> {
@@ -118,7 +126,11 @@ impl<'a> QuickS3<'a> {
         phase.interval = self.args.measure.interval_for(stop);
         phase.steady = self.args.measure.steady_for(phase.stop);
         let counted = server_counters(self.target.as_ref(), QUICK_BUCKET);
-        self.before = Some((self.gateway.cpu(), counted, run.phases.len()));
+        self.before = Some(Before {
+            cpu: self.gateway.cpu(),
+            counted,
+            first: run.phases.len(),
+        });
         Step {
             target: self.target.clone(),
             phases: vec![phase],
@@ -127,7 +139,12 @@ impl<'a> QuickS3<'a> {
 
     /// After a step: the gateway's CPU time and what it counted, added to the step's phases.
     pub fn after_step(&mut self, run: &mut RunResult) {
-        if let Some((cpu, counted, first)) = self.before.take() {
+        if let Some(Before {
+            cpu,
+            counted,
+            first,
+        }) = self.before.take()
+        {
             self.gateway.separate_cpu(cpu, &mut run.phases[first..]);
             add_server_evidence(self.target.as_ref(), QUICK_BUCKET, &counted, run, first);
         }
