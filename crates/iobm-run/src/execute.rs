@@ -8,7 +8,7 @@ use crate::probe::{Probes, Refusal, Scene};
 use crate::progress::ProgressLine;
 use crate::ranks::{RankPhase, Ranks};
 use crate::record::phase_result;
-use iobm_engine::{Control, Op, Phase, PhaseOutcome, StopRule, Tally};
+use iobm_engine::{Control, Op, Phase, PhaseOutcome, Ranked, StopRule};
 use iobm_results::checks::{check, Machine};
 use iobm_results::{RunResult, RunStatus};
 use iobm_target::Target;
@@ -119,8 +119,10 @@ fn run_on_ranks(
     control: &Control,
     ranks: &Ranks,
 ) -> PhaseOutcome {
-    let agree = |most: u64| ranks.max(most);
-    let sum = |mine: Tally| ranks.sum_tally(mine);
-    let gate = || ranks.barrier();
-    iobm_engine::run_phase_ranked(target, phase, control, &gate, &agree, &sum)
+    let ranked = Ranked {
+        gate: &|| ranks.barrier(),
+        agree: &|most| ranks.max(most),
+        sum: &|mine| ranks.sum_tally(mine),
+    };
+    iobm_engine::run_phase(target, phase, control, &ranked)
 }
