@@ -58,26 +58,13 @@ pub fn execute(
                 None,
             ),
             Err(Refusal::Run(why)) => {
-                if ranks.is_root() {
-                    eprintln!("iobm: {why}");
-                }
+                ranks.is_root().then(|| eprintln!("iobm: {why}"));
                 run.warnings.push(why);
                 run.status = RunStatus::Failed;
                 break;
             }
         };
-        if phase.op == Op::Write && matches!(phase.stop, StopRule::Duration(_)) {
-            let written: Vec<u64> = outcome.workers.iter().map(|w| w.span.bytes).collect();
-            let same_data = |p: &&mut Phase| p.layout.files == phase.layout.files;
-            for later in phases[index + 1..].iter_mut().filter(same_data) {
-                later.limit_to_written(&phase, &written);
-            }
-        }
-        if let Some(made) = outcome.items_done() {
-            for later in phases[index + 1..].iter_mut() {
-                later.limit_to_made(&phase, made);
-            }
-        }
+        limit_later(&mut phases[index + 1..], &phase, &outcome);
         let mut recorded = phase_result(&phase, &outcome, ranks.rank(), &host, &machine);
         // Object phases: the endpoint each worker sent its requests to, before the merge adds
         // up each endpoint's series.
@@ -125,4 +112,21 @@ fn run_on_ranks(
         sum: &|mine| ranks.sum_tally(mine),
     };
     iobm_engine::run_phase(target, phase, control, &ranked)
+}
+
+/// Limits the `later` phases on the files of a write that stopped by time to the data it
+/// wrote, and those on the items of a creation a stonewall cut short to what it made.
+fn limit_later(later: &mut [Phase], phase: &Phase, outcome: &PhaseOutcome) {
+    if phase.op == Op::Write && matches!(phase.stop, StopRule::Duration(_)) {
+        let written: Vec<u64> = outcome.workers.iter().map(|w| w.span.bytes).collect();
+        let same_data = |p: &&mut Phase| p.layout.files == phase.layout.files;
+        for later in later.iter_mut().filter(same_data) {
+            later.limit_to_written(phase, &written);
+        }
+    }
+    if let Some(made) = outcome.items_done() {
+        for later in later.iter_mut() {
+            later.limit_to_made(phase, made);
+        }
+    }
 }
