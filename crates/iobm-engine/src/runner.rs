@@ -189,13 +189,17 @@ pub fn run_phase(
 /// One worker on this thread: a process with a single thread keeps the kernel's cheap path
 /// for file descriptors (no reference counting or position lock per call), which is a tenth
 /// of a one-byte write(2) on tmpfs, as for single-threaded tools.
-fn on_this_thread<'t>(
+fn on_this_thread<'t, P, W>(
     phase: &Phase,
     control: &Control,
     ranked: &Ranked,
-    prepare: &dyn Fn(usize) -> Prepared<'t>,
-    work: &dyn Fn(usize, Prepared<'t>, Instant, Option<Agree>) -> Left,
-) -> Ran {
+    prepare: &P,
+    work: &W,
+) -> Ran
+where
+    P: Fn(usize) -> Prepared<'t>,
+    W: Fn(usize, Prepared<'t>, Instant, Option<Agree>) -> Left,
+{
     let prepared = prepare(0);
     (ranked.gate)();
     let (cpu_before, start) = begin(phase, control);
