@@ -20,7 +20,7 @@ pub mod workload;
 pub use control::{Control, LivePhase};
 pub use outcome::{ErrorCount, PhaseEnd, PhaseOutcome, WorkerOutcome};
 pub use pace::{Arrivals, Pace, PaceOutcome};
-pub use runner::{prepare_objects, run_phase, run_phase_agreed, run_phase_gated, run_phase_ranked};
+pub use runner::{prepare_objects, run_phase, Ranked};
 pub use steady::{Steady, SteadyOutcome, Tally};
 pub use stonewall::{Agree, Stonewall};
 pub use workload::{

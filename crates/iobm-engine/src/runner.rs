@@ -69,47 +69,54 @@ fn begin(phase: &Phase, control: &Control) -> (CpuTimes, Instant) {
     (cpu_before, start)
 }
 
-/// Runs one phase to its stop rule, Ctrl-C or the first failed operation.
-pub fn run_phase(target: &dyn Target, phase: &Phase, control: &Control) -> PhaseOutcome {
-    run_phase_gated(target, phase, control, &|| {})
+/// What a phase shares with the other ranks of its run, called on the coordinating thread.
+#[derive(Clone, Copy)]
+pub struct Ranked<'a> {
+    /// Called once every local worker is prepared and before the phase starts: the barrier
+    /// across MPI ranks.
+    pub gate: &'a dyn Fn(),
+    /// A [`StopRule::Stonewall`] phase calls it once, when every local worker has been stopped
+    /// by the wall or ended, with the most operations any of them did; it returns the most of
+    /// every rank (an all-reduce with max, made by every rank in the same phase), which the
+    /// stopped workers then go on to. A phase that fails before its workers start (as before
+    /// its `gate`) makes no call.
+    pub agree: Agree<'a>,
+    /// The sum across ranks that a phase with [`Phase::steady`] makes at each of its ticks
+    /// (every rank's coordinating thread calls it at the same ticks, until the phase is steady
+    /// or every worker of every rank has ended).
+    pub sum: SumRanks<'a>,
 }
 
-/// [`run_phase`], calling `gate` on this thread once every local worker is prepared and before
-/// the phase starts: the barrier across MPI ranks.
-pub fn run_phase_gated(
+impl Ranked<'static> {
+    /// A phase of one process: no barrier, its own most and its own rate.
+    pub const ALONE: Ranked<'static> = Ranked {
+        gate: &|| {},
+        agree: &|most| most,
+        sum: &|mine| mine,
+    };
+}
+
+/// A worker's task, or why it could not be built.
+type Prepared<'t> = Result<Box<dyn Task + 't>, WorkerError>;
+/// What a worker leaves: its books and its errors.
+type Left = (WorkerResult, Vec<WorkerError>);
+
+/// What the workers of a phase left, and when the phase ran.
+struct Ran {
+    results: Vec<Left>,
+    cpu: CpuTimes,
+    start: Instant,
+    end: Instant,
+    steady: Option<SteadyOutcome>,
+}
+
+/// Runs one phase to its stop rule, Ctrl-C or the first failed operation, with the other ranks
+/// of `ranked` ([`Ranked::ALONE`] in one process).
+pub fn run_phase(
     target: &dyn Target,
     phase: &Phase,
     control: &Control,
-    gate: &dyn Fn(),
-) -> PhaseOutcome {
-    run_phase_agreed(target, phase, control, gate, &|most| most)
-}
-
-/// [`run_phase_gated`] on one of several ranks: a [`StopRule::Stonewall`] phase calls `agree`
-/// on this thread once, when every local worker has been stopped by the wall or ended, with
-/// the most operations any of them did; it returns the most of every rank (an all-reduce with
-/// max, made by every rank in the same phase), which the stopped workers then go on to. A
-/// phase that fails before its workers start (as before its `gate`) makes no call.
-pub fn run_phase_agreed(
-    target: &dyn Target,
-    phase: &Phase,
-    control: &Control,
-    gate: &dyn Fn(),
-    agree: Agree,
-) -> PhaseOutcome {
-    run_phase_ranked(target, phase, control, gate, agree, &|mine| mine)
-}
-
-/// [`run_phase_agreed`], with the sum across ranks that a phase with [`Phase::steady`] makes at
-/// each of its ticks (every rank's coordinating thread calls `sum` at the same ticks, until
-/// the phase is steady or every worker of every rank has ended).
-pub fn run_phase_ranked(
-    target: &dyn Target,
-    phase: &Phase,
-    control: &Control,
-    gate: &dyn Fn(),
-    agree: Agree,
-    sum: SumRanks,
+    ranked: &Ranked,
 ) -> PhaseOutcome {
     let workers = phase.workers;
     assert!(
@@ -146,10 +153,7 @@ pub fn run_phase_ranked(
     let wall = matches!(phase.stop, StopRule::Stonewall(_)).then(|| Wall::new(workers));
     let wall = wall.as_ref();
     // `agree` is given to a worker only when it runs alone on this thread.
-    let work = |w: usize,
-                prepared: Result<Box<dyn Task + '_>, WorkerError>,
-                origin: Instant,
-                agree: Option<Agree>| {
+    let work = |w: usize, prepared: Prepared, origin: Instant, agree: Option<Agree>| {
         let at = Walled { wall, agree };
         match prepared {
             Ok(task) => run_worker(task, w, phase, control, &shared, origin, at, &Monotonic),
@@ -164,30 +168,78 @@ pub fn run_phase_ranked(
             }
         }
     };
-    let mut steady_outcome: Option<SteadyOutcome> = None;
     // A steady phase needs the coordinating thread to watch its rate.
     let alone = workers == 1 && phase.ramp.is_zero() && phase.steady.is_none();
-    let (results, cpu, start, end) = if alone {
-        // One worker runs on this thread: a process with a single thread keeps the kernel's
-        // cheap path for file descriptors (no reference counting or position lock per call),
-        // which is a tenth of a one-byte write(2) on tmpfs, as for single-threaded tools.
-        let prepared = prepare(0);
-        gate();
-        let (cpu_before, start) = begin(phase, control);
-        let result = work(0, prepared, start, Some(agree));
-        let end = Instant::now();
-        (vec![result], CpuTimes::now().since(cpu_before), start, end)
+    let ran = if alone {
+        on_this_thread(phase, control, ranked, &prepare, &work)
     } else {
-        // Workers prepare, meet the coordinator at `ready`, which then stamps the phase start
-        // and releases them all at `go`: nothing of the preparation is timed or counted as CPU.
+        let on = Coordinated {
+            phase,
+            control,
+            ranked,
+            shared: &shared,
+            wall,
+        };
+        on.threads(&prepare, &work)
+    };
+    *control.phase.lock().unwrap() = None;
+    finish(phase, control, &shared, wall, ran)
+}
+
+/// One worker on this thread: a process with a single thread keeps the kernel's cheap path
+/// for file descriptors (no reference counting or position lock per call), which is a tenth
+/// of a one-byte write(2) on tmpfs, as for single-threaded tools.
+fn on_this_thread<'t, P, W>(
+    phase: &Phase,
+    control: &Control,
+    ranked: &Ranked,
+    prepare: &P,
+    work: &W,
+) -> Ran
+where
+    P: Fn(usize) -> Prepared<'t>,
+    W: Fn(usize, Prepared<'t>, Instant, Option<Agree>) -> Left,
+{
+    let prepared = prepare(0);
+    (ranked.gate)();
+    let (cpu_before, start) = begin(phase, control);
+    let result = work(0, prepared, start, Some(ranked.agree));
+    let end = Instant::now();
+    Ran {
+        results: vec![result],
+        cpu: CpuTimes::now().since(cpu_before),
+        start,
+        end,
+        steady: None,
+    }
+}
+
+/// The coordinating thread of a phase whose workers run on threads of their own.
+struct Coordinated<'a> {
+    phase: &'a Phase,
+    control: &'a Control,
+    ranked: &'a Ranked<'a>,
+    shared: &'a Shared,
+    wall: Option<&'a Wall>,
+}
+
+impl Coordinated<'_> {
+    /// Workers prepare, meet the coordinator at `ready`, which then stamps the phase start and
+    /// releases them all at `go`: nothing of the preparation is timed or counted as CPU.
+    fn threads<'t, P, W>(&self, prepare: &P, work: &W) -> Ran
+    where
+        P: Fn(usize) -> Prepared<'t> + Sync,
+        W: Fn(usize, Prepared<'t>, Instant, Option<Agree>) -> Left + Sync,
+    {
+        let (phase, control) = (self.phase, self.control);
+        let workers = phase.workers;
         let ready = Barrier::new(workers + 1);
         let go = Barrier::new(workers + 1);
         let phase_start = Mutex::new(Instant::now());
         std::thread::scope(|scope| {
             let handles: Vec<_> = (0..workers)
                 .map(|w| {
-                    let (ready, go, phase_start, prepare, work) =
-                        (&ready, &go, &phase_start, &prepare, &work);
+                    let (ready, go, phase_start) = (&ready, &go, &phase_start);
                     scope.spawn(move || {
                         let prepared = prepare(w);
                         ready.wait();
@@ -198,7 +250,7 @@ pub fn run_phase_ranked(
                 })
                 .collect();
             ready.wait();
-            gate();
+            (self.ranked.gate)();
             let (mut cpu_before, start) = begin(phase, control);
             *phase_start.lock().unwrap() = start;
             go.wait();
@@ -209,69 +261,57 @@ pub fn run_phase_ranked(
                 }
                 cpu_before = CpuTimes::now();
             }
-            if let Some(rule) = phase.steady {
-                let local = || {
-                    let left = shared.left.load(Ordering::SeqCst);
-                    Tally {
-                        bytes: control.live_bytes(),
-                        ops: control.live_ops(),
-                        done: left == workers,
-                        ending: left > 0,
-                    }
-                };
-                let from = start + phase.ramp;
-                let watched = steady::watch(rule, from, &local, sum, &shared.settled);
-                steady_outcome = Some(watched);
-            }
-            if let Some(wall) = wall {
-                wall.resolve(agree);
+            let steady = self.watch_steady(start);
+            if let Some(wall) = self.wall {
+                wall.resolve(self.ranked.agree);
             }
             let results: Vec<_> = handles
                 .into_iter()
                 .map(|h| h.join().expect("worker thread panicked"))
                 .collect();
             let end = Instant::now();
-            (results, CpuTimes::now().since(cpu_before), start, end)
-        })
-    };
-    *control.phase.lock().unwrap() = None;
-
-    let mut latency = Histogram::new();
-    let mut by_op: Vec<OpOutcome> = OpOutcome::per_class(phase);
-    let mut errors: Vec<ErrorCount> = Vec::new();
-    let mut outcomes = Vec::with_capacity(workers);
-    let mut pace = phase.pace.map(|p| PaceOutcome::new(p, phase.interval));
-    for (result, worker_errors) in results {
-        if let (Some(total), Some(own)) = (pace.as_mut(), &result.pace) {
-            total.merge(own);
-        }
-        for (total, class) in by_op.iter_mut().zip(&result.classes) {
-            latency += &class.latency;
-            total.merge(class);
-        }
-        for error in worker_errors {
-            match errors.iter_mut().find(|e| e.kind == error.kind) {
-                Some(e) => e.count += error.count,
-                None => errors.push(ErrorCount {
-                    kind: error.kind,
-                    count: error.count,
-                    first: error.message,
-                }),
+            let cpu = CpuTimes::now().since(cpu_before);
+            Ran {
+                results,
+                cpu,
+                start,
+                end,
+                steady,
             }
-        }
-        outcomes.push(result.outcome);
+        })
     }
-    let mut spans: Vec<WorkerSpan> = outcomes.iter().map(|w| w.span).collect();
-    let traces: Vec<Trace> = outcomes
-        .iter_mut()
-        .map(|w| std::mem::take(&mut w.trace))
-        .collect();
-    fill_snapshots(&mut spans, &traces);
-    for ((outcome, span), trace) in outcomes.iter_mut().zip(spans).zip(traces) {
-        outcome.span = span;
-        outcome.trace = trace;
+
+    /// Watches a phase with [`Phase::steady`] from the end of its warm-up until it is steady or
+    /// every worker has ended.
+    fn watch_steady(&self, start: Instant) -> Option<SteadyOutcome> {
+        let (phase, control, shared) = (self.phase, self.control, self.shared);
+        let rule = phase.steady?;
+        let local = || {
+            let left = shared.left.load(Ordering::SeqCst);
+            Tally {
+                bytes: control.live_bytes(),
+                ops: control.live_ops(),
+                done: left == shared.workers,
+                ending: left > 0,
+            }
+        };
+        let from = start + phase.ramp;
+        let sum = self.ranked.sum;
+        Some(steady::watch(rule, from, &local, sum, &shared.settled))
     }
+}
+
+/// The phase's outcome from what its workers left.
+fn finish(
+    phase: &Phase,
+    control: &Control,
+    shared: &Shared,
+    wall: Option<&Wall>,
+    ran: Ran,
+) -> PhaseOutcome {
+    let books = Books::of(phase, ran.results);
     // Errors fail the phase when it stopped for them (over `max_errors`, or any with 0).
+    let errors = &books.errors;
     let failed = !errors.is_empty()
         && (phase.max_errors == 0 || shared.errors.load(Ordering::Relaxed) > phase.max_errors);
     let end_kind = if failed || (shared.abort.load(Ordering::Relaxed) && !errors.is_empty()) {
@@ -286,16 +326,69 @@ pub fn run_phase_ranked(
         op: phase.op,
         end: end_kind,
         stonewall: wall.map(Wall::outcome),
-        steady: steady_outcome,
+        steady: ran.steady,
         // After a warm-up, the phase is what was counted.
-        start_ns: control.ns(start + phase.ramp).min(control.ns(end)),
-        end_ns: control.ns(end),
-        workers: outcomes,
-        latency,
-        by_op,
-        errors,
-        cpu,
-        pace,
+        start_ns: control.ns(ran.start + phase.ramp).min(control.ns(ran.end)),
+        end_ns: control.ns(ran.end),
+        workers: books.workers,
+        latency: books.latency,
+        by_op: books.by_op,
+        errors: books.errors,
+        cpu: ran.cpu,
+        pace: books.pace,
+    }
+}
+
+/// The workers' books added up.
+struct Books {
+    workers: Vec<WorkerOutcome>,
+    latency: Histogram,
+    by_op: Vec<OpOutcome>,
+    errors: Vec<ErrorCount>,
+    pace: Option<PaceOutcome>,
+}
+
+impl Books {
+    fn of(phase: &Phase, results: Vec<Left>) -> Books {
+        let mut books = Books {
+            workers: Vec::with_capacity(results.len()),
+            latency: Histogram::new(),
+            by_op: OpOutcome::per_class(phase),
+            errors: Vec::new(),
+            pace: phase.pace.map(|p| PaceOutcome::new(p, phase.interval)),
+        };
+        for (result, worker_errors) in results {
+            if let (Some(total), Some(own)) = (books.pace.as_mut(), &result.pace) {
+                total.merge(own);
+            }
+            for (total, class) in books.by_op.iter_mut().zip(&result.classes) {
+                books.latency += &class.latency;
+                total.merge(class);
+            }
+            for error in worker_errors {
+                match books.errors.iter_mut().find(|e| e.kind == error.kind) {
+                    Some(e) => e.count += error.count,
+                    None => books.errors.push(ErrorCount {
+                        kind: error.kind,
+                        count: error.count,
+                        first: error.message,
+                    }),
+                }
+            }
+            books.workers.push(result.outcome);
+        }
+        let outcomes = &mut books.workers;
+        let mut spans: Vec<WorkerSpan> = outcomes.iter().map(|w| w.span).collect();
+        let traces: Vec<Trace> = outcomes
+            .iter_mut()
+            .map(|w| std::mem::take(&mut w.trace))
+            .collect();
+        fill_snapshots(&mut spans, &traces);
+        for ((outcome, span), trace) in outcomes.iter_mut().zip(spans).zip(traces) {
+            outcome.span = span;
+            outcome.trace = trace;
+        }
+        books
     }
 }
 

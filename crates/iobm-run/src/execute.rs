@@ -8,7 +8,7 @@ use crate::probe::{Probes, Refusal, Scene};
 use crate::progress::ProgressLine;
 use crate::ranks::{RankPhase, Ranks};
 use crate::record::phase_result;
-use iobm_engine::{Control, Op, Phase, PhaseOutcome, StopRule, Tally};
+use iobm_engine::{Control, Op, Phase, PhaseOutcome, Ranked, StopRule};
 use iobm_results::checks::{check, Machine};
 use iobm_results::{RunResult, RunStatus};
 use iobm_target::Target;
@@ -56,9 +56,7 @@ pub fn execute(
                 None,
             ),
             Err(Refusal::Run(why)) => {
-                if ranks.is_root() {
-                    eprintln!("iobm: {why}");
-                }
+                ranks.is_root().then(|| eprintln!("iobm: {why}"));
                 run.warnings.push(why);
                 run.status = RunStatus::Failed;
                 break;
@@ -106,10 +104,29 @@ fn run_on_ranks(
     control: &Control,
     ranks: &Ranks,
 ) -> PhaseOutcome {
-    let agree = |most: u64| ranks.max(most);
-    let sum = |mine: Tally| ranks.sum_tally(mine);
-    let gate = || ranks.barrier();
-    iobm_engine::run_phase_ranked(target, phase, control, &gate, &agree, &sum)
+    let ranked = Ranked {
+        gate: &|| ranks.barrier(),
+        agree: &|most| ranks.max(most),
+        sum: &|mine| ranks.sum_tally(mine),
+    };
+    iobm_engine::run_phase(target, phase, control, &ranked)
+}
+
+/// Limits the `later` phases on the files of a write that stopped by time to the data it
+/// wrote, and those on the items of a creation a stonewall cut short to what it made.
+fn limit_later(later: &mut [Phase], phase: &Phase, outcome: &PhaseOutcome) {
+    if phase.op == Op::Write && matches!(phase.stop, StopRule::Duration(_)) {
+        let written: Vec<u64> = outcome.workers.iter().map(|w| w.span.bytes).collect();
+        let same_data = |p: &&mut Phase| p.layout.files == phase.layout.files;
+        for later in later.iter_mut().filter(same_data) {
+            later.limit_to_written(phase, &written);
+        }
+    }
+    if let Some(made) = outcome.items_done() {
+        for later in later.iter_mut() {
+            later.limit_to_made(phase, made);
+        }
+    }
 }
 
 /// Limits the `later` phases to what `phase` did: those on the files of a write that stopped

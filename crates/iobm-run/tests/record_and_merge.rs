@@ -4,7 +4,7 @@
 //! rank.
 
 use iobm_dist::ClockOffset;
-use iobm_engine::{prepare_objects, run_phase, Control, Layout, Op, Phase};
+use iobm_engine::{prepare_objects, run_phase, Control, Layout, Op, Phase, Ranked};
 use iobm_results::checks::Machine;
 use iobm_results::{PhaseResult, RunStatus};
 use iobm_run::ranks::{merge_phases, RankPhase};
@@ -23,7 +23,7 @@ fn write_part(target: &dyn Target, workers: usize, rank: u32) -> RankPhase {
     let layout = Layout::file_per_worker(workers, PER_WORKER);
     prepare_objects(target, &layout).unwrap();
     let phase = Phase::new("write", Op::Write, BLOCK, layout);
-    let outcome = run_phase(target, &phase, &Control::new(7, workers));
+    let outcome = run_phase(target, &phase, &Control::new(7, workers), &Ranked::ALONE);
     RankPhase {
         phase: phase_result(
             &phase,

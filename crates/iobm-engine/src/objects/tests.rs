@@ -1,6 +1,6 @@
 //! Unit tests of the per-object operations of a worker over an in-memory store.
 
-use crate::runner::run_phase;
+use crate::runner::{run_phase, Ranked};
 use crate::workload::{Mix, ObjectOp, ObjectSpec, Phase, StopRule};
 use crate::{Control, PhaseEnd};
 use iobm_target::fault::FaultTarget;
@@ -69,10 +69,10 @@ fn verify_of_a_put_checks_the_etag_against_what_was_sent() {
     put.verify = Some(4);
     // The in-memory store gives no ETag: nothing to check.
     assert_eq!(
-        run_phase(&MemTarget::new(), &put, &control).end,
+        run_phase(&MemTarget::new(), &put, &control, &Ranked::ALONE).end,
         PhaseEnd::Completed
     );
-    let wrong = run_phase(&WrongEtag(MemTarget::new()), &put, &control);
+    let wrong = run_phase(&WrongEtag(MemTarget::new()), &put, &control, &Ranked::ALONE);
     assert_eq!(wrong.end, PhaseEnd::Failed);
     assert!(
         wrong.errors[0]
@@ -107,11 +107,15 @@ fn a_batch_delete_removes_every_object_once_in_requests_of_n() {
         ..spec(95)
     };
     let put = Phase::objects(ObjectOp::Put, 3, spec.clone(), StopRule::Once);
-    assert_eq!(run_phase(&target, &put, &control).by_op[0].ops, 95);
+    assert_eq!(
+        run_phase(&target, &put, &control, &Ranked::ALONE).by_op[0].ops,
+        95
+    );
     let delete = run_phase(
         &target,
         &Phase::objects(ObjectOp::Delete, 3, spec, StopRule::Once),
         &control,
+        &Ranked::ALONE,
     );
     let deletes = &delete.by_op[0];
     // 10 requests: nine of 10 objects and one of 5, each counted once, with its keys.
@@ -129,6 +133,7 @@ fn put_get_head_delete_move_every_object_once() {
         &target,
         &Phase::objects(ObjectOp::Put, 4, spec.clone(), StopRule::Once),
         &control,
+        &Ranked::ALONE,
     );
     assert_eq!(put.end, PhaseEnd::Completed, "{:?}", put.errors);
     assert_eq!(put.by_op[0].ops, 23);
@@ -146,6 +151,7 @@ fn put_get_head_delete_move_every_object_once() {
         &target,
         &Phase::objects(ObjectOp::Get, 4, spec.clone(), StopRule::Once),
         &control,
+        &Ranked::ALONE,
     );
     assert_eq!((get.by_op[0].ops, get.bytes()), (23, spec.total_bytes()));
     assert_eq!(
@@ -161,6 +167,7 @@ fn put_get_head_delete_move_every_object_once() {
         &target,
         &Phase::objects(ObjectOp::Get, 2, ranged, StopRule::Ops(10)),
         &control,
+        &Ranked::ALONE,
     );
     assert_eq!((got.by_op[0].ops, got.bytes()), (10, 10_000));
 
@@ -168,6 +175,7 @@ fn put_get_head_delete_move_every_object_once() {
         &target,
         &Phase::objects(ObjectOp::Head, 3, spec.clone(), StopRule::Ops(30)),
         &control,
+        &Ranked::ALONE,
     );
     assert_eq!((head.by_op[0].ops, head.bytes()), (30, 0));
 
@@ -175,6 +183,7 @@ fn put_get_head_delete_move_every_object_once() {
         &target,
         &Phase::objects(ObjectOp::Delete, 4, spec.clone(), StopRule::Once),
         &control,
+        &Ranked::ALONE,
     );
     assert_eq!(delete.by_op[0].ops, 23);
     assert_eq!(
@@ -193,11 +202,13 @@ fn mixed_phases_draw_by_weight_and_keep_their_own_books() {
         &target,
         &Phase::objects(ObjectOp::Put, 3, spec.clone(), StopRule::Once),
         &control,
+        &Ranked::ALONE,
     );
     let mixed = run_phase(
         &target,
         &Phase::objects(ObjectOp::Mixed, 3, spec.clone(), StopRule::Ops(2000)),
         &control,
+        &Ranked::ALONE,
     );
     assert_eq!(mixed.end, PhaseEnd::Completed, "{:?}", mixed.errors);
     let ops: Vec<u64> = mixed.by_op.iter().map(|o| o.ops).collect();
@@ -237,16 +248,17 @@ fn verify_checks_every_byte_of_whole_and_ranged_gets() {
         &target,
         &Phase::objects(ObjectOp::Put, 2, spec.clone(), StopRule::Once),
         &control,
+        &Ranked::ALONE,
     );
     let mut get = Phase::objects(ObjectOp::Get, 2, spec.clone(), StopRule::Once);
     get.verify = Some(9);
-    let clean = run_phase(&target, &get, &control);
+    let clean = run_phase(&target, &get, &control, &Ranked::ALONE);
     assert_eq!(clean.end, PhaseEnd::Completed, "{:?}", clean.errors);
     spec.range = Some(5000);
     let mut ranged = Phase::objects(ObjectOp::Get, 2, spec.clone(), StopRule::Ops(40));
     ranged.verify = Some(9);
     assert_eq!(
-        run_phase(&target, &ranged, &control).end,
+        run_phase(&target, &ranged, &control, &Ranked::ALONE).end,
         PhaseEnd::Completed
     );
     // One byte of one stamp changed: the whole read fails and names the chunk.
@@ -266,14 +278,14 @@ fn verify_checks_every_byte_of_whole_and_ranged_gets() {
     // Another run's objects are not this run's: stale.
     let mut other_run = get.clone();
     other_run.verify = Some(10);
-    let stale = run_phase(&target, &other_run, &control);
+    let stale = run_phase(&target, &other_run, &control, &Ranked::ALONE);
     assert_eq!(stale.errors[0].kind, "bad data");
     assert!(
         stale.errors[0].first.contains("stale"),
         "{}",
         stale.errors[0].first
     );
-    let bad = run_phase(&target, &get, &control);
+    let bad = run_phase(&target, &get, &control, &Ranked::ALONE);
     assert_eq!(bad.end, PhaseEnd::Failed);
     assert_eq!(bad.errors[0].kind, "bad data");
     assert!(
@@ -297,7 +309,7 @@ fn a_cap_on_new_objects_ends_a_timed_put_early() {
         capped,
         StopRule::Duration(std::time::Duration::from_secs(30)),
     );
-    let out = run_phase(&target, &phase, &control);
+    let out = run_phase(&target, &phase, &control, &Ranked::ALONE);
     assert_eq!(out.end, PhaseEnd::Completed);
     assert_eq!(out.by_op[0].ops, 10);
     assert_eq!(target.names().len(), 10);
@@ -314,7 +326,7 @@ fn errors_are_counted_until_the_limit_then_fail_the_phase() {
     let control = Control::new(1, 2);
     let mut phase = Phase::objects(ObjectOp::Put, 2, spec(40), StopRule::Once);
     phase.max_errors = 1000;
-    let out = run_phase(&target, &phase, &control);
+    let out = run_phase(&target, &phase, &control, &Ranked::ALONE);
     assert_eq!(
         out.end,
         PhaseEnd::Completed,
@@ -328,12 +340,12 @@ fn errors_are_counted_until_the_limit_then_fail_the_phase() {
     let mut retrying = Phase::objects(ObjectOp::Put, 2, spec(6), StopRule::Once);
     retrying.max_errors = 100;
     retrying.objects.as_mut().unwrap().retries = 2;
-    let out = run_phase(&target, &retrying, &control);
+    let out = run_phase(&target, &retrying, &control, &Ranked::ALONE);
     assert_eq!((out.by_op[0].errors, out.by_op[0].retried), (6, 12));
 
     phase.max_errors = 3;
     let target = FaultTarget::fail_writes_after(MemTarget::new(), 0, libc::EIO);
-    let out = run_phase(&target, &phase, &control);
+    let out = run_phase(&target, &phase, &control, &Ranked::ALONE);
     assert_eq!(out.end, PhaseEnd::Failed);
     assert!(
         out.errors[0].count <= 4 + 1,

@@ -61,7 +61,7 @@ fn find_examines_every_entry_below_its_roots_once_and_counts_the_matches() {
         (&posix, 5),
     ] {
         let control = Control::new(1, jobs);
-        let out = run_phase(target, &find(jobs), &control);
+        let out = run_phase(target, &find(jobs), &control, &Ranked::ALONE);
         assert_eq!(out.end, PhaseEnd::Completed, "{:?}", out.errors);
         let examined: u64 = out.workers.iter().map(|w| w.span.ops).sum();
         assert_eq!(examined, 8, "{jobs} workers");
@@ -73,7 +73,7 @@ fn find_examines_every_entry_below_its_roots_once_and_counts_the_matches() {
 fn find_fails_on_a_root_that_is_not_there() {
     let mem = MemTarget::new();
     mem.create_dir("a").unwrap();
-    let out = run_phase(&mem, &find(1), &Control::new(1, 1));
+    let out = run_phase(&mem, &find(1), &Control::new(1, 1), &Ranked::ALONE);
     assert_eq!(out.end, PhaseEnd::Failed);
     assert!(out.errors[0].first.contains("find b"), "{:?}", out.errors);
 }
@@ -100,7 +100,15 @@ fn a_stonewalled_write_wears_out_to_the_most_of_every_rank_and_its_reads_read_th
     prepare_objects(&mem, &phase.layout).unwrap();
     let control = Control::new(1, jobs);
     // The wall stops every worker before its first transfer; another rank had written 6.
-    let out = run_phase_agreed(&mem, &phase, &control, &|| {}, &|most| most.max(6));
+    let out = run_phase(
+        &mem,
+        &phase,
+        &control,
+        &Ranked {
+            agree: &|most| most.max(6),
+            ..Ranked::ALONE
+        },
+    );
     assert_eq!(out.end, PhaseEnd::Completed, "{:?}", out.errors);
     assert_eq!(out.items_done(), Some(6));
     for f in &phase.layout.files {
@@ -118,7 +126,7 @@ fn a_stonewalled_write_wears_out_to_the_most_of_every_rank_and_its_reads_read_th
     assert!(later[0].layout.regions.iter().all(|r| r.len == 6 * 4096));
     assert!(later[1].layout.regions.iter().all(|r| r.len == 100 * 4096));
     assert!(later[2].layout.regions.iter().all(|r| r.len == 100 * 4096));
-    let read = run_phase(&mem, &later[0], &control);
+    let read = run_phase(&mem, &later[0], &control, &Ranked::ALONE);
     assert_eq!(read.end, PhaseEnd::Completed, "{:?}", read.errors);
     assert_eq!(read.bytes(), 3 * 6 * 4096);
 }
@@ -135,7 +143,15 @@ fn a_stonewalled_interleaved_write_limits_the_read_of_its_shared_file() {
     mem.create_dir("hard").unwrap();
     prepare_objects(&mem, &phase.layout).unwrap();
     let control = Control::new(1, jobs);
-    let out = run_phase_agreed(&mem, &phase, &control, &|| {}, &|most| most.max(3));
+    let out = run_phase(
+        &mem,
+        &phase,
+        &control,
+        &Ranked {
+            agree: &|most| most.max(3),
+            ..Ranked::ALONE
+        },
+    );
     assert_eq!(out.items_done(), Some(3));
     // Segments 0, 1 and 2 of both workers: the file's first 6 transfers.
     assert_eq!(mem.len("hard/data.shared").unwrap(), 6 * transfer);
@@ -145,7 +161,7 @@ fn a_stonewalled_interleaved_write_limits_the_read_of_its_shared_file() {
         ..phase.clone()
     };
     read.limit_to_made(&phase, 3);
-    let back = run_phase(&mem, &read, &control);
+    let back = run_phase(&mem, &read, &control, &Ranked::ALONE);
     assert_eq!(back.end, PhaseEnd::Completed, "{:?}", back.errors);
     assert_eq!(back.bytes(), 6 * transfer);
 }

@@ -26,7 +26,7 @@ fn tree(depth: u32, branch: u32, items: u64, unique: bool, ranks: usize, jobs: u
 
 fn run(target: &dyn Target, op: MetaOp, work: &TreeWork, control: &Control) -> PhaseOutcome {
     let phase = Phase::meta(op.name(), op, work.clone());
-    run_phase(target, &phase, control)
+    run_phase(target, &phase, control, &Ranked::ALONE)
 }
 
 /// Every file and directory under `root`, relative to it.
@@ -252,7 +252,7 @@ fn a_stonewall_stops_every_worker_and_wears_out_to_the_most_any_did() {
         stop: StopRule::Stonewall(Duration::from_millis(20)),
         ..Phase::meta("create", MetaOp::FileCreate, work.clone())
     };
-    let out = run_phase(&target, &phase, &control);
+    let out = run_phase(&target, &phase, &control, &Ranked::ALONE);
     assert_eq!(out.end, PhaseEnd::Completed, "{:?}", out.errors);
     let wall = out.stonewall.clone().expect("a stonewall's record");
     let at_wall: Vec<u64> = wall.at_wall.iter().map(|n| n.expect("stopped")).collect();
@@ -299,7 +299,15 @@ fn wall_at_start(target: &dyn Target, jobs: usize, theirs: u64) -> PhaseOutcome 
         asked.lock().unwrap().push(most);
         most.max(theirs)
     };
-    let out = run_phase_agreed(target, &phase, &control, &|| {}, &agree);
+    let out = run_phase(
+        target,
+        &phase,
+        &control,
+        &Ranked {
+            agree: &agree,
+            ..Ranked::ALONE
+        },
+    );
     assert_eq!(
         *asked.lock().unwrap(),
         [0],
@@ -346,7 +354,7 @@ fn a_wall_never_reached_leaves_every_item_made() {
         stop: StopRule::Stonewall(Duration::from_secs(3600)),
         ..Phase::meta("create", MetaOp::FileCreate, work)
     };
-    let out = run_phase(&target, &phase, &control);
+    let out = run_phase(&target, &phase, &control, &Ranked::ALONE);
     assert_eq!(out.stonewall.as_ref().unwrap().at_wall, [None, None]);
     assert_eq!(out.items_done(), Some(4));
     assert_eq!(target.names().len(), 8);

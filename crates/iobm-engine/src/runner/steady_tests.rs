@@ -26,7 +26,12 @@ fn a_steady_phase_ends_before_its_duration_with_its_last_window_in_the_tolerance
             window: Duration::from_millis(200),
         };
         let duration = Duration::from_secs(120);
-        let out = run_phase(&NullTarget, &timed(workers, duration, rule), &control);
+        let out = run_phase(
+            &NullTarget,
+            &timed(workers, duration, rule),
+            &control,
+            &Ranked::ALONE,
+        );
         assert_eq!(out.end, PhaseEnd::Completed);
         let steady = out.steady.expect("watched");
         let at = steady
@@ -55,7 +60,12 @@ fn a_phase_never_steady_runs_its_whole_duration() {
         window: Duration::from_millis(100),
     };
     let duration = Duration::from_millis(400);
-    let out = run_phase(&NullTarget, &timed(1, duration, rule), &control);
+    let out = run_phase(
+        &NullTarget,
+        &timed(1, duration, rule),
+        &control,
+        &Ranked::ALONE,
+    );
     assert_eq!(out.end, PhaseEnd::Completed);
     let steady = out.steady.expect("watched");
     assert_eq!(steady.stable_at, None);
@@ -75,6 +85,6 @@ fn a_phase_without_the_rule_is_not_watched() {
         },
     );
     p.steady = None;
-    let out = run_phase(&NullTarget, &p, &control);
+    let out = run_phase(&NullTarget, &p, &control, &Ranked::ALONE);
     assert_eq!(out.steady, None);
 }

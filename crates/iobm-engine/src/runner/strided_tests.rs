@@ -76,7 +76,7 @@ fn a_strided_write_puts_each_workers_transfers_between_the_others_and_reads_back
     prepare_objects(&target, &write.layout).unwrap();
     target.written.lock().unwrap().clear();
     let control = Control::new(11, 3);
-    let out = run_phase(&target, &write, &control);
+    let out = run_phase(&target, &write, &control, &Ranked::ALONE);
     assert_eq!(out.end, PhaseEnd::Completed, "{:?}", out.errors);
     assert_eq!(out.bytes(), 3 * segments * t);
     // Each worker wrote segment after segment, three transfers apart.
@@ -95,7 +95,7 @@ fn a_strided_write_puts_each_workers_transfers_between_the_others_and_reads_back
         verify: Some(11),
         ..Phase::strided("read", Op::Read, 0, 1, 3, t, segments)
     };
-    let out = run_phase(&target, &read, &control);
+    let out = run_phase(&target, &read, &control, &Ranked::ALONE);
     assert_eq!(out.end, PhaseEnd::Completed, "{:?}", out.errors);
     assert_eq!(out.bytes(), 3 * segments * t);
     // An operation of another size than the transfer is refused before it starts.
@@ -103,7 +103,7 @@ fn a_strided_write_puts_each_workers_transfers_between_the_others_and_reads_back
         block: 4096,
         ..Phase::strided("write", Op::Write, 0, 1, 3, t, segments)
     };
-    let out = run_phase(&target, &odd, &control);
+    let out = run_phase(&target, &odd, &control, &Ranked::ALONE);
     assert_eq!(out.end, PhaseEnd::Failed);
     assert!(
         out.errors[0].first.contains("one transfer"),

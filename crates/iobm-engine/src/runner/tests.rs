@@ -22,7 +22,7 @@ fn direct_io_on_a_target_without_it_fails_before_any_operation() {
         direct: true,
         ..phase(Op::Write, layout, 4096)
     };
-    let out = run_phase(&target, &p, &Control::new(1, 1));
+    let out = run_phase(&target, &p, &Control::new(1, 1), &Ranked::ALONE);
     assert_eq!(out.end, PhaseEnd::Failed);
     assert_eq!(out.bytes(), 0);
     assert!(out.errors[0].first.contains("O_DIRECT"), "{:?}", out.errors);
@@ -34,7 +34,12 @@ fn write_then_read_moves_every_byte_once() {
     let layout = Layout::file_per_worker(3, 10 * 4096 + 100);
     let control = Control::new(99, 3);
     prepare_objects(&target, &layout).unwrap();
-    let write = run_phase(&target, &phase(Op::Write, layout.clone(), 4096), &control);
+    let write = run_phase(
+        &target,
+        &phase(Op::Write, layout.clone(), 4096),
+        &control,
+        &Ranked::ALONE,
+    );
     assert_eq!(write.end, PhaseEnd::Completed);
     assert_eq!(write.bytes(), 3 * (10 * 4096 + 100));
     assert_eq!(write.latency.count(), 3 * 11);
@@ -54,7 +59,12 @@ fn write_then_read_moves_every_byte_once() {
         Generator::new(DataKind::Random, 99).fill(&mut expected, file, 0);
         assert!(data == expected, "data.{w} is not what the generator makes");
     }
-    let read = run_phase(&target, &phase(Op::Read, layout, 4096), &control);
+    let read = run_phase(
+        &target,
+        &phase(Op::Read, layout, 4096),
+        &control,
+        &Ranked::ALONE,
+    );
     assert_eq!(read.end, PhaseEnd::Completed);
     assert_eq!(read.bytes(), write.bytes());
 }
@@ -67,7 +77,7 @@ fn random_order_covers_each_block_of_a_shared_file_once() {
     prepare_objects(&target, &layout).unwrap();
     let mut p = phase(Op::Write, layout, 512);
     p.pattern = Pattern::Random { seed: 3 };
-    let out = run_phase(&target, &p, &control);
+    let out = run_phase(&target, &p, &control, &Ranked::ALONE);
     assert_eq!(out.bytes(), 4 * 16 * 512);
     // Every block was written once, at its place: the file is the generator's bytes.
     let data = target.contents("data.shared").unwrap();
@@ -82,7 +92,7 @@ fn duration_stop_wraps_and_stops_in_time() {
     let mut p = phase(Op::Write, Layout::file_per_worker(2, 64 * 1024), 4096);
     p.stop = StopRule::Duration(Duration::from_millis(200));
     p.pattern = Pattern::Random { seed: 1 };
-    let out = run_phase(&NullTarget, &p, &control);
+    let out = run_phase(&NullTarget, &p, &control, &Ranked::ALONE);
     assert_eq!(out.end, PhaseEnd::Completed);
     assert!(out.bytes() > 2 * 64 * 1024, "should wrap: {}", out.bytes());
     let elapsed = (out.end_ns - out.start_ns) as f64 / 1e9;
@@ -95,7 +105,12 @@ fn a_full_file_system_fails_the_phase_with_counted_errors() {
     let layout = Layout::file_per_worker(2, 64 * 4096);
     prepare_objects(&target, &layout).unwrap();
     let control = Control::new(1, 2);
-    let out = run_phase(&target, &phase(Op::Write, layout, 4096), &control);
+    let out = run_phase(
+        &target,
+        &phase(Op::Write, layout, 4096),
+        &control,
+        &Ranked::ALONE,
+    );
     assert_eq!(out.end, PhaseEnd::Failed);
     assert_eq!(out.errors.len(), 1);
     assert_eq!(out.errors[0].kind, "ENOSPC");
@@ -120,7 +135,7 @@ fn stop_request_interrupts() {
             std::thread::sleep(Duration::from_millis(100));
             control.request_stop();
         });
-        let out = run_phase(&NullTarget, &p, &control);
+        let out = run_phase(&NullTarget, &p, &control, &Ranked::ALONE);
         assert_eq!(out.end, PhaseEnd::Interrupted);
         assert!(out.bytes() > 0);
     });
@@ -160,7 +175,7 @@ fn the_bonnie_suite_runs_every_test() {
         let control = Control::new(3, 5);
         let mut outcomes = Vec::new();
         for phase in &plan.phases {
-            let out = run_phase(&target, phase, &control);
+            let out = run_phase(&target, phase, &control, &Ranked::ALONE);
             assert_eq!(
                 out.end,
                 PhaseEnd::Completed,
@@ -203,10 +218,18 @@ fn verify_finds_a_misplaced_block() {
     let layout = Layout::file_per_worker(1, 8 * 4096);
     let control = Control::new(42, 1);
     prepare_objects(&target, &layout).unwrap();
-    run_phase(&target, &phase(Op::Write, layout.clone(), 4096), &control);
+    run_phase(
+        &target,
+        &phase(Op::Write, layout.clone(), 4096),
+        &control,
+        &Ranked::ALONE,
+    );
     let mut read = phase(Op::Read, layout, 4096);
     read.verify = Some(42);
-    assert_eq!(run_phase(&target, &read, &control).end, PhaseEnd::Completed);
+    assert_eq!(
+        run_phase(&target, &read, &control, &Ranked::ALONE).end,
+        PhaseEnd::Completed
+    );
     // Swap two blocks, as a broken storage might.
     let mut data = target.contents("data.0").unwrap();
     let (a, b) = data.split_at_mut(4096 * 4);
@@ -221,7 +244,7 @@ fn verify_finds_a_misplaced_block() {
         )
         .unwrap();
     h.write_at(&data, 0).unwrap();
-    let out = run_phase(&target, &read, &control);
+    let out = run_phase(&target, &read, &control, &Ranked::ALONE);
     assert_eq!(out.end, PhaseEnd::Failed);
     assert_eq!(out.errors[0].kind, "bad data");
     assert!(
@@ -231,7 +254,10 @@ fn verify_finds_a_misplaced_block() {
     );
     // Another run's stamps are not this run's.
     read.verify = Some(43);
-    assert_eq!(run_phase(&target, &read, &control).end, PhaseEnd::Failed);
+    assert_eq!(
+        run_phase(&target, &read, &control, &Ranked::ALONE).end,
+        PhaseEnd::Failed
+    );
 }
 
 #[test]
@@ -241,6 +267,7 @@ fn missing_object_is_an_error_not_a_panic() {
         &MemTarget::new(),
         &phase(Op::Read, Layout::file_per_worker(1, 4096), 4096),
         &control,
+        &Ranked::ALONE,
     );
     assert_eq!(out.end, PhaseEnd::Failed);
     assert!(out.errors[0].first.starts_with("open data.0"));
@@ -267,6 +294,7 @@ fn io_uring_keeps_requests_in_flight_and_moves_the_same_bytes_as_sync() {
         &target,
         &queued(Op::Write, Pattern::Random { seed: 3 }, None),
         &control,
+        &Ranked::ALONE,
     );
     assert_eq!(write.end, PhaseEnd::Completed, "{:?}", write.errors);
     assert_eq!(write.bytes(), 2 * (64 * 4096 + 100));
@@ -276,13 +304,14 @@ fn io_uring_keeps_requests_in_flight_and_moves_the_same_bytes_as_sync() {
         verify: Some(7),
         ..phase(Op::Read, layout.clone(), 4096)
     };
-    let read = run_phase(&target, &sync_read, &control);
+    let read = run_phase(&target, &sync_read, &control, &Ranked::ALONE);
     assert_eq!(read.end, PhaseEnd::Completed, "{:?}", read.errors);
     // And the other way round, with every byte checked as it completes.
     let read = run_phase(
         &target,
         &queued(Op::Read, Pattern::Sequential, Some(7)),
         &control,
+        &Ranked::ALONE,
     );
     assert_eq!(read.end, PhaseEnd::Completed, "{:?}", read.errors);
     assert_eq!(read.bytes(), write.bytes());
@@ -293,6 +322,7 @@ fn io_uring_keeps_requests_in_flight_and_moves_the_same_bytes_as_sync() {
         &target,
         &queued(Op::Read, Pattern::Sequential, Some(8)),
         &control,
+        &Ranked::ALONE,
     );
     assert_eq!(stale.end, PhaseEnd::Failed);
     assert!(
@@ -312,7 +342,7 @@ fn io_uring_on_a_target_without_descriptors_fails_before_any_operation() {
         iodepth: 4,
         ..phase(Op::Write, layout, 4096)
     };
-    let out = run_phase(&target, &p, &Control::new(1, 1));
+    let out = run_phase(&target, &p, &Control::new(1, 1), &Ranked::ALONE);
     assert_eq!(out.end, PhaseEnd::Failed);
     assert_eq!(out.bytes(), 0);
     assert!(
@@ -328,14 +358,19 @@ fn a_read_write_phase_keeps_each_kinds_books_and_reads_back_what_it_wrote() {
     let layout = Layout::file_per_worker(2, 100 * 4096);
     let control = Control::new(5, 2);
     prepare_objects(&target, &layout).unwrap();
-    let write = run_phase(&target, &phase(Op::Write, layout.clone(), 4096), &control);
+    let write = run_phase(
+        &target,
+        &phase(Op::Write, layout.clone(), 4096),
+        &control,
+        &Ranked::ALONE,
+    );
     assert_eq!(write.end, PhaseEnd::Completed);
     let mixed = Phase {
         verify: Some(5),
         pattern: Pattern::Random { seed: 9 },
         ..phase(Op::ReadWrite { read_pct: 70 }, layout, 4096)
     };
-    let out = run_phase(&target, &mixed, &control);
+    let out = run_phase(&target, &mixed, &control, &Ranked::ALONE);
     assert_eq!(out.end, PhaseEnd::Completed, "{:?}", out.errors);
     let (reads, writes) = (&out.by_op[0], &out.by_op[1]);
     assert_eq!((reads.name, writes.name), ("read", "write"));
@@ -353,7 +388,12 @@ fn verified(target: &MemTarget, layout: &Layout, block: u64, run: u64) -> String
         verify: Some(run),
         ..phase(Op::Read, layout.clone(), block)
     };
-    let out = run_phase(target, &read, &Control::new(run, layout.files.len()));
+    let out = run_phase(
+        target,
+        &read,
+        &Control::new(run, layout.files.len()),
+        &Ranked::ALONE,
+    );
     match out.end {
         PhaseEnd::Completed => "ok".into(),
         _ => {
@@ -386,6 +426,7 @@ fn written() -> (MemTarget, Layout) {
         &target,
         &phase(Op::Write, layout.clone(), 4096),
         &Control::new(42, 2),
+        &Ranked::ALONE,
     );
     assert_eq!(out.end, PhaseEnd::Completed, "{:?}", out.errors);
     (target, layout)

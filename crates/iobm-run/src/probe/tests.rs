@@ -1,7 +1,7 @@
 //! The probes' hooks called in order around a phase, and their evidence in its result.
 
 use super::*;
-use iobm_engine::{run_phase, Control, Layout, Op};
+use iobm_engine::{run_phase, Control, Layout, Op, Ranked};
 use iobm_results::checks::Machine;
 use iobm_results::PhaseResult;
 use iobm_target::mem::MemTarget;
@@ -70,7 +70,7 @@ fn probes_look_before_through_and_after_a_phase_and_their_evidence_is_in_its_res
     iobm_engine::prepare_objects(&target, &phase.layout).unwrap();
     probes.before(&scene).unwrap();
     let ticking = probes.ticking(&scene);
-    let outcome = run_phase(&target, &phase, &Control::new(1, 1));
+    let outcome = run_phase(&target, &phase, &Control::new(1, 1), &Ranked::ALONE);
     std::thread::sleep(Duration::from_millis(50));
     let mut result = recorded(&phase, &outcome);
     probes.after(&scene, &outcome, &mut result);
@@ -125,7 +125,7 @@ fn a_probe_that_refuses_the_phase_leaves_those_after_it_out() {
         ranks: &ranks,
     };
     assert!(matches!(probes.before(&scene), Err(Refusal::Run(why)) if why == "no"));
-    let outcome = run_phase(&target, &phase, &Control::new(1, 1));
+    let outcome = run_phase(&target, &phase, &Control::new(1, 1), &Ranked::ALONE);
     let mut result = recorded(&phase, &outcome);
     probes.after(&scene, &outcome, &mut result);
     assert_eq!(*log.lock().unwrap(), ["first before", "first after p"]);

@@ -2,7 +2,7 @@
 //! the merge benchmark (`examples/merge_scale.rs`): `workers` workers per rank, each with a
 //! series of `intervals` 1 s intervals and a small latency histogram in each.
 
-use iobm_engine::{prepare_objects, run_phase, Control, Layout, Op, Phase};
+use iobm_engine::{prepare_objects, run_phase, Control, Layout, Op, Phase, Ranked};
 use iobm_results::checks::Machine;
 use iobm_results::{PhaseResult, Series};
 use iobm_run::ranks::RankPhase;
@@ -18,7 +18,7 @@ pub fn template(workers: usize) -> PhaseResult {
     let layout = Layout::file_per_worker(workers, 4 * 4096);
     prepare_objects(&target, &layout).unwrap();
     let phase = Phase::new("write", Op::Write, 4096, layout);
-    let outcome = run_phase(&target, &phase, &Control::new(1, workers));
+    let outcome = run_phase(&target, &phase, &Control::new(1, workers), &Ranked::ALONE);
     phase_result(&phase, &outcome, 0, "host", &Machine::with_ram(64 << 30))
 }
 

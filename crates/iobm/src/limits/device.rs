@@ -2,7 +2,9 @@
 //! O_DIRECT, then its points (block sizes and queue depths through io_uring).
 
 use iobm_engine::data::{fill_random, AlignedBuf};
-use iobm_engine::{run_phase, Control, Engine, FileSpec, Layout, Op, Phase, Region, StopRule};
+use iobm_engine::{
+    run_phase, Control, Engine, FileSpec, Layout, Op, Phase, Ranked, Region, StopRule,
+};
 use iobm_results::env;
 use iobm_results::limits::{DeviceLimits, DevicePoint};
 use iobm_run::exit::Failure;
@@ -63,7 +65,7 @@ fn device_points(
             stop: StopRule::Duration(time),
             ..Phase::new("limits", op, block, layout.clone())
         };
-        let outcome = run_phase(target, &phase, &control);
+        let outcome = run_phase(target, &phase, &control, &Ranked::ALONE);
         if let Some(e) = outcome.errors.first() {
             return Err(format!("{} at {} x {depth}: {}", op.name(), block, e.first));
         }

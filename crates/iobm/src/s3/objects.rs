@@ -3,7 +3,7 @@
 
 use crate::cli::S3Args;
 use crate::gateway::BuiltinGateway;
-use iobm_engine::{run_phase, ObjectOp, ObjectSpec, Phase, PhaseEnd, StopRule};
+use iobm_engine::{run_phase, ObjectOp, ObjectSpec, Phase, PhaseEnd, Ranked, StopRule};
 use iobm_results::{env, RunStatus, S3Config as S3Settings};
 use iobm_run::exit::Failure;
 use iobm_run::session::say;
@@ -113,7 +113,7 @@ pub(super) fn upload_data_set(
     let workers = args.workers();
     let mut upload = Phase::objects(ObjectOp::Put, workers, spec.clone(), StopRule::Once);
     upload.data = args.data;
-    let outcome = run_phase(target, &upload, control);
+    let outcome = run_phase(target, &upload, control, &Ranked::ALONE);
     let seconds = outcome.end_ns.saturating_sub(outcome.start_ns) as f64 / 1e9;
     match outcome.end {
         PhaseEnd::Completed => {
