@@ -8,6 +8,7 @@ mod workers;
 
 use crate::{PhaseResult, RunStatus};
 use iobm_stats::names::ops;
+use iobm_stats::names::FsyncPolicy;
 use iobm_stats::{aggregate::disagreement, format_bytes, AggregateKind};
 
 /// Aggregates further apart than this (relative) are reported.
@@ -327,7 +328,7 @@ pub fn phase_warnings(phase: &PhaseResult, machine: &Machine) -> Vec<String> {
         .any(|&k| phase.aggregate(k).is_some());
     if phase.op == "write"
         && !s.direct
-        && s.fsync == "end"
+        && s.fsync == FsyncPolicy::End
         && phase.workers.len() > 1
         && snapshots_given
     {
@@ -341,7 +342,7 @@ pub fn phase_warnings(phase: &PhaseResult, machine: &Machine) -> Vec<String> {
                 format_bytes(moved),
                 dev.device
             )),
-            None if s.fsync == "never" && moved < ram_bytes => out.push(
+            None if s.fsync == FsyncPolicy::Never && moved < ram_bytes => out.push(
                 "possible cache effect: without --fsync or --direct, written data may still be in the page cache when the phase ends".into(),
             ),
             _ => {}

@@ -168,9 +168,64 @@ pub struct CacheVerdict {
     /// most of them), "possibly cached" (no evidence either way, but a cache could hold the
     /// data set), "memory" (the storage is RAM: tmpfs, ramfs) or "unknown" (nothing to judge
     /// by, or no data moved).
-    pub verdict: String,
+    #[schemars(with = "String")]
+    pub verdict: Verdict,
     /// The evidence, in one line.
     pub evidence: String,
+}
+
+/// A cache verdict's word, as results spell it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Verdict {
+    /// The storage moved the bytes.
+    #[serde(rename = "uncached")]
+    Uncached,
+    #[serde(rename = "partly cached")]
+    PartlyCached,
+    /// A cache moved most of the bytes.
+    #[serde(rename = "cached")]
+    Cached,
+    /// No evidence either way, but a cache could hold the data set.
+    #[serde(rename = "possibly cached")]
+    PossiblyCached,
+    /// The storage is RAM (tmpfs, ramfs).
+    #[serde(rename = "memory")]
+    Memory,
+    /// Nothing to judge by, or no data moved.
+    #[serde(rename = "unknown")]
+    Unknown,
+    /// A word this iobm does not know, from a document written by another: kept as it was.
+    #[serde(untagged)]
+    Other(String),
+}
+
+impl Verdict {
+    /// The word, as results spell it.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Verdict::Uncached => "uncached",
+            Verdict::PartlyCached => "partly cached",
+            Verdict::Cached => "cached",
+            Verdict::PossiblyCached => "possibly cached",
+            Verdict::Memory => "memory",
+            Verdict::Unknown => "unknown",
+            Verdict::Other(word) => word,
+        }
+    }
+
+    /// A cache may have served some of the bytes: cached, partly or possibly.
+    pub fn maybe_cached(&self) -> bool {
+        matches!(
+            self,
+            Verdict::Cached | Verdict::PartlyCached | Verdict::PossiblyCached
+        )
+    }
+}
+
+impl std::fmt::Display for Verdict {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// Block device traffic during a phase (from /sys/dev/block/*/stat; includes other processes).
@@ -183,4 +238,22 @@ pub struct DeviceIo {
     pub read_bytes: u64,
     /// Bytes written to the device.
     pub written_bytes: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn verdicts_keep_their_words_and_an_unknown_word_loads_as_it_was() {
+        for (v, word) in [
+            (Verdict::PartlyCached, "\"partly cached\""),
+            (Verdict::PossiblyCached, "\"possibly cached\""),
+            (Verdict::Other("cold".into()), "\"cold\""),
+        ] {
+            assert_eq!(serde_json::to_string(&v).unwrap(), word);
+            assert_eq!(serde_json::from_str::<Verdict>(word).unwrap(), v);
+        }
+        assert_eq!(Verdict::PossiblyCached.to_string(), "possibly cached");
+    }
 }

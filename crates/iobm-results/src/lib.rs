@@ -30,7 +30,9 @@ pub use bonnie::{BonnieSummary, BonnieTest};
 pub use config::{
     config_hash, BonnieConfig, Config, Io500Config, MetaConfig, RateConfig, S3Config,
 };
-pub use evidence::{CacheEvidence, CacheVerdict, DeviceIo, NicIo, ServerEvidence, ServerSeries};
+pub use evidence::{
+    CacheEvidence, CacheVerdict, DeviceIo, NicIo, ServerEvidence, ServerSeries, Verdict,
+};
 pub use iobm_stats::time;
 pub use iobm_stats::Series;
 pub use machine::{BlockDevice, ClockInfo, Environment, Nic, StorageInfo};

@@ -3,7 +3,7 @@
 //! host, or clients on other hosts, by `--stride`) and whether its dentry, inode and page
 //! caches were dropped before.
 
-use crate::{CacheVerdict, PhaseResult, RankInfo};
+use crate::{CacheVerdict, PhaseResult, RankInfo, Verdict};
 
 /// Where the entries a metadata phase looks up were made, as seen from the clients looking.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,15 +46,15 @@ pub fn verdict(phase: &PhaseResult, made: MadeBy) -> Option<CacheVerdict> {
     let dropped = phase.settings.cache_dropped.contains("system");
     let (verdict, evidence) = match (dropped, made) {
         (true, _) => (
-            "uncached",
+            Verdict::Uncached,
             "the system's dentry, inode and page caches were dropped before the phase (--drop-caches): each lookup went to the file system".to_string(),
         ),
         (false, MadeBy::OtherHosts) => (
-            "unknown",
+            Verdict::Unknown,
             "the entries were made by clients on other hosts (--stride): this client's dentry and inode caches did not hold them, the file system's servers may".to_string(),
         ),
         (false, by) => (
-            "cached",
+            Verdict::Cached,
             format!(
                 "the entries were made by {} in an earlier phase and the caches were not dropped: its kernel can answer from its dentry and inode caches{} without the file system (--drop-caches as root, or --stride with ranks on other hosts)",
                 match by {
@@ -69,10 +69,7 @@ pub fn verdict(phase: &PhaseResult, made: MadeBy) -> Option<CacheVerdict> {
             ),
         ),
     };
-    Some(CacheVerdict {
-        verdict: verdict.to_string(),
-        evidence,
-    })
+    Some(CacheVerdict { verdict, evidence })
 }
 
 #[cfg(test)]
@@ -126,31 +123,16 @@ mod tests {
     fn lookups_of_this_clients_entries_are_cached_unless_dropped() {
         let v = |op, dropped, made| verdict(&phase(op, dropped), made).map(|v| v.verdict);
         for op in LOOKUPS {
+            assert_eq!(v(op, "nothing", MadeBy::ThisClient), Some(Verdict::Cached));
+            assert_eq!(v(op, "nothing", MadeBy::SameHost), Some(Verdict::Cached));
+            assert_eq!(v(op, "nothing", MadeBy::OtherHosts), Some(Verdict::Unknown));
+            assert_eq!(v(op, "system", MadeBy::ThisClient), Some(Verdict::Uncached));
             assert_eq!(
-                v(op, "nothing", MadeBy::ThisClient).as_deref(),
-                Some("cached")
-            );
-            assert_eq!(
-                v(op, "nothing", MadeBy::SameHost).as_deref(),
-                Some("cached")
-            );
-            assert_eq!(
-                v(op, "nothing", MadeBy::OtherHosts).as_deref(),
-                Some("unknown")
-            );
-            assert_eq!(
-                v(op, "system", MadeBy::ThisClient).as_deref(),
-                Some("uncached")
-            );
-            assert_eq!(
-                v(op, "system+servers", MadeBy::SameHost).as_deref(),
-                Some("uncached")
+                v(op, "system+servers", MadeBy::SameHost),
+                Some(Verdict::Uncached)
             );
             // Only a file's own pages dropped: its entries are still cached.
-            assert_eq!(
-                v(op, "files", MadeBy::ThisClient).as_deref(),
-                Some("cached")
-            );
+            assert_eq!(v(op, "files", MadeBy::ThisClient), Some(Verdict::Cached));
         }
         for op in [
             "file-create",

@@ -6,7 +6,7 @@
 use crate::checks::{pct, Machine};
 use crate::server::{GATEWAY, NODE_EXPORTER};
 use crate::verdict::{by_share, MOST};
-use crate::{CacheVerdict, PhaseResult, ServerEvidence};
+use crate::{CacheVerdict, PhaseResult, ServerEvidence, Verdict};
 use iobm_stats::format_bytes;
 use iobm_stats::names::ops;
 
@@ -21,11 +21,8 @@ pub const SERVER_CPU_MIN_S: f64 = 2.0;
 /// I/O ran on the servers' devices.
 pub const OTHER_IO: f64 = 150.0;
 
-fn judged(verdict: &str, evidence: String) -> CacheVerdict {
-    CacheVerdict {
-        verdict: verdict.to_string(),
-        evidence,
-    }
+fn judged(verdict: Verdict, evidence: String) -> CacheVerdict {
+    CacheVerdict { verdict, evidence }
 }
 
 /// Whether the entry is node_exporter's (not an iobm gateway's own counters).
@@ -203,7 +200,7 @@ pub fn file_verdict(phase: &PhaseResult, machine: &Machine) -> Option<CacheVerdi
             "the client's cache took the writes"
         };
         return Some(judged(
-            "cached",
+            Verdict::Cached,
             format!(
                 "{host} {what} {}/s, above the line rate of {}/s: {whose}",
                 format_bytes(rate as u64),
@@ -300,10 +297,10 @@ pub fn servers_verdict(phase: &PhaseResult) -> Option<CacheVerdict> {
         evidence.push_str(
             ": more than the phase read, so other I/O ran on them and this phase's share cannot be told",
         );
-        "possibly cached"
+        Verdict::PossiblyCached
     } else {
         let v = by_share(least);
-        if v != "uncached" {
+        if v != Verdict::Uncached {
             evidence.push_str(match (read > 0, written > 0) {
                 (true, false) => ": served by their caches",
                 (false, _) => ": the rest is in their caches",

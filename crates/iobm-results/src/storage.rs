@@ -6,9 +6,10 @@
 //! device over a backing file in the page cache) is judged by what the devices under it moved.
 
 use crate::checks::pct;
-use crate::{CacheVerdict, DeviceIo, PhaseResult};
+use crate::{CacheVerdict, DeviceIo, PhaseResult, Verdict};
 use iobm_stats::format_bytes;
 use iobm_stats::names::ops;
+use iobm_stats::names::FsyncPolicy;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -219,7 +220,7 @@ pub fn judge(phase: &PhaseResult) -> Judged {
     // The layers below the file system's device.
     if let Some(what) = in_memory {
         out.verdict = Some(CacheVerdict {
-            verdict: "memory".into(),
+            verdict: Verdict::Memory,
             evidence: what.to_string(),
         });
     } else if caching {
@@ -269,7 +270,7 @@ pub fn judge(phase: &PhaseResult) -> Judged {
                     format!("the block device {}", d.device)
                 });
                 out.verdict = Some(CacheVerdict {
-                    verdict: "possibly cached".into(),
+                    verdict: Verdict::PossiblyCached,
                     evidence: format!(
                         "{top} counters cannot tell: {}",
                         cannot_follow
@@ -317,15 +318,12 @@ pub fn judge(phase: &PhaseResult) -> Judged {
                     format_bytes(top_read)
                 );
                 let verdict = if share >= crate::verdict::MOST && caching {
-                    "possibly cached"
+                    Verdict::PossiblyCached
                 } else {
                     crate::verdict::by_share(share)
                 };
                 if written == 0 {
-                    out.verdict = Some(CacheVerdict {
-                        verdict: verdict.into(),
-                        evidence,
-                    });
+                    out.verdict = Some(CacheVerdict { verdict, evidence });
                 }
             }
             None if read > 0 && beyond(d.read_bytes, read) => {
@@ -354,11 +352,12 @@ pub fn judge(phase: &PhaseResult) -> Judged {
     }
     // O_DIRECT bypasses this machine's page cache for the file system, not for a loop
     // device's backing file; with no counter left to tell, that is said.
-    let flushed = written > 0 && matches!(phase.settings.fsync.as_str(), "each" | "end");
+    let flushed =
+        written > 0 && matches!(phase.settings.fsync, FsyncPolicy::Each | FsyncPolicy::End);
     if caching && out.device.is_none() && out.verdict.is_none() && phase.settings.direct && !flushed
     {
         out.verdict = Some(CacheVerdict {
-            verdict: "possibly cached".into(),
+            verdict: Verdict::PossiblyCached,
             evidence: "O_DIRECT bypasses the page cache of the file system, not of the loop device's backing file below it, and no counter here is this run's evidence".into(),
         });
     }

@@ -5,28 +5,26 @@
 
 use crate::checks::{pct, Machine};
 use crate::storage::share_text;
-use crate::{CacheVerdict, PhaseResult};
+use crate::{CacheVerdict, PhaseResult, Verdict};
 use iobm_stats::format_bytes;
 use iobm_stats::names::ops;
+use iobm_stats::names::FsyncPolicy;
 
 /// Shares at or above this say "uncached" (or "cached"), below it "partly cached".
 pub const MOST: f64 = 90.0;
 
-pub(crate) fn by_share(share_from_storage: f64) -> &'static str {
+pub(crate) fn by_share(share_from_storage: f64) -> Verdict {
     if share_from_storage >= MOST {
-        "uncached"
+        Verdict::Uncached
     } else if share_from_storage <= 100.0 - MOST {
-        "cached"
+        Verdict::Cached
     } else {
-        "partly cached"
+        Verdict::PartlyCached
     }
 }
 
-fn judged(verdict: &str, evidence: String) -> CacheVerdict {
-    CacheVerdict {
-        verdict: verdict.to_string(),
-        evidence,
-    }
+fn judged(verdict: Verdict, evidence: String) -> CacheVerdict {
+    CacheVerdict { verdict, evidence }
 }
 
 /// Whether the phase's rate is the storage's or a cache's, from the best evidence it has: a
@@ -37,7 +35,7 @@ pub fn verdict(phase: &PhaseResult, machine: &Machine) -> CacheVerdict {
     let s = &phase.settings;
     if machine.memory_fs {
         return judged(
-            "memory",
+            Verdict::Memory,
             "the storage is RAM (tmpfs or ramfs): every rate is a memory rate, O_DIRECT or not"
                 .into(),
         );
@@ -50,7 +48,7 @@ pub fn verdict(phase: &PhaseResult, machine: &Machine) -> CacheVerdict {
     }
     if moved == 0 {
         return judged(
-            "unknown",
+            Verdict::Unknown,
             format!("no data moved ({} operations)", phase.op),
         );
     }
@@ -69,7 +67,7 @@ pub fn verdict(phase: &PhaseResult, machine: &Machine) -> CacheVerdict {
     );
     if !writes && !reads {
         return judged(
-            "unknown",
+            Verdict::Unknown,
             "metadata operations: their caching (dentries, inodes) is not measured".into(),
         );
     }
@@ -111,10 +109,10 @@ pub fn verdict(phase: &PhaseResult, machine: &Machine) -> CacheVerdict {
                     ),
                 )
             }
-            None if s.direct => judged("uncached", "O_DIRECT writes bypass the page cache (no device counters to confirm)".into()),
-            None if s.fsync == "each" => judged("uncached", "every write was followed by fsync inside its time (no device counters to confirm)".into()),
-            None if s.fsync == "end" => judged("uncached", "each worker's final fsync is inside its time and the makespan (no device counters to confirm)".into()),
-            None => judged("possibly cached", "without fsync or O_DIRECT the written data may still be in the page cache when the phase ends (no device counters)".into()),
+            None if s.direct => judged(Verdict::Uncached, "O_DIRECT writes bypass the page cache (no device counters to confirm)".into()),
+            None if s.fsync == FsyncPolicy::Each => judged(Verdict::Uncached, "every write was followed by fsync inside its time (no device counters to confirm)".into()),
+            None if s.fsync == FsyncPolicy::End => judged(Verdict::Uncached, "each worker's final fsync is inside its time and the makespan (no device counters to confirm)".into()),
+            None => judged(Verdict::PossiblyCached, "without fsync or O_DIRECT the written data may still be in the page cache when the phase ends (no device counters)".into()),
         };
         v.evidence.push_str(&storage.note);
         return v;
@@ -177,7 +175,7 @@ pub fn verdict(phase: &PhaseResult, machine: &Machine) -> CacheVerdict {
         )
     } else if s.direct {
         judged(
-            "uncached",
+            Verdict::Uncached,
             "O_DIRECT reads bypass this machine's page cache (no device counters to confirm)"
                 .into(),
         )
@@ -193,7 +191,7 @@ pub fn verdict(phase: &PhaseResult, machine: &Machine) -> CacheVerdict {
         )
     } else if s.data_bytes >= 2 * machine.ram_bytes {
         judged(
-            "uncached",
+            Verdict::Uncached,
             format!(
                 "the data set ({}) is over twice the RAM ({}): most of it cannot be in the page cache",
                 format_bytes(s.data_bytes),
@@ -202,7 +200,7 @@ pub fn verdict(phase: &PhaseResult, machine: &Machine) -> CacheVerdict {
         )
     } else {
         judged(
-            "possibly cached",
+            Verdict::PossiblyCached,
             format!(
                 "the data set ({}) fits in the page cache (RAM {}) and nothing tells where the bytes came from",
                 format_bytes(s.data_bytes),
@@ -212,8 +210,8 @@ pub fn verdict(phase: &PhaseResult, machine: &Machine) -> CacheVerdict {
     };
     v.evidence.push_str(&storage.note);
     if let Some(server) = server {
-        if v.verdict == "uncached" {
-            v.verdict = "possibly cached".into();
+        if v.verdict == Verdict::Uncached {
+            v.verdict = Verdict::PossiblyCached;
         }
         v.evidence.push_str(&server_note(server));
     }
@@ -231,12 +229,7 @@ fn object_verdict(phase: &PhaseResult, machine: &Machine) -> CacheVerdict {
         .operations
         .iter()
         .any(|o| o.op == ops::GET && o.bytes > 0);
-    if reads
-        && matches!(
-            v.verdict.as_str(),
-            "cached" | "partly cached" | "possibly cached"
-        )
-    {
+    if reads && v.verdict.maybe_cached() {
         v.evidence.push_str(&uncached_advice(phase, machine));
     }
     v
@@ -347,7 +340,7 @@ fn object_evidence(phase: &PhaseResult, machine: &Machine) -> CacheVerdict {
                 ),
             ),
             None => judged(
-                "possibly cached",
+                Verdict::PossiblyCached,
                 format!(
                     "the gateway received {}; it has no device counters (tmpfs or a network file system)",
                     format_bytes(received)
@@ -361,7 +354,7 @@ fn object_evidence(phase: &PhaseResult, machine: &Machine) -> CacheVerdict {
     }
     if get_bytes == 0 {
         return judged(
-            "unknown",
+            Verdict::Unknown,
             "a foreign S3 server's write-back caches cannot be seen from the client".into(),
         );
     }
@@ -374,7 +367,7 @@ fn object_evidence(phase: &PhaseResult, machine: &Machine) -> CacheVerdict {
     let data = phase.settings.data_bytes;
     if let Some(line) = machine.line_rate_bytes_per_s.filter(|&l| rate > l as f64) {
         return judged(
-            "cached",
+            Verdict::Cached,
             format!(
                 "the GETs moved {}/s, above the line rate of {}/s: a cache on this side of the network served them",
                 format_bytes(rate as u64),
@@ -384,7 +377,7 @@ fn object_evidence(phase: &PhaseResult, machine: &Machine) -> CacheVerdict {
     }
     if data > 0 && get_bytes > 2 * data {
         return judged(
-            "possibly cached",
+            Verdict::PossiblyCached,
             format!(
                 "the GETs read the data set ({}) {:.1} times over; a server's caches can hold it",
                 format_bytes(data),
@@ -397,7 +390,7 @@ fn object_evidence(phase: &PhaseResult, machine: &Machine) -> CacheVerdict {
         .filter(|&(ram, _)| data > 0 && data < ram)
     {
         return judged(
-            "possibly cached",
+            Verdict::PossiblyCached,
             format!(
                 "the data set ({}) fits in the server's memory ({}, {source})",
                 format_bytes(data),
@@ -410,7 +403,7 @@ fn object_evidence(phase: &PhaseResult, machine: &Machine) -> CacheVerdict {
     } else {
         "the server is not an iobm gateway, so where its bytes came from cannot be seen; state --server-ram or --line-rate"
     };
-    judged("unknown", why.into())
+    judged(Verdict::Unknown, why.into())
 }
 
 #[cfg(test)]
@@ -419,7 +412,7 @@ mod tests {
     use crate::checks::tests::{phase, says, MIB, RAM};
     use crate::{DeviceIo, OperationResult};
 
-    fn verdict_of(p: &PhaseResult, machine: &Machine) -> String {
+    fn verdict_of(p: &PhaseResult, machine: &Machine) -> Verdict {
         verdict(p, machine).verdict
     }
 
@@ -428,14 +421,21 @@ mod tests {
         let mut read = phase("read", [100 * MIB, 100 * MIB], [1_000_000_000; 2]);
         let machine = Machine::with_ram(RAM);
         // Nothing but a data set that fits in RAM.
-        assert_eq!(verdict_of(&read, &machine), "possibly cached");
-        assert_eq!(verdict_of(&read, &Machine::with_ram(50 * MIB)), "uncached");
+        assert_eq!(verdict_of(&read, &machine), Verdict::PossiblyCached);
+        assert_eq!(
+            verdict_of(&read, &Machine::with_ram(50 * MIB)),
+            Verdict::Uncached
+        );
         read.cache.resident_before_bytes = Some(190 * MIB);
-        assert_eq!(verdict_of(&read, &machine), "cached");
+        assert_eq!(verdict_of(&read, &machine), Verdict::Cached);
         read.cache.resident_before_bytes = Some(100 * MIB);
-        assert_eq!(verdict_of(&read, &machine), "partly cached");
+        assert_eq!(verdict_of(&read, &machine), Verdict::PartlyCached);
         // The device's counters outrank residency.
-        for (device_read, expected) in [(200, "uncached"), (100, "partly cached"), (0, "cached")] {
+        for (device_read, expected) in [
+            (200, Verdict::Uncached),
+            (100, Verdict::PartlyCached),
+            (0, Verdict::Cached),
+        ] {
             read.cache.device = Some(DeviceIo {
                 device: "8:0".into(),
                 read_bytes: device_read * MIB,
@@ -450,23 +450,26 @@ mod tests {
         };
         read.cache.device = None;
         read.settings.direct = true;
-        assert_eq!(verdict_of(&read, &Machine::with_ram(RAM)), "uncached");
+        assert_eq!(
+            verdict_of(&read, &Machine::with_ram(RAM)),
+            Verdict::Uncached
+        );
         let v = verdict(&read, &nfs);
-        assert_eq!(v.verdict, "possibly cached");
+        assert_eq!(v.verdict, Verdict::PossiblyCached);
         assert!(v.evidence.contains("server's memory"), "{}", v.evidence);
         // Memory is memory, writes and reads, O_DIRECT or not.
         let memory = Machine {
             memory_fs: true,
             ..Machine::with_ram(RAM)
         };
-        assert_eq!(verdict_of(&read, &memory), "memory");
+        assert_eq!(verdict_of(&read, &memory), Verdict::Memory);
         let mut write = phase("write", [100 * MIB, 100 * MIB], [1_000_000_000; 2]);
-        assert_eq!(verdict_of(&write, &memory), "memory");
-        assert_eq!(verdict_of(&write, &machine), "possibly cached");
-        write.settings.fsync = "end".into();
-        assert_eq!(verdict_of(&write, &machine), "uncached");
+        assert_eq!(verdict_of(&write, &memory), Verdict::Memory);
+        assert_eq!(verdict_of(&write, &machine), Verdict::PossiblyCached);
+        write.settings.fsync = FsyncPolicy::End;
+        assert_eq!(verdict_of(&write, &machine), Verdict::Uncached);
         let meta = phase("create", [0, 0], [1_000_000_000; 2]);
-        assert_eq!(verdict_of(&meta, &machine), "unknown");
+        assert_eq!(verdict_of(&meta, &machine), Verdict::Unknown);
     }
 
     #[test]
@@ -487,7 +490,7 @@ mod tests {
         }];
         get.settings.data_bytes = 1 << 40;
         let machine = Machine::with_ram(RAM);
-        assert_eq!(verdict_of(&get, &machine), "unknown");
+        assert_eq!(verdict_of(&get, &machine), Verdict::Unknown);
         // 200 MiB/s of GETs against PUTs of 10 MiB/s and of 100 MiB/s.
         let times_put = |put: u64| Machine {
             put_bytes_per_s: Some((put * MIB) as f64),
@@ -503,7 +506,7 @@ mod tests {
             line_rate_bytes_per_s: Some(MIB),
             ..machine
         };
-        assert_eq!(verdict_of(&get, &slow_line), "cached");
+        assert_eq!(verdict_of(&get, &slow_line), Verdict::Cached);
         let served = |resident| crate::ServerEvidence {
             endpoint: "http://h:9000".into(),
             served_bytes: 100 * MIB,
@@ -518,7 +521,7 @@ mod tests {
         };
         get.cache.servers = vec![served(100 * MIB), served(90 * MIB)];
         let v = verdict(&get, &slow_line);
-        assert_eq!(v.verdict, "cached");
+        assert_eq!(v.verdict, Verdict::Cached);
         assert!(
             v.evidence.starts_with("the gateway served 200.00 MiB: 95%"),
             "{}",
@@ -531,7 +534,7 @@ mod tests {
             v.evidence
         );
         get.cache.servers = vec![served(0), served(MIB)];
-        assert_eq!(verdict_of(&get, &machine), "uncached");
+        assert_eq!(verdict_of(&get, &machine), Verdict::Uncached);
         assert!(!says(&get, &machine, "cache effect"));
     }
 }

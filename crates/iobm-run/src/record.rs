@@ -237,7 +237,7 @@ pub fn phase_result(
         settings: PhaseSettings {
             block_bytes: phase.block,
             pattern: phase.pattern.name().to_string(),
-            fsync: phase.fsync.name().to_string(),
+            fsync: phase.fsync,
             direct: phase.direct,
             engine: phase.engine.name().to_string(),
             iodepth: phase.iodepth,
