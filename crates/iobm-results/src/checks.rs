@@ -6,21 +6,14 @@
 
 mod workers;
 
+pub use crate::machine::{Machine, NETWORK_FS_TYPES};
+use crate::share::pct;
 use crate::{PhaseResult, RunStatus};
-use iobm_stats::names::ops;
 use iobm_stats::names::FsyncPolicy;
 use iobm_stats::{aggregate::disagreement, format_bytes, AggregateKind};
 
 /// Aggregates further apart than this (relative) are reported.
 pub const AGGREGATE_TOLERANCE: f64 = 0.10;
-
-pub(crate) fn pct(part: u64, whole: u64) -> f64 {
-    if whole == 0 {
-        0.0
-    } else {
-        100.0 * part as f64 / whole as f64
-    }
-}
 
 /// A phase's S3 operations went through iobm's own gateway in the same process.
 pub const BUILTIN_GATEWAY_CPU: &str = "served by iobm's built-in gateway in this process: its threads' CPU time is apart (cpu.gateway_s), not in iobm's";
@@ -29,116 +22,6 @@ pub const JUST_WRITTEN: &str =
     "the objects were just written: the gateway likely read them from the page cache";
 /// The notes documents of schema 1 kept only among their warnings, before phases had `notes`.
 pub const LEGACY_NOTES: [&str; 2] = [BUILTIN_GATEWAY_CPU, JUST_WRITTEN];
-
-/// What the checks know of the machine the data lived on.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Machine {
-    pub ram_bytes: u64,
-    /// The directory measured is in RAM (tmpfs, ramfs): every rate is a memory rate.
-    pub memory_fs: bool,
-    /// The network's speed to the storage (S3 endpoints, a network file system's servers) as
-    /// stated with --line-rate or read from the link, bytes per second.
-    pub line_rate_bytes_per_s: Option<u64>,
-    /// The directory is on a network file system, whose server has a cache of its own.
-    pub network_fs: bool,
-    /// The server's memory as stated with --server-ram.
-    pub server_ram_bytes: Option<u64>,
-    /// The S3 endpoint was iobm's built-in gateway on this machine (its memory is `ram_bytes`).
-    pub builtin_gateway: bool,
-    /// CPUs iobm could use (0: not known).
-    pub cpus: u32,
-    /// The fastest PUT rate of the run (a put phase, the puts of a mixed one, or the upload of
-    /// a GET's data set), bytes per second.
-    pub put_bytes_per_s: Option<f64>,
-    /// The data set read was kept by an earlier run (`--reuse`), not uploaded just before.
-    pub reused_data_set: bool,
-    /// A meta run's lookups were of entries made by whom (`--stride`); None: not a meta run.
-    pub meta_made_by: Option<crate::metadata::MadeBy>,
-}
-
-/// File systems recognised by type as network file systems (a server cache is possible).
-pub const NETWORK_FS_TYPES: [&str; 9] = [
-    "nfs",
-    "nfs4",
-    "lustre",
-    "beegfs",
-    "gpfs",
-    "ceph",
-    "fuse.ceph",
-    "fuse.glusterfs",
-    "cifs",
-];
-
-impl Machine {
-    /// A machine with this much RAM whose storage is not memory.
-    pub fn with_ram(ram_bytes: u64) -> Machine {
-        Machine {
-            ram_bytes,
-            memory_fs: false,
-            line_rate_bytes_per_s: None,
-            network_fs: false,
-            server_ram_bytes: None,
-            builtin_gateway: false,
-            cpus: 0,
-            put_bytes_per_s: None,
-            reused_data_set: false,
-            meta_made_by: None,
-        }
-    }
-
-    /// The memory of the server behind the storage, and where that figure comes from: stated
-    /// with --server-ram, this machine's for the built-in gateway, twice this client's for a
-    /// network file system; None for local storage.
-    pub fn server_cache(&self) -> Option<(u64, &'static str)> {
-        match (self.server_ram_bytes, self.builtin_gateway, self.network_fs) {
-            (Some(stated), _, _) => Some((stated, "--server-ram")),
-            (None, true, _) => Some((self.ram_bytes, "the built-in gateway's, this machine's RAM")),
-            (None, false, true) => Some((
-                2 * self.ram_bytes,
-                "assumed twice this client's RAM; state it with --server-ram",
-            )),
-            (None, false, false) => None,
-        }
-    }
-
-    /// The machine of a run: its environment, and what the user stated about its network.
-    pub fn of(run: &crate::RunResult) -> Machine {
-        let environment = &run.environment;
-        let fs_type = environment.storage.as_ref().map(|s| s.fs_type.as_str());
-        Machine {
-            network_fs: fs_type.is_some_and(|t| NETWORK_FS_TYPES.contains(&t)),
-            server_ram_bytes: run.config.server_ram_bytes,
-            // The built-in gateway's bytes cross no network; documents from before kept an
-            // S3 run's line rate among its S3 settings.
-            line_rate_bytes_per_s: match run.config.s3.as_ref() {
-                Some(s) if s.builtin_gateway => None,
-                s3 => run
-                    .config
-                    .line_rate_bytes_per_s
-                    .or(s3.and_then(|s| s.line_rate_bytes_per_s)),
-            },
-            builtin_gateway: run.config.s3.as_ref().is_some_and(|s| s.builtin_gateway),
-            reused_data_set: run.config.s3.as_ref().is_some_and(|s| s.reused.is_some()),
-            meta_made_by: (run.config.meta.as_ref())
-                .map(|m| crate::metadata::made_by(m.stride, &run.ranks)),
-            cpus: environment.cpus,
-            put_bytes_per_s: run
-                .phases
-                .iter()
-                .flat_map(|p| &p.operations)
-                .filter(|o| matches!(o.op.as_str(), ops::PUT | ops::MULTIPART))
-                .map(|o| o.bytes_per_s)
-                .chain(run.config.s3.as_ref().and_then(|s| s.upload_bytes_per_s))
-                .filter(|r| *r > 0.0)
-                .reduce(f64::max),
-            ram_bytes: environment.ram_bytes,
-            memory_fs: environment
-                .storage
-                .as_ref()
-                .is_some_and(|s| matches!(s.fs_type.as_str(), "tmpfs" | "ramfs")),
-        }
-    }
-}
 
 /// Said of every phase on a file system that is memory.
 pub const MEMORY_FS: &str = "memory: the data lives in RAM (tmpfs or ramfs), so these rates are memory rates, not a storage device's, whether O_DIRECT or not";
@@ -245,7 +128,7 @@ pub fn phase_warnings(phase: &PhaseResult, machine: &Machine) -> Vec<String> {
             "cache effect: the gateway's page cache held {:.0}% of the {} it served before it read them, so this is {} a memory rate",
             pct(resident, served),
             format_bytes(served),
-            if pct(resident, served) >= crate::verdict::MOST { "mostly" } else { "partly" }
+            if pct(resident, served) >= crate::share::MOST { "mostly" } else { "partly" }
         ));
     }
     if phase.op == "read" && (!s.direct || layered) && moved > 0 {

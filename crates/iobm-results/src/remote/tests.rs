@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::checks::tests::{phase, MIB, RAM};
-use crate::verdict::verdict;
+use crate::verdict::{verdict, DROPPED_NOTE};
 use crate::Verdict;
 use crate::{NicIo, OperationResult};
 use iobm_stats::names::FsyncPolicy;
