@@ -8,7 +8,7 @@ mod workers;
 
 pub use crate::machine::{Machine, NETWORK_FS_TYPES};
 use crate::share::pct;
-use crate::{PhaseResult, RunStatus};
+use crate::{DeviceIo, PhaseResult, RunStatus};
 use iobm_stats::names::FsyncPolicy;
 use iobm_stats::{aggregate::disagreement, format_bytes, AggregateKind};
 
@@ -31,7 +31,31 @@ pub const UNFLUSHED_SNAPSHOTS: &str = "first done and steady state count the byt
 
 /// Warnings for one phase of a run on `machine`: the checks on its records, in a stable order.
 pub fn phase_warnings(phase: &PhaseResult, machine: &Machine) -> Vec<String> {
-    let ram_bytes = machine.ram_bytes;
+    let mut out = records(phase);
+    let moved = phase.bytes();
+    if machine.memory_fs && moved > 0 {
+        // No remedy applies: the storage itself is memory.
+        out.push(MEMORY_FS.to_string());
+        return out;
+    }
+    // The counters that are this run's evidence (the layers below, other I/O set aside).
+    let storage = crate::storage::judge(phase);
+    let device = storage.device.as_ref();
+    servers(phase, machine, &mut out);
+    file_reads(phase, machine, device, &mut out);
+    object_reads(phase, machine, &mut out);
+    file_writes(phase, machine, device, &mut out);
+    if moved > 0 && phase.operations.iter().all(|o| o.op != "put") {
+        out.extend(storage.warnings);
+    }
+    // The servers' own counters, the wire and the line rate.
+    out.extend(crate::remote::warnings(phase, machine));
+    out
+}
+
+/// The checks on the records: aggregates that disagree and the workers behind it, how the
+/// phase ended, a paced phase that fell behind, failed operations.
+fn records(phase: &PhaseResult) -> Vec<String> {
     let mut out = Vec::new();
     let disagree = disagreement(&phase.aggregates, AGGREGATE_TOLERANCE);
     let uneven = disagree.is_some();
@@ -55,23 +79,19 @@ pub fn phase_warnings(phase: &PhaseResult, machine: &Machine) -> Vec<String> {
             "{failed} operations failed and are not in these numbers (see errors)"
         ));
     }
+    out
+}
+
+/// O_DIRECT bypasses this machine's page cache, not a loop device's backing file's.
+fn layered(phase: &PhaseResult) -> bool {
+    (phase.cache.below.iter()).any(|b| !b.backing_files.is_empty())
+}
+
+/// A server's cache, its CPU or the built-in gateway's bounding the phase, the gateway's page
+/// cache serving it.
+fn servers(phase: &PhaseResult, machine: &Machine, out: &mut Vec<String>) {
     let moved = phase.bytes();
     let s = &phase.settings;
-    // The counters that are this run's evidence (the layers below, other I/O set aside).
-    let storage = crate::storage::judge(phase);
-    let device = storage.device.as_ref();
-    // O_DIRECT bypasses this machine's page cache, not a loop device's backing file's.
-    let layered = phase
-        .cache
-        .below
-        .iter()
-        .any(|b| !b.backing_files.is_empty());
-    let cache_hint = "use --direct, drop the page cache first (sync; echo 3 > /proc/sys/vm/drop_caches), or a data set over twice the RAM";
-    if machine.memory_fs && moved > 0 {
-        // No remedy applies: the storage itself is memory.
-        out.push(MEMORY_FS.to_string());
-        return out;
-    }
     // A server's cache, which no client residency shows and O_DIRECT does not bypass; the
     // servers' own counters, where they tell, say more.
     let reads_data = matches!(phase.op.as_str(), "read" | "get" | "mixed");
@@ -131,6 +151,18 @@ pub fn phase_warnings(phase: &PhaseResult, machine: &Machine) -> Vec<String> {
             if pct(resident, served) >= crate::share::MOST { "mostly" } else { "partly" }
         ));
     }
+}
+
+/// A file read's cache effects: residency, the device's share, a data set that fits in RAM.
+fn file_reads(
+    phase: &PhaseResult,
+    machine: &Machine,
+    device: Option<&DeviceIo>,
+    out: &mut Vec<String>,
+) {
+    let (moved, s, ram_bytes) = (phase.bytes(), &phase.settings, machine.ram_bytes);
+    let layered = layered(phase);
+    let cache_hint = "use --direct, drop the page cache first (sync; echo 3 > /proc/sys/vm/drop_caches), or a data set over twice the RAM";
     if phase.op == "read" && (!s.direct || layered) && moved > 0 {
         if let Some(resident) = phase.cache.resident_before_bytes {
             if pct(resident, s.data_bytes) > 10.0 {
@@ -163,8 +195,13 @@ pub fn phase_warnings(phase: &PhaseResult, machine: &Machine) -> Vec<String> {
             ));
         }
     }
-    // Object reads: a data set read many times over can come from the server's caches, whose
-    // residency no client can see.
+}
+
+/// Object reads: a data set read many times over can come from the server's caches, whose
+/// residency no client can see; GETs above the line rate or far above the PUTs.
+fn object_reads(phase: &PhaseResult, machine: &Machine, out: &mut Vec<String>) {
+    let s = &phase.settings;
+    let servers_told = phase.cache.servers.iter().any(|e| e.unavailable.is_none());
     if matches!(phase.op.as_str(), "get" | "mixed") && s.data_bytes > 0 {
         let read: u64 = phase
             .operations
@@ -206,6 +243,17 @@ pub fn phase_warnings(phase: &PhaseResult, machine: &Machine) -> Vec<String> {
             ));
         }
     }
+}
+
+/// A file write's cache effects: snapshots over unflushed bytes, the device's share, no fsync.
+fn file_writes(
+    phase: &PhaseResult,
+    machine: &Machine,
+    device: Option<&DeviceIo>,
+    out: &mut Vec<String>,
+) {
+    let (moved, s, ram_bytes) = (phase.bytes(), &phase.settings, machine.ram_bytes);
+    let layered = layered(phase);
     let snapshots_given = [AggregateKind::FirstDone, AggregateKind::SteadyState]
         .iter()
         .any(|&k| phase.aggregate(k).is_some());
@@ -231,12 +279,6 @@ pub fn phase_warnings(phase: &PhaseResult, machine: &Machine) -> Vec<String> {
             _ => {}
         }
     }
-    if moved > 0 && phase.operations.iter().all(|o| o.op != "put") {
-        out.extend(storage.warnings);
-    }
-    // The servers' own counters, the wire and the line rate.
-    out.extend(crate::remote::warnings(phase, machine));
-    out
 }
 
 /// The phase's warnings (its checks, then its notes) and its cache verdict, on `machine`.

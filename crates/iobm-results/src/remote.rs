@@ -199,27 +199,7 @@ pub fn warnings(phase: &PhaseResult, machine: &Machine) -> Vec<String> {
     if !remote(phase, machine) {
         return out;
     }
-    for e in phase
-        .cache
-        .servers
-        .iter()
-        .filter(|e| e.unavailable.is_none())
-    {
-        let (Some(busy), Some(all)) = (e.cpu_busy_s, e.cpu_all_s) else {
-            continue;
-        };
-        if all >= SERVER_CPU_MIN_S && busy / all >= SERVER_CPU_BOUND {
-            let whose = if e.same_host {
-                format!("this machine's CPUs (node_exporter at {}) were", e.endpoint)
-            } else {
-                format!("server CPU ({}) was", e.endpoint)
-            };
-            out.push(format!(
-                "bounded by the server's CPU: {whose} {:.0}% busy over the phase: the server, not its storage, bounded this",
-                100.0 * busy / all
-            ));
-        }
-    }
+    out.extend(server_cpu(phase));
     let (read, written) = read_and_written(phase);
     if machine.network_fs {
         if let Some((host, rate, line)) = over_the_line(phase, machine) {
@@ -264,6 +244,33 @@ pub fn warnings(phase: &PhaseResult, machine: &Machine) -> Vec<String> {
                 format_bytes(t.written),
                 format_bytes(written),
                 pct(t.written, written)
+            ));
+        }
+    }
+    out
+}
+
+/// The servers whose CPUs were busy enough to bound the phase.
+fn server_cpu(phase: &PhaseResult) -> Vec<String> {
+    let mut out = Vec::new();
+    for e in phase
+        .cache
+        .servers
+        .iter()
+        .filter(|e| e.unavailable.is_none())
+    {
+        let (Some(busy), Some(all)) = (e.cpu_busy_s, e.cpu_all_s) else {
+            continue;
+        };
+        if all >= SERVER_CPU_MIN_S && busy / all >= SERVER_CPU_BOUND {
+            let whose = if e.same_host {
+                format!("this machine's CPUs (node_exporter at {}) were", e.endpoint)
+            } else {
+                format!("server CPU ({}) was", e.endpoint)
+            };
+            out.push(format!(
+                "bounded by the server's CPU: {whose} {:.0}% busy over the phase: the server, not its storage, bounded this",
+                100.0 * busy / all
             ));
         }
     }

@@ -98,20 +98,33 @@ pub fn judge(phase: &PhaseResult) -> Judged {
     };
     let (read, written) = moved(phase);
     let below = &phase.cache.below;
-    let own = phase.cache.own_io;
     let caching = below
         .iter()
         .flat_map(|b| &b.backing_files)
         .any(|f| !f.direct_io);
-    let in_memory = below
-        .iter()
-        .flat_map(|b| &b.unfollowed)
-        .find(|u| u.contains("is in memory"));
-    let cannot_follow: Vec<&String> = below
-        .iter()
-        .flat_map(|b| &b.unfollowed)
-        .filter(|u| u.contains("cannot be followed"))
-        .collect();
+    let mut notes = layer_notes(below);
+    layers(phase, caching, written, &mut out, &mut notes);
+    other_io(phase, caching, (read, written), &mut out);
+    // O_DIRECT bypasses this machine's page cache for the file system, not for a loop
+    // device's backing file; with no counter left to tell, that is said.
+    let flushed =
+        written > 0 && matches!(phase.settings.fsync, FsyncPolicy::Each | FsyncPolicy::End);
+    if caching && out.device.is_none() && out.verdict.is_none() && phase.settings.direct && !flushed
+    {
+        out.verdict = Some(CacheVerdict {
+            verdict: Verdict::PossiblyCached,
+            evidence: "O_DIRECT bypasses the page cache of the file system, not of the loop device's backing file below it, and no counter here is this run's evidence".into(),
+        });
+    }
+    if !notes.is_empty() {
+        out.note = format!("; {}", notes.join("; "));
+    }
+    out
+}
+
+/// What is said of the layers below: the way down, the backing files' pages in the page
+/// cache, the virtual disks.
+fn layer_notes(below: &[Below]) -> Vec<String> {
     let virtual_disks: Vec<String> = below
         .iter()
         .flat_map(|b| &b.devices)
@@ -141,7 +154,28 @@ pub fn judge(phase: &PhaseResult) -> Judged {
             virtual_disks.join(", ")
         ));
     }
-    // The layers below the file system's device.
+    notes
+}
+
+/// The layers below the file system's device: a layer in memory, a caching loop device judged
+/// by the devices under it (or said to be unfollowable), btrfs' member devices.
+fn layers(
+    phase: &PhaseResult,
+    caching: bool,
+    written: u64,
+    out: &mut Judged,
+    notes: &mut Vec<String>,
+) {
+    let below = &phase.cache.below;
+    let in_memory = below
+        .iter()
+        .flat_map(|b| &b.unfollowed)
+        .find(|u| u.contains("is in memory"));
+    let cannot_follow: Vec<&String> = below
+        .iter()
+        .flat_map(|b| &b.unfollowed)
+        .filter(|u| u.contains("cannot be followed"))
+        .collect();
     if let Some(what) = in_memory {
         out.verdict = Some(CacheVerdict {
             verdict: Verdict::Memory,
@@ -149,46 +183,7 @@ pub fn judge(phase: &PhaseResult) -> Judged {
         });
     } else if caching {
         match (bottom(below), cannot_follow.is_empty()) {
-            (Some((r, w)), true) => {
-                let top = out.device.clone().unwrap_or_else(|| DeviceIo {
-                    device: "its device".into(),
-                    read_bytes: 0,
-                    written_bytes: 0,
-                });
-                let lesser = |t: u64, b: u64| if out.device.is_some() { t.min(b) } else { b };
-                // What the phase left dirty in the backing files never reached their device
-                // (other processes' I/O on that device cannot make up for it).
-                let dirtied: u64 = below
-                    .iter()
-                    .flat_map(|b| &b.backing_files)
-                    .filter_map(|f| {
-                        Some(f.dirty_after_bytes?.saturating_sub(f.dirty_before_bytes?))
-                    })
-                    .sum();
-                if dirtied > 0 && written > 0 {
-                    notes.push(format!(
-                        "{} more of the backing files was dirty in this machine's page cache when the phase ended than when it began",
-                        format_bytes(dirtied)
-                    ));
-                }
-                let reached = top.written_bytes.saturating_sub(dirtied);
-                notes.insert(
-                    0,
-                    format!(
-                        "the block device {} is a loop device over a file read and written through this machine's page cache: it delivered {} and took {}, the devices under it delivered {} and took {}",
-                        top.device,
-                        format_bytes(top.read_bytes),
-                        format_bytes(top.written_bytes),
-                        format_bytes(r),
-                        format_bytes(w)
-                    ),
-                );
-                out.device = Some(DeviceIo {
-                    device: label(below),
-                    read_bytes: lesser(top.read_bytes, r),
-                    written_bytes: lesser(reached, w),
-                });
-            }
+            (Some(bottom), true) => through_cache(below, bottom, written, out, notes),
             _ => {
                 let top = out.device.as_ref().map_or("its".to_string(), |d| {
                     format!("the block device {}", d.device)
@@ -216,7 +211,59 @@ pub fn judge(phase: &PhaseResult) -> Judged {
             });
         }
     }
-    // Other I/O: the device moved more than this run did.
+}
+
+/// A loop device over a file read and written through this machine's page cache: judged by
+/// what the devices under it moved where that is less.
+fn through_cache(
+    below: &[Below],
+    (r, w): (u64, u64),
+    written: u64,
+    out: &mut Judged,
+    notes: &mut Vec<String>,
+) {
+    let top = out.device.clone().unwrap_or_else(|| DeviceIo {
+        device: "its device".into(),
+        read_bytes: 0,
+        written_bytes: 0,
+    });
+    let lesser = |t: u64, b: u64| if out.device.is_some() { t.min(b) } else { b };
+    // What the phase left dirty in the backing files never reached their device
+    // (other processes' I/O on that device cannot make up for it).
+    let dirtied: u64 = below
+        .iter()
+        .flat_map(|b| &b.backing_files)
+        .filter_map(|f| Some(f.dirty_after_bytes?.saturating_sub(f.dirty_before_bytes?)))
+        .sum();
+    if dirtied > 0 && written > 0 {
+        notes.push(format!(
+                        "{} more of the backing files was dirty in this machine's page cache when the phase ended than when it began",
+                        format_bytes(dirtied)
+                    ));
+    }
+    let reached = top.written_bytes.saturating_sub(dirtied);
+    notes.insert(
+                    0,
+                    format!(
+                        "the block device {} is a loop device over a file read and written through this machine's page cache: it delivered {} and took {}, the devices under it delivered {} and took {}",
+                        top.device,
+                        format_bytes(top.read_bytes),
+                        format_bytes(top.written_bytes),
+                        format_bytes(r),
+                        format_bytes(w)
+                    ),
+                );
+    out.device = Some(DeviceIo {
+        device: label(below),
+        read_bytes: lesser(top.read_bytes, r),
+        written_bytes: lesser(reached, w),
+    });
+}
+
+/// Other I/O on the device: it moved more than this run did, so its counters are not this
+/// run's evidence (this run's own bytes, where measured, judge its reads instead).
+fn other_io(phase: &PhaseResult, caching: bool, (read, written): (u64, u64), out: &mut Judged) {
+    let own = phase.cache.own_io;
     if let Some(d) = out.device.clone().filter(|_| out.verdict.is_none()) {
         let top_read = phase
             .cache
@@ -274,21 +321,6 @@ pub fn judge(phase: &PhaseResult) -> Judged {
             out.device = None;
         }
     }
-    // O_DIRECT bypasses this machine's page cache for the file system, not for a loop
-    // device's backing file; with no counter left to tell, that is said.
-    let flushed =
-        written > 0 && matches!(phase.settings.fsync, FsyncPolicy::Each | FsyncPolicy::End);
-    if caching && out.device.is_none() && out.verdict.is_none() && phase.settings.direct && !flushed
-    {
-        out.verdict = Some(CacheVerdict {
-            verdict: Verdict::PossiblyCached,
-            evidence: "O_DIRECT bypasses the page cache of the file system, not of the loop device's backing file below it, and no counter here is this run's evidence".into(),
-        });
-    }
-    if !notes.is_empty() {
-        out.note = format!("; {}", notes.join("; "));
-    }
-    out
 }
 
 #[cfg(test)]
