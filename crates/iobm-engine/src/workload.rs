@@ -152,25 +152,7 @@ impl Pattern {
     }
 }
 
-/// When written data is forced to stable storage.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FsyncPolicy {
-    Never,
-    /// Once per worker after its last write, inside its timed interval.
-    End,
-    /// After every write, inside that operation's latency (bonnie++ -b).
-    Each,
-}
-
-impl FsyncPolicy {
-    pub fn name(self) -> &'static str {
-        match self {
-            FsyncPolicy::Never => "never",
-            FsyncPolicy::End => "end",
-            FsyncPolicy::Each => "each",
-        }
-    }
-}
+pub use iobm_stats::names::FsyncPolicy;
 
 /// When a worker stops.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -221,8 +221,8 @@ fn phase_lines(out: &mut String, phase: &PhaseResult) {
         let _ = writeln!(
             out,
             "<p class=\"verdict\" data-verdict=\"{}\"><b>cache: {}</b>: {}</p>",
-            esc(&v.verdict),
-            esc(&v.verdict),
+            esc(v.verdict.as_str()),
+            esc(v.verdict.as_str()),
             esc(&v.evidence)
         );
     }
@@ -425,11 +425,11 @@ fn compare_cell(cell: &Cell, label: &str, unit: &str, with_ratio: bool) -> Strin
     let spread = cell.ci95.map_or(String::new(), |[low, high]| {
         format!(" <span class=\"ci\">+-{:.2}</span>", (high - low) / 2.0)
     });
-    let mark = cell.verdict.as_deref().map_or(String::new(), |v| {
+    let mark = cell.verdict.as_ref().map_or(String::new(), |v| {
         format!(
             " <span class=\"mark\" data-verdict=\"{}\" title=\"{}\">{}</span>",
-            esc(v),
-            esc(v),
+            esc(v.as_str()),
+            esc(v.as_str()),
             esc(verdict_mark(v))
         )
     });

@@ -4,7 +4,7 @@
 
 use crate::table::Table;
 use iobm_results::repeats::Spread;
-use iobm_results::{Environment, PhaseResult, RunResult, RunStatus, SteadyResult};
+use iobm_results::{Environment, PhaseResult, RunResult, RunStatus, SteadyResult, Verdict};
 use iobm_stats::{format_bytes, format_duration, Rate};
 use std::fmt::Write;
 use std::time::Duration;
@@ -485,12 +485,12 @@ fn stonewall_line(phase: &PhaseResult) -> String {
 /// Each phase's cache verdict, one line per distinct verdict and evidence with the phases it
 /// applies to (the bonnie and quick summaries, whose per-phase lines are short).
 pub fn render_verdicts(phases: &[PhaseResult]) -> String {
-    let mut groups: Vec<(&str, &str, Vec<&str>)> = Vec::new();
+    let mut groups: Vec<(&Verdict, &str, Vec<&str>)> = Vec::new();
     for p in phases {
         let Some(v) = &p.cache.verdict else { continue };
         match groups
             .iter_mut()
-            .find(|(verdict, evidence, _)| *verdict == v.verdict && *evidence == v.evidence)
+            .find(|(verdict, evidence, _)| **verdict == v.verdict && *evidence == v.evidence)
         {
             Some((_, _, names)) => names.push(&p.name),
             None => groups.push((&v.verdict, &v.evidence, vec![&p.name])),

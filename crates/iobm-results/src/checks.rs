@@ -6,20 +6,14 @@
 
 mod workers;
 
-use crate::{PhaseResult, RunStatus};
-use iobm_stats::names::ops;
+pub use crate::machine::{Machine, NETWORK_FS_TYPES};
+use crate::share::pct;
+use crate::{DeviceIo, PhaseResult, RunStatus};
+use iobm_stats::names::FsyncPolicy;
 use iobm_stats::{aggregate::disagreement, format_bytes, AggregateKind};
 
 /// Aggregates further apart than this (relative) are reported.
 pub const AGGREGATE_TOLERANCE: f64 = 0.10;
-
-pub(crate) fn pct(part: u64, whole: u64) -> f64 {
-    if whole == 0 {
-        0.0
-    } else {
-        100.0 * part as f64 / whole as f64
-    }
-}
 
 /// A phase's S3 operations went through iobm's own gateway in the same process.
 pub const BUILTIN_GATEWAY_CPU: &str = "served by iobm's built-in gateway in this process: its threads' CPU time is apart (cpu.gateway_s), not in iobm's";
@@ -29,116 +23,6 @@ pub const JUST_WRITTEN: &str =
 /// The notes documents of schema 1 kept only among their warnings, before phases had `notes`.
 pub const LEGACY_NOTES: [&str; 2] = [BUILTIN_GATEWAY_CPU, JUST_WRITTEN];
 
-/// What the checks know of the machine the data lived on.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Machine {
-    pub ram_bytes: u64,
-    /// The directory measured is in RAM (tmpfs, ramfs): every rate is a memory rate.
-    pub memory_fs: bool,
-    /// The network's speed to the storage (S3 endpoints, a network file system's servers) as
-    /// stated with --line-rate or read from the link, bytes per second.
-    pub line_rate_bytes_per_s: Option<u64>,
-    /// The directory is on a network file system, whose server has a cache of its own.
-    pub network_fs: bool,
-    /// The server's memory as stated with --server-ram.
-    pub server_ram_bytes: Option<u64>,
-    /// The S3 endpoint was iobm's built-in gateway on this machine (its memory is `ram_bytes`).
-    pub builtin_gateway: bool,
-    /// CPUs iobm could use (0: not known).
-    pub cpus: u32,
-    /// The fastest PUT rate of the run (a put phase, the puts of a mixed one, or the upload of
-    /// a GET's data set), bytes per second.
-    pub put_bytes_per_s: Option<f64>,
-    /// The data set read was kept by an earlier run (`--reuse`), not uploaded just before.
-    pub reused_data_set: bool,
-    /// A meta run's lookups were of entries made by whom (`--stride`); None: not a meta run.
-    pub meta_made_by: Option<crate::metadata::MadeBy>,
-}
-
-/// File systems recognised by type as network file systems (a server cache is possible).
-pub const NETWORK_FS_TYPES: [&str; 9] = [
-    "nfs",
-    "nfs4",
-    "lustre",
-    "beegfs",
-    "gpfs",
-    "ceph",
-    "fuse.ceph",
-    "fuse.glusterfs",
-    "cifs",
-];
-
-impl Machine {
-    /// A machine with this much RAM whose storage is not memory.
-    pub fn with_ram(ram_bytes: u64) -> Machine {
-        Machine {
-            ram_bytes,
-            memory_fs: false,
-            line_rate_bytes_per_s: None,
-            network_fs: false,
-            server_ram_bytes: None,
-            builtin_gateway: false,
-            cpus: 0,
-            put_bytes_per_s: None,
-            reused_data_set: false,
-            meta_made_by: None,
-        }
-    }
-
-    /// The memory of the server behind the storage, and where that figure comes from: stated
-    /// with --server-ram, this machine's for the built-in gateway, twice this client's for a
-    /// network file system; None for local storage.
-    pub fn server_cache(&self) -> Option<(u64, &'static str)> {
-        match (self.server_ram_bytes, self.builtin_gateway, self.network_fs) {
-            (Some(stated), _, _) => Some((stated, "--server-ram")),
-            (None, true, _) => Some((self.ram_bytes, "the built-in gateway's, this machine's RAM")),
-            (None, false, true) => Some((
-                2 * self.ram_bytes,
-                "assumed twice this client's RAM; state it with --server-ram",
-            )),
-            (None, false, false) => None,
-        }
-    }
-
-    /// The machine of a run: its environment, and what the user stated about its network.
-    pub fn of(run: &crate::RunResult) -> Machine {
-        let environment = &run.environment;
-        let fs_type = environment.storage.as_ref().map(|s| s.fs_type.as_str());
-        Machine {
-            network_fs: fs_type.is_some_and(|t| NETWORK_FS_TYPES.contains(&t)),
-            server_ram_bytes: run.config.server_ram_bytes,
-            // The built-in gateway's bytes cross no network; documents from before kept an
-            // S3 run's line rate among its S3 settings.
-            line_rate_bytes_per_s: match run.config.s3.as_ref() {
-                Some(s) if s.builtin_gateway => None,
-                s3 => run
-                    .config
-                    .line_rate_bytes_per_s
-                    .or(s3.and_then(|s| s.line_rate_bytes_per_s)),
-            },
-            builtin_gateway: run.config.s3.as_ref().is_some_and(|s| s.builtin_gateway),
-            reused_data_set: run.config.s3.as_ref().is_some_and(|s| s.reused.is_some()),
-            meta_made_by: (run.config.meta.as_ref())
-                .map(|m| crate::metadata::made_by(m.stride, &run.ranks)),
-            cpus: environment.cpus,
-            put_bytes_per_s: run
-                .phases
-                .iter()
-                .flat_map(|p| &p.operations)
-                .filter(|o| matches!(o.op.as_str(), ops::PUT | ops::MULTIPART))
-                .map(|o| o.bytes_per_s)
-                .chain(run.config.s3.as_ref().and_then(|s| s.upload_bytes_per_s))
-                .filter(|r| *r > 0.0)
-                .reduce(f64::max),
-            ram_bytes: environment.ram_bytes,
-            memory_fs: environment
-                .storage
-                .as_ref()
-                .is_some_and(|s| matches!(s.fs_type.as_str(), "tmpfs" | "ramfs")),
-        }
-    }
-}
-
 /// Said of every phase on a file system that is memory.
 pub const MEMORY_FS: &str = "memory: the data lives in RAM (tmpfs or ramfs), so these rates are memory rates, not a storage device's, whether O_DIRECT or not";
 
@@ -147,7 +31,31 @@ pub const UNFLUSHED_SNAPSHOTS: &str = "first done and steady state count the byt
 
 /// Warnings for one phase of a run on `machine`: the checks on its records, in a stable order.
 pub fn phase_warnings(phase: &PhaseResult, machine: &Machine) -> Vec<String> {
-    let ram_bytes = machine.ram_bytes;
+    let mut out = records(phase);
+    let moved = phase.bytes();
+    if machine.memory_fs && moved > 0 {
+        // No remedy applies: the storage itself is memory.
+        out.push(MEMORY_FS.to_string());
+        return out;
+    }
+    // The counters that are this run's evidence (the layers below, other I/O set aside).
+    let storage = crate::storage::judge(phase);
+    let device = storage.device.as_ref();
+    servers(phase, machine, &mut out);
+    file_reads(phase, machine, device, &mut out);
+    object_reads(phase, machine, &mut out);
+    file_writes(phase, machine, device, &mut out);
+    if moved > 0 && phase.operations.iter().all(|o| o.op != "put") {
+        out.extend(storage.warnings);
+    }
+    // The servers' own counters, the wire and the line rate.
+    out.extend(crate::remote::warnings(phase, machine));
+    out
+}
+
+/// The checks on the records: aggregates that disagree and the workers behind it, how the
+/// phase ended, a paced phase that fell behind, failed operations.
+fn records(phase: &PhaseResult) -> Vec<String> {
     let mut out = Vec::new();
     let disagree = disagreement(&phase.aggregates, AGGREGATE_TOLERANCE);
     let uneven = disagree.is_some();
@@ -171,23 +79,19 @@ pub fn phase_warnings(phase: &PhaseResult, machine: &Machine) -> Vec<String> {
             "{failed} operations failed and are not in these numbers (see errors)"
         ));
     }
+    out
+}
+
+/// O_DIRECT bypasses this machine's page cache, not a loop device's backing file's.
+fn layered(phase: &PhaseResult) -> bool {
+    (phase.cache.below.iter()).any(|b| !b.backing_files.is_empty())
+}
+
+/// A server's cache, its CPU or the built-in gateway's bounding the phase, the gateway's page
+/// cache serving it.
+fn servers(phase: &PhaseResult, machine: &Machine, out: &mut Vec<String>) {
     let moved = phase.bytes();
     let s = &phase.settings;
-    // The counters that are this run's evidence (the layers below, other I/O set aside).
-    let storage = crate::storage::judge(phase);
-    let device = storage.device.as_ref();
-    // O_DIRECT bypasses this machine's page cache, not a loop device's backing file's.
-    let layered = phase
-        .cache
-        .below
-        .iter()
-        .any(|b| !b.backing_files.is_empty());
-    let cache_hint = "use --direct, drop the page cache first (sync; echo 3 > /proc/sys/vm/drop_caches), or a data set over twice the RAM";
-    if machine.memory_fs && moved > 0 {
-        // No remedy applies: the storage itself is memory.
-        out.push(MEMORY_FS.to_string());
-        return out;
-    }
     // A server's cache, which no client residency shows and O_DIRECT does not bypass; the
     // servers' own counters, where they tell, say more.
     let reads_data = matches!(phase.op.as_str(), "read" | "get" | "mixed");
@@ -244,9 +148,21 @@ pub fn phase_warnings(phase: &PhaseResult, machine: &Machine) -> Vec<String> {
             "cache effect: the gateway's page cache held {:.0}% of the {} it served before it read them, so this is {} a memory rate",
             pct(resident, served),
             format_bytes(served),
-            if pct(resident, served) >= crate::verdict::MOST { "mostly" } else { "partly" }
+            if pct(resident, served) >= crate::share::MOST { "mostly" } else { "partly" }
         ));
     }
+}
+
+/// A file read's cache effects: residency, the device's share, a data set that fits in RAM.
+fn file_reads(
+    phase: &PhaseResult,
+    machine: &Machine,
+    device: Option<&DeviceIo>,
+    out: &mut Vec<String>,
+) {
+    let (moved, s, ram_bytes) = (phase.bytes(), &phase.settings, machine.ram_bytes);
+    let layered = layered(phase);
+    let cache_hint = "use --direct, drop the page cache first (sync; echo 3 > /proc/sys/vm/drop_caches), or a data set over twice the RAM";
     if phase.op == "read" && (!s.direct || layered) && moved > 0 {
         if let Some(resident) = phase.cache.resident_before_bytes {
             if pct(resident, s.data_bytes) > 10.0 {
@@ -279,8 +195,13 @@ pub fn phase_warnings(phase: &PhaseResult, machine: &Machine) -> Vec<String> {
             ));
         }
     }
-    // Object reads: a data set read many times over can come from the server's caches, whose
-    // residency no client can see.
+}
+
+/// Object reads: a data set read many times over can come from the server's caches, whose
+/// residency no client can see; GETs above the line rate or far above the PUTs.
+fn object_reads(phase: &PhaseResult, machine: &Machine, out: &mut Vec<String>) {
+    let s = &phase.settings;
+    let servers_told = phase.cache.servers.iter().any(|e| e.unavailable.is_none());
     if matches!(phase.op.as_str(), "get" | "mixed") && s.data_bytes > 0 {
         let read: u64 = phase
             .operations
@@ -322,12 +243,23 @@ pub fn phase_warnings(phase: &PhaseResult, machine: &Machine) -> Vec<String> {
             ));
         }
     }
+}
+
+/// A file write's cache effects: snapshots over unflushed bytes, the device's share, no fsync.
+fn file_writes(
+    phase: &PhaseResult,
+    machine: &Machine,
+    device: Option<&DeviceIo>,
+    out: &mut Vec<String>,
+) {
+    let (moved, s, ram_bytes) = (phase.bytes(), &phase.settings, machine.ram_bytes);
+    let layered = layered(phase);
     let snapshots_given = [AggregateKind::FirstDone, AggregateKind::SteadyState]
         .iter()
         .any(|&k| phase.aggregate(k).is_some());
     if phase.op == "write"
         && !s.direct
-        && s.fsync == "end"
+        && s.fsync == FsyncPolicy::End
         && phase.workers.len() > 1
         && snapshots_given
     {
@@ -341,18 +273,12 @@ pub fn phase_warnings(phase: &PhaseResult, machine: &Machine) -> Vec<String> {
                 format_bytes(moved),
                 dev.device
             )),
-            None if s.fsync == "never" && moved < ram_bytes => out.push(
+            None if s.fsync == FsyncPolicy::Never && moved < ram_bytes => out.push(
                 "possible cache effect: without --fsync or --direct, written data may still be in the page cache when the phase ends".into(),
             ),
             _ => {}
         }
     }
-    if moved > 0 && phase.operations.iter().all(|o| o.op != "put") {
-        out.extend(storage.warnings);
-    }
-    // The servers' own counters, the wire and the line rate.
-    out.extend(crate::remote::warnings(phase, machine));
-    out
 }
 
 /// The phase's warnings (its checks, then its notes) and its cache verdict, on `machine`.

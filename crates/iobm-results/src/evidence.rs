@@ -1,7 +1,6 @@
 //! A phase's cache evidence: the page cache, the block devices and layers below, the servers'
 //! counters, the wire, and the verdict derived from them.
 
-use crate::storage;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -17,11 +16,11 @@ pub struct CacheEvidence {
     /// This run's own bytes at the block layer during the phase (`/proc/self/io`, every
     /// rank's): beside `device`, which counts every process's. Null: not measured.
     #[serde(default)]
-    pub own_io: Option<storage::OwnIo>,
+    pub own_io: Option<OwnIo>,
     /// The layers below the file system's block device, followed down to the devices at the
     /// bottom, with what those moved (each host's once); empty when nothing lies below it.
     #[serde(default)]
-    pub below: Vec<storage::Below>,
+    pub below: Vec<Below>,
     /// What each server counted during the phase: every S3 endpoint that is an iobm gateway,
     /// and every `--server-metrics` endpoint.
     #[serde(default)]
@@ -34,6 +33,81 @@ pub struct CacheEvidence {
     /// MPI too); interfaces that moved nothing are left out.
     #[serde(default)]
     pub wire: Vec<NicIo>,
+}
+
+/// This run's own I/O at the block layer during a phase (`/proc/self/io` before and after it,
+/// every rank's added): no other process's bytes are in it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OwnIo {
+    /// Bytes the run's reads had a block device fetch (`read_bytes`: counted as they are asked
+    /// of the file system's device, readahead included; nothing for what the page cache held).
+    pub read_bytes: u64,
+    /// Bytes the run dirtied in the page cache or wrote with O_DIRECT (`write_bytes`): what it
+    /// handed towards the storage, whether or not it reached a device during the phase.
+    pub written_bytes: u64,
+}
+
+/// The layers under a file system's block device over one phase, on one host.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Below {
+    /// The host.
+    pub host: String,
+    /// The file system's device as major:minor, or "btrfs UUID" (btrfs files report a device
+    /// of no disk; its member devices are below it).
+    pub top: String,
+    /// The way down, one step per layer ("7:0 (loop0): a loop device over /img on 254:1").
+    pub steps: Vec<String>,
+    /// The devices at the bottom and what each moved during the phase.
+    pub devices: Vec<BottomIo>,
+    /// The loop devices' backing files on the way down.
+    pub backing_files: Vec<BackingFile>,
+    /// What could not be followed and why (a virtual disk whose host may cache, a backing file
+    /// on a file system without a device).
+    pub unfollowed: Vec<String>,
+}
+
+/// A device at the bottom of the stack, over one phase.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BottomIo {
+    /// As major:minor.
+    pub device: String,
+    /// The kernel's name (sda1, vda, nvme0n1).
+    pub name: String,
+    /// Bytes read from it during the phase (every process's).
+    pub read_bytes: u64,
+    /// Bytes written to it during the phase (every process's).
+    pub written_bytes: u64,
+    /// The kind of virtual disk (virtio, xen, QEMU, ...) when it is one: its host may cache.
+    pub virtual_disk: Option<String>,
+}
+
+/// A loop device's backing file.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BackingFile {
+    /// The loop device, as major:minor.
+    pub loop_device: String,
+    /// The file.
+    pub path: String,
+    /// The loop device reads and writes it with O_DIRECT (`loop/dio`), bypassing the page
+    /// cache; false: through it, so the file's pages there serve the loop device's reads.
+    pub direct_io: bool,
+    /// Its size in bytes.
+    pub size_bytes: u64,
+    /// Its bytes in the page cache when the phase began; null: not measured.
+    pub resident_before_bytes: Option<u64>,
+    /// Its bytes in the page cache when the phase ended; null: not measured.
+    pub resident_after_bytes: Option<u64>,
+    /// Its bytes dirty or under write-back (not yet on its device) when the phase began;
+    /// null: not measured (cachestat needs Linux 6.5).
+    #[serde(default)]
+    pub dirty_before_bytes: Option<u64>,
+    /// Its bytes dirty or under write-back when the phase ended.
+    #[serde(default)]
+    pub dirty_after_bytes: Option<u64>,
 }
 
 /// A storage server's counters over one phase: an iobm gateway's own (for the run's bucket),
@@ -168,9 +242,64 @@ pub struct CacheVerdict {
     /// most of them), "possibly cached" (no evidence either way, but a cache could hold the
     /// data set), "memory" (the storage is RAM: tmpfs, ramfs) or "unknown" (nothing to judge
     /// by, or no data moved).
-    pub verdict: String,
+    #[schemars(with = "String")]
+    pub verdict: Verdict,
     /// The evidence, in one line.
     pub evidence: String,
+}
+
+/// A cache verdict's word, as results spell it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Verdict {
+    /// The storage moved the bytes.
+    #[serde(rename = "uncached")]
+    Uncached,
+    #[serde(rename = "partly cached")]
+    PartlyCached,
+    /// A cache moved most of the bytes.
+    #[serde(rename = "cached")]
+    Cached,
+    /// No evidence either way, but a cache could hold the data set.
+    #[serde(rename = "possibly cached")]
+    PossiblyCached,
+    /// The storage is RAM (tmpfs, ramfs).
+    #[serde(rename = "memory")]
+    Memory,
+    /// Nothing to judge by, or no data moved.
+    #[serde(rename = "unknown")]
+    Unknown,
+    /// A word this iobm does not know, from a document written by another: kept as it was.
+    #[serde(untagged)]
+    Other(String),
+}
+
+impl Verdict {
+    /// The word, as results spell it.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Verdict::Uncached => "uncached",
+            Verdict::PartlyCached => "partly cached",
+            Verdict::Cached => "cached",
+            Verdict::PossiblyCached => "possibly cached",
+            Verdict::Memory => "memory",
+            Verdict::Unknown => "unknown",
+            Verdict::Other(word) => word,
+        }
+    }
+
+    /// A cache may have served some of the bytes: cached, partly or possibly.
+    pub fn maybe_cached(&self) -> bool {
+        matches!(
+            self,
+            Verdict::Cached | Verdict::PartlyCached | Verdict::PossiblyCached
+        )
+    }
+}
+
+impl std::fmt::Display for Verdict {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// Block device traffic during a phase (from /sys/dev/block/*/stat; includes other processes).
@@ -183,4 +312,22 @@ pub struct DeviceIo {
     pub read_bytes: u64,
     /// Bytes written to the device.
     pub written_bytes: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn verdicts_keep_their_words_and_an_unknown_word_loads_as_it_was() {
+        for (v, word) in [
+            (Verdict::PartlyCached, "\"partly cached\""),
+            (Verdict::PossiblyCached, "\"possibly cached\""),
+            (Verdict::Other("cold".into()), "\"cold\""),
+        ] {
+            assert_eq!(serde_json::to_string(&v).unwrap(), word);
+            assert_eq!(serde_json::from_str::<Verdict>(word).unwrap(), v);
+        }
+        assert_eq!(Verdict::PossiblyCached.to_string(), "possibly cached");
+    }
 }

@@ -10,7 +10,7 @@ pub mod env;
 mod evidence;
 pub mod io500;
 pub mod limits;
-mod machine;
+pub mod machine;
 pub mod metadata;
 pub mod pace;
 mod phase;
@@ -19,6 +19,7 @@ pub mod remote;
 pub mod repeats;
 pub mod server;
 pub mod server_series;
+mod share;
 pub mod spec;
 pub mod storage;
 pub mod verdict;
@@ -30,7 +31,9 @@ pub use bonnie::{BonnieSummary, BonnieTest};
 pub use config::{
     config_hash, BonnieConfig, Config, Io500Config, MetaConfig, RateConfig, S3Config,
 };
-pub use evidence::{CacheEvidence, CacheVerdict, DeviceIo, NicIo, ServerEvidence, ServerSeries};
+pub use evidence::{
+    CacheEvidence, CacheVerdict, DeviceIo, NicIo, ServerEvidence, ServerSeries, Verdict,
+};
 pub use iobm_stats::time;
 pub use iobm_stats::Series;
 pub use machine::{BlockDevice, ClockInfo, Environment, Nic, StorageInfo};

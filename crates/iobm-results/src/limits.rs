@@ -5,6 +5,7 @@
 use crate::PhaseResult;
 use iobm_stats::format_bytes;
 use iobm_stats::names::ops;
+use iobm_stats::names::FsyncPolicy;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -238,7 +239,7 @@ pub fn against(phase: &PhaseResult, limits: &Limits, place: Place) -> (String, V
             named.push((format!("the device's O_DIRECT read ({at})"), rate));
         }
         if matches!(op, ops::WRITE | ops::PUTC)
-            && (phase.settings.direct || phase.settings.fsync != "never")
+            && (phase.settings.direct || phase.settings.fsync != FsyncPolicy::Never)
         {
             let (rate, at) = d.at(block, in_flight, false);
             named.push((format!("the device's O_DIRECT write ({at})"), rate));

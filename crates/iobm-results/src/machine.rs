@@ -1,6 +1,8 @@
 //! What a result says of where a run ran: the machine, its network interfaces, the file
-//! system and block device under the directory, and the clock its stamps are read from.
+//! system and block device under the directory, and the clock its stamps are read from; and
+//! what the checks and the verdict know of it ([`Machine`]).
 
+use iobm_stats::names::ops;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -113,4 +115,114 @@ pub struct ClockInfo {
     /// before, or where the kernel does not say.
     #[serde(default)]
     pub wall_clock: Option<String>,
+}
+
+/// What the checks know of the machine the data lived on.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Machine {
+    pub ram_bytes: u64,
+    /// The directory measured is in RAM (tmpfs, ramfs): every rate is a memory rate.
+    pub memory_fs: bool,
+    /// The network's speed to the storage (S3 endpoints, a network file system's servers) as
+    /// stated with --line-rate or read from the link, bytes per second.
+    pub line_rate_bytes_per_s: Option<u64>,
+    /// The directory is on a network file system, whose server has a cache of its own.
+    pub network_fs: bool,
+    /// The server's memory as stated with --server-ram.
+    pub server_ram_bytes: Option<u64>,
+    /// The S3 endpoint was iobm's built-in gateway on this machine (its memory is `ram_bytes`).
+    pub builtin_gateway: bool,
+    /// CPUs iobm could use (0: not known).
+    pub cpus: u32,
+    /// The fastest PUT rate of the run (a put phase, the puts of a mixed one, or the upload of
+    /// a GET's data set), bytes per second.
+    pub put_bytes_per_s: Option<f64>,
+    /// The data set read was kept by an earlier run (`--reuse`), not uploaded just before.
+    pub reused_data_set: bool,
+    /// A meta run's lookups were of entries made by whom (`--stride`); None: not a meta run.
+    pub meta_made_by: Option<crate::metadata::MadeBy>,
+}
+
+/// File systems recognised by type as network file systems (a server cache is possible).
+pub const NETWORK_FS_TYPES: [&str; 9] = [
+    "nfs",
+    "nfs4",
+    "lustre",
+    "beegfs",
+    "gpfs",
+    "ceph",
+    "fuse.ceph",
+    "fuse.glusterfs",
+    "cifs",
+];
+
+impl Machine {
+    /// A machine with this much RAM whose storage is not memory.
+    pub fn with_ram(ram_bytes: u64) -> Machine {
+        Machine {
+            ram_bytes,
+            memory_fs: false,
+            line_rate_bytes_per_s: None,
+            network_fs: false,
+            server_ram_bytes: None,
+            builtin_gateway: false,
+            cpus: 0,
+            put_bytes_per_s: None,
+            reused_data_set: false,
+            meta_made_by: None,
+        }
+    }
+
+    /// The memory of the server behind the storage, and where that figure comes from: stated
+    /// with --server-ram, this machine's for the built-in gateway, twice this client's for a
+    /// network file system; None for local storage.
+    pub fn server_cache(&self) -> Option<(u64, &'static str)> {
+        match (self.server_ram_bytes, self.builtin_gateway, self.network_fs) {
+            (Some(stated), _, _) => Some((stated, "--server-ram")),
+            (None, true, _) => Some((self.ram_bytes, "the built-in gateway's, this machine's RAM")),
+            (None, false, true) => Some((
+                2 * self.ram_bytes,
+                "assumed twice this client's RAM; state it with --server-ram",
+            )),
+            (None, false, false) => None,
+        }
+    }
+
+    /// The machine of a run: its environment, and what the user stated about its network.
+    pub fn of(run: &crate::RunResult) -> Machine {
+        let environment = &run.environment;
+        let fs_type = environment.storage.as_ref().map(|s| s.fs_type.as_str());
+        Machine {
+            network_fs: fs_type.is_some_and(|t| NETWORK_FS_TYPES.contains(&t)),
+            server_ram_bytes: run.config.server_ram_bytes,
+            // The built-in gateway's bytes cross no network; documents from before kept an
+            // S3 run's line rate among its S3 settings.
+            line_rate_bytes_per_s: match run.config.s3.as_ref() {
+                Some(s) if s.builtin_gateway => None,
+                s3 => run
+                    .config
+                    .line_rate_bytes_per_s
+                    .or(s3.and_then(|s| s.line_rate_bytes_per_s)),
+            },
+            builtin_gateway: run.config.s3.as_ref().is_some_and(|s| s.builtin_gateway),
+            reused_data_set: run.config.s3.as_ref().is_some_and(|s| s.reused.is_some()),
+            meta_made_by: (run.config.meta.as_ref())
+                .map(|m| crate::metadata::made_by(m.stride, &run.ranks)),
+            cpus: environment.cpus,
+            put_bytes_per_s: run
+                .phases
+                .iter()
+                .flat_map(|p| &p.operations)
+                .filter(|o| matches!(o.op.as_str(), ops::PUT | ops::MULTIPART))
+                .map(|o| o.bytes_per_s)
+                .chain(run.config.s3.as_ref().and_then(|s| s.upload_bytes_per_s))
+                .filter(|r| *r > 0.0)
+                .reduce(f64::max),
+            ram_bytes: environment.ram_bytes,
+            memory_fs: environment
+                .storage
+                .as_ref()
+                .is_some_and(|s| matches!(s.fs_type.as_str(), "tmpfs" | "ramfs")),
+        }
+    }
 }

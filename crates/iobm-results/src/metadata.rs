@@ -1,9 +1,8 @@
-//! The cache verdict of a metadata phase that looks up what an earlier phase made (a stat, a
-//! read of a small file): whose kernel made those entries (this client, another rank on its
-//! host, or clients on other hosts, by `--stride`) and whether its dentry, inode and page
-//! caches were dropped before.
+//! Whose kernel made the entries a metadata phase looks up (this client, another rank on its
+//! host, or clients on other hosts, by `--stride`), which the verdict of a lookup
+//! (`verdict/rules/lookups.rs`) judges by.
 
-use crate::{CacheVerdict, PhaseResult, RankInfo};
+use crate::RankInfo;
 
 /// Where the entries a metadata phase looks up were made, as seen from the clients looking.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,48 +30,6 @@ pub fn made_by(stride: u32, ranks: &[RankInfo]) -> MadeBy {
     } else {
         MadeBy::SameHost
     }
-}
-
-/// The operations (as results name them) that look up entries made before, reading what the
-/// caches may hold: stats, and reads of the files' bytes.
-const LOOKUPS: [&str; 3] = ["dir-stat", "file-stat", "file-read"];
-
-/// The verdict of a metadata phase of a meta run whose entries were made as `made` says; None
-/// for a phase that looks nothing up (creations, renames, removals).
-pub fn verdict(phase: &PhaseResult, made: MadeBy) -> Option<CacheVerdict> {
-    if !LOOKUPS.contains(&phase.op.as_str()) {
-        return None;
-    }
-    let dropped = phase.settings.cache_dropped.contains("system");
-    let (verdict, evidence) = match (dropped, made) {
-        (true, _) => (
-            "uncached",
-            "the system's dentry, inode and page caches were dropped before the phase (--drop-caches): each lookup went to the file system".to_string(),
-        ),
-        (false, MadeBy::OtherHosts) => (
-            "unknown",
-            "the entries were made by clients on other hosts (--stride): this client's dentry and inode caches did not hold them, the file system's servers may".to_string(),
-        ),
-        (false, by) => (
-            "cached",
-            format!(
-                "the entries were made by {} in an earlier phase and the caches were not dropped: its kernel can answer from its dentry and inode caches{} without the file system (--drop-caches as root, or --stride with ranks on other hosts)",
-                match by {
-                    MadeBy::SameHost => "another rank on this host (--stride)",
-                    _ => "this client",
-                },
-                if phase.op == "file-read" {
-                    ", and the files' bytes from its page cache,"
-                } else {
-                    ""
-                }
-            ),
-        ),
-    };
-    Some(CacheVerdict {
-        verdict: verdict.to_string(),
-        evidence,
-    })
 }
 
 #[cfg(test)]
@@ -110,62 +67,5 @@ mod tests {
         assert_eq!(made_by(1, &ranks(&["a", "b"])), MadeBy::OtherHosts);
         assert_eq!(made_by(1, &ranks(&["a"])), MadeBy::ThisClient);
         assert_eq!(made_by(1, &[]), MadeBy::ThisClient);
-    }
-
-    fn phase(op: &str, dropped: &str) -> PhaseResult {
-        let mut p: PhaseResult =
-            serde_json::from_str(include_str!("../../iobm/tests/fixtures/stream.json"))
-                .map(|r: crate::RunResult| r.phases[0].clone())
-                .unwrap();
-        p.op = op.to_string();
-        p.settings.cache_dropped = dropped.to_string();
-        p
-    }
-
-    #[test]
-    fn lookups_of_this_clients_entries_are_cached_unless_dropped() {
-        let v = |op, dropped, made| verdict(&phase(op, dropped), made).map(|v| v.verdict);
-        for op in LOOKUPS {
-            assert_eq!(
-                v(op, "nothing", MadeBy::ThisClient).as_deref(),
-                Some("cached")
-            );
-            assert_eq!(
-                v(op, "nothing", MadeBy::SameHost).as_deref(),
-                Some("cached")
-            );
-            assert_eq!(
-                v(op, "nothing", MadeBy::OtherHosts).as_deref(),
-                Some("unknown")
-            );
-            assert_eq!(
-                v(op, "system", MadeBy::ThisClient).as_deref(),
-                Some("uncached")
-            );
-            assert_eq!(
-                v(op, "system+servers", MadeBy::SameHost).as_deref(),
-                Some("uncached")
-            );
-            // Only a file's own pages dropped: its entries are still cached.
-            assert_eq!(
-                v(op, "files", MadeBy::ThisClient).as_deref(),
-                Some("cached")
-            );
-        }
-        for op in [
-            "file-create",
-            "dir-create",
-            "file-remove",
-            "file-rename",
-            "tree-create",
-        ] {
-            assert_eq!(v(op, "nothing", MadeBy::ThisClient), None, "{op}");
-        }
-        let same = verdict(&phase("file-stat", "nothing"), MadeBy::SameHost).unwrap();
-        assert!(
-            same.evidence.contains("another rank on this host"),
-            "{}",
-            same.evidence
-        );
     }
 }

@@ -2,6 +2,7 @@
 //! latency, CPU time, errors and what a writing phase offered the storage.
 
 use crate::{detail, CacheEvidence, RunStatus};
+use iobm_stats::names::FsyncPolicy;
 use iobm_stats::{Aggregate, HistogramData, Series, WorkerSpan};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -166,7 +167,8 @@ pub struct PhaseSettings {
     /// "sequential" or "random".
     pub pattern: String,
     /// "never", "end" or "each".
-    pub fsync: String,
+    #[schemars(with = "String")]
+    pub fsync: FsyncPolicy,
     /// Whether O_DIRECT was used.
     pub direct: bool,
     /// How requests were submitted: "sync" (one pread/pwrite at a time) or "io_uring" (empty in

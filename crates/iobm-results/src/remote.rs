@@ -1,12 +1,12 @@
-//! The rules of the verdict and the warnings from beyond the client: the storage servers' own
-//! counters (node_exporter's devices, page cache, memory and CPU), the client's network
-//! interfaces against what the phase moved, and the line rate. [`crate::verdict`] and
-//! [`crate::checks`] call them where the storage is across a network.
+//! What beyond the client tells of a phase: the storage servers' own counters (node_exporter's
+//! devices, page cache, memory and CPU), the client's network interfaces against what the
+//! phase moved, and the line rate; what the verdict's rules (`verdict/rules/`) judge by, and the
+//! warnings they give where the storage is across a network.
 
-use crate::checks::{pct, Machine};
+use crate::machine::Machine;
 use crate::server::{GATEWAY, NODE_EXPORTER};
-use crate::verdict::{by_share, MOST};
-use crate::{CacheVerdict, PhaseResult, ServerEvidence};
+use crate::share::pct;
+use crate::{PhaseResult, ServerEvidence};
 use iobm_stats::format_bytes;
 use iobm_stats::names::ops;
 
@@ -20,13 +20,6 @@ pub const SERVER_CPU_MIN_S: f64 = 2.0;
 /// Device reads above this share of what a phase read are more than it can have caused: other
 /// I/O ran on the servers' devices.
 pub const OTHER_IO: f64 = 150.0;
-
-fn judged(verdict: &str, evidence: String) -> CacheVerdict {
-    CacheVerdict {
-        verdict: verdict.to_string(),
-        evidence,
-    }
-}
 
 /// Whether the entry is node_exporter's (not an iobm gateway's own counters).
 pub fn is_node(e: &ServerEvidence) -> bool {
@@ -190,150 +183,6 @@ pub fn over_the_line(phase: &PhaseResult, machine: &Machine) -> Option<(String, 
     (rate > line as f64).then_some((host, rate, line))
 }
 
-/// The verdict of a file phase on a network file system from beyond the client, best evidence
-/// first: a rate above the line rate, the wire showing the client's cache served it, the
-/// servers' devices. None: nothing beyond the client tells.
-pub fn file_verdict(phase: &PhaseResult, machine: &Machine) -> Option<CacheVerdict> {
-    if let Some((host, rate, line)) = over_the_line(phase, machine) {
-        let (read, _) = read_and_written(phase);
-        let what = if read > 0 { "read" } else { "wrote" };
-        let whose = if read > 0 {
-            "the client's cache served it"
-        } else {
-            "the client's cache took the writes"
-        };
-        return Some(judged(
-            "cached",
-            format!(
-                "{host} {what} {}/s, above the line rate of {}/s: {whose}",
-                format_bytes(rate as u64),
-                format_bytes(line)
-            ),
-        ));
-    }
-    beyond_verdict(phase)
-}
-
-/// The verdict from the wire (when it shows a cache on this side) and the servers' devices,
-/// for file and object phases alike.
-pub fn beyond_verdict(phase: &PhaseResult) -> Option<CacheVerdict> {
-    wire_verdict(phase).or_else(|| servers_verdict(phase))
-}
-
-/// The client's cache served (or held) what the phase moved: its interfaces towards the
-/// storage received (sent) less than most of it. None when they carried most of it, or tell
-/// nothing.
-pub fn wire_verdict(phase: &PhaseResult) -> Option<CacheVerdict> {
-    let (received, sent, nics) = wire_totals(phase)?;
-    let (read, written) = read_and_written(phase);
-    let mut parts = Vec::new();
-    let mut least = f64::MAX;
-    if read > 0 {
-        least = least.min(pct(received, read));
-        parts.push(format!(
-            "the client received {} over {nics} for the {} read ({:.0}%)",
-            format_bytes(received),
-            format_bytes(read),
-            pct(received, read)
-        ));
-    }
-    if written > 0 {
-        least = least.min(pct(sent, written));
-        parts.push(format!(
-            "sent {} over {nics} for the {} written ({:.0}%)",
-            format_bytes(sent),
-            format_bytes(written),
-            pct(sent, written)
-        ));
-    }
-    if parts.is_empty() || least >= MOST {
-        return None;
-    }
-    let whose = match (read > 0, written > 0) {
-        (true, false) => "the client's cache served the rest",
-        (false, _) => "the rest is in the client's cache",
-        (true, true) => "the client's cache served or holds the rest",
-    };
-    Some(judged(
-        by_share(least),
-        format!("{}: {whose}", parts.join(" and ")),
-    ))
-}
-
-/// The verdict from the servers' devices against what the phase moved. None without them.
-pub fn servers_verdict(phase: &PhaseResult) -> Option<CacheVerdict> {
-    let t = node_totals(phase)?;
-    let (read, written) = read_and_written(phase);
-    let devices = t.devices.join("; ");
-    let mut parts = Vec::new();
-    let mut least = f64::MAX;
-    let mut other_io = false;
-    if read > 0 {
-        let share = pct(t.read, read);
-        least = least.min(share);
-        other_io = share > OTHER_IO;
-        parts.push(format!(
-            "the servers' devices ({devices}) read {} of the {} served ({share:.1}%)",
-            format_bytes(t.read),
-            format_bytes(read)
-        ));
-    }
-    if written > 0 {
-        let share = pct(t.written, written);
-        least = least.min(share);
-        parts.push(format!(
-            "{} ({devices}) wrote {} of the {} written ({share:.1}%)",
-            if read > 0 {
-                "they"
-            } else {
-                "the servers' devices"
-            },
-            format_bytes(t.written),
-            format_bytes(written)
-        ));
-    }
-    if parts.is_empty() {
-        return None;
-    }
-    let mut evidence = parts.join(" and ");
-    let verdict = if other_io && least >= MOST {
-        evidence.push_str(
-            ": more than the phase read, so other I/O ran on them and this phase's share cannot be told",
-        );
-        "possibly cached"
-    } else {
-        let v = by_share(least);
-        if v != "uncached" {
-            evidence.push_str(match (read > 0, written > 0) {
-                (true, false) => ": served by their caches",
-                (false, _) => ": the rest is in their caches",
-                (true, true) => ": their caches served or hold the rest",
-            });
-            if written > 0 && t.cache_growth > 0 {
-                evidence.push_str(&format!(
-                    " (their page cache grew by {})",
-                    format_bytes(t.cache_growth as u64)
-                ));
-            }
-        }
-        v
-    };
-    if let Some((received, _, nics)) = wire_totals(phase).filter(|_| read > 0) {
-        evidence.push_str(&format!(
-            "; the client received {} over {nics}",
-            format_bytes(received)
-        ));
-    }
-    if servers_dropped(phase) {
-        evidence.push_str("; their caches were dropped before the phase (--server-drop-cmd)");
-    }
-    Some(judged(verdict, evidence))
-}
-
-/// Said of a verdict from the client's side alone when the servers' caches were dropped.
-pub const DROPPED_NOTE: &str =
-    "; the servers' caches were dropped before the phase (--server-drop-cmd)";
-
 /// The warnings from beyond the client: servers that did not answer, a server's CPU that
 /// bounded the phase, a rate above the line rate of a network file system, and the servers'
 /// devices or the wire showing that a cache moved most of the bytes.
@@ -350,27 +199,7 @@ pub fn warnings(phase: &PhaseResult, machine: &Machine) -> Vec<String> {
     if !remote(phase, machine) {
         return out;
     }
-    for e in phase
-        .cache
-        .servers
-        .iter()
-        .filter(|e| e.unavailable.is_none())
-    {
-        let (Some(busy), Some(all)) = (e.cpu_busy_s, e.cpu_all_s) else {
-            continue;
-        };
-        if all >= SERVER_CPU_MIN_S && busy / all >= SERVER_CPU_BOUND {
-            let whose = if e.same_host {
-                format!("this machine's CPUs (node_exporter at {}) were", e.endpoint)
-            } else {
-                format!("server CPU ({}) was", e.endpoint)
-            };
-            out.push(format!(
-                "bounded by the server's CPU: {whose} {:.0}% busy over the phase: the server, not its storage, bounded this",
-                100.0 * busy / all
-            ));
-        }
-    }
+    out.extend(server_cpu(phase));
     let (read, written) = read_and_written(phase);
     if machine.network_fs {
         if let Some((host, rate, line)) = over_the_line(phase, machine) {
@@ -415,6 +244,33 @@ pub fn warnings(phase: &PhaseResult, machine: &Machine) -> Vec<String> {
                 format_bytes(t.written),
                 format_bytes(written),
                 pct(t.written, written)
+            ));
+        }
+    }
+    out
+}
+
+/// The servers whose CPUs were busy enough to bound the phase.
+fn server_cpu(phase: &PhaseResult) -> Vec<String> {
+    let mut out = Vec::new();
+    for e in phase
+        .cache
+        .servers
+        .iter()
+        .filter(|e| e.unavailable.is_none())
+    {
+        let (Some(busy), Some(all)) = (e.cpu_busy_s, e.cpu_all_s) else {
+            continue;
+        };
+        if all >= SERVER_CPU_MIN_S && busy / all >= SERVER_CPU_BOUND {
+            let whose = if e.same_host {
+                format!("this machine's CPUs (node_exporter at {}) were", e.endpoint)
+            } else {
+                format!("server CPU ({}) was", e.endpoint)
+            };
+            out.push(format!(
+                "bounded by the server's CPU: {whose} {:.0}% busy over the phase: the server, not its storage, bounded this",
+                100.0 * busy / all
             ));
         }
     }

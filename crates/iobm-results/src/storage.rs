@@ -5,87 +5,12 @@
 //! 100%, is never turned into an `uncached` verdict, and a layer below that can cache (a loop
 //! device over a backing file in the page cache) is judged by what the devices under it moved.
 
-use crate::checks::pct;
-use crate::{CacheVerdict, DeviceIo, PhaseResult};
+pub use crate::evidence::{BackingFile, Below, BottomIo, OwnIo};
+use crate::share::{by_share, pct, MOST};
+use crate::{CacheVerdict, DeviceIo, PhaseResult, Verdict};
 use iobm_stats::format_bytes;
 use iobm_stats::names::ops;
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
-
-/// This run's own I/O at the block layer during a phase (`/proc/self/io` before and after it,
-/// every rank's added): no other process's bytes are in it.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct OwnIo {
-    /// Bytes the run's reads had a block device fetch (`read_bytes`: counted as they are asked
-    /// of the file system's device, readahead included; nothing for what the page cache held).
-    pub read_bytes: u64,
-    /// Bytes the run dirtied in the page cache or wrote with O_DIRECT (`write_bytes`): what it
-    /// handed towards the storage, whether or not it reached a device during the phase.
-    pub written_bytes: u64,
-}
-
-/// The layers under a file system's block device over one phase, on one host.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct Below {
-    /// The host.
-    pub host: String,
-    /// The file system's device as major:minor, or "btrfs UUID" (btrfs files report a device
-    /// of no disk; its member devices are below it).
-    pub top: String,
-    /// The way down, one step per layer ("7:0 (loop0): a loop device over /img on 254:1").
-    pub steps: Vec<String>,
-    /// The devices at the bottom and what each moved during the phase.
-    pub devices: Vec<BottomIo>,
-    /// The loop devices' backing files on the way down.
-    pub backing_files: Vec<BackingFile>,
-    /// What could not be followed and why (a virtual disk whose host may cache, a backing file
-    /// on a file system without a device).
-    pub unfollowed: Vec<String>,
-}
-
-/// A device at the bottom of the stack, over one phase.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct BottomIo {
-    /// As major:minor.
-    pub device: String,
-    /// The kernel's name (sda1, vda, nvme0n1).
-    pub name: String,
-    /// Bytes read from it during the phase (every process's).
-    pub read_bytes: u64,
-    /// Bytes written to it during the phase (every process's).
-    pub written_bytes: u64,
-    /// The kind of virtual disk (virtio, xen, QEMU, ...) when it is one: its host may cache.
-    pub virtual_disk: Option<String>,
-}
-
-/// A loop device's backing file.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct BackingFile {
-    /// The loop device, as major:minor.
-    pub loop_device: String,
-    /// The file.
-    pub path: String,
-    /// The loop device reads and writes it with O_DIRECT (`loop/dio`), bypassing the page
-    /// cache; false: through it, so the file's pages there serve the loop device's reads.
-    pub direct_io: bool,
-    /// Its size in bytes.
-    pub size_bytes: u64,
-    /// Its bytes in the page cache when the phase began; null: not measured.
-    pub resident_before_bytes: Option<u64>,
-    /// Its bytes in the page cache when the phase ended; null: not measured.
-    pub resident_after_bytes: Option<u64>,
-    /// Its bytes dirty or under write-back (not yet on its device) when the phase began;
-    /// null: not measured (cachestat needs Linux 6.5).
-    #[serde(default)]
-    pub dirty_before_bytes: Option<u64>,
-    /// Its bytes dirty or under write-back when the phase ended.
-    #[serde(default)]
-    pub dirty_after_bytes: Option<u64>,
-}
+use iobm_stats::names::FsyncPolicy;
 
 /// A device moving more than this run by more than this share (and [`SLACK`]) carried other
 /// I/O; the same margin lets readahead, journal and metadata through.
@@ -173,20 +98,33 @@ pub fn judge(phase: &PhaseResult) -> Judged {
     };
     let (read, written) = moved(phase);
     let below = &phase.cache.below;
-    let own = phase.cache.own_io;
     let caching = below
         .iter()
         .flat_map(|b| &b.backing_files)
         .any(|f| !f.direct_io);
-    let in_memory = below
-        .iter()
-        .flat_map(|b| &b.unfollowed)
-        .find(|u| u.contains("is in memory"));
-    let cannot_follow: Vec<&String> = below
-        .iter()
-        .flat_map(|b| &b.unfollowed)
-        .filter(|u| u.contains("cannot be followed"))
-        .collect();
+    let mut notes = layer_notes(below);
+    layers(phase, caching, written, &mut out, &mut notes);
+    other_io(phase, caching, (read, written), &mut out);
+    // O_DIRECT bypasses this machine's page cache for the file system, not for a loop
+    // device's backing file; with no counter left to tell, that is said.
+    let flushed =
+        written > 0 && matches!(phase.settings.fsync, FsyncPolicy::Each | FsyncPolicy::End);
+    if caching && out.device.is_none() && out.verdict.is_none() && phase.settings.direct && !flushed
+    {
+        out.verdict = Some(CacheVerdict {
+            verdict: Verdict::PossiblyCached,
+            evidence: "O_DIRECT bypasses the page cache of the file system, not of the loop device's backing file below it, and no counter here is this run's evidence".into(),
+        });
+    }
+    if !notes.is_empty() {
+        out.note = format!("; {}", notes.join("; "));
+    }
+    out
+}
+
+/// What is said of the layers below: the way down, the backing files' pages in the page
+/// cache, the virtual disks.
+fn layer_notes(below: &[Below]) -> Vec<String> {
     let virtual_disks: Vec<String> = below
         .iter()
         .flat_map(|b| &b.devices)
@@ -216,60 +154,42 @@ pub fn judge(phase: &PhaseResult) -> Judged {
             virtual_disks.join(", ")
         ));
     }
-    // The layers below the file system's device.
+    notes
+}
+
+/// The layers below the file system's device: a layer in memory, a caching loop device judged
+/// by the devices under it (or said to be unfollowable), btrfs' member devices.
+fn layers(
+    phase: &PhaseResult,
+    caching: bool,
+    written: u64,
+    out: &mut Judged,
+    notes: &mut Vec<String>,
+) {
+    let below = &phase.cache.below;
+    let in_memory = below
+        .iter()
+        .flat_map(|b| &b.unfollowed)
+        .find(|u| u.contains("is in memory"));
+    let cannot_follow: Vec<&String> = below
+        .iter()
+        .flat_map(|b| &b.unfollowed)
+        .filter(|u| u.contains("cannot be followed"))
+        .collect();
     if let Some(what) = in_memory {
         out.verdict = Some(CacheVerdict {
-            verdict: "memory".into(),
+            verdict: Verdict::Memory,
             evidence: what.to_string(),
         });
     } else if caching {
         match (bottom(below), cannot_follow.is_empty()) {
-            (Some((r, w)), true) => {
-                let top = out.device.clone().unwrap_or_else(|| DeviceIo {
-                    device: "its device".into(),
-                    read_bytes: 0,
-                    written_bytes: 0,
-                });
-                let lesser = |t: u64, b: u64| if out.device.is_some() { t.min(b) } else { b };
-                // What the phase left dirty in the backing files never reached their device
-                // (other processes' I/O on that device cannot make up for it).
-                let dirtied: u64 = below
-                    .iter()
-                    .flat_map(|b| &b.backing_files)
-                    .filter_map(|f| {
-                        Some(f.dirty_after_bytes?.saturating_sub(f.dirty_before_bytes?))
-                    })
-                    .sum();
-                if dirtied > 0 && written > 0 {
-                    notes.push(format!(
-                        "{} more of the backing files was dirty in this machine's page cache when the phase ended than when it began",
-                        format_bytes(dirtied)
-                    ));
-                }
-                let reached = top.written_bytes.saturating_sub(dirtied);
-                notes.insert(
-                    0,
-                    format!(
-                        "the block device {} is a loop device over a file read and written through this machine's page cache: it delivered {} and took {}, the devices under it delivered {} and took {}",
-                        top.device,
-                        format_bytes(top.read_bytes),
-                        format_bytes(top.written_bytes),
-                        format_bytes(r),
-                        format_bytes(w)
-                    ),
-                );
-                out.device = Some(DeviceIo {
-                    device: label(below),
-                    read_bytes: lesser(top.read_bytes, r),
-                    written_bytes: lesser(reached, w),
-                });
-            }
+            (Some(bottom), true) => through_cache(below, bottom, written, out, notes),
             _ => {
                 let top = out.device.as_ref().map_or("its".to_string(), |d| {
                     format!("the block device {}", d.device)
                 });
                 out.verdict = Some(CacheVerdict {
-                    verdict: "possibly cached".into(),
+                    verdict: Verdict::PossiblyCached,
                     evidence: format!(
                         "{top} counters cannot tell: {}",
                         cannot_follow
@@ -291,7 +211,59 @@ pub fn judge(phase: &PhaseResult) -> Judged {
             });
         }
     }
-    // Other I/O: the device moved more than this run did.
+}
+
+/// A loop device over a file read and written through this machine's page cache: judged by
+/// what the devices under it moved where that is less.
+fn through_cache(
+    below: &[Below],
+    (r, w): (u64, u64),
+    written: u64,
+    out: &mut Judged,
+    notes: &mut Vec<String>,
+) {
+    let top = out.device.clone().unwrap_or_else(|| DeviceIo {
+        device: "its device".into(),
+        read_bytes: 0,
+        written_bytes: 0,
+    });
+    let lesser = |t: u64, b: u64| if out.device.is_some() { t.min(b) } else { b };
+    // What the phase left dirty in the backing files never reached their device
+    // (other processes' I/O on that device cannot make up for it).
+    let dirtied: u64 = below
+        .iter()
+        .flat_map(|b| &b.backing_files)
+        .filter_map(|f| Some(f.dirty_after_bytes?.saturating_sub(f.dirty_before_bytes?)))
+        .sum();
+    if dirtied > 0 && written > 0 {
+        notes.push(format!(
+                        "{} more of the backing files was dirty in this machine's page cache when the phase ended than when it began",
+                        format_bytes(dirtied)
+                    ));
+    }
+    let reached = top.written_bytes.saturating_sub(dirtied);
+    notes.insert(
+                    0,
+                    format!(
+                        "the block device {} is a loop device over a file read and written through this machine's page cache: it delivered {} and took {}, the devices under it delivered {} and took {}",
+                        top.device,
+                        format_bytes(top.read_bytes),
+                        format_bytes(top.written_bytes),
+                        format_bytes(r),
+                        format_bytes(w)
+                    ),
+                );
+    out.device = Some(DeviceIo {
+        device: label(below),
+        read_bytes: lesser(top.read_bytes, r),
+        written_bytes: lesser(reached, w),
+    });
+}
+
+/// Other I/O on the device: it moved more than this run did, so its counters are not this
+/// run's evidence (this run's own bytes, where measured, judge its reads instead).
+fn other_io(phase: &PhaseResult, caching: bool, (read, written): (u64, u64), out: &mut Judged) {
+    let own = phase.cache.own_io;
     if let Some(d) = out.device.clone().filter(|_| out.verdict.is_none()) {
         let top_read = phase
             .cache
@@ -316,16 +288,13 @@ pub fn judge(phase: &PhaseResult) -> Judged {
                     d.device,
                     format_bytes(top_read)
                 );
-                let verdict = if share >= crate::verdict::MOST && caching {
-                    "possibly cached"
+                let verdict = if share >= MOST && caching {
+                    Verdict::PossiblyCached
                 } else {
-                    crate::verdict::by_share(share)
+                    by_share(share)
                 };
                 if written == 0 {
-                    out.verdict = Some(CacheVerdict {
-                        verdict: verdict.into(),
-                        evidence,
-                    });
+                    out.verdict = Some(CacheVerdict { verdict, evidence });
                 }
             }
             None if read > 0 && beyond(d.read_bytes, read) => {
@@ -352,20 +321,6 @@ pub fn judge(phase: &PhaseResult) -> Judged {
             out.device = None;
         }
     }
-    // O_DIRECT bypasses this machine's page cache for the file system, not for a loop
-    // device's backing file; with no counter left to tell, that is said.
-    let flushed = written > 0 && matches!(phase.settings.fsync.as_str(), "each" | "end");
-    if caching && out.device.is_none() && out.verdict.is_none() && phase.settings.direct && !flushed
-    {
-        out.verdict = Some(CacheVerdict {
-            verdict: "possibly cached".into(),
-            evidence: "O_DIRECT bypasses the page cache of the file system, not of the loop device's backing file below it, and no counter here is this run's evidence".into(),
-        });
-    }
-    if !notes.is_empty() {
-        out.note = format!("; {}", notes.join("; "));
-    }
-    out
 }
 
 #[cfg(test)]

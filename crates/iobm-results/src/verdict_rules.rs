@@ -7,7 +7,8 @@
 use crate::checks::tests::{phase, says, MIB, RAM};
 use crate::checks::{Machine, GET_OVER_PUT};
 use crate::verdict::verdict;
-use crate::{DeviceIo, OperationResult, PhaseResult, ServerEvidence};
+use crate::{DeviceIo, OperationResult, PhaseResult, ServerEvidence, Verdict};
+use iobm_stats::names::FsyncPolicy;
 
 fn device(read: u64, written: u64) -> Option<DeviceIo> {
     Some(DeviceIo {
@@ -33,7 +34,7 @@ fn operation(p: &PhaseResult, op: &str, bytes: u64) -> OperationResult {
     }
 }
 
-fn of(p: &PhaseResult) -> (String, String) {
+fn of(p: &PhaseResult) -> (Verdict, String) {
     let v = verdict(p, &Machine::with_ram(RAM));
     (v.verdict, v.evidence)
 }
@@ -46,10 +47,10 @@ fn a_read_write_mix_is_as_cached_as_the_more_cached_half() {
         operation(&mix, "write", 100 * MIB),
     ];
     for ((read, written), expected) in [
-        ((100, 100), "uncached"),
-        ((100, 50), "partly cached"),
-        ((100, 5), "cached"),
-        ((5, 100), "cached"),
+        ((100, 100), Verdict::Uncached),
+        ((100, 50), Verdict::PartlyCached),
+        ((100, 5), Verdict::Cached),
+        ((5, 100), Verdict::Cached),
     ] {
         mix.cache.device = device(read, written);
         let (v, evidence) = of(&mix);
@@ -67,11 +68,11 @@ fn a_read_write_mix_is_as_cached_as_the_more_cached_half() {
 fn a_rewrite_counts_both_halves_neither_for_more_than_its_own() {
     let mut rewrite = phase("rewrite", [50 * MIB, 50 * MIB], [1_000_000_000; 2]);
     rewrite.cache.device = device(100, 100);
-    assert_eq!(of(&rewrite).0, "uncached");
+    assert_eq!(of(&rewrite).0, Verdict::Uncached);
     // Read from the device, written back into the page cache: half of it.
     rewrite.cache.device = device(100, 0);
     let (v, evidence) = of(&rewrite);
-    assert_eq!(v, "partly cached", "{evidence}");
+    assert_eq!(v, Verdict::PartlyCached, "{evidence}");
     assert!(
         evidence.ends_with("read and written back (50%)"),
         "{evidence}"
@@ -84,24 +85,28 @@ fn a_rewrite_counts_both_halves_neither_for_more_than_its_own() {
         written_bytes: 100 * MIB,
     });
     let (v, evidence) = of(&rewrite);
-    assert_eq!(v, "partly cached", "{evidence}");
+    assert_eq!(v, Verdict::PartlyCached, "{evidence}");
     rewrite.cache.device = device(5, 5);
-    assert_eq!(of(&rewrite).0, "cached");
+    assert_eq!(of(&rewrite).0, Verdict::Cached);
 }
 
 #[test]
 fn writes_are_judged_by_what_the_device_took_before_any_flag() {
     let mut write = phase("write", [50 * MIB, 50 * MIB], [1_000_000_000; 2]);
-    for (written, expected) in [(95, "uncached"), (50, "partly cached"), (5, "cached")] {
+    for (written, expected) in [
+        (95, Verdict::Uncached),
+        (50, Verdict::PartlyCached),
+        (5, Verdict::Cached),
+    ] {
         write.cache.device = device(0, written);
         assert_eq!(of(&write).0, expected, "{written} MiB");
     }
     // The device's counters outrank O_DIRECT and the flush policy.
     write.settings.direct = true;
-    write.settings.fsync = "each".into();
+    write.settings.fsync = FsyncPolicy::Each;
     write.cache.device = device(0, 5);
     let (v, evidence) = of(&write);
-    assert_eq!(v, "cached", "{evidence}");
+    assert_eq!(v, Verdict::Cached, "{evidence}");
     assert!(
         evidence.starts_with(
             "the block device 8:0 took 5.00 MiB of the 100.00 MiB written during the phase (5%)"
@@ -114,20 +119,20 @@ fn writes_are_judged_by_what_the_device_took_before_any_flag() {
 fn without_device_counters_writes_are_judged_by_o_direct_and_fsync() {
     let mut write = phase("write", [50 * MIB, 50 * MIB], [1_000_000_000; 2]);
     let (v, evidence) = of(&write);
-    assert_eq!(v, "possibly cached", "{evidence}");
-    write.settings.fsync = "each".into();
+    assert_eq!(v, Verdict::PossiblyCached, "{evidence}");
+    write.settings.fsync = FsyncPolicy::Each;
     let (v, evidence) = of(&write);
-    assert_eq!(v, "uncached");
+    assert_eq!(v, Verdict::Uncached);
     assert!(
         evidence.starts_with("every write was followed by fsync inside its time"),
         "{evidence}"
     );
-    write.settings.fsync = "end".into();
+    write.settings.fsync = FsyncPolicy::End;
     assert!(of(&write).1.starts_with("each worker's final fsync"));
-    write.settings.fsync = "never".into();
+    write.settings.fsync = FsyncPolicy::Never;
     write.settings.direct = true;
     let (v, evidence) = of(&write);
-    assert_eq!(v, "uncached");
+    assert_eq!(v, Verdict::Uncached);
     assert!(evidence.starts_with("O_DIRECT writes bypass"), "{evidence}");
 }
 
@@ -153,7 +158,11 @@ fn put_phase(received: u64, device_written: Option<u64>) -> PhaseResult {
 
 #[test]
 fn a_put_is_judged_by_what_the_gateway_received_and_its_device_wrote() {
-    for (written, expected) in [(100, "uncached"), (40, "partly cached"), (2, "cached")] {
+    for (written, expected) in [
+        (100, Verdict::Uncached),
+        (40, Verdict::PartlyCached),
+        (2, Verdict::Cached),
+    ] {
         let (v, evidence) = of(&put_phase(100, Some(written)));
         assert_eq!(v, expected, "{written}: {evidence}");
     }
@@ -166,9 +175,9 @@ fn a_put_is_judged_by_what_the_gateway_received_and_its_device_wrote() {
     );
     // Shares are of what the gateway received, not of what the clients sent.
     let (v, _) = of(&put_phase(50, Some(48)));
-    assert_eq!(v, "uncached");
+    assert_eq!(v, Verdict::Uncached);
     let (v, evidence) = of(&put_phase(100, None));
-    assert_eq!(v, "possibly cached");
+    assert_eq!(v, Verdict::PossiblyCached);
     assert!(evidence.contains("no device counters"), "{evidence}");
 }
 
@@ -205,29 +214,29 @@ fn a_mix_judges_each_half_by_its_own_bytes() {
         operation(&mix, "write", 50 * MIB),
     ];
     mix.cache.device = device(100, 50);
-    assert_eq!(of(&mix).0, "uncached", "{}", of(&mix).1);
+    assert_eq!(of(&mix).0, Verdict::Uncached, "{}", of(&mix).1);
     // A half with no bytes is not judged: all writes, all on the device.
     mix.operations = vec![
         operation(&mix, "read", 0),
         operation(&mix, "write", 150 * MIB),
     ];
     mix.cache.device = device(0, 150);
-    assert_eq!(of(&mix).0, "uncached", "{}", of(&mix).1);
+    assert_eq!(of(&mix).0, Verdict::Uncached, "{}", of(&mix).1);
     mix.operations = vec![
         operation(&mix, "read", 150 * MIB),
         operation(&mix, "write", 0),
     ];
     mix.cache.device = device(150, 0);
-    assert_eq!(of(&mix).0, "uncached", "{}", of(&mix).1);
+    assert_eq!(of(&mix).0, Verdict::Uncached, "{}", of(&mix).1);
 }
 
 #[test]
 fn a_data_set_is_over_twice_the_ram_only_from_twice_the_ram() {
     let mut read = phase("read", [100 * MIB, 100 * MIB], [1_000_000_000; 2]);
     for (ram, expected) in [
-        (100, "uncached"),
-        (101, "possibly cached"),
-        (150, "possibly cached"),
+        (100, Verdict::Uncached),
+        (101, Verdict::PossiblyCached),
+        (150, Verdict::PossiblyCached),
     ] {
         read.settings.data_bytes = 200 * MIB;
         let v = verdict(&read, &Machine::with_ram(ram * MIB));
@@ -246,16 +255,16 @@ fn a_network_file_systems_server_memory_counts_for_a_data_set_smaller_than_it() 
     let mut read = phase("read", [100 * MIB, 100 * MIB], [1_000_000_000; 2]);
     read.settings.direct = true;
     for (data, expected) in [
-        (100 * MIB - 1, "possibly cached"),
-        (100 * MIB, "uncached"),
-        (0, "uncached"),
+        (100 * MIB - 1, Verdict::PossiblyCached),
+        (100 * MIB, Verdict::Uncached),
+        (0, Verdict::Uncached),
     ] {
         read.settings.data_bytes = data;
         let v = verdict(&read, &nfs);
         assert_eq!(v.verdict, expected, "{data}: {}", v.evidence);
         assert_eq!(
             v.evidence.contains("fits in the server's memory"),
-            expected != "uncached"
+            expected != Verdict::Uncached
         );
     }
 }
@@ -284,7 +293,11 @@ fn get_phase(get: u64, seconds: u64, data: u64, resident: Option<u64>) -> PhaseR
 
 #[test]
 fn a_gateways_share_from_its_storage_decides_and_passes_are_told_only_when_known() {
-    for (resident, expected) in [(50, "partly cached"), (95, "cached"), (2, "uncached")] {
+    for (resident, expected) in [
+        (50, Verdict::PartlyCached),
+        (95, Verdict::Cached),
+        (2, Verdict::Uncached),
+    ] {
         let v = verdict(
             &get_phase(200, 1, 100, Some(resident)),
             &Machine::with_ram(RAM),
@@ -317,30 +330,36 @@ fn without_counters_gets_are_judged_by_the_line_rate_passes_and_server_memory() 
     let of_on = |p: &PhaseResult, m: Machine| verdict(p, &m);
     // 200 MiB in 2 s is 100 MiB/s: above a line rate of 99, not of 100 or 150.
     let get = get_phase(200, 2, 1 << 20, None);
-    assert_eq!(of_on(&get, machine(Some(99), None)).verdict, "cached");
+    assert_eq!(
+        of_on(&get, machine(Some(99), None)).verdict,
+        Verdict::Cached
+    );
     for line in [100, 150] {
         let v = of_on(&get, machine(Some(line), None));
-        assert_eq!(v.verdict, "unknown", "{line}: {}", v.evidence);
+        assert_eq!(v.verdict, Verdict::Unknown, "{line}: {}", v.evidence);
     }
     // A phase of no time has no rate.
     let mut instant = get_phase(200, 1, 1 << 20, None);
     instant.end_ns = instant.start_ns;
-    assert_eq!(of_on(&instant, machine(Some(1), None)).verdict, "unknown");
+    assert_eq!(
+        of_on(&instant, machine(Some(1), None)).verdict,
+        Verdict::Unknown
+    );
     // Read more than twice over: possibly cached; twice, or 1.5 times, or of no data set: not.
     assert_eq!(
         of_on(&get_phase(201, 1, 100, None), machine(None, None)).verdict,
-        "possibly cached"
+        Verdict::PossiblyCached
     );
     for (get, data) in [(200, 100), (150, 100), (200, 0)] {
         let v = of_on(&get_phase(get, 1, data, None), machine(None, None));
-        assert_eq!(v.verdict, "unknown", "{get}/{data}: {}", v.evidence);
+        assert_eq!(v.verdict, Verdict::Unknown, "{get}/{data}: {}", v.evidence);
     }
     // A data set under the stated server memory, not one of its size or of no size.
     let v = of_on(&get_phase(100, 1, 99, None), machine(None, Some(100)));
-    assert_eq!(v.verdict, "possibly cached", "{}", v.evidence);
+    assert_eq!(v.verdict, Verdict::PossiblyCached, "{}", v.evidence);
     for data in [100, 0] {
         let v = of_on(&get_phase(100, 1, data, None), machine(None, Some(100)));
-        assert_eq!(v.verdict, "unknown", "{data}: {}", v.evidence);
+        assert_eq!(v.verdict, Verdict::Unknown, "{data}: {}", v.evidence);
     }
 }
 
@@ -383,7 +402,7 @@ fn the_ways_to_an_uncached_figure_are_only_those_that_apply() {
     // Uncached GETs, or a cached phase without GET bytes: no advice.
     assert!(!advice(&get_phase(200, 1, 50, Some(0)), builtin).contains("for an uncached figure"));
     let (v, told) = of(&put_phase(100, Some(2)));
-    assert_eq!(v, "cached");
+    assert_eq!(v, Verdict::Cached);
     assert!(!told.contains("for an uncached figure"), "{told}");
     let mut head = put_phase(100, Some(2));
     head.operations.push(operation(&head, "get", 0));
@@ -406,11 +425,11 @@ fn the_built_in_gateway_without_its_counters_in_the_document_is_unknown_and_says
     let v = verdict(&get, &builtin);
     assert_eq!(
         (
-            v.verdict.as_str(),
+            v.verdict.clone(),
             v.evidence
                 .starts_with("the built-in gateway's counters are not in this document")
         ),
-        ("unknown", true),
+        (Verdict::Unknown, true),
         "{}",
         v.evidence
     );

@@ -112,23 +112,6 @@ fn run_on_ranks(
     iobm_engine::run_phase(target, phase, control, &ranked)
 }
 
-/// Limits the `later` phases on the files of a write that stopped by time to the data it
-/// wrote, and those on the items of a creation a stonewall cut short to what it made.
-fn limit_later(later: &mut [Phase], phase: &Phase, outcome: &PhaseOutcome) {
-    if phase.op == Op::Write && matches!(phase.stop, StopRule::Duration(_)) {
-        let written: Vec<u64> = outcome.workers.iter().map(|w| w.span.bytes).collect();
-        let same_data = |p: &&mut Phase| p.layout.files == phase.layout.files;
-        for later in later.iter_mut().filter(same_data) {
-            later.limit_to_written(phase, &written);
-        }
-    }
-    if let Some(made) = outcome.items_done() {
-        for later in later.iter_mut() {
-            later.limit_to_made(phase, made);
-        }
-    }
-}
-
 /// Limits the `later` phases to what `phase` did: those on the files of a write that stopped
 /// by time to the data it wrote, those on the items of a creation a stonewall cut short to
 /// what it made.

@@ -251,7 +251,7 @@ fn settings(phase: &Phase) -> PhaseSettings {
     PhaseSettings {
         block_bytes: phase.block,
         pattern: phase.pattern.name().to_string(),
-        fsync: phase.fsync.name().to_string(),
+        fsync: phase.fsync,
         direct: phase.direct,
         engine: phase.engine.name().to_string(),
         iodepth: phase.iodepth,

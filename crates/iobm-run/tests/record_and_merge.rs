@@ -59,7 +59,7 @@ fn a_phase_becomes_per_worker_records_with_aggregates_latency_and_cpu() {
     assert_eq!(p.settings.block_bytes, BLOCK);
     assert_eq!(p.settings.data_bytes, 3 * PER_WORKER);
     assert_eq!(
-        (p.settings.pattern.as_str(), p.settings.fsync.as_str()),
+        (p.settings.pattern.as_str(), p.settings.fsync.name()),
         ("sequential", "never")
     );
     assert_eq!(p.latency.histogram.count, 30);

@@ -1,6 +1,7 @@
 //! Names that parts which do not depend on each other must agree on, kept in one place: the
 //! operations, which the engine names and a saved run's readers rate by name, and the bonnie
-//! tests, which the engine's suite builds as phases and the results and reports find again.
+//! tests, which the engine's suite builds as phases and the results and reports find again;
+//! the fsync policies, which the engine follows and results record.
 
 /// The operations as results name them (`phases[].op`).
 pub mod ops {
@@ -30,6 +31,27 @@ pub mod ops {
 
     pub fn moves_data(op: &str) -> bool {
         MOVING_DATA.contains(&op)
+    }
+}
+
+/// When written data is forced to stable storage (results' `settings.fsync`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FsyncPolicy {
+    Never,
+    /// Once per worker after its last write, inside its timed interval.
+    End,
+    /// After every write, inside that operation's latency (bonnie++ -b).
+    Each,
+}
+
+impl FsyncPolicy {
+    pub fn name(self) -> &'static str {
+        match self {
+            FsyncPolicy::Never => "never",
+            FsyncPolicy::End => "end",
+            FsyncPolicy::Each => "each",
+        }
     }
 }
 

@@ -62,7 +62,7 @@ pub fn summary(run: &RunResult) -> String {
             p.cache
                 .verdict
                 .as_ref()
-                .map_or("-".into(), |v| v.verdict.clone()),
+                .map_or("-".into(), |v| v.verdict.to_string()),
         ]);
     }
     t.render("")

@@ -3,7 +3,7 @@
 //! of the verdicts' marks.
 
 use iobm_results::repeats::{overlap, Spread};
-use iobm_results::{PhaseResult, RunResult};
+use iobm_results::{PhaseResult, RunResult, Verdict};
 use iobm_stats::AggregateKind;
 
 /// The unit of tests that move data.
@@ -84,26 +84,26 @@ pub struct Cell {
     pub cpu_percent: Option<f64>,
     pub p99_ns: Option<u64>,
     /// The phase's cache verdict (uncached, cached, memory, ...), None for documents without.
-    pub verdict: Option<String>,
+    pub verdict: Option<Verdict>,
     /// The phase's warnings (its checks, then its notes).
     pub warnings: Vec<String>,
 }
 
 /// The mark beside a value for its cache verdict, and what it means: every verdict has one.
-pub const VERDICT_MARKS: [(&str, &str); 6] = [
-    ("U", "uncached"),
-    ("P", "partly cached"),
-    ("C", "cached"),
-    ("C?", "possibly cached"),
-    ("M", "memory"),
-    ("?", "unknown"),
+pub const VERDICT_MARKS: [(&str, Verdict); 6] = [
+    ("U", Verdict::Uncached),
+    ("P", Verdict::PartlyCached),
+    ("C", Verdict::Cached),
+    ("C?", Verdict::PossiblyCached),
+    ("M", Verdict::Memory),
+    ("?", Verdict::Unknown),
 ];
 
 /// The mark of `verdict` (a verdict this iobm does not know is unknown).
-pub fn verdict_mark(verdict: &str) -> &'static str {
+pub fn verdict_mark(verdict: &Verdict) -> &'static str {
     VERDICT_MARKS
         .iter()
-        .find(|(_, v)| *v == verdict)
+        .find(|(_, v)| v == verdict)
         .map_or("?", |(m, _)| m)
 }
 
@@ -247,7 +247,7 @@ impl Comparison {
             .filter(|(_, v)| {
                 self.cells.iter().flatten().any(|c| {
                     c.value.is_some()
-                        && c.verdict.as_deref().map(verdict_mark) == Some(verdict_mark(v))
+                        && c.verdict.as_ref().map(verdict_mark) == Some(verdict_mark(v))
                 })
             })
             .map(|(m, v)| format!("{m} {v}"))

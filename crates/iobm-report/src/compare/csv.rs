@@ -16,7 +16,9 @@ pub(super) fn csv(c: &Comparison, transpose: bool) -> String {
             cell.cpu_percent
                 .map_or(String::new(), |v| format!("{v:.1}")),
             us(cell),
-            cell.verdict.clone().unwrap_or_default(),
+            cell.verdict
+                .as_ref()
+                .map_or(String::new(), |v| v.to_string()),
             cell.warnings.join("; "),
         ]
     };

@@ -46,7 +46,7 @@ pub(crate) fn phase(op: &str, bytes: [u64; 2], ends: [u64; 2]) -> PhaseResult {
         settings: PhaseSettings {
             block_bytes: MIB,
             pattern: "sequential".into(),
-            fsync: "never".into(),
+            fsync: FsyncPolicy::Never,
             direct: false,
             engine: "sync".into(),
             iodepth: 1,
@@ -202,7 +202,7 @@ fn writes_that_never_reached_the_device_are_flagged() {
         [100 * MIB, 100 * MIB],
         [1_000_000_000, 1_000_000_000],
     );
-    p.settings.fsync = "end".into();
+    p.settings.fsync = FsyncPolicy::End;
     p.cache.device = Some(DeviceIo {
         device: "8:0".into(),
         read_bytes: 0,
@@ -293,14 +293,14 @@ fn snapshots_of_buffered_writes_synced_at_the_end_say_they_count_unflushed_bytes
     let said = |p: &PhaseResult| {
         phase_warnings(p, &Machine::with_ram(RAM)).contains(&UNFLUSHED_SNAPSHOTS.to_string())
     };
-    p.settings.fsync = "end".into();
+    p.settings.fsync = FsyncPolicy::End;
     assert!(said(&p));
     p.settings.direct = true;
     assert!(!said(&p));
     p.settings.direct = false;
-    p.settings.fsync = "each".into();
+    p.settings.fsync = FsyncPolicy::Each;
     assert!(!said(&p));
-    p.settings.fsync = "end".into();
+    p.settings.fsync = FsyncPolicy::End;
     // Nothing to say where neither figure is given (a phase of a few trace intervals).
     let mut short = p.clone();
     short
@@ -553,7 +553,7 @@ fn buffered_writes_are_judged_by_half_of_them_reaching_the_device() {
         [50 * MIB, 50 * MIB],
         [1_000_000_000, 1_000_000_000],
     );
-    p.settings.fsync = "end".into();
+    p.settings.fsync = FsyncPolicy::End;
     let device = |written_bytes| DeviceIo {
         device: "8:0".into(),
         read_bytes: 0,
@@ -578,7 +578,7 @@ fn buffered_writes_are_judged_by_half_of_them_reaching_the_device() {
     p.settings.direct = false;
     p.cache.device = None;
     assert!(!says(&p, &machine, unsynced), "fsync end syncs it");
-    p.settings.fsync = "never".into();
+    p.settings.fsync = FsyncPolicy::Never;
     assert!(says(&p, &machine, unsynced));
     assert!(
         !says(&p, &Machine::with_ram(100 * MIB), unsynced),

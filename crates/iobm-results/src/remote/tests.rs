@@ -2,8 +2,10 @@
 
 use super::*;
 use crate::checks::tests::{phase, MIB, RAM};
-use crate::verdict::verdict;
+use crate::verdict::{verdict, DROPPED_NOTE};
+use crate::Verdict;
 use crate::{NicIo, OperationResult};
+use iobm_stats::names::FsyncPolicy;
 
 /// A network file system's client with this much RAM.
 fn nfs() -> Machine {
@@ -50,27 +52,27 @@ fn the_servers_devices_against_what_was_read_decide_a_network_read() {
     let mut p = read();
     p.cache.servers = vec![node(12 * MIB, 0)];
     let v = verdict(&p, &nfs());
-    assert_eq!(v.verdict, "cached");
+    assert_eq!(v.verdict, Verdict::Cached);
     assert_eq!(
         v.evidence,
         "the servers' devices (srv: vda) read 12.00 MiB of the 200.00 MiB served (6.0%): served by their caches"
     );
     p.cache.servers = vec![node(100 * MIB, 0)];
-    assert_eq!(verdict(&p, &nfs()).verdict, "partly cached");
+    assert_eq!(verdict(&p, &nfs()).verdict, Verdict::PartlyCached);
     p.cache.servers = vec![node(200 * MIB, 0)];
     let v = verdict(&p, &nfs());
     assert_eq!(
-        (v.verdict.as_str(), v.evidence.contains("(100.0%)")),
-        ("uncached", true),
+        (v.verdict.clone(), v.evidence.contains("(100.0%)")),
+        (Verdict::Uncached, true),
         "{v:?}"
     );
     // Two servers' devices add up.
     p.cache.servers = vec![node(100 * MIB, 0), node(90 * MIB, 0)];
-    assert_eq!(verdict(&p, &nfs()).verdict, "uncached");
+    assert_eq!(verdict(&p, &nfs()).verdict, Verdict::Uncached);
     // Far more than the phase read: other I/O, which proves nothing.
     p.cache.servers = vec![node(400 * MIB, 0)];
     let v = verdict(&p, &nfs());
-    assert_eq!(v.verdict, "possibly cached");
+    assert_eq!(v.verdict, Verdict::PossiblyCached);
     assert!(
         v.evidence.contains("other I/O ran on them"),
         "{}",
@@ -91,7 +93,7 @@ fn a_server_that_did_not_answer_is_no_evidence_and_is_said() {
         ..node(12 * MIB, 0)
     }];
     let v = verdict(&p, &nfs());
-    assert_eq!(v.verdict, "possibly cached", "{v:?}");
+    assert_eq!(v.verdict, Verdict::PossiblyCached, "{v:?}");
     // Its memory is not taken either: the guess from this client's RAM stands.
     assert!(
         v.evidence.contains("assumed twice this client's RAM"),
@@ -121,7 +123,7 @@ fn the_servers_memory_replaces_the_guess() {
         ..node(0, 0)
     }];
     let v = verdict(&p, &nfs());
-    assert_eq!(v.verdict, "possibly cached");
+    assert_eq!(v.verdict, Verdict::PossiblyCached);
     assert!(
         v.evidence.contains("(64.00 GiB, node_exporter's MemTotal)"),
         "{}",
@@ -129,17 +131,17 @@ fn the_servers_memory_replaces_the_guess() {
     );
     // A data set over that memory is not downgraded.
     p.settings.data_bytes = 65 << 30;
-    assert_eq!(verdict(&p, &nfs()).verdict, "uncached");
+    assert_eq!(verdict(&p, &nfs()).verdict, Verdict::Uncached);
 }
 
 #[test]
 fn dropped_server_caches_cannot_have_served_the_read() {
     let mut p = read();
     p.settings.direct = true;
-    assert_eq!(verdict(&p, &nfs()).verdict, "possibly cached");
+    assert_eq!(verdict(&p, &nfs()).verdict, Verdict::PossiblyCached);
     p.settings.cache_dropped = "servers".into();
     let v = verdict(&p, &nfs());
-    assert_eq!(v.verdict, "uncached");
+    assert_eq!(v.verdict, Verdict::Uncached);
     assert!(v.evidence.ends_with(DROPPED_NOTE), "{}", v.evidence);
     assert!(!crate::checks::phase_warnings(&p, &nfs())
         .iter()
@@ -148,7 +150,7 @@ fn dropped_server_caches_cannot_have_served_the_read() {
     p.settings.cache_dropped = "files+servers".into();
     p.cache.servers = vec![node(200 * MIB, 0)];
     let v = verdict(&p, &nfs());
-    assert_eq!(v.verdict, "uncached");
+    assert_eq!(v.verdict, Verdict::Uncached);
     assert!(
         v.evidence
             .ends_with("their caches were dropped before the phase (--server-drop-cmd)"),
@@ -163,7 +165,7 @@ fn the_wire_shows_the_clients_own_cache() {
     p.cache.servers = vec![node(200 * MIB, 0)];
     p.cache.wire = vec![nic(12 * MIB, MIB)];
     let v = verdict(&p, &nfs());
-    assert_eq!(v.verdict, "cached");
+    assert_eq!(v.verdict, Verdict::Cached);
     assert_eq!(
         v.evidence,
         "the client received 12.00 MiB over eth0 for the 200.00 MiB read (6%): the client's cache served the rest"
@@ -174,7 +176,7 @@ fn the_wire_shows_the_clients_own_cache() {
     // Most of it crossed: the servers' devices decide, the wire is said beside them.
     p.cache.wire = vec![nic(205 * MIB, MIB)];
     let v = verdict(&p, &nfs());
-    assert_eq!(v.verdict, "uncached");
+    assert_eq!(v.verdict, Verdict::Uncached);
     assert!(
         v.evidence
             .ends_with("; the client received 205.00 MiB over eth0"),
@@ -186,22 +188,22 @@ fn the_wire_shows_the_clients_own_cache() {
         towards_storage: false,
         ..nic(0, 0)
     }];
-    assert_eq!(verdict(&p, &nfs()).verdict, "uncached");
+    assert_eq!(verdict(&p, &nfs()).verdict, Verdict::Uncached);
     // Writes: what was sent.
     let mut w = phase("write", [100 * MIB, 100 * MIB], [1_000_000_000; 2]);
     w.cache.wire = vec![nic(MIB, 20 * MIB)];
     let v = verdict(&w, &nfs());
-    assert_eq!(v.verdict, "cached");
+    assert_eq!(v.verdict, Verdict::Cached);
     assert!(v.evidence.starts_with("sent 20.00 MiB over eth0 for the 200.00 MiB written (10%): the rest is in the client's cache"), "{}", v.evidence);
 }
 
 #[test]
 fn writes_the_servers_devices_did_not_take_are_in_their_caches() {
     let mut w = phase("write", [100 * MIB, 100 * MIB], [1_000_000_000; 2]);
-    w.settings.fsync = "end".into();
+    w.settings.fsync = FsyncPolicy::End;
     w.cache.servers = vec![node(0, 20 * MIB)];
     let v = verdict(&w, &nfs());
-    assert_eq!(v.verdict, "cached");
+    assert_eq!(v.verdict, Verdict::Cached);
     assert_eq!(
         v.evidence,
         "the servers' devices (srv: vda) wrote 20.00 MiB of the 200.00 MiB written (10.0%): the rest is in their caches (their page cache grew by 180.00 MiB)"
@@ -211,7 +213,7 @@ fn writes_the_servers_devices_did_not_take_are_in_their_caches() {
         .any(|w| w.starts_with("cache effect: the servers' devices wrote 20.00 MiB")));
     // Replicated three times: more than written, and uncached.
     w.cache.servers = vec![node(0, 600 * MIB)];
-    assert_eq!(verdict(&w, &nfs()).verdict, "uncached");
+    assert_eq!(verdict(&w, &nfs()).verdict, Verdict::Uncached);
 }
 
 #[test]
@@ -223,7 +225,7 @@ fn a_rate_above_the_line_rate_of_one_client_is_a_cache_on_its_side() {
         ..nfs()
     };
     let v = verdict(&p, &line(100));
-    assert_eq!(v.verdict, "cached");
+    assert_eq!(v.verdict, Verdict::Cached);
     assert_eq!(
         v.evidence,
         "h read 200.00 MiB/s, above the line rate of 100.00 MiB/s: the client's cache served it"
@@ -231,15 +233,15 @@ fn a_rate_above_the_line_rate_of_one_client_is_a_cache_on_its_side() {
     assert!(crate::checks::phase_warnings(&p, &line(100))
         .iter()
         .any(|w| w.starts_with("impossible over the network: h moved 200.00 MiB/s")));
-    assert_eq!(verdict(&p, &line(300)).verdict, "uncached");
+    assert_eq!(verdict(&p, &line(300)).verdict, Verdict::Uncached);
     // Two clients of 100 MiB/s each: each within its own link of 150 MiB/s.
     p.workers[1].host = "other".into();
-    assert_eq!(verdict(&p, &line(150)).verdict, "uncached");
+    assert_eq!(verdict(&p, &line(150)).verdict, Verdict::Uncached);
     assert!(!crate::checks::phase_warnings(&p, &line(150))
         .iter()
         .any(|w| w.starts_with("impossible over the network")));
     let mut w = phase("write", [100 * MIB, 100 * MIB], [1_000_000_000; 2]);
-    w.settings.fsync = "end".into();
+    w.settings.fsync = FsyncPolicy::End;
     assert!(verdict(&w, &line(100))
         .evidence
         .ends_with("the client's cache took the writes"));
@@ -285,11 +287,11 @@ fn a_foreign_s3_servers_devices_judge_its_gets_and_puts() {
     let machine = Machine::with_ram(RAM);
     get.cache.servers = vec![node(0, 0)];
     let v = verdict(&get, &machine);
-    assert_eq!(v.verdict, "cached");
+    assert_eq!(v.verdict, Verdict::Cached);
     assert!(v.evidence.starts_with("the servers' devices (srv: vda) read 0 B of the 200.00 MiB served (0.0%): served by their caches; for an uncached figure:"), "{}", v.evidence);
     assert!(v.evidence.contains("--server-drop-cmd"), "{}", v.evidence);
     get.cache.servers = vec![node(199 * MIB, 0)];
-    assert_eq!(verdict(&get, &machine).verdict, "uncached");
+    assert_eq!(verdict(&get, &machine).verdict, Verdict::Uncached);
     // No guesses from sizes or PUT rates once the server told.
     let fast_puts = Machine {
         put_bytes_per_s: Some(MIB as f64),
@@ -302,9 +304,9 @@ fn a_foreign_s3_servers_devices_judge_its_gets_and_puts() {
     put.op = "put".into();
     put.operations = vec![op("put", 200 * MIB)];
     put.cache.servers = vec![node(0, 200 * MIB)];
-    assert_eq!(verdict(&put, &machine).verdict, "uncached");
+    assert_eq!(verdict(&put, &machine).verdict, Verdict::Uncached);
     put.cache.servers = vec![node(0, 0)];
-    assert_eq!(verdict(&put, &machine).verdict, "cached");
+    assert_eq!(verdict(&put, &machine).verdict, Verdict::Cached);
     // A gateway's own counters still come first.
     get.cache.servers = vec![
         node(0, 0),
@@ -316,7 +318,7 @@ fn a_foreign_s3_servers_devices_judge_its_gets_and_puts() {
         },
     ];
     let v = verdict(&get, &machine);
-    assert_eq!(v.verdict, "uncached");
+    assert_eq!(v.verdict, Verdict::Uncached);
     // Its storage's bytes are its own, not node_exporter's added in.
     assert!(
         v.evidence

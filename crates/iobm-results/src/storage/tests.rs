@@ -57,7 +57,7 @@ fn a_loop_device_over_a_cached_file_is_judged_by_the_devices_under_it() {
     });
     read.cache.below = vec![loop_over_file(2 * GIB, false, 3 * MIB, 0)];
     let v = verdict(&read, &Machine::with_ram(16 * GIB));
-    assert_eq!(v.verdict, "cached", "{}", v.evidence);
+    assert_eq!(v.verdict, Verdict::Cached, "{}", v.evidence);
     assert!(
         v.evidence.starts_with(
             "the block device 254:1 (vda1) below 7:0 delivered 3.00 MiB of the 1.00 GiB read (0%)"
@@ -79,13 +79,13 @@ fn a_loop_device_over_a_cached_file_is_judged_by_the_devices_under_it() {
     read.cache.below = vec![loop_over_file(0, false, GIB, 0)];
     assert_eq!(
         verdict(&read, &Machine::with_ram(16 * GIB)).verdict,
-        "uncached"
+        Verdict::Uncached
     );
     // A loop device with O_DIRECT on its backing file caches nothing: its own counters.
     read.cache.below = vec![loop_over_file(2 * GIB, true, 3 * MIB, 0)];
     assert_eq!(
         verdict(&read, &Machine::with_ram(16 * GIB)).verdict,
-        "uncached"
+        Verdict::Uncached
     );
     // A --direct --fsync never write the host's page cache took: cached.
     let mut write = phase("write", [GIB / 2, GIB / 2], [1_000_000_000; 2]);
@@ -97,7 +97,7 @@ fn a_loop_device_over_a_cached_file_is_judged_by_the_devices_under_it() {
     });
     write.cache.below = vec![loop_over_file(GIB, false, 0, 8 * MIB)];
     let v = verdict(&write, &Machine::with_ram(16 * GIB));
-    assert_eq!(v.verdict, "cached", "{}", v.evidence);
+    assert_eq!(v.verdict, Verdict::Cached, "{}", v.evidence);
     assert!(
         v.evidence
             .contains("took 8.00 MiB of the 1.00 GiB written during the phase (1%)"),
@@ -110,7 +110,7 @@ fn a_loop_device_over_a_cached_file_is_judged_by_the_devices_under_it() {
     busy.backing_files[0].dirty_after_bytes = Some(GIB - MIB);
     write.cache.below = vec![busy];
     let v = verdict(&write, &Machine::with_ram(16 * GIB));
-    assert_eq!(v.verdict, "cached", "{}", v.evidence);
+    assert_eq!(v.verdict, Verdict::Cached, "{}", v.evidence);
     assert!(
         v.evidence.contains("took 1.00 MiB of the 1.00 GiB written"),
         "{}",
@@ -134,13 +134,13 @@ fn a_backing_file_that_cannot_be_followed_or_is_memory_is_said() {
     below.unfollowed = vec!["7:0 (loop0): its backing file /img/disk.ext4 is on overlay, whose device cannot be followed".into()];
     read.cache.below = vec![below.clone()];
     let v = verdict(&read, &Machine::with_ram(16 * GIB));
-    assert_eq!(v.verdict, "possibly cached", "{}", v.evidence);
+    assert_eq!(v.verdict, Verdict::PossiblyCached, "{}", v.evidence);
     assert!(v.evidence.contains("is on overlay"), "{}", v.evidence);
     below.unfollowed = vec!["7:0 (loop0): its backing file /img/disk.ext4 is in memory (tmpfs): every byte of it is a memory byte".into()];
     read.cache.below = vec![below];
     assert_eq!(
         verdict(&read, &Machine::with_ram(16 * GIB)).verdict,
-        "memory"
+        Verdict::Memory
     );
 }
 
@@ -165,7 +165,7 @@ fn a_virtual_disk_is_named_and_btrfs_is_judged_by_its_members() {
         ..Below::default()
     }];
     let v = verdict(&read, &Machine::with_ram(16 * GIB));
-    assert_eq!(v.verdict, "uncached", "{}", v.evidence);
+    assert_eq!(v.verdict, Verdict::Uncached, "{}", v.evidence);
     assert!(
         v.evidence
             .contains("delivered 1.00 GiB of the 1.00 GiB read (100%)"),
@@ -180,7 +180,7 @@ fn a_virtual_disk_is_named_and_btrfs_is_judged_by_its_members() {
     read.cache.below[0].devices[1].read_bytes = 0;
     assert_eq!(
         verdict(&read, &Machine::with_ram(16 * GIB)).verdict,
-        "partly cached"
+        Verdict::PartlyCached
     );
 }
 
@@ -200,7 +200,7 @@ fn other_io_on_the_device_is_never_this_runs_evidence() {
     read.cache.own_io = Some(OwnIo::default());
     let machine = Machine::with_ram(16 * GIB);
     let v = verdict(&read, &machine);
-    assert_eq!(v.verdict, "cached", "{}", v.evidence);
+    assert_eq!(v.verdict, Verdict::Cached, "{}", v.evidence);
     assert!(
         v.evidence.starts_with("this run's reads had 0 B fetched from storage for the 778.00 MiB read (0%; /proc/self/io), while other I/O ran on the device (254:0 delivered 2.12 GiB)"),
         "{}",
@@ -220,7 +220,7 @@ fn other_io_on_the_device_is_never_this_runs_evidence() {
     });
     read.cache.resident_before_bytes = Some(0);
     let v = verdict(&read, &machine);
-    assert_eq!(v.verdict, "uncached", "{}", v.evidence);
+    assert_eq!(v.verdict, Verdict::Uncached, "{}", v.evidence);
     // More than was read (readahead) is never printed as a share above 100%.
     assert!(
         v.evidence.contains("(more than all of it)"),
@@ -249,7 +249,7 @@ fn other_io_on_the_device_is_never_this_runs_evidence() {
     read.cache.own_io = None;
     read.cache.resident_before_bytes = Some(64 * MIB);
     let v = verdict(&read, &machine);
-    assert_eq!(v.verdict, "cached", "{}", v.evidence);
+    assert_eq!(v.verdict, Verdict::Cached, "{}", v.evidence);
     assert!(
         v.evidence.contains("was in the page cache"),
         "{}",
@@ -263,7 +263,7 @@ fn other_io_on_the_device_is_never_this_runs_evidence() {
 #[test]
 fn writes_beyond_what_this_run_wrote_are_set_aside() {
     let mut write = phase("write", [50 * MIB, 50 * MIB], [1_000_000_000; 2]);
-    write.settings.fsync = "end".into();
+    write.settings.fsync = FsyncPolicy::End;
     write.cache.own_io = Some(OwnIo {
         read_bytes: 0,
         written_bytes: 100 * MIB,
@@ -276,7 +276,7 @@ fn writes_beyond_what_this_run_wrote_are_set_aside() {
     let machine = Machine::with_ram(16 * GIB);
     let v = verdict(&write, &machine);
     // The device's counters are set aside; the final fsync is the evidence left.
-    assert_eq!(v.verdict, "uncached", "{}", v.evidence);
+    assert_eq!(v.verdict, Verdict::Uncached, "{}", v.evidence);
     assert!(v.evidence.contains("final fsync"), "{}", v.evidence);
     assert!(phase_warnings(&write, &machine)
         .iter()

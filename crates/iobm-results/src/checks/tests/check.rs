@@ -75,7 +75,7 @@ fn the_storage_counters_warnings_are_told_of_phases_without_puts() {
 fn a_write_that_moved_nothing_gets_no_cache_warning() {
     let machine = Machine::with_ram(RAM);
     let mut p = phase("write", [0, 0], [1_000_000_000; 2]);
-    p.settings.fsync = "never".into();
+    p.settings.fsync = FsyncPolicy::Never;
     assert!(
         !says(&p, &machine, "possible cache effect"),
         "{:?}",
@@ -93,7 +93,7 @@ fn a_write_that_moved_nothing_gets_no_cache_warning() {
     );
     // The same write of a byte: told.
     let mut one = phase("write", [1, 0], [1_000_000_000; 2]);
-    one.settings.fsync = "never".into();
+    one.settings.fsync = FsyncPolicy::Never;
     assert!(says(
         &one,
         &machine,

@@ -1,0 +1,101 @@
+//! A metadata phase that looks up what an earlier phase made (a stat, a read of a small
+//! file): judged by whose kernel made those entries and whether its dentry, inode and page
+//! caches were dropped before.
+
+use crate::metadata::MadeBy;
+use crate::verdict::rule::{Evidence, Rule};
+use crate::{CacheVerdict, PhaseResult, Verdict};
+
+pub struct Lookups;
+
+impl Rule for Lookups {
+    fn judge(&self, e: &Evidence) -> Option<CacheVerdict> {
+        verdict(e.phase, e.machine.meta_made_by?)
+    }
+}
+
+/// The operations (as results name them) that look up entries made before, reading what the
+/// caches may hold: stats, and reads of the files' bytes.
+const LOOKUPS: [&str; 3] = ["dir-stat", "file-stat", "file-read"];
+
+/// The verdict of a metadata phase of a meta run whose entries were made as `made` says; None
+/// for a phase that looks nothing up (creations, renames, removals).
+fn verdict(phase: &PhaseResult, made: MadeBy) -> Option<CacheVerdict> {
+    if !LOOKUPS.contains(&phase.op.as_str()) {
+        return None;
+    }
+    let dropped = phase.settings.cache_dropped.contains("system");
+    let (verdict, evidence) = match (dropped, made) {
+        (true, _) => (
+            Verdict::Uncached,
+            "the system's dentry, inode and page caches were dropped before the phase (--drop-caches): each lookup went to the file system".to_string(),
+        ),
+        (false, MadeBy::OtherHosts) => (
+            Verdict::Unknown,
+            "the entries were made by clients on other hosts (--stride): this client's dentry and inode caches did not hold them, the file system's servers may".to_string(),
+        ),
+        (false, by) => (
+            Verdict::Cached,
+            format!(
+                "the entries were made by {} in an earlier phase and the caches were not dropped: its kernel can answer from its dentry and inode caches{} without the file system (--drop-caches as root, or --stride with ranks on other hosts)",
+                match by {
+                    MadeBy::SameHost => "another rank on this host (--stride)",
+                    _ => "this client",
+                },
+                if phase.op == "file-read" {
+                    ", and the files' bytes from its page cache,"
+                } else {
+                    ""
+                }
+            ),
+        ),
+    };
+    Some(CacheVerdict { verdict, evidence })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn phase(op: &str, dropped: &str) -> PhaseResult {
+        let mut p: PhaseResult =
+            serde_json::from_str(include_str!("../../../../iobm/tests/fixtures/stream.json"))
+                .map(|r: crate::RunResult| r.phases[0].clone())
+                .unwrap();
+        p.op = op.to_string();
+        p.settings.cache_dropped = dropped.to_string();
+        p
+    }
+
+    #[test]
+    fn lookups_of_this_clients_entries_are_cached_unless_dropped() {
+        let v = |op, dropped, made| verdict(&phase(op, dropped), made).map(|v| v.verdict);
+        for op in LOOKUPS {
+            assert_eq!(v(op, "nothing", MadeBy::ThisClient), Some(Verdict::Cached));
+            assert_eq!(v(op, "nothing", MadeBy::SameHost), Some(Verdict::Cached));
+            assert_eq!(v(op, "nothing", MadeBy::OtherHosts), Some(Verdict::Unknown));
+            assert_eq!(v(op, "system", MadeBy::ThisClient), Some(Verdict::Uncached));
+            assert_eq!(
+                v(op, "system+servers", MadeBy::SameHost),
+                Some(Verdict::Uncached)
+            );
+            // Only a file's own pages dropped: its entries are still cached.
+            assert_eq!(v(op, "files", MadeBy::ThisClient), Some(Verdict::Cached));
+        }
+        for op in [
+            "file-create",
+            "dir-create",
+            "file-remove",
+            "file-rename",
+            "tree-create",
+        ] {
+            assert_eq!(v(op, "nothing", MadeBy::ThisClient), None, "{op}");
+        }
+        let same = verdict(&phase("file-stat", "nothing"), MadeBy::SameHost).unwrap();
+        assert!(
+            same.evidence.contains("another rank on this host"),
+            "{}",
+            same.evidence
+        );
+    }
+}
