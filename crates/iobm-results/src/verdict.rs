@@ -5,7 +5,7 @@
 //! policy, page-cache residency, then the data set against the memory that could hold it.
 
 mod rule;
-mod rules;
+pub(crate) mod rules;
 
 pub use rule::{Class, Evidence, Rule, DROPPED_NOTE};
 

@@ -6,8 +6,9 @@
 
 use crate::checks::tests::{phase, says, MIB, RAM};
 use crate::checks::{Machine, GET_OVER_PUT};
+use crate::verdict::rules::tests::operation;
 use crate::verdict::verdict;
-use crate::{DeviceIo, OperationResult, PhaseResult, ServerEvidence, Verdict};
+use crate::{DeviceIo, PhaseResult, ServerEvidence, Verdict};
 use iobm_stats::names::FsyncPolicy;
 
 fn device(read: u64, written: u64) -> Option<DeviceIo> {
@@ -16,22 +17,6 @@ fn device(read: u64, written: u64) -> Option<DeviceIo> {
         read_bytes: read * MIB,
         written_bytes: written * MIB,
     })
-}
-
-fn operation(p: &PhaseResult, op: &str, bytes: u64) -> OperationResult {
-    OperationResult {
-        op: op.into(),
-        ops: bytes / MIB,
-        bytes,
-        errors: 0,
-        retried: 0,
-        keys: 0,
-        ops_per_s: 0.0,
-        bytes_per_s: bytes as f64,
-        latency: p.latency.clone(),
-        ttfb: None,
-        series: None,
-    }
 }
 
 fn of(p: &PhaseResult) -> (Verdict, String) {

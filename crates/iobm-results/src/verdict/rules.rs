@@ -51,7 +51,7 @@ pub const RULES: &[&dyn Rule] = &[
 ];
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::{OperationResult, PhaseResult};
 
