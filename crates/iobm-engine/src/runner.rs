@@ -12,7 +12,6 @@ use crate::pace::{Monotonic, PaceOutcome};
 use crate::steady::{self, SteadyOutcome, SumRanks, Tally};
 use crate::stonewall::{Agree, Wall};
 use crate::task::Task;
-use crate::tasks::file_task;
 use crate::workload::{Layout, Op, Phase, StopRule};
 use iobm_stats::{fill_snapshots, Histogram, Trace, WorkerSpan};
 use iobm_target::{error_kind, Access, OpenOptions, Target};
@@ -146,7 +145,7 @@ pub fn run_phase(
         let task = match phase.op {
             Op::Object(op) => ObjectTask::new(target, phase, op, control.run_id, w, content)
                 .map(|t| Box::new(t) as Box<dyn Task + '_>),
-            _ => file_task(target, phase, control.run_id, w),
+            _ => choose::file_task(target, phase, control.run_id, w),
         };
         task.map_err(|(e, what)| WorkerError::new(&e, what))
     };
@@ -447,6 +446,7 @@ struct Walled<'a> {
     agree: Option<Agree<'a>>,
 }
 
+mod choose;
 mod worker;
 
 #[cfg(test)]

@@ -9,27 +9,29 @@ use iobm_target::{Access, Handle, OpenOptions, Target};
 use std::io;
 use std::time::Instant;
 
-/// Builds worker `index`'s task for a file phase (opening files and filling buffers: untimed).
-/// An error comes with what was being done.
-pub(crate) fn file_task<'a>(
+/// A worker's seed of its random choices.
+pub(crate) fn seed(run_id: u64, index: usize) -> u64 {
+    run_id ^ (index as u64).wrapping_mul(0x9e37_79b9)
+}
+
+/// What a writing phase's operations write (None for reads).
+pub(crate) fn data_source(phase: &Phase, run_id: u64) -> Option<DataSource> {
+    phase
+        .op
+        .writes()
+        .then(|| DataSource::new(phase.data, phase.block as usize, run_id))
+}
+
+/// Builds worker `index`'s block task over its region of one file (opening the file and
+/// filling buffers: untimed); `queued` when io_uring fills its own buffers (then the task
+/// makes no data). An error comes with what was being done.
+pub(crate) fn block_task<'a>(
     target: &'a dyn Target,
     phase: &'a Phase,
     run_id: u64,
     index: usize,
-) -> Result<Box<dyn Task + 'a>, (io::Error, String)> {
-    let seed = run_id ^ (index as u64).wrapping_mul(0x9e37_79b9);
-    let data = phase
-        .op
-        .writes()
-        .then(|| DataSource::new(phase.data, phase.block as usize, run_id));
-    if let Some(work) = &phase.find {
-        return Ok(Box::new(find::FindTask::new(target, work, index)));
-    }
-    let buf = AlignedBuf::zeroed(phase.block as usize);
-    if phase.op.is_metadata() {
-        return meta::MetaTask::new(target, phase, index, seed, data, buf)
-            .map(|t| Box::new(t) as Box<dyn Task + 'a>);
-    }
+    queued: bool,
+) -> Result<BlockTask<'a>, (io::Error, String)> {
     let region = phase.layout.regions[index];
     let file_name = phase.layout.files[region.file].name.as_str();
     let access = match (phase.op.writes(), phase.truncate) {
@@ -54,12 +56,12 @@ pub(crate) fn file_task<'a>(
     }
     let blocks = region.len.div_ceil(phase.block);
     let order_seed = run_id ^ ((index as u64) << 32);
-    // io_uring: a buffer per request in flight, filled by the queued task itself.
-    let queued = phase.engine == crate::workload::Engine::IoUring
-        && matches!(phase.op, Op::Read | Op::Write | Op::ReadWrite { .. });
-    let generator = (queued && phase.op.writes()).then(|| Generator::new(phase.data, run_id));
-    let data = if queued { None } else { data };
-    let task = BlockTask {
+    let data = if queued {
+        None
+    } else {
+        data_source(phase, run_id)
+    };
+    Ok(BlockTask {
         phase,
         handle: Some(handle),
         region,
@@ -72,9 +74,9 @@ pub(crate) fn file_task<'a>(
         },
         wrap: matches!(phase.stop, StopRule::Duration(_) | StopRule::Ops(_)),
         order_seed,
-        rng: mix(seed ^ 0x5eed),
+        rng: mix(seed(run_id, index) ^ 0x5eed),
         data,
-        buf,
+        buf: AlignedBuf::zeroed(phase.block as usize),
         file: file_key(file_name),
         verify: phase
             .verify
@@ -87,14 +89,7 @@ pub(crate) fn file_task<'a>(
         len: 0,
         rewrite: false,
         checksum: 0,
-    };
-    if queued {
-        let depth = phase.iodepth.max(1) as usize;
-        return crate::queued::QueuedTask::new(task, depth, generator)
-            .map(|t| Box::new(t) as Box<dyn Task + 'a>)
-            .map_err(|e| (e, "start io_uring".to_string()));
-    }
-    Ok(Box::new(task))
+    })
 }
 
 /// `--verify`: every byte a read returns against what was written there.
@@ -407,5 +402,5 @@ impl Task for BlockTask<'_> {
     }
 }
 
-mod find;
-mod meta;
+pub(crate) mod find;
+pub(crate) mod meta;

@@ -8,7 +8,7 @@ use iobm_target::Target;
 use std::io;
 
 /// One worker's walk: the directories still to list, the entries listed and not yet examined.
-pub(super) struct FindTask<'a> {
+pub(crate) struct FindTask<'a> {
     target: &'a dyn Target,
     work: &'a FindWork,
     /// Directories to list, the next last.
@@ -22,7 +22,7 @@ pub(super) struct FindTask<'a> {
 }
 
 impl<'a> FindTask<'a> {
-    pub(super) fn new(target: &'a dyn Target, work: &'a FindWork, local: usize) -> FindTask<'a> {
+    pub(crate) fn new(target: &'a dyn Target, work: &'a FindWork, local: usize) -> FindTask<'a> {
         let mut dirs = work.roots_of(local);
         dirs.reverse();
         FindTask {

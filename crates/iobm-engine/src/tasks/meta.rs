@@ -26,7 +26,7 @@ enum Items<'a> {
 
 /// One worker of a metadata phase: a file or directory per operation, its name made (into
 /// a buffer kept for the phase) and a created file's bytes generated before it is timed.
-pub(super) struct MetaTask<'a> {
+pub(crate) struct MetaTask<'a> {
     target: &'a dyn Target,
     phase: &'a Phase,
     items: Items<'a>,
@@ -42,7 +42,7 @@ pub(super) struct MetaTask<'a> {
 impl<'a> MetaTask<'a> {
     /// Worker `index`'s task: its share of the layout's files (bonnie) or its items of the
     /// phase's tree (mdtest), `seed` ordering a random pass.
-    pub(super) fn new(
+    pub(crate) fn new(
         target: &'a dyn Target,
         phase: &'a Phase,
         index: usize,

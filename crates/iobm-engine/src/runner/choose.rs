@@ -1,0 +1,44 @@
+//! Which task a worker of a file phase runs: a find's walk, metadata operations, or block
+//! operations on its region of a file, done one at a time or kept in flight through io_uring.
+
+use crate::data::{AlignedBuf, Generator};
+use crate::queued::QueuedTask;
+use crate::task::Task;
+use crate::tasks::{block_task, data_source, find::FindTask, meta::MetaTask, seed};
+use crate::workload::{Engine, Op, Phase};
+use iobm_target::Target;
+use std::io;
+
+/// Builds worker `index`'s task for a file phase (opening files and filling buffers: untimed).
+/// An error comes with what was being done.
+pub(super) fn file_task<'a>(
+    target: &'a dyn Target,
+    phase: &'a Phase,
+    run_id: u64,
+    index: usize,
+) -> Result<Box<dyn Task + 'a>, (io::Error, String)> {
+    if let Some(work) = &phase.find {
+        return Ok(Box::new(FindTask::new(target, work, index)));
+    }
+    if phase.op.is_metadata() {
+        let (seed, data) = (seed(run_id, index), data_source(phase, run_id));
+        let buf = AlignedBuf::zeroed(phase.block as usize);
+        return MetaTask::new(target, phase, index, seed, data, buf)
+            .map(|t| Box::new(t) as Box<dyn Task + 'a>);
+    }
+    // io_uring: a buffer per request in flight, filled by the queued task itself.
+    let queued = phase.engine == Engine::IoUring
+        && matches!(phase.op, Op::Read | Op::Write | Op::ReadWrite { .. });
+    let task = block_task(target, phase, run_id, index, queued)?;
+    if !queued {
+        return Ok(Box::new(task));
+    }
+    let generator = phase
+        .op
+        .writes()
+        .then(|| Generator::new(phase.data, run_id));
+    let depth = phase.iodepth.max(1) as usize;
+    QueuedTask::new(task, depth, generator)
+        .map(|t| Box::new(t) as Box<dyn Task + 'a>)
+        .map_err(|e| (e, "start io_uring".to_string()))
+}
