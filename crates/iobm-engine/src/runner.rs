@@ -140,6 +140,10 @@ pub fn run_phase_ranked(
         counter.bytes.store(0, Ordering::Relaxed);
         counter.ops.store(0, Ordering::Relaxed);
     }
+    // Runs are refused before they start (`needs::refusal`); a phase run on its own is too.
+    if let Err(e) = target.capabilities().check(crate::needs(phase)) {
+        return PhaseOutcome::failed_before_start(phase, control, &e.into(), "check the target");
+    }
     let (dropped, cache_dropped) = drop_caches(target, phase);
     // Every phase that reads file data (bonnie's per-char reads, seeks and rewrites too).
     let reads_files = matches!(
@@ -158,10 +162,6 @@ pub fn run_phase_ranked(
         .flatten();
     if let Err(e) = dropped {
         return PhaseOutcome::failed_before_start(phase, control, &e, "drop the page cache");
-    }
-    if phase.direct && !target.capabilities().direct_io {
-        let e = io::Error::new(io::ErrorKind::Unsupported, "this target has no O_DIRECT");
-        return PhaseOutcome::failed_before_start(phase, control, &e, "open with O_DIRECT");
     }
     let device_before = target.device_counters();
     let below_before = target.layers().filter(|s| s.has_layers());

@@ -118,6 +118,11 @@ fn once(
     let mut run = session::skeleton(&kind, &run_id, argv, config, environment, &control);
     run.label = outputs.label.clone();
     ranks.describe(&mut run);
+    // What the target cannot do is refused before the first phase, in one line.
+    if let Some(why) = iobm_engine::refusal(stage.target(), &stage.phases()) {
+        stage.tear_down(&mut run, ranks);
+        return Err(Failure::input(why));
+    }
     let opening = stage.opening(&mut run);
     say(&render_header(&run));
     say(&opening);

@@ -4,10 +4,9 @@
 //! the later phases on what they made), the scores derived and printed, everything removed.
 
 use crate::cli::Io500Args;
-use crate::files::run_dir;
 use crate::rundir::RunDir;
 use crate::servers::Storage as Servers;
-use crate::targets::{self, Storage};
+use crate::targets;
 use iobm_engine::{
     prepare_objects, FindWork, FsyncPolicy, ItemsPer, Layout, MetaOp, Op, Phase, StopRule, Tree,
     TreeWork,
@@ -342,8 +341,7 @@ impl RunPlan for Io500<'_> {
         run_id: &RunId,
         ranks: &'a Ranks,
     ) -> Result<Box<dyn Stage + 'a>, Failure> {
-        let dir = run_dir(&self.args.dir, run_id, ranks)?;
-        let target = targets::open(Storage::Directory(&dir.path));
+        let targets::InRunDir { dir, target } = targets::run_dir(&self.args.dir, run_id, ranks)?;
         let stage = Io500Run {
             plan: self,
             phases: self.phases(ranks.rank() as usize),

@@ -4,10 +4,9 @@
 //! stonewall when asked), the tree removed, and whatever is left removed with the directory.
 
 use crate::cli::{MetaArgs, MetaPhase};
-use crate::files::run_dir;
 use crate::rundir::RunDir;
 use crate::servers::Storage as Servers;
-use crate::targets::{self, Storage};
+use crate::targets;
 use iobm_engine::{ItemsPer, MetaOp, Phase, StopRule, Tree, TreeWork};
 use iobm_results::{env, Config, Environment, MetaConfig, RunResult};
 use iobm_run::exit::{Exit, Failure};
@@ -271,8 +270,7 @@ impl RunPlan for Meta<'_> {
         run_id: &RunId,
         ranks: &'a Ranks,
     ) -> Result<Box<dyn Stage + 'a>, Failure> {
-        let dir = run_dir(&self.args.dir, run_id, ranks)?;
-        let target = targets::open(Storage::Directory(&dir.path));
+        let targets::InRunDir { dir, target } = targets::run_dir(&self.args.dir, run_id, ranks)?;
         Ok(Box::new(MetaRun {
             plan: self,
             phases: self.phases(ranks.rank()),

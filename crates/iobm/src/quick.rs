@@ -5,7 +5,7 @@
 
 use crate::cli::QuickArgs;
 use crate::rundir::RunDir;
-use crate::targets::{self, Storage};
+use crate::targets;
 use iobm_engine::suite::{self, BonnieSpec, MetaSpec};
 use iobm_engine::PerChar;
 use iobm_engine::{prepare_objects, DataKind, FsyncPolicy, Layout, Op, Pattern, Phase, StopRule};
@@ -113,8 +113,10 @@ impl RunPlan for Quick<'_> {
         run_id: &RunId,
         _ranks: &'a Ranks,
     ) -> Result<Box<dyn Stage + 'a>, Failure> {
-        let rundir = RunDir::create(&self.dir, &run_id.text)?;
-        let target = targets::open(Storage::Directory(&rundir.path));
+        let targets::InRunDir {
+            dir: rundir,
+            target,
+        } = targets::own_dir(&self.dir, run_id)?;
         let layout = Layout::file_per_worker(self.jobs, self.per_job);
         if let Err(e) = prepare_objects(target.as_ref(), &layout) {
             let _ = rundir.remove(&layout);
