@@ -172,60 +172,7 @@ impl Walker<'_> {
         }
         let name = self.name_of(&dir);
         if let Some(backing) = self.read(&dir.join("loop/backing_file")) {
-            let direct_io = self.read(&dir.join("loop/dio")).as_deref() == Some("1");
-            let path = backing
-                .strip_suffix(" (deleted)")
-                .unwrap_or(&backing)
-                .to_string();
-            let measured = (self.residency)(Path::new(&path));
-            stack.backing_files.push(Backing {
-                loop_device: dev.to_string(),
-                path: path.clone(),
-                direct_io,
-                size_bytes: measured.map_or(0, |(_, size, _)| size),
-                resident_bytes: measured.map(|(resident, _, _)| resident),
-                dirty_bytes: measured.and_then(|(_, _, dirty)| dirty),
-            });
-            let on = (self.file_on)(Path::new(&path));
-            let cache = if direct_io {
-                "with O_DIRECT"
-            } else {
-                "through this machine's page cache"
-            };
-            match on {
-                FileOn::Device(below) => {
-                    stack.steps.push(format!(
-                        "{dev} ({name}): a loop device over {path} ({cache}) on {below}"
-                    ));
-                    self.follow(&below, depth + 1, stack);
-                }
-                FileOn::Btrfs(uuid, members) => {
-                    stack.steps.push(format!(
-                        "{dev} ({name}): a loop device over {path} ({cache}) on btrfs {uuid} ({})",
-                        members.join(", ")
-                    ));
-                    for m in members {
-                        self.follow(&m, depth + 1, stack);
-                    }
-                }
-                FileOn::Memory(what) => {
-                    stack.steps.push(format!(
-                        "{dev} ({name}): a loop device over {path} ({cache}) in memory ({what})"
-                    ));
-                    stack.unfollowed.push(format!(
-                        "{dev} ({name}): its backing file {path} is in memory ({what}): every byte of it is a memory byte"
-                    ));
-                }
-                FileOn::Other(what) => {
-                    stack.steps.push(format!(
-                        "{dev} ({name}): a loop device over {path} ({cache}) on {what}"
-                    ));
-                    stack.unfollowed.push(format!(
-                        "{dev} ({name}): its backing file {path} is on {what}, whose device cannot be followed"
-                    ));
-                }
-            }
-            return;
+            return self.follow_loop(dev, &dir, &name, &backing, depth, stack);
         }
         let slaves: Vec<String> = fs::read_dir(dir.join("slaves"))
             .map(|entries| {
@@ -238,56 +185,138 @@ impl Walker<'_> {
             })
             .unwrap_or_default();
         if !slaves.is_empty() {
-            let kind = if dir.join("md").exists() {
-                format!(
-                    "md {}",
-                    self.read(&dir.join("md/level")).unwrap_or_default()
-                )
-            } else if dir.join("dm").exists() {
-                format!(
-                    "device-mapper {}",
-                    self.read(&dir.join("dm/name")).unwrap_or_default()
-                )
-            } else {
-                "a device".to_string()
-            };
-            let mut members = Vec::new();
-            for s in &slaves {
-                let member_dir = self.sys.join("class/block").join(s);
-                match self.read(&member_dir.join("dev")) {
-                    Some(d) => members.push(d),
-                    None => stack.unfollowed.push(format!(
-                        "{dev} ({name}): its member {s} has no device number"
-                    )),
-                }
-            }
-            stack.steps.push(format!(
-                "{dev} ({name}): {kind} over {}",
-                slaves
-                    .iter()
-                    .zip(&members)
-                    .map(|(s, d)| format!("{s} ({d})"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ));
-            for m in members {
-                self.follow(&m, depth + 1, stack);
-            }
-            return;
+            return self.follow_members(dev, &dir, &name, &slaves, depth, stack);
         }
         if stack.bottom.iter().any(|b| b.device == dev) {
             return;
         }
+        self.add_bottom(dev, &dir, name, stack);
+    }
+
+    /// A loop device: its backing file's residency, and the layers below the file.
+    fn follow_loop(
+        &self,
+        dev: &str,
+        dir: &Path,
+        name: &str,
+        backing: &str,
+        depth: usize,
+        stack: &mut Stack,
+    ) {
+        let direct_io = self.read(&dir.join("loop/dio")).as_deref() == Some("1");
+        let path = backing
+            .strip_suffix(" (deleted)")
+            .unwrap_or(backing)
+            .to_string();
+        let measured = (self.residency)(Path::new(&path));
+        stack.backing_files.push(Backing {
+            loop_device: dev.to_string(),
+            path: path.clone(),
+            direct_io,
+            size_bytes: measured.map_or(0, |(_, size, _)| size),
+            resident_bytes: measured.map(|(resident, _, _)| resident),
+            dirty_bytes: measured.and_then(|(_, _, dirty)| dirty),
+        });
+        let on = (self.file_on)(Path::new(&path));
+        let cache = if direct_io {
+            "with O_DIRECT"
+        } else {
+            "through this machine's page cache"
+        };
+        match on {
+            FileOn::Device(below) => {
+                stack.steps.push(format!(
+                    "{dev} ({name}): a loop device over {path} ({cache}) on {below}"
+                ));
+                self.follow(&below, depth + 1, stack);
+            }
+            FileOn::Btrfs(uuid, members) => {
+                stack.steps.push(format!(
+                    "{dev} ({name}): a loop device over {path} ({cache}) on btrfs {uuid} ({})",
+                    members.join(", ")
+                ));
+                for m in members {
+                    self.follow(&m, depth + 1, stack);
+                }
+            }
+            FileOn::Memory(what) => {
+                stack.steps.push(format!(
+                    "{dev} ({name}): a loop device over {path} ({cache}) in memory ({what})"
+                ));
+                stack.unfollowed.push(format!(
+                    "{dev} ({name}): its backing file {path} is in memory ({what}): every byte of it is a memory byte"
+                ));
+            }
+            FileOn::Other(what) => {
+                stack.steps.push(format!(
+                    "{dev} ({name}): a loop device over {path} ({cache}) on {what}"
+                ));
+                stack.unfollowed.push(format!(
+                    "{dev} ({name}): its backing file {path} is on {what}, whose device cannot be followed"
+                ));
+            }
+        }
+    }
+
+    /// A device over members (md, device-mapper): each member followed down.
+    fn follow_members(
+        &self,
+        dev: &str,
+        dir: &Path,
+        name: &str,
+        slaves: &[String],
+        depth: usize,
+        stack: &mut Stack,
+    ) {
+        let kind = if dir.join("md").exists() {
+            format!(
+                "md {}",
+                self.read(&dir.join("md/level")).unwrap_or_default()
+            )
+        } else if dir.join("dm").exists() {
+            format!(
+                "device-mapper {}",
+                self.read(&dir.join("dm/name")).unwrap_or_default()
+            )
+        } else {
+            "a device".to_string()
+        };
+        let mut members = Vec::new();
+        for s in slaves {
+            let member_dir = self.sys.join("class/block").join(s);
+            match self.read(&member_dir.join("dev")) {
+                Some(d) => members.push(d),
+                None => stack.unfollowed.push(format!(
+                    "{dev} ({name}): its member {s} has no device number"
+                )),
+            }
+        }
+        stack.steps.push(format!(
+            "{dev} ({name}): {kind} over {}",
+            slaves
+                .iter()
+                .zip(&members)
+                .map(|(s, d)| format!("{s} ({d})"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+        for m in members {
+            self.follow(&m, depth + 1, stack);
+        }
+    }
+
+    /// A bottom device: its counters, and whether it is a virtual disk.
+    fn add_bottom(&self, dev: &str, dir: &Path, name: String, stack: &mut Stack) {
         // A partition counts for itself (its disk carries the other partitions' I/O too); its
         // disk says what kind of device it is.
         let partition = dir.join("partition").exists();
         let disk_dir = if partition {
-            fs::canonicalize(&dir)
+            fs::canonicalize(dir)
                 .ok()
                 .and_then(|p| p.parent().map(Path::to_path_buf))
-                .unwrap_or_else(|| dir.clone())
+                .unwrap_or_else(|| dir.to_path_buf())
         } else {
-            dir.clone()
+            dir.to_path_buf()
         };
         if partition {
             stack.steps.push(format!(
@@ -299,8 +328,8 @@ impl Walker<'_> {
         let virtual_disk = self.virtual_disk(&disk_dir, &name);
         if let Some(kind) = &virtual_disk {
             stack.unfollowed.push(format!(
-                "{dev} ({name}): a virtual disk ({kind}): its host may cache what it reads and writes, which no counter here shows"
-            ));
+            "{dev} ({name}): a virtual disk ({kind}): its host may cache what it reads and writes, which no counter here shows"
+        ));
         }
         stack.bottom.push(Bottom {
             device: dev.to_string(),

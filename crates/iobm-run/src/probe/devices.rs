@@ -79,23 +79,18 @@ pub fn below(host: &str, before: &Stack, after: &Stack) -> Below {
     let backing_files = before
         .backing_files
         .iter()
-        .map(|b| BackingFile {
-            loop_device: b.loop_device.clone(),
-            path: b.path.clone(),
-            direct_io: b.direct_io,
-            size_bytes: b.size_bytes,
-            resident_before_bytes: b.resident_bytes,
-            resident_after_bytes: after
-                .backing_files
-                .iter()
-                .find(|a| a.path == b.path)
-                .and_then(|a| a.resident_bytes),
-            dirty_before_bytes: b.dirty_bytes,
-            dirty_after_bytes: after
-                .backing_files
-                .iter()
-                .find(|a| a.path == b.path)
-                .and_then(|a| a.dirty_bytes),
+        .map(|b| {
+            let later = after.backing_files.iter().find(|a| a.path == b.path);
+            BackingFile {
+                loop_device: b.loop_device.clone(),
+                path: b.path.clone(),
+                direct_io: b.direct_io,
+                size_bytes: b.size_bytes,
+                resident_before_bytes: b.resident_bytes,
+                resident_after_bytes: later.and_then(|a| a.resident_bytes),
+                dirty_before_bytes: b.dirty_bytes,
+                dirty_after_bytes: later.and_then(|a| a.dirty_bytes),
+            }
         })
         .collect();
     Below {
