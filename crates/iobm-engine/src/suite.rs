@@ -69,8 +69,9 @@ pub fn per_char_bytes(spec: &BonnieSpec) -> u64 {
     }
 }
 
-pub fn bonnie(spec: &BonnieSpec) -> BonniePlan {
-    let file = |len: u64, workers: usize| Layout {
+/// bonnie's one file, `len` bytes of it for each of `workers`.
+fn the_file(spec: &BonnieSpec, len: u64, workers: usize) -> Layout {
+    Layout {
         shared: false,
         files: vec![FileSpec {
             name: format!("{}{BONNIE_FILE}", spec.prefix),
@@ -85,7 +86,11 @@ pub fn bonnie(spec: &BonnieSpec) -> BonniePlan {
             };
             workers
         ],
-    };
+    }
+}
+
+pub fn bonnie(spec: &BonnieSpec) -> BonniePlan {
+    let file = |len: u64, workers: usize| the_file(spec, len, workers);
     let phase = |name: &str, op: Op, layout: Layout| Phase {
         fsync: spec.fsync,
         direct: spec.direct,
@@ -128,20 +133,8 @@ pub fn bonnie(spec: &BonnieSpec) -> BonniePlan {
     let mut dirs = Vec::new();
     let mut files = vec![format!("{}{BONNIE_FILE}", spec.prefix)];
     if let Some(meta) = spec.files.filter(|m| m.count > 0) {
-        let prefix = &spec.prefix;
-        dirs = (0..meta.dirs).map(|d| format!("{prefix}d{d:04}")).collect();
-        let specs: Vec<FileSpec> = (0..meta.count)
-            .map(|i| {
-                let name = if dirs.is_empty() {
-                    format!("{prefix}f{i:08}")
-                } else {
-                    format!("{}/f{i:08}", dirs[(i % meta.dirs) as usize])
-                };
-                let span = meta.max_size.saturating_sub(meta.min_size);
-                let size = meta.min_size + mix(spec.seed ^ i) % (span + 1);
-                FileSpec { name, size }
-            })
-            .collect();
+        let specs;
+        (dirs, specs) = small_files(spec, &meta);
         files.extend(specs.iter().map(|f| f.name.clone()));
         let layout = Layout::many_files(1, specs);
         let random = Pattern::Random { seed: spec.seed };
@@ -166,6 +159,25 @@ pub fn bonnie(spec: &BonnieSpec) -> BonniePlan {
         dirs,
         files,
     }
+}
+
+/// The directories and files of the small-file tests, their sizes drawn from the seed.
+fn small_files(spec: &BonnieSpec, meta: &MetaSpec) -> (Vec<String>, Vec<FileSpec>) {
+    let prefix = &spec.prefix;
+    let dirs: Vec<String> = (0..meta.dirs).map(|d| format!("{prefix}d{d:04}")).collect();
+    let specs = (0..meta.count)
+        .map(|i| {
+            let name = if dirs.is_empty() {
+                format!("{prefix}f{i:08}")
+            } else {
+                format!("{}/f{i:08}", dirs[(i % meta.dirs) as usize])
+            };
+            let span = meta.max_size.saturating_sub(meta.min_size);
+            let size = meta.min_size + mix(spec.seed ^ i) % (span + 1);
+            FileSpec { name, size }
+        })
+        .collect();
+    (dirs, specs)
 }
 
 #[cfg(test)]
