@@ -202,6 +202,61 @@ impl<'a> ObjectTask<'a> {
         };
         true
     }
+    /// Request `i` of worker w deletes objects (i W + w) B .. (i W + w + 1) B; false past the
+    /// last.
+    fn pick_batch(&mut self, i: u64) -> bool {
+        let size = u64::from(self.spec.delete_batch);
+        let first = (i * self.workers + self.worker) * size;
+        if first >= self.spec.count {
+            return false;
+        }
+        let last = (first + size).min(self.spec.count);
+        self.batch.resize_with((last - first) as usize, String::new);
+        for (name, object) in self.batch.iter_mut().zip(first..last) {
+            object_name(name, object);
+        }
+        self.object = first;
+        true
+    }
+
+    /// A mixed phase's operation `i`: its kind drawn by the mix's weights (a PUT while no
+    /// object lives), then its object; false once the new objects are used up.
+    fn pick_mixed(&mut self, i: u64) -> bool {
+        let m = self.spec.mix;
+        let total: u64 = MIXED.iter().map(|&op| u64::from(m.weight(op))).sum();
+        let mut draw = self.random() % total.max(1);
+        self.class = MIXED
+            .iter()
+            .position(|&op| {
+                let w = u64::from(m.weight(op));
+                draw < w || {
+                    draw -= w;
+                    false
+                }
+            })
+            .unwrap_or(MIXED.len() - 1);
+        if self.live.is_empty() && self.current() != ObjectOp::Put {
+            self.class = class_of(ObjectOp::Put);
+        }
+        if self.current() == ObjectOp::Put {
+            self.object = self.new_object(i);
+            if self
+                .spec
+                .max_new
+                .is_some_and(|m| self.object - self.spec.count >= m)
+            {
+                return false;
+            }
+        } else {
+            let at = (self.random() % self.live.len() as u64) as usize;
+            self.object = if self.current() == ObjectOp::Delete {
+                self.live.swap_remove(at)
+            } else {
+                self.live[at]
+            };
+        }
+        true
+    }
 }
 
 impl Task for ObjectTask<'_> {
@@ -224,18 +279,9 @@ impl Task for ObjectTask<'_> {
                 }
             }
             ObjectOp::Delete if self.spec.delete_batch > 1 => {
-                // Request i of worker w deletes objects (i W + w) B .. (i W + w + 1) B.
-                let size = u64::from(self.spec.delete_batch);
-                let first = (i * self.workers + self.worker) * size;
-                if first >= self.spec.count {
+                if !self.pick_batch(i) {
                     return false;
                 }
-                let last = (first + size).min(self.spec.count);
-                self.batch.resize_with((last - first) as usize, String::new);
-                for (name, object) in self.batch.iter_mut().zip(first..last) {
-                    object_name(name, object);
-                }
-                self.object = first;
             }
             ObjectOp::Delete => {
                 self.object = i * self.workers + self.worker;
@@ -245,38 +291,8 @@ impl Task for ObjectTask<'_> {
             }
             ObjectOp::List => {}
             ObjectOp::Mixed => {
-                let m = self.spec.mix;
-                let total: u64 = MIXED.iter().map(|&op| u64::from(m.weight(op))).sum();
-                let mut draw = self.random() % total.max(1);
-                self.class = MIXED
-                    .iter()
-                    .position(|&op| {
-                        let w = u64::from(m.weight(op));
-                        draw < w || {
-                            draw -= w;
-                            false
-                        }
-                    })
-                    .unwrap_or(MIXED.len() - 1);
-                if self.live.is_empty() && self.current() != ObjectOp::Put {
-                    self.class = class_of(ObjectOp::Put);
-                }
-                if self.current() == ObjectOp::Put {
-                    self.object = self.new_object(i);
-                    if self
-                        .spec
-                        .max_new
-                        .is_some_and(|m| self.object - self.spec.count >= m)
-                    {
-                        return false;
-                    }
-                } else {
-                    let at = (self.random() % self.live.len() as u64) as usize;
-                    self.object = if self.current() == ObjectOp::Delete {
-                        self.live.swap_remove(at)
-                    } else {
-                        self.live[at]
-                    };
+                if !self.pick_mixed(i) {
+                    return false;
                 }
             }
         }
