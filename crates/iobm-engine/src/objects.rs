@@ -257,6 +257,45 @@ impl<'a> ObjectTask<'a> {
         }
         true
     }
+    /// A GET of the object picked (or its range), checked as it arrives under `--verify`,
+    /// its first byte stamped; as many bytes as were stored, or an error.
+    fn get(&mut self) -> io::Result<u64> {
+        self.first_byte = None;
+        let first_byte = &mut self.first_byte;
+        let mut check = self.phase.verify.map(|_| ByteCheck {
+            content: self.content,
+            object: self.object,
+            pos: self.range.map_or(0, |(first, _)| first),
+            expected: &mut self.expected,
+            bad: None,
+            ns: 0,
+        });
+        let got = self.session.get(&self.name, self.range, &mut |piece| {
+            if first_byte.is_none() {
+                *first_byte = Some(Instant::now());
+            }
+            if let Some(check) = &mut check {
+                check.feed(piece);
+            }
+        })?;
+        if let Some(check) = check {
+            self.verify_ns = check.ns;
+            if let Some(what) = check.bad {
+                return Err(io::Error::new(io::ErrorKind::InvalidData, what));
+            }
+        }
+        let expected = match self.range {
+            Some((a, b)) => b - a + 1,
+            None => self.spec.size_of(self.object),
+        };
+        if got != expected {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                format!("{got} bytes where {expected} were expected"),
+            ));
+        }
+        Ok(got)
+    }
 }
 
 impl Task for ObjectTask<'_> {
@@ -325,43 +364,7 @@ impl Task for ObjectTask<'_> {
                     .multipart(&self.name, &body, spec.part_size, spec.part_concurrency)?;
                 Ok(body.len())
             }
-            ObjectOp::Get => {
-                self.first_byte = None;
-                let first_byte = &mut self.first_byte;
-                let mut check = self.phase.verify.map(|_| ByteCheck {
-                    content: self.content,
-                    object: self.object,
-                    pos: self.range.map_or(0, |(first, _)| first),
-                    expected: &mut self.expected,
-                    bad: None,
-                    ns: 0,
-                });
-                let got = self.session.get(&self.name, self.range, &mut |piece| {
-                    if first_byte.is_none() {
-                        *first_byte = Some(Instant::now());
-                    }
-                    if let Some(check) = &mut check {
-                        check.feed(piece);
-                    }
-                })?;
-                if let Some(check) = check {
-                    self.verify_ns = check.ns;
-                    if let Some(what) = check.bad {
-                        return Err(io::Error::new(io::ErrorKind::InvalidData, what));
-                    }
-                }
-                let expected = match self.range {
-                    Some((a, b)) => b - a + 1,
-                    None => self.spec.size_of(self.object),
-                };
-                if got != expected {
-                    return Err(io::Error::new(
-                        io::ErrorKind::UnexpectedEof,
-                        format!("{got} bytes where {expected} were expected"),
-                    ));
-                }
-                Ok(got)
-            }
+            ObjectOp::Get => self.get(),
             ObjectOp::Head => {
                 let size = self.session.head(&self.name)?;
                 let expected = self.spec.size_of(self.object);
