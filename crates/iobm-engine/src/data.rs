@@ -9,53 +9,9 @@
 
 use crate::permute::mix;
 use crate::workload::DataKind;
-use std::alloc::{self, Layout};
+use iobm_target::memory::{AlignedHostMemory, HostBuf};
 
 pub use iobm_target::objects::{stamp, CHUNK, STAMP_LEN};
-
-/// A zeroed heap buffer aligned to [`CHUNK`], as `O_DIRECT` requires.
-pub struct AlignedBuf {
-    ptr: *mut u8,
-    len: usize,
-}
-
-// SAFETY: AlignedBuf owns its allocation exclusively, like a Vec<u8>.
-unsafe impl Send for AlignedBuf {}
-
-impl AlignedBuf {
-    pub fn zeroed(len: usize) -> AlignedBuf {
-        let layout = Layout::from_size_align(len.max(1), CHUNK).expect("buffer size");
-        // SAFETY: layout has non-zero size.
-        let ptr = unsafe { alloc::alloc_zeroed(layout) };
-        if ptr.is_null() {
-            alloc::handle_alloc_error(layout);
-        }
-        AlignedBuf { ptr, len }
-    }
-}
-
-impl std::ops::Deref for AlignedBuf {
-    type Target = [u8];
-    fn deref(&self) -> &[u8] {
-        // SAFETY: ptr is valid for len initialised bytes for as long as self lives.
-        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
-    }
-}
-
-impl std::ops::DerefMut for AlignedBuf {
-    fn deref_mut(&mut self) -> &mut [u8] {
-        // SAFETY: as above, and &mut self guarantees exclusive access.
-        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) }
-    }
-}
-
-impl Drop for AlignedBuf {
-    fn drop(&mut self) {
-        let layout = Layout::from_size_align(self.len.max(1), CHUNK).expect("buffer size");
-        // SAFETY: allocated in zeroed() with this same layout.
-        unsafe { alloc::dealloc(self.ptr, layout) }
-    }
-}
 
 /// Fills `buf` with pseudo-random bytes from `seed` (splitmix64 stream, ~GB/s per core).
 pub fn fill_random(buf: &mut [u8], seed: u64) {
@@ -284,10 +240,11 @@ pub fn file_key(name: &str) -> u64 {
         .fold(0xcbf2_9ce4_8422_2325_u64, |h, b| mix(h ^ u64::from(b)))
 }
 
-/// Where a worker's blocks come from: the generator and one block-sized aligned buffer.
+/// Where a worker's blocks come from: the generator and one block-sized aligned buffer of host
+/// memory, where the bytes are made (copied from there into buffers placed elsewhere).
 pub struct DataSource {
     generator: Generator,
-    out: AlignedBuf,
+    out: HostBuf,
     block: usize,
 }
 
@@ -295,7 +252,7 @@ impl DataSource {
     pub fn new(kind: DataKind, block: usize, run_id: u64) -> DataSource {
         DataSource {
             generator: Generator::new(kind, run_id),
-            out: AlignedBuf::zeroed(block.div_ceil(CHUNK) * CHUNK),
+            out: AlignedHostMemory.host(block.div_ceil(CHUNK) * CHUNK),
             block,
         }
     }
@@ -367,7 +324,7 @@ mod tests {
         let g = Generator::new(DataKind::Random, 11);
         let mut expected = vec![0u8; 3 * CHUNK + 100];
         g.fill(&mut expected, 2, 700);
-        let mut buf = AlignedBuf::zeroed(4 * CHUNK + 64);
+        let mut buf = AlignedHostMemory.host(4 * CHUNK + 64);
         for shift in 0..40 {
             let out = &mut buf[shift..shift + expected.len()];
             out.fill(0);

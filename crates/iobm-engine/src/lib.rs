@@ -4,6 +4,7 @@
 pub mod control;
 pub mod cpu;
 pub mod data;
+pub mod needs;
 mod objects;
 pub mod outcome;
 pub mod pace;
@@ -18,6 +19,7 @@ mod tasks;
 pub mod workload;
 
 pub use control::{Control, LivePhase};
+pub use needs::{needs, refusal};
 pub use outcome::{ErrorCount, PhaseEnd, PhaseOutcome, WorkerOutcome};
 pub use pace::{Arrivals, Pace, PaceOutcome};
 pub use runner::{prepare_objects, run_phase, Ranked};

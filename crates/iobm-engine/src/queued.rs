@@ -5,11 +5,12 @@
 //! blocks, the data written and `--verify` are the synchronous path's ([`crate::tasks`]), so
 //! both engines write and read the same bytes, and an error names the read or write that met it.
 
-use crate::data::{AlignedBuf, Generator};
+use crate::data::Generator;
 use crate::task::{Completed, Task};
 use crate::tasks::BlockTask;
 use crate::workload::Op;
 use io_uring::{opcode, types, IoUring};
+use iobm_target::memory::HostBuf;
 use std::io;
 use std::os::fd::RawFd;
 use std::time::Instant;
@@ -51,7 +52,7 @@ fn finish_sync(fd: RawFd, writes: bool, buf: &mut [u8], offset: u64) -> io::Resu
 }
 
 struct Slot {
-    buf: AlignedBuf,
+    buf: HostBuf,
     offset: u64,
     len: usize,
     /// A write (else a read).
@@ -89,12 +90,10 @@ impl<'a> QueuedTask<'a> {
         depth: usize,
         generator: Option<Generator>,
     ) -> io::Result<QueuedTask<'a>> {
-        let fd = inner.raw_fd().ok_or_else(|| {
-            io::Error::new(
-                io::ErrorKind::Unsupported,
-                "this target has no file descriptor for io_uring (use --engine sync)",
-            )
-        })?;
+        // The target declares RAW_FD (checked before the run, `needs`), so its handles have one.
+        let fd = inner
+            .raw_fd()
+            .ok_or(iobm_target::Unsupported(iobm_target::Capability::RawFd))?;
         let ring = IoUring::new(depth.next_power_of_two() as u32).map_err(|e| {
             io::Error::new(
                 e.kind(),
@@ -103,15 +102,17 @@ impl<'a> QueuedTask<'a> {
         })?;
         let block = inner.block_len();
         let slots = (0..depth)
-            .map(|_| Slot {
-                buf: AlignedBuf::zeroed(block),
-                offset: 0,
-                len: 0,
-                write: false,
-                intended: None,
-                submitted: Instant::now(),
+            .map(|_| {
+                Ok(Slot {
+                    buf: crate::tasks::buffer(inner.phase(), block)?,
+                    offset: 0,
+                    len: 0,
+                    write: false,
+                    intended: None,
+                    submitted: Instant::now(),
+                })
             })
-            .collect();
+            .collect::<io::Result<_>>()?;
         let mut task = QueuedTask {
             class: 0,
             inner,

@@ -126,9 +126,9 @@ pub fn run_phase(
         counter.bytes.store(0, Ordering::Relaxed);
         counter.ops.store(0, Ordering::Relaxed);
     }
-    if phase.direct && !target.capabilities().direct_io {
-        let e = io::Error::new(io::ErrorKind::Unsupported, "this target has no O_DIRECT");
-        return PhaseOutcome::failed_before_start(phase, control, &e, "open with O_DIRECT");
+    // Runs are refused before they start (`needs::refusal`); a phase run on its own is too.
+    if let Err(e) = target.capabilities().check(crate::needs(phase)) {
+        return PhaseOutcome::failed_before_start(phase, control, &e.into(), "check the target");
     }
     let shared = Shared {
         workers,

@@ -1,10 +1,11 @@
 //! What one worker of a file phase does per operation ([`crate::task::Task`]): block tasks work
 //! on a region of one file; metadata tasks (`tasks/meta.rs`) on many files and directories.
 
-use crate::data::{file_key, AlignedBuf, DataSource, Generator, CHUNK, STAMP_LEN};
+use crate::data::{file_key, DataSource, Generator, CHUNK, STAMP_LEN};
 use crate::permute::{mix, Permutation};
 use crate::task::Task;
 use crate::workload::{FsyncPolicy, Layout, Op, Pattern, PerChar, Phase, Region, StopRule};
+use iobm_target::memory::{AlignedHostMemory, HostBuf};
 use iobm_target::{Access, Handle, OpenOptions, Target};
 use std::io;
 use std::time::Instant;
@@ -34,20 +35,7 @@ pub(crate) fn block_task<'a>(
 ) -> Result<BlockTask<'a>, (io::Error, String)> {
     let region = phase.layout.regions[index];
     let file_name = phase.layout.files[region.file].name.as_str();
-    let access = match (phase.op.writes(), phase.truncate) {
-        (false, _) => Access::Read,
-        (true, false) => Access::Write,
-        (true, true) => Access::Replace,
-    };
-    let handle = target
-        .open(
-            file_name,
-            OpenOptions {
-                access,
-                direct: phase.direct,
-            },
-        )
-        .map_err(|e| (e, format!("open {file_name}")))?;
+    let handle = open_block_file(target, phase, file_name)?;
     if phase.interleave.is_some_and(|il| {
         il.transfer == 0 || il.transfer != phase.block || !region.len.is_multiple_of(il.transfer)
     }) {
@@ -76,14 +64,14 @@ pub(crate) fn block_task<'a>(
         order_seed,
         rng: mix(seed(run_id, index) ^ 0x5eed),
         data,
-        buf: AlignedBuf::zeroed(phase.block as usize),
+        buf: buffer(phase, phase.block as usize).map_err(|e| (e, "place buffers".to_string()))?,
         file: file_key(file_name),
         verify: phase
             .verify
             .filter(|_| matches!(phase.op, Op::Read | Op::ReadWrite { .. }))
             .map(|run_id| Verifier {
                 generator: Generator::new(phase.data, run_id),
-                expected: AlignedBuf::zeroed(phase.block as usize),
+                expected: AlignedHostMemory.host(phase.block as usize),
             }),
         offset: 0,
         len: 0,
@@ -92,10 +80,39 @@ pub(crate) fn block_task<'a>(
     })
 }
 
+/// Opens a block phase's file as the phase reads or writes it.
+fn open_block_file(
+    target: &dyn Target,
+    phase: &Phase,
+    file_name: &str,
+) -> Result<Box<dyn Handle>, (io::Error, String)> {
+    let access = match (phase.op.writes(), phase.truncate) {
+        (false, _) => Access::Read,
+        (true, false) => Access::Write,
+        (true, true) => Access::Replace,
+    };
+    let options = OpenOptions {
+        access,
+        direct: phase.direct,
+    };
+    target
+        .open(file_name, options)
+        .map_err(|e| (e, format!("open {file_name}")))
+}
+
+/// A worker's buffer of `len` bytes, where the phase places them ([`Phase::memory`]); host
+/// memory only, as a run with buffers elsewhere is refused before it starts
+/// ([`crate::needs`]) while no target takes them.
+pub(crate) fn buffer(phase: &Phase, len: usize) -> io::Result<HostBuf> {
+    let placed = phase.memory.memory().alloc(len);
+    placed.into_host().map_err(io::Error::from)
+}
+
 /// `--verify`: every byte a read returns against what was written there.
 struct Verifier {
     generator: Generator,
-    expected: AlignedBuf,
+    /// What was written, made in host memory.
+    expected: HostBuf,
 }
 
 impl Verifier {
@@ -178,7 +195,7 @@ pub(crate) struct BlockTask<'a> {
     rng: u64,
     data: Option<DataSource>,
     /// Read buffer, stdio-style buffer, or rewrite buffer.
-    buf: AlignedBuf,
+    buf: HostBuf,
     /// The id the file's data and stamps carry.
     file: u64,
     verify: Option<Verifier>,
@@ -206,6 +223,10 @@ impl BlockTask<'_> {
 
     pub(crate) fn phase_op(&self) -> Op {
         self.phase.op
+    }
+
+    pub(crate) fn phase(&self) -> &Phase {
+        self.phase
     }
 
     /// The prepared operation's offset and length.

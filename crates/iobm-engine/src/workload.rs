@@ -450,6 +450,8 @@ pub struct Phase {
     /// Open loop (`--rate`): each worker starts its operations at its share of this rate,
     /// whether or not the last returned. None: closed loop, each as the last returns.
     pub pace: Option<crate::pace::Pace>,
+    /// Where each worker's buffers live ([`Placement::AlignedHost`] unless the run says).
+    pub memory: iobm_target::memory::Placement,
 }
 
 /// How a worker submits block reads and writes.
@@ -500,6 +502,7 @@ impl Phase {
             steady: None,
             find: None,
             pace: None,
+            memory: iobm_target::memory::Placement::AlignedHost,
             layout,
         }
     }

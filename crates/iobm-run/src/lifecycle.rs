@@ -186,6 +186,13 @@ fn once(
     run.label = outputs.label.clone();
     ranks.describe(&mut run);
     let mut hooks = stage.hooks;
+    // What a target cannot do is refused before the first phase, in one line.
+    let refused =
+        (stage.steps.iter()).find_map(|s| iobm_engine::refusal(s.target.as_ref(), &s.phases));
+    if let Some(why) = refused {
+        hooks.tear_down(&mut run, ranks);
+        return Err(Failure::input(why));
+    }
     let opening = hooks.opening(&mut run);
     say(&render_header(&run));
     say(&opening);

@@ -13,7 +13,9 @@ pub mod xml;
 
 use client::Client;
 use http::Connection;
-use iobm_target::{Capabilities, Handle, HttpError, Leftover, Objects, OpenOptions, Target};
+use iobm_target::{
+    Capabilities, Capability, Handle, HttpError, Leftover, Objects, OpenOptions, Target,
+};
 use session::S3Session;
 use sigv4::Credentials;
 use std::io;
@@ -358,7 +360,11 @@ pub const CLEANUP_TRIES: usize = CLEANUP_WAITS.len() + 1;
 
 impl Target for S3Target {
     fn capabilities(&self) -> Capabilities {
-        Capabilities::default()
+        Capabilities::of(&[
+            Capability::RangedReads,
+            Capability::Listing,
+            Capability::Multipart,
+        ])
     }
 
     fn prepare(&self) -> io::Result<bool> {
@@ -393,11 +399,9 @@ impl Target for S3Target {
             .collect()
     }
 
-    fn open(&self, name: &str, _options: OpenOptions) -> io::Result<Box<dyn Handle>> {
-        Err(io::Error::new(
-            io::ErrorKind::Unsupported,
-            format!("{name}: S3 objects are written and read whole (use the object operations)"),
-        ))
+    /// S3 objects are written and read whole, by the object operations.
+    fn open(&self, _name: &str, _options: OpenOptions) -> io::Result<Box<dyn Handle>> {
+        Err(iobm_target::Unsupported(Capability::Files).into())
     }
 
     fn len(&self, name: &str) -> io::Result<u64> {

@@ -1,7 +1,7 @@
 //! A decorator that makes any target fail: after a byte budget is written, every further write
 //! fails with a chosen errno (ENOSPC for a full file system, EIO for a dying disk).
 
-use crate::{Capabilities, Handle, OpenOptions, Target};
+use crate::{Capabilities, Capability, Handle, Leftover, OpenOptions, Target};
 use std::io;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -23,9 +23,18 @@ impl<T: Target> FaultTarget<T> {
     }
 }
 
+/// Every method is written out (the lint says when one is not): a default would do the
+/// default's thing instead of the inner target's.
+#[deny(clippy::missing_trait_methods)]
 impl<T: Target> Target for FaultTarget<T> {
+    /// The inner target's, less what would go around the fault: a raw descriptor (io_uring
+    /// would write past the budget), and listing and multipart, as objects go through handles.
     fn capabilities(&self) -> Capabilities {
-        self.inner.capabilities()
+        self.inner
+            .capabilities()
+            .without(Capability::RawFd)
+            .without(Capability::Listing)
+            .without(Capability::Multipart)
     }
     fn probe_direct(&self, probe: &str) -> io::Result<()> {
         self.inner.probe_direct(probe)
@@ -40,10 +49,10 @@ impl<T: Target> Target for FaultTarget<T> {
     fn len(&self, name: &str) -> io::Result<u64> {
         self.inner.len(name)
     }
+    /// Through this target's handles, so that puts spend the budget too.
     fn objects(&self, _worker: usize) -> io::Result<Box<dyn crate::Objects + '_>> {
         Ok(Box::new(crate::objects::ViaHandles::new(self)))
     }
-
     fn remove(&self, name: &str) -> io::Result<()> {
         self.inner.remove(name)
     }
@@ -64,6 +73,21 @@ impl<T: Target> Target for FaultTarget<T> {
     }
     fn place(&self) -> crate::Place<'_> {
         self.inner.place()
+    }
+    fn prepare(&self) -> io::Result<bool> {
+        self.inner.prepare()
+    }
+    fn remove_run_objects(&self, threads: usize) -> Result<u64, Leftover> {
+        self.inner.remove_run_objects(threads)
+    }
+    fn remove_place(&self) -> io::Result<()> {
+        self.inner.remove_place()
+    }
+    fn endpoint_of(&self, worker: usize) -> Option<&str> {
+        self.inner.endpoint_of(worker)
+    }
+    fn server_counters(&self) -> Vec<Option<String>> {
+        self.inner.server_counters()
     }
 }
 
@@ -86,6 +110,7 @@ impl FaultHandle {
     }
 }
 
+#[deny(clippy::missing_trait_methods)]
 impl Handle for FaultHandle {
     fn write_at(&mut self, buf: &[u8], offset: u64) -> io::Result<()> {
         self.take_budget(buf.len())?;
@@ -113,6 +138,10 @@ impl Handle for FaultHandle {
     }
     fn sync(&mut self) -> io::Result<()> {
         self.inner.sync()
+    }
+    /// None: requests submitted on the descriptor would not spend the budget.
+    fn raw_fd(&self) -> Option<std::os::fd::RawFd> {
+        None
     }
     fn close(self: Box<Self>) -> io::Result<()> {
         self.inner.close()

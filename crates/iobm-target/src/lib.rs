@@ -4,26 +4,25 @@
 
 use std::io;
 
+pub mod capabilities;
+#[cfg(any(test, feature = "conformance"))]
+pub mod conformance;
+#[cfg(test)]
+mod conformance_tests;
 pub mod errors;
 pub mod fault;
 pub mod layers;
 pub mod mem;
+pub mod memory;
 #[cfg(test)]
 mod meta_tests;
 pub mod null;
 pub mod objects;
 pub mod posix;
 
+pub use capabilities::{Capabilities, Capability, Unsupported};
 pub use errors::{error_kind, HttpError, TlsError, BAD_DATA};
 pub use objects::{Body, ListPage, Objects};
-
-/// What a target can do beyond plain reads and writes, as the engine asks before a phase.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Capabilities {
-    /// Can bypass the page cache (`O_DIRECT`); buffers and offsets must then be aligned.
-    /// Whether the storage behind it accepts that is asked with [`Target::probe_direct`].
-    pub direct_io: bool,
-}
 
 /// How an object is opened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -87,16 +86,16 @@ pub enum Place<'a> {
 /// `d03/0000042`), always inside the target. Implementations: [`posix::PosixTarget`], [`mem::MemTarget`],
 /// [`null::NullTarget`]; [`fault::FaultTarget`] wraps any of them.
 pub trait Target: Send + Sync {
+    /// What it can do: a run is checked against it before anything is created, and each
+    /// method below that needs a flag it lacks fails with [`Unsupported`] naming the flag.
     fn capabilities(&self) -> Capabilities;
     /// Whether the storage accepts `O_DIRECT`, tried by creating and removing the object
-    /// `probe`; an error says why not.
+    /// `probe`; an error says why not. Needs [`Capability::DirectIo`].
     fn probe_direct(&self, _probe: &str) -> io::Result<()> {
-        Err(io::Error::new(
-            io::ErrorKind::Unsupported,
-            "this target has no O_DIRECT",
-        ))
+        Err(Unsupported(Capability::DirectIo).into())
     }
     /// Opens (or creates) an object. Called once per worker and phase, never per operation.
+    /// Needs [`Capability::Files`].
     fn open(&self, name: &str, options: OpenOptions) -> io::Result<Box<dyn Handle>>;
     /// The object's length in bytes.
     fn len(&self, name: &str) -> io::Result<u64>;
@@ -121,20 +120,14 @@ pub trait Target: Send + Sync {
     }
     /// The entries of directory `name` (`""`: the target's root), in no particular order,
     /// without `.` and `..` (`readdir(3)`); an error of kind `NotFound` when there is none.
-    /// Targets without directories cannot list.
+    /// Needs [`Capability::Directories`].
     fn list_dir(&self, _name: &str) -> io::Result<Vec<DirEntry>> {
-        Err(io::Error::new(
-            io::ErrorKind::Unsupported,
-            "this target cannot list directories",
-        ))
+        Err(Unsupported(Capability::Directories).into())
     }
     /// Renames a file or directory this run created (`rename(2)`: one that has the new name
-    /// is replaced).
+    /// is replaced). Needs [`Capability::Rename`].
     fn rename(&self, _from: &str, _to: &str) -> io::Result<()> {
-        Err(io::Error::new(
-            io::ErrorKind::Unsupported,
-            "this target cannot rename",
-        ))
+        Err(Unsupported(Capability::Rename).into())
     }
     /// Where the target keeps its data, for the probes that gather evidence around a phase
     /// (page cache, block devices).
@@ -203,7 +196,7 @@ pub trait Handle: Send {
     /// Forces written data to stable storage.
     fn sync(&mut self) -> io::Result<()>;
     /// The open file's descriptor, for engines that submit their own requests (io_uring);
-    /// None for targets without one.
+    /// Some exactly when the target declares [`Capability::RawFd`].
     fn raw_fd(&self) -> Option<std::os::fd::RawFd> {
         None
     }

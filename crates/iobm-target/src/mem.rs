@@ -2,7 +2,7 @@
 //! that need to read back what was written, and for measuring the engine's own cost without a
 //! file system.
 
-use crate::{Access, Capabilities, DirEntry, Handle, OpenOptions, Stat, Target};
+use crate::{Access, Capabilities, Capability, DirEntry, Handle, OpenOptions, Stat, Target};
 use std::collections::{HashMap, HashSet};
 use std::io;
 use std::sync::{Arc, Mutex, RwLock};
@@ -67,7 +67,12 @@ fn within(name: &str, dir: &str) -> bool {
 
 impl Target for MemTarget {
     fn capabilities(&self) -> Capabilities {
-        Capabilities::default()
+        Capabilities::of(&[
+            Capability::Files,
+            Capability::Directories,
+            Capability::Rename,
+            Capability::RangedReads,
+        ])
     }
 
     fn open(&self, name: &str, options: OpenOptions) -> io::Result<Box<dyn Handle>> {

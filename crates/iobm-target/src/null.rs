@@ -1,7 +1,7 @@
 //! The null target ("to test iobm itself", like fio's null engine): writes vanish, reads return
 //! whatever the buffer held, every object has the length it was last written to.
 
-use crate::{Capabilities, Handle, OpenOptions, Target};
+use crate::{Capabilities, Capability, Handle, OpenOptions, Target};
 use std::io;
 
 #[derive(Debug, Default)]
@@ -9,7 +9,12 @@ pub struct NullTarget;
 
 impl Target for NullTarget {
     fn capabilities(&self) -> Capabilities {
-        Capabilities { direct_io: true }
+        Capabilities::of(&[
+            Capability::Files,
+            Capability::DirectIo,
+            Capability::Rename,
+            Capability::RangedReads,
+        ])
     }
 
     fn probe_direct(&self, _probe: &str) -> io::Result<()> {

@@ -2,7 +2,7 @@
 //! they send: made on the fly by the run's content ([`Content`]) into a reused buffer of the
 //! sending thread, 1 MiB at a time.
 
-use crate::{Access, OpenOptions, Target};
+use crate::{Access, Capability, OpenOptions, Target, Unsupported};
 use std::io::{self, IoSlice};
 
 /// The granule of stamping: every 4 KiB chunk of what iobm writes, to a file or as an object,
@@ -126,18 +126,19 @@ pub trait Objects: Send {
         }
         Ok(names.len() as u64)
     }
-    /// Lists up to `max` names after `after` (or from the start) of the run's objects.
+    /// Lists up to `max` names after `after` (or from the start) of the run's objects. Needs
+    /// [`Capability::Listing`].
     fn list(&mut self, after: Option<&str>, max: u32) -> io::Result<ListPage>;
     /// Stores `body` in parts of `part_size` bytes, `concurrency` parts in flight (S3
-    /// multipart upload); targets without multipart store it as one object.
+    /// multipart upload). Needs [`Capability::Multipart`].
     fn multipart(
         &mut self,
-        name: &str,
-        body: &Body<'_>,
+        _name: &str,
+        _body: &Body<'_>,
         _part_size: u64,
         _concurrency: usize,
     ) -> io::Result<()> {
-        self.put(name, body)
+        Err(Unsupported(Capability::Multipart).into())
     }
 }
 
@@ -212,10 +213,7 @@ impl<T: Target + ?Sized> Objects for ViaHandles<'_, T> {
     }
 
     fn list(&mut self, _after: Option<&str>, _max: u32) -> io::Result<ListPage> {
-        Err(io::Error::new(
-            io::ErrorKind::Unsupported,
-            "listing needs an object store",
-        ))
+        Err(Unsupported(Capability::Listing).into())
     }
 }
 

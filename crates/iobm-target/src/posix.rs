@@ -2,7 +2,9 @@
 //! `pwrite`/`pread`, optionally `O_DIRECT`; it can also report page-cache residency (`mincore`)
 //! and the block device's counters, which is how iobm tells a cache effect from a disk rate.
 
-use crate::{Access, Capabilities, DeviceCounters, DirEntry, Handle, OpenOptions, Stat, Target};
+use crate::{
+    Access, Capabilities, Capability, DeviceCounters, DirEntry, Handle, OpenOptions, Stat, Target,
+};
 use std::cell::RefCell;
 use std::fs::{self, File};
 use std::io::{self, Seek, SeekFrom};
@@ -87,7 +89,14 @@ impl PosixTarget {
 
 impl Target for PosixTarget {
     fn capabilities(&self) -> Capabilities {
-        Capabilities { direct_io: true }
+        Capabilities::of(&[
+            Capability::Files,
+            Capability::DirectIo,
+            Capability::RawFd,
+            Capability::Directories,
+            Capability::Rename,
+            Capability::RangedReads,
+        ])
     }
 
     fn probe_direct(&self, probe: &str) -> io::Result<()> {

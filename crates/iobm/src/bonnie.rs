@@ -3,9 +3,9 @@
 //! bonnie++'s tables; the JSON result and bonnie++'s CSV line saved as outputs.
 
 use crate::cli::{per_char_name, BonnieArgs};
-use crate::files::{check_block, run_dir};
+use crate::files::check_block;
 use crate::rundir::RunDir;
-use crate::targets::{self, Storage};
+use crate::targets;
 use iobm_engine::suite::{self, BonniePlan, BonnieSpec, MetaSpec};
 use iobm_engine::PerChar;
 use iobm_report::bonnie::{render_tables, size_label};
@@ -292,8 +292,7 @@ impl SuiteFiles {
         run_id: &RunId,
         ranks: &Ranks,
     ) -> Result<SuiteFiles, Failure> {
-        let dir = run_dir(&args.dir, run_id, ranks)?;
-        let target = Arc::from(targets::open(Storage::Directory(&dir.path)));
+        let targets::InRunDir { dir, target } = targets::run_dir(&args.dir, run_id, ranks)?;
         let files = SuiteFiles { dir, target };
         let mut prepared = if args.direct {
             session::probe_direct(files.target.as_ref(), &args.dir, ranks.rank())

@@ -4,10 +4,10 @@
 //! the later phases on what they made), the scores derived and printed, everything removed.
 
 use crate::cli::Io500Args;
-use crate::files::{keep_or_remove, run_dir};
+use crate::files::keep_or_remove;
 use crate::rundir::RunDir;
 use crate::servers::Storage as Servers;
-use crate::targets::{self, Storage};
+use crate::targets;
 use iobm_engine::{
     prepare_objects, FindWork, FsyncPolicy, ItemsPer, Layout, MetaOp, Op, Phase, StopRule, Tree,
     TreeWork,
@@ -22,7 +22,6 @@ use iobm_run::session::{self, RunId};
 use iobm_stats::format_bytes;
 use iobm_target::Target;
 use std::ffi::OsString;
-use std::sync::Arc;
 
 /// ior-hard's transfer, by the rules.
 pub const HARD_TRANSFER: u64 = 47008;
@@ -332,8 +331,7 @@ impl RunPlan for Io500<'_> {
     }
 
     fn set_up<'a>(&'a self, run_id: &RunId, ranks: &'a Ranks) -> Result<Stage<'a>, Failure> {
-        let dir = run_dir(&self.args.dir, run_id, ranks)?;
-        let target: Arc<dyn Target> = Arc::from(targets::open(Storage::Directory(&dir.path)));
+        let targets::InRunDir { dir, target } = targets::run_dir(&self.args.dir, run_id, ranks)?;
         let phases = self.phases(ranks.rank() as usize);
         let config = self.config(&phases, dir.path.display().to_string(), ranks);
         let hooks = Io500Run { plan: self, dir };

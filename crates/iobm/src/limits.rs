@@ -6,13 +6,14 @@
 //! FILE`).
 
 use crate::cli::LimitsArgs;
-use iobm_engine::data::{fill_random, AlignedBuf};
+use iobm_engine::data::fill_random;
 use iobm_results::env;
 use iobm_results::limits::{self, Limits, FORMAT};
 use iobm_results::RunResult;
 use iobm_run::exit::{Exit, Failure};
 use iobm_run::session::{self, describe_io, say};
 use iobm_stats::{format_bytes, time};
+use iobm_target::memory::{AlignedHostMemory, HostBuf};
 use std::hint::black_box;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -111,10 +112,10 @@ fn copy_methods() -> Vec<(&'static str, Copy)> {
 }
 
 /// Two buffers of [`COPY_BYTES`] to copy between, the source random.
-fn copy_buffers() -> (AlignedBuf, AlignedBuf) {
-    let mut from = AlignedBuf::zeroed(COPY_BYTES);
+fn copy_buffers() -> (HostBuf, HostBuf) {
+    let mut from = AlignedHostMemory.host(COPY_BYTES);
     fill_random(&mut from, 1);
-    (from, AlignedBuf::zeroed(COPY_BYTES))
+    (from, AlignedHostMemory.host(COPY_BYTES))
 }
 
 /// One thread copying between two buffers of its own with `copy`, per CPU second.

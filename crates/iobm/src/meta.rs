@@ -4,10 +4,10 @@
 //! stonewall when asked), the tree removed, and whatever is left removed with the directory.
 
 use crate::cli::{MetaArgs, MetaPhase};
-use crate::files::{keep_or_remove, run_dir};
+use crate::files::keep_or_remove;
 use crate::rundir::RunDir;
 use crate::servers::Storage as Servers;
-use crate::targets::{self, Storage};
+use crate::targets;
 use iobm_engine::{ItemsPer, MetaOp, Phase, StopRule, Tree, TreeWork};
 use iobm_results::{env, Config, MetaConfig, RunResult};
 use iobm_run::exit::{Exit, Failure};
@@ -17,7 +17,6 @@ use iobm_run::ranks::Ranks;
 use iobm_run::session::{self, RunId};
 use iobm_stats::format_bytes;
 use std::ffi::OsString;
-use std::sync::Arc;
 
 /// The name of the tree's root inside the run's directory (`tree.G` for worker G's own).
 const TREE: &str = "tree";
@@ -279,8 +278,7 @@ impl RunPlan for Meta<'_> {
     }
 
     fn set_up<'a>(&'a self, run_id: &RunId, ranks: &'a Ranks) -> Result<Stage<'a>, Failure> {
-        let dir = run_dir(&self.args.dir, run_id, ranks)?;
-        let target = Arc::from(targets::open(Storage::Directory(&dir.path)));
+        let targets::InRunDir { dir, target } = targets::run_dir(&self.args.dir, run_id, ranks)?;
         let phases = self.phases(ranks.rank());
         let config = self.config(&phases, dir.path.display().to_string(), ranks);
         let (jobs, at) = (self.tree.jobs, Some(self.args.dir.as_path()));

@@ -6,7 +6,7 @@
 use crate::cli::QuickArgs;
 use crate::rundir::RunDir;
 use crate::s3::QuickS3;
-use crate::targets::{self, Storage};
+use crate::targets;
 use iobm_engine::suite::{self, BonnieSpec, MetaSpec};
 use iobm_engine::PerChar;
 use iobm_engine::{prepare_objects, DataKind, FsyncPolicy, Layout, Op, Pattern, Phase, StopRule};
@@ -20,10 +20,8 @@ use iobm_run::plan::{self, Placement};
 use iobm_run::ranks::Ranks;
 use iobm_run::session::{self, describe_io, RunId};
 use iobm_stats::{format_bytes, format_duration, AggregateKind, Rate};
-use iobm_target::Target;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::Duration;
 
 const MIB: u64 = 1 << 20;
@@ -129,8 +127,10 @@ impl RunPlan for Quick<'_> {
     }
 
     fn set_up<'a>(&'a self, run_id: &RunId, _ranks: &'a Ranks) -> Result<Stage<'a>, Failure> {
-        let rundir = RunDir::create(&self.dir, &run_id.text)?;
-        let target: Arc<dyn Target> = Arc::from(targets::open(Storage::Directory(&rundir.path)));
+        let targets::InRunDir {
+            dir: rundir,
+            target,
+        } = targets::own_dir(&self.dir, run_id)?;
         let layout = Layout::file_per_worker(self.jobs, self.per_job);
         if let Err(e) = prepare_objects(target.as_ref(), &layout) {
             let _ = rundir.remove(&layout);

@@ -1,15 +1,21 @@
 //! The one place that maps what the user named to a target: a directory (POSIX files) or S3
-//! endpoints (the built-in gateway is S3 endpoints too). Commands get a `dyn Target` and ask it
-//! what it can do; an io_uring or GPU-memory target goes here.
+//! endpoints (the built-in gateway is S3 endpoints too), and the run's own directory with the
+//! target in it. Commands get a `dyn Target` and ask it what it can do (its capabilities,
+//! checked against the phases before they run); an io_uring or GPU-memory target goes here.
 
+use crate::rundir::RunDir;
+use iobm_run::exit::Failure;
+use iobm_run::ranks::Ranks;
+use iobm_run::session::RunId;
 use iobm_s3::{S3Config, S3Target};
 use iobm_target::posix::PosixTarget;
 use iobm_target::Target;
 use std::path::Path;
+use std::sync::Arc;
 
 /// What the user named for a run's data.
 pub enum Storage<'a> {
-    /// Files in this directory (the run's own, inside what was named).
+    /// Files in this directory (the run's own, inside what was named, or data kept there).
     Directory(&'a Path),
     /// Objects in a bucket at S3 endpoints, under the run's key prefix.
     S3(S3Config),
@@ -20,4 +26,36 @@ pub fn open(storage: Storage<'_>) -> Box<dyn Target> {
         Storage::Directory(dir) => Box::new(PosixTarget::new(dir)),
         Storage::S3(config) => Box::new(S3Target::new(config)),
     }
+}
+
+/// A run's own directory and the target of files in it.
+pub struct InRunDir {
+    pub dir: RunDir,
+    pub target: Arc<dyn Target>,
+}
+
+impl InRunDir {
+    fn open(dir: RunDir) -> InRunDir {
+        let target = Arc::from(open(Storage::Directory(&dir.path)));
+        InRunDir { dir, target }
+    }
+}
+
+/// The run's directory in `parent` and its target: rank 0 creates it; other ranks join it, or
+/// create their own where the directory is not shared (node-local file systems).
+pub fn run_dir(parent: &Path, run_id: &RunId, ranks: &Ranks) -> Result<InRunDir, Failure> {
+    let root_dir = ranks
+        .is_root()
+        .then(|| RunDir::create(parent, &run_id.text));
+    let root_ok = root_dir
+        .as_ref()
+        .map_or(Ok(()), |r| r.as_ref().map(|_| ()).map_err(Failure::clone));
+    ranks.agree(root_ok)?;
+    let rundir = root_dir.unwrap_or_else(|| RunDir::join_or_create(parent, &run_id.text));
+    ranks.agreed(rundir).map(InRunDir::open)
+}
+
+/// The run's directory in `parent`, made by this process alone, and its target.
+pub fn own_dir(parent: &Path, run_id: &RunId) -> Result<InRunDir, Failure> {
+    RunDir::create(parent, &run_id.text).map(InRunDir::open)
 }

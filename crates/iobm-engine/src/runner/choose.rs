@@ -1,11 +1,11 @@
 //! Which task a worker of a file phase runs: a find's walk, metadata operations, or block
 //! operations on its region of a file, done one at a time or kept in flight through io_uring.
 
-use crate::data::{AlignedBuf, Generator};
+use crate::data::Generator;
 use crate::queued::QueuedTask;
 use crate::task::Task;
-use crate::tasks::{block_task, data_source, find::FindTask, meta::MetaTask, seed};
-use crate::workload::{Engine, Op, Phase};
+use crate::tasks::{block_task, buffer, data_source, find::FindTask, meta::MetaTask, seed};
+use crate::workload::Phase;
 use iobm_target::Target;
 use std::io;
 
@@ -22,13 +22,13 @@ pub(super) fn file_task<'a>(
     }
     if phase.op.is_metadata() {
         let (seed, data) = (seed(run_id, index), data_source(phase, run_id));
-        let buf = AlignedBuf::zeroed(phase.block as usize);
+        let buf =
+            buffer(phase, phase.block as usize).map_err(|e| (e, "place buffers".to_string()))?;
         return MetaTask::new(target, phase, index, seed, data, buf)
             .map(|t| Box::new(t) as Box<dyn Task + 'a>);
     }
     // io_uring: a buffer per request in flight, filled by the queued task itself.
-    let queued = phase.engine == Engine::IoUring
-        && matches!(phase.op, Op::Read | Op::Write | Op::ReadWrite { .. });
+    let queued = crate::needs::queued(phase);
     let task = block_task(target, phase, run_id, index, queued)?;
     if !queued {
         return Ok(Box::new(task));

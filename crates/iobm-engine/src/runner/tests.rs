@@ -345,11 +345,7 @@ fn io_uring_on_a_target_without_descriptors_fails_before_any_operation() {
     let out = run_phase(&target, &p, &Control::new(1, 1), &Ranked::ALONE);
     assert_eq!(out.end, PhaseEnd::Failed);
     assert_eq!(out.bytes(), 0);
-    assert!(
-        out.errors[0].first.contains("--engine sync"),
-        "{:?}",
-        out.errors
-    );
+    assert!(out.errors[0].first.contains("RAW_FD"), "{:?}", out.errors);
 }
 
 #[test]

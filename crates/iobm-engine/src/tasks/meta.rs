@@ -1,10 +1,11 @@
 //! What one worker of a metadata phase does per operation: bonnie's files of the layout, or
 //! mdtest's items of a tree ([`crate::workload::tree`]), one file or directory each.
 
-use crate::data::{file_key, AlignedBuf, DataSource};
+use crate::data::{file_key, DataSource};
 use crate::permute::Permutation;
 use crate::task::Task;
 use crate::workload::{FsyncPolicy, MetaOp, Op, Pattern, Phase, TreeWork};
+use iobm_target::memory::HostBuf;
 use iobm_target::{Access, OpenOptions, Target};
 use std::io;
 
@@ -31,7 +32,7 @@ pub(crate) struct MetaTask<'a> {
     phase: &'a Phase,
     items: Items<'a>,
     data: Option<DataSource>,
-    buf: AlignedBuf,
+    buf: HostBuf,
     /// The prepared operation's file or directory, and a rename's new name.
     name: String,
     to: String,
@@ -48,7 +49,7 @@ impl<'a> MetaTask<'a> {
         index: usize,
         seed: u64,
         data: Option<DataSource>,
-        buf: AlignedBuf,
+        buf: HostBuf,
     ) -> Result<MetaTask<'a>, (io::Error, String)> {
         let items = match (phase.op, &phase.tree) {
             (Op::Meta(op), Some(work)) => Items::Tree {

@@ -9,7 +9,7 @@ pub use read::read;
 use crate::cli::{IoArgs, WriteArgs};
 use crate::rundir::{Manifest, RunDir};
 use crate::servers::Storage as Servers;
-use crate::targets::{self, Storage};
+use crate::targets;
 use iobm_engine::{
     prepare_objects, DataKind, Engine, FsyncPolicy, Interleave, Layout, Op, Pattern, Phase,
     StopRule,
@@ -23,7 +23,6 @@ use iobm_run::session::{self, describe_io, RunId};
 use iobm_stats::format_bytes;
 use iobm_target::Target;
 use std::ffi::OsString;
-use std::path::Path;
 use std::sync::Arc;
 
 const DEFAULT_BLOCK: u64 = 1 << 20;
@@ -199,19 +198,6 @@ fn check_write_flags(args: &WriteArgs, stream: bool) -> Result<(), Failure> {
         ));
     }
     Ok(())
-}
-
-/// The run's directory: rank 0 creates it; other ranks join it, or create their own where the
-/// directory is not shared (node-local file systems).
-pub(crate) fn run_dir(parent: &Path, run_id: &RunId, ranks: &Ranks) -> Result<RunDir, Failure> {
-    let root_dir = ranks
-        .is_root()
-        .then(|| RunDir::create(parent, &run_id.text));
-    let root_ok = root_dir
-        .as_ref()
-        .map_or(Ok(()), |r| r.as_ref().map(|_| ()).map_err(Failure::clone));
-    ranks.agree(root_ok)?;
-    ranks.agreed(root_dir.unwrap_or_else(|| RunDir::join_or_create(parent, &run_id.text)))
 }
 
 /// Keeps the run's directory `dir` and what the phases left in it with `--keep` (saying so),
@@ -404,8 +390,7 @@ impl DataSet {
         run_id: &RunId,
         ranks: &Ranks,
     ) -> Result<DataSet, Failure> {
-        let dir = run_dir(&args.dir, run_id, ranks)?;
-        let target: Arc<dyn Target> = Arc::from(targets::open(Storage::Directory(&dir.path)));
+        let targets::InRunDir { dir, target } = targets::run_dir(&args.dir, run_id, ranks)?;
         if args.io.direct {
             let probed = session::probe_direct(target.as_ref(), &args.dir, ranks.rank());
             if let Err(f) = ranks.agree(probed) {

@@ -1,7 +1,7 @@
 //! The device's limits of `iobm limits DIR`: a file of the run's own written and read with
 //! O_DIRECT, then its points (block sizes and queue depths through io_uring).
 
-use iobm_engine::data::{fill_random, AlignedBuf};
+use iobm_engine::data::fill_random;
 use iobm_engine::{
     run_phase, Control, Engine, FileSpec, Layout, Op, Phase, Ranked, Region, StopRule,
 };
@@ -9,7 +9,7 @@ use iobm_results::env;
 use iobm_results::limits::{DeviceLimits, DevicePoint};
 use iobm_run::exit::Failure;
 use iobm_run::session::{self, describe_io};
-use iobm_target::posix::PosixTarget;
+use iobm_target::memory::AlignedHostMemory;
 use iobm_target::{Access, OpenOptions, Target};
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -37,7 +37,7 @@ fn depths(block: u64, bytes: u64) -> impl Iterator<Item = u32> {
 /// [`depths`] until one does not help; then at each of the judged workload's shapes (`like`:
 /// block size, requests in flight) not measured yet.
 fn device_points(
-    target: &PosixTarget,
+    target: &dyn Target,
     name: &str,
     bytes: u64,
     time: Duration,
@@ -120,7 +120,8 @@ pub(super) fn device(
     time: Duration,
     like: &[(u64, u32)],
 ) -> Result<DeviceLimits, Failure> {
-    let target = PosixTarget::new(dir);
+    let target = crate::targets::open(crate::targets::Storage::Directory(dir));
+    let target = target.as_ref();
     let name = format!("iobm-limits-{}", session::RunId::generate().text);
     let fail = |what: &str, e: std::io::Error| {
         Failure::run(format!("{}: {what}: {}", dir.display(), describe_io(&e)))
@@ -134,7 +135,7 @@ pub(super) fn device(
             },
         )
     };
-    let mut buf = AlignedBuf::zeroed(block);
+    let mut buf = AlignedHostMemory.host(block);
     fill_random(&mut buf, 4);
     let measured = (|| -> Result<(f64, f64, Vec<DevicePoint>), Failure> {
         let mut file = open(Access::Create).map_err(|e| fail("O_DIRECT open", e))?;
@@ -158,7 +159,7 @@ pub(super) fn device(
         }
         let read = bytes as f64 / start.elapsed().as_secs_f64();
         file.close().map_err(|e| fail("close", e))?;
-        let points = device_points(&target, &name, bytes, time, like).map_err(|e| {
+        let points = device_points(target, &name, bytes, time, like).map_err(|e| {
             Failure::run(format!("{}: O_DIRECT through io_uring: {e}", dir.display()))
         })?;
         Ok((write, read, points))

@@ -1,0 +1,259 @@
+//! Where a worker's buffers live: host memory, host memory aligned for `O_DIRECT`, or the memory
+//! of a device, reached only by explicit copies in and out. The run picks a [`Placement`]; a
+//! target takes buffers outside host memory only when it declares
+//! [`Capability::DeviceBuffers`]. A GPU's memory (cuFile-style buffers) is one more [`Memory`].
+
+use crate::{Capability, Unsupported};
+use std::alloc::{self, Layout};
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// The alignment of [`AlignedHostMemory`]: a page, as `O_DIRECT` requires of buffers.
+pub const ALIGN: usize = 4096;
+
+/// Where a run's buffers are placed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Placement {
+    /// Plain host memory.
+    Host,
+    /// Host memory aligned to [`ALIGN`] (what `O_DIRECT` and registered io_uring buffers want).
+    #[default]
+    AlignedHost,
+    /// [`FakeDeviceMemory`]: a device's memory stood in for by host memory, for tests.
+    FakeDevice,
+}
+
+impl Placement {
+    /// The memory that makes buffers of this placement.
+    pub fn memory(self) -> Box<dyn Memory> {
+        match self {
+            Placement::Host => Box::new(HostMemory),
+            Placement::AlignedHost => Box::new(AlignedHostMemory),
+            Placement::FakeDevice => Box::new(FakeDeviceMemory::default()),
+        }
+    }
+
+    /// What a target must declare to take buffers placed here.
+    pub fn needs(self) -> Option<Capability> {
+        (self == Placement::FakeDevice).then_some(Capability::DeviceBuffers)
+    }
+}
+
+/// Makes zeroed buffers of one placement.
+pub trait Memory: Send + Sync {
+    fn alloc(&self, len: usize) -> Buffer;
+}
+
+/// A buffer: host memory the engine reads and writes directly, or device memory it reaches only
+/// through [`DeviceBuf`]'s copies.
+pub enum Buffer {
+    Host(HostBuf),
+    Device(Box<dyn DeviceBuf>),
+}
+
+impl Buffer {
+    pub fn len(&self) -> usize {
+        match self {
+            Buffer::Host(b) => b.len(),
+            Buffer::Device(b) => b.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The buffer as host memory; device memory is refused, naming the flag a target needs.
+    pub fn into_host(self) -> Result<HostBuf, Unsupported> {
+        match self {
+            Buffer::Host(b) => Ok(b),
+            Buffer::Device(_) => Err(Unsupported(Capability::DeviceBuffers)),
+        }
+    }
+}
+
+/// Memory outside the host's reach: bytes move only by explicit copies.
+pub trait DeviceBuf: Send {
+    fn len(&self) -> usize;
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Copies `src` into the buffer at `at`.
+    fn copy_in(&mut self, at: usize, src: &[u8]);
+    /// Copies the buffer's bytes at `at` into `dst`.
+    fn copy_out(&self, at: usize, dst: &mut [u8]);
+}
+
+/// A zeroed host buffer with an alignment of its own.
+pub struct HostBuf {
+    ptr: NonNull<u8>,
+    len: usize,
+    align: usize,
+}
+
+// SAFETY: HostBuf owns its allocation exclusively, like a Vec<u8>.
+unsafe impl Send for HostBuf {}
+// SAFETY: shared access only reads, like a Vec<u8>.
+unsafe impl Sync for HostBuf {}
+
+impl HostBuf {
+    fn zeroed(len: usize, align: usize) -> HostBuf {
+        let layout = Layout::from_size_align(len.max(1), align).expect("buffer size");
+        // SAFETY: layout has non-zero size.
+        let ptr = unsafe { alloc::alloc_zeroed(layout) };
+        let ptr = NonNull::new(ptr).unwrap_or_else(|| alloc::handle_alloc_error(layout));
+        HostBuf { ptr, len, align }
+    }
+}
+
+impl std::ops::Deref for HostBuf {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        // SAFETY: ptr is valid for len initialised bytes for as long as self lives.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+impl std::ops::DerefMut for HostBuf {
+    fn deref_mut(&mut self) -> &mut [u8] {
+        // SAFETY: as above, and &mut self guarantees exclusive access.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+impl Drop for HostBuf {
+    fn drop(&mut self) {
+        let layout = Layout::from_size_align(self.len.max(1), self.align).expect("buffer size");
+        // SAFETY: allocated in zeroed() with this same layout.
+        unsafe { alloc::dealloc(self.ptr.as_ptr(), layout) }
+    }
+}
+
+/// Plain host memory (a byte's alignment).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct HostMemory;
+
+impl Memory for HostMemory {
+    fn alloc(&self, len: usize) -> Buffer {
+        Buffer::Host(HostBuf::zeroed(len, 1))
+    }
+}
+
+/// Host memory aligned to [`ALIGN`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct AlignedHostMemory;
+
+impl AlignedHostMemory {
+    /// A zeroed aligned buffer, as host memory.
+    pub fn host(self, len: usize) -> HostBuf {
+        HostBuf::zeroed(len, ALIGN)
+    }
+}
+
+impl Memory for AlignedHostMemory {
+    fn alloc(&self, len: usize) -> Buffer {
+        Buffer::Host(self.host(len))
+    }
+}
+
+/// The copies made to and from [`FakeDeviceMemory`]'s buffers.
+#[derive(Debug, Default)]
+pub struct Copies {
+    into: AtomicU64,
+    out_of: AtomicU64,
+    bytes: AtomicU64,
+}
+
+impl Copies {
+    /// Copies into buffers, copies out of them, and the bytes of both, so far.
+    pub fn counts(&self) -> (u64, u64, u64) {
+        let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        (get(&self.into), get(&self.out_of), get(&self.bytes))
+    }
+}
+
+/// A device's memory, for tests of the seam: host memory behind [`DeviceBuf`], so nothing
+/// touches it but counted copies.
+#[derive(Debug, Clone, Default)]
+pub struct FakeDeviceMemory {
+    copies: Arc<Copies>,
+}
+
+impl FakeDeviceMemory {
+    /// The copies made to and from every buffer this memory made.
+    pub fn copies(&self) -> &Copies {
+        &self.copies
+    }
+}
+
+impl Memory for FakeDeviceMemory {
+    fn alloc(&self, len: usize) -> Buffer {
+        Buffer::Device(Box::new(FakeDeviceBuf {
+            bytes: vec![0; len],
+            copies: self.copies.clone(),
+        }))
+    }
+}
+
+struct FakeDeviceBuf {
+    bytes: Vec<u8>,
+    copies: Arc<Copies>,
+}
+
+impl DeviceBuf for FakeDeviceBuf {
+    fn len(&self) -> usize {
+        self.bytes.len()
+    }
+    fn copy_in(&mut self, at: usize, src: &[u8]) {
+        self.bytes[at..at + src.len()].copy_from_slice(src);
+        self.copies.into.fetch_add(1, Ordering::Relaxed);
+        self.copies
+            .bytes
+            .fetch_add(src.len() as u64, Ordering::Relaxed);
+    }
+    fn copy_out(&self, at: usize, dst: &mut [u8]) {
+        dst.copy_from_slice(&self.bytes[at..at + dst.len()]);
+        self.copies.out_of.fetch_add(1, Ordering::Relaxed);
+        self.copies
+            .bytes
+            .fetch_add(dst.len() as u64, Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_buffers_are_zeroed_and_aligned_as_placed() {
+        for (placement, align) in [(Placement::Host, 1), (Placement::AlignedHost, ALIGN)] {
+            let mut buf = placement.memory().alloc(10_000).into_host().unwrap();
+            assert_eq!(buf.len(), 10_000);
+            assert!(buf.iter().all(|&b| b == 0));
+            assert_eq!(buf.as_ptr() as usize % align, 0, "{placement:?}");
+            buf[9_999] = 1;
+            assert_eq!(placement.needs(), None);
+        }
+        assert!(AlignedHostMemory.host(0).is_empty());
+    }
+
+    #[test]
+    fn device_buffers_are_reached_only_by_counted_copies() {
+        let memory = FakeDeviceMemory::default();
+        let Buffer::Device(mut buf) = memory.alloc(8) else {
+            panic!("device memory is not host memory");
+        };
+        buf.copy_in(2, &[1, 2, 3]);
+        let mut out = [0u8; 5];
+        buf.copy_out(1, &mut out);
+        assert_eq!(out, [0, 1, 2, 3, 0]);
+        assert_eq!(memory.copies().counts(), (1, 1, 8));
+        let refused = memory.alloc(1).into_host().err();
+        assert_eq!(refused, Some(Unsupported(Capability::DeviceBuffers)));
+        assert_eq!(
+            Placement::FakeDevice.needs(),
+            Some(Capability::DeviceBuffers)
+        );
+    }
+}

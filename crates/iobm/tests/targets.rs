@@ -1,0 +1,50 @@
+//! Every target iobm opens passes the one conformance suite of `iobm_target::conformance`:
+//! a directory as `targets::open` opens it, and S3 against the built-in gateway, started
+//! in-process on loopback, with its bucket made and removed by the target's life-cycle.
+
+use iobm::gateway::BuiltinGateway;
+use iobm::targets::{self, Storage};
+use iobm_run::session::RunId;
+use iobm_s3::{PayloadSigning, S3Config};
+use iobm_target::conformance::{run, Keeps};
+use iobm_target::Capability;
+
+#[test]
+fn a_directory_conforms() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = targets::open(Storage::Directory(dir.path()));
+    run(target.as_ref(), Keeps::Data);
+    assert!(target.capabilities().has(Capability::RawFd));
+}
+
+#[test]
+fn s3_against_the_gateway_conforms() {
+    let dir = tempfile::tempdir().unwrap();
+    let run_id = RunId::generate();
+    let gateway = BuiltinGateway::start(Some(dir.path()), &run_id, "us-east-1").unwrap();
+    let target = targets::open(Storage::S3(S3Config {
+        endpoints: vec![gateway.endpoint.clone()],
+        bucket: "conformance".to_string(),
+        prefix: format!("iobm-{}/", run_id.text),
+        credentials: Some(gateway.credentials.clone()),
+        region: "us-east-1".to_string(),
+        payload: PayloadSigning::Unsigned,
+        timeout: std::time::Duration::from_secs(30),
+        new_connection_per_request: false,
+        first_worker: 0,
+        tls: None,
+    }));
+    assert!(target.prepare().unwrap(), "the bucket is made for the run");
+    run(target.as_ref(), Keeps::Data);
+    assert_eq!(
+        target.remove_run_objects(2).unwrap(),
+        0,
+        "the suite left nothing"
+    );
+    target.remove_place().unwrap();
+    assert!(
+        !dir.path().join("conformance").exists(),
+        "the bucket is gone"
+    );
+    gateway.stop(false);
+}
