@@ -4,7 +4,7 @@
 
 use crate::observe::Observer;
 use crate::offered;
-use crate::probe::{Probes, Refusal, Scene};
+use crate::probe::{Probe, Probes, Refusal, Scene};
 use crate::progress::ProgressLine;
 use crate::ranks::{RankPhase, Ranks};
 use crate::record::phase_result;
@@ -15,11 +15,11 @@ use iobm_target::Target;
 use std::sync::Arc;
 
 /// Runs `phases` in order, appending each phase's result to `run` (rank 0) and handing the run
-/// to every observer. Later phases on the files of a write that stopped by time are limited to
+/// to every observer; `extra` probes (the step's own) look before the run's. Later phases on the files of a write that stopped by time are limited to
 /// the data it wrote; those on the items of a creation a stonewall cut short, to what it made.
 pub fn execute(
     target: &dyn Target,
-    mut phases: Vec<Phase>,
+    (mut phases, extra): (Vec<Phase>, Vec<Arc<dyn Probe>>),
     run: &mut RunResult,
     control: &Arc<Control>,
     ranks: &Ranks,
@@ -33,7 +33,7 @@ pub fn execute(
     }
     let host = run.environment.hostname.clone();
     let machine = Machine::of(run);
-    let mut probes = Probes::of(run, control.origin);
+    let mut probes = Probes::of(run, control.origin, extra);
     for index in 0..phases.len() {
         if !ranks.all(!control.stop_requested()) {
             run.status = RunStatus::Interrupted;

@@ -12,6 +12,7 @@ use crate::execute::execute;
 use crate::exit::{Exit, Failure};
 use crate::observe::{Observer, ResultFile};
 use crate::outputs::Outputs;
+use crate::probe::Probe;
 use crate::ranks::Ranks;
 use crate::session::{self, say, RunId};
 use iobm_engine::{Control, Phase};
@@ -47,6 +48,20 @@ pub struct Step {
     pub target: Arc<dyn Target>,
     /// In order.
     pub phases: Vec<Phase>,
+    /// Evidence only this step's target gives (an iobm gateway's counters), read around each
+    /// of its phases before the run's own probes ([`crate::probe::Probes::of`]).
+    pub probes: Vec<Arc<dyn Probe>>,
+}
+
+impl Step {
+    /// `phases` against `target`, with the run's probes alone.
+    pub fn new(target: Arc<dyn Target>, phases: Vec<Phase>) -> Step {
+        Step {
+            target,
+            phases,
+            probes: Vec::new(),
+        }
+    }
 }
 
 /// What a repetition runs between its set-up and its tear-down.
@@ -74,7 +89,7 @@ impl<'a> Stage<'a> {
         dir: Option<&Path>,
     ) -> Stage<'a> {
         Stage {
-            steps: vec![Step { target, phases }],
+            steps: vec![Step::new(target, phases)],
             workers,
             config,
             environment: env::capture(dir),
@@ -215,7 +230,8 @@ fn once(
         };
         let observers: &mut [&mut dyn Observer] = &mut [&mut print, &mut saved];
         let target = step.target.as_ref();
-        execute(target, step.phases, &mut run, &control, ranks, observers);
+        let phases = (step.phases, step.probes);
+        execute(target, phases, &mut run, &control, ranks, observers);
         hooks.after_step(&mut run, &context);
     }
     let after = hooks.after_phases(&mut run, &context);

@@ -4,12 +4,13 @@
 //! ([`crate::execute`]); the engine's runner keeps barriers and timing only. One module each:
 //! the page cache dropped (`drop`), the phase's files resident in it (`residency`), the block
 //! devices and the layers below them (`devices`), this process's own block-layer bytes
-//! (`own_io`), this client's interfaces (`nics`), the servers' `--server-metrics` (`servers`)
-//! and `--server-drop-cmd` (`drop_cmd`).
+//! (`own_io`), this client's interfaces (`nics`), the servers' `--server-metrics` (`servers`),
+//! `--server-drop-cmd` (`drop_cmd`) and what iobm gateways count (`gateway`).
 
 mod devices;
 pub mod drop;
 pub mod drop_cmd;
+pub mod gateway;
 mod nics;
 mod own_io;
 mod residency;
@@ -72,11 +73,12 @@ pub struct Probes {
 }
 
 impl Probes {
-    /// Those `run` asks for, from its configuration and environment: the servers' (rank 0 reads
-    /// them, on the clock of `origin`), this client's, and those of the target's place.
-    pub fn of(run: &RunResult, origin: Instant) -> Probes {
+    /// `first` (those of a step's target), then those `run` asks for, from its configuration
+    /// and environment: the servers' (rank 0 reads them, on the clock of `origin`), this
+    /// client's, and those of the target's place.
+    pub fn of(run: &RunResult, origin: Instant, first: Vec<Arc<dyn Probe>>) -> Probes {
         let host = run.environment.hostname.clone();
-        let mut list: Vec<Arc<dyn Probe>> = Vec::new();
+        let mut list = first;
         if let Some(cmd) = &run.config.server_drop_cmd {
             list.push(Arc::new(drop_cmd::DropCmd::new(cmd)));
         }

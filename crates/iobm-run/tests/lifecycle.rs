@@ -29,10 +29,7 @@ struct Hooked<'a> {
 fn step(name: &str) -> Step {
     let target: Arc<dyn Target> = Arc::new(NullTarget);
     let layout = Layout::file_per_worker(1, 4 * 4096);
-    Step {
-        target,
-        phases: vec![Phase::new(name, Op::Write, 4096, layout)],
-    }
+    Step::new(target, vec![Phase::new(name, Op::Write, 4096, layout)])
 }
 
 impl Hooked<'_> {

@@ -4,12 +4,15 @@
 
 use crate::serve::random_key;
 use iobm_results::checks::BUILTIN_GATEWAY_CPU;
+use iobm_results::PhaseResult;
 use iobm_run::exit::Failure;
+use iobm_run::probe::{Probe, Refusal, Scene};
 use iobm_run::session::{self, describe_io, RunId};
 use iobm_s3::sigv4::Credentials;
 use iobm_s3::Endpoint;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
 use std::thread::JoinHandle;
 
 /// iobm's gateway, serving a directory on a free loopback port from a thread of this process.
@@ -98,71 +101,6 @@ impl BuiltinGateway {
         })
     }
 
-    /// CPU seconds (user, system) the gateway's threads have used so far (from
-    /// /proc/self/task; a pool thread that has exited since is no longer counted).
-    pub fn cpu(&self) -> (f64, f64) {
-        iobm_gateway::metrics::threads_cpu(iobm_gateway::metrics::THREAD)
-    }
-
-    /// Drops the objects under `bucket`/`prefix` from the page cache, or the whole system's
-    /// page cache where allowed (root); says which ("system", "files" or "nothing").
-    pub fn drop_caches(
-        &self,
-        bucket: &str,
-        prefix: &str,
-        warnings: &mut Vec<String>,
-    ) -> &'static str {
-        if iobm_target::posix::drop_system_cache() {
-            return "system";
-        }
-        let mut dirs = vec![self.dir.join(bucket).join(prefix.trim_end_matches('/'))];
-        let mut failed = None;
-        while let Some(dir) = dirs.pop() {
-            let Ok(entries) = std::fs::read_dir(&dir) else {
-                continue;
-            };
-            for entry in entries.flatten() {
-                let path = entry.path();
-                match entry.file_type() {
-                    Ok(t) if t.is_dir() => dirs.push(path),
-                    Ok(_) => {
-                        if let Err(e) = iobm_target::posix::drop_cache(&path) {
-                            failed.get_or_insert(format!("{}: {e}", path.display()));
-                        }
-                    }
-                    Err(_) => {}
-                }
-            }
-        }
-        match failed {
-            None => "files",
-            Some(why) => {
-                warnings.push(format!(
-                    "--drop-caches: some objects' pages were not dropped ({why})"
-                ));
-                "nothing"
-            }
-        }
-    }
-
-    /// Moves the gateway's CPU time since `before` out of the phases' own, into `gateway_s`.
-    pub fn separate_cpu(&self, before: (f64, f64), phases: &mut [iobm_results::PhaseResult]) {
-        let after = self.cpu();
-        let (user, system) = (after.0 - before.0, after.1 - before.1);
-        for phase in phases {
-            let cpu = &mut phase.cpu;
-            let moved = phase.workers.iter().map(|w| w.span.bytes).sum();
-            let mut own = iobm_run::record::cpu_usage(
-                (cpu.user_s - user).max(0.0),
-                (cpu.system_s - system).max(0.0),
-                moved,
-            );
-            own.gateway_s = Some(user + system);
-            *cpu = own;
-            phase.note(BUILTIN_GATEWAY_CPU);
-        }
-    }
-
     /// Stops the gateway; removes its directory if it made it, unless `keep`.
     pub fn stop(mut self, keep: bool) -> Option<String> {
         self.stop.store(true, Ordering::SeqCst);
@@ -179,5 +117,40 @@ impl BuiltinGateway {
             });
         }
         None
+    }
+}
+
+/// The built-in gateway's CPU time over a phase, moved out of the phase's own (this process's)
+/// into `gateway_s`: its threads run in this process.
+#[derive(Default)]
+pub struct GatewayCpu {
+    before: Mutex<(f64, f64)>,
+}
+
+/// CPU seconds (user, system) the gateway's threads have used so far (from /proc/self/task; a
+/// pool thread that has exited since is no longer counted).
+fn gateway_cpu() -> (f64, f64) {
+    iobm_gateway::metrics::threads_cpu(iobm_gateway::metrics::THREAD)
+}
+
+impl Probe for GatewayCpu {
+    fn before(&self, _scene: &Scene) -> Result<(), Refusal> {
+        *self.before.lock().unwrap() = gateway_cpu();
+        Ok(())
+    }
+
+    fn merged(&self, _scene: &Scene, phase: &mut PhaseResult) {
+        let (before, after) = (*self.before.lock().unwrap(), gateway_cpu());
+        let (user, system) = (after.0 - before.0, after.1 - before.1);
+        let cpu = &mut phase.cpu;
+        let moved = phase.workers.iter().map(|w| w.span.bytes).sum();
+        let mut own = iobm_run::record::cpu_usage(
+            (cpu.user_s - user).max(0.0),
+            (cpu.system_s - system).max(0.0),
+            moved,
+        );
+        own.gateway_s = Some(user + system);
+        *cpu = own;
+        phase.note(BUILTIN_GATEWAY_CPU);
     }
 }

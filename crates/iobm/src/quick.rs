@@ -199,12 +199,6 @@ impl Hooks for QuickRun<'_> {
         None
     }
 
-    fn after_step(&mut self, run: &mut RunResult, _context: &Context) {
-        if let Some(Ok(s3)) = &mut self.s3 {
-            s3.after_step(run);
-        }
-    }
-
     /// After the file steps, the S3 steps through the built-in gateway.
     fn next_step(&mut self, run: &mut RunResult, _context: &Context) -> Option<Step> {
         match &mut self.s3 {
@@ -213,7 +207,7 @@ impl Hooks for QuickRun<'_> {
             None => {
                 let (dir, args) = (self.gateway_dir(), self.plan.args);
                 let started = QuickS3::start(&dir, &self.run_id, args, run);
-                self.s3.insert(started).as_mut().ok()?.put(run)
+                self.s3.insert(started).as_mut().ok()?.put()
             }
         }
     }

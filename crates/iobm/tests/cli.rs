@@ -540,6 +540,21 @@ fn quick_tours_a_directory_and_prints_a_summary() {
         assert_eq!(phase["op"], op);
         assert!(u(&phase["operations"][0]["ops"]) > 0);
         assert_eq!(phase["operations"][0]["errors"], 0);
+        // Each step's own evidence: the gateway's CPU apart from the client's, and what the
+        // gateway counted over that step alone (a GET serves what the step read).
+        assert!(
+            phase["cpu"]["gateway_s"].as_f64().unwrap() > 0.0,
+            "{}",
+            phase["cpu"]
+        );
+        let counted = &phase["cache"]["servers"][0];
+        let moved = u(&phase["operations"][0]["bytes"]);
+        let key = if op == "put" {
+            "received_bytes"
+        } else {
+            "served_bytes"
+        };
+        assert_eq!(u(&counted[key]), moved, "{op}: {counted}");
     }
     assert_eq!(
         result["bonnie"]["tests"].as_array().unwrap().len(),

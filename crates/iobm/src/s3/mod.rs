@@ -6,6 +6,7 @@
 //! data-set upload in `objects`, the clean-up in `cleanup`, `iobm quick`'s S3 steps in `quick`.
 
 mod cleanup;
+mod drop;
 mod flags;
 mod objects;
 mod quick;
@@ -13,18 +14,17 @@ mod quick;
 pub use quick::{QuickS3, QUICK_CONCURRENT};
 
 use crate::cli::S3Args;
-use crate::gateway::BuiltinGateway;
+use crate::gateway::{BuiltinGateway, GatewayCpu};
 use crate::targets::{self, Storage};
 use cleanup::clean_up;
 use flags::{check_args, client_config, credentials, drop_caches_reach, endpoints};
 use iobm_engine::{ObjectOp, ObjectSpec, Phase, StopRule};
-use iobm_report::text::render_phase;
-use iobm_results::checks::{check, Machine};
-use iobm_results::server;
 use iobm_results::{Config, RunResult, RunStatus};
 use iobm_run::exit::{Exit, Failure};
 use iobm_run::lifecycle::{run_command, Context, Hooks, RunPlan, Stage};
 use iobm_run::plan::{self, Placement};
+use iobm_run::probe::gateway::GatewayCounters;
+use iobm_run::probe::Probe;
 use iobm_run::ranks::Ranks;
 use iobm_run::session::{describe_io, RunId};
 use iobm_s3::sigv4::Credentials;
@@ -112,18 +112,8 @@ struct S3Run<'a> {
     kept: Option<crate::kept::KeptSet>,
     bucket_created: bool,
     run_id: RunId,
-    /// Set once the phase is about to run.
-    before: Option<BeforePhase>,
-}
-
-/// What was done and read just before the phase ran.
-struct BeforePhase {
-    /// Whose page cache was dropped ("nothing", "system", ...).
-    dropped: &'static str,
-    /// The built-in gateway's CPU time.
-    gateway_cpu: Option<(f64, f64)>,
-    /// Every gateway's counters.
-    counted: Vec<Option<server::Counters>>,
+    /// `--drop-caches` before the phase, and what it could not drop.
+    drop: Option<Arc<drop::ObjectsCacheDrop>>,
 }
 
 /// A worker's request (one connection, one in flight) takes at least this long.
@@ -273,7 +263,7 @@ impl S3Plan<'_> {
             kept,
             bucket_created,
             run_id: run_id.clone(),
-            before: None,
+            drop: None,
         };
         Ok((run, phase, config))
     }
@@ -333,7 +323,8 @@ impl RunPlan for S3Plan<'_> {
             Ok((mut run, phase, config)) => {
                 let at = gateway.as_ref().map(|g| g.dir.as_path());
                 let (target, workers) = (run.target.clone(), self.args.workers());
-                let stage = Stage::new(target, vec![phase], workers, config, at);
+                let mut stage = Stage::new(target, vec![phase], workers, config, at);
+                stage.steps[0].probes = run.probes(gateway.as_ref());
                 run.gateway = gateway;
                 Ok(stage.with(run))
             }
@@ -344,6 +335,28 @@ impl RunPlan for S3Plan<'_> {
                 Err(f)
             }
         }
+    }
+}
+
+impl S3Run<'_> {
+    /// What is read around the phase beside the run's own probes: the drop of `--drop-caches`,
+    /// the counters of iobm gateways, the built-in `gateway`'s CPU time.
+    fn probes(&mut self, gateway: Option<&BuiltinGateway>) -> Vec<Arc<dyn Probe>> {
+        let mut probes: Vec<Arc<dyn Probe>> = Vec::new();
+        if self.plan.args.drop_caches {
+            let objects = gateway.map(|g| {
+                let prefix = self.client.prefix.trim_end_matches('/');
+                g.dir.join(&self.client.bucket).join(prefix)
+            });
+            let drop = Arc::new(drop::ObjectsCacheDrop::new(objects));
+            self.drop = Some(drop.clone());
+            probes.push(drop);
+        }
+        probes.push(Arc::new(GatewayCounters::new(&self.client.bucket)));
+        if gateway.is_some() {
+            probes.push(Arc::new(GatewayCpu::default()));
+        }
+        probes
     }
 }
 
@@ -359,70 +372,13 @@ impl Hooks for S3Run<'_> {
             run.warnings
                 .push("another rank could not upload its share of the data set".into());
         }
-        if run.status != RunStatus::Complete {
-            return;
-        }
-        let dropped = match &self.gateway {
-            Some(g) if args.drop_caches => {
-                g.drop_caches(&self.client.bucket, &self.client.prefix, &mut run.warnings)
-            }
-            // Servers on this host (checked before the run): their page cache is this machine's.
-            None if args.drop_caches => {
-                if iobm_target::posix::drop_system_cache() {
-                    "system"
-                } else {
-                    run.warnings.push(
-                        "--drop-caches: the page cache could not be dropped (/proc/sys/vm/drop_caches is not writable)".into(),
-                    );
-                    "nothing"
-                }
-            }
-            _ => "nothing",
-        };
-        let gateway_cpu = self.gateway.as_ref().map(BuiltinGateway::cpu);
-        // Rank 0 reads the gateways' counters; every rank has uploaded its share by now.
-        let counted = if ranks.is_root() {
-            server_counters(target, &self.client.bucket)
-        } else {
-            Vec::new()
-        };
-        self.before = Some(BeforePhase {
-            dropped,
-            gateway_cpu,
-            counted,
-        });
-    }
-
-    fn phase_done(&self, _run: &RunResult) -> Option<String> {
-        // Printed once the gateways' evidence is in.
-        None
     }
 
     fn after_phases(&mut self, run: &mut RunResult, _context: &Context) -> String {
-        let Some(BeforePhase {
-            dropped,
-            gateway_cpu,
-            counted,
-        }) = self.before.take()
-        else {
-            return String::new();
-        };
-        if let (Some(g), Some(before)) = (&self.gateway, gateway_cpu) {
-            g.separate_cpu(before, &mut run.phases);
+        if let Some(drop) = &self.drop {
+            run.warnings.append(&mut drop.warnings.lock().unwrap());
         }
-        for phase in run.phases.iter_mut().filter(|_| dropped != "nothing") {
-            phase.settings.cache_dropped = match phase.settings.cache_dropped.as_str() {
-                "servers" => format!("{dropped}+servers"),
-                _ => dropped.to_string(),
-            };
-            phase.settings.drop_cache = true;
-        }
-        let target = self.target.as_ref();
-        add_server_evidence(target, &self.client.bucket, &counted, run, 0);
-        run.phases
-            .iter()
-            .map(|phase| format!("\n{}", render_phase(phase, &run.environment)))
-            .collect()
+        String::new()
     }
 
     fn tear_down(self: Box<Self>, run: &mut RunResult, ranks: &Ranks) {
@@ -506,44 +462,4 @@ fn key_pair_hint(kind: &str) -> String {
     format!(
         " (check the key pair: {why}; --access-key and --secret-key, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)"
     )
-}
-
-/// The counters for `bucket` of each endpoint that is an iobm gateway (None for the others).
-fn server_counters(target: &dyn Target, bucket: &str) -> Vec<Option<server::Counters>> {
-    target
-        .server_counters()
-        .iter()
-        .map(|text| text.as_deref().map(|t| server::parse(t, bucket)))
-        .collect()
-}
-
-/// Adds to the phases from `first` on what each iobm gateway counted since `before`, and
-/// checks them again with that evidence.
-fn add_server_evidence(
-    target: &dyn Target,
-    bucket: &str,
-    before: &[Option<server::Counters>],
-    run: &mut iobm_results::RunResult,
-    first: usize,
-) {
-    let after = server_counters(target, bucket);
-    let evidence: Vec<_> = before
-        .iter()
-        .zip(&after)
-        .enumerate()
-        .filter_map(|(i, pair)| match pair {
-            (Some(b), Some(a)) => Some(server::evidence(target.endpoint_of(i)?, b, a)),
-            _ => None,
-        })
-        .collect();
-    if evidence.is_empty() {
-        return;
-    }
-    let machine = Machine::of(run);
-    for phase in &mut run.phases[first..] {
-        // The gateways' own first, then those of --server-metrics.
-        let others = std::mem::take(&mut phase.cache.servers);
-        phase.cache.servers = evidence.iter().cloned().chain(others).collect();
-        check(phase, &machine);
-    }
 }

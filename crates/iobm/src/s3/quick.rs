@@ -1,15 +1,16 @@
 //! `iobm quick`'s S3 steps through the built-in gateway: the gateway started over a directory
 //! of quick's own, a PUT step, then a GET step of what was stored, each for `--step-time`, the
-//! gateway's CPU and counters read around each, everything removed afterwards.
+//! gateway's CPU and counters read around each (probes of the steps), everything removed
+//! afterwards.
 
-use super::{add_server_evidence, server_counters};
 use crate::cli::QuickArgs;
-use crate::gateway::BuiltinGateway;
+use crate::gateway::{BuiltinGateway, GatewayCpu};
 use crate::targets::{self, Storage};
 use iobm_engine::{Mix, ObjectOp, ObjectSpec, Phase, StopRule};
 use iobm_results::checks::JUST_WRITTEN;
-use iobm_results::{env, server, RunResult};
+use iobm_results::{env, RunResult};
 use iobm_run::lifecycle::Step;
+use iobm_run::probe::gateway::GatewayCounters;
 use iobm_run::session::{describe_io, RunId};
 use iobm_s3::{PayloadSigning, S3Config};
 use iobm_target::Target;
@@ -32,18 +33,7 @@ pub struct QuickS3<'a> {
     spec: ObjectSpec,
     /// The index of the first S3 phase in the run.
     first: usize,
-    /// Before the step now running: the gateway's CPU time and counters, the step's first
-    /// phase.
-    before: Option<Before>,
     error: Option<String>,
-}
-
-/// What was read just before a step: the gateway's CPU time and counters, and the index of
-/// the step's first phase.
-struct Before {
-    cpu: (f64, f64),
-    counted: Vec<Option<server::Counters>>,
-    first: usize,
 }
 
 impl<'a> QuickS3<'a> {
@@ -87,18 +77,17 @@ impl<'a> QuickS3<'a> {
             target,
             spec,
             first: run.phases.len(),
-            before: None,
             error: None,
         })
     }
 
     /// The PUT step, once the bucket is made; None when it cannot be.
-    pub fn put(&mut self, run: &RunResult) -> Option<Step> {
+    pub fn put(&mut self) -> Option<Step> {
         if let Err(e) = self.target.prepare() {
             self.error = Some(format!("built-in gateway: {}", describe_io(&e)));
             return None;
         }
-        Some(self.step(ObjectOp::Put, "s3 put 1MiB", run))
+        Some(self.step(ObjectOp::Put, "s3 put 1MiB"))
     }
 
     /// The GET step, of the objects the PUT step stored; None when it stored none or it ran.
@@ -114,40 +103,22 @@ impl<'a> QuickS3<'a> {
             return None;
         }
         self.spec.count = stored;
-        Some(self.step(ObjectOp::Get, "s3 get 1MiB", run))
+        Some(self.step(ObjectOp::Get, "s3 get 1MiB"))
     }
 
     /// A step of one phase of `op`, named `name`, with the gateway's CPU and counters read
-    /// before it.
-    fn step(&mut self, op: ObjectOp, name: &str, run: &RunResult) -> Step {
+    /// around it.
+    fn step(&mut self, op: ObjectOp, name: &str) -> Step {
         let stop = StopRule::Duration(self.args.step_time);
         let mut phase = Phase::objects(op, QUICK_CONCURRENT, self.spec.clone(), stop);
         phase.name = name.to_string();
         phase.interval = self.args.measure.interval_for(stop);
         phase.steady = self.args.measure.steady_for(phase.stop);
-        let counted = server_counters(self.target.as_ref(), QUICK_BUCKET);
-        self.before = Some(Before {
-            cpu: self.gateway.cpu(),
-            counted,
-            first: run.phases.len(),
-        });
-        Step {
-            target: self.target.clone(),
-            phases: vec![phase],
-        }
-    }
-
-    /// After a step: the gateway's CPU time and what it counted, added to the step's phases.
-    pub fn after_step(&mut self, run: &mut RunResult) {
-        if let Some(Before {
-            cpu,
-            counted,
-            first,
-        }) = self.before.take()
-        {
-            self.gateway.separate_cpu(cpu, &mut run.phases[first..]);
-            add_server_evidence(self.target.as_ref(), QUICK_BUCKET, &counted, run, first);
-        }
+        let mut step = Step::new(self.target.clone(), vec![phase]);
+        step.probes
+            .push(Arc::new(GatewayCounters::new(QUICK_BUCKET)));
+        step.probes.push(Arc::new(GatewayCpu::default()));
+        step
     }
 
     /// Removes the run's objects and the bucket and stops the gateway; the first error.
