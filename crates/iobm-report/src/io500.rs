@@ -31,6 +31,21 @@ pub fn render_scores(run: &RunResult) -> String {
             let _ = writeln!(out, "  [SCORE] bandwidth {bw:.6} GiB/s = {}", s.formulas.bw);
             let _ = writeln!(out, "  [SCORE] metadata  {md:.6} kIOPS = {}", s.formulas.md);
             let _ = writeln!(out, "  [SCORE] total     {score:.6} = {}", s.formulas.score);
+            let judged = |p: &&iobm_results::PhaseResult| {
+                let verdict = p.cache.verdict.as_ref().map(|v| &v.verdict);
+                s.phases.iter().any(|f| f.name == p.name)
+                    && verdict != Some(&iobm_results::Verdict::Uncached)
+            };
+            let unsure: Vec<&str> = run.phases.iter().filter(judged).map(|p| p.name.as_str()).collect();
+            if !unsure.is_empty() {
+                let _ = writeln!(
+                    out,
+                    "  [SCORE] of which {} of {} phases not judged uncached (a cache's speed may be in the score): {}",
+                    unsure.len(),
+                    s.phases.len(),
+                    unsure.join(", ")
+                );
+            }
         }
         _ => out.push_str(
             "  [SCORE] none: not every phase of the rules ran to its end (the figures above are of those that did)\n",

@@ -3,6 +3,10 @@
 //! scores (geometric means), the total (the square root of their product), each with its
 //! formula, and whether the run is a valid IO500 submission and why not.
 
+mod invalid;
+
+pub use invalid::Invalid;
+
 use crate::{PhaseResult, RunResult, RunStatus};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -66,7 +70,8 @@ pub struct Io500Summary {
     pub stonewall_s: f64,
     /// Whether the run is a valid IO500 submission by what the document shows: every phase
     /// ran and completed, with the rules' 300 s stonewall, each write phase running at least
-    /// that long. iobm's own run of the phases is never an official submission.
+    /// that long, no phase at 0, a find that matched files, and every scored phase's cache
+    /// verdict "uncached". iobm's own run of the phases is never an official submission.
     pub valid: bool,
     /// Why it is not valid (empty when it is).
     pub invalid_because: Vec<String>,
@@ -149,8 +154,10 @@ fn phase_figure(phase: &PhaseResult) -> Io500Phase {
     }
 }
 
-/// "(a × b × c)^(1/3)" of the figures.
+/// "(a × b × c)^(1/3)" of the figures above 0: as IO500's `calc_score`, a phase at 0 is left
+/// out of the mean (and makes the run invalid, [`invalid::Invalid::ScoredZero`]).
 fn mean_formula(what: &str, figures: &[&Io500Phase]) -> (f64, String) {
+    let figures: Vec<&Io500Phase> = figures.iter().copied().filter(|f| f.value > 0.0).collect();
     let values: Vec<f64> = figures.iter().map(|f| f.value).collect();
     let mean = geometric_mean(&values);
     let product = values
@@ -182,43 +189,15 @@ pub fn summarize(run: &RunResult, stonewall_s: f64) -> Io500Summary {
     let (bw_gib_s, bw_formula) = mean_formula("ior", &bw);
     let (md_kiops, md_formula) = mean_formula("mdtest and find", &md);
     let score = (bw_gib_s * md_kiops).sqrt();
-    let mut why = Vec::new();
     let every_phase_ended = PHASES.iter().all(|name| {
         run.phases
             .iter()
             .any(|p| p.name == *name && p.status == RunStatus::Complete)
     });
-    if run.status != RunStatus::Complete {
-        why.push(format!("the run did not complete ({:?})", run.status).to_lowercase());
-    }
-    for name in PHASES {
-        match run.phases.iter().find(|p| p.name == name) {
-            None => why.push(format!("{name} did not run")),
-            Some(p) if p.status != RunStatus::Complete => {
-                why.push(format!("{name} did not complete"))
-            }
-            Some(_) => {}
-        }
-    }
-    if stonewall_s != RULES_STONEWALL_S {
-        why.push(format!(
-            "the write phases' stonewall was {stonewall_s} s, not the rules' {RULES_STONEWALL_S} s (--stonewall)"
-        ));
-    }
-    // A write cut short by Ctrl-C or an error is named above, not here.
-    let completed = |name: &str| {
-        run.phases
-            .iter()
-            .any(|p| p.name == name && p.status == RunStatus::Complete)
-    };
-    for f in figures.iter().filter(|f| WRITES.contains(&f.name.as_str())) {
-        if f.seconds < stonewall_s && completed(&f.name) {
-            why.push(format!(
-                "{} ended after {:.1} s, before its {stonewall_s} s stonewall (more work per worker is needed)",
-                f.name, f.seconds
-            ));
-        }
-    }
+    let why: Vec<String> = invalid::reasons(run, &figures, stonewall_s)
+        .iter()
+        .map(ToString::to_string)
+        .collect();
     Io500Summary {
         formulas: Io500Formulas {
             bw: bw_formula,
