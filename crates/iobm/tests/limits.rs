@@ -189,7 +189,7 @@ fn limits_are_plausible_and_a_rate_above_one_is_flagged() {
     std::fs::write(&shallow_json, shallow.to_string()).unwrap();
     let text = report(&shallow_json);
     assert!(
-        text.contains("read: not judged against the device's O_DIRECT read: not measured at 128.00 KiB blocks, 16 in flight (at most 128.00 KiB blocks, 4 in flight)"),
+        text.contains("read: not judged against the device's O_DIRECT read: not measured at 128.00 KiB blocks, 16 in flight (measured up to 128.00 KiB blocks, 4 in flight)"),
         "{text}"
     );
     // --like names a run to measure a device for: without DIR, or not a run, exit 2.

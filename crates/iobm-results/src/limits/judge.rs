@@ -262,7 +262,10 @@ impl Judged {
                     "not judged against {}: not measured at {}{}",
                     wanted.kind(),
                     wanted.shape(),
-                    closest.map_or(String::new(), |c| format!(" (at most {})", c.shape()))
+                    closest.map_or(String::new(), |c| format!(
+                        " (measured up to {})",
+                        c.shape()
+                    ))
                 )),
                 Judgement::Measured { .. } => None,
             })

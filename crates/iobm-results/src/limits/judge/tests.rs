@@ -115,7 +115,7 @@ fn a_run_deeper_than_the_device_was_measured_is_not_judged() {
         judged.not_measured(),
         vec![
             "not judged against the device's O_DIRECT read: not measured at 4.00 KiB blocks, \
-             16 in flight (at most 4.00 KiB blocks, 4 in flight)"
+             16 in flight (measured up to 4.00 KiB blocks, 4 in flight)"
         ]
     );
     assert!(!judged.shares().contains("device"), "{}", judged.shares());
@@ -237,7 +237,7 @@ fn each_limit_is_labelled_with_what_was_measured() {
     let judged = judge(&get, &l, loopback).unwrap();
     assert_eq!(
         judged.not_measured(),
-        vec!["not judged against loopback TCP: not measured at 16 connections (at most 4 connections)"]
+        vec!["not judged against loopback TCP: not measured at 16 connections (measured up to 4 connections)"]
     );
     // One worker: one connection.
     get.workers.truncate(1);
