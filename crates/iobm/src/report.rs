@@ -3,7 +3,7 @@
 
 use crate::cli::ReportArgs;
 use iobm_report::render_run;
-use iobm_results::limits::{against, Limits, Place};
+use iobm_results::limits::{judge, Limits, Place};
 use iobm_results::RunResult;
 use iobm_run::exit::{Exit, Failure};
 use iobm_run::recompute::recompute;
@@ -78,14 +78,27 @@ fn against_limits(run: &RunResult, limits: &Limits) -> String {
             _ => false,
         },
     };
+    let mut unjudged = false;
     for phase in &run.phases {
-        let (shares, warnings) = against(phase, limits, place);
+        let Some(judged) = judge(phase, limits, place) else {
+            continue;
+        };
+        let shares = judged.shares();
         if !shares.is_empty() {
             out.push_str(&format!("  {}: {shares}\n", phase.name));
         }
-        for w in warnings {
+        for note in judged.not_measured() {
+            unjudged = true;
+            out.push_str(&format!("  {}: {note}\n", phase.name));
+        }
+        for w in judged.warnings() {
             out.push_str(&format!("  {}: warning: {w}\n", phase.name));
         }
+    }
+    if unjudged {
+        out.push_str(
+            "  (`iobm limits DIR --like RESULT.json` measures DIR's device at this run's shapes)\n",
+        );
     }
     out
 }

@@ -1,11 +1,13 @@
 //! The device's limits of `iobm limits DIR`: a file of the run's own written and read with
-//! O_DIRECT, then its points (block sizes and queue depths through io_uring).
+//! O_DIRECT, then its points (block sizes and queue depths through io_uring, where the sweeps
+//! of `iobm_results::limits::sweep` say).
 
 use iobm_engine::data::fill_random;
 use iobm_engine::{
     run_phase, Control, Engine, FileSpec, Layout, Op, Phase, Ranked, Region, StopRule,
 };
 use iobm_results::env;
+use iobm_results::limits::sweep::{sweeps, until_stable};
 use iobm_results::limits::{DeviceLimits, DevicePoint};
 use iobm_run::exit::Failure;
 use iobm_run::session::{self, describe_io};
@@ -14,28 +16,10 @@ use iobm_target::{Access, OpenOptions, Target};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-/// Block sizes of the device's points, each at depths 1, 4, 16, ... ([`DEPTH_STEP`] times the
-/// one before) while the deeper queue still helps, up to [`MAX_DEPTH`] and [`MAX_IN_FLIGHT`].
-const POINT_BLOCKS: [u64; 4] = [4 << 10, 64 << 10, 1 << 20, 4 << 20];
-const DEPTH_STEP: u32 = 4;
-const MAX_DEPTH: u32 = 256;
-/// The most bytes the device's points keep in flight (depth x block size).
-const MAX_IN_FLIGHT: u64 = 64 << 20;
-/// A deeper queue helps when it reads or writes at least this much faster than the best
-/// shallower one of its block size.
-const HELPS: f64 = 1.05;
-
-/// The depths a block size is tried at, deepest last: DEPTH_STEP apart from 1 while depth x
-/// block fits MAX_IN_FLIGHT and the file.
-fn depths(block: u64, bytes: u64) -> impl Iterator<Item = u32> {
-    std::iter::successors(Some(1u32), |d| Some(d * DEPTH_STEP))
-        .take_while(move |&d| d <= MAX_DEPTH && (d as u64) * block <= MAX_IN_FLIGHT.min(bytes))
-}
-
 /// The file `name` of `bytes` in `target` read, then written, sequentially with O_DIRECT
-/// through io_uring for `time` each: at every point block size that fits the file, at the
-/// [`depths`] until one does not help; then at each of the judged workload's shapes (`like`:
-/// block size, requests in flight) not measured yet.
+/// through io_uring for `time` each, each figure until two takes agree: at the depths of each
+/// [`sweeps`] of the file and of the judged workload's shapes (`like`: block size, requests in
+/// flight).
 fn device_points(
     target: &dyn Target,
     name: &str,
@@ -80,32 +64,16 @@ fn device_points(
         Ok(DevicePoint {
             block_bytes: block,
             iodepth: depth,
-            read_bytes_per_s: rate_of(Op::Read, block, depth)?,
-            write_bytes_per_s: rate_of(Op::Write, block, depth)?,
+            read_bytes_per_s: until_stable(|| rate_of(Op::Read, block, depth))?,
+            write_bytes_per_s: until_stable(|| rate_of(Op::Write, block, depth))?,
         })
     };
     let mut points: Vec<DevicePoint> = Vec::new();
-    for block in POINT_BLOCKS.into_iter().filter(|&b| b <= bytes) {
-        let (mut read, mut write) = (0.0f64, 0.0f64);
-        for depth in depths(block, bytes) {
-            let p = point(block, depth)?;
-            let helped = p.read_bytes_per_s >= HELPS * read || p.write_bytes_per_s >= HELPS * write;
-            (read, write) = (read.max(p.read_bytes_per_s), write.max(p.write_bytes_per_s));
+    for mut sweep in sweeps(bytes, like) {
+        while let Some(depth) = sweep.next() {
+            let p = point(sweep.block, depth)?;
+            sweep.record(depth, p.read_bytes_per_s, p.write_bytes_per_s);
             points.push(p);
-            if !helped {
-                break;
-            }
-        }
-    }
-    for &(block, depth) in like.iter().filter(|(block, _)| *block <= bytes) {
-        // As deep as MAX_IN_FLIGHT and the file allow: the deepest queue is then the bound.
-        let fits = (MAX_IN_FLIGHT.min(bytes) / block).max(1);
-        let depth = depth.clamp(1, fits.min(u32::MAX as u64) as u32);
-        if !points
-            .iter()
-            .any(|p| p.block_bytes == block && p.iodepth == depth)
-        {
-            points.push(point(block, depth)?);
         }
     }
     Ok(points)
