@@ -80,6 +80,25 @@ fn bottom(below: &[Below]) -> Option<(u64, u64)> {
     })
 }
 
+/// The RAM the storage is, when every device at the bottom is RAM (zram, brd, pmem, null_blk,
+/// found from its driver) and nothing was left unfollowed: "253:1 (zram1) is zram, compressed
+/// RAM", each device once; None when any device has storage of its own, or none was followed.
+pub fn ram(below: &[Below]) -> Option<String> {
+    let devices: Vec<&BottomIo> = below.iter().flat_map(|b| &b.devices).collect();
+    let unfollowed = below.iter().any(|b| !b.unfollowed.is_empty());
+    if devices.is_empty() || unfollowed {
+        return None;
+    }
+    let mut said: Vec<String> = Vec::new();
+    for d in devices {
+        let line = format!("{} ({}) is {}", d.device, d.name, d.ram.as_ref()?);
+        if !said.contains(&line) {
+            said.push(line);
+        }
+    }
+    Some(said.join("; "))
+}
+
 fn label(below: &[Below]) -> String {
     let names: Vec<String> = below
         .iter()
