@@ -26,6 +26,12 @@ pub const LEGACY_NOTES: [&str; 2] = [BUILTIN_GATEWAY_CPU, JUST_WRITTEN];
 /// Said of every phase on a file system that is memory.
 pub const MEMORY_FS: &str = "memory: the data lives in RAM (tmpfs or ramfs), so these rates are memory rates, not a storage device's, whether O_DIRECT or not";
 
+/// Said of every phase on block devices that are RAM by their driver (`ram`, as
+/// [`crate::storage::ram`] names them).
+pub fn memory_device(ram: &str) -> String {
+    format!("memory: the data lives in RAM ({ram}, by its driver), so these rates are memory rates, not a storage device's, whether O_DIRECT or not")
+}
+
 /// Said of buffered writes with one fsync per worker at its end, by several workers.
 pub const UNFLUSHED_SNAPSHOTS: &str = "first done and steady state count the bytes other workers had handed to the page cache, not yet flushed by their final fsync (--fsync end); the makespan includes every flush";
 
@@ -33,9 +39,10 @@ pub const UNFLUSHED_SNAPSHOTS: &str = "first done and steady state count the byt
 pub fn phase_warnings(phase: &PhaseResult, machine: &Machine) -> Vec<String> {
     let mut out = records(phase);
     let moved = phase.bytes();
-    if machine.memory_fs && moved > 0 {
+    let ram = crate::storage::ram(&phase.cache.below);
+    if (machine.memory_fs || ram.is_some()) && moved > 0 {
         // No remedy applies: the storage itself is memory.
-        out.push(MEMORY_FS.to_string());
+        out.push(ram.map_or(MEMORY_FS.to_string(), |ram| memory_device(&ram)));
         return out;
     }
     // The counters that are this run's evidence (the layers below, other I/O set aside).

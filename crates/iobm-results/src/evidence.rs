@@ -82,6 +82,11 @@ pub struct BottomIo {
     pub written_bytes: u64,
     /// The kind of virtual disk (virtio, xen, QEMU, ...) when it is one: its host may cache.
     pub virtual_disk: Option<String>,
+    /// The RAM it is, found from its driver in sysfs or `/proc/devices` ("zram, compressed
+    /// RAM", brd, pmem, null_blk): every byte it moves is a memory byte. Null: a device of
+    /// storage of its own (and documents from before).
+    #[serde(default)]
+    pub ram: Option<String>,
 }
 
 /// A loop device's backing file.

@@ -5,7 +5,7 @@
 
 use crate::machine::Machine;
 use crate::server::{GATEWAY, NODE_EXPORTER};
-use crate::share::pct;
+use crate::share::{pct, Margin};
 use crate::{PhaseResult, ServerEvidence};
 use iobm_stats::format_bytes;
 use iobm_stats::names::ops;
@@ -16,10 +16,6 @@ pub const SERVER_CPU_BOUND: f64 = 0.90;
 /// A server's CPU time below this many CPU-seconds over a phase is too few ticks of its
 /// counters (1/100 s each) to judge how busy it was.
 pub const SERVER_CPU_MIN_S: f64 = 2.0;
-
-/// Device reads above this share of what a phase read are more than it can have caused: other
-/// I/O ran on the servers' devices.
-pub const OTHER_IO: f64 = 150.0;
 
 /// Whether the entry is node_exporter's (not an iobm gateway's own counters).
 pub fn is_node(e: &ServerEvidence) -> bool {
@@ -64,6 +60,51 @@ pub fn read_and_written(phase: &PhaseResult) -> (u64, u64) {
         ops::REWRITE => (moved, moved),
         ops::READWRITE => (of(&[ops::READ]), of(&[ops::WRITE])),
         _ => (of(&[ops::GET]), of(&[ops::PUT, ops::MULTIPART])),
+    }
+}
+
+/// One way a phase moved bytes, as the servers' devices count it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Way {
+    Read,
+    Write,
+}
+
+impl Way {
+    /// Both ways, reads first.
+    pub const BOTH: [Way; 2] = [Way::Read, Way::Write];
+
+    /// What the servers' devices did.
+    pub fn did(self) -> &'static str {
+        match self {
+            Way::Read => "read",
+            Way::Write => "wrote",
+        }
+    }
+
+    /// What the phase did with those bytes, seen from the servers.
+    pub fn moved(self) -> &'static str {
+        match self {
+            Way::Read => "served",
+            Way::Write => "written",
+        }
+    }
+
+    /// What the servers themselves may add to the devices' bytes beyond the phase's, besides
+    /// other I/O: a write's copies on a mirror, its parity.
+    pub fn besides(self) -> &'static str {
+        match self {
+            Way::Read => "",
+            Way::Write => " (or a mirror's copies, parity)",
+        }
+    }
+
+    /// Of (read, written), this way's bytes.
+    pub fn of(self, (read, written): (u64, u64)) -> u64 {
+        match self {
+            Way::Read => read,
+            Way::Write => written,
+        }
     }
 }
 
@@ -230,6 +271,19 @@ pub fn warnings(phase: &PhaseResult, machine: &Machine) -> Vec<String> {
         }
     }
     if let Some(t) = node_totals(phase) {
+        for way in Way::BOTH {
+            let (counted, moved) = (way.of((t.read, t.written)), way.of((read, written)));
+            if moved > 0 && Margin::SERVER.share(counted, moved).is_none() {
+                out.push(format!(
+                    "other I/O ran on the servers' devices: they {} {} during the phase for the {} {}{}; their counters are not this phase's evidence",
+                    way.did(),
+                    format_bytes(counted),
+                    format_bytes(moved),
+                    way.moved(),
+                    way.besides()
+                ));
+            }
+        }
         if read > 0 && pct(t.read, read) < 50.0 {
             out.push(format!(
                 "cache effect: the servers' devices read {} of the {} served ({:.1}%): their caches served the rest",

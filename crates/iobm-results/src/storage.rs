@@ -6,31 +6,21 @@
 //! device over a backing file in the page cache) is judged by what the devices under it moved.
 
 pub use crate::evidence::{BackingFile, Below, BottomIo, OwnIo};
-use crate::share::{by_share, pct, MOST};
+use crate::share::{by_share, pct, Margin, MOST};
 use crate::{CacheVerdict, DeviceIo, PhaseResult, Verdict};
 use iobm_stats::format_bytes;
 use iobm_stats::names::ops;
 use iobm_stats::names::FsyncPolicy;
 
-/// A device moving more than this run by more than this share (and [`SLACK`]) carried other
-/// I/O; the same margin lets readahead, journal and metadata through.
-pub const OTHER_IO_SHARE: f64 = 0.25;
-/// Bytes a device may move beyond this run's before that is other I/O (metadata, journal).
-pub const SLACK: u64 = 4 << 20;
-
+/// A device moving more than this run by more than [`Margin::CLIENT`] carried other I/O.
 fn beyond(part: u64, whole: u64) -> bool {
-    part > whole + SLACK + (whole as f64 * OTHER_IO_SHARE) as u64
+    Margin::CLIENT.share(part, whole).is_none()
 }
 
 /// The share of `part` in `whole` for a line of evidence: a percentage up to 100%, never one
 /// above it (more than was moved is not evidence of anything).
 pub fn share_text(part: u64, whole: u64) -> String {
-    if beyond(part, whole) {
-        "more than all of it".to_string()
-    } else {
-        // A journal's or readahead's few extra blocks are all of it.
-        format!("{:.0}%", pct(part.min(whole), whole))
-    }
+    Margin::CLIENT.share_text(part, whole)
 }
 
 /// Which device counters are this run's evidence, and what the layers and the other I/O say.
@@ -78,6 +68,25 @@ fn bottom(below: &[Below]) -> Option<(u64, u64)> {
             .iter()
             .fold((0, 0), |(r, w), d| (r + d.read_bytes, w + d.written_bytes))
     })
+}
+
+/// The RAM the storage is, when every device at the bottom is RAM (zram, brd, pmem, null_blk,
+/// found from its driver) and nothing was left unfollowed: "253:1 (zram1) is zram, compressed
+/// RAM", each device once; None when any device has storage of its own, or none was followed.
+pub fn ram(below: &[Below]) -> Option<String> {
+    let devices: Vec<&BottomIo> = below.iter().flat_map(|b| &b.devices).collect();
+    let unfollowed = below.iter().any(|b| !b.unfollowed.is_empty());
+    if devices.is_empty() || unfollowed {
+        return None;
+    }
+    let mut said: Vec<String> = Vec::new();
+    for d in devices {
+        let line = format!("{} ({}) is {}", d.device, d.name, d.ram.as_ref()?);
+        if !said.contains(&line) {
+            said.push(line);
+        }
+    }
+    Some(said.join("; "))
 }
 
 fn label(below: &[Below]) -> String {

@@ -6,6 +6,9 @@
 //! process's own bytes at the block layer (`/proc/self/io`), which no other process adds to.
 //! Read from sysfs, so tests walk a tree of their own.
 
+mod ram;
+
+pub use ram::Ram;
 use std::fs;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -24,6 +27,9 @@ pub struct Bottom {
     /// What kind of virtual disk it is ("virtio", "xen", "QEMU", ...) when it is one: its host
     /// may cache what it reads and writes, which no counter of this machine shows.
     pub virtual_disk: Option<String>,
+    /// The RAM it is, by its driver (zram, brd, pmem, null_blk): every byte it moves is a
+    /// memory byte.
+    pub ram: Option<Ram>,
 }
 
 /// A loop device's backing file.
@@ -62,10 +68,12 @@ pub struct Stack {
 }
 
 impl Stack {
-    /// Whether anything lies below the top device (a stack of one disk or partition says
-    /// nothing its own counters do not).
+    /// Whether anything lies below the top device, or the device is RAM (a stack of one disk
+    /// or partition of storage of its own says nothing its own counters do not).
     pub fn has_layers(&self) -> bool {
-        !self.steps.is_empty() || !self.unfollowed.is_empty()
+        !self.steps.is_empty()
+            || !self.unfollowed.is_empty()
+            || self.bottom.iter().any(|b| b.ram.is_some())
     }
 
     /// A layer on the way down can serve from memory what the device above it was asked for:
@@ -92,6 +100,8 @@ pub enum FileOn {
 pub struct Walker<'a> {
     /// Usually `/sys`.
     pub sys: PathBuf,
+    /// Usually `/proc/devices`: which driver registered each major number.
+    pub majors: PathBuf,
     /// What a file lies on.
     pub file_on: &'a dyn Fn(&Path) -> FileOn,
     /// Bytes of a file in the page cache, its size, and its bytes not yet written back.
@@ -326,6 +336,7 @@ impl Walker<'_> {
         }
         let (read_bytes, written_bytes) = self.counters(dev).unwrap_or_default();
         let virtual_disk = self.virtual_disk(&disk_dir, &name);
+        let ram = Ram::of(&disk_dir, dev, self.read(&self.majors).as_deref());
         if let Some(kind) = &virtual_disk {
             stack.unfollowed.push(format!(
             "{dev} ({name}): a virtual disk ({kind}): its host may cache what it reads and writes, which no counter here shows"
@@ -337,6 +348,7 @@ impl Walker<'_> {
             read_bytes,
             written_bytes,
             virtual_disk,
+            ram,
         });
     }
 
@@ -396,6 +408,7 @@ pub fn below(path: &Path) -> Option<Stack> {
     }
     let walker = Walker {
         sys: PathBuf::from("/sys"),
+        majors: PathBuf::from("/proc/devices"),
         file_on: &file_on,
         residency: &|p| {
             let size = fs::metadata(p).ok()?.len();

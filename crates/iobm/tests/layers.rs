@@ -2,11 +2,12 @@
 //! `scripts/test` as root): an ext4 image mounted with `mount -o loop` whose file sits in the
 //! page cache is not called uncached, its backing file named with the disk under it; a
 //! resident data set read while `dd iflag=direct` reads the same device is not called
-//! uncached, and the other I/O is named, never printed as a share above 100%.
+//! uncached, and the other I/O is named, never printed as a share above 100%; ext4 on a zram
+//! device is memory.
 
 mod common;
 
-use common::mount::LoopMount;
+use common::mount::{LoopMount, ZramMount};
 use common::{entries, iobm, load};
 use serde_json::Value;
 use std::path::Path;
@@ -88,6 +89,43 @@ fn a_loop_mounted_image_in_the_page_cache_is_not_called_uncached() {
     assert_ne!(v, "uncached", "{evidence}");
     assert!(evidence.contains(&image), "{evidence}");
     assert!(entries(&fs.mnt).iter().all(|e| e == "lost+found"));
+}
+
+#[test]
+#[ignore = "needs root: adds a zram device and mounts ext4 on it (scripts/test runs it as root)"]
+fn ext4_on_zram_is_memory_by_its_driver() {
+    let fs = ZramMount::new("384M");
+    let json = fs.dir.path().join("r.json");
+    // O_DIRECT reaches the device, and the device delivers every byte: from RAM.
+    let result = run(
+        &["stream", "--direct", "--size", "128MiB", "-j", "2"],
+        &fs.mnt,
+        &json,
+    );
+    let device = format!("(zram{}) is zram, compressed RAM", fs.id);
+    for phase in result["phases"].as_array().unwrap() {
+        let (v, evidence) = verdict(phase);
+        assert_eq!(v, "memory", "{}: {evidence}", phase["op"]);
+        assert!(evidence.contains(&device), "{evidence}");
+        let below = &phase["cache"]["below"][0];
+        assert_eq!(
+            below["devices"][0]["ram"], "zram, compressed RAM",
+            "{below}"
+        );
+        let warnings = phase["warnings"].as_array().unwrap();
+        assert!(
+            warnings.iter().any(|w| w
+                .as_str()
+                .unwrap()
+                .starts_with("memory: the data lives in RAM")),
+            "{warnings:?}"
+        );
+    }
+    // The read was O_DIRECT and the device delivered all of it: what once read as uncached.
+    let read = &result["phases"][1];
+    assert_eq!(read["op"], "read");
+    assert!(read["cache"]["device"]["read_bytes"].as_u64().unwrap() >= 128 << 20);
+    common::assert_matches_schema(&result);
 }
 
 #[test]

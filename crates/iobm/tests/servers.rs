@@ -139,6 +139,110 @@ fn a_get_from_the_servers_cache_and_one_from_its_devices_are_told_apart() {
     );
 }
 
+/// Every percentage figure in `text` (the number before each '%').
+fn percentages(text: &str) -> Vec<f64> {
+    (text.split('%'))
+        .filter_map(|s| s.rsplit(['(', ' ']).next()?.parse().ok())
+        .collect()
+}
+
+/// Another process reads the server's disk while a GET runs, more than the GET served: the
+/// phase is `unknown: other I/O` with the figures, never `uncached`, and no share above 100%
+/// is printed. The reader is planted so that the test does not depend on the machine's speed:
+/// node_exporter is read through `tests/exporter/planted_reader.py`, which first has dd read
+/// a 32 MiB file on the same disk with O_DIRECT, so every reading after the one before the
+/// phase (the last being the one after it) counts 32 MiB that 8 MiB of GETs cannot explain.
+#[test]
+fn another_process_reading_the_servers_disk_is_other_io_never_uncached() {
+    let root = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let beside = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let planted = beside.path().join("planted");
+    let dd = std::process::Command::new("dd")
+        .args([
+            "if=/dev/zero",
+            "bs=1M",
+            "count=32",
+            "conv=fsync",
+            "status=none",
+        ])
+        .arg(format!("of={}", planted.display()))
+        .status()
+        .unwrap();
+    assert!(dd.success());
+    let s3 = s3s_fs(root.path(), KEY, SECRET);
+    let node = node_exporter();
+    let port = free_port();
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/exporter/planted_reader.py"
+    );
+    let args = [
+        script,
+        &port.to_string(),
+        &node.url,
+        planted.to_str().unwrap(),
+    ];
+    let reader = common::start("python3", &args.map(String::from), port);
+    let metrics = format!("http://127.0.0.1:{port}/metrics");
+    let (run, doc) = run_json(
+        &[
+            "s3",
+            "get",
+            "--endpoint",
+            &s3.url,
+            "--access-key",
+            KEY,
+            "--secret-key",
+            SECRET,
+            "--objects",
+            "16",
+            "--obj-size",
+            "512KiB",
+            "--ops",
+            "16",
+            "--concurrent",
+            "2",
+            "--server-metrics",
+            &metrics,
+        ],
+        beside.path(),
+    );
+    drop(reader);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let phase = &doc["phases"][0];
+    assert_eq!(u(&phase["operations"][0]["bytes"]), 8 << 20);
+    let e = node_evidence(phase, &metrics);
+    assert!(u(&e["device_read_bytes"]) >= 32 << 20, "{e}");
+    let disk = e["device"].as_str().unwrap();
+    let verdict = &phase["cache"]["verdict"];
+    assert_eq!(verdict["verdict"], "unknown", "{}", phase["cache"]);
+    let evidence = verdict["evidence"].as_str().unwrap();
+    assert!(
+        evidence.starts_with(&format!(
+            "other I/O ran on the servers' devices (127.0.0.1: {disk}): they read "
+        )) && evidence.contains("more than the 8.00 MiB served"),
+        "{evidence}"
+    );
+    assert!(
+        common::warns(phase, "other I/O ran on the servers' devices: they read "),
+        "{}",
+        phase["warnings"]
+    );
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        stdout.contains("verdict: unknown: other I/O ran on"),
+        "{stdout}"
+    );
+    let warnings = phase["warnings"].as_array().unwrap().iter();
+    for text in warnings.map(|w| w.as_str().unwrap()).chain([evidence]) {
+        assert!(percentages(text).iter().all(|&p| p <= 100.0), "{text}");
+    }
+}
+
 /// The servers are read through every phase too, once per interval, beside the client's
 /// series: readings across the phase, each what the data devices moved since the one before, the
 /// last one the reading after the phase, so that they add up to the phase's evidence.

@@ -235,6 +235,7 @@ mod tests {
             read_bytes,
             written_bytes: 0,
             virtual_disk: None,
+            ram: None,
         }
     }
 

@@ -196,6 +196,38 @@ fn memory_file_systems_are_said_to_be_memory_with_no_other_advice() {
 }
 
 #[test]
+fn ram_devices_are_said_to_be_memory_with_no_other_advice() {
+    let mut p = phase("read", [100 * MIB, 100 * MIB], [1_000_000_000; 2]);
+    p.cache.device = Some(DeviceIo {
+        device: "253:1".into(),
+        read_bytes: 200 * MIB,
+        written_bytes: 0,
+    });
+    p.cache.below = vec![crate::storage::Below {
+        top: "253:1".into(),
+        devices: vec![crate::storage::BottomIo {
+            device: "253:1".into(),
+            name: "zram1".into(),
+            ram: Some("zram, compressed RAM".into()),
+            ..Default::default()
+        }],
+        ..Default::default()
+    }];
+    let machine = Machine::with_ram(RAM);
+    assert_eq!(
+        phase_warnings(&p, &machine),
+        vec![memory_device("253:1 (zram1) is zram, compressed RAM")]
+    );
+    // A disk of its own: the data set fits in RAM, and nothing says memory.
+    p.cache.below[0].devices[0].ram = None;
+    let warnings = phase_warnings(&p, &machine);
+    assert!(
+        !warnings.iter().any(|w| w.starts_with("memory")),
+        "{warnings:?}"
+    );
+}
+
+#[test]
 fn writes_that_never_reached_the_device_are_flagged() {
     let mut p = phase(
         "write",

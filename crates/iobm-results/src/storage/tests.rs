@@ -21,6 +21,7 @@ fn loop_over_file(resident: u64, dio: bool, bottom_read: u64, bottom_written: u6
             read_bytes: bottom_read,
             written_bytes: bottom_written,
             virtual_disk: None,
+            ram: None,
         }],
         backing_files: vec![BackingFile {
             loop_device: "7:0".into(),
@@ -160,6 +161,7 @@ fn a_virtual_disk_is_named_and_btrfs_is_judged_by_its_members() {
                 read_bytes: GIB / 2,
                 written_bytes: 0,
                 virtual_disk: Some("virtio".into()),
+                ram: None,
             })
             .collect(),
         ..Below::default()

@@ -73,6 +73,7 @@ pub fn below(host: &str, before: &Stack, after: &Stack) -> Below {
                 read_bytes: b.map_or(0, |b| a.read_bytes.saturating_sub(b.read_bytes)),
                 written_bytes: b.map_or(0, |b| a.written_bytes.saturating_sub(b.written_bytes)),
                 virtual_disk: a.virtual_disk.clone(),
+                ram: a.ram.map(|r| r.describe().to_string()),
             }
         })
         .collect();

@@ -5,15 +5,29 @@ use super::*;
 use std::os::unix::fs::symlink;
 
 /// A fake sysfs: a device directory under `devices/...` for each name, linked from
-/// `dev/block/M:m` and `class/block/NAME`.
+/// `dev/block/M:m` and `class/block/NAME`; beside it a fake `/proc/devices` at `proc/devices`.
 struct Sys(tempfile::TempDir);
+
+/// The character majors of a fake `/proc/devices`: their numbers are not block majors.
+const CHARACTER_MAJORS: &str = "Character devices:\n  1 mem\n  4 tty\n252 zram\n";
 
 impl Sys {
     fn new() -> Sys {
         let s = Sys(tempfile::tempdir().unwrap());
         fs::create_dir_all(s.0.path().join("dev/block")).unwrap();
         fs::create_dir_all(s.0.path().join("class/block")).unwrap();
+        fs::create_dir_all(s.0.path().join("proc")).unwrap();
+        s.block_majors("  7 loop\n  8 sd\n  9 md\n253 device-mapper\n254 virtblk\n259 blkext");
         s
+    }
+
+    /// Writes the fake `/proc/devices` with these lines of block majors.
+    fn block_majors(&self, lines: &str) {
+        fs::write(
+            self.0.path().join("proc/devices"),
+            format!("{CHARACTER_MAJORS}\nBlock devices:\n{lines}\n"),
+        )
+        .unwrap();
     }
 
     /// Adds a device at `rel` (under `devices/`) numbered `dev`, with sectors read and
@@ -37,6 +51,7 @@ impl Sys {
     fn walk(&self, on: FileOn, files: &dyn Fn(&Path) -> FileOn) -> Stack {
         let walker = Walker {
             sys: self.0.path().to_path_buf(),
+            majors: self.0.path().join("proc/devices"),
             file_on: files,
             residency: &|p| {
                 (p == Path::new("/img/disk.ext4")).then_some((3 << 20, 8 << 20, Some(1 << 20)))
@@ -172,6 +187,73 @@ fn what_cannot_be_followed_is_said() {
     assert_eq!(btrfs.top, "btrfs u-u-i-d");
     assert_eq!(btrfs.bottom.len(), 2);
     assert!(btrfs.has_layers());
+}
+
+/// What RAM the stack under `dev` ends in, one entry per bottom device.
+fn ram_below(sys: &Sys, dev: &str) -> Vec<Option<Ram>> {
+    let stack = sys.walk(FileOn::Device(dev.into()), &|_| {
+        FileOn::Device("252:1".into())
+    });
+    stack.bottom.iter().map(|b| b.ram).collect()
+}
+
+#[test]
+fn ram_devices_are_found_by_their_driver_not_their_name() {
+    let sys = Sys::new();
+    sys.block_majors("  1 ramdisk\n  8 sd\n250 nullb\n252 zram\n259 blkext");
+    sys.device("virtual/block/zram1", "252:1", (8, 8));
+    // brd's disks by its major, whatever they are called; a partition by its disk's driver.
+    let disk = sys.device("virtual/block/disk7", "1:7", (0, 0));
+    sys.device("virtual/block/disk7/disk7p1", "1:8", (0, 0));
+    fs::write(disk.join("disk7p1/partition"), "1").unwrap();
+    sys.device("virtual/block/nullb0", "250:0", (0, 0));
+    // pmem by the driver its namespace is bound to, and any disk whose queue maps its pages
+    // (DAX).
+    let drivers = sys.0.path().join("bus/nd/drivers");
+    fs::create_dir_all(drivers.join("nd_pmem")).unwrap();
+    let pmem = sys.device(
+        "platform/ndbus0/region0/namespace0.0/block/pmem0",
+        "259:0",
+        (0, 0),
+    );
+    fs::create_dir_all(pmem.join("device")).unwrap();
+    symlink(drivers.join("nd_pmem"), pmem.join("device/driver")).unwrap();
+    let dax = sys.device("platform/dcss/block/dcssblk0", "259:1", (0, 0));
+    fs::create_dir_all(dax.join("queue")).unwrap();
+    fs::write(dax.join("queue/dax"), "1\n").unwrap();
+    // Disks of storage of their own, however they are called.
+    sys.device("pci0/ata1/block/ram0", "8:0", (0, 0));
+    sys.device("pci0/ata1/block/zram5", "8:16", (0, 0));
+    let sd = sys.device("pci0/ata1/block/sdc", "8:32", (0, 0));
+    fs::create_dir_all(sd.join("queue")).unwrap();
+    fs::write(sd.join("queue/dax"), "0\n").unwrap();
+    for (dev, ram) in [
+        ("252:1", Some(Ram::Zram)),
+        ("1:7", Some(Ram::Brd)),
+        ("1:8", Some(Ram::Brd)),
+        ("250:0", Some(Ram::NullBlk)),
+        ("259:0", Some(Ram::Pmem)),
+        ("259:1", Some(Ram::Pmem)),
+        ("8:0", None),
+        ("8:16", None),
+        ("8:32", None),
+    ] {
+        assert_eq!(ram_below(&sys, dev), vec![ram], "{dev}");
+    }
+    // A RAM disk alone is a stack worth recording; a disk of storage of its own is not.
+    let zram = sys.walk(FileOn::Device("252:1".into()), &|_| unreachable!());
+    assert!(zram.has_layers() && zram.steps.is_empty(), "{zram:?}");
+    let plain = sys.walk(FileOn::Device("8:0".into()), &|_| unreachable!());
+    assert!(!plain.has_layers());
+    // A loop device over a file on zram ends in RAM.
+    let lo = sys.device("virtual/block/loop3", "7:3", (0, 0));
+    fs::create_dir_all(lo.join("loop")).unwrap();
+    fs::write(lo.join("loop/backing_file"), "/zram/disk.img\n").unwrap();
+    assert_eq!(ram_below(&sys, "7:3"), vec![Some(Ram::Zram)]);
+    // Only block majors count: 1 and 252 are character majors too.
+    sys.block_majors("  8 sd\n");
+    assert_eq!(ram_below(&sys, "252:1"), vec![None]);
+    assert_eq!(ram_below(&sys, "1:7"), vec![None]);
 }
 
 #[test]

@@ -1,5 +1,6 @@
-//! File systems mounted for one test (root only): a tmpfs or another kernel file system, and
-//! ext4 on an image file through a loop device; each unmounted when dropped.
+//! File systems mounted for one test (root only): a tmpfs or another kernel file system, ext4
+//! on an image file through a loop device, and ext4 on a zram device of its own; each
+//! unmounted (and its device removed) when dropped.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -82,5 +83,50 @@ impl LoopMount {
 impl Drop for LoopMount {
     fn drop(&mut self) {
         let _ = Command::new("umount").arg(&self.mnt).status();
+    }
+}
+
+/// ext4 on a zram device added for one test (`/sys/class/zram-control/hot_add`): RAM that the
+/// kernel calls a disk. Removed when dropped.
+pub struct ZramMount {
+    pub dir: tempfile::TempDir,
+    pub mnt: PathBuf,
+    /// The zram device's number (zramN).
+    pub id: String,
+}
+
+impl ZramMount {
+    pub fn new(size: &str) -> ZramMount {
+        super::assert_root("this test adds a zram device and needs root");
+        let id = std::fs::read_to_string("/sys/class/zram-control/hot_add")
+            .expect("zram's hot_add (the kernel has zram here)")
+            .trim()
+            .to_string();
+        let sys = format!("/sys/block/zram{id}");
+        std::fs::write(format!("{sys}/disksize"), size).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let mnt = dir.path().join("mnt");
+        std::fs::create_dir(&mnt).unwrap();
+        let device = format!("/dev/zram{id}");
+        for cmd in [
+            Command::new("mkfs.ext4").args(["-q", "-F", &device]),
+            Command::new("mount").arg(&device).arg(&mnt),
+        ] {
+            let out = cmd.output().unwrap();
+            assert!(
+                out.status.success(),
+                "{cmd:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        ZramMount { dir, mnt, id }
+    }
+}
+
+impl Drop for ZramMount {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.mnt).status();
+        let _ = std::fs::write(format!("/sys/block/zram{}/reset", self.id), "1");
+        let _ = std::fs::write("/sys/class/zram-control/hot_remove", &self.id);
     }
 }

@@ -1,8 +1,10 @@
 //! An object phase judged by the iobm gateways' own counters: the share of what they served
-//! that was in their page cache, or what their storage wrote of what they received.
+//! that was in their page cache, or what their storage wrote of what they received. Their
+//! storage's counters are every process's: beyond what the gateways served or received
+//! ([`Margin::SERVER`]) they are other I/O, named, never a share above 100%.
 
 use crate::remote::is_gateway;
-use crate::share::{by_share, pct};
+use crate::share::{by_share, pct, Margin};
 use crate::verdict::rule::{judged, Class, Evidence, Rule};
 use crate::{CacheVerdict, PhaseResult, ServerEvidence, Verdict};
 use iobm_stats::format_bytes;
@@ -46,13 +48,20 @@ impl Rule for Served {
         let served: u64 = servers.iter().map(|s| s.served_bytes).sum();
         (e.class == Class::Object && served > 0).then_some(())?;
         let resident: u64 = servers.iter().map(|s| s.resident_bytes).sum();
-        let device_read = device(servers, |s| s.device_read_bytes).map_or(String::new(), |d| {
-            format!(
-                "; its storage read {} ({:.0}% of it)",
-                format_bytes(d),
-                pct(d, served)
-            )
-        });
+        let device_read =
+            device(servers, |s| s.device_read_bytes).map_or(
+                String::new(),
+                |d| match Margin::SERVER.share(d, served) {
+                    Some(share) => {
+                        format!("; its storage read {} ({share:.0}% of it)", format_bytes(d))
+                    }
+                    None => format!(
+                    "; its storage read {}, {} more than it served: other I/O ran on its device",
+                    format_bytes(d),
+                    format_bytes(d - served)
+                ),
+                },
+            );
         let data = e.phase.settings.data_bytes;
         let gets = get_bytes(e.phase);
         let passes = if data > 0 && gets > 0 {
@@ -80,14 +89,23 @@ impl Rule for Received {
         let servers = &e.phase.cache.servers;
         let received: u64 = servers.iter().map(|s| s.received_bytes).sum();
         (e.class == Class::Object && received > 0 && get_bytes(e.phase) == 0).then_some(())?;
-        match device(servers, |s| s.device_written_bytes) {
-            Some(written) => judged(
-                by_share(pct(written, received)),
+        let written = device(servers, |s| s.device_written_bytes);
+        match written.map(|w| (w, Margin::SERVER.share(w, received))) {
+            Some((written, Some(share))) => judged(
+                by_share(share),
                 format!(
-                    "the gateway received {}; its storage wrote {} during the phase ({:.0}%), the rest was still in its page cache",
+                    "the gateway received {}; its storage wrote {} during the phase ({share:.0}%), the rest was still in its page cache",
                     format_bytes(received),
                     format_bytes(written),
-                    pct(written, received)
+                ),
+            ),
+            Some((written, None)) => judged(
+                Verdict::Unknown,
+                format!(
+                    "other I/O (or the write-back of earlier data) ran on the gateway's device: the gateway received {}; its storage wrote {} during the phase, {} more, so this phase's share cannot be told",
+                    format_bytes(received),
+                    format_bytes(written),
+                    format_bytes(written - received)
                 ),
             ),
             None => judged(
@@ -139,5 +157,45 @@ mod tests {
         put.cache.servers = vec![gateway(0, 0, 2 * MIB)];
         let v = Received.judge(&Evidence::of(&put, &m)).unwrap();
         assert_eq!(v.verdict, Verdict::PartlyCached, "{}", v.evidence);
+    }
+
+    #[test]
+    fn the_gateways_storage_beyond_what_it_moved_is_other_io_never_a_share_above_100_percent() {
+        let m = Machine::with_ram(RAM);
+        // A PUT of 65.25 MiB on a busy disk: its storage wrote 664.42 MiB (once "1018%").
+        let mut put = phase("put", [MIB, MIB], [1_000_000_000; 2]);
+        put.operations = vec![operation(&put, "put", 6525 * MIB / 100)];
+        put.cache.servers = vec![ServerEvidence {
+            device_written_bytes: Some(66442 * MIB / 100),
+            ..gateway(0, 0, 6525 * MIB / 100)
+        }];
+        let v = Received.judge(&Evidence::of(&put, &m)).unwrap();
+        assert_eq!(v.verdict, Verdict::Unknown, "{}", v.evidence);
+        assert_eq!(
+            v.evidence,
+            "other I/O (or the write-back of earlier data) ran on the gateway's device: the gateway received 65.25 MiB; its storage wrote 664.42 MiB during the phase, 599.17 MiB more, so this phase's share cannot be told"
+        );
+        assert_eq!(crate::verdict::verdict(&put, &m).verdict, Verdict::Unknown);
+        // Within a tenth and 4 MiB: at most 100%.
+        put.cache.servers[0].device_written_bytes = Some(70 * MIB);
+        let v = Received.judge(&Evidence::of(&put, &m)).unwrap();
+        assert_eq!(v.verdict, Verdict::Uncached, "{}", v.evidence);
+        assert!(v.evidence.contains("(100%)"), "{}", v.evidence);
+        // A GET: the verdict is the gateway's own (its page cache), its storage's other I/O
+        // named (once "12277% of it").
+        let mut get = phase("get", [MIB, MIB], [1_000_000_000; 2]);
+        get.operations = vec![operation(&get, "get", 2 * MIB)];
+        get.cache.servers = vec![ServerEvidence {
+            device_read_bytes: Some(24554 * MIB / 100),
+            ..gateway(2 * MIB, 2 * MIB, 0)
+        }];
+        let v = Served.judge(&Evidence::of(&get, &m)).unwrap();
+        assert_eq!(v.verdict, Verdict::Cached, "{}", v.evidence);
+        assert!(
+            v.evidence.contains("; its storage read 245.54 MiB, 243.54 MiB more than it served: other I/O ran on its device"),
+            "{}",
+            v.evidence
+        );
+        assert!(!v.evidence.contains("% of it"), "{}", v.evidence);
     }
 }

@@ -2,7 +2,7 @@
 //! read or wrote: the client's own cache served or holds the rest.
 
 use crate::remote::{read_and_written, wire_totals};
-use crate::share::{by_share, pct, MOST};
+use crate::share::{by_share, pct, Margin, MOST};
 use crate::verdict::rule::{judged, Evidence, Rule};
 use crate::{CacheVerdict, PhaseResult};
 use iobm_stats::format_bytes;
@@ -27,19 +27,19 @@ fn verdict(phase: &PhaseResult) -> Option<CacheVerdict> {
     if read > 0 {
         least = least.min(pct(received, read));
         parts.push(format!(
-            "the client received {} over {nics} for the {} read ({:.0}%)",
+            "the client received {} over {nics} for the {} read ({})",
             format_bytes(received),
             format_bytes(read),
-            pct(received, read)
+            Margin::CLIENT.share_text(received, read)
         ));
     }
     if written > 0 {
         least = least.min(pct(sent, written));
         parts.push(format!(
-            "sent {} over {nics} for the {} written ({:.0}%)",
+            "sent {} over {nics} for the {} written ({})",
             format_bytes(sent),
             format_bytes(written),
-            pct(sent, written)
+            Margin::CLIENT.share_text(sent, written)
         ));
     }
     if parts.is_empty() || least >= MOST {
@@ -58,6 +58,7 @@ mod tests {
     use super::*;
     use crate::checks::tests::{phase, MIB, RAM};
     use crate::machine::Machine;
+    use crate::verdict::rules::tests::operation;
     use crate::{NicIo, Verdict};
 
     #[test]
@@ -81,5 +82,22 @@ mod tests {
         assert!(Wire.judge(&Evidence::of(&read, &local)).is_none());
         read.cache.wire = vec![nic(100 * MIB)];
         assert!(Wire.judge(&Evidence::of(&read, &nfs)).is_none());
+        // Other traffic on the interface is no share above 100%.
+        let mut mixed = phase("readwrite", [100 * MIB, 100 * MIB], [1_000_000_000; 2]);
+        mixed.operations = vec![
+            operation(&mixed, "read", 100 * MIB),
+            operation(&mixed, "write", 100 * MIB),
+        ];
+        mixed.cache.wire = vec![NicIo {
+            sent_bytes: 5 * MIB,
+            ..nic(300 * MIB)
+        }];
+        let v = Wire.judge(&Evidence::of(&mixed, &nfs)).unwrap();
+        assert_eq!(v.verdict, Verdict::Cached, "{}", v.evidence);
+        assert!(
+            v.evidence.starts_with("the client received 300.00 MiB over eth0 for the 100.00 MiB read (more than all of it) and sent 5.00 MiB over eth0 for the 100.00 MiB written (5%)"),
+            "{}",
+            v.evidence
+        );
     }
 }
