@@ -172,6 +172,10 @@ fn a_kept_data_set_is_read_again_uncached_and_left_as_it_was() {
         &["head", "--reuse", &prefix, "--ops", "6", "-c", "2"],
     );
     assert_eq!(u(&head["phases"][0]["operations"][0]["ops"]), 6);
+    // Given no --obj-size, the kept objects' own size is recorded, not the flag's default.
+    let kept = &head["config"]["s3"];
+    let sizes = (u(&kept["obj_size_min"]), u(&kept["obj_size_max"]));
+    assert_eq!(sizes, (256 << 10, 256 << 10));
     let mixed = s3(
         &serve.url,
         &[

@@ -69,7 +69,8 @@ pub(super) fn s3_settings(
     bucket_created: bool,
     spec: &ObjectSpec,
 ) -> S3Settings {
-    let ((min, max), mix) = (args.sizes(), args.mix());
+    // The objects' own sizes: a kept data set's, not the flags' (--reuse reads it as it is).
+    let ((min, max), mix) = (spec.size, args.mix());
     S3Settings {
         endpoints: config.endpoints.iter().map(|e| e.url.clone()).collect(),
         builtin_gateway: gateway_dir.is_some(),
