@@ -503,7 +503,7 @@ _iobm() {
             return 0
             ;;
         iobm__subcmd__io500)
-            opts="-j -n -h --jobs --easy-size --easy-transfer --segments --items --stonewall --keep --server-ram --server-metrics --server-devices --server-drop-cmd --line-rate --interval --repeat --until-stable --json --csv --html --label --print-spec --help"
+            opts="-j -n -h --jobs --easy-size --easy-transfer --segments --items --stonewall --keep --server-ram --server-metrics --server-devices --server-drop-cmd --line-rate --interval --json --csv --html --label --print-spec --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -562,14 +562,6 @@ _iobm() {
                     return 0
                     ;;
                 --interval)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --repeat)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --until-stable)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1021,7 +1013,7 @@ _iobm() {
             return 0
             ;;
         iobm__subcmd__s3)
-            opts="-c -d -h --endpoint --tls --insecure --dir --bucket --prefix --access-key --secret-key --region --concurrent --obj-size --obj-size-range --objects --duration --ramp --ops --range-size --part-size --part-concurrency --page-keys --batch --get --head --put --delete --payload-signing --retries --max-errors --timeout --verify --rate --arrivals --rate-sweep --slo --server-ram --server-metrics --server-devices --server-drop-cmd --line-rate --drop-caches --new-connection --data --keep --reuse --interval --repeat --until-stable --json --csv --html --label --print-spec --help put get head delete list multipart mixed"
+            opts="-c -d -h --endpoint --tls --insecure --dir --bucket --prefix --access-key --secret-key --region --concurrent --obj-size --obj-size-range --objects --duration --ramp --ops --once --range-size --part-size --part-concurrency --page-keys --batch --get --head --put --delete --payload-signing --retries --max-errors --timeout --verify --rate --arrivals --rate-sweep --slo --server-ram --server-metrics --server-devices --server-drop-cmd --line-rate --drop-caches --new-connection --data --keep --reuse --interval --repeat --until-stable --json --csv --html --label --print-spec --help put get head delete list multipart mixed"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -1,6 +1,6 @@
 //! iobm-dist: the processes that make up one run. By default one process; started by an MPI
 //! launcher (mpirun, srun) and built with the `mpi` feature, one MPI rank per process. The run
-//! needs only a few collective steps: barriers before phases, gathering bytes at rank 0,
+//! needs only a few collective steps: barriers around phases, gathering bytes at rank 0,
 //! broadcasting from it, and each rank's wall-clock offset from rank 0.
 
 use std::time::{SystemTime, UNIX_EPOCH};

@@ -2,9 +2,10 @@
 //! mixed draw among them), through its target's [`Objects`] session.
 
 use crate::data::Generator;
-use crate::permute::mix;
+use crate::permute::{mix, Permutation};
 use crate::task::Task;
 use crate::workload::{object_name, ObjectOp, ObjectSpec, Phase, MIXED};
+use iobm_stats::names::Picks;
 use iobm_target::objects::{stamp, CHUNK, STAMP_LEN};
 use iobm_target::{Body, Objects, Target};
 use md5::{Digest, Md5};
@@ -86,6 +87,10 @@ pub(crate) struct ObjectTask<'a> {
     worker: u64,
     workers: u64,
     rng: u64,
+    /// `Picks::Once`: the seed of every pass's order (the same on every worker), and the
+    /// order of the pass being read.
+    order_seed: u64,
+    order: Option<(u64, Permutation)>,
     /// Mixed phases: the objects this worker may read or delete (its share of the data set,
     /// plus what it stored, minus what it deleted).
     live: Vec<u64>,
@@ -154,6 +159,8 @@ impl<'a> ObjectTask<'a> {
             worker,
             workers,
             rng: mix(run_id ^ (worker << 40) ^ 0x0b1e),
+            order_seed: mix(run_id ^ 0x0ce0_0ce0),
+            order: None,
             live,
             list_next: None,
             keys: 0,
@@ -185,20 +192,30 @@ impl<'a> ObjectTask<'a> {
         Body::new(self.content, self.object, self.spec.size_of(self.object))
     }
 
-    /// Picks an object of the data set for a read: this worker's share once in order, or at
-    /// random when the phase runs by time or count.
+    /// Picks an object of the data set for a read: this worker's share once in order; when the
+    /// phase runs by time or count, at random or (`Picks::Once`) the next of a pass over every
+    /// object in a shuffled order: read `i` of worker w is read `k = i W + w` of the workers
+    /// together, of object `k mod N` of pass `k / N`'s order.
     fn pick_existing(&mut self, i: u64) -> bool {
-        if self.spec.count == 0 {
+        let count = self.spec.count;
+        if count == 0 {
             return false;
         }
+        let k = i * self.workers + self.worker;
         self.object = if self.phase.stop.one_pass() {
-            let k = i * self.workers + self.worker;
-            if k >= self.spec.count {
+            if k >= count {
                 return false;
             }
             k
+        } else if self.spec.picks == Picks::Once {
+            let pass = k / count;
+            if self.order.as_ref().is_none_or(|(p, _)| *p != pass) {
+                let seed = mix(self.order_seed ^ pass);
+                self.order = Some((pass, Permutation::new(count, seed)));
+            }
+            self.order.as_ref().expect("made above").1.get(k % count)
         } else {
-            self.random() % self.spec.count
+            self.random() % count
         };
         true
     }

@@ -16,8 +16,8 @@ mod csv;
 use csv::csv;
 
 pub use comparison::{
-    check_kinds, cpu_percent, headline, verdict_mark, Cell, Comparison, Unit, TEXT_WIDTH,
-    VERDICT_MARKS,
+    check_kinds, cpu_percent, headline, interval_text, verdict_mark, Cell, Comparison, Unit,
+    TEXT_WIDTH, VERDICT_MARKS,
 };
 
 /// Output formats of the comparison.
@@ -61,8 +61,9 @@ fn value_text(cell: &Cell, with_ratio: bool) -> String {
         return "-".into();
     };
     let mut text = format!("{v:.2}");
-    if let Some([low, high]) = cell.ci95 {
-        text.push_str(&format!(" +-{:.2}", (high - low) / 2.0));
+    if let Some(ci) = cell.ci95 {
+        text.push(' ');
+        text.push_str(&interval_text(ci));
     }
     if let Some(verdict) = &cell.verdict {
         text.push(' ');

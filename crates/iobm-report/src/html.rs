@@ -6,7 +6,7 @@
 mod charts;
 mod servers;
 
-use crate::compare::{verdict_mark, Cell, Comparison, Unit};
+use crate::compare::{interval_text, verdict_mark, Cell, Comparison, Unit};
 use crate::text::render_header;
 use charts::{
     latency_distribution, latency_over_time, phase_series, phase_throughput, rank_bars,
@@ -422,8 +422,8 @@ fn compare_cell(cell: &Cell, label: &str, unit: &str, with_ratio: bool) -> Strin
         .map_or(String::new(), |r| {
             format!(" <span class=\"ratio\">x{r:.2}{noise}</span>")
         });
-    let spread = cell.ci95.map_or(String::new(), |[low, high]| {
-        format!(" <span class=\"ci\">+-{:.2}</span>", (high - low) / 2.0)
+    let spread = cell.ci95.map_or(String::new(), |ci| {
+        format!(" <span class=\"ci\">{}</span>", interval_text(ci))
     });
     let mark = cell.verdict.as_ref().map_or(String::new(), |v| {
         format!(

@@ -1,5 +1,6 @@
 //! The resolved options of a run (files, S3, the bonnie suite) and the hash of what it did.
 
+use iobm_stats::names::Picks;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -258,6 +259,11 @@ pub struct S3Config {
     /// Keys per list request (`--page-keys`), for list runs. Null: the run listed nothing.
     #[serde(default)]
     pub page_keys: Option<u32>,
+    /// How the GETs or HEADs of a phase by time or count picked the objects of the data set:
+    /// "once" (each once per pass, shuffled; `--once`) or "random" (with replacement). Null:
+    /// the run read no data set so, or its document is from before.
+    #[serde(default)]
+    pub picks: Option<Picks>,
 }
 
 /// Settings of `iobm meta`: the namespace's shape (mdtest's), whose items each worker works on,

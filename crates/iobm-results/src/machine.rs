@@ -2,7 +2,7 @@
 //! system and block device under the directory, and the clock its stamps are read from; and
 //! what the checks and the verdict know of it ([`Machine`]).
 
-use iobm_stats::names::ops;
+use iobm_stats::names::{ops, Picks};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -139,6 +139,8 @@ pub struct Machine {
     pub put_bytes_per_s: Option<f64>,
     /// The data set read was kept by an earlier run (`--reuse`), not uploaded just before.
     pub reused_data_set: bool,
+    /// How the GETs picked objects of the data set (`config.s3.picks`); None: not recorded.
+    pub picks: Option<Picks>,
     /// A meta run's lookups were of entries made by whom (`--stride`); None: not a meta run.
     pub meta_made_by: Option<crate::metadata::MadeBy>,
 }
@@ -169,6 +171,7 @@ impl Machine {
             cpus: 0,
             put_bytes_per_s: None,
             reused_data_set: false,
+            picks: None,
             meta_made_by: None,
         }
     }
@@ -206,6 +209,7 @@ impl Machine {
             },
             builtin_gateway: run.config.s3.as_ref().is_some_and(|s| s.builtin_gateway),
             reused_data_set: run.config.s3.as_ref().is_some_and(|s| s.reused.is_some()),
+            picks: run.config.s3.as_ref().and_then(|s| s.picks),
             meta_made_by: (run.config.meta.as_ref())
                 .map(|m| crate::metadata::made_by(m.stride, &run.ranks)),
             cpus: environment.cpus,

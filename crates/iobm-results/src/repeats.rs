@@ -4,6 +4,10 @@
 //! noise and `compare` can tell a difference from it. Too few values for an interval give none,
 //! with the reason.
 
+mod trend;
+
+pub use trend::Trend;
+
 use crate::RunResult;
 use iobm_stats::AggregateKind;
 use schemars::JsonSchema;
@@ -134,16 +138,26 @@ impl PhaseSpread {
     /// The coefficient of variation of the phase's makespan, in bytes/s (or operations/s for a
     /// phase that moves no data), when it is above [`UNSTABLE_CV`].
     pub fn unstable(&self, moves_data: bool) -> Option<f64> {
+        self.makespan(moves_data)?.cv.filter(|&cv| cv > UNSTABLE_CV)
+    }
+
+    /// The order of the phase's makespan rates over the repetitions, when independent
+    /// repetitions would not show it ([`Trend::of`]).
+    pub fn trend(&self, moves_data: bool) -> Option<Trend> {
+        Trend::of(&self.makespan(moves_data)?.values)
+    }
+
+    /// The makespan's spread, in bytes/s (or operations/s for a phase that moves no data).
+    fn makespan(&self, moves_data: bool) -> Option<&Spread> {
         let makespan = self
             .aggregates
             .iter()
             .find(|a| a.kind == AggregateKind::Makespan)?;
-        let spread = if moves_data {
+        Some(if moves_data {
             &makespan.bytes_per_s
         } else {
             &makespan.ops_per_s
-        };
-        spread.cv.filter(|&cv| cv > UNSTABLE_CV)
+        })
     }
 }
 

@@ -12,7 +12,7 @@ pub use rule::{Class, Evidence, Rule, DROPPED_NOTE};
 use crate::machine::Machine;
 use crate::{CacheVerdict, PhaseResult};
 use iobm_stats::format_bytes;
-use iobm_stats::names::ops;
+use iobm_stats::names::{ops, Picks};
 
 /// Whether the phase's rate is the storage's or a cache's: the verdict of the first rule that
 /// fires, with what would give an uncached figure where its GETs may have read a cache.
@@ -60,11 +60,15 @@ pub fn uncached_advice(phase: &PhaseResult, machine: &Machine) -> String {
     if !crate::remote::servers_dropped(phase) && !machine.builtin_gateway {
         ways.push("--server-drop-cmd CMD to drop the server's caches after the upload, just before the GETs".to_string());
     }
-    ways.push(if machine.reused_data_set {
-        "the server's page cache dropped just before reading the kept data set again (it was still cached)".to_string()
-    } else {
-        "keeping a data set (iobm s3 put --keep), dropping the server's page cache (sync; echo 3 > /proc/sys/vm/drop_caches on the server), then reading it with --reuse PREFIX: this run uploaded its data set just before reading it, so dropping caches before the run cannot help".to_string()
-    });
+    if machine.picks == Some(Picks::Random) {
+        ways.push("--once, to read each object once: this run picked objects at random, so some GETs read an object an earlier one had brought into the server's cache".to_string());
+    }
+    if !machine.reused_data_set {
+        ways.push("keeping a data set (iobm s3 put --keep), dropping the server's page cache (sync; echo 3 > /proc/sys/vm/drop_caches on the server), then reading it with --reuse PREFIX: this run uploaded its data set just before reading it, so dropping caches before the run cannot help".to_string());
+    } else if !phase.settings.drop_cache {
+        // A drop by hand on the server is not seen: said as what was not recorded.
+        ways.push("the server's page cache dropped just before reading the kept data set again (this run dropped none; a drop by hand on the server is not recorded)".to_string());
+    }
     format!("; for an uncached figure: {}", ways.join("; or "))
 }
 

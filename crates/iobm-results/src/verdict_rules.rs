@@ -9,7 +9,7 @@ use crate::checks::{Machine, GET_OVER_PUT};
 use crate::verdict::rules::tests::operation;
 use crate::verdict::verdict;
 use crate::{DeviceIo, PhaseResult, ServerEvidence, Verdict};
-use iobm_stats::names::FsyncPolicy;
+use iobm_stats::names::{FsyncPolicy, Picks};
 
 fn device(read: u64, written: u64) -> Option<DeviceIo> {
     Some(DeviceIo {
@@ -384,6 +384,20 @@ fn the_ways_to_an_uncached_figure_are_only_those_that_apply() {
     let told = advice(&cached, other);
     assert!(told.contains("--server-drop-cmd"), "{told}");
     assert!(!told.contains("--drop-caches"), "{told}");
+    // A kept set read at random after the run dropped the cache: --once, and no drop asked for
+    // as if none had happened.
+    let reused = |picks| Machine {
+        reused_data_set: true,
+        picks: Some(picks),
+        ..builtin
+    };
+    let told = advice(&dropped, reused(Picks::Random));
+    assert!(told.contains("; for an uncached figure: --once, to read each object once: this run picked objects at random"), "{told}");
+    assert!(!told.contains("page cache dropped just before"), "{told}");
+    // Each read once, nothing dropped by the run: a drop, said as not recorded.
+    let told = advice(&cached, reused(Picks::Once));
+    assert!(!told.contains("--once"), "{told}");
+    assert!(told.contains("reading the kept data set again (this run dropped none; a drop by hand on the server is not recorded)"), "{told}");
     // Uncached GETs, or a cached phase without GET bytes: no advice.
     assert!(!advice(&get_phase(200, 1, 50, Some(0)), builtin).contains("for an uncached figure"));
     let (v, told) = of(&put_phase(100, Some(2)));

@@ -97,7 +97,9 @@ pub fn execute(
 
 /// The engine's run of `phase` on this rank: its workers released together with every rank's,
 /// a stonewall's wear-out the most any worker of any rank did, `--until-stable`'s rate that of
-/// every rank's workers.
+/// every rank's workers. It returns once every rank's workers have ended, so that what the
+/// probes read after it (a block device that ranks share, a server) covers the whole phase,
+/// never one rank's window against every rank's bytes.
 fn run_on_ranks(
     target: &dyn Target,
     phase: &Phase,
@@ -109,7 +111,9 @@ fn run_on_ranks(
         agree: &|most| ranks.max(most),
         sum: &|mine| ranks.sum_tally(mine),
     };
-    iobm_engine::run_phase(target, phase, control, &ranked)
+    let outcome = iobm_engine::run_phase(target, phase, control, &ranked);
+    ranks.barrier();
+    outcome
 }
 
 /// Limits the `later` phases to what `phase` did: those on the files of a write that stopped
@@ -127,5 +131,57 @@ fn limit_later(later: &mut [Phase], phase: &Phase, outcome: &PhaseOutcome) {
         for p in later.iter_mut() {
             p.limit_to_made(phase, made);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iobm_dist::{ClockOffset, Transport};
+    use iobm_engine::Layout;
+    use iobm_target::mem::MemTarget;
+    use std::sync::Mutex;
+
+    /// Rank 1 of 2, whose barrier notes the bytes this rank's workers had moved when it was
+    /// called.
+    struct Noting {
+        control: Arc<Control>,
+        seen: Arc<Mutex<Vec<u64>>>,
+    }
+
+    impl Transport for Noting {
+        fn rank(&self) -> u32 {
+            1
+        }
+        fn size(&self) -> u32 {
+            2
+        }
+        fn barrier(&self) {
+            self.seen.lock().unwrap().push(self.control.live_bytes());
+        }
+        fn gather_each(&self, _: &[u8], _: &mut dyn FnMut(u32, &[u8])) {}
+        fn broadcast(&self, bytes: &[u8]) -> Vec<u8> {
+            bytes.to_vec()
+        }
+        fn clock_offsets(&self) -> Vec<ClockOffset> {
+            Vec::new()
+        }
+    }
+
+    #[test]
+    fn every_rank_waits_for_the_others_to_end_before_its_probes_read_their_evidence() {
+        let control = Arc::new(Control::new(1, 1));
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let ranks = Ranks::over(Box::new(Noting {
+            control: control.clone(),
+            seen: seen.clone(),
+        }));
+        let target = MemTarget::new();
+        let phase = Phase::new("p", Op::Write, 4096, Layout::file_per_worker(1, 1 << 20));
+        iobm_engine::prepare_objects(&target, &phase.layout).unwrap();
+        let outcome = run_on_ranks(&target, &phase, &control, &ranks);
+        assert_eq!(outcome.workers[0].span.bytes, 1 << 20);
+        // The barrier before the phase, then one once this rank's workers have written it all.
+        assert_eq!(*seen.lock().unwrap(), [0, 1 << 20]);
     }
 }

@@ -1,7 +1,8 @@
 //! A run over several processes (MPI ranks; one process without MPI). Every rank runs its own
-//! workers; before each phase all ranks pass a barrier; after it rank 0 gathers every rank's
-//! phase, moves the stamps onto its own clock with the measured offsets, and merges them into
-//! one phase whose aggregates cover all workers of all ranks.
+//! workers; all ranks pass a barrier before each phase and another once every rank's workers
+//! have ended (so that the evidence read after it covers the whole phase); then rank 0 gathers
+//! every rank's phase, moves the stamps onto its own clock with the measured offsets, and
+//! merges them into one phase whose aggregates cover all workers of all ranks.
 
 use crate::exit::Failure;
 use iobm_dist::{ClockOffset, Transport};
@@ -34,12 +35,17 @@ impl Ranks {
     /// Connects to the other ranks when an MPI launcher started this process; ranks other
     /// than 0 print nothing from then on (rank 0 reports for all), errors apart.
     pub fn connect() -> Result<Ranks, Failure> {
-        let transport = iobm_dist::connect().map_err(Failure::input)?;
-        let offsets = transport.clock_offsets();
-        if transport.rank() != 0 {
+        let ranks = Ranks::over(iobm_dist::connect().map_err(Failure::input)?);
+        if !ranks.is_root() {
             crate::session::silence();
         }
-        Ok(Ranks { transport, offsets })
+        Ok(ranks)
+    }
+
+    /// The processes `transport` connects, with its clock offsets.
+    pub fn over(transport: Box<dyn Transport>) -> Ranks {
+        let offsets = transport.clock_offsets();
+        Ranks { transport, offsets }
     }
 
     pub fn rank(&self) -> u32 {

@@ -1,7 +1,7 @@
 //! Names that parts which do not depend on each other must agree on, kept in one place: the
 //! operations, which the engine names and a saved run's readers rate by name, and the bonnie
 //! tests, which the engine's suite builds as phases and the results and reports find again;
-//! the fsync policies, which the engine follows and results record.
+//! the fsync policies, which the engine follows and results record; how GETs pick objects.
 
 /// The operations as results name them (`phases[].op`).
 pub mod ops {
@@ -51,6 +51,38 @@ impl FsyncPolicy {
             FsyncPolicy::Never => "never",
             FsyncPolicy::End => "end",
             FsyncPolicy::Each => "each",
+        }
+    }
+}
+
+/// How the GETs and HEADs of a phase that runs by time or count pick the objects of the data set
+/// (results' `config.s3.picks`); a phase that reads the data set once reads each object once.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Picks {
+    /// At random with replacement: with as many reads as objects, about 37% (1/e) of the reads
+    /// are of an object read before.
+    #[default]
+    Random,
+    /// Each object once per pass over the data set, in an order shuffled anew for each pass.
+    Once,
+}
+
+impl Picks {
+    pub fn name(self) -> &'static str {
+        match self {
+            Picks::Random => "random",
+            Picks::Once => "once",
         }
     }
 }

@@ -38,7 +38,10 @@ const MD_HARD: &str = "mdtest-hard";
 
 /// `iobm io500 DIR`: the sizes checked on every rank, then run by the run layer.
 pub fn io500(args: Io500Args, argv: &[OsString]) -> Result<Exit, Failure> {
-    let common = args.output.common(&args.measure);
+    let common = iobm_run::lifecycle::Common {
+        outputs: args.output.outputs(),
+        repetitions: 1,
+    };
     run_command(argv, &common, |ranks| {
         let suite = ranks.agreed(check(&args, ranks))?;
         Ok(Io500 {
@@ -84,17 +87,10 @@ impl Suite {
 fn check(args: &Io500Args, ranks: &Ranks) -> Result<Suite, Failure> {
     session::writable_dir(&args.dir)?;
     args.output.check()?;
-    args.measure.check_steady(None, "--duration")?;
     if args.stonewall.is_zero() {
         return Err(Failure::input(
             "--stonewall 0s: must be more than 0 (the rules' is 300s)",
         ));
-    }
-    if args.measure.repeat > 1 {
-        return Err(Failure::input(format!(
-            "--repeat {}: io500 runs its suite once, as the rules do, and scores that run (repeat it with a plan's [matrix] or `iobm rerun`)",
-            args.measure.repeat
-        )));
     }
     let transfer = args.easy_transfer;
     if transfer == 0 {
@@ -258,7 +254,9 @@ impl Io500<'_> {
             meta("mdtest-hard-delete", MetaOp::FileRemove, false),
         ];
         debug_assert!(phases.iter().map(|p| p.name.as_str()).eq(PHASES));
-        self.args.measure.apply(&mut phases);
+        for p in &mut phases {
+            p.interval = self.args.series.interval_for(p.stop);
+        }
         phases
     }
 

@@ -218,6 +218,7 @@ fn spec_template() -> iobm_engine::ObjectSpec {
         delete_batch: 1,
         retries: 0,
         max_new: None,
+        picks: iobm_stats::names::Picks::Random,
     }
 }
 

@@ -124,7 +124,15 @@ fn a_repeated_stream_reports_each_aggregate_over_fresh_runs() {
     };
     assert!(row("same").contains("(1.00x~)"), "{compared}");
     assert!(row("faster").contains("(10.00x)"), "{compared}");
-    assert!(row("a").contains("+-"), "{compared}");
+    // The median, then the interval's bounds: [low, high].
+    let a = row("a");
+    let interval = a.split_once('[').and_then(|(_, r)| r.split_once(']'));
+    let (low, high) = interval
+        .and_then(|(i, _)| i.split_once(", "))
+        .unwrap_or_else(|| panic!("no [low, high] in {a}"));
+    let (low, high): (f64, f64) = (low.parse().unwrap(), high.parse().unwrap());
+    assert!(0.0 < low && low <= high, "{a}");
+    assert!(!a.contains("+-"), "{a}");
 }
 
 #[test]

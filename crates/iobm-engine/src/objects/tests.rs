@@ -3,23 +3,38 @@
 use crate::runner::{run_phase, Ranked};
 use crate::workload::{Mix, ObjectOp, ObjectSpec, Phase, StopRule};
 use crate::{Control, PhaseEnd};
+use iobm_stats::names::Picks;
 use iobm_target::fault::FaultTarget;
 use iobm_target::mem::MemTarget;
 use iobm_target::objects::STAMP_LEN;
 use iobm_target::Target;
+use std::collections::BTreeMap;
 use std::io;
+use std::sync::Mutex;
 
-/// A store whose answers carry an ETag that is no MD5 of anything sent.
-struct WrongEtag(MemTarget);
+/// An in-memory store that notes the name of every GET, and (`wrong_etag`) answers with an
+/// ETag that is no MD5 of anything sent.
+#[derive(Default)]
+struct Spy {
+    inner: MemTarget,
+    wrong_etag: bool,
+    gets: Mutex<Vec<String>>,
+}
 
-struct WrongEtagSession<'a>(Box<dyn iobm_target::Objects + 'a>);
+struct SpySession<'a> {
+    inner: Box<dyn iobm_target::Objects + 'a>,
+    spy: &'a Spy,
+}
 
-impl iobm_target::Objects for WrongEtagSession<'_> {
+impl iobm_target::Objects for SpySession<'_> {
     fn put(&mut self, name: &str, body: &iobm_target::Body<'_>) -> io::Result<()> {
-        self.0.put(name, body)
+        self.inner.put(name, body)
     }
     fn last_etag(&self) -> Option<&str> {
-        Some("0123456789abcdef0123456789abcdef")
+        match self.spy.wrong_etag {
+            true => Some("0123456789abcdef0123456789abcdef"),
+            false => self.inner.last_etag(),
+        }
     }
     fn get(
         &mut self,
@@ -27,38 +42,42 @@ impl iobm_target::Objects for WrongEtagSession<'_> {
         range: Option<(u64, u64)>,
         sink: &mut dyn FnMut(&[u8]),
     ) -> io::Result<u64> {
-        self.0.get(name, range, sink)
+        self.spy.gets.lock().unwrap().push(name.to_string());
+        self.inner.get(name, range, sink)
     }
     fn head(&mut self, name: &str) -> io::Result<u64> {
-        self.0.head(name)
+        self.inner.head(name)
     }
     fn delete(&mut self, name: &str) -> io::Result<()> {
-        self.0.delete(name)
+        self.inner.delete(name)
     }
     fn list(&mut self, after: Option<&str>, max: u32) -> io::Result<iobm_target::ListPage> {
-        self.0.list(after, max)
+        self.inner.list(after, max)
     }
 }
 
-impl Target for WrongEtag {
+impl Target for Spy {
     fn capabilities(&self) -> iobm_target::Capabilities {
-        self.0.capabilities()
+        self.inner.capabilities()
     }
     fn open(
         &self,
         name: &str,
         options: iobm_target::OpenOptions,
     ) -> io::Result<Box<dyn iobm_target::Handle>> {
-        self.0.open(name, options)
+        self.inner.open(name, options)
     }
     fn len(&self, name: &str) -> io::Result<u64> {
-        self.0.len(name)
+        self.inner.len(name)
     }
     fn objects(&self, worker: usize) -> io::Result<Box<dyn iobm_target::Objects + '_>> {
-        Ok(Box::new(WrongEtagSession(self.0.objects(worker)?)))
+        Ok(Box::new(SpySession {
+            inner: self.inner.objects(worker)?,
+            spy: self,
+        }))
     }
     fn remove(&self, name: &str) -> io::Result<()> {
-        self.0.remove(name)
+        self.inner.remove(name)
     }
 }
 
@@ -72,7 +91,11 @@ fn verify_of_a_put_checks_the_etag_against_what_was_sent() {
         run_phase(&MemTarget::new(), &put, &control, &Ranked::ALONE).end,
         PhaseEnd::Completed
     );
-    let wrong = run_phase(&WrongEtag(MemTarget::new()), &put, &control, &Ranked::ALONE);
+    let spy = Spy {
+        wrong_etag: true,
+        ..Spy::default()
+    };
+    let wrong = run_phase(&spy, &put, &control, &Ranked::ALONE);
     assert_eq!(wrong.end, PhaseEnd::Failed);
     assert!(
         wrong.errors[0]
@@ -95,7 +118,60 @@ fn spec(count: u64) -> ObjectSpec {
         delete_batch: 1,
         retries: 0,
         max_new: None,
+        picks: Picks::Random,
     }
+}
+
+/// How many times each object was read, and how many reads were of one read before.
+fn reads_of(gets: &[String]) -> (BTreeMap<&str, u64>, usize) {
+    let mut times = BTreeMap::new();
+    for name in gets {
+        *times.entry(name.as_str()).or_insert(0) += 1;
+    }
+    let repeats = gets.len() - times.len();
+    (times, repeats)
+}
+
+#[test]
+fn reads_by_count_pick_each_object_once_per_pass_in_a_shuffled_order_with_once() {
+    let control = Control::new(7, 3);
+    let (spy, objects) = (Spy::default(), 40);
+    let put = Phase::objects(ObjectOp::Put, 3, spec(objects), StopRule::Once);
+    assert_eq!(
+        run_phase(&spy, &put, &control, &Ranked::ALONE).end,
+        PhaseEnd::Completed
+    );
+    let read = |picks, workers, ops| {
+        spy.gets.lock().unwrap().clear();
+        let spec = ObjectSpec {
+            picks,
+            ..spec(objects)
+        };
+        let get = Phase::objects(ObjectOp::Get, workers, spec, StopRule::Ops(ops));
+        let outcome = run_phase(&spy, &get, &control, &Ranked::ALONE);
+        assert_eq!(outcome.end, PhaseEnd::Completed, "{:?}", outcome.errors);
+        std::mem::take(&mut *spy.gets.lock().unwrap())
+    };
+    // As many reads as objects by three workers: each object once.
+    let once = read(Picks::Once, 3, objects);
+    let (times, repeats) = reads_of(&once);
+    assert_eq!((times.len(), repeats), (objects as usize, 0), "{once:?}");
+    // Two and a half passes: every object two or three times, never more.
+    let passes = read(Picks::Once, 3, 100);
+    let (times, _) = reads_of(&passes);
+    assert!(times.values().all(|&n| n == 2 || n == 3), "{times:?}");
+    assert_eq!(times.values().filter(|&&n| n == 3).count(), 20);
+    // One worker's two passes: each shuffled, the second otherwise than the first.
+    let two = read(Picks::Once, 1, 2 * objects);
+    let (first, second) = two.split_at(objects as usize);
+    let stored: Vec<String> = (0..objects).map(|k| format!("obj.{k}")).collect();
+    assert_ne!(first, stored);
+    assert_ne!(first, second);
+    assert_eq!(reads_of(first).1 + reads_of(second).1, 0);
+    // At random with replacement, some reads of 40 repeat an object (about 1 in e).
+    let random = read(Picks::Random, 3, objects);
+    let (_, repeats) = reads_of(&random);
+    assert!(repeats > 0);
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! Object workloads: the whole-object operations, the weights of a mixed phase, and the
 //! objects an object phase works on.
 
-use iobm_stats::names::ops;
+use iobm_stats::names::{ops, Picks};
 
 /// Whole-object operations.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -125,6 +125,8 @@ pub struct ObjectSpec {
     /// Put, multipart and mixed: store at most this many new objects (a phase that runs by
     /// time then ends early), so a run cannot fill the store.
     pub max_new: Option<u64>,
+    /// Get and head phases that run by time or count: how they pick the objects they read.
+    pub picks: Picks,
 }
 
 impl ObjectSpec {

@@ -178,11 +178,19 @@ fn note(runs: &[(String, RunResult)], aggregate: AggregateKind, across_ops: bool
     );
     if runs.iter().any(|(_, r)| r.repeats.is_some()) {
         note.push_str(
-            "repeated runs: the median of their repetitions, +- half the 95% confidence interval\n\
-             of the mean; ~: within the noise (both runs repeated, their intervals overlap)\n",
+            "repeated runs: the median of their repetitions, then [low, high] the 95% confidence\n\
+             interval of their geometric mean; ~: within the noise (both runs repeated, their\n\
+             intervals overlap)\n",
         );
     }
     note
+}
+
+/// A repeated run's 95% confidence interval as it is printed beside its median: its bounds,
+/// never a median plus or minus half of it (the interval is of the geometric mean, and not
+/// symmetric).
+pub fn interval_text([low, high]: [f64; 2]) -> String {
+    format!("[{low:.2}, {high:.2}]")
 }
 
 impl Comparison {

@@ -42,6 +42,13 @@ pub fn render_repeats(run: &RunResult) -> String {
             .iter()
             .find(|p| p.name == phase.name)
             .is_none_or(|p| p.moves_data());
+        if let Some(trend) = phase.trend(moves_data) {
+            let rate = |x: f64| {
+                let (unit, scale) = unit_of(moves_data);
+                format!("{:.2} {unit}", x * scale)
+            };
+            unstable.push(format!("{}\n", trend.warning(&phase.name, &rate)));
+        }
         if let Some(cv) = phase.unstable(moves_data) {
             unstable.push(format!(
                 "unstable: {}'s makespan varied by {:.1}% (CV) over the repetitions, above {:.0}%: no one figure stands for it (more repetitions, or longer phases)\n",
@@ -77,14 +84,20 @@ pub fn render_repeats(run: &RunResult) -> String {
     out
 }
 
-/// One aggregate's row of the repetitions' table: in MiB/s for a phase that moves data, else
-/// in operations per second.
-fn spread_row(phase: &str, aggregate: &str, spread: &Spread, moves_data: bool) -> [String; 10] {
-    let (unit, scale) = if moves_data {
+/// The unit of a phase's rates, and the scale from bytes/s or operations/s to it: MiB/s for a
+/// phase that moves data, else operations per second.
+fn unit_of(moves_data: bool) -> (&'static str, f64) {
+    if moves_data {
         ("MiB/s", 1.0 / (1 << 20) as f64)
     } else {
         ("ops/s", 1.0)
-    };
+    }
+}
+
+/// One aggregate's row of the repetitions' table: in MiB/s for a phase that moves data, else
+/// in operations per second.
+fn spread_row(phase: &str, aggregate: &str, spread: &Spread, moves_data: bool) -> [String; 10] {
+    let (unit, scale) = unit_of(moves_data);
     let v = |x: f64| format!("{:.2}", x * scale);
     [
         phase.to_string(),

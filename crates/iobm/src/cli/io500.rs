@@ -2,7 +2,7 @@
 //! ior-hard's segments, mdtest's files per worker), the workers and the write phases' stonewall.
 
 use super::units::parse_size;
-use super::{MeasureArgs, OutputArgs, ServerArgs};
+use super::{OutputArgs, SeriesArgs, ServerArgs};
 use clap::Args;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -59,8 +59,10 @@ pub struct Io500Args {
     pub keep: bool,
     #[command(flatten)]
     pub server: ServerArgs,
+    /// The suite runs once, as the rules have it: no --repeat, and no --until-stable (its
+    /// phases run to their stonewall, not for a duration).
     #[command(flatten)]
-    pub measure: MeasureArgs,
+    pub series: SeriesArgs,
     #[command(flatten)]
     pub output: OutputArgs,
 }

@@ -190,14 +190,29 @@ pub struct OutputArgs {
     pub label: Option<String>,
 }
 
-/// How a workload is measured: how finely its time series is recorded, how many times it runs.
+/// How finely a workload's time series is recorded.
 #[derive(Debug, Args)]
-pub struct MeasureArgs {
+pub struct SeriesArgs {
     /// Length of one interval of the time series (bytes, operations, errors and a latency
     /// histogram per interval, per worker) [default: for a phase of known length (--duration)
     /// the longest of 10ms, 20ms, 50ms ... 1s giving it at least 20 intervals, else 1s]
     #[arg(long, value_name = "DURATION", value_parser = parse_interval)]
     pub interval: Option<Duration>,
+}
+
+impl SeriesArgs {
+    /// The series interval of a phase that stops by `stop`: --interval, else one giving a
+    /// phase of known length enough points.
+    pub fn interval_for(&self, stop: iobm_engine::StopRule) -> Duration {
+        self.interval.unwrap_or_else(|| stop.default_interval())
+    }
+}
+
+/// How a workload is measured: how finely its time series is recorded, how many times it runs.
+#[derive(Debug, Args)]
+pub struct MeasureArgs {
+    #[command(flatten)]
+    pub series: SeriesArgs,
     /// Run the whole workload N times, each on fresh data, and report each aggregate's median,
     /// range and 95% confidence interval over the N
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
@@ -218,10 +233,9 @@ impl MeasureArgs {
         }
     }
 
-    /// The series interval of a phase that stops by `stop`: --interval, else one giving a
-    /// phase of known length enough points.
+    /// The series interval of a phase that stops by `stop` ([`SeriesArgs::interval_for`]).
     pub fn interval_for(&self, stop: iobm_engine::StopRule) -> Duration {
-        self.interval.unwrap_or_else(|| stop.default_interval())
+        self.series.interval_for(stop)
     }
 
     /// `--until-stable`'s rule for a phase that stops by `stop`: only one that runs for a

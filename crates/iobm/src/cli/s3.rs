@@ -209,6 +209,12 @@ pub struct S3Args {
     /// Stop after this many operations in all (instead of --duration)
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub ops: Option<u64>,
+    /// get, head: read each object of the data set once per pass, in an order shuffled anew
+    /// for each pass, instead of picking each read's object at random with replacement (with
+    /// as many reads as objects, about 37% then repeat an object just read, which a cache may
+    /// hold) [default with --reuse and --ops no larger than the kept objects]
+    #[arg(long)]
+    pub once: bool,
     /// Bytes per ranged GET, from a random offset (get and mixed)
     #[arg(long, value_name = "SIZE", value_parser = parse_positive_size)]
     pub range_size: Option<u64>,

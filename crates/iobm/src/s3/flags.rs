@@ -108,6 +108,9 @@ pub(super) fn check_args(args: &S3Args) -> Result<(), Failure> {
         )));
     }
     let mix = args.mix();
+    if args.once && !matches!(args.op, ObjectOp::Get | ObjectOp::Head) {
+        return Err(Failure::input("--once works with get and head"));
+    }
     if args.batch > 1 && args.op != ObjectOp::Delete {
         return Err(Failure::input("--batch works with delete"));
     }

@@ -29,6 +29,7 @@ use iobm_run::ranks::Ranks;
 use iobm_run::session::{describe_io, RunId};
 use iobm_s3::sigv4::Credentials;
 use iobm_s3::{Endpoint, S3Config};
+use iobm_stats::names::Picks;
 use iobm_target::Target;
 use objects::{object_spec, s3_settings, upload_data_set};
 use std::ffi::OsString;
@@ -230,6 +231,11 @@ impl S3Plan<'_> {
         if let Some(k) = &kept {
             spec.count = k.objects;
             spec.size = (k.obj_size_min, k.obj_size_max);
+            // Counted reads of a kept set read each object at most once unless told otherwise:
+            // a read again would be served by whatever cache the first one filled.
+            if args.ops.is_some_and(|n| n <= k.objects) {
+                spec.picks = Picks::Once;
+            }
             if args.verify && k.generator != crate::rundir::GENERATOR {
                 return Err(Failure::input(format!(
                     "--verify: the data set under --reuse {} was made by another version of iobm's data generator ({}, this one's is {})",

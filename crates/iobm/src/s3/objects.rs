@@ -8,6 +8,7 @@ use iobm_results::{env, RunStatus, S3Config as S3Settings};
 use iobm_run::exit::Failure;
 use iobm_run::session::say;
 use iobm_s3::{Endpoint, S3Config};
+use iobm_stats::names::Picks;
 use iobm_target::Target;
 
 /// The objects of the run: the data set for get, head, delete, list and mixed; through the
@@ -30,6 +31,11 @@ pub(super) fn object_spec(
         delete_batch: args.batch,
         retries: args.retries,
         max_new: None,
+        picks: if args.once {
+            Picks::Once
+        } else {
+            Picks::Random
+        },
     };
     let mut spec = spec;
     if let Some(g) = gateway.filter(|_| args.reuse.is_none()) {
@@ -63,7 +69,8 @@ pub(super) fn s3_settings(
     bucket_created: bool,
     spec: &ObjectSpec,
 ) -> S3Settings {
-    let ((min, max), mix) = (args.sizes(), args.mix());
+    // The objects' own sizes: a kept data set's, not the flags' (--reuse reads it as it is).
+    let ((min, max), mix) = (spec.size, args.mix());
     S3Settings {
         endpoints: config.endpoints.iter().map(|e| e.url.clone()).collect(),
         builtin_gateway: gateway_dir.is_some(),
@@ -98,6 +105,7 @@ pub(super) fn s3_settings(
         delete_batch: args.batch,
         reused: None,
         page_keys: (args.op == ObjectOp::List).then_some(args.page_keys),
+        picks: matches!(args.op, ObjectOp::Get | ObjectOp::Head).then_some(spec.picks),
     }
 }
 

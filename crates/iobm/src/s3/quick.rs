@@ -70,6 +70,7 @@ impl<'a> QuickS3<'a> {
             delete_batch: 1,
             retries: 0,
             max_new: env::space(dir).map(|(_, free)| free / 2 / QUICK_OBJECT),
+            picks: iobm_stats::names::Picks::Random,
         };
         Ok(QuickS3 {
             args,
