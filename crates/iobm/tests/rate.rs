@@ -144,7 +144,9 @@ fn poisson_starts_have_exponential_gaps_as_strace_records_them() {
     let trace = dir.path().join("trace");
     let data = dir.path().join("data");
     std::fs::create_dir(&data).unwrap();
-    // One worker at 50/s: its writes' system calls are its starts, 20 ms apart on average.
+    // Four workers sharing 40/s: each starts its writes (its pwrite64 calls, which strace
+    // stamps by thread) 100 ms apart on average, long beside the stamps' jitter on a loaded
+    // machine.
     let status = std::process::Command::new("strace")
         .args([
             "-f",
@@ -158,12 +160,12 @@ fn poisson_starts_have_exponential_gaps_as_strace_records_them() {
         ])
         .arg(&trace)
         .arg(assert_cmd::cargo::cargo_bin("iobm"))
-        .args(["write", "-j", "1", "--size", "16MiB", "--block", "4KiB"])
+        .args(["write", "-j", "4", "--size", "16MiB", "--block", "4KiB"])
         .args([
             "--fsync",
             "never",
             "--rate",
-            "50/s",
+            "40/s",
             "--arrivals",
             "poisson",
         ])
@@ -174,14 +176,24 @@ fn poisson_starts_have_exponential_gaps_as_strace_records_them() {
         .unwrap();
     assert!(status.success());
     let text = std::fs::read_to_string(&trace).unwrap();
-    let starts: Vec<f64> = text
+    let mut starts: std::collections::BTreeMap<&str, Vec<f64>> = Default::default();
+    for line in text
         .lines()
         .filter(|l| l.contains("pwrite64(") && l.ends_with("= 4096"))
-        .map(|l| l.split_whitespace().nth(1).unwrap().parse().unwrap())
+    {
+        let mut fields = line.split_whitespace();
+        let thread = fields.next().unwrap();
+        let at: f64 = fields.next().unwrap().parse().unwrap();
+        starts.entry(thread).or_default().push(at);
+    }
+    assert_eq!(starts.len(), 4, "a thread per worker");
+    let mut gaps: Vec<f64> = starts
+        .values()
+        .flat_map(|s| s.windows(2).map(|w| w[1] - w[0]))
         .collect();
-    assert!(starts.len() > 200, "{} writes", starts.len());
-    let mut gaps: Vec<f64> = starts.windows(2).map(|w| w[1] - w[0]).collect();
-    let d = ks_exponential(&mut gaps, 1.0 / 50.0);
+    assert!(gaps.len() > 120, "{} gaps", gaps.len());
+    let mean = 4.0 / 40.0;
+    let d = ks_exponential(&mut gaps, mean);
     // Rejected at the 0.1% level only: Kolmogorov-Smirnov's critical value 1.95/sqrt(n).
     let critical = 1.95 / (gaps.len() as f64).sqrt();
     assert!(
@@ -190,9 +202,9 @@ fn poisson_starts_have_exponential_gaps_as_strace_records_them() {
         gaps.len()
     );
     // Evenly spaced starts, or Poisson ones at twice the mean gap, would be far off.
-    let mut even = vec![0.02; gaps.len()];
-    assert!(ks_exponential(&mut even, 0.02) > critical);
-    assert!(ks_exponential(&mut gaps, 0.04) > critical);
+    let mut even = vec![mean; gaps.len()];
+    assert!(ks_exponential(&mut even, mean) > critical);
+    assert!(ks_exponential(&mut gaps, 2.0 * mean) > critical);
 }
 
 #[test]
