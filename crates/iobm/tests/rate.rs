@@ -101,16 +101,17 @@ fn a_storage_stall_planted_in_one_write_is_in_the_response_times_after_it() {
     assert_paced(phase, rate, "uniform", 0.3);
     let pace = &phase["pace"];
     let (response, service, lag) = (&pace["response"], &phase["latency"], &pace["lag"]);
+    // Buckets hold their lowest value: 1% under what they hold.
     let half = stall.as_nanos() as u64 / 2;
+    let bound = half * 99 / 100;
     assert!(
-        at_least(service, 2 * half) >= 1,
+        at_least(service, 2 * bound) >= 1,
         "the stalled write: {service}"
     );
     // The writes meant for the first half of the stall started at least half of it late:
     // their responses are that long at least, their service times are not. From their actual
     // starts, responses would be service times.
     let late = (half as f64 / 1e9 * rate) as u64 - 1;
-    let bound = half * 99 / 100;
     assert!(
         at_least(response, bound) >= late + at_least(service, bound),
         "{late} late by {half} ns: {response} {service}"
