@@ -1,8 +1,13 @@
 //! Open-loop load (`--rate`): when each operation of a paced worker is meant to start
 //! ([`Pacer`]: uniform or Poisson gaps at the worker's share of the rate), the clock that waits
 //! for it ([`Clock`]: the monotonic one; a fake one in tests) and what a paced worker records
-//! beside service time ([`PaceBooks`]): response time from the intended start, and the
-//! operations behind schedule per interval.
+//! beside service time ([`PaceBooks`]): response time from the intended start, the client's
+//! own lag in starting operations, and the operations behind schedule per interval; and the
+//! client's own cost per operation, measured before a paced run ([`ClientCost`]).
+
+mod trial;
+
+pub use trial::{ClientCost, TRIAL};
 
 use iobm_stats::{Histogram, Series, SeriesRecorder};
 use std::time::{Duration, Instant};
@@ -194,6 +199,11 @@ pub struct PaceOutcome {
     pub response: Histogram,
     /// Response time per interval (operations by the interval they ended in).
     pub series: Series,
+    /// The client's own lag in starting each operation meant to start in the counted time:
+    /// from when it could have started (its intended start, or the end of the operation before
+    /// it when that ended later) to when the worker's wait for it ended. The rest of its
+    /// lateness is the storage's queueing.
+    pub lag: Histogram,
     /// Operations behind schedule per interval: each worker's most at an operation's start in
     /// that interval, added over the workers.
     pub backlog: Vec<u64>,
@@ -205,6 +215,7 @@ impl PaceOutcome {
             pace,
             response: Histogram::new(),
             series: Series::new(interval),
+            lag: Histogram::new(),
             backlog: Vec::new(),
         }
     }
@@ -212,6 +223,7 @@ impl PaceOutcome {
     /// Adds another worker's books.
     pub fn merge(&mut self, other: &PaceOutcome) {
         self.response += &other.response;
+        self.lag += &other.lag;
         self.series.merge(&other.series);
         if self.backlog.len() < other.backlog.len() {
             self.backlog.resize(other.backlog.len(), 0);
@@ -228,19 +240,59 @@ pub(crate) struct PaceBooks {
     pace: Pace,
     response: Histogram,
     series: SeriesRecorder,
+    lag: Histogram,
+    /// When the operations so far would have ended had the client started each at once.
+    unlagged_end: Instant,
+    /// Several operations in flight (io_uring): the storage is busy until a slot frees.
+    queued: bool,
     backlog: Vec<u64>,
     interval_ns: u64,
 }
 
 impl PaceBooks {
-    pub(crate) fn new(pace: &Pace, origin: Instant, index: usize, interval: Duration) -> Self {
+    pub(crate) fn new(
+        pace: &Pace,
+        origin: Instant,
+        index: usize,
+        interval: Duration,
+        queued: bool,
+    ) -> Self {
         PaceBooks {
             pacer: Pacer::new(pace, origin, index),
             pace: *pace,
             response: Histogram::new(),
             series: SeriesRecorder::new(interval),
+            lag: Histogram::new(),
+            unlagged_end: origin,
+            queued,
             backlog: Vec::new(),
             interval_ns: (interval.as_nanos() as u64).max(1),
+        }
+    }
+
+    /// The client's lag in starting the operation meant for `intended`, whose wait ended at
+    /// `woke`, the worker's last operation having ended at `last_end`; none before the counting
+    /// began. It runs from when the operation could have started had the client been instant:
+    /// its intended start, or later when the storage was still busy with the operations before
+    /// it (one at a time: the end they would have had, each started at its intended time or
+    /// when the one before would have ended; a queue of several: the end of the last one).
+    #[inline]
+    pub(crate) fn lag(
+        &mut self,
+        intended: Instant,
+        woke: Instant,
+        last_end: Instant,
+        counted_from: Instant,
+    ) {
+        if intended >= counted_from {
+            let busy = if self.queued {
+                last_end
+            } else {
+                self.unlagged_end
+            };
+            let from = intended.max(busy);
+            self.lag
+                .record(woke.saturating_duration_since(from).as_nanos() as u64);
         }
     }
 
@@ -264,6 +316,8 @@ impl PaceBooks {
             }
             self.backlog[at] = self.backlog[at].max(behind);
         }
+        self.unlagged_end =
+            intended.max(self.unlagged_end) + ended.saturating_duration_since(started);
         let response = ended.saturating_duration_since(intended).as_nanos() as u64;
         self.response.record(response);
         self.series.record(
@@ -278,6 +332,7 @@ impl PaceBooks {
             pace: self.pace,
             response: self.response,
             series: self.series.finish(),
+            lag: self.lag,
             backlog: self.backlog,
         }
     }

@@ -79,7 +79,9 @@ fn records(phase: &PhaseResult) -> Vec<String> {
         ),
         RunStatus::Complete | RunStatus::Running => {}
     }
-    out.extend(phase.pace.as_ref().and_then(crate::PaceResult::warning));
+    if let Some(pace) = &phase.pace {
+        out.extend(pace.warnings(&phase.latency).iter().map(|w| w.to_string()));
+    }
     let failed: u64 = phase.errors.iter().map(|e| e.count).sum();
     if phase.status == RunStatus::Complete && failed > 0 {
         out.push(format!(
@@ -136,7 +138,9 @@ fn servers(phase: &PhaseResult, machine: &Machine, out: &mut Vec<String>) {
         )),
         None => None,
     };
-    if let Some((gateway_s, who)) = gateway_cpu.filter(|_| machine.cpus > 0) {
+    // A phase that held its --rate was bounded by it.
+    let held = crate::pace::held(phase);
+    if let Some((gateway_s, who)) = gateway_cpu.filter(|_| machine.cpus > 0 && !held) {
         let wall = phase.end_ns.saturating_sub(phase.start_ns) as f64 / 1e9;
         let used = phase.cpu.user_s + phase.cpu.system_s + gateway_s;
         let available = wall * machine.cpus as f64;

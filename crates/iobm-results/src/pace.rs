@@ -1,7 +1,11 @@
 //! A paced phase's open-loop figures (`--rate`): the target and achieved rates, response time
 //! (from each operation's intended start) beside the service time of the phase's `latency`,
-//! the backlog over time and when the phase fell behind; and its warning when it could not
-//! keep its rate.
+//! the client's own lag in starting operations, the backlog over time and when the phase fell
+//! behind; what they say of it is in [`schedule`].
+
+pub mod schedule;
+
+pub use schedule::held;
 
 use crate::phase::Latency;
 use iobm_stats::Series;
@@ -25,6 +29,12 @@ pub struct PaceResult {
     /// Response time per interval (operations, their bytes and a latency histogram by the
     /// interval they ended in).
     pub series: Series,
+    /// The client's own lag in starting each operation: from when it could have started (its
+    /// intended start, or later while the storage was still busy with the operations before it)
+    /// to when iobm's worker started it. The rest of an operation's lateness is the storage's
+    /// queueing. Absent in documents from before it was measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lag: Option<Latency>,
     /// Operations behind schedule per interval of the phase's series: each worker's most at an
     /// operation's start in that interval, added over the workers; it ends at the last interval
     /// with any (shorter than the series when the phase ended on schedule).
@@ -67,32 +77,6 @@ impl PaceResult {
     /// The largest backlog of any interval.
     pub fn most_behind(&self) -> u64 {
         self.backlog.iter().copied().max().unwrap_or(0)
-    }
-
-    /// What to say when the phase did not keep its rate: it achieved less than
-    /// [`KEPT_SHARE`] of its target, or fell behind its schedule.
-    pub fn warning(&self) -> Option<String> {
-        let short = self.achieved_ops_per_s < KEPT_SHARE * self.target_ops_per_s;
-        let share = 100.0 * self.achieved_ops_per_s / self.target_ops_per_s;
-        let behind = self.fell_behind_s.map(|s| {
-            format!(
-                "fell behind at {s:.2}s ({} operations behind schedule at most, the threshold {})",
-                self.most_behind(),
-                self.behind_threshold_ops
-            )
-        });
-        match (short, behind) {
-            (false, None) => None,
-            (true, behind) => Some(format!(
-                "could not keep its rate: {:.1} of {} ops/s targeted ({share:.0}%){}; more workers (--jobs, --concurrent) or a deeper queue (--iodepth) may hold it",
-                self.achieved_ops_per_s,
-                trim(self.target_ops_per_s),
-                behind.map_or(String::new(), |b| format!(", {b}")),
-            )),
-            (false, Some(behind)) => Some(format!(
-                "{behind}, though it achieved {share:.0}% of its rate over the phase: the response times include that wait"
-            )),
-        }
     }
 
     /// Adds another rank's part: its backlog interval by interval and its series (the
@@ -155,11 +139,11 @@ pub fn trim(rate: f64) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use iobm_stats::HistogramData;
 
-    fn paced(target: f64, backlog: Vec<u64>) -> PaceResult {
+    pub(crate) fn paced(target: f64, backlog: Vec<u64>) -> PaceResult {
         PaceResult {
             arrivals: "uniform".into(),
             target_ops_per_s: target,
@@ -175,53 +159,11 @@ mod tests {
                 histogram: HistogramData::empty(4),
             },
             series: Series::new(std::time::Duration::from_millis(500)),
+            lag: None,
             backlog,
             behind_threshold_ops: 0,
             fell_behind_s: None,
         }
-    }
-
-    #[test]
-    fn a_phase_falls_behind_in_the_first_interval_its_backlog_passes_the_threshold() {
-        // 200/s: 20 operations behind is 100 ms.
-        let mut p = paced(200.0, vec![0, 3, 20, 21, 90, 4]);
-        p.assess(400, 2_000_000_000);
-        assert_eq!(p.behind_threshold_ops, 20);
-        assert_eq!(p.fell_behind_s, Some(1.5));
-        assert_eq!(p.achieved_ops_per_s, 200.0);
-        let w = p.warning().expect("a warning");
-        assert!(
-            w.starts_with("fell behind at 1.50s (90 operations behind schedule at most, the threshold 20), though it achieved 100%"),
-            "{w}"
-        );
-        // Short of its rate too: both said.
-        p.assess(300, 2_000_000_000);
-        let w = p.warning().expect("a warning");
-        assert!(
-            w.starts_with(
-                "could not keep its rate: 150.0 of 200 ops/s targeted (75%), fell behind at 1.50s"
-            ),
-            "{w}"
-        );
-    }
-
-    #[test]
-    fn a_phase_that_kept_its_schedule_and_rate_has_no_warning() {
-        let mut p = paced(200.0, vec![0, 20, 5]);
-        p.assess(390, 2_000_000_000);
-        assert_eq!(p.fell_behind_s, None);
-        assert_eq!(p.warning(), None);
-    }
-
-    #[test]
-    fn a_phase_short_of_its_rate_says_so_though_never_behind() {
-        let mut p = paced(200.0, vec![]);
-        p.assess(300, 2_000_000_000);
-        let w = p.warning().expect("a warning");
-        assert!(
-            w.starts_with("could not keep its rate: 150.0 of 200 ops/s targeted (75%)"),
-            "{w}"
-        );
     }
 
     fn point(target: f64, p99_ms: u64) -> SweepPoint {

@@ -304,9 +304,13 @@ pub fn warnings(phase: &PhaseResult, machine: &Machine) -> Vec<String> {
     out
 }
 
-/// The servers whose CPUs were busy enough to bound the phase.
+/// The servers whose CPUs were busy enough to bound the phase (none bounded a phase that held
+/// its --rate: its rate did).
 fn server_cpu(phase: &PhaseResult) -> Vec<String> {
     let mut out = Vec::new();
+    if crate::pace::held(phase) {
+        return out;
+    }
     for e in phase
         .cache
         .servers

@@ -91,8 +91,9 @@ fn progress_between(trace: &Trace, start_ns: u64, t: u64) -> Progress {
 #[derive(Default)]
 struct Sums {
     latency: Histogram,
-    // Paced runs: every run's response times, and its own target (each ran its rate).
+    // Paced runs: every run's response times and lags, and its own target (each ran its rate).
     response: Histogram,
+    lag: Histogram,
     target: f64,
     user_s: f64,
     system_s: f64,
@@ -110,6 +111,9 @@ impl Sums {
         self.latency += &Histogram::from_data(&phase.latency.histogram);
         if let Some(p) = &phase.pace {
             self.response += &Histogram::from_data(&p.response.histogram);
+            if let Some(lag) = &p.lag {
+                self.lag += &Histogram::from_data(&lag.histogram);
+            }
             self.target += p.target_ops_per_s;
         }
         self.user_s += phase.cpu.user_s;
@@ -197,6 +201,7 @@ fn summarize(phase: &mut PhaseResult, sums: Sums, machine: &Machine) {
     let ops = phase.spans().iter().map(|s| s.ops).sum();
     if let Some(p) = phase.pace.as_mut() {
         p.response = latency(p.response.measures.clone(), &sums.response);
+        p.lag = p.lag.take().map(|l| latency(l.measures, &sums.lag));
         p.target_ops_per_s = sums.target;
         p.assess(ops, wall_ns);
     }

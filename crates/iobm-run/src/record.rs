@@ -140,6 +140,7 @@ fn pace(p: &PaceOutcome, outcome: &PhaseOutcome) -> PaceResult {
         achieved_ops_per_s: 0.0,
         response: latency(RESPONSE.to_string(), &p.response),
         series: p.series.clone(),
+        lag: Some(latency(LAG.to_string(), &p.lag)),
         backlog: p.backlog.clone(),
         behind_threshold_ops: 0,
         fell_behind_s: None,
@@ -152,6 +153,9 @@ fn pace(p: &PaceOutcome, outcome: &PhaseOutcome) -> PaceResult {
 /// What a paced phase's response time covers.
 pub const RESPONSE: &str =
     "from the operation's intended start (its place in the schedule of --rate) to its end";
+
+/// What a paced phase's lag covers.
+pub const LAG: &str = "the client's own lateness in starting the operation: from when it could have started (its intended start, or later while the storage was busy with the ones before) to when iobm started it";
 
 /// CPU seconds, and per GiB moved.
 pub fn cpu_usage(user_s: f64, system_s: f64, moved: u64) -> CpuUsage {

@@ -1,15 +1,26 @@
-//! A decorator that makes any target fail: after a byte budget is written, every further write
-//! fails with a chosen errno (ENOSPC for a full file system, EIO for a dying disk).
+//! A decorator that makes any target fail or stall: after a byte budget is written, every
+//! further write fails with a chosen errno (ENOSPC for a full file system, EIO for a dying
+//! disk), or the next write stalls once (a storage that stops for a while).
 
 use crate::{Capabilities, Capability, Handle, Leftover, OpenOptions, Target};
 use std::io;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
+
+/// What a write past the budget meets.
+#[derive(Debug, Clone, Copy)]
+enum Fault {
+    /// It fails with this errno, and every one after it.
+    Fail(i32),
+    /// It takes this long more, once; the writes after it do not.
+    Stall(Duration),
+}
 
 pub struct FaultTarget<T> {
     inner: T,
     budget: Arc<AtomicU64>,
-    errno: i32,
+    fault: Fault,
 }
 
 impl<T: Target> FaultTarget<T> {
@@ -18,7 +29,16 @@ impl<T: Target> FaultTarget<T> {
         FaultTarget {
             inner,
             budget: Arc::new(AtomicU64::new(budget)),
-            errno,
+            fault: Fault::Fail(errno),
+        }
+    }
+
+    /// The first write past `budget` bytes written in all takes `stall` more.
+    pub fn stall_write_after(inner: T, budget: u64, stall: Duration) -> Self {
+        FaultTarget {
+            inner,
+            budget: Arc::new(AtomicU64::new(budget)),
+            fault: Fault::Stall(stall),
         }
     }
 }
@@ -43,7 +63,7 @@ impl<T: Target> Target for FaultTarget<T> {
         Ok(Box::new(FaultHandle {
             inner: self.inner.open(name, options)?,
             budget: self.budget.clone(),
-            errno: self.errno,
+            fault: self.fault,
         }))
     }
     fn len(&self, name: &str) -> io::Result<u64> {
@@ -94,19 +114,30 @@ impl<T: Target> Target for FaultTarget<T> {
 struct FaultHandle {
     inner: Box<dyn Handle>,
     budget: Arc<AtomicU64>,
-    errno: i32,
+    fault: Fault,
 }
 
 impl FaultHandle {
-    /// Spends `len` bytes of the write budget, or fails with the chosen errno.
+    /// Spends `len` bytes of the write budget, or meets the fault: fails with the chosen errno,
+    /// or stalls (once: the budget is then unbounded).
     fn take_budget(&self, len: usize) -> io::Result<()> {
         let len = len as u64;
-        self.budget
+        let spent = self
+            .budget
             .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |left| {
                 left.checked_sub(len)
-            })
-            .map(|_| ())
-            .map_err(|_| io::Error::from_raw_os_error(self.errno))
+            });
+        match (spent, self.fault) {
+            (Ok(_), _) => Ok(()),
+            (Err(_), Fault::Fail(errno)) => Err(io::Error::from_raw_os_error(errno)),
+            (Err(_), Fault::Stall(stall)) => {
+                // Only the write that finds the budget spent first stalls.
+                if self.budget.swap(u64::MAX, Ordering::SeqCst) != u64::MAX {
+                    std::thread::sleep(stall);
+                }
+                Ok(())
+            }
+        }
     }
 }
 
@@ -145,5 +176,32 @@ impl Handle for FaultHandle {
     }
     fn close(self: Box<Self>) -> io::Result<()> {
         self.inner.close()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mem::MemTarget;
+    use std::time::Instant;
+
+    #[test]
+    fn a_planted_stall_delays_the_first_write_past_the_budget_once() {
+        let stall = Duration::from_millis(50);
+        let target = FaultTarget::stall_write_after(MemTarget::new(), 4096, stall);
+        let create = OpenOptions {
+            access: crate::Access::Create,
+            direct: false,
+        };
+        let mut file = target.open("f", create).unwrap();
+        let block = [7u8; 4096];
+        file.write_at(&block, 0).unwrap();
+        let second = Instant::now();
+        file.write_at(&block, 4096).unwrap();
+        assert!(second.elapsed() >= stall);
+        // Once: the budget is spent and nothing fails after it.
+        assert_eq!(target.budget.load(Ordering::SeqCst), u64::MAX);
+        file.write_at(&block, 8192).unwrap();
+        assert_eq!(target.budget.load(Ordering::SeqCst), u64::MAX - 4096);
     }
 }

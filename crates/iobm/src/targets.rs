@@ -8,10 +8,12 @@ use iobm_run::exit::Failure;
 use iobm_run::ranks::Ranks;
 use iobm_run::session::RunId;
 use iobm_s3::{S3Config, S3Target};
+use iobm_target::fault::FaultTarget;
 use iobm_target::posix::PosixTarget;
 use iobm_target::Target;
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// What the user named for a run's data.
 pub enum Storage<'a> {
@@ -23,7 +25,14 @@ pub enum Storage<'a> {
 
 pub fn open(storage: Storage<'_>) -> Box<dyn Target> {
     match storage {
-        Storage::Directory(dir) => Box::new(PosixTarget::new(dir)),
+        Storage::Directory(dir) => match planted_stall() {
+            None => Box::new(PosixTarget::new(dir)),
+            Some((bytes, stall)) => Box::new(FaultTarget::stall_write_after(
+                PosixTarget::new(dir),
+                bytes,
+                stall,
+            )),
+        },
         Storage::S3(config) => Box::new(S3Target::new(config)),
     }
 }
@@ -58,4 +67,13 @@ pub fn run_dir(parent: &Path, run_id: &RunId, ranks: &Ranks) -> Result<InRunDir,
 /// The run's directory in `parent`, made by this process alone, and its target.
 pub fn own_dir(parent: &Path, run_id: &RunId) -> Result<InRunDir, Failure> {
     RunDir::create(parent, &run_id.text).map(InRunDir::open)
+}
+
+/// For tests only: with `IOBM_TEST_STALL_WRITE` set to `BYTES:MS`, the first file write past
+/// BYTES written in all takes MS milliseconds more, a storage stall planted for
+/// `tests/rate.rs`. Unset (or malformed), the files are the directory's, undecorated.
+fn planted_stall() -> Option<(u64, Duration)> {
+    let value = std::env::var("IOBM_TEST_STALL_WRITE").ok()?;
+    let (bytes, ms) = value.split_once(':')?;
+    Some((bytes.parse().ok()?, Duration::from_millis(ms.parse().ok()?)))
 }

@@ -1,12 +1,29 @@
 //! `--rate`: open-loop load on the file commands and S3. Each run's achieved rate is compared
-//! with its target from the result, with a generous margin (the machine is shared); bad rates
-//! are refused naming the flag.
+//! with its target from the result, with a generous margin (the machine is shared); response
+//! time is checked against a stall planted in one write and the Poisson starts by their gaps
+//! as recorded by strace; bad rates are refused naming the flag.
 
 mod common;
 
 use common::{assert_matches_schema, iobm, load, phase_ops, u};
 use serde_json::Value;
 use std::time::Duration;
+
+/// The operations of a recorded histogram at or above `ns` (by their buckets' lowest values).
+fn at_least(latency: &Value, ns: u64) -> u64 {
+    latency["histogram"]["buckets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|b| u(&b[0]) >= ns)
+        .map(|b| u(&b[1]))
+        .sum()
+}
+
+/// The sum of a recorded histogram, in ns.
+fn sum_ns(latency: &Value) -> u64 {
+    u(&latency["histogram"]["sum_ns"])
+}
 
 /// The pace of `phase`, which must have one, its achieved rate within `margin` of `target`,
 /// its response times one per operation and none shorter than their service times.
@@ -37,6 +54,158 @@ fn assert_paced(phase: &Value, target: f64, arrivals: &str, margin: f64) {
     );
     let least = |l: &Value| u(&l["histogram"]["min_ns"]);
     assert!(least(response) >= least(service), "{response} {service}");
+    // Each response is the operation's service time, the storage's queueing and the client's
+    // lag in starting it: over the phase, responses add up to at least service and lag
+    // together. From the actual start they would add up to the service times alone (no wait
+    // ends exactly at its intended start, to the nanosecond: the lag is never all zero).
+    let lag = &pace["lag"];
+    assert_eq!(u(&lag["histogram"]["count"]), phase_ops(phase), "{lag}");
+    assert!(sum_ns(lag) > 0, "{lag}");
+    assert!(
+        sum_ns(response) >= sum_ns(service) + sum_ns(lag),
+        "responses {} ns, service {} ns, lag {} ns",
+        sum_ns(response),
+        sum_ns(service),
+        sum_ns(lag)
+    );
+}
+
+#[test]
+fn a_storage_stall_planted_in_one_write_is_in_the_response_times_after_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("s.json");
+    let rate = 100.0;
+    // The 51st write (after 50 of 4 KiB) takes 600 ms more: the writes meant to start
+    // meanwhile wait for it, one worker in a closed loop behind its schedule.
+    let stall = Duration::from_millis(600);
+    iobm()
+        .env(
+            "IOBM_TEST_STALL_WRITE",
+            format!("{}:{}", 50 * 4096, stall.as_millis()),
+        )
+        .args(["write", "-j", "1", "--size", "16MiB", "--block", "4KiB"])
+        .args([
+            "--fsync",
+            "never",
+            "--rate",
+            "100/s",
+            "--duration",
+            "4s",
+            "--json",
+        ])
+        .arg(&json)
+        .arg(dir.path())
+        .assert()
+        .success();
+    let phase = &load(&json)["phases"][0];
+    assert_paced(phase, rate, "uniform", 0.3);
+    let pace = &phase["pace"];
+    let (response, service, lag) = (&pace["response"], &phase["latency"], &pace["lag"]);
+    // Buckets hold their lowest value: 1% under what they hold.
+    let half = stall.as_nanos() as u64 / 2;
+    let bound = half * 99 / 100;
+    assert!(
+        at_least(service, 2 * bound) >= 1,
+        "the stalled write: {service}"
+    );
+    // The writes meant for the first half of the stall started at least half of it late:
+    // their responses are that long at least, their service times are not. From their actual
+    // starts, responses would be service times.
+    let late = (half as f64 / 1e9 * rate) as u64 - 1;
+    assert!(
+        at_least(response, bound) >= late + at_least(service, bound),
+        "{late} late by {half} ns: {response} {service}"
+    );
+    // They waited for the storage, not for the client: not its lag, and not said to be.
+    assert_eq!(at_least(lag, bound), 0, "{lag}");
+    assert!(
+        !common::warns(phase, "the client was late"),
+        "{}",
+        phase["warnings"]
+    );
+}
+
+/// The largest distance between the empirical distribution of `gaps` and the exponential of
+/// mean `mean` (Kolmogorov-Smirnov's D).
+fn ks_exponential(gaps: &mut [f64], mean: f64) -> f64 {
+    gaps.sort_by(f64::total_cmp);
+    let n = gaps.len() as f64;
+    gaps.iter()
+        .enumerate()
+        .map(|(i, &g)| {
+            let f = 1.0 - (-g / mean).exp();
+            (f - i as f64 / n).abs().max(((i + 1) as f64 / n - f).abs())
+        })
+        .fold(0.0, f64::max)
+}
+
+#[test]
+fn poisson_starts_have_exponential_gaps_as_strace_records_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("trace");
+    let data = dir.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    // Four workers sharing 40/s: each starts its writes (its pwrite64 calls, which strace
+    // stamps by thread) 100 ms apart on average, long beside the stamps' jitter on a loaded
+    // machine.
+    let status = std::process::Command::new("strace")
+        .args([
+            "-f",
+            "-qq",
+            "-ttt",
+            "-e",
+            "trace=pwrite64",
+            "-e",
+            "signal=none",
+            "-o",
+        ])
+        .arg(&trace)
+        .arg(assert_cmd::cargo::cargo_bin("iobm"))
+        .args(["write", "-j", "4", "--size", "16MiB", "--block", "4KiB"])
+        .args([
+            "--fsync",
+            "never",
+            "--rate",
+            "40/s",
+            "--arrivals",
+            "poisson",
+        ])
+        .args(["--duration", "6s"])
+        .arg(&data)
+        .stdout(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let text = std::fs::read_to_string(&trace).unwrap();
+    let mut starts: std::collections::BTreeMap<&str, Vec<f64>> = Default::default();
+    for line in text
+        .lines()
+        .filter(|l| l.contains("pwrite64(") && l.ends_with("= 4096"))
+    {
+        let mut fields = line.split_whitespace();
+        let thread = fields.next().unwrap();
+        let at: f64 = fields.next().unwrap().parse().unwrap();
+        starts.entry(thread).or_default().push(at);
+    }
+    assert_eq!(starts.len(), 4, "a thread per worker");
+    let mut gaps: Vec<f64> = starts
+        .values()
+        .flat_map(|s| s.windows(2).map(|w| w[1] - w[0]))
+        .collect();
+    assert!(gaps.len() > 120, "{} gaps", gaps.len());
+    let mean = 4.0 / 40.0;
+    let d = ks_exponential(&mut gaps, mean);
+    // Rejected at the 0.1% level only: Kolmogorov-Smirnov's critical value 1.95/sqrt(n).
+    let critical = 1.95 / (gaps.len() as f64).sqrt();
+    assert!(
+        d < critical,
+        "D {d} over {critical} for {} gaps",
+        gaps.len()
+    );
+    // Evenly spaced starts, or Poisson ones at twice the mean gap, would be far off.
+    let mut even = vec![mean; gaps.len()];
+    assert!(ks_exponential(&mut even, mean) > critical);
+    assert!(ks_exponential(&mut gaps, 2.0 * mean) > critical);
 }
 
 #[test]
@@ -112,7 +281,7 @@ fn write_and_read_at_a_rate_achieve_it_and_report_response_time() {
 fn a_paced_phase_runs_its_whole_duration_and_its_rate_is_over_it() {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("p.json");
-    iobm()
+    let run = iobm()
         .args([
             "write", "-j", "2", "--size", "1MiB", "--block", "4KiB", "--fsync", "never",
         ])
@@ -121,6 +290,9 @@ fn a_paced_phase_runs_its_whole_duration_and_its_rate_is_over_it() {
         .arg(dir.path())
         .assert()
         .success();
+    // 200 ms per operation per worker: no client is that slow against no storage.
+    let err = String::from_utf8(run.get_output().stderr.clone()).unwrap();
+    assert!(!err.contains("warning: --rate"), "{err}");
     let phase = &load(&json)["phases"][0];
     // Ten starts are due in 2 s; the workers wait out the rest of it after the last.
     assert_eq!(phase_ops(phase), 10);
@@ -177,19 +349,20 @@ fn s3_gets_at_a_rate_against_the_built_in_gateway() {
 fn a_rate_that_cannot_be_held_is_warned_of_before_and_after_the_run() {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("w.json");
-    // One worker asked for a write every microsecond.
+    // One worker asked for a write every 10 ns: more than the client alone can start, as
+    // measured before the run against no storage.
     let run = iobm()
         .args([
             "write", "--size", "64MiB", "--block", "4KiB", "--fsync", "never",
         ])
-        .args(["--rate", "1000000/s", "--duration", "1s", "--json"])
+        .args(["--rate", "100000000/s", "--duration", "1s", "--json"])
         .arg(&json)
         .arg(dir.path())
         .assert()
         .success();
     let err = String::from_utf8(run.get_output().stderr.clone()).unwrap();
     assert!(
-        err.contains("warning: --rate 1000000 ops/s over 1 workers"),
+        err.contains("warning: --rate 100000000 ops/s over 1 workers: each must start an operation every 0.0 µs, and against no storage (iobm's null target, 100 ms closed loop at this shape) each took"),
         "{err}"
     );
     let result = load(&json);

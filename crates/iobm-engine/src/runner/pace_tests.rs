@@ -1,5 +1,6 @@
 //! The worker loop paced on a fake clock: intended starts, response time when the target
-//! stalls, the backlog and the end of a paced phase.
+//! stalls, the client's own lag when it stalls itself, the backlog and the end of a paced
+//! phase.
 
 use super::worker::run_worker;
 use super::*;
@@ -8,14 +9,23 @@ use crate::pace::{Arrivals, Clock, Pace};
 use crate::task::Task;
 use std::time::Duration;
 
-/// A task whose operations take `service` on the fake clock, operation `stall_at` `stall`; it
-/// notes when each began.
+/// Where a planted stall is: in the storage (the operation takes it) or in the client (preparing
+/// the operation takes it, before its wait).
+#[derive(Clone, Copy, PartialEq)]
+enum Stalled {
+    Storage,
+    Client,
+}
+
+/// A task whose operations take `service` on the fake clock, operation `stall_at` `stall` (in
+/// the storage or the client); it notes when each began.
 struct Mock<'a> {
     clock: &'a FakeClock,
     ops: u64,
     service: Duration,
     stall_at: u64,
     stall: Duration,
+    stalled: Stalled,
     i: u64,
     starts: &'a Mutex<Vec<Instant>>,
 }
@@ -23,11 +33,14 @@ struct Mock<'a> {
 impl Task for Mock<'_> {
     fn prepare(&mut self, i: u64) -> bool {
         self.i = i;
+        if i == self.stall_at && self.stalled == Stalled::Client {
+            self.clock.advance(self.stall);
+        }
         i < self.ops
     }
     fn execute(&mut self) -> io::Result<u64> {
         self.starts.lock().unwrap().push(self.clock.now());
-        let took = if self.i == self.stall_at {
+        let took = if self.i == self.stall_at && self.stalled == Stalled::Storage {
             self.stall
         } else {
             self.service
@@ -49,8 +62,19 @@ struct Run {
     origin: Instant,
 }
 
-/// One worker of a phase stopping by `stop`, paced by `pace`, on a fake clock.
+/// One worker of a phase stopping by `stop`, paced by `pace`, on a fake clock, operation
+/// `stall_at` taking `stall` in the storage.
 fn run(pace: Option<Pace>, stop: StopRule, ops: u64, stall_at: u64, stall: Duration) -> Run {
+    run_stalled(pace, stop, ops, (stall_at, stall, Stalled::Storage))
+}
+
+/// [`run`] with the stall where `stalled` says.
+fn run_stalled(
+    pace: Option<Pace>,
+    stop: StopRule,
+    ops: u64,
+    (stall_at, stall, stalled): (u64, Duration, Stalled),
+) -> Run {
     let clock = FakeClock::new();
     let starts = Mutex::new(Vec::new());
     let phase = Phase {
@@ -73,6 +97,7 @@ fn run(pace: Option<Pace>, stop: StopRule, ops: u64, stall_at: u64, stall: Durat
         service: Duration::from_micros(100),
         stall_at,
         stall,
+        stalled,
         i: 0,
         starts: &starts,
     };
@@ -176,6 +201,53 @@ fn response_time_runs_from_the_intended_start_when_the_target_stalls() {
     assert_eq!(backlog, worst_behind);
     assert_eq!(backlog[6], 49, "{backlog:?}");
     assert!(backlog[..6].iter().all(|&b| b == 0));
+    // The storage's queueing, not the client's lag: every wait ended on time or when the
+    // storage was done with the operations before.
+    assert_eq!(pace.lag.count(), 100);
+    assert_eq!(pace.lag.max(), Some(0));
+}
+
+#[test]
+fn a_stall_of_the_client_is_its_lag_and_in_the_response_times_after_it() {
+    let pace = Pace::new(1000.0, 1, Arrivals::Uniform, 0);
+    let stall = Duration::from_millis(50);
+    let out = run_stalled(
+        Some(pace),
+        StopRule::Once,
+        100,
+        (10, stall, Stalled::Client),
+    );
+    // By hand: operation 10 (meant at 10 ms) is prepared from 9.1 ms to 59.1 ms, then each
+    // starts as the one before ends, 0.1 ms apart, until the schedule is caught up. An instant
+    // client would have started each at its intended time: all the lateness is the client's.
+    let (mut end, mut lags, mut total) = (0.0f64, Vec::new(), 0.0);
+    for k in 0..100 {
+        let intended = k as f64;
+        let ready = end + if k == 10 { 50.0 } else { 0.0 };
+        let start = ready.max(intended);
+        end = start + 0.1;
+        lags.push(start - intended);
+        total += end - intended;
+    }
+    let pace = out.result.pace.unwrap();
+    let service = &out.result.classes[0].latency;
+    assert_eq!(service.max(), Some(100_000), "the storage never stalled");
+    assert_eq!(pace.lag.count(), 100);
+    let lagged_ns: f64 = lags.iter().sum::<f64>() * 1e6;
+    assert!(
+        (pace.lag.mean().unwrap() * 100.0 - lagged_ns).abs() < 100.0,
+        "{:?} vs {lagged_ns}",
+        pace.lag.mean()
+    );
+    assert_eq!(pace.lag.max(), Some(49_100_000));
+    // The operations after the stall: their response times hold the lag from their intended
+    // starts (from their actual starts they would all be 0.1 ms).
+    let late = lags.iter().filter(|&&l| l >= 1.0).count();
+    assert!(late > 50, "{late}");
+    assert!(pace.lag.percentile(50.0) >= Some(1_000_000));
+    assert!(pace.response.percentile(50.0) >= Some(1_000_000));
+    let mean_ms = pace.response.mean().unwrap() / 1e6;
+    assert!((mean_ms - total / 100.0).abs() < 1e-6, "{mean_ms}");
 }
 
 #[test]

@@ -242,7 +242,8 @@ impl<'a> Books<'a> {
 }
 
 /// Waits for `intended` on `clock`, in steps short enough to see Ctrl-C; a queued task's
-/// completions meanwhile are counted as they come.
+/// completions meanwhile are counted as they come. Returns when the wait ended, as the clock
+/// read it.
 fn wait_for(
     clock: &dyn Clock,
     intended: Instant,
@@ -250,13 +251,13 @@ fn wait_for(
     books: &mut Books,
     shared: &Shared,
     control: &Control,
-) {
+) -> Instant {
     const STEP: Duration = Duration::from_millis(20);
     let queued = task.queued();
     loop {
         let now = clock.now();
         if now >= intended || control.stop_requested() {
-            return;
+            return now;
         }
         let until = intended.min(now + STEP);
         match queued.then(|| task.wait_until(until)).flatten() {
@@ -288,13 +289,13 @@ pub(super) fn run_worker<C: Clock>(
     let start = clock.now();
     let start_ns = control.ns(start.max(counted_from));
     let mut books = Books::new(phase, &control.live[index], counted_from, start);
+    let queued = task.queued();
     // Paced: intended starts from the phase's start, so that every worker shares one schedule.
     books.pace = phase
         .pace
-        .map(|pace| PaceBooks::new(&pace, phase_origin, index, phase.interval));
+        .map(|pace| PaceBooks::new(&pace, phase_origin, index, phase.interval, queued));
 
     let mut i: u64 = 0;
-    let queued = task.queued();
     // A queued task's operations complete after later ones were submitted: once no more are
     // submitted, the rest in flight are drained and counted like the others.
     let mut draining = false;
@@ -320,7 +321,11 @@ pub(super) fn run_worker<C: Clock>(
                     draining = true;
                     None
                 } else {
-                    wait_for(clock, at, task.as_mut(), &mut books, shared, control);
+                    let woke = wait_for(clock, at, task.as_mut(), &mut books, shared, control);
+                    // The client's own lag: one histogram record, no clock read of its own.
+                    if let Some(pace) = books.pace.as_mut() {
+                        pace.lag(at, woke, books.last_end, counted_from);
+                    }
                     Some(at)
                 }
             }

@@ -1,6 +1,7 @@
 //! A paced phase's lines in the text report (`--rate`): the target and achieved rates with the
-//! backlog, and response time beside the service time of the latency line; a rate sweep's
-//! table of achieved rate against response time, and its knee.
+//! backlog and whether the client was late, response time beside the service time of the
+//! latency line, and the client's own lag; a rate sweep's table of achieved rate against
+//! response time, and its knee.
 
 use crate::table::Table;
 use iobm_results::pace::{knee, sweep_points, trim};
@@ -13,24 +14,27 @@ fn ns(value: Option<u64>) -> String {
     value.map_or("-".into(), |v| format_duration(Duration::from_nanos(v)))
 }
 
-/// The `rate:` and `response:` lines of a paced phase; nothing for a closed-loop one.
+/// The `rate:`, `response:` and lag lines of a paced phase; nothing for a closed-loop one.
 pub(super) fn render(out: &mut String, phase: &PhaseResult) {
     let Some(p) = &phase.pace else { return };
-    let behind = match p.fell_behind_s {
-        Some(s) => format!(
-            "fell behind at {s:.2}s: {} operations behind schedule at most (over {} is behind)",
-            p.most_behind(),
-            p.behind_threshold_ops
+    let late = p.client_late(&phase.latency);
+    let (most, threshold) = (p.most_behind(), p.behind_threshold_ops);
+    // A schedule the client itself did not keep is not "kept".
+    let behind = match (p.fell_behind_s, &late) {
+        (Some(s), _) => format!(
+            "fell behind at {s:.2}s: {most} operations behind schedule at most (over {threshold} is behind)"
         ),
-        None => format!(
-            "kept its schedule: {} operations behind at most (over {} is behind)",
-            p.most_behind(),
-            p.behind_threshold_ops
+        (None, Some(_)) => {
+            format!("{most} operations behind schedule at most (over {threshold} is behind)")
+        }
+        (None, None) => format!(
+            "kept its schedule: {most} operations behind at most (over {threshold} is behind)"
         ),
     };
+    let late = late.map_or(String::new(), |l| format!("; {l}"));
     let _ = writeln!(
         out,
-        "  rate: target {} ops/s ({} arrivals), achieved {:.1} ops/s ({:.0}%); {behind}",
+        "  rate: target {} ops/s ({} arrivals), achieved {:.1} ops/s ({:.0}%); {behind}{late}",
         trim(p.target_ops_per_s),
         p.arrivals,
         p.achieved_ops_per_s,
@@ -48,6 +52,19 @@ pub(super) fn render(out: &mut String, phase: &PhaseResult) {
         ns(r.p999_ns),
         ns(r.max_ns)
     );
+    if let Some(l) = &p.lag {
+        let _ = writeln!(
+            out,
+            "  the client's lag in starting them ({} ops): mean {}  p50 {}  p90 {}  p99 {}  p99.9 {}  max {} (apart from the storage's queueing)",
+            l.histogram.count,
+            ns(l.mean_ns.map(|m| m as u64)),
+            ns(l.p50_ns),
+            ns(l.p90_ns),
+            ns(l.p99_ns),
+            ns(l.p999_ns),
+            ns(l.max_ns)
+        );
+    }
 }
 
 /// A `--rate-sweep` run's table (every step's target and achieved rates, p50, p99 and p99.9

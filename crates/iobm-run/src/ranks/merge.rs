@@ -100,8 +100,9 @@ pub struct PhaseMerger<'a> {
     /// Each host's interfaces, from the first of its ranks (they all read the same counters).
     wire: Vec<iobm_results::NicIo>,
     operations: Vec<Vec<OperationResult>>,
-    /// Paced phases: every rank's response times.
+    /// Paced phases: every rank's response times and lags.
     response: Histogram,
+    lag: Histogram,
     ranks: usize,
     /// The series added up, and the workers' own detached from a phase too large to keep
     /// them (judged by the first rank's part times the ranks).
@@ -127,6 +128,7 @@ impl<'a> PhaseMerger<'a> {
             wire: Vec::new(),
             operations: Vec::new(),
             response: Histogram::new(),
+            lag: Histogram::new(),
         }
     }
 
@@ -144,6 +146,9 @@ impl<'a> PhaseMerger<'a> {
         self.histogram += &Histogram::from_data(&phase.latency.histogram);
         if let Some(p) = &phase.pace {
             self.response += &Histogram::from_data(&p.response.histogram);
+            if let Some(lag) = &p.lag {
+                self.lag += &Histogram::from_data(&lag.histogram);
+            }
         }
         self.operations.push(std::mem::take(&mut phase.operations));
         self.user_s += phase.cpu.user_s;
@@ -223,6 +228,7 @@ impl<'a> PhaseMerger<'a> {
         );
         if let Some(p) = phase.pace.as_mut() {
             p.response = latency(p.response.measures.clone(), &self.response);
+            p.lag = p.lag.take().map(|l| latency(l.measures, &self.lag));
             p.assess(ops, wall_ns);
         }
         if let Some(folder) = self.folder {

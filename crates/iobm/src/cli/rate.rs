@@ -4,7 +4,9 @@
 
 use super::units::{named, parse_op_rate, parse_positive_duration, parse_rate_sweep};
 use clap::{ArgGroup, Args};
+use iobm_engine::pace::ClientCost;
 use iobm_engine::{Arrivals, Pace, Phase};
+use std::fmt;
 use std::time::Duration;
 
 /// A target rate as given: operations per second, or bytes per second (converted with each
@@ -113,14 +115,31 @@ impl RateArgs {
             .collect()
     }
 
-    /// A warning before the run when each worker's share of the rate leaves less time per
-    /// operation than `floor` times the `depth` requests it keeps in flight: no worker could
-    /// hold it.
-    pub fn check(&self, phases: &[Phase], depth: u32, floor: Duration) -> Option<String> {
-        let pace = phases
+    /// The fastest-paced phase's pace, if any.
+    fn fastest(phases: &[Phase]) -> Option<(Pace, &Phase)> {
+        phases
             .iter()
-            .filter_map(|p| p.pace)
-            .max_by_key(|p| p.milli_ops_per_s)?;
+            .filter_map(|p| Some((p.pace?, p)))
+            .max_by_key(|(pace, _)| pace.milli_ops_per_s)
+    }
+
+    /// A warning before the run when each worker's share of the fastest rate leaves it less
+    /// time per operation than `cost` measures this client takes at that phase's shape against
+    /// no storage: no worker could hold it.
+    pub fn check(
+        &self,
+        phases: &[Phase],
+        cost: impl FnOnce(&Phase) -> ClientCost,
+    ) -> Option<Unholdable> {
+        let (pace, phase) = Self::fastest(phases)?;
+        Unholdable::of(pace, cost(phase))
+    }
+
+    /// A warning before the run when each worker's share of the rate leaves less time per
+    /// operation than `floor` times the `depth` requests it keeps in flight (S3, whose requests
+    /// cannot be tried without a server).
+    pub fn check_floor(&self, phases: &[Phase], depth: u32, floor: Duration) -> Option<String> {
+        let (pace, _) = Self::fastest(phases)?;
         let gap_ns = pace.gap_ns();
         let needed = floor.as_nanos() as f64 / f64::from(depth.max(1));
         (gap_ns < needed).then(|| {
@@ -133,6 +152,36 @@ impl RateArgs {
                 gap_ns * f64::from(depth.max(1)) / 1e3,
             )
         })
+    }
+}
+
+/// A `--rate` whose workers must each start operations faster than this client alone can: its
+/// measured cost per operation against no storage is above a worker's share of the rate.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Unholdable {
+    pub pace: Pace,
+    pub cost: ClientCost,
+}
+
+impl Unholdable {
+    /// Whether a worker's share of `pace` leaves it less time per operation than `cost`.
+    pub fn of(pace: Pace, cost: ClientCost) -> Option<Unholdable> {
+        (cost.per_op.as_nanos() as f64 > pace.gap_ns()).then_some(Unholdable { pace, cost })
+    }
+}
+
+impl fmt::Display for Unholdable {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        let (pace, cost) = (&self.pace, &self.cost);
+        write!(
+            f,
+            "--rate {} ops/s over {} workers: each must start an operation every {:.1} µs, and against no storage (iobm's null target, {} ms closed loop at this shape) each took {:.1} µs per operation; this client cannot hold it whatever the storage (more --jobs/--concurrent hold more)",
+            iobm_results::pace::trim(pace.ops_per_s()),
+            pace.workers,
+            pace.gap_ns() / 1e3,
+            cost.trial.as_millis(),
+            cost.per_op.as_nanos() as f64 / 1e3,
+        )
     }
 }
 
@@ -184,7 +233,43 @@ mod tests {
     }
 
     #[test]
-    fn a_rate_no_worker_with_one_request_in_flight_can_hold_is_warned_of() {
+    fn a_rate_no_worker_can_start_at_the_measured_cost_is_warned_of() {
+        let args = RateArgs {
+            rate: Some(Rate::Ops(200_000.0)),
+            arrivals: None,
+            rate_sweep: None,
+            slo: None,
+        };
+        // 200,000/s over 2 workers: each must start one every 10 µs.
+        let mut p = phases(4096, 2);
+        args.apply(&mut p, 0, 1, 0);
+        let cost = |us| {
+            move |_: &Phase| ClientCost {
+                per_op: Duration::from_micros(us),
+                trial: Duration::from_millis(100),
+            }
+        };
+        let w = args.check(&p, cost(12)).expect("a warning");
+        assert_eq!(
+            w.to_string(),
+            "--rate 200000 ops/s over 2 workers: each must start an operation every 10.0 µs, and against no storage (iobm's null target, 100 ms closed loop at this shape) each took 12.0 µs per operation; this client cannot hold it whatever the storage (more --jobs/--concurrent hold more)"
+        );
+        assert_eq!(args.check(&p, cost(8)), None);
+        // Unpaced: nothing measured, nothing said.
+        let unpaced = RateArgs {
+            rate: None,
+            arrivals: None,
+            rate_sweep: None,
+            slo: None,
+        };
+        assert_eq!(
+            unpaced.check(&phases(4096, 1), |_| panic!("measured")),
+            None
+        );
+    }
+
+    #[test]
+    fn an_s3_rate_no_request_can_hold_is_warned_of() {
         let args = RateArgs {
             rate: Some(Rate::Ops(1e6)),
             arrivals: None,
@@ -194,19 +279,9 @@ mod tests {
         let mut p = phases(4096, 1);
         args.apply(&mut p, 0, 1, 0);
         let floor = Duration::from_micros(10);
-        let w = args.check(&p, 1, floor).expect("a warning");
+        let w = args.check_floor(&p, 1, floor).expect("a warning");
         assert!(w.contains("every 1.0 µs"), "{w}");
         // 16 in flight: each may take 16 µs.
-        assert_eq!(args.check(&p, 16, floor), None);
-        assert_eq!(
-            RateArgs {
-                rate: None,
-                arrivals: None,
-                rate_sweep: None,
-                slo: None,
-            }
-            .check(&phases(4096, 1), 1, floor),
-            None
-        );
+        assert_eq!(args.check_floor(&p, 16, floor), None);
     }
 }

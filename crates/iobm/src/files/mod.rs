@@ -10,6 +10,7 @@ use crate::cli::{IoArgs, WriteArgs};
 use crate::rundir::{Manifest, RunDir};
 use crate::servers::Storage as Servers;
 use crate::targets;
+use iobm_engine::pace::ClientCost;
 use iobm_engine::{
     prepare_objects, DataKind, Engine, FsyncPolicy, Interleave, Layout, Op, Pattern, Phase,
     StopRule,
@@ -81,12 +82,11 @@ fn phase(name: &str, op: Op, io: &IoArgs, block: u64, seed: u64, layout: &Layout
     }
 }
 
-/// A worker with one synchronous request in flight needs at least this long per operation.
-const FASTEST_FILE_OP: std::time::Duration = std::time::Duration::from_micros(2);
-
-/// Warns (on standard error, before the run) of a `--rate` the phases' workers cannot hold.
+/// Warns (on standard error, before the run) of a `--rate` the phases' workers cannot hold at
+/// the cost per operation this client measures at their shape against no storage.
 pub(crate) fn warn_of_rate(io: &IoArgs, phases: &[Phase]) {
-    if let Some(w) = io.rate.check(phases, io.iodepth, FASTEST_FILE_OP) {
+    let measure = |phase: &Phase| ClientCost::measure(phase, iobm_engine::pace::TRIAL);
+    if let Some(w) = io.rate.check(phases, measure) {
         eprintln!("iobm: warning: {w}");
     }
 }

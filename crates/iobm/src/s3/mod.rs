@@ -151,7 +151,7 @@ impl S3Plan<'_> {
             .apply(std::slice::from_mut(&mut phase), rank, size, seed);
         if let Some(w) = args
             .rate
-            .check(std::slice::from_ref(&phase), 1, FASTEST_REQUEST)
+            .check_floor(std::slice::from_ref(&phase), 1, FASTEST_REQUEST)
         {
             if rank == 0 {
                 eprintln!("iobm: warning: {w}");

@@ -41,5 +41,7 @@ fn two_ranks_share_one_rate() {
     let achieved = pace["achieved_ops_per_s"].as_f64().unwrap();
     assert!((achieved / 100.0 - 1.0).abs() < 0.05, "{achieved}");
     assert_eq!(u(&pace["response"]["histogram"]["count"]), 200);
+    // Every rank's lags merged too.
+    assert_eq!(u(&pace["lag"]["histogram"]["count"]), 200);
     assert!(entries(target.path()).is_empty());
 }
