@@ -16,6 +16,7 @@ pub mod stonewall;
 pub mod suite;
 mod task;
 mod tasks;
+pub mod trial;
 pub mod workload;
 
 pub use control::{Control, LivePhase};

@@ -2,12 +2,8 @@
 //! ([`Pacer`]: uniform or Poisson gaps at the worker's share of the rate), the clock that waits
 //! for it ([`Clock`]: the monotonic one; a fake one in tests) and what a paced worker records
 //! beside service time ([`PaceBooks`]): response time from the intended start, the client's
-//! own lag in starting operations, and the operations behind schedule per interval; and the
-//! client's own cost per operation, measured before a paced run ([`ClientCost`]).
-
-mod trial;
-
-pub use trial::{ClientCost, TRIAL};
+//! own lag in starting operations, and the operations behind schedule per interval. The
+//! client's own cost per operation, measured before a paced run, is `crate::trial`'s.
 
 use iobm_stats::{Histogram, Series, SeriesRecorder};
 use std::time::{Duration, Instant};

@@ -83,22 +83,3 @@ fn books_of_workers_add_their_backlog_interval_by_interval() {
     assert_eq!(a.backlog, [1, 2, 5]);
     assert_eq!(a.response.count(), 1);
 }
-
-#[test]
-fn the_clients_cost_is_measured_closed_loop_on_no_storage_whatever_the_phases_pace() {
-    use crate::workload::{Layout, Op, Phase};
-    // Paced at 1/s and verified: a paced trial would start one operation in 50 ms, and the null
-    // target's reads would fail verification.
-    let phase = Phase {
-        pace: Some(Pace::new(1.0, 2, Arrivals::Uniform, 0)),
-        verify: Some(7),
-        workers: 2,
-        ..Phase::new("read", Op::Read, 4096, Layout::file_per_worker(2, 1 << 20))
-    };
-    let trial = Duration::from_millis(50);
-    let cost = ClientCost::measure(&phase, trial);
-    assert_eq!(cost.trial, trial);
-    assert!(cost.per_op > Duration::ZERO);
-    // Closed loop: many operations each, not one per gap of a second.
-    assert!(cost.per_op < trial / 2, "{:?}", cost.per_op);
-}

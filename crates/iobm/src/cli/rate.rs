@@ -4,7 +4,7 @@
 
 use super::units::{named, parse_op_rate, parse_positive_duration, parse_rate_sweep};
 use clap::{ArgGroup, Args};
-use iobm_engine::pace::ClientCost;
+use iobm_engine::trial::ClientCost;
 use iobm_engine::{Arrivals, Pace, Phase};
 use std::fmt;
 use std::time::Duration;

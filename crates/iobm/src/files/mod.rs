@@ -10,7 +10,7 @@ use crate::cli::{IoArgs, WriteArgs};
 use crate::rundir::{Manifest, RunDir};
 use crate::servers::Storage as Servers;
 use crate::targets;
-use iobm_engine::pace::ClientCost;
+use iobm_engine::trial::ClientCost;
 use iobm_engine::{
     prepare_objects, DataKind, Engine, FsyncPolicy, Interleave, Layout, Op, Pattern, Phase,
     StopRule,
@@ -85,7 +85,7 @@ fn phase(name: &str, op: Op, io: &IoArgs, block: u64, seed: u64, layout: &Layout
 /// Warns (on standard error, before the run) of a `--rate` the phases' workers cannot hold at
 /// the cost per operation this client measures at their shape against no storage.
 pub(crate) fn warn_of_rate(io: &IoArgs, phases: &[Phase]) {
-    let measure = |phase: &Phase| ClientCost::measure(phase, iobm_engine::pace::TRIAL);
+    let measure = |phase: &Phase| ClientCost::measure(phase, iobm_engine::trial::TRIAL);
     if let Some(w) = io.rate.check(phases, measure) {
         eprintln!("iobm: warning: {w}");
     }
