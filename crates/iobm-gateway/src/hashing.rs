@@ -76,7 +76,7 @@ impl Hashers {
             .map(|i| {
                 let (tx, rx) = channel();
                 std::thread::Builder::new()
-                    .name(format!("iobm-md5-{i}"))
+                    .name(crate::metrics::helper_thread(&format!("md5-{i}")))
                     .spawn(move || serve(engine, rx))
                     .expect("a hashing thread starts");
                 tx

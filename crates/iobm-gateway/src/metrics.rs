@@ -14,8 +14,15 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 
 /// The name of every thread that serves requests (the runtime's workers and blocking pool):
-/// their CPU is the gateway's.
+/// their CPU is the gateway's, and that of its helper threads, named `gateway-*` (the MD5
+/// hashers: [`helper_thread`]).
 pub const THREAD: &str = "gateway";
+
+/// The name of the gateway's helper thread `what`, counted as the gateway's by
+/// [`threads_cpu`] (at most 15 bytes in all, as Linux keeps thread names).
+pub fn helper_thread(what: &str) -> String {
+    format!("{THREAD}-{what}")
+}
 /// The header every answer carries, with iobm's version: clients can tell an iobm gateway.
 pub const HEADER: &str = "x-iobm-gateway";
 /// The path of the counters.
@@ -188,8 +195,8 @@ pub fn response(metrics: &Metrics, shown: &dyn Fn(&str) -> bool) -> hyper::Respo
     response
 }
 
-/// CPU seconds (user, system) used so far by this process's threads named `name` (from
-/// /proc/self/task; a thread that has exited is no longer counted).
+/// CPU seconds (user, system) used so far by this process's threads named `name` or
+/// `name-*` (from /proc/self/task; a thread that has exited is no longer counted).
 pub fn threads_cpu(name: &str) -> (f64, f64) {
     // SAFETY: sysconf has no preconditions.
     let tick = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
@@ -200,7 +207,11 @@ pub fn threads_cpu(name: &str) -> (f64, f64) {
     for task in tasks.flatten() {
         let path = task.path();
         let comm = std::fs::read_to_string(path.join("comm")).unwrap_or_default();
-        if comm.trim_end() != name {
+        let comm = comm.trim_end();
+        let helper = comm
+            .strip_prefix(name)
+            .is_some_and(|rest| rest.starts_with('-'));
+        if comm != name && !helper {
             continue;
         }
         let stat = std::fs::read_to_string(path.join("stat")).unwrap_or_default();
@@ -220,6 +231,58 @@ pub fn threads_cpu(name: &str) -> (f64, f64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Spends `ms` of this thread's own CPU time (whatever the machine's load).
+    fn spend_cpu(ms: i64) {
+        let used = || {
+            let mut t = libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            };
+            // SAFETY: t is a valid timespec to write to.
+            unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
+            t.tv_sec as i64 * 1000 + t.tv_nsec as i64 / 1_000_000
+        };
+        while used() < ms {
+            std::hint::black_box(used());
+        }
+    }
+
+    #[test]
+    fn the_cpu_of_helper_threads_is_the_gateways() {
+        // Threads that spend 200 ms of CPU, then live on until told; names of their own, so
+        // that other tests' gateways are not counted.
+        let busy = |name: &str| {
+            let (spent, done) = (std::sync::mpsc::channel(), std::sync::mpsc::channel::<()>());
+            let thread = std::thread::Builder::new()
+                .name(name.into())
+                .spawn(move || {
+                    spend_cpu(200);
+                    spent.0.send(()).unwrap();
+                    done.1.recv().ok();
+                });
+            spent.1.recv().unwrap();
+            (thread.unwrap(), done.0)
+        };
+        let (helper, done) = busy("cputest-md5-9");
+        let (other, done_other) = busy("cputestx");
+        let (user, system) = threads_cpu("cputest");
+        assert!(user + system >= 0.19, "the helper's CPU: {user} + {system}");
+        assert!(
+            user + system < 0.39,
+            "not the other thread's: {user} + {system}"
+        );
+        let (user, system) = threads_cpu("cputes");
+        assert_eq!(
+            user + system,
+            0.0,
+            "a name that only begins the same is not counted"
+        );
+        drop((done, done_other));
+        helper.join().unwrap();
+        other.join().unwrap();
+        assert_eq!(helper_thread("md5-0"), "gateway-md5-0");
+    }
 
     #[test]
     fn counters_render_per_bucket_in_the_prometheus_text_format() {

@@ -29,6 +29,20 @@ fn ns(value: Option<u64>) -> String {
     value.map_or("-".into(), |v| format_duration(Duration::from_nanos(v)))
 }
 
+/// A latency's count and percentiles: "(N ops): mean .. p50 .. p90 .. p99 .. p99.9 .. max ..".
+fn percentiles(l: &iobm_results::Latency) -> String {
+    format!(
+        "({} ops): mean {}  p50 {}  p90 {}  p99 {}  p99.9 {}  max {}",
+        l.histogram.count,
+        ns(l.mean_ns.map(|m| m as u64)),
+        ns(l.p50_ns),
+        ns(l.p90_ns),
+        ns(l.p99_ns),
+        ns(l.p999_ns),
+        ns(l.max_ns)
+    )
+}
+
 /// The whole run: header, each phase, footer.
 pub fn render_run(run: &RunResult) -> String {
     let mut out = render_header(run);
@@ -413,16 +427,7 @@ fn latency_line(phase: &PhaseResult) -> String {
         1 => format!("one {}", phase.op),
         _ => "any operation of the mix".to_string(),
     };
-    format!(
-        "  latency of {what} ({} ops): mean {}  p50 {}  p90 {}  p99 {}  p99.9 {}  max {}\n",
-        l.histogram.count,
-        ns(l.mean_ns.map(|m| m as u64)),
-        ns(l.p50_ns),
-        ns(l.p90_ns),
-        ns(l.p99_ns),
-        ns(l.p999_ns),
-        ns(l.max_ns)
-    )
+    format!("  latency of {what} {}\n", percentiles(l))
 }
 
 /// What the phase cost iobm beside the storage: its CPU, the ranks' gather, the data offered's

@@ -542,11 +542,9 @@ fn quick_tours_a_directory_and_prints_a_summary() {
         assert_eq!(phase["operations"][0]["errors"], 0);
         // Each step's own evidence: the gateway's CPU apart from the client's, and what the
         // gateway counted over that step alone (a GET serves what the step read).
-        assert!(
-            phase["cpu"]["gateway_s"].as_f64().unwrap() > 0.0,
-            "{}",
-            phase["cpu"]
-        );
+        // (Present, not above 0: a short GET from the page cache may take under one tick.)
+        let gateway_s = phase["cpu"]["gateway_s"].as_f64();
+        assert!(gateway_s.is_some_and(|s| s >= 0.0), "{}", phase["cpu"]);
         let counted = &phase["cache"]["servers"][0];
         let moved = u(&phase["operations"][0]["bytes"]);
         let key = if op == "put" {

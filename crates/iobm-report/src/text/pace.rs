@@ -40,29 +40,16 @@ pub(super) fn render(out: &mut String, phase: &PhaseResult) {
         p.achieved_ops_per_s,
         100.0 * p.achieved_ops_per_s / p.target_ops_per_s,
     );
-    let r = &p.response;
     let _ = writeln!(
         out,
-        "  response time from the intended start ({} ops): mean {}  p50 {}  p90 {}  p99 {}  p99.9 {}  max {} (the latency above is service time, from the actual start)",
-        r.histogram.count,
-        ns(r.mean_ns.map(|m| m as u64)),
-        ns(r.p50_ns),
-        ns(r.p90_ns),
-        ns(r.p99_ns),
-        ns(r.p999_ns),
-        ns(r.max_ns)
+        "  response time from the intended start {} (the latency above is service time, from the actual start)",
+        super::percentiles(&p.response)
     );
     if let Some(l) = &p.lag {
         let _ = writeln!(
             out,
-            "  the client's lag in starting them ({} ops): mean {}  p50 {}  p90 {}  p99 {}  p99.9 {}  max {} (apart from the storage's queueing)",
-            l.histogram.count,
-            ns(l.mean_ns.map(|m| m as u64)),
-            ns(l.p50_ns),
-            ns(l.p90_ns),
-            ns(l.p99_ns),
-            ns(l.p999_ns),
-            ns(l.max_ns)
+            "  the client's lag in starting them {} (apart from the storage's queueing)",
+            super::percentiles(l)
         );
     }
 }
