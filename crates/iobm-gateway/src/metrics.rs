@@ -241,7 +241,7 @@ mod tests {
             };
             // SAFETY: t is a valid timespec to write to.
             unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
-            t.tv_sec as i64 * 1000 + t.tv_nsec as i64 / 1_000_000
+            t.tv_sec * 1000 + t.tv_nsec / 1_000_000
         };
         while used() < ms {
             std::hint::black_box(used());
