@@ -393,9 +393,15 @@ pub fn compare_page(runs: &[(String, RunResult)], aggregate: AggregateKind, unit
             .iter()
             .map(|cells| cells[t].value.map_or(Value::Null, Value::from))
             .collect();
+        // Each bar named with its run's cache mark, as the table and the text mark the values.
+        let marked = |(label, cells): (&String, &Vec<Cell>)| match &cells[t].verdict {
+            Some(v) => format!("{label} [{}]", verdict_mark(v)),
+            None => label.clone(),
+        };
+        let labels: Vec<String> = c.labels.iter().zip(&c.cells).map(marked).collect();
         charts.push(json!({
             "id": format!("test-{t}"), "kind": "bars", "title": format!("{test} ({unit})"),
-            "xlabel": "run", "ylabel": unit, "labels": c.labels,
+            "xlabel": "run [cache mark]", "ylabel": unit, "labels": labels,
             "series": [{"label": unit, "values": values}],
         }));
     }

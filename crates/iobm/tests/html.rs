@@ -208,6 +208,22 @@ fn a_three_way_bonnie_comparison_page_has_a_chart_per_test() {
             "{name}: {cell:.60} vs {expected}"
         );
     }
+    // Each bar carries its run's cache mark, the one its table cell shows.
+    let charts = charts_of(&html);
+    let bars: Vec<_> = charts.iter().filter(|c| c["kind"] == "bars").collect();
+    assert_eq!(bars.len(), tests.len());
+    for (chart, phase) in bars.iter().zip(tests) {
+        let name = phase["name"].as_str().unwrap();
+        let row = dom
+            .split(&format!("<tr data-test=\"{name}\">"))
+            .nth(1)
+            .unwrap();
+        let cell = row.split("<td data-run=\"now\">").nth(1).unwrap();
+        let mark = cell.split("<span class=\"mark\"").nth(1).unwrap();
+        let mark = mark.split('>').nth(1).unwrap().split('<').next().unwrap();
+        let label = chart["labels"][2].as_str().unwrap();
+        assert_eq!(label, format!("now [{mark}]"), "{name}");
+    }
 }
 
 /// The chart specifications a page carries.
