@@ -210,8 +210,10 @@ impl Machine {
             builtin_gateway: run.config.s3.as_ref().is_some_and(|s| s.builtin_gateway),
             reused_data_set: run.config.s3.as_ref().is_some_and(|s| s.reused.is_some()),
             picks: run.config.s3.as_ref().and_then(|s| s.picks),
-            meta_made_by: (run.config.meta.as_ref())
-                .map(|m| crate::metadata::made_by(m.stride, &run.ranks)),
+            // mdtest's lookups in `meta` and in `io500` alike.
+            meta_made_by: (run.config.meta.as_ref().map(|m| m.stride))
+                .or(run.config.io500.as_ref().map(|c| c.stride))
+                .map(|stride| crate::metadata::made_by(stride, &run.ranks)),
             cpus: environment.cpus,
             put_bytes_per_s: run
                 .phases

@@ -18,7 +18,8 @@ impl Rule for Lookups {
 /// caches may hold: stats, and reads of the files' bytes.
 const LOOKUPS: [&str; 3] = ["dir-stat", "file-stat", "file-read"];
 
-/// The verdict of a metadata phase of a meta run whose entries were made as `made` says; None
+/// The verdict of a metadata phase of a meta or io500 run whose entries were made as `made`
+/// says; None
 /// for a phase that looks nothing up (creations, renames, removals).
 fn verdict(phase: &PhaseResult, made: MadeBy) -> Option<CacheVerdict> {
     if !LOOKUPS.contains(&phase.op.as_str()) {
@@ -37,7 +38,7 @@ fn verdict(phase: &PhaseResult, made: MadeBy) -> Option<CacheVerdict> {
         (false, by) => (
             Verdict::Cached,
             format!(
-                "the entries were made by {} in an earlier phase and the caches were not dropped: its kernel can answer from its dentry and inode caches{} without the file system (--drop-caches as root, or --stride with ranks on other hosts)",
+                "the entries were made by {} in an earlier phase and the caches were not dropped: its kernel can answer from its dentry and inode caches{} without the file system (for uncached lookups: iobm meta --drop-caches as root, or --stride with ranks on other hosts)",
                 match by {
                     MadeBy::SameHost => "another rank on this host (--stride)",
                     _ => "this client",
@@ -97,5 +98,18 @@ mod tests {
             "{}",
             same.evidence
         );
+    }
+
+    #[test]
+    fn an_io500_runs_lookups_are_judged_as_a_meta_runs() {
+        let text = include_str!("../../../../iobm/tests/fixtures/io500.json");
+        let run: crate::RunResult = serde_json::from_str(text).unwrap();
+        let machine = crate::machine::Machine::of(&run);
+        assert_eq!(machine.meta_made_by, Some(MadeBy::ThisClient));
+        for name in ["mdtest-easy-stat", "mdtest-hard-stat", "mdtest-hard-read"] {
+            let phase = run.phases.iter().find(|p| p.name == name).unwrap();
+            let judged = Lookups.judge(&Evidence::of(phase, &machine));
+            assert_eq!(judged.map(|v| v.verdict), Some(Verdict::Cached), "{name}");
+        }
     }
 }
