@@ -4,6 +4,7 @@
 //! (`flags::drop_caches_reach`) or dropped by `--server-drop-cmd`.
 
 use iobm_results::PhaseResult;
+use iobm_run::probe::drop::CacheDrop;
 use iobm_run::probe::{Probe, Refusal, Scene};
 use std::path::PathBuf;
 use std::sync::Mutex;
@@ -13,8 +14,8 @@ pub(super) struct ObjectsCacheDrop {
     /// The built-in gateway's directory of the run's objects; None: servers on this host,
     /// whose page cache is this machine's.
     objects: Option<PathBuf>,
-    /// Whose page cache was dropped before the phase ("nothing", "system", "files").
-    dropped: Mutex<&'static str>,
+    /// What was dropped before the phase.
+    dropped: Mutex<CacheDrop>,
     /// What could not be dropped, for the run's warnings.
     pub(super) warnings: Mutex<Vec<String>>,
 }
@@ -23,16 +24,16 @@ impl ObjectsCacheDrop {
     pub(super) fn new(objects: Option<PathBuf>) -> ObjectsCacheDrop {
         ObjectsCacheDrop {
             objects,
-            dropped: Mutex::new("nothing"),
+            dropped: Mutex::new(CacheDrop::Nothing),
             warnings: Mutex::new(Vec::new()),
         }
     }
 
     /// Drops the system's page cache (root), else the pages of every file under the objects;
     /// says which.
-    fn drop_now(&self) -> Result<&'static str, String> {
+    fn drop_now(&self) -> Result<CacheDrop, String> {
         if iobm_target::posix::drop_system_cache() {
-            return Ok("system");
+            return Ok(CacheDrop::System);
         }
         let Some(top) = &self.objects else {
             return Err(
@@ -60,7 +61,7 @@ impl ObjectsCacheDrop {
             }
         }
         match failed {
-            None => Ok("files"),
+            None => Ok(CacheDrop::Files),
             Some(why) => Err(format!("some objects' pages were not dropped ({why})")),
         }
     }
@@ -71,7 +72,7 @@ impl Probe for ObjectsCacheDrop {
         let dropped = self.drop_now().unwrap_or_else(|why| {
             let warning = format!("--drop-caches: {why}");
             self.warnings.lock().unwrap().push(warning);
-            "nothing"
+            CacheDrop::Nothing
         });
         *self.dropped.lock().unwrap() = dropped;
         Ok(())
@@ -84,9 +85,10 @@ impl Probe for ObjectsCacheDrop {
         result: &mut PhaseResult,
     ) {
         let dropped = *self.dropped.lock().unwrap();
-        if dropped == "nothing" {
+        if dropped == CacheDrop::Nothing {
             return;
         }
+        let dropped = dropped.name();
         // After `--server-drop-cmd`'s probe, which says "servers".
         let settings = &mut result.settings;
         settings.cache_dropped = match settings.cache_dropped.as_str() {
