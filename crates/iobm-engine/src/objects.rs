@@ -421,7 +421,7 @@ impl Task for ObjectTask<'_> {
 
     fn describe(&self) -> String {
         match self.op {
-            ObjectOp::List => "list".to_string(),
+            ObjectOp::List => ObjectOp::List.name().to_string(),
             ObjectOp::Mixed => format!("{} {}", self.phase.op.classes()[self.class], self.name),
             op => format!("{} {}", op.name(), self.name),
         }

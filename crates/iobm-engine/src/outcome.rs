@@ -77,7 +77,7 @@ pub struct PhaseOutcome {
 /// One kind of operation within a phase.
 #[derive(Debug, Clone)]
 pub struct OpOutcome {
-    pub name: &'static str,
+    pub name: iobm_stats::names::OpName,
     /// Operations that succeeded.
     pub ops: u64,
     pub bytes: u64,
@@ -98,10 +98,12 @@ impl OpOutcome {
     /// Empty books for each of `op`'s classes.
     pub(crate) fn per_class(phase: &Phase) -> Vec<OpOutcome> {
         let classes = phase.op.classes().iter();
-        classes.map(|c| OpOutcome::new(c, phase.interval)).collect()
+        classes
+            .map(|&c| OpOutcome::new(c, phase.interval))
+            .collect()
     }
 
-    pub(crate) fn new(name: &'static str, interval: Duration) -> OpOutcome {
+    pub(crate) fn new(name: iobm_stats::names::OpName, interval: Duration) -> OpOutcome {
         OpOutcome {
             name,
             ops: 0,

@@ -1,7 +1,7 @@
 //! Workloads as data: a phase says what every worker does (operation, block size, order,
 //! flushing, stop rule) over a layout of files and per-worker regions.
 
-use iobm_stats::names::ops;
+use iobm_stats::names::OpName;
 use std::time::Duration;
 
 pub mod find;
@@ -55,18 +55,18 @@ pub enum PerChar {
 }
 
 impl Op {
-    pub fn name(self) -> &'static str {
+    pub fn name(self) -> OpName {
         match self {
-            Op::Write => ops::WRITE,
-            Op::Read => ops::READ,
-            Op::Rewrite => ops::REWRITE,
-            Op::ReadWrite { .. } => ops::READWRITE,
-            Op::PutChar(_) => ops::PUTC,
-            Op::GetChar(_) => ops::GETC,
-            Op::Seek { .. } => ops::SEEK,
-            Op::Create => ops::CREATE,
-            Op::Stat => ops::STAT,
-            Op::Delete => ops::DELETE,
+            Op::Write => OpName::Write,
+            Op::Read => OpName::Read,
+            Op::Rewrite => OpName::Rewrite,
+            Op::ReadWrite { .. } => OpName::Readwrite,
+            Op::PutChar(_) => OpName::Putc,
+            Op::GetChar(_) => OpName::Getc,
+            Op::Seek { .. } => OpName::Seek,
+            Op::Create => OpName::Create,
+            Op::Stat => OpName::Stat,
+            Op::Delete => OpName::Delete,
             Op::Object(op) => op.name(),
             Op::Meta(op) => op.name(),
         }
@@ -74,25 +74,25 @@ impl Op {
 
     /// The operations whose counts, bytes and latencies are kept apart within a phase (the
     /// mixed phase has four; every other phase one).
-    pub fn classes(self) -> &'static [&'static str] {
+    pub fn classes(self) -> &'static [OpName] {
         match self {
             Op::Object(ObjectOp::Mixed) => &MIXED_NAMES,
-            Op::Object(ObjectOp::Put) => &[ops::PUT],
-            Op::Object(ObjectOp::Get) => &[ops::GET],
-            Op::Object(ObjectOp::Head) => &[ops::HEAD],
-            Op::Object(ObjectOp::Delete) => &[ops::DELETE],
-            Op::Object(ObjectOp::List) => &[ops::LIST],
-            Op::Object(ObjectOp::Multipart) => &[ops::MULTIPART],
-            Op::Write => &[ops::WRITE],
-            Op::Read => &[ops::READ],
-            Op::Rewrite => &[ops::REWRITE],
-            Op::ReadWrite { .. } => &[ops::READ, ops::WRITE],
-            Op::PutChar(_) => &[ops::PUTC],
-            Op::GetChar(_) => &[ops::GETC],
-            Op::Seek { .. } => &[ops::SEEK],
-            Op::Create => &[ops::CREATE],
-            Op::Stat => &[ops::STAT],
-            Op::Delete => &[ops::DELETE],
+            Op::Object(ObjectOp::Put) => &[OpName::Put],
+            Op::Object(ObjectOp::Get) => &[OpName::Get],
+            Op::Object(ObjectOp::Head) => &[OpName::Head],
+            Op::Object(ObjectOp::Delete) => &[OpName::Delete],
+            Op::Object(ObjectOp::List) => &[OpName::List],
+            Op::Object(ObjectOp::Multipart) => &[OpName::Multipart],
+            Op::Write => &[OpName::Write],
+            Op::Read => &[OpName::Read],
+            Op::Rewrite => &[OpName::Rewrite],
+            Op::ReadWrite { .. } => &[OpName::Read, OpName::Write],
+            Op::PutChar(_) => &[OpName::Putc],
+            Op::GetChar(_) => &[OpName::Getc],
+            Op::Seek { .. } => &[OpName::Seek],
+            Op::Create => &[OpName::Create],
+            Op::Stat => &[OpName::Stat],
+            Op::Delete => &[OpName::Delete],
             Op::Meta(op) => op.classes(),
         }
     }

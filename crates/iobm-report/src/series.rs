@@ -57,7 +57,7 @@ pub fn csv(run: &RunResult) -> String {
         for w in &phase.workers {
             let prefix = format!(
                 "{id},{name},{},{},{},{},{}",
-                quoted(&phase.op),
+                quoted(phase.op.as_str()),
                 w.rank,
                 w.worker,
                 quoted(&w.host),
@@ -67,7 +67,7 @@ pub fn csv(run: &RunResult) -> String {
         }
         for o in &phase.operations {
             if let Some(series) = &o.series {
-                let prefix = format!("{id},{name},{},all,all,,", quoted(&o.op));
+                let prefix = format!("{id},{name},{},all,all,,", quoted(o.op.as_str()));
                 rows(&mut out, &prefix, series, phase_s);
             }
         }

@@ -4,6 +4,7 @@
 
 use crate::table::Table;
 use iobm_results::{Environment, PhaseResult, RunResult, RunStatus, SteadyResult, Verdict};
+use iobm_stats::names::OpName;
 use iobm_stats::{format_bytes, format_duration, Rate};
 use std::fmt::Write;
 use std::time::Duration;
@@ -164,7 +165,7 @@ fn operations_table(phase: &PhaseResult) -> String {
     let mut out = table.render("");
     out.push_str(&keys_lines(phase));
     // Only object operations have requests and answers.
-    out.push_str(if phase.op == iobm_stats::names::ops::READWRITE || phase.op == "find" {
+    out.push_str(if phase.op == OpName::Readwrite || phase.op == OpName::Find {
         "  (ops/s and MiB/s per operation: its ops or bytes / the phase's wall time)\n"
     } else {
         "  (ops/s and MiB/s per operation: its ops or bytes / the phase's wall time; latency: request sent to answer received; TTFB: to the answer's head)\n"
@@ -178,7 +179,7 @@ fn keys_lines(phase: &PhaseResult) -> String {
     let mut out = String::new();
     let wall_s = phase.end_ns.saturating_sub(phase.start_ns) as f64 / 1e9;
     for o in phase.operations.iter().filter(|o| o.keys > 0) {
-        if o.op == "find" {
+        if o.op == OpName::Find {
             let _ = writeln!(out, "  find: {} files matched", o.keys);
             continue;
         }
@@ -186,7 +187,7 @@ fn keys_lines(phase: &PhaseResult) -> String {
             out,
             "  {}: {} keys {}, {:.0} keys/s",
             o.op,
-            if o.op == "delete" {
+            if o.op == OpName::Delete {
                 "deleted"
             } else {
                 "returned"

@@ -9,7 +9,7 @@ mod workers;
 pub use crate::machine::{Machine, NETWORK_FS_TYPES};
 use crate::share::pct;
 use crate::{DeviceIo, PhaseResult, RunStatus};
-use iobm_stats::names::FsyncPolicy;
+use iobm_stats::names::{FsyncPolicy, OpName};
 use iobm_stats::{aggregate::disagreement, format_bytes, AggregateKind};
 
 /// Aggregates further apart than this (relative) are reported.
@@ -52,7 +52,7 @@ pub fn phase_warnings(phase: &PhaseResult, machine: &Machine) -> Vec<String> {
     file_reads(phase, machine, device, &mut out);
     object_reads(phase, machine, &mut out);
     file_writes(phase, machine, device, &mut out);
-    if moved > 0 && phase.operations.iter().all(|o| o.op != "put") {
+    if moved > 0 && phase.operations.iter().all(|o| o.op != OpName::Put) {
         out.extend(storage.warnings);
     }
     // The servers' own counters, the wire and the line rate.
@@ -103,7 +103,7 @@ fn servers(phase: &PhaseResult, machine: &Machine, out: &mut Vec<String>) {
     let s = &phase.settings;
     // A server's cache, which no client residency shows and O_DIRECT does not bypass; the
     // servers' own counters, where they tell, say more.
-    let reads_data = matches!(phase.op.as_str(), "read" | "get" | "mixed");
+    let reads_data = matches!(phase.op, OpName::Read | OpName::Get | OpName::Mixed);
     let servers_told = phase.cache.servers.iter().any(|e| e.unavailable.is_none());
     let dropped = crate::remote::servers_dropped(phase);
     if let Some((server, source)) = machine
@@ -174,7 +174,7 @@ fn file_reads(
     let (moved, s, ram_bytes) = (phase.bytes(), &phase.settings, machine.ram_bytes);
     let layered = layered(phase);
     let cache_hint = "use --direct, drop the page cache first (sync; echo 3 > /proc/sys/vm/drop_caches), or a data set over twice the RAM";
-    if phase.op == "read" && (!s.direct || layered) && moved > 0 {
+    if phase.op == OpName::Read && (!s.direct || layered) && moved > 0 {
         if let Some(resident) = phase.cache.resident_before_bytes {
             if pct(resident, s.data_bytes) > 10.0 {
                 out.push(format!(
@@ -213,11 +213,11 @@ fn file_reads(
 fn object_reads(phase: &PhaseResult, machine: &Machine, out: &mut Vec<String>) {
     let s = &phase.settings;
     let servers_told = phase.cache.servers.iter().any(|e| e.unavailable.is_none());
-    if matches!(phase.op.as_str(), "get" | "mixed") && s.data_bytes > 0 {
+    if matches!(phase.op, OpName::Get | OpName::Mixed) && s.data_bytes > 0 {
         let read: u64 = phase
             .operations
             .iter()
-            .filter(|o| o.op == "get")
+            .filter(|o| o.op == OpName::Get)
             .map(|o| o.bytes)
             .sum();
         let passes = read as f64 / s.data_bytes as f64;
@@ -268,7 +268,7 @@ fn file_writes(
     let snapshots_given = [AggregateKind::FirstDone, AggregateKind::SteadyState]
         .iter()
         .any(|&k| phase.aggregate(k).is_some());
-    if phase.op == "write"
+    if phase.op == OpName::Write
         && !s.direct
         && s.fsync == FsyncPolicy::End
         && phase.workers.len() > 1
@@ -276,7 +276,7 @@ fn file_writes(
     {
         out.push(UNFLUSHED_SNAPSHOTS.to_string());
     }
-    if phase.op == "write" && (!s.direct || layered) && moved > 0 {
+    if phase.op == OpName::Write && (!s.direct || layered) && moved > 0 {
         match device {
             Some(dev) if pct(dev.written_bytes, moved) < 50.0 => out.push(format!(
                 "cache effect: only {} of the {} written reached the block device {} during the phase; the rest stayed in or was overwritten in the page cache (use --direct, or --fsync end with a data set that is written once)",

@@ -1,6 +1,6 @@
 //! The resolved options of a run (files, S3, the bonnie suite) and the hash of what it did.
 
-use iobm_stats::names::Picks;
+use iobm_stats::names::{Picks, RunFsync};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -84,8 +84,10 @@ pub struct Config {
     pub segments: Option<u64>,
     /// "sequential" or "random" (every block once per pass, in random order).
     pub pattern: String,
-    /// "never", "end" (once per worker after its last write) or "each" (after every write).
-    pub fsync: String,
+    /// "never", "end" (once per worker after its last write) or "each" (after every write) of
+    /// the writing phases, or "per phase" when they differ.
+    #[schemars(with = "String")]
+    pub fsync: RunFsync,
     /// Whether files were opened with O_DIRECT.
     pub direct: bool,
     /// How reads and writes were submitted: "sync" or "io_uring" (empty in documents from

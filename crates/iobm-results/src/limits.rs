@@ -3,7 +3,7 @@
 //! the matching limit: a rate above one cannot come from where it claims.
 
 use crate::PhaseResult;
-use iobm_stats::names::ops;
+use iobm_stats::names::OpName;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -125,7 +125,7 @@ pub fn in_flight(phase: &PhaseResult) -> u32 {
 pub fn shapes(phases: &[PhaseResult]) -> Vec<(u64, u32)> {
     let mut shapes = Vec::new();
     for p in phases.iter().filter(|p| {
-        p.moves_data() && p.operations.is_empty() && matches!(p.op.as_str(), ops::READ | ops::WRITE)
+        p.moves_data() && p.operations.is_empty() && matches!(p.op, OpName::Read | OpName::Write)
     }) {
         let shape = (p.settings.block_bytes, in_flight(p));
         // O_DIRECT moves whole 4 KiB blocks.

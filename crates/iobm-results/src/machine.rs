@@ -2,7 +2,7 @@
 //! system and block device under the directory, and the clock its stamps are read from; and
 //! what the checks and the verdict know of it ([`Machine`]).
 
-use iobm_stats::names::{ops, Picks};
+use iobm_stats::names::{OpName, Picks};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -219,7 +219,7 @@ impl Machine {
                 .phases
                 .iter()
                 .flat_map(|p| &p.operations)
-                .filter(|o| matches!(o.op.as_str(), ops::PUT | ops::MULTIPART))
+                .filter(|o| matches!(o.op, OpName::Put | OpName::Multipart))
                 .map(|o| o.bytes_per_s)
                 .chain(run.config.s3.as_ref().and_then(|s| s.upload_bytes_per_s))
                 .filter(|r| *r > 0.0)

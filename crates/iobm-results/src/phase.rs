@@ -2,7 +2,7 @@
 //! latency, CPU time, errors and what a writing phase offered the storage.
 
 use crate::{detail, CacheEvidence, RunStatus};
-use iobm_stats::names::FsyncPolicy;
+use iobm_stats::names::{FsyncPolicy, OpName};
 use iobm_stats::{Aggregate, HistogramData, Series, WorkerSpan};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -13,8 +13,10 @@ use serde::{Deserialize, Serialize};
 pub struct PhaseResult {
     /// Name of the phase ("write", "read", "random read", ...).
     pub name: String,
-    /// Operation: "write" or "read".
-    pub op: String,
+    /// Operation: "write", "read", "put", "get", "file-create", "find", ... (one word of
+    /// `OpName`).
+    #[schemars(with = "String")]
+    pub op: OpName,
     /// How the phase ended.
     pub status: RunStatus,
     /// The phase's own settings.
@@ -130,7 +132,8 @@ impl PhaseResult {
 #[serde(deny_unknown_fields)]
 pub struct OperationResult {
     /// "put", "get", "head", "delete", "list" or "multipart".
-    pub op: String,
+    #[schemars(with = "String")]
+    pub op: OpName,
     /// Operations that succeeded.
     pub ops: u64,
     /// Bytes they moved (bodies sent or received).
@@ -366,7 +369,16 @@ impl PhaseResult {
     /// Whether the phase's operations move file data (rated in bytes per second) rather than
     /// being counted (seeks, creates, stats, deletes: rated in operations per second).
     pub fn moves_data(&self) -> bool {
-        iobm_stats::names::ops::moves_data(&self.op)
+        self.op.moves_data()
+    }
+
+    /// Bytes of these kinds of operation ([`PhaseResult::operations`]; a read-write phase's
+    /// reads or writes, an object phase's GETs or PUTs).
+    pub fn bytes_of(&self, ops: &[OpName]) -> u64 {
+        (self.operations.iter())
+            .filter(|o| ops.contains(&o.op))
+            .map(|o| o.bytes)
+            .sum()
     }
 
     pub fn spans(&self) -> Vec<WorkerSpan> {
@@ -382,10 +394,11 @@ impl PhaseResult {
 mod tests {
     use crate::checks::tests::phase;
     use crate::{ServerEvidence, ServerSeries};
+    use iobm_stats::names::OpName;
 
     #[test]
     fn the_servers_readings_move_with_the_phase_onto_another_clock() {
-        let mut p = phase("read", [1, 1], [100, 200]);
+        let mut p = phase(OpName::Read, [1, 1], [100, 200]);
         p.cache.servers = vec![ServerEvidence {
             series: Some(ServerSeries {
                 before_ns: 5,

@@ -8,7 +8,7 @@ use crate::server::{GATEWAY, NODE_EXPORTER};
 use crate::share::{pct, Margin};
 use crate::{PhaseResult, ServerEvidence};
 use iobm_stats::format_bytes;
-use iobm_stats::names::ops;
+use iobm_stats::names::OpName;
 
 /// A server's CPUs busy this share of their time (or more) bounded the phase.
 pub const SERVER_CPU_BOUND: f64 = 0.90;
@@ -31,10 +31,8 @@ pub fn is_gateway(e: &ServerEvidence) -> bool {
 /// or an S3 server other than the built-in gateway. Only then are the servers' counters and
 /// the wire evidence of it (a local file system's server is this machine).
 pub fn remote(phase: &PhaseResult, machine: &Machine) -> bool {
-    let object = matches!(
-        phase.op.as_str(),
-        ops::PUT | ops::GET | ops::HEAD | ops::LIST | ops::MULTIPART | ops::MIXED | ops::DELETE
-    ) && !phase.operations.is_empty();
+    let object =
+        (phase.op.on_objects() || phase.op == OpName::Delete) && !phase.operations.is_empty();
     machine.network_fs || (object && !machine.builtin_gateway)
 }
 
@@ -46,20 +44,13 @@ pub fn servers_dropped(phase: &PhaseResult) -> bool {
 /// Bytes the phase read and wrote (GETs and PUTs for an object phase).
 pub fn read_and_written(phase: &PhaseResult) -> (u64, u64) {
     let moved = phase.bytes();
-    let of = |names: &[&str]| -> u64 {
-        phase
-            .operations
-            .iter()
-            .filter(|o| names.contains(&o.op.as_str()))
-            .map(|o| o.bytes)
-            .sum()
-    };
-    match phase.op.as_str() {
-        ops::READ | ops::GETC | ops::SEEK => (moved, 0),
-        ops::WRITE | ops::PUTC => (0, moved),
-        ops::REWRITE => (moved, moved),
-        ops::READWRITE => (of(&[ops::READ]), of(&[ops::WRITE])),
-        _ => (of(&[ops::GET]), of(&[ops::PUT, ops::MULTIPART])),
+    let of = |ops: &[OpName]| phase.bytes_of(ops);
+    match phase.op {
+        op if op.reads_blocks() => (moved, 0),
+        op if op.writes_blocks() => (0, moved),
+        OpName::Rewrite => (moved, moved),
+        OpName::Readwrite => (of(&[OpName::Read]), of(&[OpName::Write])),
+        _ => (of(&[OpName::Get]), of(&[OpName::Put, OpName::Multipart])),
     }
 }
 

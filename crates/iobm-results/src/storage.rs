@@ -9,8 +9,8 @@ pub use crate::evidence::{BackingFile, Below, BottomIo, OwnIo};
 use crate::share::{by_share, pct, Margin, MOST};
 use crate::{CacheVerdict, DeviceIo, PhaseResult, Verdict};
 use iobm_stats::format_bytes;
-use iobm_stats::names::ops;
 use iobm_stats::names::FsyncPolicy;
+use iobm_stats::names::OpName;
 
 /// A device moving more than this run by more than [`Margin::CLIENT`] carried other I/O.
 fn beyond(part: u64, whole: u64) -> bool {
@@ -42,20 +42,13 @@ pub struct Judged {
 /// Bytes the phase read and wrote (read-write phases apart, a rewrite both ways).
 fn moved(phase: &PhaseResult) -> (u64, u64) {
     let total = phase.bytes();
-    match phase.op.as_str() {
-        ops::READWRITE => {
-            let of = |name: &str| {
-                phase
-                    .operations
-                    .iter()
-                    .filter(|o| o.op == name)
-                    .map(|o| o.bytes)
-                    .sum::<u64>()
-            };
-            (of(ops::READ), of(ops::WRITE))
-        }
-        ops::REWRITE => (total, total),
-        ops::WRITE | ops::PUTC => (0, total),
+    match phase.op {
+        OpName::Readwrite => (
+            phase.bytes_of(&[OpName::Read]),
+            phase.bytes_of(&[OpName::Write]),
+        ),
+        OpName::Rewrite => (total, total),
+        op if op.writes_blocks() => (0, total),
         _ => (total, 0),
     }
 }

@@ -12,7 +12,7 @@ pub use rule::{Class, Evidence, Rule, DROPPED_NOTE};
 use crate::machine::Machine;
 use crate::{CacheVerdict, PhaseResult};
 use iobm_stats::format_bytes;
-use iobm_stats::names::{ops, Picks};
+use iobm_stats::names::{OpName, Picks};
 
 /// Whether the phase's rate is the storage's or a cache's: the verdict of the first rule that
 /// fires, with what would give an uncached figure where its GETs may have read a cache.
@@ -25,7 +25,7 @@ pub fn verdict(phase: &PhaseResult, machine: &Machine) -> CacheVerdict {
     let reads = phase
         .operations
         .iter()
-        .any(|o| o.op == ops::GET && o.bytes > 0);
+        .any(|o| o.op == OpName::Get && o.bytes > 0);
     if reads && v.verdict.maybe_cached() {
         v.evidence.push_str(&uncached_advice(phase, machine));
     }
@@ -85,7 +85,7 @@ mod tests {
 
     #[test]
     fn the_verdict_follows_the_best_evidence() {
-        let mut read = phase("read", [100 * MIB, 100 * MIB], [1_000_000_000; 2]);
+        let mut read = phase(OpName::Read, [100 * MIB, 100 * MIB], [1_000_000_000; 2]);
         let machine = Machine::with_ram(RAM);
         // Nothing but a data set that fits in RAM.
         assert_eq!(verdict_of(&read, &machine), Verdict::PossiblyCached);
@@ -130,20 +130,20 @@ mod tests {
             ..Machine::with_ram(RAM)
         };
         assert_eq!(verdict_of(&read, &memory), Verdict::Memory);
-        let mut write = phase("write", [100 * MIB, 100 * MIB], [1_000_000_000; 2]);
+        let mut write = phase(OpName::Write, [100 * MIB, 100 * MIB], [1_000_000_000; 2]);
         assert_eq!(verdict_of(&write, &memory), Verdict::Memory);
         assert_eq!(verdict_of(&write, &machine), Verdict::PossiblyCached);
         write.settings.fsync = FsyncPolicy::End;
         assert_eq!(verdict_of(&write, &machine), Verdict::Uncached);
-        let meta = phase("create", [0, 0], [1_000_000_000; 2]);
+        let meta = phase(OpName::Create, [0, 0], [1_000_000_000; 2]);
         assert_eq!(verdict_of(&meta, &machine), Verdict::Unknown);
     }
 
     #[test]
     fn an_object_phases_verdict_is_the_gateways_word_else_the_networks() {
-        let mut get = phase("get", [100 * MIB, 100 * MIB], [1_000_000_000; 2]);
+        let mut get = phase(OpName::Get, [100 * MIB, 100 * MIB], [1_000_000_000; 2]);
         get.operations = vec![OperationResult {
-            op: "get".into(),
+            op: OpName::Get,
             ops: 200,
             bytes: 200 * MIB,
             errors: 0,

@@ -9,6 +9,7 @@ use crate::checks::{Machine, GET_OVER_PUT};
 use crate::verdict::rules::tests::operation;
 use crate::verdict::verdict;
 use crate::{DeviceIo, PhaseResult, ServerEvidence, Verdict};
+use iobm_stats::names::OpName;
 use iobm_stats::names::{FsyncPolicy, Picks};
 
 fn device(read: u64, written: u64) -> Option<DeviceIo> {
@@ -26,10 +27,14 @@ fn of(p: &PhaseResult) -> (Verdict, String) {
 
 #[test]
 fn a_read_write_mix_is_as_cached_as_the_more_cached_half() {
-    let mut mix = phase("readwrite", [100 * MIB, 100 * MIB], [1_000_000_000; 2]);
+    let mut mix = phase(
+        OpName::Readwrite,
+        [100 * MIB, 100 * MIB],
+        [1_000_000_000; 2],
+    );
     mix.operations = vec![
-        operation(&mix, "read", 100 * MIB),
-        operation(&mix, "write", 100 * MIB),
+        operation(&mix, OpName::Read, 100 * MIB),
+        operation(&mix, OpName::Write, 100 * MIB),
     ];
     for ((read, written), expected) in [
         ((100, 100), Verdict::Uncached),
@@ -51,7 +56,7 @@ fn a_read_write_mix_is_as_cached_as_the_more_cached_half() {
 
 #[test]
 fn a_rewrite_counts_both_halves_neither_for_more_than_its_own() {
-    let mut rewrite = phase("rewrite", [50 * MIB, 50 * MIB], [1_000_000_000; 2]);
+    let mut rewrite = phase(OpName::Rewrite, [50 * MIB, 50 * MIB], [1_000_000_000; 2]);
     rewrite.cache.device = device(100, 100);
     assert_eq!(of(&rewrite).0, Verdict::Uncached);
     // Read from the device, written back into the page cache: half of it.
@@ -77,7 +82,7 @@ fn a_rewrite_counts_both_halves_neither_for_more_than_its_own() {
 
 #[test]
 fn writes_are_judged_by_what_the_device_took_before_any_flag() {
-    let mut write = phase("write", [50 * MIB, 50 * MIB], [1_000_000_000; 2]);
+    let mut write = phase(OpName::Write, [50 * MIB, 50 * MIB], [1_000_000_000; 2]);
     for (written, expected) in [
         (95, Verdict::Uncached),
         (50, Verdict::PartlyCached),
@@ -102,7 +107,7 @@ fn writes_are_judged_by_what_the_device_took_before_any_flag() {
 
 #[test]
 fn without_device_counters_writes_are_judged_by_o_direct_and_fsync() {
-    let mut write = phase("write", [50 * MIB, 50 * MIB], [1_000_000_000; 2]);
+    let mut write = phase(OpName::Write, [50 * MIB, 50 * MIB], [1_000_000_000; 2]);
     let (v, evidence) = of(&write);
     assert_eq!(v, Verdict::PossiblyCached, "{evidence}");
     write.settings.fsync = FsyncPolicy::Each;
@@ -122,8 +127,8 @@ fn without_device_counters_writes_are_judged_by_o_direct_and_fsync() {
 }
 
 fn put_phase(received: u64, device_written: Option<u64>) -> PhaseResult {
-    let mut put = phase("put", [50 * MIB, 50 * MIB], [1_000_000_000; 2]);
-    put.operations = vec![operation(&put, "put", 100 * MIB)];
+    let mut put = phase(OpName::Put, [50 * MIB, 50 * MIB], [1_000_000_000; 2]);
+    put.operations = vec![operation(&put, OpName::Put, 100 * MIB)];
     put.settings.data_bytes = 0;
     // From its JSON, which leaves every field it does not name at its default.
     let gateway: ServerEvidence = serde_json::from_value(serde_json::json!({
@@ -169,8 +174,8 @@ fn a_put_is_judged_by_what_the_gateway_received_and_its_device_wrote() {
 #[test]
 fn gets_over_puts_are_flagged_only_beyond_the_exact_factor() {
     // 200 MiB of GETs in one second.
-    let mut get = phase("get", [100 * MIB, 100 * MIB], [1_000_000_000; 2]);
-    get.operations = vec![operation(&get, "get", 200 * MIB)];
+    let mut get = phase(OpName::Get, [100 * MIB, 100 * MIB], [1_000_000_000; 2]);
+    get.operations = vec![operation(&get, OpName::Get, 200 * MIB)];
     get.settings.data_bytes = 1 << 40;
     let after_puts_of = |put: f64| Machine {
         put_bytes_per_s: Some(put),
@@ -193,23 +198,23 @@ fn gets_over_puts_are_flagged_only_beyond_the_exact_factor() {
 fn a_mix_judges_each_half_by_its_own_bytes() {
     // 100 MiB read, 50 MiB written, each all through the device: uncached. Either half judged
     // by the other's bytes would be 200% and 50%.
-    let mut mix = phase("readwrite", [75 * MIB, 75 * MIB], [1_000_000_000; 2]);
+    let mut mix = phase(OpName::Readwrite, [75 * MIB, 75 * MIB], [1_000_000_000; 2]);
     mix.operations = vec![
-        operation(&mix, "read", 100 * MIB),
-        operation(&mix, "write", 50 * MIB),
+        operation(&mix, OpName::Read, 100 * MIB),
+        operation(&mix, OpName::Write, 50 * MIB),
     ];
     mix.cache.device = device(100, 50);
     assert_eq!(of(&mix).0, Verdict::Uncached, "{}", of(&mix).1);
     // A half with no bytes is not judged: all writes, all on the device.
     mix.operations = vec![
-        operation(&mix, "read", 0),
-        operation(&mix, "write", 150 * MIB),
+        operation(&mix, OpName::Read, 0),
+        operation(&mix, OpName::Write, 150 * MIB),
     ];
     mix.cache.device = device(0, 150);
     assert_eq!(of(&mix).0, Verdict::Uncached, "{}", of(&mix).1);
     mix.operations = vec![
-        operation(&mix, "read", 150 * MIB),
-        operation(&mix, "write", 0),
+        operation(&mix, OpName::Read, 150 * MIB),
+        operation(&mix, OpName::Write, 0),
     ];
     mix.cache.device = device(150, 0);
     assert_eq!(of(&mix).0, Verdict::Uncached, "{}", of(&mix).1);
@@ -217,7 +222,7 @@ fn a_mix_judges_each_half_by_its_own_bytes() {
 
 #[test]
 fn a_data_set_is_over_twice_the_ram_only_from_twice_the_ram() {
-    let mut read = phase("read", [100 * MIB, 100 * MIB], [1_000_000_000; 2]);
+    let mut read = phase(OpName::Read, [100 * MIB, 100 * MIB], [1_000_000_000; 2]);
     for (ram, expected) in [
         (100, Verdict::Uncached),
         (101, Verdict::PossiblyCached),
@@ -237,7 +242,7 @@ fn a_network_file_systems_server_memory_counts_for_a_data_set_smaller_than_it() 
         network_fs: true,
         ..Machine::with_ram(50 * MIB)
     };
-    let mut read = phase("read", [100 * MIB, 100 * MIB], [1_000_000_000; 2]);
+    let mut read = phase(OpName::Read, [100 * MIB, 100 * MIB], [1_000_000_000; 2]);
     read.settings.direct = true;
     for (data, expected) in [
         (100 * MIB - 1, Verdict::PossiblyCached),
@@ -258,11 +263,11 @@ fn a_network_file_systems_server_memory_counts_for_a_data_set_smaller_than_it() 
 /// that found `resident` of its 100 MiB in its page cache (None: no gateway counters).
 fn get_phase(get: u64, seconds: u64, data: u64, resident: Option<u64>) -> PhaseResult {
     let mut p = phase(
-        "get",
+        OpName::Get,
         [get * MIB / 2, get * MIB / 2],
         [seconds * 1_000_000_000; 2],
     );
-    p.operations = vec![operation(&p, "get", get * MIB)];
+    p.operations = vec![operation(&p, OpName::Get, get * MIB)];
     p.settings.data_bytes = data * MIB;
     p.cache.servers = resident
         .map(|r| ServerEvidence {
@@ -404,7 +409,7 @@ fn the_ways_to_an_uncached_figure_are_only_those_that_apply() {
     assert_eq!(v, Verdict::Cached);
     assert!(!told.contains("for an uncached figure"), "{told}");
     let mut head = put_phase(100, Some(2));
-    head.operations.push(operation(&head, "get", 0));
+    head.operations.push(operation(&head, OpName::Get, 0));
     assert!(
         !of(&head).1.contains("for an uncached figure"),
         "{}",

@@ -3,6 +3,7 @@
 
 use iobm_engine::{Op, Phase, StopRule};
 use iobm_results::{Config, RateConfig};
+use iobm_stats::names::{FsyncPolicy, RunFsync};
 
 /// Where a plan runs and what it leaves behind.
 #[derive(Debug, Clone)]
@@ -67,11 +68,20 @@ fn rate(phases: &[Phase]) -> Option<RateConfig> {
     })
 }
 
+/// The writing phases' one fsync policy, "never" without any, else "per phase".
+fn fsync<'a>(mut writers: impl Iterator<Item = &'a Phase>) -> RunFsync {
+    let first = writers.next().map_or(FsyncPolicy::Never, |p| p.fsync);
+    match writers.all(|p| p.fsync == first) {
+        true => RunFsync::Policy(first),
+        false => RunFsync::PerPhase,
+    }
+}
+
 pub fn config(phases: &[Phase], at: Placement) -> Config {
     let first = &phases[0];
     let (size_per_job, total, layout) = data_set(phases, at.ranks);
     let writer = phases.iter().find(|p| p.op.writes() && p.op != Op::Rewrite);
-    let mut writers = phases.iter().filter(|p| p.op.writes()).peekable();
+    let writers = phases.iter().filter(|p| p.op.writes());
     Config {
         dir: at.dir,
         run_dir: at.run_dir,
@@ -83,10 +93,7 @@ pub fn config(phases: &[Phase], at: Placement) -> Config {
         segments: first.interleave.map(|i| i.segments),
         pattern: common(phases.iter().map(|p| p.pattern.name().to_string())),
         // Only writes are fsynced: reads do not make a stream's policy "per phase".
-        fsync: match writers.peek() {
-            Some(_) => common(writers.map(|p| p.fsync.name().to_string())),
-            None => "never".to_string(),
-        },
+        fsync: fsync(writers),
         direct: phases.iter().any(|p| p.direct),
         engine: first.engine.name().to_string(),
         iodepth: first.iodepth,
@@ -191,7 +198,7 @@ mod tests {
         assert_eq!(c.total_bytes, 8 << 20);
         assert_eq!(c.layout, "shared_file");
         assert_eq!(c.pattern, "sequential");
-        assert_eq!(c.fsync, "end");
+        assert_eq!(c.fsync, RunFsync::Policy(FsyncPolicy::End));
         assert_eq!(c.data, "compressible:50");
         assert_eq!(c.duration_s, Some(30.0));
         assert!(!c.direct);
@@ -227,7 +234,7 @@ mod tests {
         assert_eq!(c.layout, "file_per_job");
         assert_eq!(c.pattern, "random");
         assert_eq!(c.data, "none written");
-        assert_eq!(c.fsync, "never");
+        assert_eq!(c.fsync, RunFsync::Policy(FsyncPolicy::Never));
         assert!(c.direct);
         assert_eq!(c.total_bytes, 16 << 20);
     }

@@ -102,7 +102,7 @@ fn operations(phase: &Phase, outcome: &PhaseOutcome) -> Vec<OperationResult> {
         .by_op
         .iter()
         .map(|o| OperationResult {
-            op: o.name.to_string(),
+            op: o.name,
             ops: o.ops,
             bytes: o.bytes,
             errors: o.errors,
@@ -180,7 +180,7 @@ pub fn phase_result(
     let moved: u64 = spans.iter().map(|s| s.bytes).sum();
     let mut result = PhaseResult {
         name: outcome.name.clone(),
-        op: outcome.op.name().to_string(),
+        op: outcome.op.name(),
         status: status(outcome.end),
         settings: settings(phase),
         start_ns: outcome.start_ns,

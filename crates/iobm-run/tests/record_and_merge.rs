@@ -9,6 +9,7 @@ use iobm_results::checks::Machine;
 use iobm_results::{PhaseResult, RunStatus};
 use iobm_run::ranks::{merge_phases, RankPhase};
 use iobm_run::record::phase_result;
+use iobm_stats::names::OpName;
 use iobm_stats::AggregateKind;
 use iobm_target::fault::FaultTarget;
 use iobm_target::mem::MemTarget;
@@ -47,7 +48,7 @@ fn a_phase_becomes_per_worker_records_with_aggregates_latency_and_cpu() {
     let part = write_part(&MemTarget::new(), 3, 2);
     let p = &part.phase;
     assert_eq!(p.status, RunStatus::Complete);
-    assert_eq!((p.name.as_str(), p.op.as_str()), ("write", "write"));
+    assert_eq!((p.name.as_str(), p.op), ("write", OpName::Write));
     assert_eq!(p.workers.len(), 3);
     for (i, w) in p.workers.iter().enumerate() {
         assert_eq!((w.worker, w.rank, w.host.as_str()), (i as u32, 2, "host2"));

@@ -1,38 +1,10 @@
 //! Names that parts which do not depend on each other must agree on, kept in one place: the
-//! operations, which the engine names and a saved run's readers rate by name, and the bonnie
+//! operations ([`OpName`]), which the engine names and a saved run's readers rate by name, and the bonnie
 //! tests, which the engine's suite builds as phases and the results and reports find again;
-//! the fsync policies, which the engine follows and results record; how GETs pick objects.
+//! the fsync policies, which the engine follows and results record (a phase's, a run's); how GETs pick objects.
 
-/// The operations as results name them (`phases[].op`).
-pub mod ops {
-    pub const WRITE: &str = "write";
-    pub const READ: &str = "read";
-    pub const REWRITE: &str = "rewrite";
-    /// Reads and writes of blocks together (`--rwmix`), each kind with its own books.
-    pub const READWRITE: &str = "readwrite";
-    pub const PUTC: &str = "putc";
-    pub const GETC: &str = "getc";
-    pub const SEEK: &str = "seek";
-    pub const CREATE: &str = "create";
-    pub const STAT: &str = "stat";
-    pub const DELETE: &str = "delete";
-    pub const PUT: &str = "put";
-    pub const GET: &str = "get";
-    pub const HEAD: &str = "head";
-    pub const LIST: &str = "list";
-    pub const MULTIPART: &str = "multipart";
-    pub const MIXED: &str = "mixed";
-
-    /// Operations that move data bytes, rated in bytes per second; the others (seeks,
-    /// creates, stats, deletes, heads, lists) are counted in operations per second.
-    pub const MOVING_DATA: [&str; 10] = [
-        WRITE, READ, REWRITE, READWRITE, PUTC, GETC, PUT, GET, MULTIPART, MIXED,
-    ];
-
-    pub fn moves_data(op: &str) -> bool {
-        MOVING_DATA.contains(&op)
-    }
-}
+mod op;
+pub use op::OpName;
 
 /// When written data is forced to stable storage (results' `settings.fsync`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -46,12 +18,56 @@ pub enum FsyncPolicy {
 }
 
 impl FsyncPolicy {
+    pub const ALL: [FsyncPolicy; 3] = [FsyncPolicy::Never, FsyncPolicy::End, FsyncPolicy::Each];
+
     pub fn name(self) -> &'static str {
         match self {
             FsyncPolicy::Never => "never",
             FsyncPolicy::End => "end",
             FsyncPolicy::Each => "each",
         }
+    }
+}
+
+/// A run's fsync policy (results' `config.fsync`): the one its writing phases share ("never"
+/// when none writes), or "per phase" when they differ.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(into = "&'static str", try_from = "String")]
+pub enum RunFsync {
+    Policy(FsyncPolicy),
+    PerPhase,
+}
+
+impl RunFsync {
+    /// The word, as results spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            RunFsync::Policy(policy) => policy.name(),
+            RunFsync::PerPhase => "per phase",
+        }
+    }
+}
+
+impl std::fmt::Display for RunFsync {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl From<RunFsync> for &'static str {
+    fn from(fsync: RunFsync) -> &'static str {
+        fsync.name()
+    }
+}
+
+impl TryFrom<String> for RunFsync {
+    type Error = String;
+
+    fn try_from(word: String) -> Result<RunFsync, String> {
+        (FsyncPolicy::ALL.into_iter().map(RunFsync::Policy))
+            .chain([RunFsync::PerPhase])
+            .find(|f| f.name() == word)
+            .ok_or_else(|| format!("unknown fsync policy {word:?}"))
     }
 }
 
@@ -124,5 +140,28 @@ pub mod bonnie {
     /// Whether a phase of this name is one of the bonnie tests.
     pub fn is_test(name: &str) -> bool {
         BYTE_TESTS.contains(&name) || name == SEEKS || META_TESTS.contains(&name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{FsyncPolicy, RunFsync};
+
+    #[test]
+    fn a_runs_fsync_is_written_as_its_word_and_read_back() {
+        for fsync in FsyncPolicy::ALL
+            .map(RunFsync::Policy)
+            .into_iter()
+            .chain([RunFsync::PerPhase])
+        {
+            let json = serde_json::to_string(&fsync).unwrap();
+            assert_eq!(json, format!("\"{fsync}\""));
+            assert_eq!(serde_json::from_str::<RunFsync>(&json).unwrap(), fsync);
+        }
+        assert_eq!(
+            serde_json::to_string(&RunFsync::PerPhase).unwrap(),
+            "\"per phase\""
+        );
+        assert!(serde_json::from_str::<RunFsync>("\"sometimes\"").is_err());
     }
 }

@@ -1,6 +1,7 @@
 use super::*;
 use crate::data::{file_key, stamp, Generator, STAMP_LEN};
 use crate::workload::{DataKind, FsyncPolicy, Pattern};
+use iobm_stats::names::OpName;
 use iobm_target::fault::FaultTarget;
 use iobm_target::mem::MemTarget;
 use iobm_target::null::NullTarget;
@@ -369,7 +370,7 @@ fn a_read_write_phase_keeps_each_kinds_books_and_reads_back_what_it_wrote() {
     let out = run_phase(&target, &mixed, &control, &Ranked::ALONE);
     assert_eq!(out.end, PhaseEnd::Completed, "{:?}", out.errors);
     let (reads, writes) = (&out.by_op[0], &out.by_op[1]);
-    assert_eq!((reads.name, writes.name), ("read", "write"));
+    assert_eq!((reads.name, writes.name), (OpName::Read, OpName::Write));
     assert_eq!(reads.ops + writes.ops, 200);
     assert_eq!(reads.bytes + writes.bytes, out.bytes());
     // 70% reads, drawn per operation: well within these bounds for 200 draws.

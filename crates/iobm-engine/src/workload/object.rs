@@ -1,7 +1,7 @@
 //! Object workloads: the whole-object operations, the weights of a mixed phase, and the
 //! objects an object phase works on.
 
-use iobm_stats::names::{ops, Picks};
+use iobm_stats::names::{OpName, Picks};
 
 /// Whole-object operations.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,7 +30,7 @@ pub const MIXED: [ObjectOp; 4] = [
     ObjectOp::Put,
     ObjectOp::Delete,
 ];
-pub(super) const MIXED_NAMES: [&str; 4] = [
+pub(super) const MIXED_NAMES: [OpName; 4] = [
     MIXED[0].name(),
     MIXED[1].name(),
     MIXED[2].name(),
@@ -51,18 +51,20 @@ impl ObjectOp {
 
     /// The operation of this name.
     pub fn from_name(name: &str) -> Option<ObjectOp> {
-        ObjectOp::ALL.into_iter().find(|op| op.name() == name)
+        ObjectOp::ALL
+            .into_iter()
+            .find(|op| op.name().as_str() == name)
     }
 
-    pub const fn name(self) -> &'static str {
+    pub const fn name(self) -> OpName {
         match self {
-            ObjectOp::Put => ops::PUT,
-            ObjectOp::Get => ops::GET,
-            ObjectOp::Head => ops::HEAD,
-            ObjectOp::Delete => ops::DELETE,
-            ObjectOp::List => ops::LIST,
-            ObjectOp::Multipart => ops::MULTIPART,
-            ObjectOp::Mixed => ops::MIXED,
+            ObjectOp::Put => OpName::Put,
+            ObjectOp::Get => OpName::Get,
+            ObjectOp::Head => OpName::Head,
+            ObjectOp::Delete => OpName::Delete,
+            ObjectOp::List => OpName::List,
+            ObjectOp::Multipart => OpName::Multipart,
+            ObjectOp::Mixed => OpName::Mixed,
         }
     }
 }

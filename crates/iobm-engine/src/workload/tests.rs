@@ -60,7 +60,6 @@ fn a_phase_of_known_length_gets_at_least_twenty_readable_intervals() {
 
 #[test]
 fn operations_that_move_data_are_named_so_for_readers_of_results() {
-    use iobm_stats::names::ops::moves_data;
     let moving = [
         Op::Write,
         Op::Read,
@@ -81,8 +80,8 @@ fn operations_that_move_data_are_named_so_for_readers_of_results() {
         Op::Object(ObjectOp::Delete),
         Op::Object(ObjectOp::List),
     ];
-    assert!(moving.iter().all(|op| moves_data(op.name())));
-    assert!(!counted.iter().any(|op| moves_data(op.name())));
+    assert!(moving.iter().all(|op| op.name().moves_data()));
+    assert!(!counted.iter().any(|op| op.name().moves_data()));
 }
 
 fn phase(pattern: Pattern, block: u64) -> Phase {

@@ -2,6 +2,7 @@
 //! fan-out, one per worker or one shared by every worker of every rank; the items each worker
 //! makes in it and their names; whose items a worker works on (the stride); the operations.
 
+use iobm_stats::names::OpName;
 use std::fmt::Write;
 
 /// A metadata operation of an mdtest-class phase, on one item of a [`Tree`] per operation.
@@ -33,18 +34,18 @@ pub enum MetaOp {
 }
 
 /// The operations' names, as results name their books.
-static NAMES: [&str; 11] = [
-    "dir-create",
-    "dir-stat",
-    "dir-remove",
-    "file-create",
-    "file-stat",
-    "file-read",
-    "file-rename",
-    "file-remove",
-    "tree-create",
-    "tree-remove",
-    "find",
+static NAMES: [OpName; 11] = [
+    OpName::DirCreate,
+    OpName::DirStat,
+    OpName::DirRemove,
+    OpName::FileCreate,
+    OpName::FileStat,
+    OpName::FileRead,
+    OpName::FileRename,
+    OpName::FileRemove,
+    OpName::TreeCreate,
+    OpName::TreeRemove,
+    OpName::Find,
 ];
 
 impl MetaOp {
@@ -63,12 +64,12 @@ impl MetaOp {
         MetaOp::Find,
     ];
 
-    pub fn name(self) -> &'static str {
+    pub fn name(self) -> OpName {
         NAMES[self as usize]
     }
 
     /// The operation's one class of books ([`crate::Op::classes`]).
-    pub fn classes(self) -> &'static [&'static str] {
+    pub fn classes(self) -> &'static [OpName] {
         std::slice::from_ref(&NAMES[self as usize])
     }
 

@@ -2,14 +2,15 @@
 
 use super::*;
 use iobm_results::Series;
+use iobm_stats::names::OpName;
 
 /// A phase of `length_ns` whose summed series has these MiB per interval of 1 s.
-fn phase(op: &str, length_ns: u64, mib: &[u64]) -> PhaseResult {
+fn phase(op: OpName, length_ns: u64, mib: &[u64]) -> PhaseResult {
     let mut p: PhaseResult =
         serde_json::from_str(include_str!("../../../iobm/tests/fixtures/stream.json"))
             .map(|r: RunResult| r.phases[0].clone())
             .unwrap();
-    p.op = op.into();
+    p.op = op;
     p.end_ns = p.start_ns + length_ns;
     let mut s = Series::new(std::time::Duration::from_secs(1));
     s.bytes = mib.iter().map(|m| m << 20).collect();
@@ -46,7 +47,7 @@ fn run_of(p: &PhaseResult) -> RunResult {
 #[test]
 fn a_short_last_interval_is_drawn_with_the_one_before_over_their_real_length() {
     // 3.224 s: the last 0.224 s hold the 4 MiB of requests that were in flight at the end.
-    let p = phase("write", 3_224_000_000, &[7, 9, 9, 4]);
+    let p = phase(OpName::Write, 3_224_000_000, &[7, 9, 9, 4]);
     let chart = phase_throughput(&p, &run_of(&p));
     assert_eq!(chart["step"], true);
     assert_eq!(xs(&chart), [0.0, 1.0, 2.0, 3.224]);
@@ -66,7 +67,7 @@ fn a_short_last_interval_is_drawn_with_the_one_before_over_their_real_length() {
         .sum();
     assert!((drawn - 29.0).abs() < 1e-9);
     // A last interval of at least half its length is its own step, over its own time.
-    let p = phase("write", 3_600_000_000, &[7, 9, 9, 4]);
+    let p = phase(OpName::Write, 3_600_000_000, &[7, 9, 9, 4]);
     let chart = phase_throughput(&p, &run_of(&p));
     assert_eq!(xs(&chart), [0.0, 1.0, 2.0, 3.0, 3.6]);
     assert!((values(&chart, 0)[3] - 4.0 / 0.6).abs() < 1e-9);
@@ -74,7 +75,7 @@ fn a_short_last_interval_is_drawn_with_the_one_before_over_their_real_length() {
 
 #[test]
 fn phases_that_move_no_data_are_drawn_in_operations_per_second() {
-    let p = phase("create", 3_000_000_000, &[100, 200, 300]);
+    let p = phase(OpName::Create, 3_000_000_000, &[100, 200, 300]);
     let chart = phase_throughput(&p, &run_of(&p));
     assert_eq!(chart["ylabel"], "operations/s");
     assert_eq!(values(&chart, 0), [100.0, 200.0, 300.0, 300.0]);
@@ -85,7 +86,7 @@ fn phases_that_move_no_data_are_drawn_in_operations_per_second() {
     let drawn = &run["series"][0]["values"].as_array().unwrap()[..3];
     assert_eq!(drawn, [100.0, 200.0, 300.0].map(Value::from));
     // Beside a phase that moves data, in the run's MiB/s they are a gap, not a zero.
-    let mut both = run_of(&phase("write", 3_000_000_000, &[1, 2, 3]));
+    let mut both = run_of(&phase(OpName::Write, 3_000_000_000, &[1, 2, 3]));
     both.phases.push(p);
     let run = run_throughput(&both);
     assert_eq!(run["ylabel"], "MiB/s");
@@ -104,7 +105,7 @@ fn latencies_read_in_the_unit_of_their_size() {
     assert_eq!(readable_latency(23_800.0), "23.8 µs");
     assert_eq!(readable_latency(171_966_500.0), "171.97 ms");
     assert_eq!(readable_latency(2_500_000_000.0), "2.500 s");
-    let p = phase("write", 3_000_000_000, &[1, 1, 1]);
+    let p = phase(OpName::Write, 3_000_000_000, &[1, 1, 1]);
     let mut out = String::new();
     latency_line(&mut out, &p);
     let p99 = p.latency.p99_ns.unwrap();

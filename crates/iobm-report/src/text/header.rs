@@ -2,6 +2,7 @@
 //! ranks, and the workload in one line (file, S3 or metadata).
 
 use iobm_results::{Config, MetaConfig, RunResult, S3Config};
+use iobm_stats::names::OpName;
 use iobm_stats::{format_bytes, format_duration};
 use std::time::Duration;
 
@@ -247,7 +248,7 @@ fn file_workload(run: &RunResult, ranks: &str) -> String {
 /// "mix: get 36%, put 47%, delete 17%".
 fn mix_shares(weights: &[u32]) -> String {
     let sum: u32 = weights.iter().sum();
-    let shares: Vec<String> = ["get", "head", "put", "delete"]
+    let shares: Vec<String> = [OpName::Get, OpName::Head, OpName::Put, OpName::Delete]
         .iter()
         .zip(weights)
         .filter(|(_, &w)| w > 0)

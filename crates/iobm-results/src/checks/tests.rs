@@ -9,7 +9,7 @@ use iobm_stats::{aggregates, Histogram, Progress, WorkerSpan};
 
 pub(crate) const MIB: u64 = 1 << 20;
 
-pub(crate) fn phase(op: &str, bytes: [u64; 2], ends: [u64; 2]) -> PhaseResult {
+pub(crate) fn phase(op: OpName, bytes: [u64; 2], ends: [u64; 2]) -> PhaseResult {
     let workers: Vec<WorkerResult> = (0..2)
         .map(|i| WorkerResult {
             worker: i as u32,
@@ -116,7 +116,7 @@ pub(crate) fn says(p: &PhaseResult, machine: &Machine, prefix: &str) -> bool {
 #[test]
 fn even_workers_on_a_device_that_moved_everything_need_no_warning() {
     let mut p = phase(
-        "read",
+        OpName::Read,
         [100 * MIB, 100 * MIB],
         [1_000_000_000, 1_000_000_000],
     );
@@ -136,7 +136,7 @@ fn even_workers_on_a_device_that_moved_everything_need_no_warning() {
 #[test]
 fn uneven_workers_are_reported() {
     let mut p = phase(
-        "read",
+        OpName::Read,
         [100 * MIB, 100 * MIB],
         [1_000_000_000, 2_000_000_000],
     );
@@ -151,7 +151,7 @@ fn uneven_workers_are_reported() {
 #[test]
 fn resident_data_and_a_quiet_device_mean_a_cache_effect() {
     let mut p = phase(
-        "read",
+        OpName::Read,
         [100 * MIB, 100 * MIB],
         [1_000_000_000, 1_000_000_000],
     );
@@ -172,7 +172,7 @@ fn resident_data_and_a_quiet_device_mean_a_cache_effect() {
 #[test]
 fn data_that_fits_in_ram_without_evidence_is_flagged() {
     let p = phase(
-        "read",
+        OpName::Read,
         [100 * MIB, 100 * MIB],
         [1_000_000_000, 1_000_000_000],
     );
@@ -184,7 +184,7 @@ fn data_that_fits_in_ram_without_evidence_is_flagged() {
 #[test]
 fn memory_file_systems_are_said_to_be_memory_with_no_other_advice() {
     let p = phase(
-        "read",
+        OpName::Read,
         [100 * MIB, 100 * MIB],
         [1_000_000_000, 1_000_000_000],
     );
@@ -197,7 +197,7 @@ fn memory_file_systems_are_said_to_be_memory_with_no_other_advice() {
 
 #[test]
 fn ram_devices_are_said_to_be_memory_with_no_other_advice() {
-    let mut p = phase("read", [100 * MIB, 100 * MIB], [1_000_000_000; 2]);
+    let mut p = phase(OpName::Read, [100 * MIB, 100 * MIB], [1_000_000_000; 2]);
     p.cache.device = Some(DeviceIo {
         device: "253:1".into(),
         read_bytes: 200 * MIB,
@@ -230,7 +230,7 @@ fn ram_devices_are_said_to_be_memory_with_no_other_advice() {
 #[test]
 fn writes_that_never_reached_the_device_are_flagged() {
     let mut p = phase(
-        "write",
+        OpName::Write,
         [100 * MIB, 100 * MIB],
         [1_000_000_000, 1_000_000_000],
     );
@@ -255,12 +255,12 @@ fn writes_that_never_reached_the_device_are_flagged() {
 fn gets_faster_than_the_stated_line_rate_are_flagged() {
     // 200 MiB of GETs in one second.
     let mut p = phase(
-        "get",
+        OpName::Get,
         [100 * MIB, 100 * MIB],
         [1_000_000_000, 1_000_000_000],
     );
     let get = |bytes| OperationResult {
-        op: "get".into(),
+        op: OpName::Get,
         ops: 200,
         bytes,
         errors: 0,
@@ -289,7 +289,7 @@ fn gets_faster_than_the_stated_line_rate_are_flagged() {
 #[test]
 fn data_sets_smaller_than_the_servers_memory_are_flagged() {
     let p = phase(
-        "read",
+        OpName::Read,
         [100 * MIB, 100 * MIB],
         [1_000_000_000, 1_000_000_000],
     );
@@ -311,14 +311,14 @@ fn data_sets_smaller_than_the_servers_memory_are_flagged() {
     assert!(!server_cache(Machine::with_ram(RAM)));
     // Writes do not read from a cache.
     let mut write = p.clone();
-    write.op = "write".into();
+    write.op = OpName::Write;
     assert!(!says(&write, &stated(1 << 30), "possible server cache"));
 }
 
 #[test]
 fn snapshots_of_buffered_writes_synced_at_the_end_say_they_count_unflushed_bytes() {
     let mut p = phase(
-        "write",
+        OpName::Write,
         [100 * MIB, 100 * MIB],
         [1_000_000_000, 2_000_000_000],
     );
@@ -356,7 +356,7 @@ fn the_machine_of_a_run_takes_its_line_rate_and_put_rate_as_they_apply() {
     // The fastest PUT rate; a rate of zero is none.
     let mut puts = 0;
     for o in run.phases.iter_mut().flat_map(|p| &mut p.operations) {
-        if o.op == "put" {
+        if o.op == OpName::Put {
             o.bytes_per_s = 5.0;
             puts += 1;
         }
@@ -379,7 +379,7 @@ fn the_machine_of_a_run_takes_its_line_rate_and_put_rate_as_they_apply() {
 
 #[test]
 fn failed_operations_are_told_apart_from_a_failed_phase() {
-    let mut p = phase("read", [100 * MIB, 100 * MIB], [1_000_000_000; 2]);
+    let mut p = phase(OpName::Read, [100 * MIB, 100 * MIB], [1_000_000_000; 2]);
     let machine = Machine::with_ram(0);
     assert!(!says(&p, &machine, "3 operations failed"));
     p.errors = vec![crate::ErrorCount {
@@ -403,9 +403,9 @@ fn phases_that_moved_nothing_get_no_memory_or_cache_warning() {
         memory_fs: true,
         ..Machine::with_ram(RAM)
     };
-    let meta = phase("create", [0, 0], [1_000_000_000; 2]);
+    let meta = phase(OpName::Create, [0, 0], [1_000_000_000; 2]);
     assert!(!says(&meta, &memory, MEMORY_FS));
-    let mut read = phase("read", [0, 0], [1_000_000_000; 2]);
+    let mut read = phase(OpName::Read, [0, 0], [1_000_000_000; 2]);
     read.settings.data_bytes = 100 * MIB;
     read.cache.resident_before_bytes = Some(100 * MIB);
     assert!(!says(&read, &Machine::with_ram(RAM), "cache effect"));
@@ -419,7 +419,7 @@ fn phases_that_moved_nothing_get_no_memory_or_cache_warning() {
 #[test]
 fn cache_warnings_start_just_past_their_thresholds() {
     let machine = Machine::with_ram(0);
-    let mut read = phase("read", [50 * MIB, 50 * MIB], [1_000_000_000; 2]);
+    let mut read = phase(OpName::Read, [50 * MIB, 50 * MIB], [1_000_000_000; 2]);
     // Resident: 10% is not a cache effect, 11% is.
     read.settings.data_bytes = 100 * MIB;
     read.cache.resident_before_bytes = Some(10 * MIB);
@@ -441,7 +441,7 @@ fn cache_warnings_start_just_past_their_thresholds() {
         );
     }
     // The gateway's page cache: 10% of what it served is not, 11% is.
-    let mut get = phase("get", [50 * MIB, 50 * MIB], [1_000_000_000; 2]);
+    let mut get = phase(OpName::Get, [50 * MIB, 50 * MIB], [1_000_000_000; 2]);
     for (resident, said) in [(10, false), (11, true)] {
         get.cache.servers = vec![crate::ServerEvidence {
             endpoint: "http://h:9000".into(),
@@ -474,7 +474,7 @@ fn cache_warnings_start_just_past_their_thresholds() {
 fn o_direct_reads_are_checked_for_a_cache_only_over_a_backing_file() {
     // A partition under the device (no backing file): O_DIRECT bypasses the cache, nothing to
     // say of what was resident.
-    let mut p = phase("read", [50 * MIB, 50 * MIB], [1_000_000_000; 2]);
+    let mut p = phase(OpName::Read, [50 * MIB, 50 * MIB], [1_000_000_000; 2]);
     p.cache.resident_before_bytes = Some(100 * MIB);
     p.cache.below = vec![crate::storage::Below {
         top: "8:1".into(),
@@ -500,7 +500,7 @@ fn buffered_writes_are_judged_by_half_of_them_reaching_the_device() {
     let machine = Machine::with_ram(RAM);
     let reached = "cache effect: only ";
     let mut p = phase(
-        "write",
+        OpName::Write,
         [50 * MIB, 50 * MIB],
         [1_000_000_000, 1_000_000_000],
     );
@@ -520,7 +520,7 @@ fn buffered_writes_are_judged_by_half_of_them_reaching_the_device() {
     assert!(!says(&p, &machine, reached));
     // A read is not judged by what the device took in.
     let mut read = p.clone();
-    read.op = "read".into();
+    read.op = OpName::Read;
     read.settings.direct = false;
     assert!(!says(&read, &machine, reached));
     // Without device counters: only a write never synced, smaller than the RAM, is said to

@@ -4,6 +4,7 @@
 
 use crate::{PhaseResult, WorkerResult};
 use iobm_stats::format_duration;
+use iobm_stats::names::OpName;
 use std::time::Duration;
 
 /// A worker that ran less than this share of the phase (its first stamp to its last, against
@@ -18,7 +19,7 @@ pub const FEW: usize = 5;
 /// phase; None when none did, or when no worker did anything (nothing to compare with).
 pub fn named(phase: &PhaseResult, uneven: bool) -> Option<String> {
     // A tree's own directories are made by its owner alone (worker 0 for a shared tree).
-    if matches!(phase.op.as_str(), "tree-create" | "tree-remove") {
+    if matches!(phase.op, OpName::TreeCreate | OpName::TreeRemove) {
         return None;
     }
     let moves_bytes = phase.bytes() > 0;
@@ -119,7 +120,7 @@ mod tests {
         per_rank: u32,
         change: impl Fn(u32, u32, &mut iobm_stats::WorkerSpan),
     ) -> PhaseResult {
-        let mut p = phase("write", [MIB, MIB], [4_000_000_000, 4_000_000_000]);
+        let mut p = phase(OpName::Write, [MIB, MIB], [4_000_000_000, 4_000_000_000]);
         let template = p.workers[0].clone();
         p.workers = (0..n)
             .map(|i| {
@@ -219,20 +220,20 @@ mod tests {
         let nothing = workers(3, 3, |_, _, span| idle(span));
         assert_eq!(named(&nothing, true), None);
         // A shared tree's directories are made and removed by one worker alone.
-        for op in ["tree-create", "tree-remove"] {
+        for op in [OpName::TreeCreate, OpName::TreeRemove] {
             let mut tree = p.clone();
-            tree.op = op.to_string();
+            tree.op = op;
             assert_eq!(named(&tree, true), None, "{op}");
         }
         let mut files = p.clone();
-        files.op = "file-create".to_string();
+        files.op = OpName::FileCreate;
         assert!(named(&files, false).is_some());
     }
 
     #[test]
     fn the_names_follow_the_disagreement_among_the_warnings() {
         let mut p = phase(
-            "read",
+            OpName::Read,
             [100 * MIB, 100 * MIB],
             [1_000_000_000, 2_000_000_000],
         );

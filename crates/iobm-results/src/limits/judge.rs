@@ -6,8 +6,8 @@
 use super::{in_flight, DeviceLimits, Limits, Place};
 use crate::PhaseResult;
 use iobm_stats::format_bytes;
-use iobm_stats::names::ops;
 use iobm_stats::names::FsyncPolicy;
+use iobm_stats::names::OpName;
 use std::fmt;
 
 /// One figure of `iobm limits`, named for what was measured.
@@ -170,7 +170,7 @@ fn device(phase: &PhaseResult, d: &DeviceLimits, read: bool) -> Judgement {
 /// A read of a file on the measured device.
 fn device_read(phase: &PhaseResult, limits: &Limits, place: Place) -> Option<Judgement> {
     let d = limits.device.as_ref().filter(|_| place.same_device)?;
-    matches!(phase.op.as_str(), ops::READ | ops::GETC).then(|| device(phase, d, true))
+    matches!(phase.op, OpName::Read | OpName::Getc).then(|| device(phase, d, true))
 }
 
 /// A write of a file on the measured device that reaches it within the phase (O_DIRECT or
@@ -178,8 +178,7 @@ fn device_read(phase: &PhaseResult, limits: &Limits, place: Place) -> Option<Jud
 fn device_write(phase: &PhaseResult, limits: &Limits, place: Place) -> Option<Judgement> {
     let d = limits.device.as_ref().filter(|_| place.same_device)?;
     let reaches = phase.settings.direct || phase.settings.fsync != FsyncPolicy::Never;
-    (matches!(phase.op.as_str(), ops::WRITE | ops::PUTC) && reaches)
-        .then(|| device(phase, d, false))
+    (phase.op.writes_blocks() && reaches).then(|| device(phase, d, false))
 }
 
 /// A phase's makespan rate and what each rule says of it.

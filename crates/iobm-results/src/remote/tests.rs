@@ -5,7 +5,7 @@ use crate::checks::tests::{phase, MIB, RAM};
 use crate::verdict::{verdict, DROPPED_NOTE};
 use crate::Verdict;
 use crate::{NicIo, OperationResult};
-use iobm_stats::names::FsyncPolicy;
+use iobm_stats::names::{FsyncPolicy, OpName};
 
 /// A network file system's client with this much RAM.
 fn nfs() -> Machine {
@@ -44,7 +44,7 @@ fn nic(received: u64, sent: u64) -> NicIo {
 
 /// A read of 200 MiB in one second by two workers of host "h".
 fn read() -> PhaseResult {
-    phase("read", [100 * MIB, 100 * MIB], [1_000_000_000; 2])
+    phase(OpName::Read, [100 * MIB, 100 * MIB], [1_000_000_000; 2])
 }
 
 #[test]
@@ -196,7 +196,7 @@ fn the_wire_shows_the_clients_own_cache() {
     }];
     assert_eq!(verdict(&p, &nfs()).verdict, Verdict::Uncached);
     // Writes: what was sent.
-    let mut w = phase("write", [100 * MIB, 100 * MIB], [1_000_000_000; 2]);
+    let mut w = phase(OpName::Write, [100 * MIB, 100 * MIB], [1_000_000_000; 2]);
     w.cache.wire = vec![nic(MIB, 20 * MIB)];
     let v = verdict(&w, &nfs());
     assert_eq!(v.verdict, Verdict::Cached);
@@ -205,7 +205,7 @@ fn the_wire_shows_the_clients_own_cache() {
 
 #[test]
 fn writes_the_servers_devices_did_not_take_are_in_their_caches() {
-    let mut w = phase("write", [100 * MIB, 100 * MIB], [1_000_000_000; 2]);
+    let mut w = phase(OpName::Write, [100 * MIB, 100 * MIB], [1_000_000_000; 2]);
     w.settings.fsync = FsyncPolicy::End;
     w.cache.servers = vec![node(0, 20 * MIB)];
     let v = verdict(&w, &nfs());
@@ -252,7 +252,7 @@ fn a_rate_above_the_line_rate_of_one_client_is_a_cache_on_its_side() {
     assert!(!crate::checks::phase_warnings(&p, &line(150))
         .iter()
         .any(|w| w.starts_with("impossible over the network")));
-    let mut w = phase("write", [100 * MIB, 100 * MIB], [1_000_000_000; 2]);
+    let mut w = phase(OpName::Write, [100 * MIB, 100 * MIB], [1_000_000_000; 2]);
     w.settings.fsync = FsyncPolicy::End;
     assert!(verdict(&w, &line(100))
         .evidence
@@ -280,9 +280,9 @@ fn a_server_cpu_that_is_all_busy_bounded_the_phase() {
 
 #[test]
 fn a_foreign_s3_servers_devices_judge_its_gets_and_puts() {
-    let mut get = phase("get", [100 * MIB, 100 * MIB], [1_000_000_000; 2]);
-    let op = |name: &str, bytes| OperationResult {
-        op: name.into(),
+    let mut get = phase(OpName::Get, [100 * MIB, 100 * MIB], [1_000_000_000; 2]);
+    let op = |op: OpName, bytes| OperationResult {
+        op,
         ops: 200,
         bytes,
         errors: 0,
@@ -294,7 +294,7 @@ fn a_foreign_s3_servers_devices_judge_its_gets_and_puts() {
         ttfb: None,
         series: None,
     };
-    get.operations = vec![op("get", 200 * MIB)];
+    get.operations = vec![op(OpName::Get, 200 * MIB)];
     get.settings.data_bytes = 200 * MIB;
     let machine = Machine::with_ram(RAM);
     get.cache.servers = vec![node(0, 0)];
@@ -313,8 +313,8 @@ fn a_foreign_s3_servers_devices_judge_its_gets_and_puts() {
         .iter()
         .any(|w| w.starts_with("possible cache effect")));
     let mut put = get.clone();
-    put.op = "put".into();
-    put.operations = vec![op("put", 200 * MIB)];
+    put.op = OpName::Put;
+    put.operations = vec![op(OpName::Put, 200 * MIB)];
     put.cache.servers = vec![node(0, 200 * MIB)];
     assert_eq!(verdict(&put, &machine).verdict, Verdict::Uncached);
     put.cache.servers = vec![node(0, 0)];

@@ -49,7 +49,7 @@ fn top(read: u64, written: u64) -> Option<DeviceIo> {
 fn a_loop_device_over_a_cached_file_is_judged_by_the_devices_under_it() {
     // 1 GiB read through a loop device whose backing file was in the page cache: the loop
     // device delivered all of it, the disk under it 3 MiB.
-    let mut read = phase("read", [GIB / 2, GIB / 2], [1_000_000_000; 2]);
+    let mut read = phase(OpName::Read, [GIB / 2, GIB / 2], [1_000_000_000; 2]);
     read.settings.direct = true;
     read.cache.device = top(GIB, 0);
     read.cache.own_io = Some(OwnIo {
@@ -89,7 +89,7 @@ fn a_loop_device_over_a_cached_file_is_judged_by_the_devices_under_it() {
         Verdict::Uncached
     );
     // A --direct --fsync never write the host's page cache took: cached.
-    let mut write = phase("write", [GIB / 2, GIB / 2], [1_000_000_000; 2]);
+    let mut write = phase(OpName::Write, [GIB / 2, GIB / 2], [1_000_000_000; 2]);
     write.settings.direct = true;
     write.cache.device = top(0, GIB);
     write.cache.own_io = Some(OwnIo {
@@ -127,7 +127,7 @@ fn a_loop_device_over_a_cached_file_is_judged_by_the_devices_under_it() {
 
 #[test]
 fn a_backing_file_that_cannot_be_followed_or_is_memory_is_said() {
-    let mut read = phase("read", [GIB / 2, GIB / 2], [1_000_000_000; 2]);
+    let mut read = phase(OpName::Read, [GIB / 2, GIB / 2], [1_000_000_000; 2]);
     read.settings.direct = true;
     read.cache.device = top(GIB, 0);
     let mut below = loop_over_file(GIB, false, 0, 0);
@@ -147,7 +147,7 @@ fn a_backing_file_that_cannot_be_followed_or_is_memory_is_said() {
 
 #[test]
 fn a_virtual_disk_is_named_and_btrfs_is_judged_by_its_members() {
-    let mut read = phase("read", [GIB / 2, GIB / 2], [1_000_000_000; 2]);
+    let mut read = phase(OpName::Read, [GIB / 2, GIB / 2], [1_000_000_000; 2]);
     read.settings.direct = true;
     read.cache.below = vec![Below {
         host: "h".into(),
@@ -191,7 +191,7 @@ fn other_io_on_the_device_is_never_this_runs_evidence() {
     // 777.92 MiB read of a resident 64 MiB data set while two dd read the disk: the device
     // delivered 2.12 GiB, this run's reads had nothing fetched.
     let moved = 778 * MIB;
-    let mut read = phase("read", [moved / 2, moved / 2], [1_000_000_000; 2]);
+    let mut read = phase(OpName::Read, [moved / 2, moved / 2], [1_000_000_000; 2]);
     read.settings.data_bytes = 64 * MIB;
     read.cache.resident_before_bytes = Some(64 * MIB);
     read.cache.device = Some(DeviceIo {
@@ -264,7 +264,7 @@ fn other_io_on_the_device_is_never_this_runs_evidence() {
 
 #[test]
 fn writes_beyond_what_this_run_wrote_are_set_aside() {
-    let mut write = phase("write", [50 * MIB, 50 * MIB], [1_000_000_000; 2]);
+    let mut write = phase(OpName::Write, [50 * MIB, 50 * MIB], [1_000_000_000; 2]);
     write.settings.fsync = FsyncPolicy::End;
     write.cache.own_io = Some(OwnIo {
         read_bytes: 0,

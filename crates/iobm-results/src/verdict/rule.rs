@@ -6,7 +6,7 @@ use crate::machine::Machine;
 use crate::storage::{self, Judged};
 use crate::{CacheVerdict, PhaseResult, Verdict};
 use iobm_stats::format_bytes;
-use iobm_stats::names::ops;
+use iobm_stats::names::OpName;
 
 /// One rule of the cache verdict: it fires with its verdict and the evidence for it, or
 /// passes. The first rule of [`super::rules::RULES`] that fires decides.
@@ -35,14 +35,12 @@ pub enum Class {
 
 impl Class {
     fn of(phase: &PhaseResult) -> Class {
-        let op = phase.op.as_str();
-        match op {
-            ops::PUT | ops::GET | ops::HEAD | ops::LIST | ops::MULTIPART | ops::MIXED => {
-                Class::Object
-            }
-            ops::DELETE if !phase.operations.is_empty() => Class::Object,
-            ops::WRITE | ops::PUTC => Class::Write,
-            ops::READ | ops::GETC | ops::SEEK | ops::REWRITE | ops::READWRITE => Class::Read,
+        match phase.op {
+            op if op.on_objects() => Class::Object,
+            OpName::Delete if !phase.operations.is_empty() => Class::Object,
+            op if op.writes_blocks() => Class::Write,
+            op if op.reads_blocks() => Class::Read,
+            OpName::Rewrite | OpName::Readwrite => Class::Read,
             _ => Class::Namespace,
         }
     }

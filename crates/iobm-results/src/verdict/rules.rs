@@ -54,11 +54,12 @@ pub const RULES: &[&dyn Rule] = &[
 pub(crate) mod tests {
     use super::*;
     use crate::{OperationResult, PhaseResult};
+    use iobm_stats::names::OpName;
 
     /// One kind of operation of an object phase, moving `bytes`.
-    pub(crate) fn operation(p: &PhaseResult, op: &str, bytes: u64) -> OperationResult {
+    pub(crate) fn operation(p: &PhaseResult, op: OpName, bytes: u64) -> OperationResult {
         OperationResult {
-            op: op.into(),
+            op,
             ops: bytes >> 20,
             bytes,
             errors: 0,

@@ -123,7 +123,7 @@ fn object_op() -> impl TypedValueParser<Value = ObjectOp> {
         }
     }
     };
-    named(&ObjectOp::ALL, ObjectOp::name, Some(help))
+    named(&ObjectOp::ALL, |op| op.name().as_str(), Some(help))
 }
 
 /// `--payload-signing`: the client's ways to sign a body, each with its help line.

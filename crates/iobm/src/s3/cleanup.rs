@@ -6,6 +6,7 @@ use crate::gateway::BuiltinGateway;
 use iobm_run::ranks::Ranks;
 use iobm_run::session::describe_io;
 use iobm_s3::S3Config;
+use iobm_stats::names::OpName;
 use iobm_target::Target;
 
 /// Removes the run's objects and unfinished uploads (and the bucket, if the run created it)
@@ -129,9 +130,9 @@ pub(super) fn stored_at_most(run: &iobm_results::RunResult, ranks: &Ranks) -> Op
     let operations = run.phases.iter().flat_map(|p| &p.operations);
     let (mut stored, mut deleted) = (s3.objects, 0);
     for o in operations {
-        match o.op.as_str() {
-            "put" | "multipart" => stored += o.ops + o.errors,
-            "delete" => deleted += o.keys.max(o.ops),
+        match o.op {
+            OpName::Put | OpName::Multipart => stored += o.ops + o.errors,
+            OpName::Delete => deleted += o.keys.max(o.ops),
             _ => {}
         }
     }

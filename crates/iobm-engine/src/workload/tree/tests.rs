@@ -193,7 +193,7 @@ fn bad_shapes_are_refused_in_one_line() {
 
 #[test]
 fn every_operation_has_its_own_name() {
-    let names: HashSet<&str> = MetaOp::ALL.iter().map(|o| o.name()).collect();
+    let names: HashSet<OpName> = MetaOp::ALL.iter().map(|o| o.name()).collect();
     assert_eq!(names.len(), MetaOp::ALL.len());
     for op in MetaOp::ALL {
         assert_eq!(op.classes(), [op.name()]);

@@ -6,7 +6,7 @@ use super::*;
 fn check_sets_the_warnings_then_the_notes_and_the_verdict() {
     // Uneven workers over a data set that fits in the RAM: warnings to tell.
     let mut p = phase(
-        "read",
+        OpName::Read,
         [100 * MIB, 100 * MIB],
         [1_000_000_000, 2_000_000_000],
     );
@@ -27,9 +27,9 @@ fn check_sets_the_warnings_then_the_notes_and_the_verdict() {
 }
 
 /// One kind of operation's figures, `bytes` of them.
-fn operation(op: &str, bytes: u64, p: &PhaseResult) -> OperationResult {
+fn operation(op: OpName, bytes: u64, p: &PhaseResult) -> OperationResult {
     OperationResult {
-        op: op.into(),
+        op,
         ops: bytes / MIB,
         bytes,
         errors: 0,
@@ -48,8 +48,8 @@ fn the_storage_counters_warnings_are_told_of_phases_without_puts() {
     let machine = Machine::with_ram(RAM);
     let other_io = "the device 8:0 delivered";
     // A device that delivered a hundred times what the GETs read: other I/O ran on it.
-    let mut get = phase("get", [50 * MIB, 50 * MIB], [1_000_000_000; 2]);
-    get.operations = vec![operation("get", 100 * MIB, &get)];
+    let mut get = phase(OpName::Get, [50 * MIB, 50 * MIB], [1_000_000_000; 2]);
+    get.operations = vec![operation(OpName::Get, 100 * MIB, &get)];
     get.cache.device = Some(DeviceIo {
         device: "8:0".into(),
         read_bytes: 10_000 * MIB,
@@ -62,8 +62,8 @@ fn the_storage_counters_warnings_are_told_of_phases_without_puts() {
     );
     // A PUT phase's device counters are not the evidence of what it did.
     let mut put = get.clone();
-    put.op = "put".into();
-    put.operations = vec![operation("put", 100 * MIB, &put)];
+    put.op = OpName::Put;
+    put.operations = vec![operation(OpName::Put, 100 * MIB, &put)];
     assert!(
         !says(&put, &machine, other_io),
         "{:?}",
@@ -74,7 +74,7 @@ fn the_storage_counters_warnings_are_told_of_phases_without_puts() {
 #[test]
 fn a_write_that_moved_nothing_gets_no_cache_warning() {
     let machine = Machine::with_ram(RAM);
-    let mut p = phase("write", [0, 0], [1_000_000_000; 2]);
+    let mut p = phase(OpName::Write, [0, 0], [1_000_000_000; 2]);
     p.settings.fsync = FsyncPolicy::Never;
     assert!(
         !says(&p, &machine, "possible cache effect"),
@@ -92,7 +92,7 @@ fn a_write_that_moved_nothing_gets_no_cache_warning() {
         phase_warnings(&p, &machine)
     );
     // The same write of a byte: told.
-    let mut one = phase("write", [1, 0], [1_000_000_000; 2]);
+    let mut one = phase(OpName::Write, [1, 0], [1_000_000_000; 2]);
     one.settings.fsync = FsyncPolicy::Never;
     assert!(says(
         &one,

@@ -5,7 +5,7 @@ use super::*;
 #[test]
 fn a_gateway_on_this_host_that_takes_the_cpus_is_said_to_bound_the_rate() {
     // 1 s on 2 CPUs: iobm 0.5 CPU-s, the gateway's counters 1.2 more (85%).
-    let mut p = phase("get", [100 * MIB, 100 * MIB], [1_000_000_000; 2]);
+    let mut p = phase(OpName::Get, [100 * MIB, 100 * MIB], [1_000_000_000; 2]);
     p.cpu.user_s = 0.5;
     let machine = Machine {
         cpus: 2,
@@ -56,7 +56,7 @@ fn the_cpu_bound_counts_iobm_and_the_gateways_of_this_machine_only() {
         ..Machine::with_ram(RAM)
     };
     // 1 s on 2 CPUs, iobm alone at 100%: no gateway, no bound told.
-    let mut p = phase("get", [100 * MIB, 100 * MIB], [1_000_000_000; 2]);
+    let mut p = phase(OpName::Get, [100 * MIB, 100 * MIB], [1_000_000_000; 2]);
     (p.cpu.user_s, p.cpu.system_s) = (1.0, 1.0);
     assert!(!says(&p, &machine, "bounded by this machine's CPU"));
     // User, system and the gateway's add up: 0.5 + 0.5 + 0.6 = 1.6 of 2.0 (80%).

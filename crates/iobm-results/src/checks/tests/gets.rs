@@ -5,12 +5,12 @@ use super::*;
 /// GETs of `get` MiB in `seconds` over a data set of `data` MiB.
 fn gets(get: u64, seconds: u64, data: u64) -> PhaseResult {
     let mut p = phase(
-        "get",
+        OpName::Get,
         [get * MIB / 2, get * MIB / 2],
         [seconds * 1_000_000_000; 2],
     );
     p.operations = vec![OperationResult {
-        op: "get".into(),
+        op: OpName::Get,
         ops: get,
         bytes: get * MIB,
         errors: 0,
@@ -78,7 +78,7 @@ fn get_warnings_start_just_past_their_thresholds_and_need_a_rate() {
 
 #[test]
 fn a_data_set_fits_in_ram_only_when_smaller_than_it() {
-    let read = phase("read", [100 * MIB, 100 * MIB], [1_000_000_000; 2]);
+    let read = phase(OpName::Read, [100 * MIB, 100 * MIB], [1_000_000_000; 2]);
     let fits = "possible cache effect: the data set";
     assert!(!says(&read, &Machine::with_ram(200 * MIB), fits));
     assert!(says(&read, &Machine::with_ram(200 * MIB + 1), fits));

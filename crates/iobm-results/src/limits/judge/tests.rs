@@ -62,7 +62,7 @@ const ON_THE_DEVICE: Place = Place {
 /// A direct read of `mib_s` MiB/s in `block` blocks by `workers` workers at `iodepth` each.
 fn read(mib_s: u64, block: u64, workers: usize, iodepth: u32) -> PhaseResult {
     let mut p = phase(
-        "read",
+        OpName::Read,
         [mib_s * MIB / 2, mib_s * MIB / 2],
         [1_000_000_000; 2],
     );
@@ -209,8 +209,9 @@ fn each_limit_is_labelled_with_what_was_measured() {
         loopback: true,
         same_device: false,
     };
-    let mut get = phase("get", [500 * MIB, 500 * MIB], [1_000_000_000; 2]);
-    get.operations.push(operation(&get, "get", 1000 * MIB));
+    let mut get = phase(OpName::Get, [500 * MIB, 500 * MIB], [1_000_000_000; 2]);
+    get.operations
+        .push(operation(&get, OpName::Get, 1000 * MIB));
     let labels = |l: &Limits, p: &PhaseResult| judge(p, l, loopback).unwrap().shares();
     // Two workers, within the 4 connections measured: the most of 1 and 4 connections, named
     // for the one it is.

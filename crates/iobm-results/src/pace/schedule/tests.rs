@@ -1,5 +1,6 @@
 use super::*;
 use crate::pace::tests::paced;
+use iobm_stats::names::OpName;
 use iobm_stats::HistogramData;
 
 /// A latency summary whose p99 is `p99_ns`.
@@ -130,9 +131,9 @@ fn a_phase_that_held_its_rate_is_never_bounded_by_a_cpu() {
     use crate::server::NODE_EXPORTER;
     // A paced GET of 200 MiB in 1 s against a foreign server on 2 CPUs: the server's CPUs 97%
     // busy, iobm and a gateway on this machine 1.7 of the 2 CPU-s.
-    let mut p = phase("get", [100 * MIB, 100 * MIB], [1_000_000_000; 2]);
+    let mut p = phase(OpName::Get, [100 * MIB, 100 * MIB], [1_000_000_000; 2]);
     p.operations = vec![crate::OperationResult {
-        op: "get".into(),
+        op: OpName::Get,
         ops: 200,
         bytes: 200 * MIB,
         errors: 0,

@@ -4,9 +4,9 @@
 use crate::share::{by_share, pct};
 use crate::storage::share_text;
 use crate::verdict::rule::{Class, Evidence, Rule};
-use crate::{CacheVerdict, DeviceIo, PhaseResult};
+use crate::{CacheVerdict, DeviceIo};
 use iobm_stats::format_bytes;
-use iobm_stats::names::ops;
+use iobm_stats::names::OpName;
 
 pub struct Device;
 
@@ -14,7 +14,7 @@ impl Rule for Device {
     fn judge(&self, e: &Evidence) -> Option<CacheVerdict> {
         let d = e.storage.device.as_ref()?;
         let moved = e.moved;
-        match (e.class, e.phase.op.as_str()) {
+        match (e.class, e.phase.op) {
             (Class::Write, _) => Some(e.below(
                 by_share(pct(d.written_bytes, moved)),
                 format!(
@@ -25,8 +25,8 @@ impl Rule for Device {
                     share_text(d.written_bytes, moved)
                 ),
             )),
-            (Class::Read, ops::READWRITE) => Some(read_and_write(e, d)),
-            (Class::Read, ops::REWRITE) => {
+            (Class::Read, OpName::Readwrite) => Some(read_and_write(e, d)),
+            (Class::Read, OpName::Rewrite) => {
                 // Each block is read, then written back: both halves count, neither for more
                 // than its own (readahead does not make up for writes left in the page cache).
                 let both = d.read_bytes.min(moved) + d.written_bytes.min(moved);
@@ -57,17 +57,12 @@ impl Rule for Device {
     }
 }
 
-/// Bytes of one kind of operation in a read-write phase.
-fn of(phase: &PhaseResult, name: &str) -> u64 {
-    (phase.operations.iter())
-        .filter(|o| o.op == name)
-        .map(|o| o.bytes)
-        .sum()
-}
-
 /// Reads and writes judged apart; the verdict is the more cached of the two.
 fn read_and_write(e: &Evidence, d: &DeviceIo) -> CacheVerdict {
-    let (read, written) = (of(e.phase, ops::READ), of(e.phase, ops::WRITE));
+    let (read, written) = (
+        e.phase.bytes_of(&[OpName::Read]),
+        e.phase.bytes_of(&[OpName::Write]),
+    );
     let shares = [
         (read > 0).then(|| pct(d.read_bytes, read)),
         (written > 0).then(|| pct(d.written_bytes, written)),
@@ -98,7 +93,7 @@ mod tests {
     #[test]
     fn fires_on_device_counters() {
         let m = Machine::with_ram(RAM);
-        let mut read = phase("read", [MIB, MIB], [1; 2]);
+        let mut read = phase(OpName::Read, [MIB, MIB], [1; 2]);
         assert!(Device.judge(&Evidence::of(&read, &m)).is_none());
         read.cache.device = Some(DeviceIo {
             device: "8:0".into(),

@@ -28,11 +28,12 @@ mod tests {
     use super::*;
     use crate::checks::tests::{phase, MIB, RAM};
     use crate::machine::Machine;
+    use iobm_stats::names::OpName;
 
     #[test]
     fn fires_on_o_direct_without_device_counters() {
         let m = Machine::with_ram(RAM);
-        let mut write = phase("write", [MIB, MIB], [1; 2]);
+        let mut write = phase(OpName::Write, [MIB, MIB], [1; 2]);
         assert!(Direct.judge(&Evidence::of(&write, &m)).is_none());
         write.settings.direct = true;
         let v = Direct.judge(&Evidence::of(&write, &m)).unwrap();

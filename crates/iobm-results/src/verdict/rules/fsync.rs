@@ -38,11 +38,12 @@ mod tests {
     use super::*;
     use crate::checks::tests::{phase, MIB, RAM};
     use crate::machine::Machine;
+    use iobm_stats::names::OpName;
 
     #[test]
     fn fsync_fires_on_flushed_writes() {
         let m = Machine::with_ram(RAM);
-        let mut write = phase("write", [MIB, MIB], [1; 2]);
+        let mut write = phase(OpName::Write, [MIB, MIB], [1; 2]);
         assert!(Fsync.judge(&Evidence::of(&write, &m)).is_none());
         write.settings.fsync = FsyncPolicy::End;
         let v = Fsync.judge(&Evidence::of(&write, &m)).unwrap();
@@ -52,10 +53,10 @@ mod tests {
     #[test]
     fn unflushed_fires_on_every_write_and_no_read() {
         let m = Machine::with_ram(RAM);
-        let write = phase("write", [MIB, MIB], [1; 2]);
+        let write = phase(OpName::Write, [MIB, MIB], [1; 2]);
         let v = Unflushed.judge(&Evidence::of(&write, &m)).unwrap();
         assert_eq!(v.verdict, Verdict::PossiblyCached);
-        let read = phase("read", [MIB, MIB], [1; 2]);
+        let read = phase(OpName::Read, [MIB, MIB], [1; 2]);
         assert!(Unflushed.judge(&Evidence::of(&read, &m)).is_none());
     }
 }

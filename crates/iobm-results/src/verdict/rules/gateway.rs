@@ -8,7 +8,7 @@ use crate::share::{by_share, pct, Margin};
 use crate::verdict::rule::{judged, Class, Evidence, Rule};
 use crate::{CacheVerdict, PhaseResult, ServerEvidence, Verdict};
 use iobm_stats::format_bytes;
-use iobm_stats::names::ops;
+use iobm_stats::names::OpName;
 
 /// The gateways served the GETs: judged by what their page cache held.
 pub struct Served;
@@ -19,7 +19,7 @@ pub struct Received;
 /// Bytes the phase's GETs read.
 pub(super) fn get_bytes(phase: &PhaseResult) -> u64 {
     (phase.operations.iter())
-        .filter(|o| o.op == ops::GET)
+        .filter(|o| o.op == OpName::Get)
         .map(|o| o.bytes)
         .sum()
 }
@@ -140,8 +140,8 @@ mod tests {
     #[test]
     fn served_fires_on_what_the_gateway_served() {
         let m = Machine::with_ram(RAM);
-        let mut get = phase("get", [MIB, MIB], [1_000_000_000; 2]);
-        get.operations = vec![operation(&get, "get", 2 * MIB)];
+        let mut get = phase(OpName::Get, [MIB, MIB], [1_000_000_000; 2]);
+        get.operations = vec![operation(&get, OpName::Get, 2 * MIB)];
         assert!(Served.judge(&Evidence::of(&get, &m)).is_none());
         get.cache.servers = vec![gateway(2 * MIB, 2 * MIB, 0)];
         let v = Served.judge(&Evidence::of(&get, &m)).unwrap();
@@ -151,8 +151,8 @@ mod tests {
     #[test]
     fn received_fires_on_puts_the_gateway_received() {
         let m = Machine::with_ram(RAM);
-        let mut put = phase("put", [MIB, MIB], [1_000_000_000; 2]);
-        put.operations = vec![operation(&put, "put", 2 * MIB)];
+        let mut put = phase(OpName::Put, [MIB, MIB], [1_000_000_000; 2]);
+        put.operations = vec![operation(&put, OpName::Put, 2 * MIB)];
         assert!(Received.judge(&Evidence::of(&put, &m)).is_none());
         put.cache.servers = vec![gateway(0, 0, 2 * MIB)];
         let v = Received.judge(&Evidence::of(&put, &m)).unwrap();
@@ -163,8 +163,8 @@ mod tests {
     fn the_gateways_storage_beyond_what_it_moved_is_other_io_never_a_share_above_100_percent() {
         let m = Machine::with_ram(RAM);
         // A PUT of 65.25 MiB on a busy disk: its storage wrote 664.42 MiB (once "1018%").
-        let mut put = phase("put", [MIB, MIB], [1_000_000_000; 2]);
-        put.operations = vec![operation(&put, "put", 6525 * MIB / 100)];
+        let mut put = phase(OpName::Put, [MIB, MIB], [1_000_000_000; 2]);
+        put.operations = vec![operation(&put, OpName::Put, 6525 * MIB / 100)];
         put.cache.servers = vec![ServerEvidence {
             device_written_bytes: Some(66442 * MIB / 100),
             ..gateway(0, 0, 6525 * MIB / 100)
@@ -183,8 +183,8 @@ mod tests {
         assert!(v.evidence.contains("(100%)"), "{}", v.evidence);
         // A GET: the verdict is the gateway's own (its page cache), its storage's other I/O
         // named (once "12277% of it").
-        let mut get = phase("get", [MIB, MIB], [1_000_000_000; 2]);
-        get.operations = vec![operation(&get, "get", 2 * MIB)];
+        let mut get = phase(OpName::Get, [MIB, MIB], [1_000_000_000; 2]);
+        get.operations = vec![operation(&get, OpName::Get, 2 * MIB)];
         get.cache.servers = vec![ServerEvidence {
             device_read_bytes: Some(24554 * MIB / 100),
             ..gateway(2 * MIB, 2 * MIB, 0)

@@ -22,11 +22,12 @@ mod tests {
     use crate::machine::Machine;
     use crate::storage::Below;
     use crate::Verdict;
+    use iobm_stats::names::OpName;
 
     #[test]
     fn fires_when_a_layer_below_is_in_memory() {
         let m = Machine::with_ram(RAM);
-        let mut read = phase("read", [MIB, MIB], [1; 2]);
+        let mut read = phase(OpName::Read, [MIB, MIB], [1; 2]);
         assert!(Layers.judge(&Evidence::of(&read, &m)).is_none());
         read.cache.below = vec![Below {
             top: "7:0".into(),

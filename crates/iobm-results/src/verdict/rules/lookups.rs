@@ -5,6 +5,7 @@
 use crate::metadata::MadeBy;
 use crate::verdict::rule::{Evidence, Rule};
 use crate::{CacheVerdict, PhaseResult, Verdict};
+use iobm_stats::names::OpName;
 
 pub struct Lookups;
 
@@ -16,13 +17,13 @@ impl Rule for Lookups {
 
 /// The operations (as results name them) that look up entries made before, reading what the
 /// caches may hold: stats, and reads of the files' bytes.
-const LOOKUPS: [&str; 3] = ["dir-stat", "file-stat", "file-read"];
+const LOOKUPS: [OpName; 3] = [OpName::DirStat, OpName::FileStat, OpName::FileRead];
 
 /// The verdict of a metadata phase of a meta or io500 run whose entries were made as `made`
 /// says; None
 /// for a phase that looks nothing up (creations, renames, removals).
 fn verdict(phase: &PhaseResult, made: MadeBy) -> Option<CacheVerdict> {
-    if !LOOKUPS.contains(&phase.op.as_str()) {
+    if !LOOKUPS.contains(&phase.op) {
         return None;
     }
     let dropped = phase.settings.cache_dropped.contains("system");
@@ -43,7 +44,7 @@ fn verdict(phase: &PhaseResult, made: MadeBy) -> Option<CacheVerdict> {
                     MadeBy::SameHost => "another rank on this host (--stride)",
                     _ => "this client",
                 },
-                if phase.op == "file-read" {
+                if phase.op == OpName::FileRead {
                     ", and the files' bytes from its page cache,"
                 } else {
                     ""
@@ -58,12 +59,12 @@ fn verdict(phase: &PhaseResult, made: MadeBy) -> Option<CacheVerdict> {
 mod tests {
     use super::*;
 
-    fn phase(op: &str, dropped: &str) -> PhaseResult {
+    fn phase(op: OpName, dropped: &str) -> PhaseResult {
         let mut p: PhaseResult =
             serde_json::from_str(include_str!("../../../../iobm/tests/fixtures/stream.json"))
                 .map(|r: crate::RunResult| r.phases[0].clone())
                 .unwrap();
-        p.op = op.to_string();
+        p.op = op;
         p.settings.cache_dropped = dropped.to_string();
         p
     }
@@ -84,15 +85,15 @@ mod tests {
             assert_eq!(v(op, "files", MadeBy::ThisClient), Some(Verdict::Cached));
         }
         for op in [
-            "file-create",
-            "dir-create",
-            "file-remove",
-            "file-rename",
-            "tree-create",
+            OpName::FileCreate,
+            OpName::DirCreate,
+            OpName::FileRemove,
+            OpName::FileRename,
+            OpName::TreeCreate,
         ] {
             assert_eq!(v(op, "nothing", MadeBy::ThisClient), None, "{op}");
         }
-        let same = verdict(&phase("file-stat", "nothing"), MadeBy::SameHost).unwrap();
+        let same = verdict(&phase(OpName::FileStat, "nothing"), MadeBy::SameHost).unwrap();
         assert!(
             same.evidence.contains("another rank on this host"),
             "{}",

@@ -32,10 +32,11 @@ mod tests {
     use crate::storage::{Below, BottomIo};
     use crate::verdict::verdict;
     use crate::{DeviceIo, PhaseResult};
+    use iobm_stats::names::OpName;
 
     #[test]
     fn fires_on_memory_only() {
-        let p = phase("read", [MIB, MIB], [1_000_000_000; 2]);
+        let p = phase(OpName::Read, [MIB, MIB], [1_000_000_000; 2]);
         let memory = Machine {
             memory_fs: true,
             ..Machine::with_ram(RAM)
@@ -49,7 +50,7 @@ mod tests {
 
     /// A phase on a device at the bottom of a layer, RAM by its driver or not.
     fn on(devices: &[(&str, &str, Option<&str>)]) -> PhaseResult {
-        let mut p = phase("read", [MIB, MIB], [1_000_000_000; 2]);
+        let mut p = phase(OpName::Read, [MIB, MIB], [1_000_000_000; 2]);
         p.settings.direct = true;
         p.cache.device = Some(DeviceIo {
             device: "253:1".into(),

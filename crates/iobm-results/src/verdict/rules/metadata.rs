@@ -21,14 +21,15 @@ mod tests {
     use super::*;
     use crate::checks::tests::{phase, MIB, RAM};
     use crate::machine::Machine;
+    use iobm_stats::names::OpName;
 
     #[test]
     fn fires_on_metadata_phases_only() {
         let m = Machine::with_ram(RAM);
-        let create = phase("create", [MIB, MIB], [1; 2]);
+        let create = phase(OpName::Create, [MIB, MIB], [1; 2]);
         let v = MetadataOps.judge(&Evidence::of(&create, &m)).unwrap();
         assert_eq!(v.verdict, Verdict::Unknown);
-        let read = phase("read", [MIB, MIB], [1; 2]);
+        let read = phase(OpName::Read, [MIB, MIB], [1; 2]);
         assert!(MetadataOps.judge(&Evidence::of(&read, &m)).is_none());
     }
 }

@@ -65,6 +65,7 @@ mod tests {
     use crate::checks::tests::{phase, MIB, RAM};
     use crate::machine::Machine;
     use crate::verdict::rules::tests::operation;
+    use iobm_stats::names::OpName;
 
     fn line(network_fs: bool) -> Machine {
         Machine {
@@ -76,7 +77,7 @@ mod tests {
 
     #[test]
     fn host_over_line_fires_above_the_line_on_a_network_file_system() {
-        let read = phase("read", [100 * MIB, 0], [1_000_000_000; 2]);
+        let read = phase(OpName::Read, [100 * MIB, 0], [1_000_000_000; 2]);
         let v = HostOverLine
             .judge(&Evidence::of(&read, &line(true)))
             .unwrap();
@@ -88,8 +89,8 @@ mod tests {
 
     #[test]
     fn gets_over_line_fires_above_the_line() {
-        let mut get = phase("get", [100 * MIB, 0], [1_000_000_000; 2]);
-        get.operations = vec![operation(&get, "get", 100 * MIB)];
+        let mut get = phase(OpName::Get, [100 * MIB, 0], [1_000_000_000; 2]);
+        get.operations = vec![operation(&get, OpName::Get, 100 * MIB)];
         let v = GetsOverLine
             .judge(&Evidence::of(&get, &line(false)))
             .unwrap();

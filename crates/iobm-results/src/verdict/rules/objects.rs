@@ -60,26 +60,27 @@ mod tests {
     use crate::checks::tests::{phase, MIB, RAM};
     use crate::machine::Machine;
     use crate::verdict::rules::tests::operation;
+    use iobm_stats::names::OpName;
 
     #[test]
     fn writes_unseen_fires_on_object_phases_without_gets() {
         let m = Machine::with_ram(RAM);
-        let mut put = phase("put", [MIB, MIB], [1; 2]);
-        put.operations = vec![operation(&put, "put", 2 * MIB)];
+        let mut put = phase(OpName::Put, [MIB, MIB], [1; 2]);
+        put.operations = vec![operation(&put, OpName::Put, 2 * MIB)];
         let v = WritesUnseen.judge(&Evidence::of(&put, &m)).unwrap();
         assert_eq!(v.verdict, Verdict::Unknown);
-        put.operations = vec![operation(&put, "get", 2 * MIB)];
+        put.operations = vec![operation(&put, OpName::Get, 2 * MIB)];
         assert!(WritesUnseen.judge(&Evidence::of(&put, &m)).is_none());
     }
 
     #[test]
     fn passes_fires_on_gets_over_twice_the_data_set() {
         let m = Machine::with_ram(RAM);
-        let mut get = phase("get", [MIB, MIB], [1; 2]);
+        let mut get = phase(OpName::Get, [MIB, MIB], [1; 2]);
         get.settings.data_bytes = MIB;
-        get.operations = vec![operation(&get, "get", 2 * MIB)];
+        get.operations = vec![operation(&get, OpName::Get, 2 * MIB)];
         assert!(Passes.judge(&Evidence::of(&get, &m)).is_none());
-        get.operations = vec![operation(&get, "get", 3 * MIB)];
+        get.operations = vec![operation(&get, OpName::Get, 3 * MIB)];
         let v = Passes.judge(&Evidence::of(&get, &m)).unwrap();
         assert_eq!(v.verdict, Verdict::PossiblyCached);
     }
@@ -87,13 +88,13 @@ mod tests {
     #[test]
     fn unseen_fires_on_any_object_phase_and_no_file_phase() {
         let m = Machine::with_ram(RAM);
-        let mut get = phase("get", [MIB, MIB], [1; 2]);
-        get.operations = vec![operation(&get, "get", 2 * MIB)];
+        let mut get = phase(OpName::Get, [MIB, MIB], [1; 2]);
+        get.operations = vec![operation(&get, OpName::Get, 2 * MIB)];
         assert_eq!(
             Unseen.judge(&Evidence::of(&get, &m)).unwrap().verdict,
             Verdict::Unknown
         );
-        let read = phase("read", [MIB, MIB], [1; 2]);
+        let read = phase(OpName::Read, [MIB, MIB], [1; 2]);
         assert!(Unseen.judge(&Evidence::of(&read, &m)).is_none());
     }
 }

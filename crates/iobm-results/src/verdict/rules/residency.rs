@@ -31,11 +31,12 @@ mod tests {
     use crate::checks::tests::{phase, MIB, RAM};
     use crate::machine::Machine;
     use crate::Verdict;
+    use iobm_stats::names::OpName;
 
     #[test]
     fn fires_when_residency_was_measured() {
         let m = Machine::with_ram(RAM);
-        let mut read = phase("read", [MIB, MIB], [1; 2]);
+        let mut read = phase(OpName::Read, [MIB, MIB], [1; 2]);
         assert!(Residency.judge(&Evidence::of(&read, &m)).is_none());
         read.cache.resident_before_bytes = Some(2 * MIB);
         let v = Residency.judge(&Evidence::of(&read, &m)).unwrap();

@@ -118,6 +118,7 @@ mod tests {
     use crate::server::NODE_EXPORTER;
     use crate::verdict::rules::tests::operation;
     use crate::ServerEvidence;
+    use iobm_stats::names::OpName;
 
     #[test]
     fn fires_on_the_servers_devices() {
@@ -125,7 +126,7 @@ mod tests {
             network_fs: true,
             ..Machine::with_ram(RAM)
         };
-        let mut read = phase("read", [50 * MIB, 50 * MIB], [1_000_000_000; 2]);
+        let mut read = phase(OpName::Read, [50 * MIB, 50 * MIB], [1_000_000_000; 2]);
         assert!(Servers.judge(&Evidence::of(&read, &nfs)).is_none());
         read.cache.servers = vec![ServerEvidence {
             endpoint: "http://s:9100/metrics".into(),
@@ -163,8 +164,8 @@ mod tests {
     fn other_io_on_the_servers_devices_is_unknown_never_a_share_above_100_percent() {
         let m = Machine::with_ram(RAM);
         // `iobm s3 get` of 200 MiB against s3s-fs while another process read the same disk.
-        let mut get = phase("get", [100 * MIB, 100 * MIB], [1_000_000_000; 2]);
-        get.operations = vec![operation(&get, "get", 200 * MIB)];
+        let mut get = phase(OpName::Get, [100 * MIB, 100 * MIB], [1_000_000_000; 2]);
+        get.operations = vec![operation(&get, OpName::Get, 200 * MIB)];
         get.cache.servers = vec![node(246_570 * MIB / 1000, 0)];
         let v = Servers.judge(&Evidence::of(&get, &m)).unwrap();
         assert_eq!(v.verdict, Verdict::Unknown, "{}", v.evidence);
@@ -182,8 +183,8 @@ mod tests {
         for (read, written) in [(24_554 * MIB, 0), (0, 2036 * MIB)] {
             let mut p = get.clone();
             if written > 0 {
-                p.op = "put".into();
-                p.operations = vec![operation(&p, "put", 200 * MIB)];
+                p.op = OpName::Put;
+                p.operations = vec![operation(&p, OpName::Put, 200 * MIB)];
             }
             p.cache.servers = vec![node(read, written)];
             let v = Servers.judge(&Evidence::of(&p, &m)).unwrap();
@@ -192,10 +193,10 @@ mod tests {
             assert!(percentages(&v.evidence).is_empty(), "{}", v.evidence);
         }
         // Other I/O on the reads, the writes known to be in the servers' caches: cached.
-        let mut mixed = phase("mixed", [100 * MIB, 100 * MIB], [1_000_000_000; 2]);
+        let mut mixed = phase(OpName::Mixed, [100 * MIB, 100 * MIB], [1_000_000_000; 2]);
         mixed.operations = vec![
-            operation(&mixed, "get", 100 * MIB),
-            operation(&mixed, "put", 100 * MIB),
+            operation(&mixed, OpName::Get, 100 * MIB),
+            operation(&mixed, OpName::Put, 100 * MIB),
         ];
         mixed.cache.servers = vec![node(400 * MIB, 5 * MIB)];
         let v = Servers.judge(&Evidence::of(&mixed, &m)).unwrap();

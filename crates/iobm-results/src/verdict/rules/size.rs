@@ -67,11 +67,12 @@ mod tests {
     use crate::checks::tests::{phase, MIB, RAM};
     use crate::machine::Machine;
     use crate::verdict::rules::tests::operation;
+    use iobm_stats::names::OpName;
 
     #[test]
     fn server_fits_fires_when_the_server_can_hold_the_data_set() {
-        let mut get = phase("get", [MIB, MIB], [1; 2]);
-        get.operations = vec![operation(&get, "get", 2 * MIB)];
+        let mut get = phase(OpName::Get, [MIB, MIB], [1; 2]);
+        get.operations = vec![operation(&get, OpName::Get, 2 * MIB)];
         let stated = Machine {
             server_ram_bytes: Some(RAM),
             ..Machine::with_ram(RAM)
@@ -85,7 +86,7 @@ mod tests {
 
     #[test]
     fn over_ram_fires_on_a_data_set_over_twice_the_ram() {
-        let read = phase("read", [100 * MIB, 100 * MIB], [1; 2]);
+        let read = phase(OpName::Read, [100 * MIB, 100 * MIB], [1; 2]);
         let small = Machine::with_ram(100 * MIB);
         let v = OverRam.judge(&Evidence::of(&read, &small)).unwrap();
         assert_eq!(v.verdict, Verdict::Uncached);
@@ -96,10 +97,10 @@ mod tests {
     #[test]
     fn fits_ram_fires_on_every_read_and_no_write() {
         let m = Machine::with_ram(RAM);
-        let read = phase("read", [MIB, MIB], [1; 2]);
+        let read = phase(OpName::Read, [MIB, MIB], [1; 2]);
         let v = FitsRam.judge(&Evidence::of(&read, &m)).unwrap();
         assert_eq!(v.verdict, Verdict::PossiblyCached);
-        let write = phase("write", [MIB, MIB], [1; 2]);
+        let write = phase(OpName::Write, [MIB, MIB], [1; 2]);
         assert!(FitsRam.judge(&Evidence::of(&write, &m)).is_none());
     }
 }

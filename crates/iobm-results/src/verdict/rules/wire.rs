@@ -60,6 +60,7 @@ mod tests {
     use crate::machine::Machine;
     use crate::verdict::rules::tests::operation;
     use crate::{NicIo, Verdict};
+    use iobm_stats::names::OpName;
 
     #[test]
     fn fires_when_the_wire_carried_less_than_most_of_it() {
@@ -67,7 +68,7 @@ mod tests {
             network_fs: true,
             ..Machine::with_ram(RAM)
         };
-        let mut read = phase("read", [50 * MIB, 50 * MIB], [1_000_000_000; 2]);
+        let mut read = phase(OpName::Read, [50 * MIB, 50 * MIB], [1_000_000_000; 2]);
         let nic = |received| NicIo {
             host: "c".into(),
             nic: "eth0".into(),
@@ -83,10 +84,14 @@ mod tests {
         read.cache.wire = vec![nic(100 * MIB)];
         assert!(Wire.judge(&Evidence::of(&read, &nfs)).is_none());
         // Other traffic on the interface is no share above 100%.
-        let mut mixed = phase("readwrite", [100 * MIB, 100 * MIB], [1_000_000_000; 2]);
+        let mut mixed = phase(
+            OpName::Readwrite,
+            [100 * MIB, 100 * MIB],
+            [1_000_000_000; 2],
+        );
         mixed.operations = vec![
-            operation(&mixed, "read", 100 * MIB),
-            operation(&mixed, "write", 100 * MIB),
+            operation(&mixed, OpName::Read, 100 * MIB),
+            operation(&mixed, OpName::Write, 100 * MIB),
         ];
         mixed.cache.wire = vec![NicIo {
             sent_bytes: 5 * MIB,
