@@ -1,7 +1,8 @@
 //! Names that parts which do not depend on each other must agree on, kept in one place: the
-//! operations ([`OpName`]), which the engine names and a saved run's readers rate by name, and the bonnie
-//! tests, which the engine's suite builds as phases and the results and reports find again;
-//! the fsync policies, which the engine follows and results record (a phase's, a run's); how GETs pick objects.
+//! operations ([`OpName`]), which the engine names and a saved run's readers rate by name, and
+//! the bonnie tests, which the engine's suite builds as phases and the results and reports find
+//! again; the fsync policies, which the engine follows and results record (a phase's, a run's);
+//! how GETs pick objects.
 
 mod op;
 pub use op::OpName;

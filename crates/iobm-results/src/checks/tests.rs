@@ -41,7 +41,7 @@ pub(crate) fn phase(op: OpName, bytes: [u64; 2], ends: [u64; 2]) -> PhaseResult 
     let spans: Vec<_> = workers.iter().map(|w| w.span).collect();
     PhaseResult {
         name: op.into(),
-        op: op.into(),
+        op,
         status: RunStatus::Complete,
         settings: PhaseSettings {
             block_bytes: MIB,

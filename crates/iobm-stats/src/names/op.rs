@@ -40,7 +40,7 @@ pub enum OpName {
     Multipart,
     /// Gets, heads, puts and deletes drawn by weight.
     Mixed,
-    /// mdtest's operations on the items and the tree.
+    // mdtest's operations on the items and the tree (`MetaOp`).
     DirCreate,
     DirStat,
     DirRemove,
