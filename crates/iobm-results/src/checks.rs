@@ -53,7 +53,7 @@ pub fn phase_warnings(phase: &PhaseResult, machine: &Machine) -> Vec<String> {
     object_reads(phase, machine, &mut out);
     file_writes(phase, machine, device, &mut out);
     if moved > 0 && phase.operations.iter().all(|o| o.op != OpName::Put) {
-        out.extend(storage.warnings);
+        out.extend(storage.warnings.iter().map(ToString::to_string));
     }
     // The servers' own counters, the wire and the line rate.
     out.extend(crate::remote::warnings(phase, machine));

@@ -36,7 +36,7 @@ pub struct Judged {
     /// followed, the other I/O set aside.
     pub note: String,
     /// The phase's warnings from it (other I/O, more than was moved).
-    pub warnings: Vec<String>,
+    pub warnings: Vec<StorageWarning>,
 }
 
 /// Bytes the phase read and wrote (read-write phases apart, a rewrite both ways).
@@ -274,12 +274,13 @@ fn other_io(phase: &PhaseResult, caching: bool, (read, written): (u64, u64), out
             .map_or(d.read_bytes, |t| t.read_bytes);
         match own {
             Some(own) if read > 0 && beyond(top_read, own.read_bytes) => {
-                out.warnings.push(format!(
-                    "other I/O ran on the device: {} delivered {} during the phase while this run's reads had {} fetched from storage (/proc/self/io); its counters are not this run's evidence",
-                    phase.cache.device.as_ref().map_or(&d.device, |t| &t.device),
-                    format_bytes(top_read),
-                    format_bytes(own.read_bytes)
-                ));
+                out.warnings.push(StorageWarning::OtherReads {
+                    device: (phase.cache.device.as_ref())
+                        .map_or(&d.device, |t| &t.device)
+                        .clone(),
+                    delivered: top_read,
+                    fetched: own.read_bytes,
+                });
                 out.device = None;
                 let share = pct(own.read_bytes.min(read), read);
                 let evidence = format!(
@@ -300,12 +301,11 @@ fn other_io(phase: &PhaseResult, caching: bool, (read, written): (u64, u64), out
                 }
             }
             None if read > 0 && beyond(d.read_bytes, read) => {
-                out.warnings.push(format!(
-                    "the device {} delivered {} for the {} read: more than the phase read, so other I/O ran on it (or readahead fetched more); its counters are not this run's evidence",
-                    d.device,
-                    format_bytes(d.read_bytes),
-                    format_bytes(read)
-                ));
+                out.warnings.push(StorageWarning::MoreRead {
+                    device: d.device.clone(),
+                    delivered: d.read_bytes,
+                    read,
+                });
                 out.device = None;
             }
             _ => {}
@@ -314,12 +314,11 @@ fn other_io(phase: &PhaseResult, caching: bool, (read, written): (u64, u64), out
     if let Some(d) = out.device.clone().filter(|_| written > 0) {
         let could = own.map_or(written, |o| o.written_bytes.max(written));
         if beyond(d.written_bytes, could) {
-            out.warnings.push(format!(
-                "the device {} took {} during the phase, more than this run wrote ({}): other I/O (or the write-back of earlier data, a mirror's second copy) ran on it; its counters are not this run's evidence",
-                d.device,
-                format_bytes(d.written_bytes),
-                format_bytes(could)
-            ));
+            out.warnings.push(StorageWarning::MoreWritten {
+                device: d.device.clone(),
+                took: d.written_bytes,
+                wrote: could,
+            });
             out.device = None;
         }
     }
@@ -327,3 +326,5 @@ fn other_io(phase: &PhaseResult, caching: bool, (read, written): (u64, u64), out
 
 #[cfg(test)]
 mod tests;
+mod warning;
+pub use warning::StorageWarning;
