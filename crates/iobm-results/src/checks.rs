@@ -56,7 +56,11 @@ pub fn phase_warnings(phase: &PhaseResult, machine: &Machine) -> Vec<String> {
         out.extend(storage.warnings.iter().map(ToString::to_string));
     }
     // The servers' own counters, the wire and the line rate.
-    out.extend(crate::remote::warnings(phase, machine));
+    out.extend(
+        crate::remote::warnings(phase, machine)
+            .iter()
+            .map(ToString::to_string),
+    );
     out
 }
 

@@ -7,7 +7,6 @@ use crate::machine::Machine;
 use crate::server::{GATEWAY, NODE_EXPORTER};
 use crate::share::{pct, Margin};
 use crate::{PhaseResult, ServerEvidence};
-use iobm_stats::format_bytes;
 use iobm_stats::names::OpName;
 
 /// A server's CPUs busy this share of their time (or more) bounded the phase.
@@ -218,14 +217,14 @@ pub fn over_the_line(phase: &PhaseResult, machine: &Machine) -> Option<(String, 
 /// The warnings from beyond the client: servers that did not answer, a server's CPU that
 /// bounded the phase, a rate above the line rate of a network file system, and the servers'
 /// devices or the wire showing that a cache moved most of the bytes.
-pub fn warnings(phase: &PhaseResult, machine: &Machine) -> Vec<String> {
+pub fn warnings(phase: &PhaseResult, machine: &Machine) -> Vec<RemoteWarning> {
     let mut out = Vec::new();
     for e in &phase.cache.servers {
         if let Some(why) = &e.unavailable {
-            out.push(format!(
-                "server evidence unavailable: {} did not answer {why}",
-                e.endpoint
-            ));
+            out.push(RemoteWarning::Unanswered {
+                endpoint: e.endpoint.clone(),
+                why: why.clone(),
+            });
         }
     }
     if !remote(phase, machine) {
@@ -235,61 +234,49 @@ pub fn warnings(phase: &PhaseResult, machine: &Machine) -> Vec<String> {
     let (read, written) = read_and_written(phase);
     if machine.network_fs {
         if let Some((host, rate, line)) = over_the_line(phase, machine) {
-            out.push(format!(
-                "impossible over the network: {host} moved {}/s over the whole phase, above the line rate of {}/s ({:.3} Gbit/s); a cache on this side of the network served or took it",
-                format_bytes(rate as u64),
-                format_bytes(line),
-                line as f64 * 8.0 / 1e9
-            ));
+            let rate = rate as u64;
+            out.push(RemoteWarning::OverTheLine { host, rate, line });
         }
     }
     if let Some((received, sent, nics)) = wire_totals(phase) {
         if read > 0 && pct(received, read) < 50.0 {
-            out.push(format!(
-                "cache effect: the client received {} over {nics} for the {} read ({:.0}%): its own cache served the rest",
-                format_bytes(received),
-                format_bytes(read),
-                pct(received, read)
-            ));
+            let nics = nics.clone();
+            out.push(RemoteWarning::WireReceived {
+                received,
+                read,
+                nics,
+            });
         }
         if written > 0 && pct(sent, written) < 50.0 {
-            out.push(format!(
-                "cache effect: the client sent {} over {nics} for the {} written ({:.0}%): the rest is still in its cache",
-                format_bytes(sent),
-                format_bytes(written),
-                pct(sent, written)
-            ));
+            out.push(RemoteWarning::WireSent {
+                sent,
+                written,
+                nics,
+            });
         }
     }
     if let Some(t) = node_totals(phase) {
         for way in Way::BOTH {
             let (counted, moved) = (way.of((t.read, t.written)), way.of((read, written)));
             if moved > 0 && Margin::SERVER.share(counted, moved).is_none() {
-                out.push(format!(
-                    "other I/O ran on the servers' devices: they {} {} during the phase for the {} {}{}; their counters are not this phase's evidence",
-                    way.did(),
-                    format_bytes(counted),
-                    format_bytes(moved),
-                    way.moved(),
-                    way.besides()
-                ));
+                out.push(RemoteWarning::OtherServerIo {
+                    way,
+                    counted,
+                    moved,
+                });
             }
         }
         if read > 0 && pct(t.read, read) < 50.0 {
-            out.push(format!(
-                "cache effect: the servers' devices read {} of the {} served ({:.1}%): their caches served the rest",
-                format_bytes(t.read),
-                format_bytes(read),
-                pct(t.read, read)
-            ));
+            out.push(RemoteWarning::ServersRead {
+                read: t.read,
+                served: read,
+            });
         }
         if written > 0 && pct(t.written, written) < 50.0 {
-            out.push(format!(
-                "cache effect: the servers' devices wrote {} of the {} written during the phase ({:.1}%): the rest is in their caches",
-                format_bytes(t.written),
-                format_bytes(written),
-                pct(t.written, written)
-            ));
+            out.push(RemoteWarning::ServersWrote {
+                wrote: t.written,
+                written,
+            });
         }
     }
     out
@@ -297,7 +284,7 @@ pub fn warnings(phase: &PhaseResult, machine: &Machine) -> Vec<String> {
 
 /// The servers whose CPUs were busy enough to bound the phase (none bounded a phase that held
 /// its --rate: its rate did).
-fn server_cpu(phase: &PhaseResult) -> Vec<String> {
+fn server_cpu(phase: &PhaseResult) -> Vec<RemoteWarning> {
     let mut out = Vec::new();
     if crate::pace::held(phase) {
         return out;
@@ -312,15 +299,11 @@ fn server_cpu(phase: &PhaseResult) -> Vec<String> {
             continue;
         };
         if all >= SERVER_CPU_MIN_S && busy / all >= SERVER_CPU_BOUND {
-            let whose = if e.same_host {
-                format!("this machine's CPUs (node_exporter at {}) were", e.endpoint)
-            } else {
-                format!("server CPU ({}) was", e.endpoint)
-            };
-            out.push(format!(
-                "bounded by the server's CPU: {whose} {:.0}% busy over the phase: the server, not its storage, bounded this",
-                100.0 * busy / all
-            ));
+            out.push(RemoteWarning::ServerCpu {
+                endpoint: e.endpoint.clone(),
+                same_host: e.same_host,
+                busy_pct: 100.0 * busy / all,
+            });
         }
     }
     out
@@ -328,3 +311,5 @@ fn server_cpu(phase: &PhaseResult) -> Vec<String> {
 
 #[cfg(test)]
 mod tests;
+mod warning;
+pub use warning::RemoteWarning;
