@@ -2,6 +2,7 @@
 //! ranks, and the workload in one line (file, S3 or metadata).
 
 use iobm_results::{Config, MetaConfig, RunResult, S3Config};
+use iobm_stats::names::Picks;
 use iobm_stats::{format_bytes, format_duration};
 use std::time::Duration;
 
@@ -197,6 +198,12 @@ fn s3_workload(run: &RunResult, s3: &S3Config, ranks: &str) -> String {
     } else {
         String::new()
     };
+    // How timed or counted reads chose their objects (a read of the data set once reads each).
+    let picks = match (s3.picks, c.duration_s.is_some() || c.ops.is_some()) {
+        (Some(Picks::Once), true) => ", each object read once per pass in a shuffled order",
+        (Some(Picks::Random), true) => ", objects picked at random (with replacement)",
+        _ => "",
+    };
     let stop = match (c.duration_s, c.ops) {
         (Some(d), _) => format!("for {d}s{}", ramp(c)),
         (None, Some(n)) => format!("for {n} operations"),
@@ -208,7 +215,7 @@ fn s3_workload(run: &RunResult, s3: &S3Config, ranks: &str) -> String {
         String::new()
     };
     format!(
-        "  workload {ranks}{} concurrent, objects of {size}{data_set}{mix}, payload signing {}, data {}, {stop}\n",
+        "  workload {ranks}{} concurrent, objects of {size}{data_set}{picks}{mix}, payload signing {}, data {}, {stop}\n",
         s3.concurrent, s3.payload_signing, c.data
     )
 }
@@ -254,4 +261,28 @@ fn mix_shares(weights: &[u32]) -> String {
         .map(|(op, &w)| format!("{op} {:.0}%", 100.0 * f64::from(w) / f64::from(sum)))
         .collect();
     format!("mix: {}", shares.join(", "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_workload_line_says_how_timed_reads_chose_their_objects() {
+        let json = include_str!("../../../iobm/tests/fixtures/s3-mixed.json");
+        let mut run = RunResult::from_json(json).unwrap();
+        let line = |run: &RunResult| {
+            let s3 = run.config.s3.clone().unwrap();
+            s3_workload(run, &s3, "")
+        };
+        assert!(!line(&run).contains("picked") && !line(&run).contains("once per pass"));
+        let s3 = run.config.s3.as_mut().unwrap();
+        s3.picks = Some(Picks::Once);
+        assert!(line(&run).contains(", each object read once per pass in a shuffled order,"));
+        run.config.s3.as_mut().unwrap().picks = Some(Picks::Random);
+        assert!(line(&run).contains(", objects picked at random (with replacement),"));
+        // A read of the data set once, by neither time nor count: each object once.
+        run.config.duration_s = None;
+        assert!(!line(&run).contains("picked"), "{}", line(&run));
+    }
 }
