@@ -287,7 +287,7 @@ complete -c iobm -n "__fish_iobm_using_subcommand s3" -l access-key -d 'Access k
 complete -c iobm -n "__fish_iobm_using_subcommand s3" -l secret-key -d 'Secret key [default: $AWS_SECRET_ACCESS_KEY]' -r
 complete -c iobm -n "__fish_iobm_using_subcommand s3" -l region -d 'Region to sign for [default: $AWS_REGION, else us-east-1]' -r
 complete -c iobm -n "__fish_iobm_using_subcommand s3" -s c -l concurrent -d 'Concurrent requests: one worker thread and connection each' -r
-complete -c iobm -n "__fish_iobm_using_subcommand s3" -l obj-size -d 'Object size' -r
+complete -c iobm -n "__fish_iobm_using_subcommand s3" -l obj-size -d 'Object size, or sizes drawn per object: log2:MIN..MAX (as many in each doubling; warp\'s --obj.randsize), lognormal:MEDIAN,SIGMA (cut at six deviations), or weighted sizes SIZE:WEIGHT,... (fio\'s bssplit), e.g. 4KiB:50,1MiB:40,64MiB:10' -r
 complete -c iobm -n "__fish_iobm_using_subcommand s3" -l obj-size-range -d 'Object sizes drawn uniformly from MIN..MAX per object (instead of --obj-size)' -r
 complete -c iobm -n "__fish_iobm_using_subcommand s3" -l objects -d 'Objects of the data set for get, head, delete, list and mixed (uploaded first, not counted)' -r
 complete -c iobm -n "__fish_iobm_using_subcommand s3" -s d -l duration -d 'Stop after this long' -r

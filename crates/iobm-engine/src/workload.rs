@@ -542,7 +542,7 @@ impl Phase {
 
     /// An object phase: `workers` workers doing `op` on `spec`'s objects until `stop`.
     pub fn objects(op: ObjectOp, workers: usize, spec: ObjectSpec, stop: StopRule) -> Phase {
-        let block = spec.size.1;
+        let block = spec.size.bounds().1;
         let no_files = Layout {
             files: Vec::new(),
             regions: Vec::new(),

@@ -1,6 +1,7 @@
 //! The resolved options of a run (files, S3, the bonnie suite) and the hash of what it did.
 
 use iobm_stats::names::Picks;
+use iobm_stats::sizes::SizeDist;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -213,8 +214,13 @@ pub struct S3Config {
     pub objects: u64,
     /// Smallest object size in bytes.
     pub obj_size_min: u64,
-    /// Largest object size in bytes (equal to the smallest: fixed size; else uniform).
+    /// Largest object size in bytes (equal to the smallest: fixed size; else uniform, or as
+    /// `obj_sizes` draws them).
     pub obj_size_max: u64,
+    /// How object sizes were drawn, where not fixed or uniform between the two above
+    /// (`--obj-size log2:...`, `lognormal:...` or weighted sizes). Absent: fixed or uniform.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub obj_sizes: Option<SizeDist>,
     /// Bytes per ranged GET, null for whole objects.
     pub range_bytes: Option<u64>,
     /// Multipart part size in bytes.

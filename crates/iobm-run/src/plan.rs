@@ -128,7 +128,7 @@ fn data_set(phases: &[Phase], ranks: u32) -> (u64, u64, &'static str) {
     let first = &phases[0];
     let ranks = u64::from(ranks.max(1));
     if let Some(spec) = &first.objects {
-        return (spec.size.1, spec.total_bytes(), "objects");
+        return (spec.size.bounds().1, spec.total_bytes(), "objects");
     }
     let per_job = phases
         .iter()

@@ -5,6 +5,7 @@ pub mod aggregate;
 pub mod histogram;
 pub mod names;
 pub mod series;
+pub mod sizes;
 pub mod time;
 pub mod units;
 

@@ -3,6 +3,7 @@
 
 use iobm_results::{Config, MetaConfig, RunResult, S3Config};
 use iobm_stats::names::Picks;
+use iobm_stats::sizes::{log2_histogram, SizeDist};
 use iobm_stats::{format_bytes, format_duration};
 use std::time::Duration;
 
@@ -184,14 +185,14 @@ fn meta_workload(run: &RunResult, m: &MetaConfig, ranks: &str) -> String {
 /// An S3 run's workload: concurrency, objects, mix, signing, data and when it stops.
 fn s3_workload(run: &RunResult, s3: &S3Config, ranks: &str) -> String {
     let c = &run.config;
-    let size = if s3.obj_size_min == s3.obj_size_max {
-        format_bytes(s3.obj_size_max)
-    } else {
-        format!(
+    let size = match &s3.obj_sizes {
+        Some(dist) => format!("{} ({})", dist.describe(), drawn(dist, s3.objects)),
+        None if s3.obj_size_min == s3.obj_size_max => format_bytes(s3.obj_size_max),
+        None => format!(
             "{}..{}",
             format_bytes(s3.obj_size_min),
             format_bytes(s3.obj_size_max)
-        )
+        ),
     };
     let data_set = if s3.objects > 0 {
         format!(", data set {} objects", s3.objects)
@@ -218,6 +219,18 @@ fn s3_workload(run: &RunResult, s3: &S3Config, ranks: &str) -> String {
         "  workload {ranks}{} concurrent, objects of {size}{data_set}{picks}{mix}, payload signing {}, data {}, {stop}\n",
         s3.concurrent, s3.payload_signing, c.data
     )
+}
+
+/// The sizes `dist` draws for the data set's objects (the first 1,000 object numbers where
+/// the run had no data set, as a PUT's new objects), by power of two: "drawn for objects
+/// 0..99: 4 KiB+ 12%, 8 KiB+ 7%, ...".
+fn drawn(dist: &SizeDist, objects: u64) -> String {
+    let n = if objects > 0 { objects } else { 1000 };
+    let histogram = log2_histogram((0..n).map(|k| dist.of_object(k)));
+    let shares: Vec<String> = (histogram.iter())
+        .map(|(low, share)| format!("{}+ {:.0}%", format_bytes(*low), 100.0 * share))
+        .collect();
+    format!("drawn for objects 0..{}: {}", n - 1, shares.join(", "))
 }
 
 /// A file run's workload: jobs and sizes, block, pattern, layout, fsync, engine, data and when
@@ -281,6 +294,23 @@ mod tests {
         assert!(line(&run).contains(", each object read once per pass in a shuffled order,"));
         run.config.s3.as_mut().unwrap().picks = Some(Picks::Random);
         assert!(line(&run).contains(", objects picked at random (with replacement),"));
+        // Sizes from a distribution: named, and the histogram of those drawn.
+        let s3 = run.config.s3.as_mut().unwrap();
+        s3.obj_sizes = Some(SizeDist::Buckets {
+            sizes: vec![4096, 1 << 20],
+            weights: vec![1, 1],
+        });
+        s3.objects = 4;
+        let sizes = (0..4).map(|k| SizeDist::parse("4KiB:1,1MiB:1").unwrap().of_object(k));
+        let small = sizes.filter(|&s| s == 4096).count() * 25;
+        assert!(
+            line(&run).contains(&format!(
+                "objects of 4.00 KiB 50%, 1.00 MiB 50% (drawn for objects 0..3: 4.00 KiB+ {small}%, 1.00 MiB+ {}%)",
+                100 - small
+            )),
+            "{}",
+            line(&run)
+        );
         // A read of the data set once, by neither time nor count: each object once.
         run.config.duration_s = None;
         assert!(!line(&run).contains("picked"), "{}", line(&run));
