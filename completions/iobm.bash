@@ -1013,7 +1013,7 @@ _iobm() {
             return 0
             ;;
         iobm__subcmd__s3)
-            opts="-c -d -h --endpoint --tls --insecure --dir --bucket --prefix --access-key --secret-key --region --concurrent --obj-size --obj-size-range --objects --duration --ramp --ops --once --range-size --part-size --part-concurrency --page-keys --batch --get --head --put --delete --payload-signing --retries --max-errors --timeout --verify --rate --arrivals --rate-sweep --slo --server-ram --server-metrics --server-devices --server-drop-cmd --line-rate --drop-caches --new-connection --data --keep --reuse --interval --repeat --until-stable --json --csv --html --label --print-spec --help put get head delete list multipart mixed"
+            opts="-c -d -h --endpoint --tls --insecure --dir --bucket --prefix --access-key --secret-key --session-token --region --concurrent --obj-size --obj-size-range --objects --duration --ramp --ops --once --range-size --part-size --part-concurrency --page-keys --batch --get --head --put --delete --payload-signing --retries --max-errors --timeout --verify --rate --arrivals --rate-sweep --slo --server-ram --server-metrics --server-devices --server-drop-cmd --line-rate --drop-caches --new-connection --data --keep --reuse --interval --repeat --until-stable --json --csv --html --label --print-spec --help put get head delete list multipart mixed"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1040,6 +1040,10 @@ _iobm() {
                     return 0
                     ;;
                 --secret-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --session-token)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

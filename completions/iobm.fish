@@ -285,6 +285,7 @@ complete -c iobm -n "__fish_iobm_using_subcommand s3" -l bucket -d 'Bucket to us
 complete -c iobm -n "__fish_iobm_using_subcommand s3" -l prefix -d 'Key prefix under which the run makes its own PREFIX/iobm-<run id>/' -r
 complete -c iobm -n "__fish_iobm_using_subcommand s3" -l access-key -d 'Access key [default: $AWS_ACCESS_KEY_ID]' -r
 complete -c iobm -n "__fish_iobm_using_subcommand s3" -l secret-key -d 'Secret key [default: $AWS_SECRET_ACCESS_KEY]' -r
+complete -c iobm -n "__fish_iobm_using_subcommand s3" -l session-token -d 'Session token of temporary credentials (STS), sent and signed as x-amz-security-token [default: $AWS_SESSION_TOKEN]' -r
 complete -c iobm -n "__fish_iobm_using_subcommand s3" -l region -d 'Region to sign for [default: $AWS_REGION, else us-east-1]' -r
 complete -c iobm -n "__fish_iobm_using_subcommand s3" -s c -l concurrent -d 'Concurrent requests: one worker thread and connection each' -r
 complete -c iobm -n "__fish_iobm_using_subcommand s3" -l obj-size -d 'Object size, or sizes drawn per object: log2:MIN..MAX (as many in each doubling; warp\'s --obj.randsize), lognormal:MEDIAN,SIGMA (cut at six deviations), or weighted sizes SIZE:WEIGHT,... (fio\'s bssplit), e.g. 4KiB:50,1MiB:40,64MiB:10' -r

@@ -19,6 +19,7 @@ pub const COMMANDS: &[&str] = &[
 const NOT_IN_SPEC: &[&str] = &[
     "access-key",
     "secret-key",
+    "session-token",
     "print-spec",
     "check-only",
     "help",
@@ -211,9 +212,9 @@ const IN_MATRIX: &str = " (values to run one after another go in a [matrix])";
 /// "unknown option" naming the nearest the command has, or why an option it has is not kept.
 fn unknown(command: &clap::Command, name: &str) -> String {
     match name {
-        "access-key" | "secret-key" => {
+        "access-key" | "secret-key" | "session-token" => {
             return format!(
-                "{name}: never kept in a spec: give the credentials as AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY in the environment"
+                "{name}: never kept in a spec: give the credentials as AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN) in the environment"
             )
         }
         _ if is_output(name) => {
@@ -386,6 +387,8 @@ mod tests {
             "AK",
             "--secret-key",
             "SK",
+            "--session-token",
+            "TOKEN",
             "--json",
             "r.json",
             "--html",
@@ -402,7 +405,7 @@ mod tests {
             .insert("secret-key".into(), SpecValue::Text("SK".into()));
         assert!(to_argv(&with_secret)
             .unwrap_err()
-            .contains("AWS_SECRET_ACCESS_KEY in the environment"));
+            .contains("AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN) in the environment"));
     }
 
     #[test]

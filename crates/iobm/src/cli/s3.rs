@@ -30,8 +30,8 @@ Examples:
       then drop the server's page cache, and read what it kept, uncached:
   iobm s3 get --endpoint http://gw:7070 --reuse s3://iobm/iobm-<run id>/
 
-Credentials come from --access-key/--secret-key or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY;
---endpoint from AWS_ENDPOINT_URL, --region from AWS_REGION. Every object is written under a
+Credentials come from --access-key/--secret-key or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY (and
+a temporary one's AWS_SESSION_TOKEN); --endpoint from AWS_ENDPOINT_URL, --region from AWS_REGION. Every object is written under a
 prefix made for the run (PREFIX/iobm-<run id>/), and removed afterwards unless --keep; a bucket
 is deleted only if the run created it.";
 
@@ -184,6 +184,15 @@ pub struct S3Args {
         hide_env_values = true
     )]
     pub secret_key: Option<String>,
+    /// Session token of temporary credentials (STS), sent and signed as x-amz-security-token
+    /// [default: $AWS_SESSION_TOKEN]
+    #[arg(
+        long,
+        value_name = "TOKEN",
+        env = "AWS_SESSION_TOKEN",
+        hide_env_values = true
+    )]
+    pub session_token: Option<String>,
     /// Region to sign for [default: $AWS_REGION, else us-east-1]
     #[arg(long, value_name = "REGION", env = "AWS_REGION")]
     pub region: Option<String>,

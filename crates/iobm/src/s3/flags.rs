@@ -204,6 +204,7 @@ pub(super) fn credentials(args: &S3Args) -> Result<Option<Credentials>, Failure>
         (Some(a), Some(s)) => Ok(Some(Credentials {
             access_key: a.clone(),
             secret_key: s.clone(),
+            session_token: args.session_token.clone().filter(|t| !t.is_empty()),
         })),
         (None, None) => {
             eprintln!("iobm: note: no credentials (--access-key/--secret-key or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY): requests are not signed");

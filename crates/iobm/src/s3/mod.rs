@@ -291,6 +291,7 @@ impl RunPlan for S3Plan<'_> {
             true => Some(Credentials {
                 access_key: String::new(),
                 secret_key: String::new(),
+                session_token: None,
             }),
             false => self.credentials.clone(),
         };
