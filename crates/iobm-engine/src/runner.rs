@@ -461,3 +461,5 @@ mod steady_tests;
 mod strided_tests;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod device_tests;
