@@ -30,9 +30,11 @@ pub enum TransferPath {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MemoryConfig {
+    /// What memory held the buffers: gpu (CUDA) or fake-gpu (iobm's tests).
     pub memory: DeviceMemory,
     /// The device numbers the workers were spread over, worker i on the (i mod n)th.
     pub devices: Vec<u32>,
+    /// How bytes moved between storage and the devices: bounce (through host memory).
     pub path: TransferPath,
 }
 
@@ -48,9 +50,13 @@ impl MemoryConfig {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Gpu {
+    /// The GPU's number, as the driver counts them (`--mem gpu:N`).
     pub id: u32,
+    /// Its model, as the driver names it.
     pub name: String,
+    /// Its memory, in bytes.
     pub memory_bytes: u64,
+    /// The CUDA version the driver supports (cuDriverGetVersion).
     pub driver: String,
     /// PCI domain:bus:device.function.
     pub pci_bus: String,
