@@ -128,3 +128,24 @@ fn gpus_not_there_are_refused_in_one_line_before_anything_is_created() {
     let stderr = String::from_utf8(out.get_output().stderr.clone()).unwrap();
     assert!(stderr.contains("use --engine sync"), "{stderr}");
 }
+
+#[test]
+fn mem_is_in_the_spec_and_the_config_hash() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |mem: Option<&str>, flag: &str| {
+        let mut cmd = on_fake_gpus(2, false);
+        cmd.args(["write", "--size", "1MiB", flag]);
+        if let Some(mem) = mem {
+            cmd.args(["--mem", mem]);
+        }
+        let out = cmd.arg(dir.path()).assert().success();
+        String::from_utf8(out.get_output().stdout.clone()).unwrap()
+    };
+    assert!(run(Some("gpu:1,0"), "--print-spec").contains("mem = \"gpu:1,0\""));
+    let on_gpus = run(Some("gpu:1,0"), "--check-only");
+    let on_host = run(None, "--check-only");
+    assert!(on_gpus.starts_with("config_hash "), "{on_gpus}");
+    assert_ne!(on_gpus, on_host);
+    assert_eq!(on_host, run(Some("host"), "--check-only"));
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
