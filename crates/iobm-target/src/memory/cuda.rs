@@ -4,7 +4,7 @@
 //! and `cuMemcpyDtoH_v2` from pinned bounce buffers (`cuMemAllocHost_v2`). Unverified on a
 //! GPU: no machine with one has run it.
 
-use super::{Buffer, DeviceBuf, GpuInfo, HostBuf, Memory};
+use super::{Buffer, DeviceBuf, GpuInfo, HostBuf, Memory, ALIGN};
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
 use std::io;
 use std::ptr::NonNull;
@@ -203,12 +203,27 @@ pub fn gpus(ids: &[u32]) -> Result<Vec<GpuInfo>, String> {
                 .to_string_lossy()
                 .into_owned(),
             memory_bytes: total as u64,
-            driver: format!("CUDA {}.{}", version / 1000, version % 1000 / 10),
+            driver: driver_name(version, &std::fs::read_to_string(MODULE_VERSION).unwrap_or_default()),
             numa_node: super::devices::numa_node_of(&pci_bus),
             pci_bus,
         });
     }
     Ok(infos)
+}
+
+/// Where the NVIDIA kernel module says its version.
+const MODULE_VERSION: &str = "/proc/driver/nvidia/version";
+
+/// The driver as the environment names it: the CUDA version it supports (cuDriverGetVersion:
+/// 1000 x major + 10 x minor) and the kernel module's version from its `NVRM version:` line.
+fn driver_name(cuda: c_int, module: &str) -> String {
+    let words: Vec<&str> = module.lines().next().unwrap_or("").split_whitespace().collect();
+    let release = words.iter().position(|w| *w == "Module").and_then(|i| words.get(i + 1));
+    let cuda = format!("CUDA {}.{}", cuda / 1000, cuda % 1000 / 10);
+    match release {
+        Some(r) => format!("{cuda}, driver {r}"),
+        None => cuda,
+    }
 }
 
 /// GPU `id`'s memory: device buffers and pinned host bounce buffers.
@@ -255,19 +270,24 @@ impl Memory for CudaMemory {
 
     fn bounce(&self, len: usize) -> io::Result<HostBuf> {
         current(self.driver, self.ctx)?;
-        let mut ptr: *mut c_void = std::ptr::null_mut();
+        let mut pinned: *mut c_void = std::ptr::null_mut();
+        // A page more, so that the buffer starts on a page (O_DIRECT), whatever the driver's
+        // alignment.
         // SAFETY: out-pointer to a local.
-        let code = unsafe { (self.driver.host_alloc)(&mut ptr, len.max(1)) };
+        let code = unsafe { (self.driver.host_alloc)(&mut pinned, len + ALIGN) };
         self.driver.io("cuMemAllocHost_v2", code)?;
-        let ptr = NonNull::new(ptr.cast::<u8>()).ok_or_else(|| io::Error::other("no memory"))?;
-        // SAFETY: ptr holds len.max(1) bytes the driver gave.
+        let skip = (pinned as usize).next_multiple_of(ALIGN) - pinned as usize;
+        // SAFETY: skip < ALIGN, inside the allocation.
+        let ptr = NonNull::new(unsafe { pinned.cast::<u8>().add(skip) })
+            .ok_or_else(|| io::Error::other("cuMemAllocHost_v2 gave no memory"))?;
+        // SAFETY: ptr holds len bytes of the allocation.
         unsafe { std::ptr::write_bytes(ptr.as_ptr(), 0, len) };
-        let (driver, ctx) = (self.driver, self.ctx as usize);
-        let free = move |p: NonNull<u8>| {
+        let (driver, ctx, pinned) = (self.driver, self.ctx as usize, pinned as usize);
+        let free = move |_: NonNull<u8>| {
             // SAFETY: pinned memory from cuMemAllocHost_v2, freed once, in its context.
             unsafe {
                 (driver.ctx_set_current)(ctx as CuContext);
-                (driver.host_free)(p.as_ptr().cast());
+                (driver.host_free)(pinned as *mut c_void);
             }
         };
         // SAFETY: ptr is valid for len bytes until `free` runs.
@@ -316,5 +336,15 @@ impl Drop for CudaBuf {
             (self.driver.ctx_set_current)(self.ctx);
             (self.driver.mem_free)(self.ptr);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_driver_is_named_by_its_cuda_version_and_its_module() {
+        let line = "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15  Tue Mar  5 22:23:56 UTC 2024\nGCC version: gcc 12";
+        assert_eq!(super::driver_name(12040, line), "CUDA 12.4, driver 550.54.15");
+        assert_eq!(super::driver_name(12060, ""), "CUDA 12.6");
     }
 }
