@@ -450,6 +450,8 @@ mod choose;
 mod worker;
 
 #[cfg(test)]
+mod device_tests;
+#[cfg(test)]
 mod io500_tests;
 #[cfg(test)]
 mod meta_tests;
@@ -461,5 +463,3 @@ mod steady_tests;
 mod strided_tests;
 #[cfg(test)]
 mod tests;
-#[cfg(test)]
-mod device_tests;

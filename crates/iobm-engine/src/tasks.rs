@@ -280,14 +280,14 @@ impl BlockTask<'_> {
         let handle = self.handle.as_deref_mut().expect("open until finish");
         let bounce = &mut self.buf[..len];
         if writes {
-            device.to_host(bounce)?;
+            device.copy_to_host(bounce)?;
             handle.write_at(bounce, offset)?;
             if self.phase.fsync == FsyncPolicy::Each {
                 handle.sync()?;
             }
         } else {
             handle.read_at(bounce, offset)?;
-            device.from_host(bounce)?;
+            device.copy_from_host(bounce)?;
         }
         Ok(len as u64)
     }
@@ -441,7 +441,9 @@ impl Task for BlockTask<'_> {
     }
 
     fn take_copy_ns(&mut self) -> u64 {
-        self.device.as_mut().map_or(0, device::OnDevice::take_copy_ns)
+        self.device
+            .as_mut()
+            .map_or(0, device::OnDevice::take_copy_ns)
     }
 
     fn describe(&self) -> String {

@@ -386,6 +386,11 @@ impl PhaseResult {
     }
 }
 
+/// Whether a count is zero (left out of the document).
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 #[cfg(test)]
 mod tests {
     use crate::checks::tests::phase;
@@ -406,8 +411,4 @@ mod tests {
         let s = p.cache.servers[0].series.as_ref().unwrap();
         assert_eq!((s.before_ns, s.at_ns.clone()), (1005, vec![1050, 1150]));
     }
-}
-
-fn is_zero(n: &u64) -> bool {
-    *n == 0
 }

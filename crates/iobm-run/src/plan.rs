@@ -1,10 +1,10 @@
 //! The result's `Config`, derived from what a command planned (its phases and where they run)
 //! instead of written out by every command: one place decides how a plan is described.
 
-use iobm_results::device::{DeviceMemory, MemoryConfig, TransferPath};
-use iobm_target::memory::{DeviceKind, DevicePath, Devices};
 use iobm_engine::{Op, Phase, StopRule};
+use iobm_results::device::{DeviceMemory, MemoryConfig, TransferPath};
 use iobm_results::{Config, RateConfig};
+use iobm_target::memory::{DeviceKind, DevicePath, Devices};
 
 /// Where a plan runs and what it leaves behind.
 #[derive(Debug, Clone)]

@@ -2,12 +2,12 @@
 //! aggregates with formulas, latency summary, CPU cost and warnings (the evidence around the
 //! phase is the probes', [`crate::probe`]).
 
-use iobm_results::device::DeviceCopy;
 use iobm_engine::{
     FsyncPolicy, MetaOp, Op, PaceOutcome, PerChar, Phase, PhaseEnd, PhaseOutcome, SteadyOutcome,
     Stonewall, StopRule,
 };
 use iobm_results::checks::{check, Machine};
+use iobm_results::device::DeviceCopy;
 use iobm_results::{
     CacheEvidence, CpuUsage, ErrorCount, Latency, OperationResult, PaceResult, PhaseResult,
     PhaseSettings, RunStatus, SteadyResult, StonewallResult, WorkerResult,

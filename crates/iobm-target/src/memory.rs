@@ -291,6 +291,26 @@ impl DeviceBuf for FakeDeviceBuf {
     }
 }
 
+/// GPU `id` asked for where there are `count`.
+fn no_such_gpu(id: u32, count: u32) -> String {
+    match count {
+        0 => format!("GPU {id}: the driver sees no GPU here"),
+        1 => format!("GPU {id}: this machine has one GPU, number 0"),
+        n => format!(
+            "GPU {id}: this machine has {n} GPUs, numbered 0 to {}",
+            n - 1
+        ),
+    }
+}
+
+/// The NUMA node of the PCI device `bus` (domain:bus:device.function), from sysfs; None
+/// where it says -1 (no NUMA) or is not there.
+fn numa_node_of(bus: &str) -> Option<i32> {
+    let path = format!("/sys/bus/pci/devices/{bus}/numa_node");
+    let node: i32 = std::fs::read_to_string(path).ok()?.trim().parse().ok()?;
+    (node >= 0).then_some(node)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -336,7 +356,11 @@ mod tests {
         let direct = on(DevicePath::Direct).needs();
         assert_eq!(direct, Some(Capability::DeviceBuffers));
         assert_eq!(on(DevicePath::Bounce).needs(), None);
-        let bounce = on(DevicePath::Bounce).memory(0).unwrap().bounce(8192).unwrap();
+        let bounce = on(DevicePath::Bounce)
+            .memory(0)
+            .unwrap()
+            .bounce(8192)
+            .unwrap();
         assert_eq!(bounce.as_ptr() as usize % ALIGN, 0);
     }
 

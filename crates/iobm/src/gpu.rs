@@ -30,9 +30,17 @@ pub fn parse_mem(s: &str) -> Result<Mem, String> {
     };
     let ids: Vec<u32> = ids
         .split(',')
-        .map(|n| n.trim().parse().map_err(|_| format!("'{n}' is not a GPU number")))
+        .map(|n| {
+            n.trim()
+                .parse()
+                .map_err(|_| format!("'{n}' is not a GPU number"))
+        })
         .collect::<Result<_, _>>()?;
-    if let Some(n) = ids.iter().enumerate().find_map(|(i, n)| ids[..i].contains(n).then_some(n)) {
+    if let Some(n) = ids
+        .iter()
+        .enumerate()
+        .find_map(|(i, n)| ids[..i].contains(n).then_some(n))
+    {
         return Err(format!("GPU {n} is listed twice"));
     }
     Ok(Mem::Gpu(ids))
@@ -91,7 +99,9 @@ pub fn check(mem: &Mem, engine: Engine) -> Result<(), Failure> {
 
 /// The GPUs `--mem` names, as the environment records them (none for host memory).
 pub fn environment(mem: &Mem) -> Vec<Gpu> {
-    let infos = devices(mem).and_then(|d| d.check().ok()).unwrap_or_default();
+    let infos = devices(mem)
+        .and_then(|d| d.check().ok())
+        .unwrap_or_default();
     infos.into_iter().map(gpu).collect()
 }
 
@@ -122,7 +132,9 @@ mod tests {
         assert_eq!(parse_mem("gpu:2,0"), Ok(Mem::Gpu(vec![2, 0])));
         assert_eq!(parse_mem("gpu:1,x").unwrap_err(), "'x' is not a GPU number");
         assert_eq!(parse_mem("gpu:1,1").unwrap_err(), "GPU 1 is listed twice");
-        assert!(parse_mem("cuda").unwrap_err().starts_with("expected host or gpu:N"));
+        assert!(parse_mem("cuda")
+            .unwrap_err()
+            .starts_with("expected host or gpu:N"));
         assert_eq!(placement(&Mem::Host), Placement::AlignedHost);
     }
 }

@@ -38,7 +38,10 @@ fn stream_on_gpus_times_each_copy_inside_its_operation_and_verifies_the_gpus_byt
     assert!(text.contains("  gpu      1: iobm fake GPU"), "{text}");
     let run = load(&json);
     assert_matches_schema(&run);
-    assert_eq!(run["config"]["memory"]["devices"], serde_json::json!([1, 0]));
+    assert_eq!(
+        run["config"]["memory"]["devices"],
+        serde_json::json!([1, 0])
+    );
     assert_eq!(run["config"]["memory"]["path"], "bounce");
     assert_eq!(run["environment"]["gpus"][0]["id"], 1);
     assert_eq!(run["phases"].as_array().unwrap().len(), 2);
@@ -54,11 +57,19 @@ fn stream_on_gpus_times_each_copy_inside_its_operation_and_verifies_the_gpus_byt
         }
         let copy = &phase["device_copy"];
         assert_eq!(u(&copy["copy_ns"]), copied);
-        assert_eq!(u(&copy["op_ns"]), u(&phase["latency"]["histogram"]["sum_ns"]));
+        assert_eq!(
+            u(&copy["op_ns"]),
+            u(&phase["latency"]["histogram"]["sum_ns"])
+        );
         let share = copy["share_pct"].as_f64().unwrap();
         assert!(share > 0.0 && share <= 100.0, "{copy}");
         let name = phase["name"].as_str().unwrap();
-        assert!(text.contains(&format!("  gpu copies: {share:.1}% of the operations' time")), "{name}: {text}");
+        assert!(
+            text.contains(&format!(
+                "  gpu copies: {share:.1}% of the operations' time"
+            )),
+            "{name}: {text}"
+        );
     }
     // The read's check copies each GPU buffer back, outside the operations.
     let read = &run["phases"][1];
@@ -72,13 +83,17 @@ fn verify_checks_what_the_gpu_holds_not_the_bounce_buffer() {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("w.json");
     iobm()
-        .args(["write", "--keep", "-j", "2", "--size", "1MiB", "--block", "64KiB"])
+        .args([
+            "write", "--keep", "-j", "2", "--size", "1MiB", "--block", "64KiB",
+        ])
         .arg("--json")
         .arg(&json)
         .arg(dir.path())
         .assert()
         .success();
-    let run_dir = dir.path().join(format!("iobm-{}", load(&json)["run_id"].as_str().unwrap()));
+    let run_dir = dir
+        .path()
+        .join(format!("iobm-{}", load(&json)["run_id"].as_str().unwrap()));
     // Reads land intact in the bounce buffer; the GPU's copy of them is damaged.
     let out = on_fake_gpus(1, true)
         .args(["read", "--mem", "gpu:0", "--verify"])

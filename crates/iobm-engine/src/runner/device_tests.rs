@@ -49,11 +49,18 @@ fn each_operation_times_its_copy_and_verify_reads_the_device() {
         }
     }
     // Verification copies the device's bytes back, outside the operations' time.
-    assert!(back.workers.iter().all(|w| w.verify_ns >= 4 * DELAY.as_nanos() as u64));
+    assert!(back
+        .workers
+        .iter()
+        .all(|w| w.verify_ns >= 4 * DELAY.as_nanos() as u64));
     // A device that does not hold what the read brought fails the check.
     let mut bad = on_fake_gpu(Op::Read, layout, true);
     bad.verify = Some(7);
     let failed = run_phase(&target, &bad, &control, &Ranked::ALONE);
     assert_eq!(failed.end, PhaseEnd::Failed);
-    assert!(failed.errors[0].first.contains("corrupt"), "{:?}", failed.errors);
+    assert!(
+        failed.errors[0].first.contains("corrupt"),
+        "{:?}",
+        failed.errors
+    );
 }

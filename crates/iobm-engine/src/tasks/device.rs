@@ -42,10 +42,7 @@ pub(crate) fn place(
     let device = OnDevice {
         buf,
         copy_ns: 0,
-        seen: phase
-            .verify
-            .is_some()
-            .then(|| AlignedHostMemory.host(len)),
+        seen: phase.verify.is_some().then(|| AlignedHostMemory.host(len)),
     };
     Ok((memory.bounce(len)?, Some(device)))
 }
@@ -58,7 +55,7 @@ impl OnDevice {
     }
 
     /// Copies the device's bytes into the bounce buffer, timed (before a write).
-    pub(crate) fn to_host(&mut self, bounce: &mut [u8]) -> io::Result<()> {
+    pub(crate) fn copy_to_host(&mut self, bounce: &mut [u8]) -> io::Result<()> {
         let t0 = Instant::now();
         let copied = self.buf.copy_out(0, bounce);
         self.copy_ns += t0.elapsed().as_nanos() as u64;
@@ -66,7 +63,7 @@ impl OnDevice {
     }
 
     /// Copies what a read brought into the bounce buffer onto the device, timed.
-    pub(crate) fn from_host(&mut self, bounce: &[u8]) -> io::Result<()> {
+    pub(crate) fn copy_from_host(&mut self, bounce: &[u8]) -> io::Result<()> {
         let t0 = Instant::now();
         let copied = self.buf.copy_in(0, bounce);
         self.copy_ns += t0.elapsed().as_nanos() as u64;

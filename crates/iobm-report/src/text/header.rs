@@ -123,7 +123,9 @@ fn gpus(run: &RunResult) -> String {
     let gpus: Vec<String> = gpus
         .iter()
         .map(|g| {
-            let numa = g.numa_node.map_or(String::new(), |n| format!(", NUMA node {n}"));
+            let numa = g
+                .numa_node
+                .map_or(String::new(), |n| format!(", NUMA node {n}"));
             format!(
                 "{}: {}, {}, {}, PCI {}{numa}",
                 g.id,
@@ -134,8 +136,11 @@ fn gpus(run: &RunResult) -> String {
             )
         })
         .collect();
-    format!("  gpu      {}
-", gpus.join("; "))
+    format!(
+        "  gpu      {}
+",
+        gpus.join("; ")
+    )
 }
 
 /// Where a file run's buffers were, where not in host memory.

@@ -161,7 +161,10 @@ static DRIVER: OnceLock<Result<Driver, String>> = OnceLock::new();
 
 /// The driver, loaded and initialised once; the error says what is missing.
 fn driver() -> Result<&'static Driver, String> {
-    DRIVER.get_or_init(Driver::load).as_ref().map_err(Clone::clone)
+    DRIVER
+        .get_or_init(Driver::load)
+        .as_ref()
+        .map_err(Clone::clone)
 }
 
 /// The GPUs `ids` name, checked: the driver loads, and each is a device of this machine.
@@ -169,11 +172,13 @@ pub fn gpus(ids: &[u32]) -> Result<Vec<GpuInfo>, String> {
     let driver = driver()?;
     // SAFETY: out-pointers to locals.
     let count = driver.int("cuDeviceGetCount", |c| unsafe { (driver.device_count)(c) })?;
-    let version = driver.int("cuDriverGetVersion", |v| unsafe { (driver.driver_version)(v) })?;
+    let version = driver.int("cuDriverGetVersion", |v| unsafe {
+        (driver.driver_version)(v)
+    })?;
     let mut infos = Vec::new();
     for &id in ids {
         if i64::from(id) >= i64::from(count) {
-            return Err(super::devices::no_such_gpu(id, count.max(0) as u32));
+            return Err(super::no_such_gpu(id, count.max(0) as u32));
         }
         let (device, _) = driver.open(id)?;
         let mut name = [0 as c_char; 256];
@@ -187,9 +192,11 @@ pub fn gpus(ids: &[u32]) -> Result<Vec<GpuInfo>, String> {
             (driver.total_mem)(&mut total, device)
         })?;
         // SAFETY: out-pointers to locals.
-        let attr = |a: c_int| driver.int("cuDeviceGetAttribute", |p| unsafe {
-            (driver.attribute)(p, a, device)
-        });
+        let attr = |a: c_int| {
+            driver.int("cuDeviceGetAttribute", |p| unsafe {
+                (driver.attribute)(p, a, device)
+            })
+        };
         let pci_bus = format!(
             "{:04x}:{:02x}:{:02x}.0",
             attr(ATTR_PCI_DOMAIN)?,
@@ -203,8 +210,11 @@ pub fn gpus(ids: &[u32]) -> Result<Vec<GpuInfo>, String> {
                 .to_string_lossy()
                 .into_owned(),
             memory_bytes: total as u64,
-            driver: driver_name(version, &std::fs::read_to_string(MODULE_VERSION).unwrap_or_default()),
-            numa_node: super::devices::numa_node_of(&pci_bus),
+            driver: driver_name(
+                version,
+                &std::fs::read_to_string(MODULE_VERSION).unwrap_or_default(),
+            ),
+            numa_node: super::numa_node_of(&pci_bus),
             pci_bus,
         });
     }
@@ -217,8 +227,16 @@ const MODULE_VERSION: &str = "/proc/driver/nvidia/version";
 /// The driver as the environment names it: the CUDA version it supports (cuDriverGetVersion:
 /// 1000 x major + 10 x minor) and the kernel module's version from its `NVRM version:` line.
 fn driver_name(cuda: c_int, module: &str) -> String {
-    let words: Vec<&str> = module.lines().next().unwrap_or("").split_whitespace().collect();
-    let release = words.iter().position(|w| *w == "Module").and_then(|i| words.get(i + 1));
+    let words: Vec<&str> = module
+        .lines()
+        .next()
+        .unwrap_or("")
+        .split_whitespace()
+        .collect();
+    let release = words
+        .iter()
+        .position(|w| *w == "Module")
+        .and_then(|i| words.get(i + 1));
     let cuda = format!("CUDA {}.{}", cuda / 1000, cuda % 1000 / 10);
     match release {
         Some(r) => format!("{cuda}, driver {r}"),
@@ -315,7 +333,8 @@ impl DeviceBuf for CudaBuf {
         assert!(at + src.len() <= self.len, "copy past the buffer");
         current(self.driver, self.ctx)?;
         // SAFETY: the range lies inside the allocation; src is valid for its length.
-        let code = unsafe { (self.driver.htod)(self.ptr + at as u64, src.as_ptr().cast(), src.len()) };
+        let code =
+            unsafe { (self.driver.htod)(self.ptr + at as u64, src.as_ptr().cast(), src.len()) };
         self.driver.io("cuMemcpyHtoD_v2", code)
     }
 
@@ -344,7 +363,10 @@ mod tests {
     #[test]
     fn the_driver_is_named_by_its_cuda_version_and_its_module() {
         let line = "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15  Tue Mar  5 22:23:56 UTC 2024\nGCC version: gcc 12";
-        assert_eq!(super::driver_name(12040, line), "CUDA 12.4, driver 550.54.15");
+        assert_eq!(
+            super::driver_name(12040, line),
+            "CUDA 12.4, driver 550.54.15"
+        );
         assert_eq!(super::driver_name(12060, ""), "CUDA 12.6");
     }
 }

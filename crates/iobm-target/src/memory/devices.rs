@@ -3,7 +3,7 @@
 //! of the tests), how bytes reach storage (through a host bounce buffer, or straight from the
 //! device), and what each device is.
 
-use super::{cuda, FakeDeviceMemory, Memory};
+use super::{cuda, no_such_gpu, FakeDeviceMemory, Memory};
 use std::io;
 use std::time::Duration;
 
@@ -99,23 +99,6 @@ impl Devices {
     }
 }
 
-/// GPU `id` asked for where there are `count`.
-pub(super) fn no_such_gpu(id: u32, count: u32) -> String {
-    match count {
-        0 => format!("GPU {id}: the driver sees no GPU here"),
-        1 => format!("GPU {id}: this machine has one GPU, number 0"),
-        n => format!("GPU {id}: this machine has {n} GPUs, numbered 0 to {}", n - 1),
-    }
-}
-
-/// The NUMA node of the PCI device `bus` (domain:bus:device.function), from sysfs; None
-/// where it says -1 (no NUMA) or is not there.
-pub(super) fn numa_node_of(bus: &str) -> Option<i32> {
-    let path = format!("/sys/bus/pci/devices/{bus}/numa_node");
-    let node: i32 = std::fs::read_to_string(path).ok()?.trim().parse().ok()?;
-    (node >= 0).then_some(node)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -163,7 +146,10 @@ mod tests {
             path: DevicePath::Bounce,
         };
         let error = cuda.check().unwrap_err();
-        assert!(error.starts_with("libcuda.so.1 cannot be loaded ("), "{error}");
+        assert!(
+            error.starts_with("libcuda.so.1 cannot be loaded ("),
+            "{error}"
+        );
         assert!(error.ends_with("): no NVIDIA driver here"), "{error}");
         assert!(!error.contains('\n'));
         assert!(cuda.memory(0).is_err());
