@@ -97,3 +97,24 @@ impl DeviceCopy {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::DeviceCopy;
+    use crate::checks::tests::{phase, MIB};
+
+    #[test]
+    fn the_copy_share_is_of_the_counted_operations_time() {
+        let mut p = phase("read", [MIB, MIB], [10, 10]);
+        assert_eq!(DeviceCopy::of(&p), None, "buffers in host memory");
+        p.latency.histogram.sum_ns = 4000;
+        p.workers[0].copy_ns = 1000;
+        p.workers[1].copy_ns = 500;
+        let copy = DeviceCopy::of(&p).unwrap();
+        assert_eq!((copy.copy_ns, copy.op_ns), (1500, 4000));
+        assert_eq!(copy.share_pct, 37.5);
+        // Never above 100%, even where the latencies were not recorded.
+        p.latency.histogram.sum_ns = 1000;
+        assert_eq!(DeviceCopy::of(&p).unwrap().share_pct, 100.0);
+    }
+}
