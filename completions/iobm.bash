@@ -821,7 +821,7 @@ _iobm() {
             return 0
             ;;
         iobm__subcmd__read)
-            opts="-b -d -h --block --random --direct --iodepth --engine --rwmix --keep-cache --drop-caches --verify --reorder --duration --ramp --rate --arrivals --rate-sweep --slo --server-ram --server-metrics --server-devices --server-drop-cmd --line-rate --interval --repeat --until-stable --json --csv --html --label --print-spec --help"
+            opts="-b -d -h --block --random --direct --iodepth --engine --mem --rwmix --keep-cache --drop-caches --verify --reorder --duration --ramp --rate --arrivals --rate-sweep --slo --server-ram --server-metrics --server-devices --server-drop-cmd --line-rate --interval --repeat --until-stable --json --csv --html --label --print-spec --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -841,6 +841,10 @@ _iobm() {
                     ;;
                 --engine)
                     COMPREPLY=($(compgen -W "sync io_uring" -- "${cur}"))
+                    return 0
+                    ;;
+                --mem)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --rwmix)
@@ -1285,7 +1289,7 @@ _iobm() {
             return 0
             ;;
         iobm__subcmd__stream)
-            opts="-j -s -b -d -h --jobs --size --size-per-job --file-per-job --shared-file --segments --fsync --data --keep --ignore-free-space --block --random --direct --iodepth --engine --rwmix --keep-cache --drop-caches --verify --reorder --duration --ramp --rate --arrivals --rate-sweep --slo --server-ram --server-metrics --server-devices --server-drop-cmd --line-rate --interval --repeat --until-stable --json --csv --html --label --print-spec --help"
+            opts="-j -s -b -d -h --jobs --size --size-per-job --file-per-job --shared-file --segments --fsync --data --keep --ignore-free-space --block --random --direct --iodepth --engine --mem --rwmix --keep-cache --drop-caches --verify --reorder --duration --ramp --rate --arrivals --rate-sweep --slo --server-ram --server-metrics --server-devices --server-drop-cmd --line-rate --interval --repeat --until-stable --json --csv --html --label --print-spec --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1337,6 +1341,10 @@ _iobm() {
                     ;;
                 --engine)
                     COMPREPLY=($(compgen -W "sync io_uring" -- "${cur}"))
+                    return 0
+                    ;;
+                --mem)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --rwmix)
@@ -1427,7 +1435,7 @@ _iobm() {
             return 0
             ;;
         iobm__subcmd__write)
-            opts="-j -s -b -d -h --jobs --size --size-per-job --file-per-job --shared-file --segments --fsync --data --keep --ignore-free-space --block --random --direct --iodepth --engine --rwmix --keep-cache --drop-caches --verify --reorder --duration --ramp --rate --arrivals --rate-sweep --slo --server-ram --server-metrics --server-devices --server-drop-cmd --line-rate --interval --repeat --until-stable --json --csv --html --label --print-spec --help"
+            opts="-j -s -b -d -h --jobs --size --size-per-job --file-per-job --shared-file --segments --fsync --data --keep --ignore-free-space --block --random --direct --iodepth --engine --mem --rwmix --keep-cache --drop-caches --verify --reorder --duration --ramp --rate --arrivals --rate-sweep --slo --server-ram --server-metrics --server-devices --server-drop-cmd --line-rate --interval --repeat --until-stable --json --csv --html --label --print-spec --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1479,6 +1487,10 @@ _iobm() {
                     ;;
                 --engine)
                     COMPREPLY=($(compgen -W "sync io_uring" -- "${cur}"))
+                    return 0
+                    ;;
+                --mem)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --rwmix)

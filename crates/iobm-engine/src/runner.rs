@@ -450,6 +450,8 @@ mod choose;
 mod worker;
 
 #[cfg(test)]
+mod device_tests;
+#[cfg(test)]
 mod io500_tests;
 #[cfg(test)]
 mod meta_tests;

@@ -44,6 +44,11 @@ pub(crate) trait Task: Send {
     fn take_verify_ns(&mut self) -> u64 {
         0
     }
+    /// Time the operation spent copying between a device's buffer and its host bounce buffer
+    /// (`--mem gpu`), inside its latency and counted apart.
+    fn take_copy_ns(&mut self) -> u64 {
+        0
+    }
     /// Ends the worker's work inside its timed interval (final fsync, close); returns the
     /// nanoseconds spent in the final fsync.
     fn finish(&mut self) -> io::Result<u64>;

@@ -49,6 +49,8 @@ pub(crate) fn block_task<'a>(
     } else {
         data_source(phase, run_id)
     };
+    let (buf, device) = device::place(phase, index, phase.block as usize, queued)
+        .map_err(|e| (e, "place buffers".to_string()))?;
     Ok(BlockTask {
         phase,
         handle: Some(handle),
@@ -64,7 +66,9 @@ pub(crate) fn block_task<'a>(
         order_seed,
         rng: mix(seed(run_id, index) ^ 0x5eed),
         data,
-        buf: buffer(phase, phase.block as usize).map_err(|e| (e, "place buffers".to_string()))?,
+        buf,
+        device,
+        staged: Ok(()),
         file: file_key(file_name),
         verify: phase
             .verify
@@ -101,10 +105,9 @@ fn open_block_file(
 }
 
 /// A worker's buffer of `len` bytes, where the phase places them ([`Phase::memory`]); host
-/// memory only, as a run with buffers elsewhere is refused before it starts
-/// ([`crate::needs`]) while no target takes them.
-pub(crate) fn buffer(phase: &Phase, len: usize) -> io::Result<HostBuf> {
-    let placed = phase.memory.memory().alloc(len);
+/// memory only (metadata tasks: device buffers serve block tasks, `tasks/device.rs`).
+pub(crate) fn buffer(phase: &Phase, index: usize, len: usize) -> io::Result<HostBuf> {
+    let placed = phase.memory.memory(index)?.alloc(len)?;
     placed.into_host().map_err(io::Error::from)
 }
 
@@ -194,8 +197,12 @@ pub(crate) struct BlockTask<'a> {
     order_seed: u64,
     rng: u64,
     data: Option<DataSource>,
-    /// Read buffer, stdio-style buffer, or rewrite buffer.
+    /// Read buffer, stdio-style buffer, or rewrite buffer; the bounce buffer of a device's.
     buf: HostBuf,
+    /// The buffer on a device (`--mem gpu`) the operations move data to and from.
+    device: Option<device::OnDevice>,
+    /// Whether what the prepared operation writes reached the device.
+    staged: io::Result<()>,
     /// The id the file's data and stamps carry.
     file: u64,
     verify: Option<Verifier>,
@@ -262,6 +269,30 @@ impl BlockTask<'_> {
     }
 }
 
+impl BlockTask<'_> {
+    /// The prepared read or write of a buffer on a device, through the bounce buffer: a write
+    /// copies the device's bytes out first, a read copies what it read onto the device; both
+    /// copies are inside the operation's time.
+    fn execute_on_device(&mut self) -> io::Result<u64> {
+        std::mem::replace(&mut self.staged, Ok(()))?;
+        let (offset, len, writes) = (self.offset, self.len, self.prepared_writes());
+        let device = self.device.as_mut().expect("on a device");
+        let handle = self.handle.as_deref_mut().expect("open until finish");
+        let bounce = &mut self.buf[..len];
+        if writes {
+            device.copy_to_host(bounce)?;
+            handle.write_at(bounce, offset)?;
+            if self.phase.fsync == FsyncPolicy::Each {
+                handle.sync()?;
+            }
+        } else {
+            handle.read_at(bounce, offset)?;
+            device.copy_from_host(bounce)?;
+        }
+        Ok(len as u64)
+    }
+}
+
 /// `--verify` of `found`, read at `offset` of `file` (nothing without a verifier).
 fn verify_block(
     verifier: &mut Option<Verifier>,
@@ -318,11 +349,17 @@ impl Task for BlockTask<'_> {
         let writes = !matches!(self.phase.op, Op::ReadWrite { .. }) || self.rewrite;
         if let (Some(data), true) = (&mut self.data, writes) {
             data.prepare(self.file, self.offset);
+            if let Some(device) = &mut self.device {
+                self.staged = device.stage(&data.get()[..self.len]);
+            }
         }
         true
     }
 
     fn execute(&mut self) -> io::Result<u64> {
+        if self.device.is_some() {
+            return self.execute_on_device();
+        }
         let BlockTask {
             phase,
             handle,
@@ -392,11 +429,21 @@ impl Task for BlockTask<'_> {
     }
 
     fn check(&mut self) -> io::Result<()> {
-        if self.prepared_writes() {
+        if self.prepared_writes() || self.verify.is_none() {
             return Ok(());
         }
-        let found = &self.buf[..self.len];
+        let found = match &mut self.device {
+            // What the device holds, not what passed through the bounce buffer.
+            Some(device) => device.read_back(self.len)?,
+            None => &self.buf[..self.len],
+        };
         verify_block(&mut self.verify, self.phase, self.file, found, self.offset)
+    }
+
+    fn take_copy_ns(&mut self) -> u64 {
+        self.device
+            .as_mut()
+            .map_or(0, device::OnDevice::take_copy_ns)
     }
 
     fn describe(&self) -> String {
@@ -423,5 +470,6 @@ impl Task for BlockTask<'_> {
     }
 }
 
+pub(crate) mod device;
 pub(crate) mod find;
 pub(crate) mod meta;

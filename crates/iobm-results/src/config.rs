@@ -151,6 +151,9 @@ pub struct Config {
     /// Each rank read the data the next rank wrote (`--reorder`, IOR -C). Absent: its own.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub reorder: bool,
+    /// `--mem gpu`: the devices whose memory held the workers' buffers (absent: host memory).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<crate::device::MemoryConfig>,
     /// Every byte read back (or every GET's body and PUT's ETag) was checked against what was
     /// written (`--verify`), outside the timing. Absent: nothing was checked.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]

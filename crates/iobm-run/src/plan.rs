@@ -2,7 +2,9 @@
 //! instead of written out by every command: one place decides how a plan is described.
 
 use iobm_engine::{Op, Phase, StopRule};
+use iobm_results::device::{DeviceMemory, MemoryConfig, TransferPath};
 use iobm_results::{Config, RateConfig};
+use iobm_target::memory::{DeviceKind, DevicePath, Devices};
 
 /// Where a plan runs and what it leaves behind.
 #[derive(Debug, Clone)]
@@ -119,6 +121,22 @@ pub fn config(phases: &[Phase], at: Placement) -> Config {
             _ => None,
         }),
         ops: None,
+        memory: first.memory.devices().map(memory),
+    }
+}
+
+/// Where the workers' buffers were, as the result says.
+fn memory(devices: &Devices) -> MemoryConfig {
+    MemoryConfig {
+        memory: match devices.kind {
+            DeviceKind::Cuda => DeviceMemory::Gpu,
+            DeviceKind::Fake(_) => DeviceMemory::FakeGpu,
+        },
+        devices: devices.ids.clone(),
+        path: match devices.path {
+            DevicePath::Bounce => TransferPath::Bounce,
+            DevicePath::Direct => TransferPath::Direct,
+        },
     }
 }
 

@@ -7,6 +7,7 @@ use iobm_engine::{
     Stonewall, StopRule,
 };
 use iobm_results::checks::{check, Machine};
+use iobm_results::device::DeviceCopy;
 use iobm_results::{
     CacheEvidence, CpuUsage, ErrorCount, Latency, OperationResult, PaceResult, PhaseResult,
     PhaseSettings, RunStatus, SteadyResult, StonewallResult, WorkerResult,
@@ -223,7 +224,9 @@ pub fn phase_result(
         },
         stonewall: outcome.stonewall.as_ref().map(stonewall),
         until_stable: outcome.steady.as_ref().map(until_stable),
+        device_copy: None,
     };
+    result.device_copy = DeviceCopy::of(&result);
     check(&mut result, machine);
     result
 }
@@ -291,6 +294,7 @@ fn workers(phase: &Phase, outcome: &PhaseOutcome, rank: u32, host: &str) -> Vec<
             span: w.span,
             final_sync_ns: w.final_sync_ns,
             verify_ns: w.verify_ns,
+            copy_ns: w.copy_ns,
             series: w.series.clone(),
             endpoint: None,
             items_of: match (phase.op, &phase.tree) {

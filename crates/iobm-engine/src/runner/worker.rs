@@ -95,6 +95,8 @@ struct Ended {
     tries: u32,
     /// Time its task spent checking what arrived, taken out of its latency.
     checked_inline: u64,
+    /// Time it spent copying to or from a device's buffer, inside its latency.
+    copy_ns: u64,
 }
 
 impl Ended {
@@ -107,6 +109,7 @@ impl Ended {
                 result: Ok(c.bytes),
                 tries: 0,
                 checked_inline: 0,
+                copy_ns: 0,
             },
             Err(e) => Ended {
                 intended: None,
@@ -115,6 +118,7 @@ impl Ended {
                 result: Err(e),
                 tries: 0,
                 checked_inline: 0,
+                copy_ns: 0,
             },
         }
     }
@@ -134,6 +138,8 @@ struct Books<'a> {
     class_series: Vec<SeriesRecorder>,
     errors: Vec<WorkerError>,
     verify_ns: u64,
+    /// The counted operations' copies to and from a device's buffer.
+    copy_ns: u64,
     /// Stamps of the first counted operation's end and the last one's start (warp's window).
     first_op_end: Option<Instant>,
     last_op_start: Instant,
@@ -157,6 +163,7 @@ impl<'a> Books<'a> {
             series,
             errors: Vec::new(),
             verify_ns: 0,
+            copy_ns: 0,
             first_op_end: None,
             last_op_start: start,
             last_end: start,
@@ -216,6 +223,7 @@ impl<'a> Books<'a> {
         }
         self.first_op_end.get_or_insert(t1);
         self.last_op_start = t0;
+        self.copy_ns += op.copy_ns;
         let ns = (t1.duration_since(t0).as_nanos() as u64).saturating_sub(op.checked_inline);
         class.latency.record(ns);
         class.ops += 1;
@@ -367,6 +375,7 @@ pub(super) fn run_worker<C: Clock>(
                 result,
                 tries,
                 checked_inline,
+                copy_ns: task.take_copy_ns(),
             }
         };
         if !books.settle(task.as_mut(), op, queued, shared, control) {
@@ -411,6 +420,7 @@ fn finish(
         series,
         errors,
         verify_ns,
+        copy_ns,
         first_op_end,
         last_op_start,
         pace,
@@ -435,6 +445,7 @@ fn finish(
         series: series.finish(),
         final_sync_ns,
         verify_ns,
+        copy_ns,
         trace,
         items,
     };

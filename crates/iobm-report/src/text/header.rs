@@ -1,6 +1,7 @@
 //! The text report's header: the run, where its data is, the storage, host and network, the
 //! ranks, and the workload in one line (file, S3 or metadata).
 
+use iobm_results::device::{DeviceMemory, TransferPath};
 use iobm_results::{Config, MetaConfig, RunResult, S3Config};
 use iobm_stats::names::Picks;
 use iobm_stats::sizes::{log2_histogram, SizeDist};
@@ -18,6 +19,7 @@ pub fn render_header(run: &RunResult) -> String {
     out.push_str(&storage(run));
     out.push_str(&host(run));
     out.push_str(&network(run));
+    out.push_str(&gpus(run));
     let (ranks_line, ranks) = ranks(run);
     out.push_str(&ranks_line);
     let c = &run.config;
@@ -112,6 +114,51 @@ fn network(run: &RunResult) -> String {
         })
         .collect();
     format!("  network  {}\n", nics.join(", "))
+}
+
+/// The GPUs the run's buffers were on (`--mem gpu`), where recorded.
+fn gpus(run: &RunResult) -> String {
+    let gpus = &run.environment.gpus;
+    if gpus.is_empty() {
+        return String::new();
+    }
+    let gpus: Vec<String> = gpus
+        .iter()
+        .map(|g| {
+            let numa = g
+                .numa_node
+                .map_or(String::new(), |n| format!(", NUMA node {n}"));
+            format!(
+                "{}: {}, {}, {}, PCI {}{numa}",
+                g.id,
+                g.name,
+                format_bytes(g.memory_bytes),
+                g.driver,
+                g.pci_bus
+            )
+        })
+        .collect();
+    format!(
+        "  gpu      {}
+",
+        gpus.join("; ")
+    )
+}
+
+/// Where a file run's buffers were, where not in host memory.
+fn memory(c: &Config) -> String {
+    let Some(m) = &c.memory else {
+        return String::new();
+    };
+    let how = match m.path {
+        TransferPath::Bounce => "through a host bounce buffer",
+        TransferPath::Direct => "GPU-direct",
+    };
+    let fake = match m.memory {
+        DeviceMemory::Gpu => "",
+        DeviceMemory::FakeGpu => " (fake)",
+    };
+    format!("buffers on {}{fake} {how}, ", m.flag())
 }
 
 /// The runs merged or the MPI ranks, as a line of their own and as the prefix of the workload
@@ -241,7 +288,7 @@ fn file_workload(run: &RunResult, ranks: &str) -> String {
         format!("for {d}s per phase{}", ramp(c))
     });
     format!(
-        "  workload {ranks}{} jobs x {} = {}, block {}, {}, {}, fsync {}, {}{}data {}, {}\n",
+        "  workload {ranks}{} jobs x {} = {}, block {}, {}, {}, fsync {}, {}{}{}data {}, {}\n",
         c.jobs,
         format_bytes(c.size_per_job_bytes),
         format_bytes(c.total_bytes),
@@ -258,6 +305,7 @@ fn file_workload(run: &RunResult, ranks: &str) -> String {
         } else {
             String::new()
         },
+        memory(c),
         c.data,
         stop
     )
