@@ -503,7 +503,7 @@ _iobm() {
             return 0
             ;;
         iobm__subcmd__io500)
-            opts="-j -n -h --jobs --easy-size --easy-transfer --segments --items --stonewall --keep --server-ram --server-metrics --server-devices --server-drop-cmd --line-rate --interval --json --csv --html --label --print-spec --help"
+            opts="-j -n -h --jobs --easy-size --easy-transfer --segments --items --easy-items --hard-items --stonewall --keep --server-ram --server-metrics --server-devices --server-drop-cmd --line-rate --interval --json --csv --html --label --print-spec --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -534,6 +534,14 @@ _iobm() {
                     return 0
                     ;;
                 -n)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --easy-items)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --hard-items)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -28,6 +28,6 @@ pub use steady::{Steady, SteadyOutcome, Tally};
 pub use stonewall::{Agree, Stonewall};
 pub use workload::{
     object_name, DataKind, Engine, FileSpec, FindWork, FsyncPolicy, Interleave, ItemName, ItemsPer,
-    Layout, MetaOp, Mix, ObjectOp, ObjectSpec, Op, Pattern, PerChar, Phase, Region, StopRule, Tree,
-    TreeWork,
+    Layout, MetaOp, Mix, ObjectOp, ObjectSpec, Op, Opening, Pattern, PerChar, Phase, Region,
+    StopRule, Tree, TreeWork,
 };

@@ -17,6 +17,11 @@ pub(crate) struct Completed {
 
 /// A prepared worker's operations.
 pub(crate) trait Task: Send {
+    /// Opens what the worker works on inside its time, before its first operation, where
+    /// the phase times its open ([`crate::Opening`]); nothing else to do by default.
+    fn open(&mut self) -> io::Result<()> {
+        Ok(())
+    }
     /// Sets up operation `i` (counted from 0); false when the worker has no more to do.
     fn prepare(&mut self, i: u64) -> bool;
     /// Performs the prepared operation; returns the bytes it moved.

@@ -4,7 +4,9 @@
 use crate::data::{file_key, DataSource, Generator, CHUNK, STAMP_LEN};
 use crate::permute::{mix, Permutation};
 use crate::task::Task;
-use crate::workload::{FsyncPolicy, Layout, Op, Pattern, PerChar, Phase, Region, StopRule};
+use crate::workload::{
+    FsyncPolicy, Layout, Op, Opening, Pattern, PerChar, Phase, Region, StopRule,
+};
 use iobm_target::memory::{AlignedHostMemory, HostBuf};
 use iobm_target::{Access, Handle, OpenOptions, Target};
 use std::io;
@@ -35,7 +37,11 @@ pub(crate) fn block_task<'a>(
 ) -> Result<BlockTask<'a>, (io::Error, String)> {
     let region = phase.layout.regions[index];
     let file_name = phase.layout.files[region.file].name.as_str();
-    let handle = open_block_file(target, phase, file_name)?;
+    // A timed open waits for the worker's start (io_uring's queue needs the file at once).
+    let handle = match (phase.opening, queued) {
+        (Opening::Before, _) | (_, true) => Some(open_block_file(target, phase, file_name)?),
+        _ => None,
+    };
     if phase.interleave.is_some_and(|il| {
         il.transfer == 0 || il.transfer != phase.block || !region.len.is_multiple_of(il.transfer)
     }) {
@@ -53,7 +59,8 @@ pub(crate) fn block_task<'a>(
         .map_err(|e| (e, "place buffers".to_string()))?;
     Ok(BlockTask {
         phase,
-        handle: Some(handle),
+        target,
+        handle,
         region,
         file_name,
         blocks,
@@ -70,13 +77,7 @@ pub(crate) fn block_task<'a>(
         device,
         staged: Ok(()),
         file: file_key(file_name),
-        verify: phase
-            .verify
-            .filter(|_| matches!(phase.op, Op::Read | Op::ReadWrite { .. }))
-            .map(|run_id| Verifier {
-                generator: Generator::new(phase.data, run_id),
-                expected: AlignedHostMemory.host(phase.block as usize),
-            }),
+        verify: verifier(phase),
         offset: 0,
         len: 0,
         rewrite: false,
@@ -90,10 +91,11 @@ fn open_block_file(
     phase: &Phase,
     file_name: &str,
 ) -> Result<Box<dyn Handle>, (io::Error, String)> {
-    let access = match (phase.op.writes(), phase.truncate) {
-        (false, _) => Access::Read,
-        (true, false) => Access::Write,
-        (true, true) => Access::Replace,
+    let access = match (phase.op.writes(), phase.truncate, phase.opening) {
+        (false, _, _) => Access::Read,
+        (true, _, Opening::TimedCreate) => Access::Create,
+        (true, false, _) => Access::Write,
+        (true, true, _) => Access::Replace,
     };
     let options = OpenOptions {
         access,
@@ -109,6 +111,18 @@ fn open_block_file(
 pub(crate) fn buffer(phase: &Phase, index: usize, len: usize) -> io::Result<HostBuf> {
     let placed = phase.memory.memory(index)?.alloc(len)?;
     placed.into_host().map_err(io::Error::from)
+}
+
+/// The phase's verifier where it reads and checks what it reads (`--verify`; IO500's reads).
+fn verifier(phase: &Phase) -> Option<Verifier> {
+    let reads = matches!(
+        phase.op,
+        Op::Read | Op::ReadWrite { .. } | Op::Meta(crate::workload::MetaOp::FileRead)
+    );
+    phase.verify.filter(|_| reads).map(|run_id| Verifier {
+        generator: Generator::new(phase.data, run_id),
+        expected: AlignedHostMemory.host(phase.block as usize),
+    })
 }
 
 /// `--verify`: every byte a read returns against what was written there.
@@ -187,6 +201,8 @@ fn getc(buf: &[u8], pos: usize) -> u8 {
 
 pub(crate) struct BlockTask<'a> {
     phase: &'a Phase,
+    target: &'a dyn Target,
+    /// The open file: from the task's making, or from [`Task::open`] when timed.
     handle: Option<Box<dyn Handle>>,
     region: Region,
     file_name: &'a str,
@@ -215,10 +231,6 @@ pub(crate) struct BlockTask<'a> {
 }
 
 impl BlockTask<'_> {
-    fn handle(&mut self) -> &mut dyn Handle {
-        self.handle.as_deref_mut().expect("open until finish")
-    }
-
     /// The open file's descriptor, where the target has one (for io_uring).
     pub(crate) fn raw_fd(&self) -> Option<std::os::fd::RawFd> {
         self.handle.as_ref().and_then(|h| h.raw_fd())
@@ -310,6 +322,15 @@ fn verify_block(
 }
 
 impl Task for BlockTask<'_> {
+    fn open(&mut self) -> io::Result<()> {
+        if self.handle.is_none() {
+            let opened = open_block_file(self.target, self.phase, self.file_name);
+            self.handle =
+                Some(opened.map_err(|(e, what)| io::Error::new(e.kind(), format!("{what}: {e}")))?);
+        }
+        Ok(())
+    }
+
     fn prepare(&mut self, i: u64) -> bool {
         let block_index = if let Op::Seek { rewrite_pct } = self.phase.op {
             if self.blocks == 0 {
@@ -458,14 +479,16 @@ impl Task for BlockTask<'_> {
     fn finish(&mut self) -> io::Result<u64> {
         std::hint::black_box(self.checksum);
         let mut sync_ns = 0;
+        // No handle: its timed open failed, and the worker ends with nothing to flush.
+        let Some(mut handle) = self.handle.take() else {
+            return Ok(0);
+        };
         if self.phase.op.writes() && self.phase.fsync == FsyncPolicy::End {
             let t0 = Instant::now();
-            self.handle().sync()?;
+            handle.sync()?;
             sync_ns = t0.elapsed().as_nanos() as u64;
         }
-        if let Some(handle) = self.handle.take() {
-            handle.close()?;
-        }
+        handle.close()?;
         Ok(sync_ns)
     }
 }

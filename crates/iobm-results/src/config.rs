@@ -326,9 +326,14 @@ pub struct Io500Config {
     pub hard_transfer_bytes: u64,
     /// ior-hard: transfers of each worker (IOR's segments).
     pub hard_segments: u64,
-    /// mdtest-easy and mdtest-hard: files each worker creates (its creations stop earlier at
-    /// the stonewall).
-    pub items: u64,
+    /// mdtest-easy: files each worker creates (its creations stop earlier at the stonewall);
+    /// `items` in documents from before, where it served mdtest-hard too.
+    #[serde(alias = "items")]
+    pub easy_items: u64,
+    /// mdtest-hard: files each worker creates (its creations stop earlier at the stonewall).
+    /// Null in documents from before, where `easy_items` served both.
+    #[serde(default)]
+    pub hard_items: Option<u64>,
     /// mdtest-hard: bytes written into and read from each file (3901 by the rules).
     pub hard_file_bytes: u64,
     /// The write phases' stonewall in seconds (300 by the rules).

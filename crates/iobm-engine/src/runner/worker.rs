@@ -303,6 +303,13 @@ pub(super) fn run_worker<C: Clock>(
         .pace
         .map(|pace| PaceBooks::new(&pace, phase_origin, index, phase.interval, queued));
 
+    // A timed open (IOR's open and create) is inside the worker's span; failing, it ends the
+    // phase as a failed operation would.
+    if let Err(e) = task.open() {
+        books.errors.push(WorkerError::new(&e, task.describe()));
+        shared.errors.fetch_add(1, Ordering::SeqCst);
+        shared.abort.store(true, Ordering::SeqCst);
+    }
     let mut i: u64 = 0;
     // A queued task's operations complete after later ones were submitted: once no more are
     // submitted, the rest in flight are drained and counted like the others.
