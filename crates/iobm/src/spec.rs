@@ -29,9 +29,11 @@ fn not_in_spec(key: &str) -> bool {
     NOT_IN_SPEC.contains(&key) || is_output(key)
 }
 
-/// Whether the option `key` says where an output goes: the result or a view.
+/// Whether the option `key` says where an output goes: the result, a view, what a run shows
+/// while it goes.
 fn is_output(key: &str) -> bool {
-    key == "json" || FORMATS.iter().any(|f| f.name == key)
+    const WATCHING: &[&str] = &["json", "live", "metrics-listen", "metrics-linger"];
+    WATCHING.contains(&key) || FORMATS.iter().any(|f| f.name == key)
 }
 
 /// Arguments naming a path on this machine: kept absolute in a spec, so it means the same
