@@ -71,7 +71,7 @@ fn listen(listener: &TcpListener, metrics: &Metrics, stop: &AtomicBool, served: 
     while !stop.load(Ordering::SeqCst) {
         match listener.accept() {
             Ok((conn, _)) => {
-                if answer(conn, metrics).is_ok() {
+                if answer(conn, metrics).is_ok_and(|scraped| scraped) {
                     served.fetch_add(1, Ordering::SeqCst);
                 }
             }
@@ -81,8 +81,8 @@ fn listen(listener: &TcpListener, metrics: &Metrics, stop: &AtomicBool, served: 
     }
 }
 
-/// Reads one request's head and answers it.
-fn answer(mut conn: TcpStream, metrics: &Metrics) -> std::io::Result<()> {
+/// Reads one request's head and answers it; true when it was a scrape.
+fn answer(mut conn: TcpStream, metrics: &Metrics) -> std::io::Result<bool> {
     conn.set_nonblocking(false)?;
     conn.set_read_timeout(Some(Duration::from_secs(5)))?;
     conn.set_write_timeout(Some(Duration::from_secs(5)))?;
@@ -99,6 +99,7 @@ fn answer(mut conn: TcpStream, metrics: &Metrics) -> std::io::Result<()> {
     let mut words = line.split_whitespace();
     let (method, path) = (words.next().unwrap_or(""), words.next().unwrap_or(""));
     let path = path.split('?').next().unwrap_or("");
+    let scraped = (method, path) == ("GET", "/metrics");
     let (status, kind, body) = match (method, path) {
         ("GET", "/metrics") => (
             "200 OK",
@@ -116,5 +117,6 @@ fn answer(mut conn: TcpStream, metrics: &Metrics) -> std::io::Result<()> {
         body.len()
     );
     conn.write_all(reply.as_bytes())?;
-    conn.flush()
+    conn.flush()?;
+    Ok(scraped)
 }
