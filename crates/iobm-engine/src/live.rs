@@ -119,13 +119,11 @@ impl Gather {
             }
             let pending = &mut self.pending[at];
             pending.workers[closed.worker].add(whole);
-            match closed.classes.is_empty() {
-                true => pending.by_op[0].1.add(whole),
-                false => {
-                    for (c, class) in closed.classes.iter().enumerate() {
-                        pending.by_op[c].1.add(&class[j]);
-                    }
-                }
+            if closed.classes.is_empty() {
+                pending.by_op[0].1.add(whole);
+            }
+            for (c, class) in closed.classes.iter().enumerate() {
+                pending.by_op[c].1.add(&class[j]);
             }
         }
         self.passed[closed.worker] = (!closed.ended).then_some(closed.first + closed.whole.len());
@@ -155,5 +153,101 @@ impl Gather {
             classes: Vec::new(),
             ended: true,
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::{Layout, ObjectOp};
+
+    /// Notes each interval it is shown: (index, bytes, ops, each kind's ops, each worker's).
+    #[derive(Default)]
+    struct Noted(Mutex<Vec<(usize, u64, u64, Vec<u64>, Vec<u64>)>>);
+
+    impl IntervalObserver for Noted {
+        fn interval(&self, i: &LiveInterval) {
+            let total = i.total();
+            let kinds = i.by_op.iter().map(|(_, k)| k.ops).collect();
+            let workers = i.workers.iter().map(|w| w.ops).collect();
+            let seen = (i.index, total.bytes, total.ops, kinds, workers);
+            self.0.lock().unwrap().push(seen);
+        }
+    }
+
+    fn amounts(ops: u64) -> Interval {
+        Interval {
+            bytes: ops * 10,
+            ops,
+            ..Interval::default()
+        }
+    }
+
+    fn closed(worker: usize, first: usize, ops: &[u64], ended: bool) -> Closed {
+        Closed {
+            worker,
+            first,
+            whole: ops.iter().map(|&n| amounts(n)).collect(),
+            classes: Vec::new(),
+            ended,
+        }
+    }
+
+    #[test]
+    fn an_interval_goes_out_once_every_worker_has_passed_it() {
+        let mut phase = Phase::new("p", Op::Write, 4096, Layout::file_per_worker(3, 1 << 20));
+        phase.workers = 3;
+        let noted = Arc::new(Noted::default());
+        let target = iobm_target::null::NullTarget;
+        let gather = Gather::new(&phase, &target, noted.clone());
+        let mut gather = gather.lock().unwrap();
+        gather.take(closed(0, 0, &[1, 2], false));
+        gather.take(closed(1, 0, &[3], false));
+        assert!(
+            noted.0.lock().unwrap().is_empty(),
+            "worker 2 has passed nothing"
+        );
+        gather.take(closed(2, 0, &[4, 5, 6], false));
+        assert_eq!(
+            *noted.0.lock().unwrap(),
+            [(0, 80, 8, vec![8], vec![1, 3, 4])]
+        );
+        // Worker 1 ends with interval 1 and more: interval 1 waits for worker 0 no longer.
+        gather.take(closed(1, 1, &[7, 8, 9], true));
+        gather.take(closed(0, 2, &[], false));
+        let seen = noted.0.lock().unwrap().clone();
+        assert_eq!(seen.len(), 2, "{seen:?}");
+        assert_eq!(seen[1], (1, 140, 14, vec![14], vec![2, 7, 5]));
+        // The rest once all have ended, an interval no one had anything in included.
+        gather.ended(2);
+        gather.take(closed(0, 2, &[0, 0, 0, 1], true));
+        let seen = noted.0.lock().unwrap().clone();
+        let indices: Vec<usize> = seen.iter().map(|s| s.0).collect();
+        assert_eq!(indices, [0, 1, 2, 3, 4, 5]);
+        assert_eq!(seen[2], (2, 140, 14, vec![14], vec![0, 8, 6]));
+        assert_eq!(seen[3], (3, 90, 9, vec![9], vec![0, 9, 0]));
+        assert_eq!(seen[5], (5, 10, 1, vec![1], vec![1, 0, 0]));
+        let ops: u64 = seen.iter().map(|s| s.2).sum();
+        assert_eq!(ops, 1 + 2 + 3 + 4 + 5 + 6 + 7 + 8 + 9 + 1);
+    }
+
+    #[test]
+    fn each_kind_of_a_mixed_phase_gets_its_own_amounts() {
+        let mut phase = Phase::new(
+            "m",
+            Op::Object(ObjectOp::Mixed),
+            1,
+            Layout::file_per_worker(1, 1),
+        );
+        phase.workers = 1;
+        let noted = Arc::new(Noted::default());
+        let target = iobm_target::null::NullTarget;
+        let gather = Gather::new(&phase, &target, noted.clone());
+        let kinds = Op::Object(ObjectOp::Mixed).classes().len();
+        let mut c = closed(0, 0, &[6], true);
+        c.classes = (0..kinds).map(|k| vec![amounts(k as u64)]).collect();
+        gather.lock().unwrap().take(c);
+        let seen = noted.0.lock().unwrap().clone();
+        assert_eq!(seen[0].3, (0..kinds as u64).collect::<Vec<_>>());
     }
 }

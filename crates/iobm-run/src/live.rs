@@ -251,3 +251,15 @@ impl Watch {
         out
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_rank_but_the_first_writes_a_file_of_its_own() {
+        let path = Path::new("/tmp/run/l.jsonl");
+        assert_eq!(live_path(path, 0), path);
+        assert_eq!(live_path(path, 3), Path::new("/tmp/run/l.jsonl.rank3"));
+    }
+}

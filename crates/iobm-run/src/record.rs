@@ -223,9 +223,10 @@ pub fn phase_result(
         pace: outcome.pace.as_ref().map(|p| pace(p, outcome)),
         detached: Default::default(),
         offered: None,
-        operations: match by_kind(phase.op) {
-            true => operations(phase, outcome),
-            false => Vec::new(),
+        operations: if by_kind(phase.op) {
+            operations(phase, outcome)
+        } else {
+            Vec::new()
         },
         stonewall: outcome.stonewall.as_ref().map(stonewall),
         until_stable: outcome.steady.as_ref().map(until_stable),
