@@ -161,9 +161,12 @@ mod tests {
     use super::*;
     use crate::workload::{Layout, ObjectOp};
 
-    /// Notes each interval it is shown: (index, bytes, ops, each kind's ops, each worker's).
+    /// An interval as shown: (index, bytes, ops, each kind's ops, each worker's).
+    type Seen = (usize, u64, u64, Vec<u64>, Vec<u64>);
+
+    /// Notes each interval it is shown.
     #[derive(Default)]
-    struct Noted(Mutex<Vec<(usize, u64, u64, Vec<u64>, Vec<u64>)>>);
+    struct Noted(Mutex<Vec<Seen>>);
 
     impl IntervalObserver for Noted {
         fn interval(&self, i: &LiveInterval) {
