@@ -49,7 +49,7 @@ fn four_ranks_each_write_their_own_live_lines() {
             (span("bytes"), span("ops")),
             "rank {rank}"
         );
-        assert_eq!(span("bytes"), 2 * 8 << 20);
+        assert_eq!(span("bytes"), 2 * (8 << 20));
     }
     assert!(!work.path().join("l.jsonl.rank4").exists());
 }
