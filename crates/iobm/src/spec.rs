@@ -394,6 +394,12 @@ mod tests {
             "r.html",
             "--csv",
             "r.csv",
+            "--live",
+            "l.jsonl",
+            "--metrics-listen",
+            "127.0.0.1:0",
+            "--metrics-linger",
+            "5s",
             "--ops",
             "5",
         ]);
