@@ -1,6 +1,7 @@
 //! `--metrics-listen`: a real Prometheus server (Debian's `prometheus`, on a free loopback
 //! port) scrapes a running iobm, and its query of the bytes counter equals the result's bytes;
-//! promtool checks the text the endpoint serves. A missing tool fails the test.
+//! promtool checks the text the endpoint serves. A missing tool fails the test. A port in use
+//! is refused before anything is made.
 
 mod common;
 
@@ -156,4 +157,23 @@ fn prometheus_scrapes_a_running_write_and_counts_the_results_bytes() {
     assert_eq!(last(ops), span("ops") as f64);
     let count = "iobm_latency_seconds_count{job=\"iobm\",phase=\"write\",op=\"write\"}";
     assert_eq!(last(count), span("ops") as f64);
+}
+
+#[test]
+fn a_port_in_use_is_refused_in_one_line_before_anything_is_made() {
+    let dir = tempfile::tempdir().unwrap();
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let at = taken.local_addr().unwrap().to_string();
+    let assert = common::iobm()
+        .args(["write", "--size", "1MiB", "--metrics-listen", &at])
+        .arg(dir.path())
+        .assert()
+        .code(2);
+    let stderr = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains(&format!("--metrics-listen {at}: cannot listen")),
+        "{stderr}"
+    );
+    assert!(common::entries(dir.path()).is_empty());
 }
