@@ -4,6 +4,7 @@
 pub mod control;
 pub mod cpu;
 pub mod data;
+pub mod live;
 pub mod needs;
 mod objects;
 pub mod outcome;
@@ -20,6 +21,7 @@ pub mod trial;
 pub mod workload;
 
 pub use control::{Control, LivePhase};
+pub use live::{IntervalObserver, LiveInterval};
 pub use needs::{needs, refusal};
 pub use outcome::{ErrorCount, PhaseEnd, PhaseOutcome, WorkerOutcome};
 pub use pace::{Arrivals, Pace, PaceOutcome};

@@ -95,6 +95,15 @@ pub fn latency(measures: String, histogram: &Histogram) -> Latency {
     }
 }
 
+/// Whether a phase of `op` has its kinds of operation in the result (`operations`): an object
+/// phase's, a mix of reads and writes, a find (whose matches are its keys).
+pub fn by_kind(op: Op) -> bool {
+    matches!(
+        op,
+        Op::Object(_) | Op::ReadWrite { .. } | Op::Meta(MetaOp::Find)
+    )
+}
+
 /// Each kind of operation of an object phase, rated over the phase's wall time.
 fn operations(phase: &Phase, outcome: &PhaseOutcome) -> Vec<OperationResult> {
     let wall_s = outcome.end_ns.saturating_sub(outcome.start_ns) as f64 / 1e9;
@@ -215,12 +224,10 @@ pub fn phase_result(
         pace: outcome.pace.as_ref().map(|p| pace(p, outcome)),
         detached: Default::default(),
         offered: None,
-        operations: match phase.op {
-            // A find's matches are its keys.
-            Op::Object(_) | Op::ReadWrite { .. } | Op::Meta(MetaOp::Find) => {
-                operations(phase, outcome)
-            }
-            _ => Vec::new(),
+        operations: if by_kind(phase.op) {
+            operations(phase, outcome)
+        } else {
+            Vec::new()
         },
         stonewall: outcome.stonewall.as_ref().map(stonewall),
         until_stable: outcome.steady.as_ref().map(until_stable),

@@ -30,9 +30,11 @@ fn not_in_spec(key: &str) -> bool {
     NOT_IN_SPEC.contains(&key) || is_output(key)
 }
 
-/// Whether the option `key` says where an output goes: the result or a view.
+/// Whether the option `key` says where an output goes: the result, a view, what a run shows
+/// while it goes.
 fn is_output(key: &str) -> bool {
-    key == "json" || FORMATS.iter().any(|f| f.name == key)
+    const WATCHING: &[&str] = &["json", "live", "metrics-listen", "metrics-linger"];
+    WATCHING.contains(&key) || FORMATS.iter().any(|f| f.name == key)
 }
 
 /// Arguments naming a path on this machine: kept absolute in a spec, so it means the same
@@ -395,6 +397,12 @@ mod tests {
             "r.html",
             "--csv",
             "r.csv",
+            "--live",
+            "l.jsonl",
+            "--metrics-listen",
+            "127.0.0.1:0",
+            "--metrics-linger",
+            "5s",
             "--ops",
             "5",
         ]);

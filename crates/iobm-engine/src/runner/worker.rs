@@ -4,14 +4,16 @@
 
 use super::{defers_flush, Shared, Walled, WorkerError, WorkerResult};
 use crate::control::{Control, LiveCounter};
+use crate::live::{Closed, Gather};
 use crate::outcome::{OpOutcome, WorkerOutcome};
 use crate::pace::{Clock, PaceBooks, PaceOutcome};
 use crate::stonewall::Wall;
 use crate::task::{Completed, Task};
 use crate::workload::{Phase, StopRule};
-use iobm_stats::{Progress, SeriesRecorder, TraceBuilder, WorkerSpan};
+use iobm_stats::{Interval, Progress, SeriesRecorder, TraceBuilder, WorkerSpan};
 use std::io;
 use std::sync::atomic::Ordering;
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// When a worker stops: the phase's deadline, its wall, its share of a count of operations.
@@ -145,6 +147,16 @@ struct Books<'a> {
     last_op_start: Instant,
     last_end: Instant,
     pace: Option<PaceBooks>,
+    /// Where the intervals closed go while the phase runs, when it is watched.
+    feed: Option<Feed<'a>>,
+}
+
+/// A watched worker's hand-over of the intervals it closed.
+struct Feed<'a> {
+    gather: &'a Mutex<Gather>,
+    worker: usize,
+    /// Intervals before this one were handed over.
+    passed: usize,
 }
 
 impl<'a> Books<'a> {
@@ -168,7 +180,39 @@ impl<'a> Books<'a> {
             last_op_start: start,
             last_end: start,
             pace: None,
+            feed: None,
         }
+    }
+
+    /// Hands over the intervals closed since the last hand-over (all of them once `ended`):
+    /// once per interval at most, never per operation.
+    #[cold]
+    fn hand_over(&mut self, ended: bool) {
+        let Some(feed) = self.feed.as_mut() else {
+            return;
+        };
+        let upto = if ended {
+            self.series.close();
+            self.class_series.iter_mut().for_each(SeriesRecorder::close);
+            (self.class_series.iter().map(SeriesRecorder::len)).fold(self.series.len(), usize::max)
+        } else {
+            let upto = self.series.closed();
+            (self.class_series.iter_mut()).for_each(|s| s.close_before(upto));
+            upto
+        };
+        let first = feed.passed.min(upto);
+        let take = |s: &SeriesRecorder| -> Vec<Interval> {
+            (first..upto).map(|k| s.interval(k)).collect()
+        };
+        let closed = Closed {
+            worker: feed.worker,
+            first,
+            whole: take(&self.series),
+            classes: self.class_series.iter().map(take).collect(),
+            ended,
+        };
+        feed.passed = upto;
+        feed.gather.lock().unwrap().take(closed);
     }
 
     /// Counts an operation of `task` that ended; false when its failure stops the worker.
@@ -198,9 +242,9 @@ impl<'a> Books<'a> {
             Err(e) => {
                 class.errors += 1;
                 let since = t1.saturating_duration_since(self.counted_from);
-                self.series.error(since);
+                let at = self.series.error(since);
                 if let Some(own) = self.class_series.get_mut(task.class()) {
-                    own.error(since);
+                    own.error_at(at);
                 }
                 let error = WorkerError::new(&e, task.describe());
                 match self.errors.iter_mut().find(|e| e.kind == error.kind) {
@@ -237,9 +281,12 @@ impl<'a> Books<'a> {
         self.done.bytes += bytes;
         self.done.ops += 1;
         let since = t1.saturating_duration_since(self.counted_from);
-        self.series.record(since, bytes, ns);
+        let at = self.series.record(since, bytes, ns);
         if let Some(own) = self.class_series.get_mut(task.class()) {
-            own.record(since, bytes, ns);
+            own.record_at(at, bytes, ns);
+        }
+        if self.feed.as_ref().is_some_and(|f| at > f.passed) {
+            self.hand_over(false);
         }
         if let (Some(pace), Some(intended)) = (self.pace.as_mut(), op.intended) {
             pace.record(intended, t0, t1, self.counted_from, bytes);
@@ -297,6 +344,11 @@ pub(super) fn run_worker<C: Clock>(
     let start = clock.now();
     let start_ns = control.ns(start.max(counted_from));
     let mut books = Books::new(phase, &control.live[index], counted_from, start);
+    books.feed = (shared.gather.as_ref()).map(|gather| Feed {
+        gather,
+        worker: index,
+        passed: 0,
+    });
     let queued = task.queued();
     // Paced: intended starts from the phase's start, so that every worker shares one schedule.
     books.pace = phase
@@ -391,6 +443,7 @@ pub(super) fn run_worker<C: Clock>(
     }
 
     limits.ended(i);
+    books.hand_over(true);
     shared.left.fetch_add(1, Ordering::SeqCst);
     // The final fsync and close are inside the worker's interval, even after an error.
     let final_sync_ns = match task.finish() {
