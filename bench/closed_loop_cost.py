@@ -1,28 +1,32 @@
 #!/usr/bin/env python3
-"""The closed loop's cost per operation in two iobm builds, side by side: one worker writing
-64 MiB in 64-byte operations to tmpfs (/dev/shm, no device: iobm's own cost per operation),
-`--fsync never`, builds alternating round by round. Each build's ops/s (makespan), whole-process
+"""The closed loop's cost per operation in two or more iobm builds (or flags), side by side: one
+worker writing 64 MiB in 64-byte operations to tmpfs (/dev/shm, no device: iobm's own cost per
+operation), `--fsync never`, builds alternating round by round. Each build's ops/s (makespan), whole-process
 CPU ns per operation (user + system from wait4, start-up included) and p50 latency; medians.
 
-Usage: bench/closed_loop_cost.py NAME=IOBM NAME=IOBM [--rounds 7]
+Usage: bench/closed_loop_cost.py NAME=IOBM NAME=IOBM [NAME=IOBM...] [--rounds 7]
+IOBM may carry flags the build's runs add, in shell words: live="target/release/iobm --live
+/dev/shm/l.jsonl --interval 10ms".
 """
 
 import argparse
 import json
 import os
 import resource
+import shlex
 import statistics
 import subprocess
 import tempfile
 
 
 def one(binary):
-    """ops/s, CPU ns per op and p50 latency of one run of `binary`."""
+    """ops/s, CPU ns per op and p50 latency of one run of `binary` (with its flags)."""
+    binary, *extra = shlex.split(binary)
     with tempfile.TemporaryDirectory(dir="/dev/shm") as d:
         result = os.path.join(d, "r.json")
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         subprocess.run([binary, "write", d, "--size", "64MiB", "--block", "64", "--fsync", "never",
-                        "--json", result], check=True, stdout=subprocess.DEVNULL,
+                        "--json", result, *extra], check=True, stdout=subprocess.DEVNULL,
                        stderr=subprocess.DEVNULL)
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -35,7 +39,7 @@ def one(binary):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("builds", nargs=2, metavar="NAME=IOBM")
+    ap.add_argument("builds", nargs="+", metavar="NAME=IOBM")
     ap.add_argument("--rounds", type=int, default=7)
     args = ap.parse_args()
     builds = dict(b.split("=", 1) for b in args.builds)

@@ -133,7 +133,7 @@ _iobm() {
             return 0
             ;;
         iobm__subcmd__bonnie)
-            opts="-s -h --size --chunk --per-char --fsync --direct --files --seeks --seekers --keep-cache --drop-caches --data --bonnie-csv --server-ram --server-metrics --server-devices --server-drop-cmd --line-rate --interval --repeat --until-stable --json --csv --html --label --ignore-free-space --print-spec --help"
+            opts="-s -h --size --chunk --per-char --fsync --direct --files --seeks --seekers --keep-cache --drop-caches --data --bonnie-csv --server-ram --server-metrics --server-devices --server-drop-cmd --line-rate --interval --repeat --until-stable --json --csv --html --live --metrics-listen --metrics-linger --label --ignore-free-space --print-spec --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -220,6 +220,18 @@ _iobm() {
                     return 0
                     ;;
                 --html)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --live)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --metrics-listen)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --metrics-linger)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -503,7 +515,7 @@ _iobm() {
             return 0
             ;;
         iobm__subcmd__io500)
-            opts="-j -n -h --jobs --easy-size --easy-transfer --segments --items --stonewall --keep --server-ram --server-metrics --server-devices --server-drop-cmd --line-rate --interval --json --csv --html --label --print-spec --help"
+            opts="-j -n -h --jobs --easy-size --easy-transfer --segments --items --easy-items --hard-items --stonewall --keep --server-ram --server-metrics --server-devices --server-drop-cmd --line-rate --interval --json --csv --html --live --metrics-listen --metrics-linger --label --print-spec --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -534,6 +546,14 @@ _iobm() {
                     return 0
                     ;;
                 -n)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --easy-items)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --hard-items)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -574,6 +594,18 @@ _iobm() {
                     return 0
                     ;;
                 --html)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --live)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --metrics-listen)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --metrics-linger)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -619,7 +651,7 @@ _iobm() {
             return 0
             ;;
         iobm__subcmd__merge)
-            opts="-h --whole --json --csv --html --label --print-spec --help"
+            opts="-h --whole --json --csv --html --live --metrics-listen --metrics-linger --label --print-spec --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -637,6 +669,18 @@ _iobm() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --live)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --metrics-listen)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --metrics-linger)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --label)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -649,7 +693,7 @@ _iobm() {
             return 0
             ;;
         iobm__subcmd__meta)
-            opts="-j -n -h --jobs --items --items-per-dir --depth --branch --leaves-only --unique-dir --stride --write-bytes --read-bytes --phases --stonewall --drop-caches --keep --server-ram --server-metrics --server-devices --server-drop-cmd --line-rate --interval --repeat --until-stable --json --csv --html --label --print-spec --help"
+            opts="-j -n -h --jobs --items --items-per-dir --depth --branch --leaves-only --unique-dir --stride --write-bytes --read-bytes --phases --stonewall --drop-caches --keep --server-ram --server-metrics --server-devices --server-drop-cmd --line-rate --interval --repeat --until-stable --json --csv --html --live --metrics-listen --metrics-linger --label --print-spec --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -743,6 +787,18 @@ _iobm() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --live)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --metrics-listen)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --metrics-linger)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --label)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -755,7 +811,7 @@ _iobm() {
             return 0
             ;;
         iobm__subcmd__quick)
-            opts="-h --step-time --server-ram --server-metrics --server-devices --server-drop-cmd --line-rate --interval --repeat --until-stable --json --csv --html --label --print-spec --help"
+            opts="-h --step-time --server-ram --server-metrics --server-devices --server-drop-cmd --line-rate --interval --repeat --until-stable --json --csv --html --live --metrics-listen --metrics-linger --label --print-spec --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -809,6 +865,18 @@ _iobm() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --live)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --metrics-listen)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --metrics-linger)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --label)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -821,7 +889,7 @@ _iobm() {
             return 0
             ;;
         iobm__subcmd__read)
-            opts="-b -d -h --block --random --direct --iodepth --engine --rwmix --keep-cache --drop-caches --verify --reorder --duration --ramp --rate --arrivals --rate-sweep --slo --server-ram --server-metrics --server-devices --server-drop-cmd --line-rate --interval --repeat --until-stable --json --csv --html --label --print-spec --help"
+            opts="-b -d -h --block --random --direct --iodepth --engine --mem --rwmix --keep-cache --drop-caches --verify --reorder --duration --ramp --rate --arrivals --rate-sweep --slo --server-ram --server-metrics --server-devices --server-drop-cmd --line-rate --interval --repeat --until-stable --json --csv --html --live --metrics-listen --metrics-linger --label --print-spec --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -841,6 +909,10 @@ _iobm() {
                     ;;
                 --engine)
                     COMPREPLY=($(compgen -W "sync io_uring" -- "${cur}"))
+                    return 0
+                    ;;
+                --mem)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --rwmix)
@@ -919,6 +991,18 @@ _iobm() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --live)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --metrics-listen)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --metrics-linger)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --label)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -957,7 +1041,7 @@ _iobm() {
             return 0
             ;;
         iobm__subcmd__rerun)
-            opts="-h --set --json --csv --html --label --print-spec --help"
+            opts="-h --set --json --csv --html --live --metrics-listen --metrics-linger --label --print-spec --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -976,6 +1060,18 @@ _iobm() {
                     return 0
                     ;;
                 --html)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --live)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --metrics-listen)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --metrics-linger)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1013,7 +1109,7 @@ _iobm() {
             return 0
             ;;
         iobm__subcmd__s3)
-            opts="-c -d -h --endpoint --tls --insecure --dir --bucket --prefix --access-key --secret-key --region --concurrent --obj-size --obj-size-range --objects --duration --ramp --ops --once --range-size --part-size --part-concurrency --page-keys --batch --get --head --put --delete --payload-signing --retries --max-errors --timeout --verify --rate --arrivals --rate-sweep --slo --server-ram --server-metrics --server-devices --server-drop-cmd --line-rate --drop-caches --new-connection --data --keep --reuse --interval --repeat --until-stable --json --csv --html --label --print-spec --help put get head delete list multipart mixed"
+            opts="-c -d -h --endpoint --tls --insecure --dir --bucket --prefix --access-key --secret-key --session-token --region --concurrent --obj-size --obj-size-range --objects --duration --ramp --ops --once --range-size --part-size --part-concurrency --page-keys --batch --get --head --put --delete --payload-signing --retries --max-errors --timeout --verify --rate --arrivals --rate-sweep --slo --server-ram --server-metrics --server-devices --server-drop-cmd --line-rate --drop-caches --new-connection --data --keep --reuse --interval --repeat --until-stable --json --csv --html --live --metrics-listen --metrics-linger --label --print-spec --help put get head delete list multipart mixed"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1040,6 +1136,10 @@ _iobm() {
                     return 0
                     ;;
                 --secret-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --session-token)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1203,6 +1303,18 @@ _iobm() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --live)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --metrics-listen)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --metrics-linger)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --label)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1281,7 +1393,7 @@ _iobm() {
             return 0
             ;;
         iobm__subcmd__stream)
-            opts="-j -s -b -d -h --jobs --size --size-per-job --file-per-job --shared-file --segments --fsync --data --keep --ignore-free-space --block --random --direct --iodepth --engine --rwmix --keep-cache --drop-caches --verify --reorder --duration --ramp --rate --arrivals --rate-sweep --slo --server-ram --server-metrics --server-devices --server-drop-cmd --line-rate --interval --repeat --until-stable --json --csv --html --label --print-spec --help"
+            opts="-j -s -b -d -h --jobs --size --size-per-job --file-per-job --shared-file --segments --fsync --data --keep --ignore-free-space --block --random --direct --iodepth --engine --mem --rwmix --keep-cache --drop-caches --verify --reorder --duration --ramp --rate --arrivals --rate-sweep --slo --server-ram --server-metrics --server-devices --server-drop-cmd --line-rate --interval --repeat --until-stable --json --csv --html --live --metrics-listen --metrics-linger --label --print-spec --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1333,6 +1445,10 @@ _iobm() {
                     ;;
                 --engine)
                     COMPREPLY=($(compgen -W "sync io_uring" -- "${cur}"))
+                    return 0
+                    ;;
+                --mem)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --rwmix)
@@ -1408,6 +1524,18 @@ _iobm() {
                     return 0
                     ;;
                 --html)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --live)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --metrics-listen)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --metrics-linger)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1423,7 +1551,7 @@ _iobm() {
             return 0
             ;;
         iobm__subcmd__write)
-            opts="-j -s -b -d -h --jobs --size --size-per-job --file-per-job --shared-file --segments --fsync --data --keep --ignore-free-space --block --random --direct --iodepth --engine --rwmix --keep-cache --drop-caches --verify --reorder --duration --ramp --rate --arrivals --rate-sweep --slo --server-ram --server-metrics --server-devices --server-drop-cmd --line-rate --interval --repeat --until-stable --json --csv --html --label --print-spec --help"
+            opts="-j -s -b -d -h --jobs --size --size-per-job --file-per-job --shared-file --segments --fsync --data --keep --ignore-free-space --block --random --direct --iodepth --engine --mem --rwmix --keep-cache --drop-caches --verify --reorder --duration --ramp --rate --arrivals --rate-sweep --slo --server-ram --server-metrics --server-devices --server-drop-cmd --line-rate --interval --repeat --until-stable --json --csv --html --live --metrics-listen --metrics-linger --label --print-spec --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1475,6 +1603,10 @@ _iobm() {
                     ;;
                 --engine)
                     COMPREPLY=($(compgen -W "sync io_uring" -- "${cur}"))
+                    return 0
+                    ;;
+                --mem)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --rwmix)
@@ -1550,6 +1682,18 @@ _iobm() {
                     return 0
                     ;;
                 --html)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --live)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --metrics-listen)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --metrics-linger)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -1,8 +1,9 @@
 //! What a run shares with its phases while they go: the clock origin, the seed, the stop flag
 //! (Ctrl-C), and the live counters and phase a progress display reads.
 
+use crate::live::IntervalObserver;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// A counter on its own cache line, so workers never contend for one.
@@ -22,6 +23,8 @@ pub struct Control {
     stop: &'static AtomicBool,
     pub(crate) live: Vec<LiveCounter>,
     pub(crate) phase: Mutex<Option<LivePhase>>,
+    /// Sees each interval of every phase as it is passed (`--live`, `--metrics-listen`).
+    pub(crate) observer: Option<Arc<dyn IntervalObserver>>,
 }
 
 /// What a progress display needs to know about the phase in flight.
@@ -55,7 +58,13 @@ impl Control {
             stop,
             live: (0..max_workers).map(|_| LiveCounter::default()).collect(),
             phase: Mutex::new(None),
+            observer: None,
         }
+    }
+
+    /// This control, with `observer` shown each interval of every phase as it is passed.
+    pub fn watched_by(self, observer: Option<Arc<dyn IntervalObserver>>) -> Control {
+        Control { observer, ..self }
     }
 
     /// Asks every worker to stop after its current operation (Ctrl-C).

@@ -4,6 +4,7 @@
 pub mod control;
 pub mod cpu;
 pub mod data;
+pub mod live;
 pub mod needs;
 mod objects;
 pub mod outcome;
@@ -20,6 +21,7 @@ pub mod trial;
 pub mod workload;
 
 pub use control::{Control, LivePhase};
+pub use live::{IntervalObserver, LiveInterval};
 pub use needs::{needs, refusal};
 pub use outcome::{ErrorCount, PhaseEnd, PhaseOutcome, WorkerOutcome};
 pub use pace::{Arrivals, Pace, PaceOutcome};
@@ -28,6 +30,6 @@ pub use steady::{Steady, SteadyOutcome, Tally};
 pub use stonewall::{Agree, Stonewall};
 pub use workload::{
     object_name, DataKind, Engine, FileSpec, FindWork, FsyncPolicy, Interleave, ItemName, ItemsPer,
-    Layout, MetaOp, Mix, ObjectOp, ObjectSpec, Op, Pattern, PerChar, Phase, Region, StopRule, Tree,
-    TreeWork,
+    Layout, MetaOp, Mix, ObjectOp, ObjectSpec, Op, Opening, Pattern, PerChar, Phase, Region,
+    StopRule, Tree, TreeWork,
 };

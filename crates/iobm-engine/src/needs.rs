@@ -65,8 +65,17 @@ mod tests {
     use super::*;
     use crate::workload::{FileSpec, Layout, Region};
     use iobm_target::mem::MemTarget;
-    use iobm_target::memory::Placement;
+    use iobm_target::memory::{DeviceKind, DevicePath, Devices, FakeGpu, Placement};
     use iobm_target::null::NullTarget;
+
+    /// Buffers on a fake GPU, moved by `path`.
+    fn on_device(path: DevicePath) -> Placement {
+        Placement::Device(Devices {
+            kind: DeviceKind::Fake(FakeGpu::default()),
+            ids: vec![0],
+            path,
+        })
+    }
 
     fn nothing() -> Layout {
         Layout {
@@ -109,8 +118,13 @@ mod tests {
         assert_eq!(needs(&rename), Capabilities::of(&[Capability::Rename]));
         let list = Phase::new("list", Op::Object(ObjectOp::List), 0, nothing());
         assert_eq!(needs(&list), Capabilities::of(&[Capability::Listing]));
+        let bounced = Phase {
+            memory: on_device(DevicePath::Bounce),
+            ..plain.clone()
+        };
+        assert_eq!(needs(&bounced), needs(&plain));
         let device = Phase {
-            memory: Placement::FakeDevice,
+            memory: on_device(DevicePath::Direct),
             ..plain
         };
         assert!(needs(&device).has(Capability::DeviceBuffers));
@@ -130,7 +144,7 @@ mod tests {
             Some("phase direct: bypassing the page cache (O_DIRECT) needs DIRECT_IO, which this target lacks")
         );
         let device = Phase {
-            memory: Placement::FakeDevice,
+            memory: on_device(DevicePath::Direct),
             ..write
         };
         assert!(refusal(&NullTarget, [&device])

@@ -42,6 +42,9 @@ pub struct WorkerOutcome {
     /// Time spent checking what was read (`--verify`), inside the span, outside every
     /// operation's latency.
     pub verify_ns: u64,
+    /// Time the counted operations spent copying between a device's buffers and their host
+    /// bounce buffer (`--mem gpu`), inside their latency.
+    pub copy_ns: u64,
     /// Progress over time, for the snapshots behind the aggregates.
     pub trace: Trace,
     /// Operations it performed, the failed ones too: the items of a metadata phase it made,
@@ -141,6 +144,7 @@ impl WorkerOutcome {
             series: Series::new(interval),
             final_sync_ns: 0,
             verify_ns: 0,
+            copy_ns: 0,
             trace: Vec::new(),
             items: 0,
         }

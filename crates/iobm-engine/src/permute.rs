@@ -1,13 +1,7 @@
 //! A random permutation of `0..n` computed on the fly (a Feistel network with cycle walking), so
 //! `--random` visits every block exactly once without storing a list of offsets.
 
-/// splitmix64: a fast, well-mixed 64-bit hash.
-pub fn mix(mut x: u64) -> u64 {
-    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    x ^ (x >> 31)
-}
+pub use iobm_stats::sizes::mix;
 
 #[derive(Debug, Clone)]
 pub struct Permutation {

@@ -104,7 +104,8 @@ impl<'a> QueuedTask<'a> {
         let slots = (0..depth)
             .map(|_| {
                 Ok(Slot {
-                    buf: crate::tasks::buffer(inner.phase(), block)?,
+                    // Host memory: buffers on a device are refused with io_uring.
+                    buf: crate::tasks::buffer(inner.phase(), 0, block)?,
                     offset: 0,
                     len: 0,
                     write: false,

@@ -6,6 +6,7 @@
 use crate::control::{Control, LivePhase};
 use crate::cpu::CpuTimes;
 use crate::data::Generator;
+use crate::live::Gather;
 use crate::objects::ObjectTask;
 use crate::outcome::{ErrorCount, OpOutcome, PhaseEnd, PhaseOutcome, WorkerOutcome};
 use crate::pace::{Monotonic, PaceOutcome};
@@ -49,6 +50,8 @@ struct Shared {
     settled: AtomicBool,
     /// Workers that have ended their operations (into their final flush, or done).
     left: AtomicUsize,
+    /// Where workers hand over the intervals they closed, when the run is watched.
+    gather: Option<Mutex<Gather>>,
 }
 
 /// Stamps the start of a phase (after every worker is prepared) and publishes it for progress.
@@ -136,6 +139,7 @@ pub fn run_phase(
         errors: AtomicU64::new(0),
         settled: AtomicBool::new(false),
         left: AtomicUsize::new(0),
+        gather: (control.observer.clone()).map(|observer| Gather::new(phase, target, observer)),
     };
     // Object bodies are made by one generator shared by the workers (it is only read).
     let content = Generator::new(phase.data, phase.verify.unwrap_or(control.run_id));
@@ -159,6 +163,9 @@ pub fn run_phase(
             Err(error) => {
                 shared.abort.store(true, Ordering::SeqCst);
                 shared.left.fetch_add(1, Ordering::SeqCst);
+                if let Some(gather) = &shared.gather {
+                    gather.lock().unwrap().ended(w);
+                }
                 if let Some(wall) = wall {
                     wall.ended(w, 0, agree);
                 }
@@ -449,6 +456,8 @@ struct Walled<'a> {
 mod choose;
 mod worker;
 
+#[cfg(test)]
+mod device_tests;
 #[cfg(test)]
 mod io500_tests;
 #[cfg(test)]

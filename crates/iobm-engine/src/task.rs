@@ -17,6 +17,11 @@ pub(crate) struct Completed {
 
 /// A prepared worker's operations.
 pub(crate) trait Task: Send {
+    /// Opens what the worker works on inside its time, before its first operation, where
+    /// the phase times its open ([`crate::Opening`]); nothing else to do by default.
+    fn open(&mut self) -> io::Result<()> {
+        Ok(())
+    }
     /// Sets up operation `i` (counted from 0); false when the worker has no more to do.
     fn prepare(&mut self, i: u64) -> bool;
     /// Performs the prepared operation; returns the bytes it moved.
@@ -42,6 +47,11 @@ pub(crate) trait Task: Send {
     /// Time the operation spent checking what it read as it arrived (object GETs with
     /// `--verify`): taken out of its latency and counted as verification.
     fn take_verify_ns(&mut self) -> u64 {
+        0
+    }
+    /// Time the operation spent copying between a device's buffer and its host bounce buffer
+    /// (`--mem gpu`), inside its latency and counted apart.
+    fn take_copy_ns(&mut self) -> u64 {
         0
     }
     /// Ends the worker's work inside its timed interval (final fsync, close); returns the

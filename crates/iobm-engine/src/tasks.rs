@@ -4,7 +4,9 @@
 use crate::data::{file_key, DataSource, Generator, CHUNK, STAMP_LEN};
 use crate::permute::{mix, Permutation};
 use crate::task::Task;
-use crate::workload::{FsyncPolicy, Layout, Op, Pattern, PerChar, Phase, Region, StopRule};
+use crate::workload::{
+    FsyncPolicy, Layout, Op, Opening, Pattern, PerChar, Phase, Region, StopRule,
+};
 use iobm_target::memory::{AlignedHostMemory, HostBuf};
 use iobm_target::{Access, Handle, OpenOptions, Target};
 use std::io;
@@ -35,7 +37,11 @@ pub(crate) fn block_task<'a>(
 ) -> Result<BlockTask<'a>, (io::Error, String)> {
     let region = phase.layout.regions[index];
     let file_name = phase.layout.files[region.file].name.as_str();
-    let handle = open_block_file(target, phase, file_name)?;
+    // A timed open waits for the worker's start (io_uring's queue needs the file at once).
+    let handle = match (phase.opening, queued) {
+        (Opening::Before, _) | (_, true) => Some(open_block_file(target, phase, file_name)?),
+        _ => None,
+    };
     if phase.interleave.is_some_and(|il| {
         il.transfer == 0 || il.transfer != phase.block || !region.len.is_multiple_of(il.transfer)
     }) {
@@ -49,9 +55,12 @@ pub(crate) fn block_task<'a>(
     } else {
         data_source(phase, run_id)
     };
+    let (buf, device) = device::place(phase, index, phase.block as usize, queued)
+        .map_err(|e| (e, "place buffers".to_string()))?;
     Ok(BlockTask {
         phase,
-        handle: Some(handle),
+        target,
+        handle,
         region,
         file_name,
         blocks,
@@ -64,15 +73,11 @@ pub(crate) fn block_task<'a>(
         order_seed,
         rng: mix(seed(run_id, index) ^ 0x5eed),
         data,
-        buf: buffer(phase, phase.block as usize).map_err(|e| (e, "place buffers".to_string()))?,
+        buf,
+        device,
+        staged: Ok(()),
         file: file_key(file_name),
-        verify: phase
-            .verify
-            .filter(|_| matches!(phase.op, Op::Read | Op::ReadWrite { .. }))
-            .map(|run_id| Verifier {
-                generator: Generator::new(phase.data, run_id),
-                expected: AlignedHostMemory.host(phase.block as usize),
-            }),
+        verify: verifier(phase),
         offset: 0,
         len: 0,
         rewrite: false,
@@ -86,10 +91,11 @@ fn open_block_file(
     phase: &Phase,
     file_name: &str,
 ) -> Result<Box<dyn Handle>, (io::Error, String)> {
-    let access = match (phase.op.writes(), phase.truncate) {
-        (false, _) => Access::Read,
-        (true, false) => Access::Write,
-        (true, true) => Access::Replace,
+    let access = match (phase.op.writes(), phase.truncate, phase.opening) {
+        (false, _, _) => Access::Read,
+        (true, _, Opening::TimedCreate) => Access::Create,
+        (true, false, _) => Access::Write,
+        (true, true, _) => Access::Replace,
     };
     let options = OpenOptions {
         access,
@@ -101,11 +107,22 @@ fn open_block_file(
 }
 
 /// A worker's buffer of `len` bytes, where the phase places them ([`Phase::memory`]); host
-/// memory only, as a run with buffers elsewhere is refused before it starts
-/// ([`crate::needs`]) while no target takes them.
-pub(crate) fn buffer(phase: &Phase, len: usize) -> io::Result<HostBuf> {
-    let placed = phase.memory.memory().alloc(len);
+/// memory only (metadata tasks: device buffers serve block tasks, `tasks/device.rs`).
+pub(crate) fn buffer(phase: &Phase, index: usize, len: usize) -> io::Result<HostBuf> {
+    let placed = phase.memory.memory(index)?.alloc(len)?;
     placed.into_host().map_err(io::Error::from)
+}
+
+/// The phase's verifier where it reads and checks what it reads (`--verify`; IO500's reads).
+fn verifier(phase: &Phase) -> Option<Verifier> {
+    let reads = matches!(
+        phase.op,
+        Op::Read | Op::ReadWrite { .. } | Op::Meta(crate::workload::MetaOp::FileRead)
+    );
+    phase.verify.filter(|_| reads).map(|run_id| Verifier {
+        generator: Generator::new(phase.data, run_id),
+        expected: AlignedHostMemory.host(phase.block as usize),
+    })
 }
 
 /// `--verify`: every byte a read returns against what was written there.
@@ -184,6 +201,8 @@ fn getc(buf: &[u8], pos: usize) -> u8 {
 
 pub(crate) struct BlockTask<'a> {
     phase: &'a Phase,
+    target: &'a dyn Target,
+    /// The open file: from the task's making, or from [`Task::open`] when timed.
     handle: Option<Box<dyn Handle>>,
     region: Region,
     file_name: &'a str,
@@ -194,8 +213,12 @@ pub(crate) struct BlockTask<'a> {
     order_seed: u64,
     rng: u64,
     data: Option<DataSource>,
-    /// Read buffer, stdio-style buffer, or rewrite buffer.
+    /// Read buffer, stdio-style buffer, or rewrite buffer; the bounce buffer of a device's.
     buf: HostBuf,
+    /// The buffer on a device (`--mem gpu`) the operations move data to and from.
+    device: Option<device::OnDevice>,
+    /// Whether what the prepared operation writes reached the device.
+    staged: io::Result<()>,
     /// The id the file's data and stamps carry.
     file: u64,
     verify: Option<Verifier>,
@@ -208,10 +231,6 @@ pub(crate) struct BlockTask<'a> {
 }
 
 impl BlockTask<'_> {
-    fn handle(&mut self) -> &mut dyn Handle {
-        self.handle.as_deref_mut().expect("open until finish")
-    }
-
     /// The open file's descriptor, where the target has one (for io_uring).
     pub(crate) fn raw_fd(&self) -> Option<std::os::fd::RawFd> {
         self.handle.as_ref().and_then(|h| h.raw_fd())
@@ -262,6 +281,30 @@ impl BlockTask<'_> {
     }
 }
 
+impl BlockTask<'_> {
+    /// The prepared read or write of a buffer on a device, through the bounce buffer: a write
+    /// copies the device's bytes out first, a read copies what it read onto the device; both
+    /// copies are inside the operation's time.
+    fn execute_on_device(&mut self) -> io::Result<u64> {
+        std::mem::replace(&mut self.staged, Ok(()))?;
+        let (offset, len, writes) = (self.offset, self.len, self.prepared_writes());
+        let device = self.device.as_mut().expect("on a device");
+        let handle = self.handle.as_deref_mut().expect("open until finish");
+        let bounce = &mut self.buf[..len];
+        if writes {
+            device.copy_to_host(bounce)?;
+            handle.write_at(bounce, offset)?;
+            if self.phase.fsync == FsyncPolicy::Each {
+                handle.sync()?;
+            }
+        } else {
+            handle.read_at(bounce, offset)?;
+            device.copy_from_host(bounce)?;
+        }
+        Ok(len as u64)
+    }
+}
+
 /// `--verify` of `found`, read at `offset` of `file` (nothing without a verifier).
 fn verify_block(
     verifier: &mut Option<Verifier>,
@@ -279,6 +322,15 @@ fn verify_block(
 }
 
 impl Task for BlockTask<'_> {
+    fn open(&mut self) -> io::Result<()> {
+        if self.handle.is_none() {
+            let opened = open_block_file(self.target, self.phase, self.file_name);
+            self.handle =
+                Some(opened.map_err(|(e, what)| io::Error::new(e.kind(), format!("{what}: {e}")))?);
+        }
+        Ok(())
+    }
+
     fn prepare(&mut self, i: u64) -> bool {
         let block_index = if let Op::Seek { rewrite_pct } = self.phase.op {
             if self.blocks == 0 {
@@ -318,11 +370,17 @@ impl Task for BlockTask<'_> {
         let writes = !matches!(self.phase.op, Op::ReadWrite { .. }) || self.rewrite;
         if let (Some(data), true) = (&mut self.data, writes) {
             data.prepare(self.file, self.offset);
+            if let Some(device) = &mut self.device {
+                self.staged = device.stage(&data.get()[..self.len]);
+            }
         }
         true
     }
 
     fn execute(&mut self) -> io::Result<u64> {
+        if self.device.is_some() {
+            return self.execute_on_device();
+        }
         let BlockTask {
             phase,
             handle,
@@ -392,11 +450,21 @@ impl Task for BlockTask<'_> {
     }
 
     fn check(&mut self) -> io::Result<()> {
-        if self.prepared_writes() {
+        if self.prepared_writes() || self.verify.is_none() {
             return Ok(());
         }
-        let found = &self.buf[..self.len];
+        let found = match &mut self.device {
+            // What the device holds, not what passed through the bounce buffer.
+            Some(device) => device.read_back(self.len)?,
+            None => &self.buf[..self.len],
+        };
         verify_block(&mut self.verify, self.phase, self.file, found, self.offset)
+    }
+
+    fn take_copy_ns(&mut self) -> u64 {
+        self.device
+            .as_mut()
+            .map_or(0, device::OnDevice::take_copy_ns)
     }
 
     fn describe(&self) -> String {
@@ -411,17 +479,20 @@ impl Task for BlockTask<'_> {
     fn finish(&mut self) -> io::Result<u64> {
         std::hint::black_box(self.checksum);
         let mut sync_ns = 0;
+        // No handle: its timed open failed, and the worker ends with nothing to flush.
+        let Some(mut handle) = self.handle.take() else {
+            return Ok(0);
+        };
         if self.phase.op.writes() && self.phase.fsync == FsyncPolicy::End {
             let t0 = Instant::now();
-            self.handle().sync()?;
+            handle.sync()?;
             sync_ns = t0.elapsed().as_nanos() as u64;
         }
-        if let Some(handle) = self.handle.take() {
-            handle.close()?;
-        }
+        handle.close()?;
         Ok(sync_ns)
     }
 }
 
+pub(crate) mod device;
 pub(crate) mod find;
 pub(crate) mod meta;

@@ -452,6 +452,22 @@ pub struct Phase {
     pub pace: Option<crate::pace::Pace>,
     /// Where each worker's buffers live ([`Placement::AlignedHost`] unless the run says).
     pub memory: iobm_target::memory::Placement,
+    /// When a block phase's worker opens its file: before the phase, untimed (iobm's own
+    /// phases), or inside its time, as IOR times its open and create (IO500's ior phases).
+    pub opening: Opening,
+}
+
+/// When a block phase's worker opens its file ([`Phase::opening`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Opening {
+    /// Before the phase starts, untimed: the file exists.
+    Before,
+    /// Inside the worker's time: the file exists (IOR's open, and its open of a shared file
+    /// rank 0 created).
+    Timed,
+    /// Created inside the worker's time, failing if it exists (IOR's create of a file per
+    /// process); only a write of a file of its own.
+    TimedCreate,
 }
 
 /// How a worker submits block reads and writes.
@@ -503,6 +519,7 @@ impl Phase {
             find: None,
             pace: None,
             memory: iobm_target::memory::Placement::AlignedHost,
+            opening: Opening::Before,
             layout,
         }
     }
@@ -542,7 +559,7 @@ impl Phase {
 
     /// An object phase: `workers` workers doing `op` on `spec`'s objects until `stop`.
     pub fn objects(op: ObjectOp, workers: usize, spec: ObjectSpec, stop: StopRule) -> Phase {
-        let block = spec.size.1;
+        let block = spec.size.bounds().1;
         let no_files = Layout {
             files: Vec::new(),
             regions: Vec::new(),

@@ -471,6 +471,15 @@ fn cost_lines(phase: &PhaseResult) -> String {
             format_duration(Duration::from_nanos(verify_ns))
         );
     }
+    if let Some(copy) = &phase.device_copy {
+        let _ = writeln!(
+            out,
+            "  gpu copies: {:.1}% of the operations' time ({} of {} over all workers), between the GPU buffers and their host bounce buffer, inside each operation (gdsio -x 2)",
+            copy.share_pct,
+            format_duration(Duration::from_nanos(copy.copy_ns)),
+            format_duration(Duration::from_nanos(copy.op_ns))
+        );
+    }
     out
 }
 

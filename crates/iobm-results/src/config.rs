@@ -1,6 +1,7 @@
 //! The resolved options of a run (files, S3, the bonnie suite) and the hash of what it did.
 
 use iobm_stats::names::{Picks, RunFsync};
+use iobm_stats::sizes::SizeDist;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -152,6 +153,9 @@ pub struct Config {
     /// Each rank read the data the next rank wrote (`--reorder`, IOR -C). Absent: its own.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub reorder: bool,
+    /// `--mem gpu`: the devices whose memory held the workers' buffers (absent: host memory).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<crate::device::MemoryConfig>,
     /// Every byte read back (or every GET's body and PUT's ETag) was checked against what was
     /// written (`--verify`), outside the timing. Absent: nothing was checked.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -215,8 +219,13 @@ pub struct S3Config {
     pub objects: u64,
     /// Smallest object size in bytes.
     pub obj_size_min: u64,
-    /// Largest object size in bytes (equal to the smallest: fixed size; else uniform).
+    /// Largest object size in bytes (equal to the smallest: fixed size; else uniform, or as
+    /// `obj_sizes` draws them).
     pub obj_size_max: u64,
+    /// How object sizes were drawn, where not fixed or uniform between the two above
+    /// (`--obj-size log2:...`, `lognormal:...` or weighted sizes). Absent: fixed or uniform.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub obj_sizes: Option<SizeDist>,
     /// Bytes per ranged GET, null for whole objects.
     pub range_bytes: Option<u64>,
     /// Multipart part size in bytes.
@@ -319,9 +328,14 @@ pub struct Io500Config {
     pub hard_transfer_bytes: u64,
     /// ior-hard: transfers of each worker (IOR's segments).
     pub hard_segments: u64,
-    /// mdtest-easy and mdtest-hard: files each worker creates (its creations stop earlier at
-    /// the stonewall).
-    pub items: u64,
+    /// mdtest-easy: files each worker creates (its creations stop earlier at the stonewall);
+    /// `items` in documents from before, where it served mdtest-hard too.
+    #[serde(alias = "items")]
+    pub easy_items: u64,
+    /// mdtest-hard: files each worker creates (its creations stop earlier at the stonewall).
+    /// Null in documents from before, where `easy_items` served both.
+    #[serde(default)]
+    pub hard_items: Option<u64>,
     /// mdtest-hard: bytes written into and read from each file (3901 by the rules).
     pub hard_file_bytes: u64,
     /// The write phases' stonewall in seconds (300 by the rules).

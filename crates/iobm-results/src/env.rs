@@ -323,6 +323,7 @@ pub fn capture(dir: Option<&Path>) -> Environment {
         affinity: affinity(),
         nics: nics(),
         mpi: None,
+        gpus: Vec::new(),
     }
 }
 

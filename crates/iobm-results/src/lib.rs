@@ -6,6 +6,7 @@ pub mod bonnie;
 pub mod checks;
 mod config;
 pub mod detail;
+pub mod device;
 pub mod env;
 mod evidence;
 pub mod io500;

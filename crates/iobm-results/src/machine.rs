@@ -46,6 +46,9 @@ pub struct Environment {
     /// without MPI.
     #[serde(default)]
     pub mpi: Option<String>,
+    /// `--mem gpu`: the GPUs the run's buffers were on.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gpus: Vec<crate::device::Gpu>,
 }
 
 /// A network interface.

@@ -82,6 +82,10 @@ pub struct PhaseResult {
     /// (service time), the backlog and when the phase fell behind. Absent: closed loop.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pace: Option<crate::PaceResult>,
+    /// With buffers on a device (`--mem gpu`): the share of the operations' time spent
+    /// copying between the device and the host bounce buffer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_copy: Option<crate::device::DeviceCopy>,
     /// The detached per-worker series as zstd-compressed CSV rows, until they are saved.
     #[serde(skip)]
     pub detached: detail::Detached,
@@ -280,6 +284,10 @@ pub struct WorkerResult {
     /// in the phase's rates), not in any operation's latency.
     #[serde(default)]
     pub verify_ns: u64,
+    /// Time its counted operations spent copying between its buffer on a device and the host
+    /// bounce buffer (`--mem gpu`), inside their latency.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub copy_ns: u64,
     /// Throughput over time.
     pub series: Series,
     /// The S3 endpoint the worker sent its requests to (object phases).
@@ -388,6 +396,11 @@ impl PhaseResult {
     pub fn aggregate(&self, kind: iobm_stats::AggregateKind) -> Option<&Aggregate> {
         self.aggregates.iter().find(|a| a.kind == kind)
     }
+}
+
+/// Whether a count is zero (left out of the document).
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 #[cfg(test)]

@@ -23,6 +23,11 @@ pub struct Repeats {
     /// Each phase's aggregates over the repetitions that ran it to its end, by phase name (one
     /// interrupted or failed is in no spread).
     pub phases: Vec<PhaseSpread>,
+    /// What the repetitions' makespan rates show against taking one figure of them: a trend
+    /// (the first faster than the rest, a drift) or a spread too wide ([`Repeats::findings`]).
+    /// Empty in documents from before.
+    #[serde(default)]
+    pub warnings: Vec<String>,
 }
 
 /// One phase's aggregates over the repetitions.
@@ -161,6 +166,16 @@ impl PhaseSpread {
     }
 }
 
+/// The unit of a phase's rates, and the scale from bytes/s or operations/s to it: MiB/s for a
+/// phase that moves data, else operations per second.
+pub fn rate_unit(moves_data: bool) -> (&'static str, f64) {
+    if moves_data {
+        ("MiB/s", 1.0 / (1 << 20) as f64)
+    } else {
+        ("ops/s", 1.0)
+    }
+}
+
 /// Whether two confidence intervals overlap: a difference within the noise.
 pub fn overlap([a, b]: [f64; 2], [c, d]: [f64; 2]) -> bool {
     a <= d && c <= b
@@ -200,10 +215,39 @@ impl Repeats {
                 aggregates,
             });
         }
-        Repeats {
+        let mut repeats = Repeats {
             run_ids: runs.iter().map(|r| r.run_id.clone()).collect(),
             phases,
+            warnings: Vec::new(),
+        };
+        if let Some(last) = runs.last() {
+            repeats.warnings = repeats.findings(last);
         }
+        repeats
+    }
+
+    /// The trends and unstable makespans of the phases over the repetitions, one line each,
+    /// with rates in the unit of `run`'s phase ([`rate_unit`]).
+    pub fn findings(&self, run: &RunResult) -> Vec<String> {
+        let mut out = Vec::new();
+        for phase in &self.phases {
+            let moves_data = (run.phases.iter())
+                .find(|p| p.name == phase.name)
+                .is_none_or(|p| p.moves_data());
+            let (unit, scale) = rate_unit(moves_data);
+            if let Some(trend) = phase.trend(moves_data) {
+                out.push(trend.warning(&phase.name, &|x| format!("{:.2} {unit}", x * scale)));
+            }
+            if let Some(cv) = phase.unstable(moves_data) {
+                out.push(format!(
+                    "unstable: {}'s makespan varied by {:.1}% (CV) over the repetitions, above {:.0}%: no one figure stands for it (more repetitions, or longer phases)",
+                    phase.name,
+                    100.0 * cv,
+                    100.0 * UNSTABLE_CV
+                ));
+            }
+        }
+        out
     }
 
     /// The spread of `kind` in phase `name`.
@@ -298,6 +342,35 @@ mod tests {
         let past = Repeats::of(&[scaled(0.949), scaled(1.0), scaled(1.051)]);
         assert!(past.phases[0].unstable(true).is_some());
         assert!(past.phases[0].unstable(false).is_some());
+    }
+
+    #[test]
+    fn the_document_keeps_the_trend_and_the_spread_found_over_the_repetitions() {
+        let whole: RunResult =
+            RunResult::from_json(include_str!("../../iobm/tests/fixtures/stream.json")).unwrap();
+        let scaled = |by: f64| {
+            let mut run = whole.clone();
+            for a in run.phases.iter_mut().flat_map(|p| p.aggregates.iter_mut()) {
+                a.bytes_per_s *= by;
+            }
+            run
+        };
+        // The first 1.5x the rest: a trend, and a CV well above 5%, for each of both phases.
+        let repeats = Repeats::of(&[scaled(1.5), scaled(1.0), scaled(1.0)]);
+        let write = &whole.phases[0].name;
+        assert_eq!(repeats.warnings.len(), 4, "{:#?}", repeats.warnings);
+        assert!(repeats.warnings[0].starts_with(&format!(
+            "trend: {write}: the first of the repetitions ran at "
+        )));
+        assert!(repeats.warnings[0].contains(" MiB/s, faster than every later one"));
+        assert!(repeats.warnings[1].starts_with(&format!("unstable: {write}'s makespan varied by")));
+        assert_eq!(repeats.warnings, repeats.findings(&whole));
+        let back = serde_json::to_value(&repeats).unwrap();
+        assert_eq!(back["warnings"][0], repeats.warnings[0].as_str());
+        // Repetitions alike: nothing to say.
+        assert!(Repeats::of(&[scaled(1.0), scaled(1.0), scaled(1.0)])
+            .warnings
+            .is_empty());
     }
 
     #[test]

@@ -35,3 +35,18 @@ fn the_same_workload_elsewhere_has_the_same_hash_and_another_workload_another() 
     other_server.s3.as_mut().unwrap().concurrent += 1;
     assert_ne!(config_hash(&s3.kind, &other_server), hash);
 }
+
+#[test]
+fn io500s_easy_and_hard_item_counts_are_each_in_the_hash() {
+    // A document from before the two counts: its `items` is mdtest-easy's.
+    let run = fixture("io500.json");
+    let io500 = run.config.io500.as_ref().unwrap();
+    assert_eq!((io500.easy_items, io500.hard_items), (120, None));
+    let hash = config_hash(&run.kind, &run.config);
+    let mut more_hard = run.config.clone();
+    more_hard.io500.as_mut().unwrap().hard_items = Some(121);
+    assert_ne!(config_hash(&run.kind, &more_hard), hash);
+    let mut more_easy = run.config.clone();
+    more_easy.io500.as_mut().unwrap().easy_items = 121;
+    assert_ne!(config_hash(&run.kind, &more_easy), hash);
+}

@@ -3,6 +3,8 @@
 //! `merge`). Each input becomes a "rank" of the merged run; by default only the window in
 //! which every run was active is kept, each worker cut to it from its per-second series.
 
+mod servers;
+
 use crate::ranks::{absorb, merge_operations, worst};
 use crate::record::{cpu_usage, latency};
 use iobm_results::checks::{check, Machine};
@@ -152,12 +154,17 @@ impl Sums {
 }
 
 /// One merged phase of `phases` (the same phase of every run, its stamps already on the
-/// common clock), cut to `window` when given; returns it and the bytes cut away.
+/// common clock, each run's bucket in `buckets`), cut to `window` when given; returns it, the
+/// bytes cut away and why servers' evidence was left out, if it was.
 fn merge_phase(
     phases: Vec<PhaseResult>,
+    buckets: &[&str],
     window: Option<(u64, u64)>,
     machine: &Machine,
-) -> (PhaseResult, u64) {
+) -> (PhaseResult, u64, Option<String>) {
+    let readings: Vec<servers::Reading> = (phases.iter().zip(buckets))
+        .map(|(p, bucket)| servers::Reading::of(p, bucket))
+        .collect();
     let mut sums = Sums::default();
     let mut merged: Option<PhaseResult> = None;
     for (run, mut phase) in phases.into_iter().enumerate() {
@@ -180,19 +187,20 @@ fn merge_phase(
         w.span.at_first_done = progress_between(trace, w.span.start_ns, first_end);
     }
     let cut = sums.cut;
+    let (servers, why) = servers::merge(&readings, window.is_some() && cut > 0);
+    phase.cache.servers = servers;
     summarize(&mut phase, sums, machine);
-    (phase, cut)
+    (phase, cut, why)
 }
 
 /// The merged phase's figures recomputed from the sums and its workers, and checked; what
-/// each run read of a shared server or its own machine is not summed, so left out.
+/// each run read of its own machine is not summed, so left out (the servers' evidence is
+/// merged apart, [`servers`]).
 fn summarize(phase: &mut PhaseResult, sums: Sums, machine: &Machine) {
     phase.latency = latency(phase.latency.measures.clone(), &sums.latency);
     let wall_ns = phase.end_ns.saturating_sub(phase.start_ns);
     phase.operations = merge_operations(sums.operations, wall_ns);
     phase.cpu = cpu_usage(sums.user_s, sums.system_s, phase.bytes());
-    // Each run's reading of a shared server's counters covers every client: not summed.
-    phase.cache.servers.clear();
     phase.cache.device = None;
     phase.cache.resident_before_bytes = None;
     phase.cache.own_io = None;
@@ -220,7 +228,14 @@ pub fn merge_runs(runs: Vec<(String, RunResult)>, whole: bool, argv: Vec<String>
         let to = phases.iter().map(|p| p.end_ns).min().unwrap_or(0);
         let total: u64 = phases.iter().map(|p| p.bytes()).sum();
         let name = phases[0].name.clone();
-        let (phase, cut) = merge_phase(phases, (!whole).then_some((from, to)), &machine);
+        let buckets: Vec<&str> = (runs.iter())
+            .map(|(_, r)| r.config.s3.as_ref().map_or("", |s| s.bucket.as_str()))
+            .collect();
+        let window = (!whole).then_some((from, to));
+        let (phase, cut, servers_left_out) = merge_phase(phases, &buckets, window, &machine);
+        if let Some(why) = servers_left_out {
+            warnings.push(format!("{name}: {why}"));
+        }
         if !whole {
             if to <= from {
                 warnings.push(format!(

@@ -3,7 +3,7 @@
 //! phases ([`execute`]), turns what the engine measured into
 //! the result contract ([`record`]), merges the ranks' phases onto one clock ([`ranks`]), hands
 //! the run to its observers after each phase (the printed report, the result file saved as the
-//! run goes: [`observe`]), draws the progress line, handles Ctrl-C ([`signals`]) and maps the
+//! run goes: [`observe`]; what a run shows while a phase goes: [`live`], [`metrics`]), draws the progress line, handles Ctrl-C ([`signals`]) and maps the
 //! outcome to an exit code ([`exit`]).
 
 pub mod atomic;
@@ -12,6 +12,8 @@ pub mod execute;
 pub mod exit;
 pub mod http;
 pub mod lifecycle;
+pub mod live;
+pub mod metrics;
 pub mod observe;
 pub mod offered;
 pub mod outputs;

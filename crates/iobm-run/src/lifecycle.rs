@@ -10,6 +10,8 @@
 
 use crate::execute::execute;
 use crate::exit::{Exit, Failure};
+use crate::live::Watchers;
+use crate::metrics;
 use crate::observe::{Observer, ResultFile};
 use crate::outputs::Outputs;
 use crate::probe::Probe;
@@ -175,14 +177,35 @@ pub fn run_plan(
         return Ok(Exit::Ok);
     }
     let outputs = &common.outputs;
+    let server = listen(outputs, ranks)?;
+    let metrics = server.as_ref().map(|s| s.metrics.clone());
+    let live = outputs.live.as_deref();
+    let watchers = Watchers::open(live, outputs.view("csv"), metrics, ranks.rank())?;
     let run = repeated(common.repetitions, ranks, |_| {
-        let run = once(plan, outputs, ranks, argv)?;
+        let run = once(plan, outputs, ranks, argv, watchers.as_ref())?;
         if ranks.is_root() {
             outputs.save_repetition(&run)?;
         }
         Ok(run)
     })?;
-    finish(&run, outputs, ranks)
+    let exit = finish(&run, outputs, ranks);
+    if let Some(server) = server {
+        server.linger(outputs.metrics_linger);
+    }
+    exit
+}
+
+/// `--metrics-listen`'s endpoint, at rank 0, listening before anything is created.
+fn listen(outputs: &Outputs, ranks: &Ranks) -> Result<Option<metrics::Server>, Failure> {
+    let addr = outputs.metrics_listen.filter(|_| ranks.is_root());
+    let server = addr.map(|addr| {
+        metrics::Server::start(addr).map_err(|e| {
+            let why = session::describe_io(&e);
+            Failure::input(format!("--metrics-listen {addr}: cannot listen: {why}"))
+        })
+    });
+    let server = server.transpose();
+    ranks.agreed(server)
 }
 
 /// One repetition: set up, steps, tear-down, footer.
@@ -191,10 +214,13 @@ fn once(
     outputs: &Outputs,
     ranks: &Ranks,
     argv: &[OsString],
+    watchers: Option<&Arc<Watchers>>,
 ) -> Result<RunResult, Failure> {
     let run_id = ranks.share(&RunId::generate());
     let stage = plan.set_up(&run_id, ranks)?;
-    let control = session::control(&run_id, stage.workers);
+    let host = &stage.environment.hostname;
+    let observer = watchers.map(|w| w.watch(&run_id.text, host));
+    let control = session::control(&run_id, stage.workers, observer);
     let kind = plan.kind();
     let (config, environment) = (stage.config, stage.environment);
     let mut run = session::skeleton(&kind, &run_id, argv, config, environment, &control);

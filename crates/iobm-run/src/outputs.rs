@@ -15,6 +15,22 @@ pub struct Outputs {
     pub label: Option<String>,
     /// Each view asked for, with its file, in the order of `iobm_report::views::FORMATS`.
     pub views: Vec<(&'static Format, PathBuf)>,
+    /// `--live FILE`: a JSON line per interval of each phase as it is passed.
+    pub live: Option<PathBuf>,
+    /// `--metrics-listen ADDR`: where the run's counters are served while it goes.
+    pub metrics_listen: Option<std::net::SocketAddr>,
+    /// `--metrics-linger`: how long the endpoint may wait after the run for a last scrape.
+    pub metrics_linger: std::time::Duration,
+}
+
+impl Outputs {
+    /// The file of the view named `name`, when asked for.
+    pub fn view(&self, name: &str) -> Option<&Path> {
+        let mut views = self.views.iter();
+        views
+            .find(|(f, _)| f.name == name)
+            .map(|(_, p)| p.as_path())
+    }
 }
 
 impl Outputs {

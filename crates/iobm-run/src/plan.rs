@@ -2,8 +2,10 @@
 //! instead of written out by every command: one place decides how a plan is described.
 
 use iobm_engine::{Op, Phase, StopRule};
+use iobm_results::device::{DeviceMemory, MemoryConfig, TransferPath};
 use iobm_results::{Config, RateConfig};
 use iobm_stats::names::{FsyncPolicy, RunFsync};
+use iobm_target::memory::{DeviceKind, DevicePath, Devices};
 
 /// Where a plan runs and what it leaves behind.
 #[derive(Debug, Clone)]
@@ -126,6 +128,22 @@ pub fn config(phases: &[Phase], at: Placement) -> Config {
             _ => None,
         }),
         ops: None,
+        memory: first.memory.devices().map(memory),
+    }
+}
+
+/// Where the workers' buffers were, as the result says.
+fn memory(devices: &Devices) -> MemoryConfig {
+    MemoryConfig {
+        memory: match devices.kind {
+            DeviceKind::Cuda => DeviceMemory::Gpu,
+            DeviceKind::Fake(_) => DeviceMemory::FakeGpu,
+        },
+        devices: devices.ids.clone(),
+        path: match devices.path {
+            DevicePath::Bounce => TransferPath::Bounce,
+            DevicePath::Direct => TransferPath::Direct,
+        },
     }
 }
 
@@ -135,7 +153,7 @@ fn data_set(phases: &[Phase], ranks: u32) -> (u64, u64, &'static str) {
     let first = &phases[0];
     let ranks = u64::from(ranks.max(1));
     if let Some(spec) = &first.objects {
-        return (spec.size.1, spec.total_bytes(), "objects");
+        return (spec.size.bounds().1, spec.total_bytes(), "objects");
     }
     let per_job = phases
         .iter()

@@ -7,6 +7,7 @@ use iobm_engine::{
     Stonewall, StopRule,
 };
 use iobm_results::checks::{check, Machine};
+use iobm_results::device::DeviceCopy;
 use iobm_results::{
     CacheEvidence, CpuUsage, ErrorCount, Latency, OperationResult, PaceResult, PhaseResult,
     PhaseSettings, RunStatus, SteadyResult, StonewallResult, WorkerResult,
@@ -92,6 +93,15 @@ pub fn latency(measures: String, histogram: &Histogram) -> Latency {
         max_ns: histogram.max(),
         histogram: histogram.to_data(),
     }
+}
+
+/// Whether a phase of `op` has its kinds of operation in the result (`operations`): an object
+/// phase's, a mix of reads and writes, a find (whose matches are its keys).
+pub fn by_kind(op: Op) -> bool {
+    matches!(
+        op,
+        Op::Object(_) | Op::ReadWrite { .. } | Op::Meta(MetaOp::Find)
+    )
 }
 
 /// Each kind of operation of an object phase, rated over the phase's wall time.
@@ -214,16 +224,16 @@ pub fn phase_result(
         pace: outcome.pace.as_ref().map(|p| pace(p, outcome)),
         detached: Default::default(),
         offered: None,
-        operations: match phase.op {
-            // A find's matches are its keys.
-            Op::Object(_) | Op::ReadWrite { .. } | Op::Meta(MetaOp::Find) => {
-                operations(phase, outcome)
-            }
-            _ => Vec::new(),
+        operations: if by_kind(phase.op) {
+            operations(phase, outcome)
+        } else {
+            Vec::new()
         },
         stonewall: outcome.stonewall.as_ref().map(stonewall),
         until_stable: outcome.steady.as_ref().map(until_stable),
+        device_copy: None,
     };
+    result.device_copy = DeviceCopy::of(&result);
     check(&mut result, machine);
     result
 }
@@ -291,6 +301,7 @@ fn workers(phase: &Phase, outcome: &PhaseOutcome, rank: u32, host: &str) -> Vec<
             span: w.span,
             final_sync_ns: w.final_sync_ns,
             verify_ns: w.verify_ns,
+            copy_ns: w.copy_ns,
             series: w.series.clone(),
             endpoint: None,
             items_of: match (phase.op, &phase.tree) {

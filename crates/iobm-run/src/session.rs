@@ -49,14 +49,16 @@ impl RunId {
     }
 }
 
-/// The run's control, stopped by Ctrl-C or SIGTERM (see [`crate::signals`]).
-pub fn control(run_id: &RunId, max_workers: usize) -> Arc<Control> {
+/// The run's control, stopped by Ctrl-C or SIGTERM (see [`crate::signals`]), its phases
+/// watched by `observer`.
+pub fn control(
+    run_id: &RunId,
+    max_workers: usize,
+    observer: Option<Arc<dyn iobm_engine::IntervalObserver>>,
+) -> Arc<Control> {
     crate::signals::install();
-    Arc::new(Control::with_stop_flag(
-        run_id.seed,
-        max_workers,
-        &crate::signals::STOP,
-    ))
+    let control = Control::with_stop_flag(run_id.seed, max_workers, &crate::signals::STOP);
+    Arc::new(control.watched_by(observer))
 }
 
 /// Said of every run that writes zeros.

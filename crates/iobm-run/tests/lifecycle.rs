@@ -102,11 +102,7 @@ fn run(more: usize) -> Vec<String> {
         more,
     };
     let common = Common {
-        outputs: Outputs {
-            json: None,
-            label: None,
-            views: Vec::new(),
-        },
+        outputs: Outputs::default(),
         repetitions: 1,
     };
     let ranks = Ranks::connect().expect("one process");

@@ -183,10 +183,14 @@ impl Client {
         for (name, value) in headers {
             let _ = write!(StrWriter(h), "{name}: {value}\r\n");
         }
+        let token = (config.credentials.as_ref()).and_then(|c| c.session_token.as_deref());
+        if let Some(token) = token {
+            let _ = write!(StrWriter(h), "x-amz-security-token: {token}\r\n");
+        }
         if config.new_connection_per_request {
             h.extend_from_slice(b"connection: close\r\n");
         }
-        if self.sign(host, method, headers) {
+        if self.sign(host, method, headers, token) {
             let _ = write!(
                 StrWriter(&mut self.head),
                 "authorization: {}\r\n",
@@ -196,22 +200,34 @@ impl Client {
         self.head.extend_from_slice(b"\r\n");
     }
 
-    /// The request's signature into `self.authorization`; false where requests are not signed.
-    fn sign(&mut self, host: &str, method: &str, headers: &[(&str, &str)]) -> bool {
+    /// The request's signature into `self.authorization`, the session `token` among the signed
+    /// headers; false where requests are not signed.
+    fn sign(
+        &mut self,
+        host: &str,
+        method: &str,
+        headers: &[(&str, &str)],
+        token: Option<&str>,
+    ) -> bool {
         let Some(signer) = &mut self.signer else {
             return false;
         };
         let (hash, amz_date) = (self.hash.as_str(), self.date.1.as_str());
-        // At most one extra header is signed (range); a fixed array, sorted in place.
-        let mut signed = [("", ""); 4];
+        // At most one extra header is signed (range), and the session token; a fixed array,
+        // sorted in place.
+        let mut signed = [("", ""); 5];
         signed[..3].copy_from_slice(&[
             ("host", host),
             ("x-amz-content-sha256", hash),
             ("x-amz-date", amz_date),
         ]);
-        let n = 3 + headers.len();
-        assert!(n <= signed.len(), "one extra signed header at most");
+        let mut n = 3 + headers.len();
+        assert!(n < signed.len(), "one extra signed header at most");
         signed[3..n].copy_from_slice(headers);
+        if let Some(token) = token {
+            signed[n] = ("x-amz-security-token", token);
+            n += 1;
+        }
         signed[..n].sort_unstable();
         self.authorization.clear();
         signer.sign(

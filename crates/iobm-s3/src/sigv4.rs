@@ -10,11 +10,13 @@ pub const UNSIGNED_PAYLOAD: &str = "UNSIGNED-PAYLOAD";
 /// SHA-256 of nothing, for requests without a body.
 pub const EMPTY_SHA256: &str = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
 
-/// An access key and its secret.
+/// An access key and its secret, and the session token of temporary credentials (STS's, sent
+/// and signed as `x-amz-security-token`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Credentials {
     pub access_key: String,
     pub secret_key: String,
+    pub session_token: Option<String>,
 }
 
 /// Signs requests for one region and service, reusing its buffers: no allocation per request
@@ -187,6 +189,7 @@ mod tests {
             Credentials {
                 access_key: "AKIAIOSFODNN7EXAMPLE".into(),
                 secret_key: "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY".into(),
+                session_token: None,
             },
             "us-east-1",
             "s3",

@@ -5,6 +5,7 @@ pub mod aggregate;
 pub mod histogram;
 pub mod names;
 pub mod series;
+pub mod sizes;
 pub mod time;
 pub mod units;
 
@@ -13,7 +14,7 @@ pub use aggregate::{
     SnapshotInstants, Trace, TraceBuilder, WorkerSpan, STEADY_MIN_WINDOW_NS, TRACE_INTERVAL_NS,
 };
 pub use histogram::{CoarseHistogram, Histogram, HistogramData};
-pub use series::{Series, SeriesRecorder};
+pub use series::{Interval, Series, SeriesRecorder};
 pub use units::{
     format_bytes, format_duration, parse_bytes, parse_duration, parse_rate, Rate, UnitError,
 };

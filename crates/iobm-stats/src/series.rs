@@ -86,7 +86,66 @@ fn add_at(series: &mut Vec<u64>, at: usize, n: u64) {
     series[at] += n;
 }
 
+/// One interval's amounts: what a series holds at one index.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Interval {
+    pub bytes: u64,
+    pub ops: u64,
+    pub errors: u64,
+    /// The coarse histogram of the interval's latencies (empty when none ended in it).
+    pub latency: HistogramData,
+}
+
+impl Default for Interval {
+    fn default() -> Self {
+        Interval {
+            bytes: 0,
+            ops: 0,
+            errors: 0,
+            latency: HistogramData::empty(CoarseHistogram::SUB_BITS),
+        }
+    }
+}
+
+impl Interval {
+    /// Adds `other`'s amounts and latencies.
+    pub fn add(&mut self, other: &Interval) {
+        self.bytes += other.bytes;
+        self.ops += other.ops;
+        self.errors += other.errors;
+        self.latency.merge(&other.latency);
+    }
+}
+
+impl Series {
+    /// The amounts of interval `k` (zero past the end).
+    pub fn interval(&self, k: usize) -> Interval {
+        let at = |v: &[u64]| v.get(k).copied().unwrap_or(0);
+        Interval {
+            bytes: at(&self.bytes),
+            ops: at(&self.ops),
+            errors: at(&self.errors),
+            latency: (self.latency.get(k).cloned())
+                .unwrap_or_else(|| HistogramData::empty(CoarseHistogram::SUB_BITS)),
+        }
+    }
+
+    /// How many intervals hold something.
+    pub fn len(&self) -> usize {
+        (self.bytes.len().max(self.ops.len()))
+            .max(self.errors.len())
+            .max(self.latency.len())
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
 /// Builds a [`Series`] as operations end, without allocating except when an interval closes.
+/// Intervals before the open one never change again: an operation that ends in one of them (a
+/// queued one may) counts in the open one, so what a reader took of them while the phase ran
+/// ([`SeriesRecorder::closed`]) is what the series holds at its end.
 #[derive(Debug, Clone)]
 pub struct SeriesRecorder {
     series: Series,
@@ -129,20 +188,65 @@ impl SeriesRecorder {
     }
 
     /// An operation that ended `since_start` after the phase began, moved `bytes` and took
-    /// `latency_ns`.
+    /// `latency_ns`; returns the interval it counts in.
     #[inline]
-    pub fn record(&mut self, since_start: Duration, bytes: u64, latency_ns: u64) {
+    pub fn record(&mut self, since_start: Duration, bytes: u64, latency_ns: u64) -> usize {
         let at = self.interval_of(since_start);
-        add_at(&mut self.series.bytes, at, bytes);
-        add_at(&mut self.series.ops, at, 1);
-        self.roll_to(at);
-        self.open.record(latency_ns);
+        self.record_at(at, bytes, latency_ns)
     }
 
-    /// An operation that failed `since_start` after the phase began.
-    pub fn error(&mut self, since_start: Duration) {
+    /// An operation counted in interval `at` (or the open one, when later).
+    #[inline]
+    pub fn record_at(&mut self, at: usize, bytes: u64, latency_ns: u64) -> usize {
+        let at = self.roll_to(at);
+        add_at(&mut self.series.bytes, at, bytes);
+        add_at(&mut self.series.ops, at, 1);
+        self.open.record(latency_ns);
+        at
+    }
+
+    /// An operation that failed `since_start` after the phase began; returns the interval it
+    /// counts in.
+    pub fn error(&mut self, since_start: Duration) -> usize {
         let at = self.interval_of(since_start);
+        self.error_at(at)
+    }
+
+    /// A failed operation counted in interval `at` (or the open one, when later).
+    pub fn error_at(&mut self, at: usize) -> usize {
+        let at = at.max(self.open_at);
         add_at(&mut self.series.errors, at, 1);
+        at
+    }
+
+    /// Closes every interval before `at`: what [`SeriesRecorder::interval`] gives of them is
+    /// final.
+    pub fn close_before(&mut self, at: usize) {
+        self.roll_to(at);
+    }
+
+    /// The intervals before this one are closed.
+    pub fn closed(&self) -> usize {
+        self.open_at
+    }
+
+    /// Closes the open interval too (nothing is recorded after): every interval is final.
+    pub fn close(&mut self) {
+        self.close_open();
+    }
+
+    /// The amounts of interval `k`, which is final once closed.
+    pub fn interval(&self, k: usize) -> Interval {
+        self.series.interval(k)
+    }
+
+    /// How many intervals hold something.
+    pub fn len(&self) -> usize {
+        self.series.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.series.is_empty()
     }
 
     pub fn finish(mut self) -> Series {
@@ -161,8 +265,8 @@ mod tests {
         let mut r = SeriesRecorder::new(Duration::from_millis(100));
         r.record(Duration::from_millis(5), 10, 1_000);
         r.record(Duration::from_millis(99), 10, 3_000);
-        r.record(Duration::from_millis(350), 20, 2_000_000);
         r.error(Duration::from_millis(120));
+        r.record(Duration::from_millis(350), 20, 2_000_000);
         let s = r.finish();
         assert_eq!(s.interval_ns, 100_000_000);
         assert_eq!(s.bytes, [20, 0, 0, 20]);
@@ -175,6 +279,27 @@ mod tests {
         let mut whole = s.latency[0].clone();
         s.latency[1..].iter().for_each(|h| whole.merge(h));
         assert_eq!((whole.count, whole.sum_ns), (3, 2_004_000));
+    }
+
+    #[test]
+    fn an_operation_that_ends_in_a_closed_interval_counts_in_the_open_one() {
+        let mut r = SeriesRecorder::new(Duration::from_millis(100));
+        assert_eq!(r.record(Duration::from_millis(250), 10, 1_000), 2);
+        let closed = (0..r.closed()).map(|k| r.interval(k)).collect::<Vec<_>>();
+        // Late (as a queued completion may be): into the open interval, not interval 0.
+        assert_eq!(r.record(Duration::from_millis(50), 5, 2_000), 2);
+        assert_eq!(r.error(Duration::from_millis(10)), 2);
+        assert_eq!(r.closed(), 2);
+        r.close();
+        assert_eq!((0..2).map(|k| r.interval(k)).collect::<Vec<_>>(), closed);
+        let last = r.interval(2);
+        assert_eq!((last.bytes, last.ops, last.errors), (15, 2, 1));
+        assert_eq!(last.latency.count, 2);
+        let s = r.finish();
+        assert_eq!(
+            (s.bytes, s.ops, s.errors),
+            (vec![0, 0, 15], vec![0, 0, 2], vec![0, 0, 1])
+        );
     }
 
     #[test]

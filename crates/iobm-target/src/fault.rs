@@ -82,6 +82,9 @@ impl<T: Target> Target for FaultTarget<T> {
     fn remove_dir(&self, name: &str) -> io::Result<()> {
         self.inner.remove_dir(name)
     }
+    fn sync_all(&self) -> io::Result<()> {
+        self.inner.sync_all()
+    }
     fn stat(&self, name: &str) -> io::Result<crate::Stat> {
         self.inner.stat(name)
     }

@@ -129,6 +129,12 @@ pub trait Target: Send + Sync {
     fn rename(&self, _from: &str, _to: &str) -> io::Result<()> {
         Err(Unsupported(Capability::Rename).into())
     }
+    /// Writes everything the target holds back to its storage, as `sync(1)` does for the
+    /// file system it lives on (mdtest's `-Y` after a phase); targets with nothing held back
+    /// have nothing to do.
+    fn sync_all(&self) -> io::Result<()> {
+        Ok(())
+    }
     /// Where the target keeps its data, for the probes that gather evidence around a phase
     /// (page cache, block devices).
     fn place(&self) -> Place<'_> {

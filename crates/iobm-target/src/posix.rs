@@ -217,6 +217,13 @@ impl Target for PosixTarget {
         })
     }
 
+    /// `syncfs(2)` of the file system the root is on: what `sync(1)` does for it, without
+    /// flushing the machine's other file systems inside the phase's time.
+    fn sync_all(&self) -> io::Result<()> {
+        let dir = std::fs::File::open(&self.root)?;
+        os_result(unsafe { libc::syncfs(dir.as_raw_fd()) })
+    }
+
     fn place(&self) -> crate::Place<'_> {
         crate::Place::Dir(&self.root)
     }

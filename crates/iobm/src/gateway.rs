@@ -56,6 +56,7 @@ impl BuiltinGateway {
         let credentials = Credentials {
             access_key: random_key(20, b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567")?,
             secret_key: random_key(40, b"abcdefghijklmnopqrstuvwxyz0123456789")?,
+            session_token: None,
         };
         let stop: &'static AtomicBool = Box::leak(Box::new(AtomicBool::new(false)));
         let (tx, rx) = std::sync::mpsc::channel();

@@ -9,8 +9,8 @@ use crate::rundir::RunDir;
 use crate::servers::Storage as Servers;
 use crate::targets;
 use iobm_engine::{
-    prepare_objects, FindWork, FsyncPolicy, ItemsPer, Layout, MetaOp, Op, Phase, StopRule, Tree,
-    TreeWork,
+    prepare_objects, FindWork, FsyncPolicy, ItemsPer, Layout, MetaOp, Op, Opening, Phase, StopRule,
+    Tree, TreeWork,
 };
 use iobm_results::io500::{summarize, PHASES, RULES_STONEWALL_S};
 use iobm_results::{env, Config, Io500Config, RunResult};
@@ -46,6 +46,7 @@ pub fn io500(args: Io500Args, argv: &[OsString]) -> Result<Exit, Failure> {
         let suite = ranks.agreed(check(&args, ranks))?;
         Ok(Io500 {
             args: &args,
+            room: room(&args, &suite),
             suite,
             servers: args.server.check(Servers::Dir(&args.dir))?,
         })
@@ -96,10 +97,17 @@ fn check(args: &Io500Args, ranks: &Ranks) -> Result<Suite, Failure> {
     if transfer == 0 {
         return Err(Failure::input("--easy-transfer 0 B: must be more than 0"));
     }
-    if args.items == 0 {
-        return Err(Failure::input(
-            "--items 0: mdtest-easy and mdtest-hard need at least 1 file per worker",
-        ));
+    let (easy_items, hard_items) = (args.easy_items(), args.hard_items());
+    for (flag, given, n) in [
+        ("--easy-items", args.easy_items, easy_items),
+        ("--hard-items", args.hard_items, hard_items),
+    ] {
+        if n == 0 {
+            let flag = if given.is_some() { flag } else { "--items" };
+            return Err(Failure::input(format!(
+                "{flag} 0: mdtest-easy and mdtest-hard need at least 1 file per worker"
+            )));
+        }
     }
     if args.easy_size < transfer || !args.easy_size.is_multiple_of(transfer) {
         return Err(Failure::input(format!(
@@ -119,46 +127,53 @@ fn check(args: &Io500Args, ranks: &Ranks) -> Result<Suite, Failure> {
         jobs: args.jobs as usize,
         stride: usize::from(ranks.size() > 1),
     };
-    suite
-        .tree(true, args.items)
-        .check()
-        .map_err(|e| Failure::input(format!("--items {}: {e}", args.items)))?;
-    // Both mdtest trees' files and directories, ior's files, at once against the free inodes.
-    let workers = suite.workers();
-    let entries = workers
-        .saturating_mul(args.items)
-        .saturating_mul(2)
-        .saturating_add(workers * 2 + 8);
-    if let Some((_, free)) = env::inodes(&args.dir).filter(|&(_, free)| free < entries) {
-        return Err(Failure::input(format!(
-            "--items {}: the files ({entries}) need more inodes than the {free} free at {}",
-            args.items,
-            args.dir.display()
-        )));
+    for (easy, n) in [(true, easy_items), (false, hard_items)] {
+        let flag = if easy { "--easy-items" } else { "--hard-items" };
+        (suite.tree(easy, n).check()).map_err(|e| Failure::input(format!("{flag} {n}: {e}")))?;
     }
+    Ok(suite)
+}
+
+/// What the suite's files could take at most (every write to its end) against the room at
+/// `dir`, said when more: the stonewall bounds the writes, not these sizes (IO500's defaults
+/// are far beyond any disk), so they are not refused; a disk that fills first fails the write
+/// with ENOSPC, which ends the run and makes it invalid.
+fn room(args: &Io500Args, suite: &Suite) -> Option<String> {
+    let workers = suite.workers();
+    let (easy_items, hard_items) = (args.easy_items(), args.hard_items());
+    // Both mdtest trees' files and directories, ior's files.
+    let entries = workers
+        .saturating_mul(easy_items.saturating_add(hard_items))
+        .saturating_add(workers * 2 + 8);
     let per_worker = args
         .easy_size
         .saturating_add(args.segments.saturating_mul(HARD_TRANSFER))
-        .saturating_add(args.items.saturating_mul(HARD_FILE));
+        .saturating_add(hard_items.saturating_mul(HARD_FILE));
     let total = per_worker.saturating_mul(workers);
-    let available = env::space(&args.dir)
-        .filter(|&(size, _)| size > 0)
-        .map(|(_, avail)| avail);
-    if let Some(avail) = available.filter(|&a| a < total) {
-        return Err(Failure::input(format!(
-            "--easy-size, --segments, --items: the files ({}) do not fit in the {} free at {}",
+    let space = env::space(&args.dir).filter(|&(size, _)| size > 0);
+    let short = match (space, env::inodes(&args.dir)) {
+        (Some((_, avail)), _) if avail < total => format!(
+            "the files may take up to {} (--easy-size, --segments, --hard-items), more than the {} free",
             format_bytes(total),
-            format_bytes(avail),
-            args.dir.display()
-        )));
-    }
-    Ok(suite)
+            format_bytes(avail)
+        ),
+        (_, Some((_, free))) if free < entries => format!(
+            "the files may need up to {entries} inodes (--easy-items, --hard-items), more than the {free} free"
+        ),
+        _ => return None,
+    };
+    Some(format!(
+        "{short} at {}: the stonewall is to end the writes first; if the disk fills, the write fails (ENOSPC), the run stops and is not valid",
+        args.dir.display()
+    ))
 }
 
 /// A checked `io500`.
 struct Io500<'a> {
     args: &'a Io500Args,
     suite: Suite,
+    /// Said before the phases when the files could take more than there is room for.
+    room: Option<String>,
     servers: crate::servers::Servers,
 }
 
@@ -191,12 +206,20 @@ impl Io500<'_> {
         phase
     }
 
+    /// mdtest-easy's or mdtest-hard's files per worker.
+    fn items(&self, easy: bool) -> u64 {
+        match easy {
+            true => self.args.easy_items(),
+            false => self.args.hard_items(),
+        }
+    }
+
     /// What rank `rank`'s workers do in mdtest-easy's or mdtest-hard's tree.
     fn work(&self, easy: bool, rank: usize) -> TreeWork {
         TreeWork {
             stride: self.suite.stride,
             bytes: if easy { 0 } else { HARD_FILE },
-            ..TreeWork::new(self.suite.tree(easy, self.args.items), rank)
+            ..TreeWork::new(self.suite.tree(easy, self.items(easy)), rank)
         }
     }
 
@@ -208,9 +231,11 @@ impl Io500<'_> {
         roots
     }
 
-    /// This rank's phases, in the rules' order: the writes stonewalled (and flushed at their
-    /// end, as IOR's -e), the reads and lookups of the next rank's data under MPI.
-    fn phases(&self, rank: usize) -> Vec<Phase> {
+    /// This rank's phases, in the rules' order: the writes stonewalled (ior's flushed at their
+    /// end, as IOR's -e; mdtest's with the file system synced at their end, as mdtest's -Y),
+    /// the reads and lookups of the next rank's data under MPI, the reads checking every byte
+    /// against what run `seed` wrote (IOR's -R, mdtest's -X) inside their time.
+    fn phases(&self, rank: usize, seed: u64) -> Vec<Phase> {
         let s = self.suite;
         let next = (rank + s.stride) % s.ranks;
         let walled = |p: Phase| Phase {
@@ -221,19 +246,37 @@ impl Io500<'_> {
             fsync: FsyncPolicy::End,
             ..p
         };
+        // IOR times its open (and a file per process's create) inside the phase.
+        let opened = |opening: Opening, p: Phase| Phase { opening, ..p };
+        // As IOR and mdtest, a mismatch is counted and the phase goes on; it invalidates the run.
+        let verified = |p: Phase| Phase {
+            verify: Some(seed),
+            max_errors: u64::MAX,
+            ..p
+        };
         let meta =
             |name: &str, op: MetaOp, easy: bool| Phase::meta(name, op, self.work(easy, rank));
         let transfer = self.args.easy_transfer;
         let mut phases = vec![
-            walled(flushed(Phase::new(
-                "ior-easy-write",
-                Op::Write,
-                transfer,
-                self.easy_layout(rank),
+            walled(flushed(opened(
+                Opening::TimedCreate,
+                Phase::new(
+                    "ior-easy-write",
+                    Op::Write,
+                    transfer,
+                    self.easy_layout(rank),
+                ),
             ))),
-            walled(meta("mdtest-easy-write", MetaOp::FileCreate, true)),
-            walled(flushed(self.hard("ior-hard-write", Op::Write, rank))),
-            walled(meta("mdtest-hard-write", MetaOp::FileCreate, false)),
+            walled(flushed(meta("mdtest-easy-write", MetaOp::FileCreate, true))),
+            walled(flushed(opened(
+                Opening::Timed,
+                self.hard("ior-hard-write", Op::Write, rank),
+            ))),
+            walled(flushed(meta(
+                "mdtest-hard-write",
+                MetaOp::FileCreate,
+                false,
+            ))),
             Phase::find(
                 "find",
                 FindWork {
@@ -245,12 +288,18 @@ impl Io500<'_> {
                     size: Some(HARD_FILE),
                 },
             ),
-            Phase::new("ior-easy-read", Op::Read, transfer, self.easy_layout(next)),
+            verified(opened(
+                Opening::Timed,
+                Phase::new("ior-easy-read", Op::Read, transfer, self.easy_layout(next)),
+            )),
             meta("mdtest-easy-stat", MetaOp::FileStat, true),
-            self.hard("ior-hard-read", Op::Read, next),
+            verified(opened(
+                Opening::Timed,
+                self.hard("ior-hard-read", Op::Read, next),
+            )),
             meta("mdtest-hard-stat", MetaOp::FileStat, false),
             meta("mdtest-easy-delete", MetaOp::FileRemove, true),
-            meta("mdtest-hard-read", MetaOp::FileRead, false),
+            verified(meta("mdtest-hard-read", MetaOp::FileRead, false)),
             meta("mdtest-hard-delete", MetaOp::FileRemove, false),
         ];
         debug_assert!(phases.iter().map(|p| p.name.as_str()).eq(PHASES));
@@ -268,7 +317,8 @@ impl Io500<'_> {
                 easy_transfer_bytes: args.easy_transfer,
                 hard_transfer_bytes: HARD_TRANSFER,
                 hard_segments: args.segments,
-                items: args.items,
+                easy_items: args.easy_items(),
+                hard_items: Some(args.hard_items()),
                 hard_file_bytes: HARD_FILE,
                 stonewall_s: args.stonewall.as_secs_f64(),
                 stride: self.suite.stride as u32,
@@ -289,8 +339,10 @@ impl Io500<'_> {
         config
     }
 
-    /// This rank's part of the namespace: the shared directories and file (rank 0), its
-    /// workers' ior-easy files and mdtest-easy trees. Every rank's part made before any phase.
+    /// This rank's part of the namespace: the shared directories and file (rank 0, as IOR's
+    /// rank 0 creates it before the others open it), its workers' mdtest-easy trees (their
+    /// ior-easy files are created inside ior-easy-write, as IOR's). Every rank's part made
+    /// before any phase.
     fn make(&self, target: &dyn Target, ranks: &Ranks) -> Result<(), Failure> {
         let rank = ranks.rank() as usize;
         let failed = |e: std::io::Error| Failure::run(format!("set up the suite's files: {e}"));
@@ -307,7 +359,6 @@ impl Io500<'_> {
             .own_trees(rank)
             .iter()
             .try_for_each(|t| target.create_dir(t))
-            .and_then(|_| prepare_objects(target, &self.easy_layout(rank)))
             .map_err(failed);
         ranks.agree(own)
     }
@@ -325,12 +376,13 @@ impl RunPlan for Io500<'_> {
     }
 
     fn checked_config(&self, ranks: &Ranks) -> Option<Config> {
-        Some(self.config(&self.phases(ranks.rank() as usize), String::new(), ranks))
+        let phases = self.phases(ranks.rank() as usize, 0);
+        Some(self.config(&phases, String::new(), ranks))
     }
 
     fn set_up<'a>(&'a self, run_id: &RunId, ranks: &'a Ranks) -> Result<Stage<'a>, Failure> {
         let targets::InRunDir { dir, target } = targets::run_dir(&self.args.dir, run_id, ranks)?;
-        let phases = self.phases(ranks.rank() as usize);
+        let phases = self.phases(ranks.rank() as usize, run_id.seed);
         let config = self.config(&phases, dir.path.display().to_string(), ranks);
         let hooks = Io500Run { plan: self, dir };
         if let Err(failure) = self.make(target.as_ref(), ranks) {
@@ -352,14 +404,15 @@ struct Io500Run<'a> {
 impl Hooks for Io500Run<'_> {
     fn opening(&mut self, run: &mut RunResult) -> String {
         let wall = self.plan.args.stonewall.as_secs_f64();
-        if wall == RULES_STONEWALL_S {
-            return String::new();
-        }
-        let warning = format!(
+        let short = (wall != RULES_STONEWALL_S).then(|| format!(
             "--stonewall {wall} s: NOT a valid IO500 submission (the rules' stonewall is {RULES_STONEWALL_S} s)"
-        );
-        run.warnings.push(warning.clone());
-        format!("{warning}\n")
+        ));
+        let mut said = String::new();
+        for warning in short.into_iter().chain(self.plan.room.clone()) {
+            said.push_str(&format!("{warning}\n"));
+            run.warnings.push(warning);
+        }
+        said
     }
 
     /// The scores, derived at rank 0 from every rank's phases.

@@ -8,6 +8,7 @@ use iobm_results::{PhaseResult, RunResult};
 use iobm_run::exit::Failure;
 use iobm_run::session::{describe_io, RunId};
 use iobm_s3::S3Config;
+use iobm_stats::sizes::SizeDist;
 use iobm_target::objects::Content;
 use iobm_target::{Body, Target};
 use serde::{Deserialize, Serialize};
@@ -29,6 +30,10 @@ pub struct KeptSet {
     /// Smallest and largest object size: each object's size is drawn from its number.
     pub obj_size_min: u64,
     pub obj_size_max: u64,
+    /// The distribution the sizes were drawn from, where it is not fixed or uniform from the
+    /// smallest to the largest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub obj_sizes: Option<SizeDist>,
     /// Bytes of the N objects.
     pub bytes: u64,
     /// Their content, as `--data` names it.
@@ -55,13 +60,22 @@ impl KeptSet {
             version: 1,
             run_id: run_id.text.clone(),
             objects,
-            obj_size_min: spec.size.0,
-            obj_size_max: spec.size.1,
+            obj_size_min: spec.size.bounds().0,
+            obj_size_max: spec.size.bounds().1,
+            obj_sizes: (!spec.size.is_range()).then(|| spec.size.clone()),
             bytes: spec.total_bytes(),
             data,
             seed: run_id.seed,
             generator: crate::rundir::GENERATOR,
         }
+    }
+
+    /// How the set's object sizes were drawn.
+    pub fn sizes(&self) -> SizeDist {
+        self.obj_sizes.clone().unwrap_or(SizeDist::Uniform {
+            min: self.obj_size_min,
+            max: self.obj_size_max,
+        })
     }
 }
 
@@ -182,7 +196,7 @@ pub fn load(target: &dyn Target, reuse: &Reuse) -> Result<KeptSet, Failure> {
     }
     let spec = iobm_engine::ObjectSpec {
         count: set.objects,
-        size: (set.obj_size_min, set.obj_size_max),
+        size: set.sizes(),
         ..spec_template()
     };
     let mut name = String::new();
@@ -209,7 +223,7 @@ pub fn load(target: &dyn Target, reuse: &Reuse) -> Result<KeptSet, Failure> {
 fn spec_template() -> iobm_engine::ObjectSpec {
     iobm_engine::ObjectSpec {
         count: 0,
-        size: (1, 1),
+        size: SizeDist::Fixed { bytes: 1 },
         range: None,
         part_size: 1,
         part_concurrency: 1,

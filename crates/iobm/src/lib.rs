@@ -7,6 +7,7 @@ pub mod cli;
 pub mod compare;
 pub mod files;
 pub mod gateway;
+pub mod gpu;
 pub mod io500;
 pub mod kept;
 pub mod limits;

@@ -19,6 +19,7 @@ pub const COMMANDS: &[&str] = &[
 const NOT_IN_SPEC: &[&str] = &[
     "access-key",
     "secret-key",
+    "session-token",
     "print-spec",
     "check-only",
     "help",
@@ -29,9 +30,11 @@ fn not_in_spec(key: &str) -> bool {
     NOT_IN_SPEC.contains(&key) || is_output(key)
 }
 
-/// Whether the option `key` says where an output goes: the result or a view.
+/// Whether the option `key` says where an output goes: the result, a view, what a run shows
+/// while it goes.
 fn is_output(key: &str) -> bool {
-    key == "json" || FORMATS.iter().any(|f| f.name == key)
+    const WATCHING: &[&str] = &["json", "live", "metrics-listen", "metrics-linger"];
+    WATCHING.contains(&key) || FORMATS.iter().any(|f| f.name == key)
 }
 
 /// Arguments naming a path on this machine: kept absolute in a spec, so it means the same
@@ -211,9 +214,9 @@ const IN_MATRIX: &str = " (values to run one after another go in a [matrix])";
 /// "unknown option" naming the nearest the command has, or why an option it has is not kept.
 fn unknown(command: &clap::Command, name: &str) -> String {
     match name {
-        "access-key" | "secret-key" => {
+        "access-key" | "secret-key" | "session-token" => {
             return format!(
-                "{name}: never kept in a spec: give the credentials as AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY in the environment"
+                "{name}: never kept in a spec: give the credentials as AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN) in the environment"
             )
         }
         _ if is_output(name) => {
@@ -386,12 +389,20 @@ mod tests {
             "AK",
             "--secret-key",
             "SK",
+            "--session-token",
+            "TOKEN",
             "--json",
             "r.json",
             "--html",
             "r.html",
             "--csv",
             "r.csv",
+            "--live",
+            "l.jsonl",
+            "--metrics-listen",
+            "127.0.0.1:0",
+            "--metrics-linger",
+            "5s",
             "--ops",
             "5",
         ]);
@@ -402,7 +413,7 @@ mod tests {
             .insert("secret-key".into(), SpecValue::Text("SK".into()));
         assert!(to_argv(&with_secret)
             .unwrap_err()
-            .contains("AWS_SECRET_ACCESS_KEY in the environment"));
+            .contains("AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN) in the environment"));
     }
 
     #[test]

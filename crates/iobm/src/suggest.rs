@@ -72,8 +72,8 @@ const S3: &[(&str, &str, &str)] = &[
     ("--block", "--obj-size", "a whole object per request"),
     (
         "--obj.randsize",
-        "--obj-size-range",
-        "warp's --obj.randsize",
+        "--obj-size log2:MIN..MAX",
+        "warp's --obj.randsize: sizes on a log2 scale up to --obj.size",
     ),
     ("--part.size", "--part-size", "warp's --part.size"),
     ("--runtime", "--duration", "fio's --runtime"),

@@ -30,8 +30,10 @@ fn one_process_runs_the_rules_phases_in_order_finds_what_was_made_and_leaves_not
         .args([
             "--segments",
             "20",
-            "--items",
+            "--easy-items",
             "150",
+            "--hard-items",
+            "120",
             "--label",
             "one",
             "--html",
@@ -68,21 +70,37 @@ fn one_process_runs_the_rules_phases_in_order_finds_what_was_made_and_leaves_not
     assert_eq!(phase_bytes(phase(&run, "ior-hard-read")), 2 * 20 * 47008);
     assert_eq!(
         phase_bytes(phase(&run, "mdtest-hard-write")),
-        2 * 150 * 3901
+        2 * 120 * 3901
     );
-    assert_eq!(phase_bytes(phase(&run, "mdtest-hard-read")), 2 * 150 * 3901);
-    for name in [
-        "mdtest-easy-write",
-        "mdtest-easy-stat",
-        "mdtest-easy-delete",
-        "mdtest-hard-stat",
-        "mdtest-hard-delete",
+    assert_eq!(phase_bytes(phase(&run, "mdtest-hard-read")), 2 * 120 * 3901);
+    // mdtest-easy's and mdtest-hard's files per worker apart (IO500's two n).
+    for (name, items) in [
+        ("mdtest-easy-write", 150),
+        ("mdtest-easy-stat", 150),
+        ("mdtest-easy-delete", 150),
+        ("mdtest-hard-stat", 120),
+        ("mdtest-hard-delete", 120),
     ] {
-        assert_eq!(phase_ops(phase(&run, name)), 2 * 150, "{name}");
+        assert_eq!(phase_ops(phase(&run, name)), 2 * items, "{name}");
     }
+    assert_eq!(run["config"]["io500"]["easy_items"], 150);
+    assert_eq!(run["config"]["io500"]["hard_items"], 120);
     assert_eq!(phase_bytes(phase(&run, "mdtest-easy-write")), 0);
     assert_find_counts_what_was_made(&run, 2);
-    assert_eq!(named_01(2, 150), 2, "f.0.101 and f.1.101");
+    assert_eq!(named_01(2, 120), 2, "f.0.101 and f.1.101");
+    // The reads check every byte (IOR's -R, mdtest's -X) inside each worker's time; the
+    // mdtest writes sync the file system at their end, inside it too (mdtest's -Y).
+    assert_eq!(run["config"]["verify"], true);
+    let each_worker = |name: &str, field: &str| {
+        let workers = phase(&run, name)["workers"].as_array().unwrap().clone();
+        workers.iter().all(|w| w[field].as_u64().unwrap() > 0)
+    };
+    for name in ["ior-easy-read", "ior-hard-read", "mdtest-hard-read"] {
+        assert!(each_worker(name, "verify_ns"), "{name}");
+    }
+    for name in ["mdtest-easy-write", "mdtest-hard-write"] {
+        assert!(each_worker(name, "final_sync_ns"), "{name}");
+    }
     assert_scores_recomputed(&run);
     let s = &run["io500"];
     assert_eq!(s["stonewall_s"], 300.0);
@@ -220,7 +238,10 @@ fn bad_flags_are_refused_in_one_line_before_anything_is_made() {
             &["--items", "0"],
             "--items 0: mdtest-easy and mdtest-hard need at least 1 file per worker",
         ),
-        (&["--easy-size", "1PiB"], "--easy-size, --segments, --items: the files ("),
+        (
+            &["--hard-items", "0"],
+            "--hard-items 0: mdtest-easy and mdtest-hard need at least 1 file per worker",
+        ),
     ];
     for (args, message) in cases {
         let out = iobm().arg("io500").args(args).arg(dir).assert().code(2);
@@ -232,6 +253,10 @@ fn bad_flags_are_refused_in_one_line_before_anything_is_made() {
     let help = String::from_utf8_lossy(&help.get_output().stdout).to_string();
     assert!(
         help.contains("Examples:") && help.contains("--stonewall"),
+        "{help}"
+    );
+    assert!(
+        help.contains("--easy-items") && help.contains("[mdtest-hard] n"),
         "{help}"
     );
     // The suite runs once, as the rules have it: what it would refuse is not offered.
@@ -399,4 +424,22 @@ fn keep_keeps_the_run_directory_with_what_the_phases_left() {
     assert_eq!(entries(&run_dir.join("ior-easy")), ["data.0", "data.1"]);
     assert_eq!(entries(&run_dir.join("ior-hard")), ["data.shared"]);
     assert!(entries(&run_dir.join("mdtest-hard")).is_empty());
+}
+
+#[test]
+fn the_rules_default_sizes_beyond_the_free_space_are_bounded_by_the_stonewall_not_refused() {
+    // IO500's defaults: 9920000 MiB of ior-easy per worker, 10 million segments, a million
+    // files: far beyond this disk, and accepted (the stonewall ends the writes).
+    let target = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let out = iobm()
+        .args(["io500", "--check-only"])
+        .arg(target.path())
+        .assert()
+        .success();
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    assert!(stdout.starts_with("config_hash "), "{stdout}");
+    assert!(entries(target.path()).is_empty());
+    let help = iobm().args(["io500", "--help"]).assert().success();
+    let help = String::from_utf8_lossy(&help.get_output().stdout).to_string();
+    assert!(help.contains("[default: 9920000MiB]"), "{help}");
 }

@@ -106,6 +106,15 @@ fn overlapping_runs_merge_into_one_and_different_workloads_do_not() {
     assert_eq!(workers.iter().filter(|w| w["rank"] == 1).count(), 2);
     assert_eq!(whole["ranks"].as_array().unwrap().len(), 2);
     assert_eq!(whole["merged_from"], serde_json::json!(["a", "b"]));
+    // Both runs' gateway readings counted the one bucket ("iobm") over their own phases, and
+    // neither phase spans the other's: no reading counts each byte once, so none is kept.
+    let servers = |r: &Value| r["phases"][0]["cache"]["servers"].clone();
+    assert_eq!(ra["config"]["s3"]["bucket"], rb["config"]["s3"]["bucket"]);
+    assert!(u(&servers(&ra)[0]["received_bytes"]) > 0);
+    assert_eq!(servers(&whole), serde_json::json!([]));
+    assert!(whole["warnings"]
+        .to_string()
+        .contains("overlap and none counts them all: left out"));
 
     // By default only the second in which both ran: less than all, and it says how much less.
     let window = merge(&[], &out.path().join("window.json"));
@@ -131,6 +140,15 @@ fn overlapping_runs_merge_into_one_and_different_workloads_do_not() {
     );
     assert!(
         warnings.contains("NTP") && warnings.contains(&wall),
+        "{warnings}"
+    );
+    // The readings span the whole phases, not the window: left out, and said.
+    assert_eq!(
+        window["phases"][0]["cache"]["servers"],
+        serde_json::json!([])
+    );
+    assert!(
+        warnings.contains("merge with --whole keeps them"),
         "{warnings}"
     );
     // The merged document reads back like any run.

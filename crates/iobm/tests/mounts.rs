@@ -1,8 +1,9 @@
 //! Runs on small file systems mounted for the test (root only: marked ignored, run by
 //! `scripts/test` as root): a full tmpfs ends the run cleanly with partial results, a
 //! read-only one refuses `--json` before the run, a ramfs refuses `--direct` clearly, the
-//! gateway serves a ramfs (no extended attributes), and a FUSE file system that fails writes
-//! with EIO under a full io_uring queue ends the run cleanly.
+//! gateway serves a ramfs (no extended attributes), a FUSE file system that fails writes
+//! with EIO under a full io_uring queue ends the run cleanly, and io500's writes that fill a
+//! tmpfs before their stonewall end the suite clearly, not valid.
 
 mod common;
 
@@ -301,5 +302,47 @@ fn a_storage_fault_under_a_full_queue_ends_the_run_cleanly() {
         .map(|e| e.as_u64().unwrap())
         .sum();
     assert_eq!(failed, phase["errors"][0]["count"].as_u64().unwrap());
+    assert!(entries(fs.path()).is_empty(), "{:?}", entries(fs.path()));
+}
+
+#[test]
+#[ignore = "needs root: mounts a tmpfs (scripts/test runs it as root)"]
+fn io500_sizes_beyond_the_free_space_run_and_a_full_disk_ends_the_suite_not_valid() {
+    let fs = Mount::tmpfs("16m");
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    // ior-easy's 1 GiB does not fit: said, not refused; the write fills the disk first.
+    let out = iobm()
+        .args(["io500", "--easy-size", "1GiB", "--segments", "4"])
+        .args(["--items", "10", "--stonewall", "60s", "--json"])
+        .arg(&json)
+        .arg(fs.path())
+        .assert()
+        .code(1)
+        .get_output()
+        .clone();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        stdout.contains("more than the")
+            && stdout.contains("the stonewall is to end the writes first"),
+        "{stdout}"
+    );
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.contains("No space left on device (ENOSPC)"),
+        "{stderr}"
+    );
+    let result = load(&json);
+    assert_matches_schema(&result);
+    assert_eq!(result["status"], "failed");
+    let write = &result["phases"][0];
+    assert_eq!(write["name"], "ior-easy-write");
+    assert_eq!(write["errors"][0]["kind"], "ENOSPC");
+    let why = result["io500"]["invalid_because"].to_string();
+    assert!(
+        why.contains("ior-easy-write had failed operations (1 ENOSPC)"),
+        "{why}"
+    );
+    assert_eq!(result["io500"]["valid"], false);
     assert!(entries(fs.path()).is_empty(), "{:?}", entries(fs.path()));
 }

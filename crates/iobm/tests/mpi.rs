@@ -1,7 +1,7 @@
 //! Multi-rank runs under a real `mpirun` (Open MPI): totals over ranks, one report, clean-up,
 //! per-rank layouts, which rank --reorder reads which region, bonnie on every rank, the
 //! launcher guards, plans and reruns under mpirun, `iobm meta` across ranks, `--until-stable`
-//! summed over ranks and `--rate` shared by them. Built only
+//! summed over ranks, `--rate` shared by them and `--live` written by each rank. Built only
 //! with `--features mpi`;
 //! scripts/test installs Open MPI and runs them.
 #![cfg(feature = "mpi")]
@@ -9,6 +9,8 @@
 mod common;
 #[path = "mpi/io500.rs"]
 mod io500;
+#[path = "mpi/live.rs"]
+mod live;
 #[path = "mpi/meta.rs"]
 mod meta;
 #[path = "mpi/plans.rs"]

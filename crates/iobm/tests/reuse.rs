@@ -294,3 +294,69 @@ fn what_is_not_a_kept_data_set_is_refused_and_left_alone() {
     after.sort();
     assert_eq!(after, before, "a refused run changed the store");
 }
+
+#[test]
+fn sizes_drawn_from_a_distribution_are_stored_kept_and_read_back_as_drawn() {
+    let root = tempfile::tempdir().unwrap();
+    let serve = iobm_serve_with(root.path(), KEY, SECRET);
+    let sizes = ["--obj-size", "4KiB:3,64KiB:1", "--concurrent", "2"];
+    let put = s3(
+        &serve.url,
+        &[&["put", "--keep", "--ops", "40"][..], &sizes].concat(),
+    );
+    let config = &put["config"]["s3"];
+    assert_eq!(
+        config["obj_sizes"],
+        serde_json::json!({"kind": "buckets", "sizes": [4096, 65536], "weights": [3, 1]})
+    );
+    assert_eq!(
+        (u(&config["obj_size_min"]), u(&config["obj_size_max"])),
+        (4096, 65536)
+    );
+    // Every object stored has one of the two sizes, about three small to one large, and the
+    // bytes PUT are theirs.
+    let stored: Vec<u64> = files(root.path())
+        .into_iter()
+        .filter(|(p, _)| !p.ends_with("iobm-data-set.json") && p.to_string_lossy().contains("obj."))
+        .map(|(_, size)| size)
+        .collect();
+    assert_eq!(stored.len(), 40, "{stored:?}");
+    assert!(
+        stored.iter().all(|&s| s == 4096 || s == 65536),
+        "{stored:?}"
+    );
+    let small = stored.iter().filter(|&&s| s == 4096).count();
+    assert!((20..=38).contains(&small), "{small} of 40 small");
+    let put_bytes = u(&put["phases"][0]["operations"][0]["bytes"]);
+    assert_eq!(put_bytes, stored.iter().sum::<u64>());
+    // Read back with the kept description's sizes, every byte checked.
+    let prefix = kept_prefix(&put);
+    let get = s3(
+        &serve.url,
+        &[
+            "get", "--reuse", &prefix, "--ops", "40", "--verify", "-c", "2",
+        ],
+    );
+    assert_eq!(get["status"], "complete");
+    assert_eq!(get["config"]["s3"]["obj_sizes"], config["obj_sizes"]);
+    assert_eq!(u(&get["phases"][0]["operations"][0]["bytes"]), put_bytes);
+    assert_eq!(get["phases"][0]["errors"], serde_json::json!([]));
+    // A bad distribution: one line naming the flag, nothing run.
+    let bad = iobm()
+        .args([
+            "s3",
+            "put",
+            "--obj-size",
+            "log2:8KiB..4KiB",
+            "--endpoint",
+            &serve.url,
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(
+        err.contains("--obj-size") && err.contains("larger than MAX"),
+        "{err}"
+    );
+}

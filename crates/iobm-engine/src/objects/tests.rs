@@ -4,6 +4,7 @@ use crate::runner::{run_phase, Ranked};
 use crate::workload::{Mix, ObjectOp, ObjectSpec, Phase, StopRule};
 use crate::{Control, PhaseEnd};
 use iobm_stats::names::Picks;
+use iobm_stats::sizes::SizeDist;
 use iobm_target::fault::FaultTarget;
 use iobm_target::mem::MemTarget;
 use iobm_target::objects::STAMP_LEN;
@@ -109,7 +110,10 @@ fn verify_of_a_put_checks_the_etag_against_what_was_sent() {
 fn spec(count: u64) -> ObjectSpec {
     ObjectSpec {
         count,
-        size: (10_000, 50_000),
+        size: SizeDist::Uniform {
+            min: 10_000,
+            max: 50_000,
+        },
         range: None,
         part_size: 16_384,
         part_concurrency: 2,

@@ -22,8 +22,8 @@ pub(super) fn file_task<'a>(
     }
     if phase.op.is_metadata() {
         let (seed, data) = (seed(run_id, index), data_source(phase, run_id));
-        let buf =
-            buffer(phase, phase.block as usize).map_err(|e| (e, "place buffers".to_string()))?;
+        let buf = buffer(phase, index, phase.block as usize)
+            .map_err(|e| (e, "place buffers".to_string()))?;
         return MetaTask::new(target, phase, index, seed, data, buf)
             .map(|t| Box::new(t) as Box<dyn Task + 'a>);
     }

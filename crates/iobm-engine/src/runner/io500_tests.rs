@@ -2,7 +2,7 @@
 //! the later phases limited to what the wall let be made.
 
 use super::*;
-use crate::workload::{FindWork, ItemsPer, MetaOp, Tree, TreeWork};
+use crate::workload::{FindWork, FsyncPolicy, ItemsPer, MetaOp, Opening, Tree, TreeWork};
 use iobm_target::mem::MemTarget;
 use iobm_target::posix::PosixTarget;
 use iobm_target::OpenOptions;
@@ -192,4 +192,203 @@ fn a_creation_limits_only_the_phases_of_its_own_tree() {
     other.limit_to_made(&create, 4);
     assert_eq!(own.tree.unwrap().limit, Some(4));
     assert_eq!(other.tree.unwrap().limit, None);
+}
+
+/// mdtest-hard's shared tree of 2 workers with 5 files of 3901 bytes each, made.
+fn made(target: &dyn Target, control: &Control) -> TreeWork {
+    let work = TreeWork {
+        bytes: 3901,
+        ..TreeWork::new(
+            Tree {
+                items: 5,
+                ..shared("hard").tree
+            },
+            0,
+        )
+    };
+    for op in [MetaOp::TreeCreate, MetaOp::FileCreate] {
+        let phase = Phase::meta(op.name(), op, work.clone());
+        let out = run_phase(target, &phase, control, &Ranked::ALONE);
+        assert_eq!(out.end, PhaseEnd::Completed, "{:?}", out.errors);
+    }
+    work
+}
+
+/// mdtest-hard-read of `work`, checking what it reads against run `verify`'s data (-X), its
+/// mismatches counted as mdtest counts them.
+fn read_back(target: &dyn Target, work: &TreeWork, verify: Option<u64>) -> PhaseOutcome {
+    let phase = Phase {
+        verify,
+        max_errors: u64::MAX,
+        ..Phase::meta("read", MetaOp::FileRead, work.clone())
+    };
+    run_phase(target, &phase, &Control::new(7, 2), &Ranked::ALONE)
+}
+
+fn failed(out: &PhaseOutcome) -> u64 {
+    out.errors.iter().map(|e| e.count).sum()
+}
+
+#[test]
+fn a_verified_mdtest_read_checks_every_byte_of_each_file_inside_the_workers_time() {
+    let mem = MemTarget::new();
+    let work = made(&mem, &Control::new(7, 2));
+    let good = read_back(&mem, &work, Some(7));
+    assert_eq!(good.end, PhaseEnd::Completed, "{:?}", good.errors);
+    assert_eq!(failed(&good), 0, "{:?}", good.errors);
+    assert_eq!(good.bytes(), 10 * 3901);
+    assert!(good.workers.iter().all(|w| w.verify_ns > 0));
+    // One byte of one file changed: the checked read counts it, the unchecked one does not.
+    let (mut name, mut to) = (String::new(), String::new());
+    work.write_name(MetaOp::FileRead, 1, 3, &mut name, &mut to);
+    let mut h = mem
+        .open(
+            &name,
+            OpenOptions {
+                access: iobm_target::Access::Write,
+                direct: false,
+            },
+        )
+        .unwrap();
+    let mut byte = [0u8];
+    h.read_at(&mut byte, 3900).unwrap();
+    h.write_at(&[byte[0] ^ 1], 3900).unwrap();
+    h.close().unwrap();
+    let bad = read_back(&mem, &work, Some(7));
+    assert_eq!(bad.end, PhaseEnd::Completed, "{:?}", bad.errors);
+    assert_eq!(failed(&bad), 1, "{:?}", bad.errors);
+    assert!(bad.errors[0].first.contains(&name), "{:?}", bad.errors);
+    assert!(bad.errors[0].first.contains("not what was written"));
+    assert_eq!(failed(&read_back(&mem, &work, None)), 0);
+    // Another run's data: every file differs.
+    assert_eq!(failed(&read_back(&mem, &work, Some(8))), 10);
+}
+
+/// A memory target that counts its syncs of everything, each taking 20 ms.
+struct Syncs(MemTarget, std::sync::atomic::AtomicU64);
+
+impl Target for Syncs {
+    fn capabilities(&self) -> iobm_target::Capabilities {
+        self.0.capabilities()
+    }
+    fn open(&self, name: &str, options: OpenOptions) -> io::Result<Box<dyn iobm_target::Handle>> {
+        self.0.open(name, options)
+    }
+    fn len(&self, name: &str) -> io::Result<u64> {
+        self.0.len(name)
+    }
+    fn objects(&self, worker: usize) -> io::Result<Box<dyn iobm_target::Objects + '_>> {
+        self.0.objects(worker)
+    }
+    fn remove(&self, name: &str) -> io::Result<()> {
+        self.0.remove(name)
+    }
+    fn create_dir(&self, name: &str) -> io::Result<()> {
+        self.0.create_dir(name)
+    }
+    fn stat(&self, name: &str) -> io::Result<iobm_target::Stat> {
+        self.0.stat(name)
+    }
+    fn sync_all(&self) -> io::Result<()> {
+        self.1.fetch_add(1, Ordering::SeqCst);
+        std::thread::sleep(Duration::from_millis(20));
+        Ok(())
+    }
+}
+
+#[test]
+fn a_creation_with_fsync_end_syncs_the_file_system_inside_each_workers_time() {
+    let target = Syncs(MemTarget::new(), Default::default());
+    // A tree and its files made with --fsync never: no sync.
+    made(&target, &Control::new(7, 2));
+    assert_eq!(target.1.load(Ordering::SeqCst), 0);
+    let tree = Phase::meta("tree", MetaOp::TreeCreate, shared("easy"));
+    let control = Control::new(7, 2);
+    run_phase(&target, &tree, &control, &Ranked::ALONE);
+    let phase = Phase {
+        fsync: FsyncPolicy::End,
+        ..Phase::meta("create", MetaOp::FileCreate, shared("easy"))
+    };
+    let out = run_phase(&target, &phase, &control, &Ranked::ALONE);
+    assert_eq!(out.end, PhaseEnd::Completed, "{:?}", out.errors);
+    // Synced once per worker, at its end.
+    assert_eq!(target.1.load(Ordering::SeqCst), 2);
+    for w in &out.workers {
+        assert!(w.final_sync_ns >= 20_000_000, "{}", w.final_sync_ns);
+        assert!(w.span.end_ns - w.span.start_ns >= w.final_sync_ns);
+    }
+}
+
+/// A memory target whose every open takes 100 ms.
+struct SlowOpen(MemTarget);
+
+impl Target for SlowOpen {
+    fn capabilities(&self) -> iobm_target::Capabilities {
+        self.0.capabilities()
+    }
+    fn open(&self, name: &str, options: OpenOptions) -> io::Result<Box<dyn iobm_target::Handle>> {
+        std::thread::sleep(Duration::from_millis(100));
+        self.0.open(name, options)
+    }
+    fn len(&self, name: &str) -> io::Result<u64> {
+        self.0.len(name)
+    }
+    fn objects(&self, worker: usize) -> io::Result<Box<dyn iobm_target::Objects + '_>> {
+        self.0.objects(worker)
+    }
+    fn remove(&self, name: &str) -> io::Result<()> {
+        self.0.remove(name)
+    }
+    fn create_dir(&self, name: &str) -> io::Result<()> {
+        self.0.create_dir(name)
+    }
+}
+
+#[test]
+fn a_timed_open_is_inside_each_workers_time_and_a_timed_create_makes_the_file() {
+    let target = SlowOpen(MemTarget::new());
+    target.create_dir("easy").unwrap();
+    let jobs = 2;
+    let control = Control::new(1, jobs);
+    let create = Phase {
+        opening: Opening::TimedCreate,
+        ..write("easy", jobs, 4)
+    };
+    // No file before the phase: each worker creates its own inside its time.
+    let out = run_phase(&target, &create, &control, &Ranked::ALONE);
+    assert_eq!(out.end, PhaseEnd::Completed, "{:?}", out.errors);
+    for w in &out.workers {
+        assert!(
+            w.span.end_ns - w.span.start_ns >= 100_000_000,
+            "{:?}",
+            w.span
+        );
+    }
+    assert!(create
+        .layout
+        .files
+        .iter()
+        .all(|f| target.len(&f.name).unwrap() == 4 * 4096));
+    let read = Phase {
+        opening: Opening::Timed,
+        ..Phase::new("read", Op::Read, 4096, create.layout.clone())
+    };
+    let back = run_phase(&target, &read, &control, &Ranked::ALONE);
+    assert_eq!(back.end, PhaseEnd::Completed, "{:?}", back.errors);
+    assert_eq!(back.bytes(), 2 * 4 * 4096);
+    for w in &back.workers {
+        assert!(
+            w.span.end_ns - w.span.start_ns >= 100_000_000,
+            "{:?}",
+            w.span
+        );
+    }
+    // A timed create of a file that is there fails the phase, naming the open.
+    let again = run_phase(&target, &create, &control, &Ranked::ALONE);
+    assert_eq!(again.end, PhaseEnd::Failed);
+    assert!(
+        again.errors[0].first.contains("open easy/"),
+        "{:?}",
+        again.errors
+    );
 }

@@ -90,6 +90,7 @@ fn run_stalled(
         errors: AtomicU64::new(0),
         settled: AtomicBool::new(false),
         left: std::sync::atomic::AtomicUsize::new(0),
+        gather: None,
     };
     let task = Mock {
         clock: &clock,

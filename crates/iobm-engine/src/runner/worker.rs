@@ -4,14 +4,16 @@
 
 use super::{defers_flush, Shared, Walled, WorkerError, WorkerResult};
 use crate::control::{Control, LiveCounter};
+use crate::live::{Closed, Gather};
 use crate::outcome::{OpOutcome, WorkerOutcome};
 use crate::pace::{Clock, PaceBooks, PaceOutcome};
 use crate::stonewall::Wall;
 use crate::task::{Completed, Task};
 use crate::workload::{Phase, StopRule};
-use iobm_stats::{Progress, SeriesRecorder, TraceBuilder, WorkerSpan};
+use iobm_stats::{Interval, Progress, SeriesRecorder, TraceBuilder, WorkerSpan};
 use std::io;
 use std::sync::atomic::Ordering;
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// When a worker stops: the phase's deadline, its wall, its share of a count of operations.
@@ -95,6 +97,8 @@ struct Ended {
     tries: u32,
     /// Time its task spent checking what arrived, taken out of its latency.
     checked_inline: u64,
+    /// Time it spent copying to or from a device's buffer, inside its latency.
+    copy_ns: u64,
 }
 
 impl Ended {
@@ -107,6 +111,7 @@ impl Ended {
                 result: Ok(c.bytes),
                 tries: 0,
                 checked_inline: 0,
+                copy_ns: 0,
             },
             Err(e) => Ended {
                 intended: None,
@@ -115,6 +120,7 @@ impl Ended {
                 result: Err(e),
                 tries: 0,
                 checked_inline: 0,
+                copy_ns: 0,
             },
         }
     }
@@ -134,11 +140,23 @@ struct Books<'a> {
     class_series: Vec<SeriesRecorder>,
     errors: Vec<WorkerError>,
     verify_ns: u64,
+    /// The counted operations' copies to and from a device's buffer.
+    copy_ns: u64,
     /// Stamps of the first counted operation's end and the last one's start (warp's window).
     first_op_end: Option<Instant>,
     last_op_start: Instant,
     last_end: Instant,
     pace: Option<PaceBooks>,
+    /// Where the intervals closed go while the phase runs, when it is watched.
+    feed: Option<Feed<'a>>,
+}
+
+/// A watched worker's hand-over of the intervals it closed.
+struct Feed<'a> {
+    gather: &'a Mutex<Gather>,
+    worker: usize,
+    /// Intervals before this one were handed over.
+    passed: usize,
 }
 
 impl<'a> Books<'a> {
@@ -157,11 +175,44 @@ impl<'a> Books<'a> {
             series,
             errors: Vec::new(),
             verify_ns: 0,
+            copy_ns: 0,
             first_op_end: None,
             last_op_start: start,
             last_end: start,
             pace: None,
+            feed: None,
         }
+    }
+
+    /// Hands over the intervals closed since the last hand-over (all of them once `ended`):
+    /// once per interval at most, never per operation.
+    #[cold]
+    fn hand_over(&mut self, ended: bool) {
+        let Some(feed) = self.feed.as_mut() else {
+            return;
+        };
+        let upto = if ended {
+            self.series.close();
+            self.class_series.iter_mut().for_each(SeriesRecorder::close);
+            (self.class_series.iter().map(SeriesRecorder::len)).fold(self.series.len(), usize::max)
+        } else {
+            let upto = self.series.closed();
+            (self.class_series.iter_mut()).for_each(|s| s.close_before(upto));
+            upto
+        };
+        let first = feed.passed.min(upto);
+        let take = |s: &SeriesRecorder| -> Vec<Interval> {
+            (first..upto).map(|k| s.interval(k)).collect()
+        };
+        let closed = Closed {
+            worker: feed.worker,
+            first,
+            whole: take(&self.series),
+            classes: self.class_series.iter().map(take).collect(),
+            ended,
+        };
+        feed.passed = upto;
+        feed.gather.lock().unwrap().take(closed);
     }
 
     /// Counts an operation of `task` that ended; false when its failure stops the worker.
@@ -191,9 +242,9 @@ impl<'a> Books<'a> {
             Err(e) => {
                 class.errors += 1;
                 let since = t1.saturating_duration_since(self.counted_from);
-                self.series.error(since);
+                let at = self.series.error(since);
                 if let Some(own) = self.class_series.get_mut(task.class()) {
-                    own.error(since);
+                    own.error_at(at);
                 }
                 let error = WorkerError::new(&e, task.describe());
                 match self.errors.iter_mut().find(|e| e.kind == error.kind) {
@@ -216,6 +267,7 @@ impl<'a> Books<'a> {
         }
         self.first_op_end.get_or_insert(t1);
         self.last_op_start = t0;
+        self.copy_ns += op.copy_ns;
         let ns = (t1.duration_since(t0).as_nanos() as u64).saturating_sub(op.checked_inline);
         class.latency.record(ns);
         class.ops += 1;
@@ -229,9 +281,12 @@ impl<'a> Books<'a> {
         self.done.bytes += bytes;
         self.done.ops += 1;
         let since = t1.saturating_duration_since(self.counted_from);
-        self.series.record(since, bytes, ns);
+        let at = self.series.record(since, bytes, ns);
         if let Some(own) = self.class_series.get_mut(task.class()) {
-            own.record(since, bytes, ns);
+            own.record_at(at, bytes, ns);
+        }
+        if self.feed.as_ref().is_some_and(|f| at > f.passed) {
+            self.hand_over(false);
         }
         if let (Some(pace), Some(intended)) = (self.pace.as_mut(), op.intended) {
             pace.record(intended, t0, t1, self.counted_from, bytes);
@@ -289,12 +344,24 @@ pub(super) fn run_worker<C: Clock>(
     let start = clock.now();
     let start_ns = control.ns(start.max(counted_from));
     let mut books = Books::new(phase, &control.live[index], counted_from, start);
+    books.feed = (shared.gather.as_ref()).map(|gather| Feed {
+        gather,
+        worker: index,
+        passed: 0,
+    });
     let queued = task.queued();
     // Paced: intended starts from the phase's start, so that every worker shares one schedule.
     books.pace = phase
         .pace
         .map(|pace| PaceBooks::new(&pace, phase_origin, index, phase.interval, queued));
 
+    // A timed open (IOR's open and create) is inside the worker's span; failing, it ends the
+    // phase as a failed operation would.
+    if let Err(e) = task.open() {
+        books.errors.push(WorkerError::new(&e, task.describe()));
+        shared.errors.fetch_add(1, Ordering::SeqCst);
+        shared.abort.store(true, Ordering::SeqCst);
+    }
     let mut i: u64 = 0;
     // A queued task's operations complete after later ones were submitted: once no more are
     // submitted, the rest in flight are drained and counted like the others.
@@ -367,6 +434,7 @@ pub(super) fn run_worker<C: Clock>(
                 result,
                 tries,
                 checked_inline,
+                copy_ns: task.take_copy_ns(),
             }
         };
         if !books.settle(task.as_mut(), op, queued, shared, control) {
@@ -375,6 +443,7 @@ pub(super) fn run_worker<C: Clock>(
     }
 
     limits.ended(i);
+    books.hand_over(true);
     shared.left.fetch_add(1, Ordering::SeqCst);
     // The final fsync and close are inside the worker's interval, even after an error.
     let final_sync_ns = match task.finish() {
@@ -411,6 +480,7 @@ fn finish(
         series,
         errors,
         verify_ns,
+        copy_ns,
         first_op_end,
         last_op_start,
         pace,
@@ -435,6 +505,7 @@ fn finish(
         series: series.finish(),
         final_sync_ns,
         verify_ns,
+        copy_ns,
         trace,
         items,
     };

@@ -4,6 +4,7 @@
 use crate::data::{file_key, DataSource};
 use crate::permute::Permutation;
 use crate::task::Task;
+use crate::tasks::{verifier, Verifier};
 use crate::workload::{FsyncPolicy, MetaOp, Op, Pattern, Phase, TreeWork};
 use iobm_target::memory::HostBuf;
 use iobm_target::{Access, OpenOptions, Target};
@@ -38,6 +39,10 @@ pub(crate) struct MetaTask<'a> {
     to: String,
     /// The prepared file's bytes to write or read.
     size: u64,
+    /// A read's check of every byte against what was written (IO500's mdtest-hard-read, -X).
+    verify: Option<Verifier>,
+    /// Time spent checking the last read.
+    verify_ns: u64,
 }
 
 impl<'a> MetaTask<'a> {
@@ -83,6 +88,8 @@ impl<'a> MetaTask<'a> {
             name: String::with_capacity(256),
             to: String::with_capacity(256),
             size: 0,
+            verify: verifier(phase),
+            verify_ns: 0,
         })
     }
 }
@@ -124,9 +131,27 @@ impl MetaTask<'_> {
         while offset < len {
             let n = chunk.min(len - offset) as usize;
             handle.read_at(&mut self.buf[..n], offset)?;
+            self.check(n, offset)?;
             offset += n as u64;
         }
         handle.close()
+    }
+
+    /// Checks the `n` bytes just read at `offset` against what was written there (as mdtest's
+    /// -X, inside the read: its time is the phase's, taken out of the operation's latency).
+    fn check(&mut self, n: usize, offset: u64) -> io::Result<()> {
+        let Some(verifier) = self.verify.as_mut() else {
+            return Ok(());
+        };
+        let checking = std::time::Instant::now();
+        let checked = verifier.check(
+            &self.buf[..n],
+            file_key(&self.name),
+            offset,
+            &self.phase.layout,
+        );
+        self.verify_ns += checking.elapsed().as_nanos() as u64;
+        checked.map_err(|what| io::Error::new(io::ErrorKind::InvalidData, what))
     }
 }
 
@@ -202,7 +227,22 @@ impl Task for MetaTask<'_> {
         }
     }
 
+    fn take_verify_ns(&mut self) -> u64 {
+        std::mem::take(&mut self.verify_ns)
+    }
+
+    /// With `--fsync end` a phase creating items syncs the file system they are on at each
+    /// worker's end, inside its time (mdtest's `-Y`, which IO500's writes use).
     fn finish(&mut self) -> io::Result<u64> {
-        Ok(0)
+        let creates = matches!(
+            self.phase.op,
+            Op::Meta(MetaOp::FileCreate | MetaOp::DirCreate | MetaOp::TreeCreate)
+        );
+        if !creates || self.phase.fsync != FsyncPolicy::End {
+            return Ok(0);
+        }
+        let syncing = std::time::Instant::now();
+        self.target.sync_all()?;
+        Ok(syncing.elapsed().as_nanos() as u64)
     }
 }

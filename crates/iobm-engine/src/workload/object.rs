@@ -2,6 +2,7 @@
 //! objects an object phase works on.
 
 use iobm_stats::names::{OpName, Picks};
+use iobm_stats::sizes::SizeDist;
 
 /// Whole-object operations.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -109,8 +110,8 @@ pub struct ObjectSpec {
     /// work on; for put and multipart with [`StopRule::Once`](super::StopRule::Once), how many to
     /// store.
     pub count: u64,
-    /// Smallest and largest object size; sizes are drawn uniformly per object (equal: fixed).
-    pub size: (u64, u64),
+    /// How each object's size is drawn, from its number.
+    pub size: SizeDist,
     /// Bytes per ranged GET (from a random offset), None: whole objects.
     pub range: Option<u64>,
     pub part_size: u64,
@@ -134,12 +135,7 @@ pub struct ObjectSpec {
 impl ObjectSpec {
     /// The size of object `k`: fixed, or drawn from its number (so readers know it too).
     pub fn size_of(&self, k: u64) -> u64 {
-        let (min, max) = self.size;
-        if min >= max {
-            min
-        } else {
-            min + crate::permute::mix(k ^ 0x000b_1ec7) % (max - min + 1)
-        }
+        self.size.of_object(k)
     }
 
     /// Bytes of objects 0..count.

@@ -1,8 +1,10 @@
 //! The text report's header: the run, where its data is, the storage, host and network, the
 //! ranks, and the workload in one line (file, S3 or metadata).
 
+use iobm_results::device::{DeviceMemory, TransferPath};
 use iobm_results::{Config, MetaConfig, RunResult, S3Config};
-use iobm_stats::names::OpName;
+use iobm_stats::names::{OpName, Picks};
+use iobm_stats::sizes::{log2_histogram, SizeDist};
 use iobm_stats::{format_bytes, format_duration};
 use std::time::Duration;
 
@@ -17,6 +19,7 @@ pub fn render_header(run: &RunResult) -> String {
     out.push_str(&storage(run));
     out.push_str(&host(run));
     out.push_str(&network(run));
+    out.push_str(&gpus(run));
     let (ranks_line, ranks) = ranks(run);
     out.push_str(&ranks_line);
     let c = &run.config;
@@ -113,6 +116,51 @@ fn network(run: &RunResult) -> String {
     format!("  network  {}\n", nics.join(", "))
 }
 
+/// The GPUs the run's buffers were on (`--mem gpu`), where recorded.
+fn gpus(run: &RunResult) -> String {
+    let gpus = &run.environment.gpus;
+    if gpus.is_empty() {
+        return String::new();
+    }
+    let gpus: Vec<String> = gpus
+        .iter()
+        .map(|g| {
+            let numa = g
+                .numa_node
+                .map_or(String::new(), |n| format!(", NUMA node {n}"));
+            format!(
+                "{}: {}, {}, {}, PCI {}{numa}",
+                g.id,
+                g.name,
+                format_bytes(g.memory_bytes),
+                g.driver,
+                g.pci_bus
+            )
+        })
+        .collect();
+    format!(
+        "  gpu      {}
+",
+        gpus.join("; ")
+    )
+}
+
+/// Where a file run's buffers were, where not in host memory.
+fn memory(c: &Config) -> String {
+    let Some(m) = &c.memory else {
+        return String::new();
+    };
+    let how = match m.path {
+        TransferPath::Bounce => "through a host bounce buffer",
+        TransferPath::Direct => "GPU-direct",
+    };
+    let fake = match m.memory {
+        DeviceMemory::Gpu => "",
+        DeviceMemory::FakeGpu => " (fake)",
+    };
+    format!("buffers on {}{fake} {how}, ", m.flag())
+}
+
 /// The runs merged or the MPI ranks, as a line of their own and as the prefix of the workload
 /// line ("2 ranks x "); both empty for one process.
 fn ranks(run: &RunResult) -> (String, String) {
@@ -184,19 +232,25 @@ fn meta_workload(run: &RunResult, m: &MetaConfig, ranks: &str) -> String {
 /// An S3 run's workload: concurrency, objects, mix, signing, data and when it stops.
 fn s3_workload(run: &RunResult, s3: &S3Config, ranks: &str) -> String {
     let c = &run.config;
-    let size = if s3.obj_size_min == s3.obj_size_max {
-        format_bytes(s3.obj_size_max)
-    } else {
-        format!(
+    let size = match &s3.obj_sizes {
+        Some(dist) => format!("{} ({})", dist.describe(), drawn(dist, s3.objects)),
+        None if s3.obj_size_min == s3.obj_size_max => format_bytes(s3.obj_size_max),
+        None => format!(
             "{}..{}",
             format_bytes(s3.obj_size_min),
             format_bytes(s3.obj_size_max)
-        )
+        ),
     };
     let data_set = if s3.objects > 0 {
         format!(", data set {} objects", s3.objects)
     } else {
         String::new()
+    };
+    // How timed or counted reads chose their objects (a read of the data set once reads each).
+    let picks = match (s3.picks, c.duration_s.is_some() || c.ops.is_some()) {
+        (Some(Picks::Once), true) => ", each object read once per pass in a shuffled order",
+        (Some(Picks::Random), true) => ", objects picked at random (with replacement)",
+        _ => "",
     };
     let stop = match (c.duration_s, c.ops) {
         (Some(d), _) => format!("for {d}s{}", ramp(c)),
@@ -209,9 +263,21 @@ fn s3_workload(run: &RunResult, s3: &S3Config, ranks: &str) -> String {
         String::new()
     };
     format!(
-        "  workload {ranks}{} concurrent, objects of {size}{data_set}{mix}, payload signing {}, data {}, {stop}\n",
+        "  workload {ranks}{} concurrent, objects of {size}{data_set}{picks}{mix}, payload signing {}, data {}, {stop}\n",
         s3.concurrent, s3.payload_signing, c.data
     )
+}
+
+/// The sizes `dist` draws for the data set's objects (the first 1,000 object numbers where
+/// the run had no data set, as a PUT's new objects), by power of two: "drawn for objects
+/// 0..99: 4 KiB+ 12%, 8 KiB+ 7%, ...".
+fn drawn(dist: &SizeDist, objects: u64) -> String {
+    let n = if objects > 0 { objects } else { 1000 };
+    let histogram = log2_histogram((0..n).map(|k| dist.of_object(k)));
+    let shares: Vec<String> = (histogram.iter())
+        .map(|(low, share)| format!("{}+ {:.0}%", format_bytes(*low), 100.0 * share))
+        .collect();
+    format!("drawn for objects 0..{}: {}", n - 1, shares.join(", "))
 }
 
 /// A file run's workload: jobs and sizes, block, pattern, layout, fsync, engine, data and when
@@ -222,7 +288,7 @@ fn file_workload(run: &RunResult, ranks: &str) -> String {
         format!("for {d}s per phase{}", ramp(c))
     });
     format!(
-        "  workload {ranks}{} jobs x {} = {}, block {}, {}, {}, fsync {}, {}{}data {}, {}\n",
+        "  workload {ranks}{} jobs x {} = {}, block {}, {}, {}, fsync {}, {}{}{}data {}, {}\n",
         c.jobs,
         format_bytes(c.size_per_job_bytes),
         format_bytes(c.total_bytes),
@@ -239,6 +305,7 @@ fn file_workload(run: &RunResult, ranks: &str) -> String {
         } else {
             String::new()
         },
+        memory(c),
         c.data,
         stop
     )
@@ -255,4 +322,45 @@ fn mix_shares(weights: &[u32]) -> String {
         .map(|(op, &w)| format!("{op} {:.0}%", 100.0 * f64::from(w) / f64::from(sum)))
         .collect();
     format!("mix: {}", shares.join(", "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_workload_line_says_how_timed_reads_chose_their_objects() {
+        let json = include_str!("../../../iobm/tests/fixtures/s3-mixed.json");
+        let mut run = RunResult::from_json(json).unwrap();
+        let line = |run: &RunResult| {
+            let s3 = run.config.s3.clone().unwrap();
+            s3_workload(run, &s3, "")
+        };
+        assert!(!line(&run).contains("picked") && !line(&run).contains("once per pass"));
+        let s3 = run.config.s3.as_mut().unwrap();
+        s3.picks = Some(Picks::Once);
+        assert!(line(&run).contains(", each object read once per pass in a shuffled order,"));
+        run.config.s3.as_mut().unwrap().picks = Some(Picks::Random);
+        assert!(line(&run).contains(", objects picked at random (with replacement),"));
+        // Sizes from a distribution: named, and the histogram of those drawn.
+        let s3 = run.config.s3.as_mut().unwrap();
+        s3.obj_sizes = Some(SizeDist::Buckets {
+            sizes: vec![4096, 1 << 20],
+            weights: vec![1, 1],
+        });
+        s3.objects = 4;
+        let sizes = (0..4).map(|k| SizeDist::parse("4KiB:1,1MiB:1").unwrap().of_object(k));
+        let small = sizes.filter(|&s| s == 4096).count() * 25;
+        assert!(
+            line(&run).contains(&format!(
+                "objects of 4.00 KiB 50%, 1.00 MiB 50% (drawn for objects 0..3: 4.00 KiB+ {small}%, 1.00 MiB+ {}%)",
+                100 - small
+            )),
+            "{}",
+            line(&run)
+        );
+        // A read of the data set once, by neither time nor count: each object once.
+        run.config.duration_s = None;
+        assert!(!line(&run).contains("picked"), "{}", line(&run));
+    }
 }

@@ -2,7 +2,7 @@
 //! repetitions, per phase.
 
 use crate::table::Table;
-use iobm_results::repeats::Spread;
+use iobm_results::repeats::{rate_unit, Spread};
 use iobm_results::RunResult;
 
 /// The spread of every aggregate over a repeated run's repetitions (nothing for a run made
@@ -35,28 +35,12 @@ pub fn render_repeats(run: &RunResult) -> String {
     .left(1)
     .left(2);
     let mut why_not: Vec<String> = Vec::new();
-    let mut unstable: Vec<String> = Vec::new();
     for phase in &repeats.phases {
         let moves_data = run
             .phases
             .iter()
             .find(|p| p.name == phase.name)
             .is_none_or(|p| p.moves_data());
-        if let Some(trend) = phase.trend(moves_data) {
-            let rate = |x: f64| {
-                let (unit, scale) = unit_of(moves_data);
-                format!("{:.2} {unit}", x * scale)
-            };
-            unstable.push(format!("{}\n", trend.warning(&phase.name, &rate)));
-        }
-        if let Some(cv) = phase.unstable(moves_data) {
-            unstable.push(format!(
-                "unstable: {}'s makespan varied by {:.1}% (CV) over the repetitions, above {:.0}%: no one figure stands for it (more repetitions, or longer phases)\n",
-                phase.name,
-                100.0 * cv,
-                100.0 * iobm_results::repeats::UNSTABLE_CV
-            ));
-        }
         for a in &phase.aggregates {
             let spread = if moves_data {
                 &a.bytes_per_s
@@ -78,26 +62,17 @@ pub fn render_repeats(run: &RunResult) -> String {
     for why in why_not {
         out.push_str(&format!("no interval (-): {why}\n"));
     }
-    for line in unstable {
+    for line in repeats.findings(run) {
         out.push_str(&line);
+        out.push('\n');
     }
     out
-}
-
-/// The unit of a phase's rates, and the scale from bytes/s or operations/s to it: MiB/s for a
-/// phase that moves data, else operations per second.
-fn unit_of(moves_data: bool) -> (&'static str, f64) {
-    if moves_data {
-        ("MiB/s", 1.0 / (1 << 20) as f64)
-    } else {
-        ("ops/s", 1.0)
-    }
 }
 
 /// One aggregate's row of the repetitions' table: in MiB/s for a phase that moves data, else
 /// in operations per second.
 fn spread_row(phase: &str, aggregate: &str, spread: &Spread, moves_data: bool) -> [String; 10] {
-    let (unit, scale) = unit_of(moves_data);
+    let (unit, scale) = rate_unit(moves_data);
     let v = |x: f64| format!("{:.2}", x * scale);
     [
         phase.to_string(),

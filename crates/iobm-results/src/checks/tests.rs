@@ -29,6 +29,7 @@ pub(crate) fn phase(op: OpName, bytes: [u64; 2], ends: [u64; 2]) -> PhaseResult 
             },
             final_sync_ns: 0,
             verify_ns: 0,
+            copy_ns: 0,
             series: Series {
                 bytes: vec![bytes[i]],
                 ops: vec![bytes[i] / MIB],
@@ -94,6 +95,7 @@ pub(crate) fn phase(op: OpName, bytes: [u64; 2], ends: [u64; 2]) -> PhaseResult 
         operations: Vec::new(),
         stonewall: None,
         until_stable: None,
+        device_copy: None,
         gather_s: None,
         series: None,
         rank_series: Vec::new(),

@@ -1,8 +1,9 @@
 //! Why a run is not a valid IO500 submission, one reason per variant, as IO500's own checks
 //! decide (its `main.c` and `phase_find.c`) and where iobm's evidence says the score is not the
 //! storage's: a phase that did not run or complete, a stonewall other than the rules', a write
-//! that ended before its stonewall, a phase that scored 0, a find that matched nothing, a phase
-//! whose bytes or lookups a cache (or memory) served.
+//! that ended before its stonewall, a phase with failed operations (a verified read that found
+//! other bytes than were written among them), a phase that scored 0, a find that matched
+//! nothing, a phase whose bytes or lookups a cache (or memory) served.
 
 use super::{Io500Phase, PHASES, RULES_STONEWALL_S, WRITES};
 use crate::{RunResult, RunStatus, Verdict};
@@ -25,6 +26,9 @@ pub enum Invalid {
         seconds: f64,
         wall: f64,
     },
+    /// Operations of a phase failed (its errors by kind, "count kind" each); a read's bytes
+    /// that were not what was written are among them (IO500: errors invalidate the run).
+    Errors { name: String, kinds: Vec<String> },
     /// A phase's figure is 0: IO500 calls it invalid and leaves it out of its mean.
     ScoredZero(String),
     /// The find phase matched no file (IO500: "Find didn't find anything").
@@ -54,6 +58,11 @@ impl fmt::Display for Invalid {
                 f,
                 "{name} ended after {seconds:.1} s, before its {wall} s stonewall (more work per worker is needed)"
             ),
+            Invalid::Errors { name, kinds } => write!(
+                f,
+                "{name} had failed operations ({}): IO500 calls a run with errors invalid",
+                kinds.join(", ")
+            ),
             Invalid::ScoredZero(name) => write!(
                 f,
                 "{name} scored 0 (IO500 calls such a run invalid and leaves the phase out of its score, as here)"
@@ -82,6 +91,13 @@ pub fn reasons(run: &RunResult, figures: &[Io500Phase], stonewall_s: f64) -> Vec
             None => why.push(Invalid::DidNotRun(name)),
             Some(p) if p.status != RunStatus::Complete => why.push(Invalid::DidNotComplete(name)),
             Some(_) => {}
+        }
+    }
+    for p in PHASES.iter().filter_map(|name| of(name)) {
+        if !p.errors.is_empty() {
+            let kinds = p.errors.iter().map(|e| format!("{} {}", e.count, e.kind));
+            let (name, kinds) = (p.name.clone(), kinds.collect());
+            why.push(Invalid::Errors { name, kinds });
         }
     }
     if stonewall_s != RULES_STONEWALL_S {
@@ -213,5 +229,28 @@ mod tests {
             "{}",
             s.formulas.bw
         );
+    }
+
+    #[test]
+    fn a_phase_with_failed_operations_is_invalid() {
+        let mut run = run();
+        let s = summarize(&run, 5.0);
+        assert!(!reasons(&run, &s.phases, 5.0)
+            .iter()
+            .any(|w| matches!(w, Invalid::Errors { .. })));
+        phase(&mut run, "mdtest-hard-read")
+            .errors
+            .push(crate::ErrorCount {
+                kind: "bad data".into(),
+                count: 3,
+                first: "read mdtest-hard/f: the 4 KiB at offset 0 are not what was written".into(),
+            });
+        let why = reasons(&run, &s.phases, 5.0);
+        let errors = Invalid::Errors {
+            name: "mdtest-hard-read".into(),
+            kinds: vec!["3 bad data".into()],
+        };
+        assert!(why.contains(&errors), "{why:?}");
+        assert!(errors.to_string().contains("(3 bad data)"), "{errors}");
     }
 }

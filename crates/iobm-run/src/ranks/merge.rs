@@ -208,6 +208,7 @@ impl<'a> PhaseMerger<'a> {
     pub fn finish(self, machine: &Machine) -> PhaseResult {
         let mut phase = self.merged.expect("at least one rank");
         phase.latency = latency(phase.latency.measures.clone(), &self.histogram);
+        phase.device_copy = iobm_results::device::DeviceCopy::of(&phase);
         phase.operations =
             merge_operations(self.operations, phase.end_ns.saturating_sub(phase.start_ns));
         phase.cpu = cpu_usage(self.user_s, self.system_s, phase.bytes());

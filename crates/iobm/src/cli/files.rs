@@ -34,6 +34,13 @@ pub struct IoArgs {
     /// --iodepth is over 1, else sync]
     #[arg(long, value_parser = named(&[Engine::Sync, Engine::IoUring], Engine::name, None))]
     pub engine: Option<Engine>,
+    /// Where each worker's buffers live: host, or gpu:N[,M...], the memory of GPU N (the
+    /// workers spread over the GPUs listed in turn, as elbencho's --gpuids). GPU buffers move
+    /// to and from storage through a host bounce buffer, the copy timed inside each operation
+    /// and its share of the operations' time reported apart (gdsio -x 2, CPU_GPU); needs the
+    /// NVIDIA driver (libcuda.so.1, loaded at run time) and --engine sync
+    #[arg(long, value_name = "WHERE", default_value = "host", value_parser = crate::gpu::parse_mem)]
+    pub mem: crate::gpu::Mem,
     /// stream: instead of reading the data set back, read and write it together, this percent
     /// of the operations reads (fio's rwmixread); each kind is reported apart
     #[arg(long, value_name = "READ_PCT", value_parser = clap::value_parser!(u8).range(0..=100))]

@@ -36,7 +36,8 @@ use saved::{COMPARE_EXAMPLES, LIMITS_EXAMPLES, MERGE_EXAMPLES};
 use std::path::PathBuf;
 use std::time::Duration;
 use units::{
-    parse_interval, parse_line_rate, parse_positive_duration, parse_positive_size, parse_steady,
+    parse_any_duration, parse_interval, parse_line_rate, parse_positive_duration,
+    parse_positive_size, parse_steady,
 };
 
 const EXAMPLES: &str = "\
@@ -183,6 +184,21 @@ pub struct OutputArgs {
     // The views (`--csv`, `--html`, ...).
     #[command(flatten)]
     pub views: ViewArgs<Workload>,
+    /// Append one JSON line per interval of each phase to FILE as the phase runs (its bytes,
+    /// operations, errors and latency percentiles, and each kind of operation's), written as
+    /// soon as every worker has passed the interval, so tail -f and jq can follow a run; under
+    /// MPI each rank writes its own, FILE.rankN on rank N
+    #[arg(long, value_name = "FILE")]
+    pub live: Option<PathBuf>,
+    /// Serve the run's counters (bytes, operations, errors) and latency histograms by phase
+    /// and kind of operation for Prometheus at http://ADDR:PORT/metrics while it runs (port 0
+    /// picks a free one; under MPI rank 0 serves its own workers')
+    #[arg(long, value_name = "ADDR:PORT")]
+    pub metrics_listen: Option<std::net::SocketAddr>,
+    /// After the run, keep serving --metrics-listen until one scrape has read the final
+    /// counters, for at most DURATION
+    #[arg(long, value_name = "DURATION", default_value = "0s", requires = "metrics_listen", value_parser = parse_any_duration)]
+    pub metrics_linger: Duration,
     /// Name of the run in the result, so comparisons (`iobm compare`) and bonnie's CSV line
     /// call it so [default: in comparisons the result's file name, in the CSV line the host
     /// name]
@@ -284,6 +300,9 @@ impl OutputArgs {
     /// Checks the output paths before a run starts.
     pub fn check(&self) -> Result<(), iobm_run::exit::Failure> {
         iobm_run::session::json_path_ok(self.json())?;
+        if let Some(live) = &self.live {
+            iobm_run::session::output_path_ok("--live", live)?;
+        }
         self.views.check()
     }
 
@@ -294,6 +313,9 @@ impl OutputArgs {
             json: self.json.clone(),
             label: self.label.clone(),
             views: self.views.chosen.clone(),
+            live: self.live.clone(),
+            metrics_listen: self.metrics_listen,
+            metrics_linger: self.metrics_linger,
         }
     }
 

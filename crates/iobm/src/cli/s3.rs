@@ -1,14 +1,14 @@
 //! The flags of the S3 commands: `iobm s3 OP` (the load) and `iobm serve` (the gateway).
 
 use super::units::{
-    named, parse_data, parse_positive_duration, parse_positive_size, parse_rate, parse_size,
-    parse_size_range,
+    named, parse_data, parse_positive_duration, parse_positive_size, parse_rate, parse_size_range,
 };
 use super::{MeasureArgs, OutputArgs, ServerArgs};
 use clap::builder::TypedValueParser;
 use clap::Args;
 use iobm_engine::{DataKind, Mix, ObjectOp};
 use iobm_s3::PayloadSigning;
+use iobm_stats::sizes::SizeDist;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -30,8 +30,8 @@ Examples:
       then drop the server's page cache, and read what it kept, uncached:
   iobm s3 get --endpoint http://gw:7070 --reuse s3://iobm/iobm-<run id>/
 
-Credentials come from --access-key/--secret-key or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY;
---endpoint from AWS_ENDPOINT_URL, --region from AWS_REGION. Every object is written under a
+Credentials come from --access-key/--secret-key or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY (and
+a temporary one's AWS_SESSION_TOKEN); --endpoint from AWS_ENDPOINT_URL, --region from AWS_REGION. Every object is written under a
 prefix made for the run (PREFIX/iobm-<run id>/), and removed afterwards unless --keep; a bucket
 is deleted only if the run created it.";
 
@@ -184,15 +184,26 @@ pub struct S3Args {
         hide_env_values = true
     )]
     pub secret_key: Option<String>,
+    /// Session token of temporary credentials (STS), sent and signed as x-amz-security-token
+    /// [default: $AWS_SESSION_TOKEN]
+    #[arg(
+        long,
+        value_name = "TOKEN",
+        env = "AWS_SESSION_TOKEN",
+        hide_env_values = true
+    )]
+    pub session_token: Option<String>,
     /// Region to sign for [default: $AWS_REGION, else us-east-1]
     #[arg(long, value_name = "REGION", env = "AWS_REGION")]
     pub region: Option<String>,
     /// Concurrent requests: one worker thread and connection each
     #[arg(short, long, value_name = "N", default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub concurrent: u32,
-    /// Object size
-    #[arg(long, value_name = "SIZE", default_value = "8MiB", value_parser = parse_size, conflicts_with = "obj_size_range")]
-    pub obj_size: u64,
+    /// Object size, or sizes drawn per object: log2:MIN..MAX (as many in each doubling; warp's
+    /// --obj.randsize), lognormal:MEDIAN,SIGMA (cut at six deviations), or weighted sizes
+    /// SIZE:WEIGHT,... (fio's bssplit), e.g. 4KiB:50,1MiB:40,64MiB:10
+    #[arg(long, value_name = "SIZE|DIST", default_value = "8MiB", value_parser = SizeDist::parse, conflicts_with = "obj_size_range")]
+    pub obj_size: SizeDist,
     /// Object sizes drawn uniformly from MIN..MAX per object (instead of --obj-size)
     #[arg(long, value_name = "MIN..MAX", value_parser = parse_size_range)]
     pub obj_size_range: Option<(u64, u64)>,

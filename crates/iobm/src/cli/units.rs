@@ -157,6 +157,10 @@ pub(super) fn parse_size_range(s: &str) -> Result<(u64, u64), String> {
     Ok((min, max))
 }
 
+pub(super) fn parse_any_duration(s: &str) -> Result<Duration, String> {
+    iobm_stats::parse_duration(s).map_err(|e| e.to_string())
+}
+
 pub(super) fn parse_positive_duration(s: &str) -> Result<Duration, String> {
     match iobm_stats::parse_duration(s) {
         Ok(d) if d.is_zero() => Err("must be greater than 0".to_string()),

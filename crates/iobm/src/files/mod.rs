@@ -78,6 +78,7 @@ fn phase(name: &str, op: Op, io: &IoArgs, block: u64, seed: u64, layout: &Layout
             .steady_for(io.duration.map_or(StopRule::Once, StopRule::Duration)),
         engine: io.engine().map_or(Engine::Sync, |(engine, _)| engine),
         iodepth: io.iodepth,
+        memory: crate::gpu::placement(&io.mem),
         ..Phase::new(name, op, block, layout.clone())
     }
 }
@@ -116,6 +117,7 @@ fn check_write(args: &WriteArgs, ranks: u64, stream: bool) -> Result<Sizes, Fail
     io.output.check()?;
     io.measure.check_steady(io.duration, "--duration")?;
     let (engine, _) = io.engine()?;
+    crate::gpu::check(&io.mem, engine)?;
     if engine == Engine::IoUring && args.fsync == FsyncPolicy::Each {
         return Err(Failure::input(
             "--fsync each with --engine io_uring: a request in flight is not followed by its own fsync (use --engine sync)",
@@ -295,7 +297,8 @@ impl RunPlan for WritePlan<'_> {
         let phases = self.phases(&data.layout, run_id.seed, ranks);
         let config = self.config(&phases, data.dir.path.display().to_string(), ranks);
         let (target, jobs) = (data.target.clone(), self.sizes.jobs);
-        let stage = Stage::new(target, phases, jobs, config, Some(&self.args.dir));
+        let mut stage = Stage::new(target, phases, jobs, config, Some(&self.args.dir));
+        stage.environment.gpus = crate::gpu::environment(&self.args.io.mem);
         Ok(stage.with(WriteStage { plan: self, data }))
     }
 }

@@ -75,7 +75,8 @@ fn check_flags(args: &ReadArgs) -> Result<(), Failure> {
     let io = &args.io;
     io.output.check()?;
     io.measure.check_steady(io.duration, "--duration")?;
-    io.engine()?;
+    let (engine, _) = io.engine()?;
+    crate::gpu::check(&io.mem, engine)?;
     match io.rwmix {
         // A kept data set is only read.
         Some(_) => Err(Failure::input(
@@ -204,12 +205,8 @@ impl RunPlan for ReadPlan<'_> {
         let config = self.config(&read);
         let (target, workers) = (self.target.clone(), self.layout.workers());
         // The kept data set: never changed or removed.
-        Ok(Stage::new(
-            target,
-            read,
-            workers,
-            config,
-            Some(&self.data_dir),
-        ))
+        let mut stage = Stage::new(target, read, workers, config, Some(&self.data_dir));
+        stage.environment.gpus = crate::gpu::environment(&self.args.io.mem);
+        Ok(stage)
     }
 }

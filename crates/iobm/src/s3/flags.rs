@@ -9,6 +9,7 @@ use iobm_run::ranks::Ranks;
 use iobm_run::session::RunId;
 use iobm_s3::sigv4::Credentials;
 use iobm_s3::{Endpoint, S3Config};
+use iobm_stats::sizes::SizeDist;
 
 /// The endpoints given (flag, then `AWS_ENDPOINT_URL`), parsed; empty: use the built-in gateway.
 pub(super) fn endpoints(args: &S3Args) -> Result<Vec<Endpoint>, Failure> {
@@ -43,10 +44,12 @@ impl S3Args {
         self.concurrent as usize
     }
 
-    /// Smallest and largest object size.
-    pub(super) fn sizes(&self) -> (u64, u64) {
-        self.obj_size_range
-            .unwrap_or((self.obj_size, self.obj_size))
+    /// How object sizes are drawn: `--obj-size-range` (uniform), else `--obj-size`.
+    pub(super) fn sizes(&self) -> SizeDist {
+        match self.obj_size_range {
+            Some((min, max)) => SizeDist::Uniform { min, max },
+            None => self.obj_size.clone(),
+        }
     }
 
     /// The weights of a mixed run: those given, the others 0; none given, the engine's
@@ -95,7 +98,7 @@ pub(super) fn check_args(args: &S3Args) -> Result<(), Failure> {
     args.measure
         .check_steady(timed.then_some(args.duration), "--duration")?;
     check_bucket(&args.bucket)?;
-    let (_, max) = args.sizes();
+    let (_, max) = args.sizes().bounds();
     if max == 0 {
         return Err(Failure::input("--obj-size must be greater than 0"));
     }
@@ -201,6 +204,7 @@ pub(super) fn credentials(args: &S3Args) -> Result<Option<Credentials>, Failure>
         (Some(a), Some(s)) => Ok(Some(Credentials {
             access_key: a.clone(),
             secret_key: s.clone(),
+            session_token: args.session_token.clone().filter(|t| !t.is_empty()),
         })),
         (None, None) => {
             eprintln!("iobm: note: no credentials (--access-key/--secret-key or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY): requests are not signed");

@@ -230,7 +230,7 @@ impl S3Plan<'_> {
         };
         if let Some(k) = &kept {
             spec.count = k.objects;
-            spec.size = (k.obj_size_min, k.obj_size_max);
+            spec.size = k.sizes();
             // Counted reads of a kept set read each object at most once unless told otherwise:
             // a read again would be served by whatever cache the first one filled.
             if args.ops.is_some_and(|n| n <= k.objects) {
@@ -291,6 +291,7 @@ impl RunPlan for S3Plan<'_> {
             true => Some(Credentials {
                 access_key: String::new(),
                 secret_key: String::new(),
+                session_token: None,
             }),
             false => self.credentials.clone(),
         };

@@ -18,11 +18,11 @@ pub(super) fn object_spec(
     op: ObjectOp,
     gateway: Option<&BuiltinGateway>,
 ) -> Result<ObjectSpec, Failure> {
-    let ((min, max), mix) = (args.sizes(), args.mix());
+    let mix = args.mix();
     let needs_data_set = !matches!(op, ObjectOp::Put | ObjectOp::Multipart);
     let spec = ObjectSpec {
         count: if needs_data_set { args.objects } else { 0 },
-        size: (min, max),
+        size: args.sizes(),
         range: args.range_size,
         part_size: args.part_size,
         part_concurrency: args.part_concurrency as usize,
@@ -47,14 +47,14 @@ pub(super) fn object_spec(
                 return Err(Failure::input(format!(
                     "--objects {} of {}: {} would take more than half of the {} free in {}",
                     spec.count,
-                    iobm_stats::format_bytes(max),
+                    spec.size.describe(),
                     iobm_stats::format_bytes(data_set),
                     iobm_stats::format_bytes(free),
                     g.dir.display()
                 )));
             }
             if matches!(op, ObjectOp::Put | ObjectOp::Multipart | ObjectOp::Mixed) {
-                spec.max_new = Some((free / 2 - data_set) / max.max(1));
+                spec.max_new = Some((free / 2 - data_set) / spec.size.bounds().1.max(1));
             }
         }
     }
@@ -70,7 +70,7 @@ pub(super) fn s3_settings(
     spec: &ObjectSpec,
 ) -> S3Settings {
     // The objects' own sizes: a kept data set's, not the flags' (--reuse reads it as it is).
-    let ((min, max), mix) = (spec.size, args.mix());
+    let ((min, max), mix) = (spec.size.bounds(), args.mix());
     S3Settings {
         endpoints: config.endpoints.iter().map(|e| e.url.clone()).collect(),
         builtin_gateway: gateway_dir.is_some(),
@@ -88,6 +88,7 @@ pub(super) fn s3_settings(
         objects: spec.count,
         obj_size_min: min,
         obj_size_max: max,
+        obj_sizes: (!spec.size.is_range()).then(|| spec.size.clone()),
         range_bytes: args.range_size,
         part_size: args.part_size,
         part_concurrency: args.part_concurrency,

@@ -13,6 +13,7 @@ use iobm_run::lifecycle::Step;
 use iobm_run::probe::gateway::GatewayCounters;
 use iobm_run::session::{describe_io, RunId};
 use iobm_s3::{PayloadSigning, S3Config};
+use iobm_stats::sizes::SizeDist;
 use iobm_target::Target;
 use std::path::Path;
 use std::sync::Arc;
@@ -61,7 +62,9 @@ impl<'a> QuickS3<'a> {
         })));
         let spec = ObjectSpec {
             count: 0,
-            size: (QUICK_OBJECT, QUICK_OBJECT),
+            size: SizeDist::Fixed {
+                bytes: QUICK_OBJECT,
+            },
             range: None,
             part_size: QUICK_OBJECT,
             part_concurrency: 1,

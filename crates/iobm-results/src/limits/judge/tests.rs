@@ -244,3 +244,30 @@ fn each_limit_is_labelled_with_what_was_measured() {
     get.workers.truncate(1);
     assert!(labels(&l, &get).contains("loopback TCP over one connection"));
 }
+
+#[test]
+fn above_a_path_every_byte_crossed_is_a_low_limit_not_a_cache() {
+    let l = limits(None);
+    let loopback = Place {
+        loopback: true,
+        same_device: false,
+    };
+    // 1.24 GiB/s of GETs over two connections, above the one-connection 953.67 MiB/s: the bytes
+    // crossed loopback TCP whatever the server cached.
+    let mut get = phase(OpName::Get, [635 * MIB, 635 * MIB], [1_000_000_000; 2]);
+    get.operations.push(operation(&get, OpName::Get, 1270 * MIB));
+    let mut low = l.clone();
+    low.loopback_tcp_many_bytes_per_s = 0.9e9;
+    let judged = judge(&get, &low, loopback).unwrap();
+    assert_eq!(
+        judged.warnings(),
+        vec![
+            "above loopback TCP over one connection measured by iobm limits (953.67 MiB/s): every \
+             byte crossed that path whatever was cached, so 1.24 GiB/s shows the figure measured \
+             was not its most (run iobm limits again, on an idle machine)"
+        ]
+    );
+    assert!(judged.warnings().iter().all(|w| !w.contains("cache:")));
+    // Within the limits: nothing to say.
+    assert!(judge(&get, &l, loopback).unwrap().warnings().is_empty());
+}
