@@ -4,7 +4,12 @@
 use crate::data::Generator;
 use crate::queued::QueuedTask;
 use crate::task::Task;
-use crate::tasks::{block_task, buffer, data_source, find::{FindTask, Walk}, meta::MetaTask, seed};
+use crate::tasks::{
+    block_task, buffer, data_source,
+    find::{FindTask, Walk},
+    meta::MetaTask,
+    seed,
+};
 use crate::workload::Phase;
 use iobm_target::Target;
 use std::io;

@@ -453,12 +453,20 @@ fn find_workers_share_a_skewed_tree() {
     };
     let control = Control::new(1, 4);
     let target = SlowStat(mem);
-    let out = run_phase(&target, &Phase::find("find", work), &control, &Ranked::ALONE);
+    let out = run_phase(
+        &target,
+        &Phase::find("find", work),
+        &control,
+        &Ranked::ALONE,
+    );
     assert_eq!(out.end, PhaseEnd::Completed, "{:?}", out.errors);
     let ops: Vec<u64> = out.workers.iter().map(|w| w.span.ops).collect();
     assert_eq!(ops.iter().sum::<u64>(), 408, "{ops:?}");
     assert_eq!(out.by_op[0].keys, 408);
     for &n in &ops {
-        assert!((408 / 8..=408 / 2).contains(&n), "a worker examined {n} of 408: {ops:?}");
+        assert!(
+            (408 / 8..=408 / 2).contains(&n),
+            "a worker examined {n} of 408: {ops:?}"
+        );
     }
 }

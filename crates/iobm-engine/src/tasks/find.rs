@@ -40,12 +40,14 @@ pub(crate) struct Walk {
 impl Walk {
     /// The walk of this rank's roots, the first listed first.
     pub(crate) fn new(work: &FindWork) -> Walk {
-        let pieces = work.rank_roots().into_iter().rev().map(Piece::Dir).collect();
+        let pieces = work
+            .rank_roots()
+            .into_iter()
+            .rev()
+            .map(Piece::Dir)
+            .collect();
         Walk {
-            queue: Mutex::new(Queue {
-                pieces,
-                holding: 0,
-            }),
+            queue: Mutex::new(Queue { pieces, holding: 0 }),
             changed: Condvar::new(),
             workers: work.jobs.max(1),
         }
@@ -166,7 +168,8 @@ impl<'a> FindTask<'a> {
             .collect();
         let len = self.walk.piece_len(listed.len());
         let rest = listed.split_off(len.min(listed.len()));
-        let pieces = (rest.chunks(len)).map(|piece| Piece::Entries(piece.iter().rev().cloned().collect()));
+        let pieces =
+            (rest.chunks(len)).map(|piece| Piece::Entries(piece.iter().rev().cloned().collect()));
         self.walk.give(pieces);
         // Examined in the order listed.
         listed.reverse();

@@ -115,7 +115,11 @@ pub fn assert_find_counts_what_was_made(run: &Value, workers: u64) {
     let hard = phase_ops(phase(run, "mdtest-hard-write"));
     let files = easy + hard + workers + 1;
     assert_eq!(phase_ops(find), files);
-    let spans = find["workers"].as_array().unwrap().iter().map(|w| &w["span"]);
+    let spans = find["workers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| &w["span"]);
     let start = spans.clone().map(|s| s["start_ns"].as_u64().unwrap()).min();
     let end = spans.map(|s| s["end_ns"].as_u64().unwrap()).max();
     let seconds = (end.unwrap() - start.unwrap()) as f64 / 1e9;
