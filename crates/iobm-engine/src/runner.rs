@@ -146,13 +146,12 @@ pub fn run_phase(
     let content = &content;
     // A find's workers share one walk of this rank's roots.
     let walk = phase.find.as_ref().map(crate::tasks::find::Walk::new);
-    let walk = walk.as_ref();
     // Building a worker's task (opening files, filling buffers) is untimed.
     let prepare = |w: usize| {
         let task = match phase.op {
             Op::Object(op) => ObjectTask::new(target, phase, op, control.run_id, w, content)
                 .map(|t| Box::new(t) as Box<dyn Task + '_>),
-            _ => choose::file_task(target, phase, control.run_id, w, walk),
+            _ => choose::file_task(target, phase, control.run_id, w, walk.as_ref()),
         };
         task.map_err(|(e, what)| WorkerError::new(&e, what))
     };
