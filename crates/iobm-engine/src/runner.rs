@@ -144,12 +144,14 @@ pub fn run_phase(
     // Object bodies are made by one generator shared by the workers (it is only read).
     let content = Generator::new(phase.data, phase.verify.unwrap_or(control.run_id));
     let content = &content;
+    // A find's workers share one walk of this rank's roots.
+    let walk = phase.find.as_ref().map(crate::tasks::find::Walk::new);
     // Building a worker's task (opening files, filling buffers) is untimed.
     let prepare = |w: usize| {
         let task = match phase.op {
             Op::Object(op) => ObjectTask::new(target, phase, op, control.run_id, w, content)
                 .map(|t| Box::new(t) as Box<dyn Task + '_>),
-            _ => choose::file_task(target, phase, control.run_id, w),
+            _ => choose::file_task(target, phase, control.run_id, w, walk.as_ref()),
         };
         task.map_err(|(e, what)| WorkerError::new(&e, what))
     };

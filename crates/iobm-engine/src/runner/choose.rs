@@ -4,21 +4,28 @@
 use crate::data::Generator;
 use crate::queued::QueuedTask;
 use crate::task::Task;
-use crate::tasks::{block_task, buffer, data_source, find::FindTask, meta::MetaTask, seed};
+use crate::tasks::{
+    block_task, buffer, data_source,
+    find::{FindTask, Walk},
+    meta::MetaTask,
+    seed,
+};
 use crate::workload::Phase;
 use iobm_target::Target;
 use std::io;
 
-/// Builds worker `index`'s task for a file phase (opening files and filling buffers: untimed).
+/// Builds worker `index`'s task for a file phase (opening files and filling buffers: untimed);
+/// a find's workers share `walk`.
 /// An error comes with what was being done.
 pub(super) fn file_task<'a>(
     target: &'a dyn Target,
     phase: &'a Phase,
     run_id: u64,
     index: usize,
+    walk: Option<&'a Walk>,
 ) -> Result<Box<dyn Task + 'a>, (io::Error, String)> {
-    if let Some(work) = &phase.find {
-        return Ok(Box::new(FindTask::new(target, work, index)));
+    if let (Some(work), Some(walk)) = (&phase.find, walk) {
+        return Ok(Box::new(FindTask::new(target, work, walk)));
     }
     if phase.op.is_metadata() {
         let (seed, data) = (seed(run_id, index), data_source(phase, run_id));

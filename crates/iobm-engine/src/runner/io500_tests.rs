@@ -18,8 +18,9 @@ fn file(t: &dyn Target, name: &str, len: usize) {
     h.close().unwrap();
 }
 
-/// Three roots, one with a subdirectory: 8 entries, of which 2 files match (their names
-/// contain "01" and they hold 3901 bytes); "f.101" is too short, "x01" is a directory.
+/// Three roots, one with a subdirectory: 8 entries, 7 files (pfind's `total_files`, find's
+/// operations), of which 2 match (their names contain "01" and they hold 3901 bytes); "f.101"
+/// is too short, "x01" is a directory.
 fn namespace(t: &dyn Target) {
     for dir in ["a", "a/x01", "b", "c"] {
         t.create_dir(dir).unwrap();
@@ -48,7 +49,7 @@ fn find(jobs: usize) -> Phase {
 }
 
 #[test]
-fn find_examines_every_entry_below_its_roots_once_and_counts_the_matches() {
+fn find_examines_every_file_below_its_roots_once_and_counts_the_matches() {
     let mem = MemTarget::new();
     namespace(&mem);
     let dir = tempfile::tempdir().unwrap();
@@ -64,7 +65,7 @@ fn find_examines_every_entry_below_its_roots_once_and_counts_the_matches() {
         let out = run_phase(target, &find(jobs), &control, &Ranked::ALONE);
         assert_eq!(out.end, PhaseEnd::Completed, "{:?}", out.errors);
         let examined: u64 = out.workers.iter().map(|w| w.span.ops).sum();
-        assert_eq!(examined, 8, "{jobs} workers");
+        assert_eq!(examined, 7, "{jobs} workers");
         assert_eq!(out.by_op[0].keys, 2, "{jobs} workers");
     }
 }
@@ -391,4 +392,81 @@ fn a_timed_open_is_inside_each_workers_time_and_a_timed_create_makes_the_file() 
         "{:?}",
         again.errors
     );
+}
+
+/// A memory target whose every stat takes `STAT` (a slow metadata server), so that a walk lasts
+/// long enough for every worker to be running while there is work left.
+struct SlowStat(MemTarget);
+
+const STAT: Duration = Duration::from_micros(200);
+
+impl Target for SlowStat {
+    fn capabilities(&self) -> iobm_target::Capabilities {
+        self.0.capabilities()
+    }
+    fn open(&self, name: &str, o: OpenOptions) -> std::io::Result<Box<dyn iobm_target::Handle>> {
+        self.0.open(name, o)
+    }
+    fn len(&self, name: &str) -> std::io::Result<u64> {
+        self.0.len(name)
+    }
+    fn objects(&self, w: usize) -> std::io::Result<Box<dyn iobm_target::Objects + '_>> {
+        self.0.objects(w)
+    }
+    fn remove(&self, name: &str) -> std::io::Result<()> {
+        self.0.remove(name)
+    }
+    fn stat(&self, name: &str) -> std::io::Result<iobm_target::Stat> {
+        std::thread::sleep(STAT);
+        self.0.stat(name)
+    }
+    fn list_dir(&self, name: &str) -> std::io::Result<Vec<iobm_target::DirEntry>> {
+        self.0.list_dir(name)
+    }
+}
+
+/// mdtest-hard's shape: one root holding 400 of the 408 files, four roots of 2; every file
+/// matches, so each is a stat. Four workers of one process share the walk: each examines
+/// between an eighth and a half of the files (the old fixed split gave one worker 400).
+#[test]
+fn find_workers_share_a_skewed_tree() {
+    let mem = MemTarget::new();
+    let mut roots = vec!["big".to_string()];
+    mem.create_dir("big").unwrap();
+    for i in 0..400 {
+        file(&mem, &format!("big/f.{i}"), 0);
+    }
+    for r in 0..4 {
+        let root = format!("s{r}");
+        mem.create_dir(&root).unwrap();
+        file(&mem, &format!("{root}/a"), 0);
+        file(&mem, &format!("{root}/b"), 0);
+        roots.push(root);
+    }
+    let work = FindWork {
+        roots,
+        rank: 0,
+        ranks: 1,
+        jobs: 4,
+        name_contains: String::new(),
+        size: Some(0),
+    };
+    let control = Control::new(1, 4);
+    let target = SlowStat(mem);
+    let out = run_phase(
+        &target,
+        &Phase::find("find", work),
+        &control,
+        &Ranked::ALONE,
+    );
+    assert_eq!(out.end, PhaseEnd::Completed, "{:?}", out.errors);
+    let ops: Vec<u64> = out.workers.iter().map(|w| w.span.ops).collect();
+    assert_eq!(ops.iter().sum::<u64>(), 408, "{ops:?}");
+    assert_eq!(out.by_op[0].keys, 408);
+    for &n in &ops {
+        assert!(
+            (408 / 8..=408 / 2).contains(&n),
+            "a worker examined {n} of 408: {ops:?}"
+        );
+    }
 }

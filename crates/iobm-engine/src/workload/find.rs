@@ -1,12 +1,14 @@
 //! The find phase as data (IO500's `find`, pfind's walk): the directories the walk starts from,
-//! which of them each worker of each rank walks, and what makes a file match.
+//! which of them each rank walks (its workers share them and everything below), and what makes a
+//! file match.
 
 /// What a find phase ([`crate::MetaOp::Find`]) walks and looks for, on one rank: one operation
-/// is one directory entry examined (its directory listed when the walk reaches it).
+/// is one file examined (pfind's `total_files`: every entry that is not a directory); the
+/// directories met are queued for whichever worker of the rank is free to list them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FindWork {
-    /// The directories the walk starts from, the same list on every rank; global worker g
-    /// walks those at g, g + workers, ... and everything below them.
+    /// The directories the walk starts from, the same list on every rank; rank r walks those
+    /// at g, g + workers, ... for each of its global workers g (see [`FindWork::rank_roots`]).
     pub roots: Vec<String>,
     pub rank: usize,
     pub ranks: usize,
@@ -24,14 +26,14 @@ impl FindWork {
         self.ranks * self.jobs
     }
 
-    /// The roots local worker `local` of this rank walks.
-    pub fn roots_of(&self, local: usize) -> Vec<String> {
-        let global = self.rank * self.jobs + local;
-        self.roots
-            .iter()
-            .skip(global)
-            .step_by(self.workers().max(1))
-            .cloned()
+    /// The roots this rank walks: root i is global worker `i % workers`'s, and so the rank's
+    /// holding that worker. Its workers share them and what lies below (one queue per rank).
+    pub fn rank_roots(&self) -> Vec<String> {
+        let workers = self.workers().max(1);
+        let jobs = self.jobs.max(1);
+        (self.roots.iter().enumerate())
+            .filter(|(i, _)| (i % workers) / jobs == self.rank)
+            .map(|(_, root)| root.clone())
             .collect()
     }
 
@@ -73,12 +75,10 @@ mod tests {
     }
 
     #[test]
-    fn every_root_is_walked_by_exactly_one_worker_of_one_rank() {
-        let mut walked: Vec<String> = (0..2)
-            .flat_map(|rank| (0..2).flat_map(move |w| work(rank, 7).roots_of(w)))
-            .collect();
-        assert_eq!(work(1, 7).roots_of(1), ["r3"]);
-        assert_eq!(work(0, 7).roots_of(0), ["r0", "r4"]);
+    fn every_root_is_walked_by_exactly_one_rank() {
+        let mut walked: Vec<String> = (0..2).flat_map(|rank| work(rank, 7).rank_roots()).collect();
+        assert_eq!(work(1, 7).rank_roots(), ["r2", "r3", "r6"]);
+        assert_eq!(work(0, 7).rank_roots(), ["r0", "r1", "r4", "r5"]);
         walked.sort();
         assert_eq!(walked, work(0, 7).roots);
     }

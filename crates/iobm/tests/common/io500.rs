@@ -108,11 +108,28 @@ pub fn named_01(workers: u64, made: u64) -> u64 {
 
 /// What find examined and matched, against what the write phases made: every mdtest file,
 /// ior-easy's file per worker and ior-hard's shared file; the mdtest-hard files named *01*.
+/// Its rate is pfind's: those files over the phase's first start to last end, in kIOPS.
 pub fn assert_find_counts_what_was_made(run: &Value, workers: u64) {
     let find = phase(run, "find");
     let easy = phase_ops(phase(run, "mdtest-easy-write"));
     let hard = phase_ops(phase(run, "mdtest-hard-write"));
-    assert_eq!(phase_ops(find), easy + hard + workers + 1);
+    let files = easy + hard + workers + 1;
+    assert_eq!(phase_ops(find), files);
+    let spans = find["workers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| &w["span"]);
+    let start = spans.clone().map(|s| s["start_ns"].as_u64().unwrap()).min();
+    let end = spans.map(|s| s["end_ns"].as_u64().unwrap()).max();
+    let seconds = (end.unwrap() - start.unwrap()) as f64 / 1e9;
+    let scored = &run["io500"]["phases"][4];
+    assert_eq!(scored["name"], "find");
+    let rate = scored["value"].as_f64().unwrap();
+    assert!(near(rate, files as f64 / seconds / 1000.0), "{rate} kIOPS");
+    let formula = scored["formula"].as_str().unwrap();
+    assert!(formula.starts_with("files examined by every worker / (last end - first start)"));
+    assert!(formula.contains(&format!("= {files} / ")), "{formula}");
     let matched = find["operations"][0]["keys"].as_u64().unwrap();
     assert_eq!(matched, named_01(workers, hard / workers));
     assert_eq!(run["io500"]["find_matched"], matched);
