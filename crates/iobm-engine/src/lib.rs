@@ -11,6 +11,7 @@ pub mod outcome;
 pub mod pace;
 pub mod permute;
 pub mod queued;
+pub mod requests;
 pub mod runner;
 pub mod steady;
 pub mod stonewall;
@@ -22,6 +23,7 @@ pub mod workload;
 
 pub use control::{Control, LivePhase};
 pub use live::{IntervalObserver, LiveInterval};
+pub use requests::{Request, RequestChunk, RequestSink};
 pub use needs::{needs, refusal};
 pub use outcome::{ErrorCount, PhaseEnd, PhaseOutcome, WorkerOutcome};
 pub use pace::{Arrivals, Pace, PaceOutcome};

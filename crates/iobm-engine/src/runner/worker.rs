@@ -7,6 +7,7 @@ use crate::control::{Control, LiveCounter};
 use crate::live::{Closed, Gather};
 use crate::outcome::{OpOutcome, WorkerOutcome};
 use crate::pace::{Clock, PaceBooks, PaceOutcome};
+use crate::requests::{Request, RequestBuf, RequestChunk, CHUNK, NONE};
 use crate::stonewall::Wall;
 use crate::task::{Completed, Task};
 use crate::workload::{Phase, StopRule};
@@ -149,6 +150,9 @@ struct Books<'a> {
     pace: Option<PaceBooks>,
     /// Where the intervals closed go while the phase runs, when it is watched.
     feed: Option<Feed<'a>>,
+    /// Every operation, when the run keeps them (`--requests`).
+    requests: Option<RequestBuf>,
+    index: usize,
 }
 
 /// A watched worker's hand-over of the intervals it closed.
@@ -181,6 +185,56 @@ impl<'a> Books<'a> {
             last_end: start,
             pace: None,
             feed: None,
+            requests: None,
+            index: 0,
+        }
+    }
+
+    /// Hands the requests buffered over: once per [`CHUNK`] of them, and at the worker's end.
+    #[cold]
+    fn hand_requests(&mut self) {
+        let Some(buf) = self.requests.as_mut() else {
+            return;
+        };
+        let errors: Vec<String> = self.errors.iter().map(|e| e.kind.clone()).collect();
+        buf.sink.chunk(&RequestChunk {
+            phase: &self.phase.name,
+            op: self.phase.op,
+            worker: self.index,
+            errors: &errors,
+            records: &buf.records,
+        });
+        buf.records.clear();
+    }
+
+    /// Keeps one operation's record, when the run keeps them.
+    #[inline]
+    fn keep(&mut self, task: &dyn Task, op: &Ended, duration_ns: u64, bytes: u64, error: u8) {
+        let Some(buf) = self.requests.as_mut() else {
+            return;
+        };
+        let since = |t: Instant| t.saturating_duration_since(self.counted_from).as_nanos() as u64;
+        // A queued task has moved on to later operations by the time one completes.
+        let (object, offset) = if task.queued() {
+            (NONE, NONE)
+        } else {
+            task.at()
+        };
+        buf.records.push(Request {
+            start_ns: since(op.started),
+            intended_ns: op.intended.map_or(NONE, since),
+            duration_ns,
+            ttfb_ns: task
+                .first_byte()
+                .map_or(NONE, |f| f.saturating_duration_since(op.started).as_nanos() as u64),
+            bytes,
+            object,
+            offset,
+            class: task.class() as u8,
+            error,
+        });
+        if buf.records.len() >= CHUNK {
+            self.hand_requests();
         }
     }
 
@@ -225,8 +279,11 @@ impl<'a> Books<'a> {
         control: &Control,
     ) -> bool {
         let (t0, t1) = (op.started, op.ended);
-        let class = &mut self.classes[task.class()];
-        class.retried += u64::from(op.tries);
+        self.classes[task.class()].retried += u64::from(op.tries);
+        let op_times = Ended {
+            result: Ok(0),
+            ..op
+        };
         let checked = op.result.and_then(|bytes| {
             if queued {
                 return Ok(bytes);
@@ -240,17 +297,25 @@ impl<'a> Books<'a> {
         let bytes = match checked {
             Ok(bytes) => bytes,
             Err(e) => {
-                class.errors += 1;
+                self.classes[task.class()].errors += 1;
                 let since = t1.saturating_duration_since(self.counted_from);
                 let at = self.series.error(since);
                 if let Some(own) = self.class_series.get_mut(task.class()) {
                     own.error_at(at);
                 }
                 let error = WorkerError::new(&e, task.describe());
-                match self.errors.iter_mut().find(|e| e.kind == error.kind) {
-                    Some(e) => e.count += 1,
-                    None => self.errors.push(error),
-                }
+                let at = match self.errors.iter().position(|e| e.kind == error.kind) {
+                    Some(at) => {
+                        self.errors[at].count += 1;
+                        at
+                    }
+                    None => {
+                        self.errors.push(error);
+                        self.errors.len() - 1
+                    }
+                };
+                let ns = t1.saturating_duration_since(t0).as_nanos() as u64;
+                self.keep(task, &op_times, ns, 0, (at + 1).min(255) as u8);
                 let total = shared.errors.fetch_add(1, Ordering::SeqCst) + 1;
                 if total > self.phase.max_errors {
                     shared.abort.store(true, Ordering::SeqCst);
@@ -269,6 +334,8 @@ impl<'a> Books<'a> {
         self.last_op_start = t0;
         self.copy_ns += op.copy_ns;
         let ns = (t1.duration_since(t0).as_nanos() as u64).saturating_sub(op.checked_inline);
+        self.keep(task, &op_times, ns, bytes, 0);
+        let class = &mut self.classes[task.class()];
         class.latency.record(ns);
         class.ops += 1;
         class.bytes += bytes;
@@ -349,6 +416,8 @@ pub(super) fn run_worker<C: Clock>(
         worker: index,
         passed: 0,
     });
+    books.index = index;
+    books.requests = control.requests.clone().map(RequestBuf::new);
     let queued = task.queued();
     // Paced: intended starts from the phase's start, so that every worker shares one schedule.
     books.pace = phase
@@ -444,6 +513,7 @@ pub(super) fn run_worker<C: Clock>(
 
     limits.ended(i);
     books.hand_over(true);
+    books.hand_requests();
     shared.left.fetch_add(1, Ordering::SeqCst);
     // The final fsync and close are inside the worker's interval, even after an error.
     let final_sync_ns = match task.finish() {
