@@ -23,10 +23,10 @@ pub mod workload;
 
 pub use control::{Control, LivePhase};
 pub use live::{IntervalObserver, LiveInterval};
-pub use requests::{Request, RequestChunk, RequestSink};
 pub use needs::{needs, refusal};
 pub use outcome::{ErrorCount, PhaseEnd, PhaseOutcome, WorkerOutcome};
 pub use pace::{Arrivals, Pace, PaceOutcome};
+pub use requests::{Request, RequestChunk, RequestSink};
 pub use runner::{prepare_objects, run_phase, Ranked};
 pub use steady::{Steady, SteadyOutcome, Tally};
 pub use stonewall::{Agree, Stonewall};

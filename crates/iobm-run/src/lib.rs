@@ -22,7 +22,7 @@ pub mod probe;
 pub mod progress;
 pub mod ranks;
 pub mod recompute;
-pub mod requests;
 pub mod record;
+pub mod requests;
 pub mod session;
 pub mod signals;

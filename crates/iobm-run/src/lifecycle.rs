@@ -11,12 +11,12 @@
 use crate::execute::execute;
 use crate::exit::{Exit, Failure};
 use crate::live::Watchers;
-use crate::requests::RequestsFile;
 use crate::metrics;
 use crate::observe::{Observer, ResultFile};
 use crate::outputs::Outputs;
 use crate::probe::Probe;
 use crate::ranks::Ranks;
+use crate::requests::RequestsFile;
 use crate::session::{self, say, RunId};
 use iobm_engine::{Control, Phase};
 use iobm_report::{render_footer, render_header, render_phase, render_repeats};
@@ -187,7 +187,14 @@ pub fn run_plan(
         .transpose()?
         .map(|f| Arc::new(f) as Arc<dyn iobm_engine::RequestSink>);
     let run = repeated(common.repetitions, ranks, |_| {
-        let run = once(plan, outputs, ranks, argv, watchers.as_ref(), requests.clone())?;
+        let run = once(
+            plan,
+            outputs,
+            ranks,
+            argv,
+            watchers.as_ref(),
+            requests.clone(),
+        )?;
         if ranks.is_root() {
             outputs.save_repetition(&run)?;
         }

@@ -32,7 +32,10 @@ impl RequestsFile {
         let path = live_path(path, rank);
         let file = File::create(&path).map_err(|e| {
             let why = describe_io(&e);
-            Failure::run(format!("--requests {}: cannot write: {why}", path.display()))
+            Failure::run(format!(
+                "--requests {}: cannot write: {why}",
+                path.display()
+            ))
         })?;
         Ok(RequestsFile {
             rank,
@@ -47,12 +50,15 @@ impl RequestSink for RequestsFile {
         if chunk.records.is_empty() {
             return;
         }
-        let frame = zstd::bulk::compress(&encode(self.rank, chunk), 3)
-            .expect("zstd compresses in memory");
+        let frame =
+            zstd::bulk::compress(&encode(self.rank, chunk), 3).expect("zstd compresses in memory");
         let written = self.file.lock().unwrap().write_all(&frame);
         if let Err(e) = written {
             if !self.warned.swap(true, Ordering::Relaxed) {
-                eprintln!("iobm: warning: --requests: cannot write: {}", describe_io(&e));
+                eprintln!(
+                    "iobm: warning: --requests: cannot write: {}",
+                    describe_io(&e)
+                );
             }
         }
     }
@@ -73,10 +79,22 @@ pub fn encode(rank: u32, chunk: &RequestChunk) -> Vec<u8> {
     out.push(kinds.len() as u8);
     kinds.iter().for_each(|k| text(&mut out, k));
     out.push(chunk.errors.len().min(255) as u8);
-    chunk.errors.iter().take(255).for_each(|e| text(&mut out, e));
+    chunk
+        .errors
+        .iter()
+        .take(255)
+        .for_each(|e| text(&mut out, e));
     out.extend_from_slice(&(chunk.records.len() as u32).to_le_bytes());
     for r in chunk.records {
-        for v in [r.start_ns, r.intended_ns, r.duration_ns, r.ttfb_ns, r.bytes, r.object, r.offset] {
+        for v in [
+            r.start_ns,
+            r.intended_ns,
+            r.duration_ns,
+            r.ttfb_ns,
+            r.bytes,
+            r.object,
+            r.offset,
+        ] {
             out.extend_from_slice(&v.to_le_bytes());
         }
         out.extend_from_slice(&[r.class, r.error]);

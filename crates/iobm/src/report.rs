@@ -51,7 +51,10 @@ fn report_requests(path: &std::path::Path, interval: std::time::Duration) -> Res
     let bytes = std::fs::read(path).map_err(|e| flag(iobm_run::session::describe_io(&e)))?;
     let (chunks, cut) = iobm_run::requests::read(&bytes).map_err(flag)?;
     let interval_ns = (interval.as_nanos() as u64).max(1);
-    print!("{}", iobm_run::requests::report::render(&chunks, interval_ns, cut));
+    print!(
+        "{}",
+        iobm_run::requests::report::render(&chunks, interval_ns, cut)
+    );
     Ok(Exit::Ok)
 }
 

@@ -224,9 +224,9 @@ impl<'a> Books<'a> {
             start_ns: since(op.started),
             intended_ns: op.intended.map_or(NONE, since),
             duration_ns,
-            ttfb_ns: task
-                .first_byte()
-                .map_or(NONE, |f| f.saturating_duration_since(op.started).as_nanos() as u64),
+            ttfb_ns: task.first_byte().map_or(NONE, |f| {
+                f.saturating_duration_since(op.started).as_nanos() as u64
+            }),
             bytes,
             object,
             offset,

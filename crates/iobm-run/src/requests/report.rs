@@ -37,7 +37,9 @@ pub fn render(chunks: &[Chunk], interval_ns: u64, cut: bool) -> String {
     }
     let mut out = String::new();
     if cut {
-        out.push_str("note: the file ends inside a frame (a killed run); read up to its last whole frame\n");
+        out.push_str(
+            "note: the file ends inside a frame (a killed run); read up to its last whole frame\n",
+        );
     }
     for phase in phases {
         let seen: Vec<Seen> = (chunks.iter().filter(|c| c.phase == phase))
@@ -56,7 +58,11 @@ pub fn render(chunks: &[Chunk], interval_ns: u64, cut: bool) -> String {
 fn kinds(out: &mut String, seen: &[Seen]) {
     let mut by: BTreeMap<&str, (u64, u64, Vec<u64>)> = BTreeMap::new();
     for s in seen {
-        let kind = s.chunk.kinds.get(s.r.class as usize).map_or("?", String::as_str);
+        let kind = s
+            .chunk
+            .kinds
+            .get(s.r.class as usize)
+            .map_or("?", String::as_str);
         let e = by.entry(kind).or_default();
         if s.r.error == 0 {
             e.0 += 1;
@@ -105,13 +111,30 @@ fn splits(out: &mut String, seen: &[Seen]) {
 fn slowest(out: &mut String, seen: &[Seen]) {
     let mut order: Vec<&Seen> = seen.iter().collect();
     order.sort_by_key(|s| std::cmp::Reverse(s.r.duration_ns));
-    let _ = writeln!(out, "  slowest: rank worker kind start_ms duration_ms object offset error");
-    let field = |v: u64| if v == NONE { "-".to_string() } else { v.to_string() };
+    let _ = writeln!(
+        out,
+        "  slowest: rank worker kind start_ms duration_ms object offset error"
+    );
+    let field = |v: u64| {
+        if v == NONE {
+            "-".to_string()
+        } else {
+            v.to_string()
+        }
+    };
     for s in order.into_iter().take(SLOWEST) {
-        let kind = s.chunk.kinds.get(s.r.class as usize).map_or("?", String::as_str);
+        let kind = s
+            .chunk
+            .kinds
+            .get(s.r.class as usize)
+            .map_or("?", String::as_str);
         let error = match s.r.error {
             0 => "-",
-            e => s.chunk.errors.get(e as usize - 1).map_or("?", String::as_str),
+            e => s
+                .chunk
+                .errors
+                .get(e as usize - 1)
+                .map_or("?", String::as_str),
         };
         let _ = writeln!(
             out,
@@ -130,7 +153,9 @@ fn slowest(out: &mut String, seen: &[Seen]) {
 fn over_time(out: &mut String, seen: &[Seen], interval_ns: u64) {
     let mut by: BTreeMap<u64, (u64, u64)> = BTreeMap::new();
     for s in seen.iter().filter(|s| s.r.error == 0) {
-        let e = by.entry((s.r.start_ns + s.r.duration_ns) / interval_ns).or_default();
+        let e = by
+            .entry((s.r.start_ns + s.r.duration_ns) / interval_ns)
+            .or_default();
         e.0 += 1;
         e.1 += s.r.bytes;
     }
