@@ -2,8 +2,10 @@
 //! [`Request`] per operation to a buffer of its own and hands it, [`CHUNK`] at a time and at its
 //! end, to the run's [`RequestSink`] on its own thread: no lock or system call per operation.
 
-use crate::workload::Op;
+use crate::task::Task;
+use crate::workload::{Op, Phase};
 use std::sync::Arc;
+use std::time::Instant;
 
 /// Records a worker buffers before it hands them over.
 pub const CHUNK: usize = 4096;
@@ -60,5 +62,54 @@ impl RequestBuf {
             sink,
             records: Vec::with_capacity(CHUNK),
         }
+    }
+}
+
+impl RequestBuf {
+    /// Keeps one operation that started at `times.1` (meant for `times.0`), times counted
+    /// from `times.2`; true once the buffer holds a chunk.
+    #[inline]
+    pub(crate) fn keep(
+        &mut self,
+        task: &dyn Task,
+        times: (Option<Instant>, Instant, Instant),
+        duration_ns: u64,
+        bytes: u64,
+        error: u8,
+    ) -> bool {
+        let (intended, started, from) = times;
+        let since = |t: Instant| t.saturating_duration_since(from).as_nanos() as u64;
+        // A queued task has moved on to later operations by the time one completes.
+        let (object, offset) = if task.queued() {
+            (NONE, NONE)
+        } else {
+            task.at()
+        };
+        self.records.push(Request {
+            start_ns: since(started),
+            intended_ns: intended.map_or(NONE, since),
+            duration_ns,
+            ttfb_ns: (task.first_byte()).map_or(NONE, |f| {
+                f.saturating_duration_since(started).as_nanos() as u64
+            }),
+            bytes,
+            object,
+            offset,
+            class: task.class() as u8,
+            error,
+        });
+        self.records.len() >= CHUNK
+    }
+
+    /// Hands the records buffered to the sink, as `worker`'s of `phase`.
+    pub(crate) fn hand_over(&mut self, phase: &Phase, worker: usize, errors: &[String]) {
+        self.sink.chunk(&RequestChunk {
+            phase: &phase.name,
+            op: phase.op,
+            worker,
+            errors,
+            records: &self.records,
+        });
+        self.records.clear();
     }
 }

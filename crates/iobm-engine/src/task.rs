@@ -41,9 +41,9 @@ pub(crate) trait Task: Send {
         None
     }
     /// The file or object number of the prepared operation and its offset
-    /// ([`crate::requests::NONE`] where the task does not know them).
+    /// (all ones, `requests::NONE`, where the task does not know them).
     fn at(&self) -> (u64, u64) {
-        (crate::requests::NONE, crate::requests::NONE)
+        (u64::MAX, u64::MAX)
     }
     /// Keys the operation returned (object listings).
     fn keys(&self) -> u64 {

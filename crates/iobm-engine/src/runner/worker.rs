@@ -7,7 +7,7 @@ use crate::control::{Control, LiveCounter};
 use crate::live::{Closed, Gather};
 use crate::outcome::{OpOutcome, WorkerOutcome};
 use crate::pace::{Clock, PaceBooks, PaceOutcome};
-use crate::requests::{Request, RequestBuf, RequestChunk, CHUNK, NONE};
+use crate::requests::RequestBuf;
 use crate::stonewall::Wall;
 use crate::task::{Completed, Task};
 use crate::workload::{Phase, StopRule};
@@ -190,21 +190,13 @@ impl<'a> Books<'a> {
         }
     }
 
-    /// Hands the requests buffered over: once per [`CHUNK`] of them, and at the worker's end.
+    /// Hands the requests buffered over: once per chunk of them, and at the worker's end.
     #[cold]
     fn hand_requests(&mut self) {
-        let Some(buf) = self.requests.as_mut() else {
-            return;
-        };
-        let errors: Vec<String> = self.errors.iter().map(|e| e.kind.clone()).collect();
-        buf.sink.chunk(&RequestChunk {
-            phase: &self.phase.name,
-            op: self.phase.op,
-            worker: self.index,
-            errors: &errors,
-            records: &buf.records,
-        });
-        buf.records.clear();
+        if let Some(buf) = self.requests.as_mut() {
+            let errors: Vec<String> = self.errors.iter().map(|e| e.kind.clone()).collect();
+            buf.hand_over(self.phase, self.index, &errors);
+        }
     }
 
     /// Keeps one operation's record, when the run keeps them.
@@ -213,27 +205,8 @@ impl<'a> Books<'a> {
         let Some(buf) = self.requests.as_mut() else {
             return;
         };
-        let since = |t: Instant| t.saturating_duration_since(self.counted_from).as_nanos() as u64;
-        // A queued task has moved on to later operations by the time one completes.
-        let (object, offset) = if task.queued() {
-            (NONE, NONE)
-        } else {
-            task.at()
-        };
-        buf.records.push(Request {
-            start_ns: since(op.started),
-            intended_ns: op.intended.map_or(NONE, since),
-            duration_ns,
-            ttfb_ns: task.first_byte().map_or(NONE, |f| {
-                f.saturating_duration_since(op.started).as_nanos() as u64
-            }),
-            bytes,
-            object,
-            offset,
-            class: task.class() as u8,
-            error,
-        });
-        if buf.records.len() >= CHUNK {
+        let times = (op.intended, op.started, self.counted_from);
+        if buf.keep(task, times, duration_ns, bytes, error) {
             self.hand_requests();
         }
     }
@@ -269,6 +242,42 @@ impl<'a> Books<'a> {
         feed.gather.lock().unwrap().take(closed);
     }
 
+    /// Counts a failed operation; false when it stops the worker.
+    #[cold]
+    fn failed(
+        &mut self,
+        task: &dyn Task,
+        op: &Ended,
+        e: &io::Error,
+        queued: bool,
+        shared: &Shared,
+    ) -> bool {
+        self.classes[task.class()].errors += 1;
+        let at = (self.series).error(op.ended.saturating_duration_since(self.counted_from));
+        if let Some(own) = self.class_series.get_mut(task.class()) {
+            own.error_at(at);
+        }
+        let error = WorkerError::new(e, task.describe());
+        let at = match self.errors.iter().position(|e| e.kind == error.kind) {
+            Some(at) => {
+                self.errors[at].count += 1;
+                at
+            }
+            None => {
+                self.errors.push(error);
+                self.errors.len() - 1
+            }
+        };
+        let ns = op.ended.saturating_duration_since(op.started).as_nanos() as u64;
+        self.keep(task, op, ns, 0, (at + 1).min(255) as u8);
+        let total = shared.errors.fetch_add(1, Ordering::SeqCst) + 1;
+        if total > self.phase.max_errors {
+            shared.abort.store(true, Ordering::SeqCst);
+            return queued;
+        }
+        true
+    }
+
     /// Counts an operation of `task` that ended; false when its failure stops the worker.
     fn settle(
         &mut self,
@@ -296,33 +305,7 @@ impl<'a> Books<'a> {
         self.last_end = t1;
         let bytes = match checked {
             Ok(bytes) => bytes,
-            Err(e) => {
-                self.classes[task.class()].errors += 1;
-                let since = t1.saturating_duration_since(self.counted_from);
-                let at = self.series.error(since);
-                if let Some(own) = self.class_series.get_mut(task.class()) {
-                    own.error_at(at);
-                }
-                let error = WorkerError::new(&e, task.describe());
-                let at = match self.errors.iter().position(|e| e.kind == error.kind) {
-                    Some(at) => {
-                        self.errors[at].count += 1;
-                        at
-                    }
-                    None => {
-                        self.errors.push(error);
-                        self.errors.len() - 1
-                    }
-                };
-                let ns = t1.saturating_duration_since(t0).as_nanos() as u64;
-                self.keep(task, &op_times, ns, 0, (at + 1).min(255) as u8);
-                let total = shared.errors.fetch_add(1, Ordering::SeqCst) + 1;
-                if total > self.phase.max_errors {
-                    shared.abort.store(true, Ordering::SeqCst);
-                    return queued;
-                }
-                return true;
-            }
+            Err(e) => return self.failed(task, &op_times, &e, queued, shared),
         };
         self.live.bytes.fetch_add(bytes, Ordering::Relaxed);
         self.live.ops.fetch_add(1, Ordering::Relaxed);
