@@ -133,7 +133,7 @@ _iobm() {
             return 0
             ;;
         iobm__subcmd__bonnie)
-            opts="-s -h --size --chunk --per-char --fsync --direct --files --seeks --seekers --keep-cache --drop-caches --data --bonnie-csv --server-ram --server-metrics --server-devices --server-drop-cmd --line-rate --interval --repeat --until-stable --json --csv --html --live --metrics-listen --metrics-linger --label --ignore-free-space --print-spec --help"
+            opts="-s -h --size --chunk --per-char --fsync --direct --files --seeks --seekers --keep-cache --drop-caches --data --bonnie-csv --server-ram --server-metrics --server-devices --server-drop-cmd --line-rate --interval --repeat --until-stable --json --csv --html --live --requests --metrics-listen --metrics-linger --label --ignore-free-space --print-spec --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -224,6 +224,10 @@ _iobm() {
                     return 0
                     ;;
                 --live)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --requests)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -515,7 +519,7 @@ _iobm() {
             return 0
             ;;
         iobm__subcmd__io500)
-            opts="-j -n -h --jobs --easy-size --easy-transfer --segments --items --easy-items --hard-items --stonewall --keep --server-ram --server-metrics --server-devices --server-drop-cmd --line-rate --interval --json --csv --html --live --metrics-listen --metrics-linger --label --print-spec --help"
+            opts="-j -n -h --jobs --easy-size --easy-transfer --segments --items --easy-items --hard-items --stonewall --keep --server-ram --server-metrics --server-devices --server-drop-cmd --line-rate --interval --json --csv --html --live --requests --metrics-listen --metrics-linger --label --print-spec --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -601,6 +605,10 @@ _iobm() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --requests)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --metrics-listen)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -651,7 +659,7 @@ _iobm() {
             return 0
             ;;
         iobm__subcmd__merge)
-            opts="-h --whole --json --csv --html --live --metrics-listen --metrics-linger --label --print-spec --help"
+            opts="-h --whole --json --csv --html --live --requests --metrics-listen --metrics-linger --label --print-spec --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -670,6 +678,10 @@ _iobm() {
                     return 0
                     ;;
                 --live)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --requests)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -693,7 +705,7 @@ _iobm() {
             return 0
             ;;
         iobm__subcmd__meta)
-            opts="-j -n -h --jobs --items --items-per-dir --depth --branch --leaves-only --unique-dir --stride --write-bytes --read-bytes --phases --stonewall --drop-caches --keep --server-ram --server-metrics --server-devices --server-drop-cmd --line-rate --interval --repeat --until-stable --json --csv --html --live --metrics-listen --metrics-linger --label --print-spec --help"
+            opts="-j -n -h --jobs --items --items-per-dir --depth --branch --leaves-only --unique-dir --stride --write-bytes --read-bytes --phases --stonewall --drop-caches --keep --server-ram --server-metrics --server-devices --server-drop-cmd --line-rate --interval --repeat --until-stable --json --csv --html --live --requests --metrics-listen --metrics-linger --label --print-spec --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -791,6 +803,10 @@ _iobm() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --requests)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --metrics-listen)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -811,7 +827,7 @@ _iobm() {
             return 0
             ;;
         iobm__subcmd__quick)
-            opts="-h --step-time --server-ram --server-metrics --server-devices --server-drop-cmd --line-rate --interval --repeat --until-stable --json --csv --html --live --metrics-listen --metrics-linger --label --print-spec --help"
+            opts="-h --step-time --server-ram --server-metrics --server-devices --server-drop-cmd --line-rate --interval --repeat --until-stable --json --csv --html --live --requests --metrics-listen --metrics-linger --label --print-spec --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -869,6 +885,10 @@ _iobm() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --requests)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --metrics-listen)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -889,7 +909,7 @@ _iobm() {
             return 0
             ;;
         iobm__subcmd__read)
-            opts="-b -d -h --block --random --direct --iodepth --engine --mem --rwmix --keep-cache --drop-caches --verify --reorder --duration --ramp --rate --arrivals --rate-sweep --slo --server-ram --server-metrics --server-devices --server-drop-cmd --line-rate --interval --repeat --until-stable --json --csv --html --live --metrics-listen --metrics-linger --label --print-spec --help"
+            opts="-b -d -h --block --random --direct --iodepth --engine --mem --rwmix --keep-cache --drop-caches --verify --reorder --duration --ramp --rate --arrivals --rate-sweep --slo --server-ram --server-metrics --server-devices --server-drop-cmd --line-rate --interval --repeat --until-stable --json --csv --html --live --requests --metrics-listen --metrics-linger --label --print-spec --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -995,6 +1015,10 @@ _iobm() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --requests)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --metrics-listen)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1015,12 +1039,20 @@ _iobm() {
             return 0
             ;;
         iobm__subcmd__report)
-            opts="-h --limits --csv --html --print-spec --help"
+            opts="-h --requests --interval --limits --csv --html --print-spec --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --requests)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --interval)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --limits)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1041,7 +1073,7 @@ _iobm() {
             return 0
             ;;
         iobm__subcmd__rerun)
-            opts="-h --set --json --csv --html --live --metrics-listen --metrics-linger --label --print-spec --help"
+            opts="-h --set --json --csv --html --live --requests --metrics-listen --metrics-linger --label --print-spec --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1064,6 +1096,10 @@ _iobm() {
                     return 0
                     ;;
                 --live)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --requests)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1109,7 +1145,7 @@ _iobm() {
             return 0
             ;;
         iobm__subcmd__s3)
-            opts="-c -d -h --endpoint --tls --insecure --dir --bucket --prefix --access-key --secret-key --session-token --region --concurrent --obj-size --obj-size-range --objects --duration --ramp --ops --once --range-size --part-size --part-concurrency --page-keys --batch --get --head --put --delete --payload-signing --retries --max-errors --timeout --verify --rate --arrivals --rate-sweep --slo --server-ram --server-metrics --server-devices --server-drop-cmd --line-rate --drop-caches --new-connection --data --keep --reuse --interval --repeat --until-stable --json --csv --html --live --metrics-listen --metrics-linger --label --print-spec --help put get head delete list multipart mixed"
+            opts="-c -d -h --endpoint --tls --insecure --dir --bucket --prefix --access-key --secret-key --session-token --region --concurrent --obj-size --obj-size-range --objects --duration --ramp --ops --once --range-size --part-size --part-concurrency --page-keys --batch --get --head --put --delete --payload-signing --retries --max-errors --timeout --verify --rate --arrivals --rate-sweep --slo --server-ram --server-metrics --server-devices --server-drop-cmd --line-rate --drop-caches --new-connection --data --keep --reuse --interval --repeat --until-stable --json --csv --html --live --requests --metrics-listen --metrics-linger --label --print-spec --help put get head delete list multipart mixed"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1307,6 +1343,10 @@ _iobm() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --requests)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --metrics-listen)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1393,7 +1433,7 @@ _iobm() {
             return 0
             ;;
         iobm__subcmd__stream)
-            opts="-j -s -b -d -h --jobs --size --size-per-job --file-per-job --shared-file --segments --fsync --data --keep --ignore-free-space --block --random --direct --iodepth --engine --mem --rwmix --keep-cache --drop-caches --verify --reorder --duration --ramp --rate --arrivals --rate-sweep --slo --server-ram --server-metrics --server-devices --server-drop-cmd --line-rate --interval --repeat --until-stable --json --csv --html --live --metrics-listen --metrics-linger --label --print-spec --help"
+            opts="-j -s -b -d -h --jobs --size --size-per-job --file-per-job --shared-file --segments --fsync --data --keep --ignore-free-space --block --random --direct --iodepth --engine --mem --rwmix --keep-cache --drop-caches --verify --reorder --duration --ramp --rate --arrivals --rate-sweep --slo --server-ram --server-metrics --server-devices --server-drop-cmd --line-rate --interval --repeat --until-stable --json --csv --html --live --requests --metrics-listen --metrics-linger --label --print-spec --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1528,6 +1568,10 @@ _iobm() {
                     return 0
                     ;;
                 --live)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --requests)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1551,7 +1595,7 @@ _iobm() {
             return 0
             ;;
         iobm__subcmd__write)
-            opts="-j -s -b -d -h --jobs --size --size-per-job --file-per-job --shared-file --segments --fsync --data --keep --ignore-free-space --block --random --direct --iodepth --engine --mem --rwmix --keep-cache --drop-caches --verify --reorder --duration --ramp --rate --arrivals --rate-sweep --slo --server-ram --server-metrics --server-devices --server-drop-cmd --line-rate --interval --repeat --until-stable --json --csv --html --live --metrics-listen --metrics-linger --label --print-spec --help"
+            opts="-j -s -b -d -h --jobs --size --size-per-job --file-per-job --shared-file --segments --fsync --data --keep --ignore-free-space --block --random --direct --iodepth --engine --mem --rwmix --keep-cache --drop-caches --verify --reorder --duration --ramp --rate --arrivals --rate-sweep --slo --server-ram --server-metrics --server-devices --server-drop-cmd --line-rate --interval --repeat --until-stable --json --csv --html --live --requests --metrics-listen --metrics-linger --label --print-spec --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1686,6 +1730,10 @@ _iobm() {
                     return 0
                     ;;
                 --live)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --requests)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -2,6 +2,7 @@
 //! (Ctrl-C), and the live counters and phase a progress display reads.
 
 use crate::live::IntervalObserver;
+use crate::requests::RequestSink;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -25,6 +26,8 @@ pub struct Control {
     pub(crate) phase: Mutex<Option<LivePhase>>,
     /// Sees each interval of every phase as it is passed (`--live`, `--metrics-listen`).
     pub(crate) observer: Option<Arc<dyn IntervalObserver>>,
+    /// Takes every operation of every phase, a chunk at a time (`--requests`).
+    pub(crate) requests: Option<Arc<dyn RequestSink>>,
 }
 
 /// What a progress display needs to know about the phase in flight.
@@ -59,12 +62,18 @@ impl Control {
             live: (0..max_workers).map(|_| LiveCounter::default()).collect(),
             phase: Mutex::new(None),
             observer: None,
+            requests: None,
         }
     }
 
     /// This control, with `observer` shown each interval of every phase as it is passed.
     pub fn watched_by(self, observer: Option<Arc<dyn IntervalObserver>>) -> Control {
         Control { observer, ..self }
+    }
+
+    /// This control, with every operation of every phase handed to `sink` in chunks.
+    pub fn recorded_by(self, requests: Option<Arc<dyn RequestSink>>) -> Control {
+        Control { requests, ..self }
     }
 
     /// Asks every worker to stop after its current operation (Ctrl-C).

@@ -435,6 +435,11 @@ impl Task for ObjectTask<'_> {
         self.first_byte
     }
 
+    fn at(&self) -> (u64, u64) {
+        let offset = self.range.map_or(0, |(from, _)| from);
+        (self.object, offset)
+    }
+
     fn keys(&self) -> u64 {
         self.keys
     }

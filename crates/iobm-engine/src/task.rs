@@ -40,6 +40,11 @@ pub(crate) trait Task: Send {
     fn first_byte(&self) -> Option<Instant> {
         None
     }
+    /// The file or object number of the prepared operation and its offset
+    /// (all ones, `requests::NONE`, where the task does not know them).
+    fn at(&self) -> (u64, u64) {
+        (u64::MAX, u64::MAX)
+    }
     /// Keys the operation returned (object listings).
     fn keys(&self) -> u64 {
         0

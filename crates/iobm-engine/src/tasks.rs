@@ -471,6 +471,10 @@ impl Task for BlockTask<'_> {
         self.describe_at(self.offset)
     }
 
+    fn at(&self) -> (u64, u64) {
+        (self.file, self.offset)
+    }
+
     /// Read-write phases: 0 for a read, 1 for a write (their books are apart).
     fn class(&self) -> usize {
         usize::from(matches!(self.phase.op, Op::ReadWrite { .. }) && self.rewrite)

@@ -23,5 +23,6 @@ pub mod progress;
 pub mod ranks;
 pub mod recompute;
 pub mod record;
+pub mod requests;
 pub mod session;
 pub mod signals;

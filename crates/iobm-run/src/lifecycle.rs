@@ -16,6 +16,7 @@ use crate::observe::{Observer, ResultFile};
 use crate::outputs::Outputs;
 use crate::probe::Probe;
 use crate::ranks::Ranks;
+use crate::requests::RequestsFile;
 use crate::session::{self, say, RunId};
 use iobm_engine::{Control, Phase};
 use iobm_report::{render_footer, render_header, render_phase, render_repeats};
@@ -181,8 +182,19 @@ pub fn run_plan(
     let metrics = server.as_ref().map(|s| s.metrics.clone());
     let live = outputs.live.as_deref();
     let watchers = Watchers::open(live, outputs.view("csv"), metrics, ranks.rank())?;
+    let requests = (outputs.requests.as_deref())
+        .map(|p| RequestsFile::create(p, ranks.rank()))
+        .transpose()?
+        .map(|f| Arc::new(f) as Arc<dyn iobm_engine::RequestSink>);
     let run = repeated(common.repetitions, ranks, |_| {
-        let run = once(plan, outputs, ranks, argv, watchers.as_ref())?;
+        let run = once(
+            plan,
+            outputs,
+            ranks,
+            argv,
+            watchers.as_ref(),
+            requests.clone(),
+        )?;
         if ranks.is_root() {
             outputs.save_repetition(&run)?;
         }
@@ -215,12 +227,13 @@ fn once(
     ranks: &Ranks,
     argv: &[OsString],
     watchers: Option<&Arc<Watchers>>,
+    requests: Option<Arc<dyn iobm_engine::RequestSink>>,
 ) -> Result<RunResult, Failure> {
     let run_id = ranks.share(&RunId::generate());
     let stage = plan.set_up(&run_id, ranks)?;
     let host = &stage.environment.hostname;
     let observer = watchers.map(|w| w.watch(&run_id.text, host));
-    let control = session::control(&run_id, stage.workers, observer);
+    let control = session::control(&run_id, stage.workers, observer, requests);
     let kind = plan.kind();
     let (config, environment) = (stage.config, stage.environment);
     let mut run = session::skeleton(&kind, &run_id, argv, config, environment, &control);

@@ -17,6 +17,8 @@ pub struct Outputs {
     pub views: Vec<(&'static Format, PathBuf)>,
     /// `--live FILE`: a JSON line per interval of each phase as it is passed.
     pub live: Option<PathBuf>,
+    /// `--requests FILE`: every operation, zstd frames of records (FILE.rankN on rank N).
+    pub requests: Option<PathBuf>,
     /// `--metrics-listen ADDR`: where the run's counters are served while it goes.
     pub metrics_listen: Option<std::net::SocketAddr>,
     /// `--metrics-linger`: how long the endpoint may wait after the run for a last scrape.

@@ -50,15 +50,16 @@ impl RunId {
 }
 
 /// The run's control, stopped by Ctrl-C or SIGTERM (see [`crate::signals`]), its phases
-/// watched by `observer`.
+/// watched by `observer`, every operation handed to `requests` (`--requests`).
 pub fn control(
     run_id: &RunId,
     max_workers: usize,
     observer: Option<Arc<dyn iobm_engine::IntervalObserver>>,
+    requests: Option<Arc<dyn iobm_engine::RequestSink>>,
 ) -> Arc<Control> {
     crate::signals::install();
     let control = Control::with_stop_flag(run_id.seed, max_workers, &crate::signals::STOP);
-    Arc::new(control.watched_by(observer))
+    Arc::new(control.watched_by(observer).recorded_by(requests))
 }
 
 /// Said of every run that writes zeros.

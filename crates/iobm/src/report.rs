@@ -9,18 +9,22 @@ use iobm_run::exit::{Exit, Failure};
 use iobm_run::recompute::recompute;
 
 pub fn report(args: ReportArgs) -> Result<Exit, Failure> {
+    if let Some(requests) = &args.requests {
+        return report_requests(requests, args.interval);
+    }
     args.views.check()?;
-    let text = std::fs::read_to_string(&args.file).map_err(|e| {
+    let file = args.file.clone().unwrap_or_default();
+    let text = std::fs::read_to_string(&file).map_err(|e| {
         Failure::input(format!(
             "{}: {}",
-            args.file.display(),
+            file.display(),
             iobm_run::session::describe_io(&e)
         ))
     })?;
     let mut run = RunResult::from_json(&text)
-        .map_err(|e| Failure::input(format!("{}: {e}", args.file.display())))?;
+        .map_err(|e| Failure::input(format!("{}: {e}", file.display())))?;
     if !args.views.chosen.is_empty() {
-        crate::compare::attach_workers(&mut run, &args.file)?;
+        crate::compare::attach_workers(&mut run, &file)?;
     }
     let limits = args.limits.as_deref().map(load_limits).transpose()?;
     let differing = recompute(&mut run);
@@ -38,6 +42,19 @@ pub fn report(args: ReportArgs) -> Result<Exit, Failure> {
             "iobm: warning: the aggregates saved for phase '{name}' differ from those recomputed from its workers; showing the recomputed ones"
         );
     }
+    Ok(Exit::Ok)
+}
+
+/// `iobm report --requests FILE`: the requests re-analysed, the rate over time at `interval`.
+fn report_requests(path: &std::path::Path, interval: std::time::Duration) -> Result<Exit, Failure> {
+    let flag = |why: String| Failure::input(format!("--requests {}: {why}", path.display()));
+    let bytes = std::fs::read(path).map_err(|e| flag(iobm_run::session::describe_io(&e)))?;
+    let (chunks, cut) = iobm_run::requests::read(&bytes).map_err(flag)?;
+    let interval_ns = (interval.as_nanos() as u64).max(1);
+    print!(
+        "{}",
+        iobm_run::requests::report::render(&chunks, interval_ns, cut)
+    );
     Ok(Exit::Ok)
 }
 

@@ -7,6 +7,7 @@ use crate::control::{Control, LiveCounter};
 use crate::live::{Closed, Gather};
 use crate::outcome::{OpOutcome, WorkerOutcome};
 use crate::pace::{Clock, PaceBooks, PaceOutcome};
+use crate::requests::RequestBuf;
 use crate::stonewall::Wall;
 use crate::task::{Completed, Task};
 use crate::workload::{Phase, StopRule};
@@ -149,6 +150,9 @@ struct Books<'a> {
     pace: Option<PaceBooks>,
     /// Where the intervals closed go while the phase runs, when it is watched.
     feed: Option<Feed<'a>>,
+    /// Every operation, when the run keeps them (`--requests`).
+    requests: Option<RequestBuf>,
+    index: usize,
 }
 
 /// A watched worker's hand-over of the intervals it closed.
@@ -181,6 +185,29 @@ impl<'a> Books<'a> {
             last_end: start,
             pace: None,
             feed: None,
+            requests: None,
+            index: 0,
+        }
+    }
+
+    /// Hands the requests buffered over: once per chunk of them, and at the worker's end.
+    #[cold]
+    fn hand_requests(&mut self) {
+        if let Some(buf) = self.requests.as_mut() {
+            let errors: Vec<String> = self.errors.iter().map(|e| e.kind.clone()).collect();
+            buf.hand_over(self.phase, self.index, &errors);
+        }
+    }
+
+    /// Keeps one operation's record, when the run keeps them.
+    #[inline]
+    fn keep(&mut self, task: &dyn Task, op: &Ended, duration_ns: u64, bytes: u64, error: u8) {
+        let Some(buf) = self.requests.as_mut() else {
+            return;
+        };
+        let times = (op.intended, op.started, self.counted_from);
+        if buf.keep(task, times, duration_ns, bytes, error) {
+            self.hand_requests();
         }
     }
 
@@ -215,6 +242,42 @@ impl<'a> Books<'a> {
         feed.gather.lock().unwrap().take(closed);
     }
 
+    /// Counts a failed operation; false when it stops the worker.
+    #[cold]
+    fn failed(
+        &mut self,
+        task: &dyn Task,
+        op: &Ended,
+        e: &io::Error,
+        queued: bool,
+        shared: &Shared,
+    ) -> bool {
+        self.classes[task.class()].errors += 1;
+        let at = (self.series).error(op.ended.saturating_duration_since(self.counted_from));
+        if let Some(own) = self.class_series.get_mut(task.class()) {
+            own.error_at(at);
+        }
+        let error = WorkerError::new(e, task.describe());
+        let at = match self.errors.iter().position(|e| e.kind == error.kind) {
+            Some(at) => {
+                self.errors[at].count += 1;
+                at
+            }
+            None => {
+                self.errors.push(error);
+                self.errors.len() - 1
+            }
+        };
+        let ns = op.ended.saturating_duration_since(op.started).as_nanos() as u64;
+        self.keep(task, op, ns, 0, (at + 1).min(255) as u8);
+        let total = shared.errors.fetch_add(1, Ordering::SeqCst) + 1;
+        if total > self.phase.max_errors {
+            shared.abort.store(true, Ordering::SeqCst);
+            return queued;
+        }
+        true
+    }
+
     /// Counts an operation of `task` that ended; false when its failure stops the worker.
     fn settle(
         &mut self,
@@ -225,8 +288,11 @@ impl<'a> Books<'a> {
         control: &Control,
     ) -> bool {
         let (t0, t1) = (op.started, op.ended);
-        let class = &mut self.classes[task.class()];
-        class.retried += u64::from(op.tries);
+        self.classes[task.class()].retried += u64::from(op.tries);
+        let op_times = Ended {
+            result: Ok(0),
+            ..op
+        };
         let checked = op.result.and_then(|bytes| {
             if queued {
                 return Ok(bytes);
@@ -239,25 +305,7 @@ impl<'a> Books<'a> {
         self.last_end = t1;
         let bytes = match checked {
             Ok(bytes) => bytes,
-            Err(e) => {
-                class.errors += 1;
-                let since = t1.saturating_duration_since(self.counted_from);
-                let at = self.series.error(since);
-                if let Some(own) = self.class_series.get_mut(task.class()) {
-                    own.error_at(at);
-                }
-                let error = WorkerError::new(&e, task.describe());
-                match self.errors.iter_mut().find(|e| e.kind == error.kind) {
-                    Some(e) => e.count += 1,
-                    None => self.errors.push(error),
-                }
-                let total = shared.errors.fetch_add(1, Ordering::SeqCst) + 1;
-                if total > self.phase.max_errors {
-                    shared.abort.store(true, Ordering::SeqCst);
-                    return queued;
-                }
-                return true;
-            }
+            Err(e) => return self.failed(task, &op_times, &e, queued, shared),
         };
         self.live.bytes.fetch_add(bytes, Ordering::Relaxed);
         self.live.ops.fetch_add(1, Ordering::Relaxed);
@@ -269,6 +317,8 @@ impl<'a> Books<'a> {
         self.last_op_start = t0;
         self.copy_ns += op.copy_ns;
         let ns = (t1.duration_since(t0).as_nanos() as u64).saturating_sub(op.checked_inline);
+        self.keep(task, &op_times, ns, bytes, 0);
+        let class = &mut self.classes[task.class()];
         class.latency.record(ns);
         class.ops += 1;
         class.bytes += bytes;
@@ -349,6 +399,8 @@ pub(super) fn run_worker<C: Clock>(
         worker: index,
         passed: 0,
     });
+    books.index = index;
+    books.requests = control.requests.clone().map(RequestBuf::new);
     let queued = task.queued();
     // Paced: intended starts from the phase's start, so that every worker shares one schedule.
     books.pace = phase
@@ -444,6 +496,7 @@ pub(super) fn run_worker<C: Clock>(
 
     limits.ended(i);
     books.hand_over(true);
+    books.hand_requests();
     shared.left.fetch_add(1, Ordering::SeqCst);
     // The final fsync and close are inside the worker's interval, even after an error.
     let final_sync_ns = match task.finish() {

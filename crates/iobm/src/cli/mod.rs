@@ -190,6 +190,12 @@ pub struct OutputArgs {
     /// MPI each rank writes its own, FILE.rankN on rank N
     #[arg(long, value_name = "FILE")]
     pub live: Option<PathBuf>,
+    /// Keep every operation in FILE as it goes (its start, intended start under --rate,
+    /// duration, time to first byte, bytes, worker, file or object and offset, error kind),
+    /// zstd-compressed a chunk at a time so a killed run keeps what was written; `iobm report
+    /// --requests FILE` re-analyses it; under MPI each rank writes its own, FILE.rankN on rank N
+    #[arg(long, value_name = "FILE")]
+    pub requests: Option<PathBuf>,
     /// Serve the run's counters (bytes, operations, errors) and latency histograms by phase
     /// and kind of operation for Prometheus at http://ADDR:PORT/metrics while it runs (port 0
     /// picks a free one; under MPI rank 0 serves its own workers')
@@ -303,6 +309,9 @@ impl OutputArgs {
         if let Some(live) = &self.live {
             iobm_run::session::output_path_ok("--live", live)?;
         }
+        if let Some(requests) = &self.requests {
+            iobm_run::session::output_path_ok("--requests", requests)?;
+        }
         self.views.check()
     }
 
@@ -314,6 +323,7 @@ impl OutputArgs {
             label: self.label.clone(),
             views: self.views.chosen.clone(),
             live: self.live.clone(),
+            requests: self.requests.clone(),
             metrics_listen: self.metrics_listen,
             metrics_linger: self.metrics_linger,
         }

@@ -132,8 +132,16 @@ pub enum FormatArg {
 #[derive(Debug, Args)]
 pub struct ReportArgs {
     /// A result saved with --json
-    #[arg(value_name = "RESULT.json")]
-    pub file: PathBuf,
+    #[arg(value_name = "RESULT.json", required_unless_present = "requests")]
+    pub file: Option<PathBuf>,
+    /// Re-analyse a file written by --requests instead: per phase and kind of operation the
+    /// count, bytes and exact latency percentiles, each rank's and worker's, the slowest
+    /// requests with their file or object and offset, and the rate over time
+    #[arg(long, value_name = "FILE")]
+    pub requests: Option<PathBuf>,
+    /// The interval of --requests' rate over time
+    #[arg(long, value_name = "DURATION", default_value = "1s", requires = "requests", value_parser = super::units::parse_interval)]
+    pub interval: std::time::Duration,
     /// Show each rate as a share of this machine's limits and flag those above one: a file
     /// saved by `iobm limits --json`, or `measure` to measure them now (quickly, without a
     /// device)
