@@ -3,8 +3,8 @@
 //! process has passed an interval it goes, summed, to the run's [`IntervalObserver`] (the
 //! live file, the CSV rows as they come, a metrics endpoint).
 
-use iobm_stats::names::OpName;
 use crate::workload::{Op, Phase};
+use iobm_stats::names::OpName;
 use iobm_stats::Interval;
 use iobm_target::Target;
 use std::collections::VecDeque;

@@ -226,8 +226,14 @@ impl Watch {
         for (worker, amounts) in i.workers.iter().enumerate() {
             let endpoint = i.endpoints.get(worker).and_then(|e| e.as_deref());
             let at = (rank, worker as u32);
-            let prefix =
-                worker_prefix(&self.run_id, i.phase, i.op.name().as_str(), at, &self.host, endpoint);
+            let prefix = worker_prefix(
+                &self.run_id,
+                i.phase,
+                i.op.name().as_str(),
+                at,
+                &self.host,
+                endpoint,
+            );
             row(
                 &mut out,
                 &prefix,

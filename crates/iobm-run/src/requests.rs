@@ -77,7 +77,7 @@ pub fn encode(rank: u32, chunk: &RequestChunk) -> Vec<u8> {
     text(&mut out, chunk.phase);
     let kinds = chunk.op.classes();
     out.push(kinds.len() as u8);
-    kinds.iter().for_each(|k| text(&mut out, k));
+    kinds.iter().for_each(|k| text(&mut out, k.as_str()));
     out.push(chunk.errors.len().min(255) as u8);
     chunk
         .errors

@@ -255,7 +255,8 @@ fn above_a_path_every_byte_crossed_is_a_low_limit_not_a_cache() {
     // 1.24 GiB/s of GETs over two connections, above the one-connection 953.67 MiB/s: the bytes
     // crossed loopback TCP whatever the server cached.
     let mut get = phase(OpName::Get, [635 * MIB, 635 * MIB], [1_000_000_000; 2]);
-    get.operations.push(operation(&get, OpName::Get, 1270 * MIB));
+    get.operations
+        .push(operation(&get, OpName::Get, 1270 * MIB));
     let mut low = l.clone();
     low.loopback_tcp_many_bytes_per_s = 0.9e9;
     let judged = judge(&get, &low, loopback).unwrap();
