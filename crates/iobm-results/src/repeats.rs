@@ -317,18 +317,21 @@ mod tests {
         assert!(low < geometric && geometric < high);
     }
 
+    /// `run` with every aggregate's bytes/s times `bytes` and its operations/s times `ops`.
+    fn scaled(run: &RunResult, bytes: f64, ops: f64) -> RunResult {
+        let mut run = run.clone();
+        for a in run.phases.iter_mut().flat_map(|p| p.aggregates.iter_mut()) {
+            a.bytes_per_s *= bytes;
+            a.ops_per_s *= ops;
+        }
+        run
+    }
+
     #[test]
     fn a_makespan_that_varies_past_five_percent_is_unstable() {
         let whole: RunResult =
             RunResult::from_json(include_str!("../../iobm/tests/fixtures/stream.json")).unwrap();
-        let scaled = |by: f64| {
-            let mut run = whole.clone();
-            for a in run.phases.iter_mut().flat_map(|p| p.aggregates.iter_mut()) {
-                a.bytes_per_s *= by;
-                a.ops_per_s *= 2.0 - by;
-            }
-            run
-        };
+        let scaled = |by: f64| scaled(&whole, by, 2.0 - by);
         // Bytes/s 0.9, 1.0, 1.1 of the run: a CV of 10%; ops/s 1.1, 1.0, 0.9 likewise.
         let repeats = Repeats::of(&[scaled(0.9), scaled(1.0), scaled(1.1)]);
         let write = &repeats.phases[0];
@@ -348,13 +351,7 @@ mod tests {
     fn the_document_keeps_the_trend_and_the_spread_found_over_the_repetitions() {
         let whole: RunResult =
             RunResult::from_json(include_str!("../../iobm/tests/fixtures/stream.json")).unwrap();
-        let scaled = |by: f64| {
-            let mut run = whole.clone();
-            for a in run.phases.iter_mut().flat_map(|p| p.aggregates.iter_mut()) {
-                a.bytes_per_s *= by;
-            }
-            run
-        };
+        let scaled = |by: f64| scaled(&whole, by, 1.0);
         // The first 1.5x the rest: a trend, and a CV well above 5%, for each of both phases.
         let repeats = Repeats::of(&[scaled(1.5), scaled(1.0), scaled(1.0)]);
         let write = &whole.phases[0].name;

@@ -15,7 +15,10 @@ use iobm_stats::{Interval, Progress, SeriesRecorder, TraceBuilder, WorkerSpan};
 use std::io;
 use std::sync::atomic::Ordering;
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Instant;
+use step::{execute, paced_start};
+
+mod step;
 
 /// When a worker stops: the phase's deadline, its wall, its share of a count of operations.
 struct Limits<'a> {
@@ -164,13 +167,20 @@ struct Feed<'a> {
 }
 
 impl<'a> Books<'a> {
-    fn new(phase: &'a Phase, live: &'a LiveCounter, counted_from: Instant, start: Instant) -> Self {
+    /// The books of worker `index`, starting at `start`, counting from `counted_from`; paced
+    /// from the phase's start (`phase_origin`), so that every worker shares one schedule.
+    fn new(
+        (phase, control, shared): (&'a Phase, &'a Control, &'a Shared),
+        index: usize,
+        (phase_origin, counted_from, start): (Instant, Instant, Instant),
+        queued: bool,
+    ) -> Self {
         let classes = OpOutcome::per_class(phase);
         let series = SeriesRecorder::new(phase.interval);
         let several = classes.len() > 1;
         Books {
             phase,
-            live,
+            live: &control.live[index],
             counted_from,
             class_series: vec![series.clone(); if several { classes.len() } else { 0 }],
             classes,
@@ -183,11 +193,25 @@ impl<'a> Books<'a> {
             first_op_end: None,
             last_op_start: start,
             last_end: start,
-            pace: None,
-            feed: None,
-            requests: None,
-            index: 0,
+            pace: (phase.pace)
+                .map(|pace| PaceBooks::new(&pace, phase_origin, index, phase.interval, queued)),
+            feed: (shared.gather.as_ref()).map(|gather| Feed {
+                gather,
+                worker: index,
+                passed: 0,
+            }),
+            requests: control.requests.clone().map(RequestBuf::new),
+            index,
         }
+    }
+
+    /// A failure outside the operations (a timed open, the final fsync or close): counted,
+    /// and the phase ends as after a failed operation.
+    #[cold]
+    fn fail(&mut self, e: &io::Error, what: String, shared: &Shared) {
+        self.errors.push(WorkerError::new(e, what));
+        shared.errors.fetch_add(1, Ordering::SeqCst);
+        shared.abort.store(true, Ordering::SeqCst);
     }
 
     /// Hands the requests buffered over: once per chunk of them, and at the worker's end.
@@ -346,35 +370,6 @@ impl<'a> Books<'a> {
     }
 }
 
-/// Waits for `intended` on `clock`, in steps short enough to see Ctrl-C; a queued task's
-/// completions meanwhile are counted as they come. Returns when the wait ended, as the clock
-/// read it.
-fn wait_for(
-    clock: &dyn Clock,
-    intended: Instant,
-    task: &mut dyn Task,
-    books: &mut Books,
-    shared: &Shared,
-    control: &Control,
-) -> Instant {
-    const STEP: Duration = Duration::from_millis(20);
-    let queued = task.queued();
-    loop {
-        let now = clock.now();
-        if now >= intended || control.stop_requested() {
-            return now;
-        }
-        let until = intended.min(now + STEP);
-        match queued.then(|| task.wait_until(until)).flatten() {
-            Some(done) => {
-                let op = Ended::completed(done, clock.now());
-                books.settle(task, op, true, shared, control);
-            }
-            None => clock.sleep_until(until),
-        }
-    }
-}
-
 /// Runs one worker's prepared task from the barrier to its stop rule, timing every operation.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn run_worker<C: Clock>(
@@ -387,33 +382,11 @@ pub(super) fn run_worker<C: Clock>(
     walled: Walled,
     clock: &C,
 ) -> (WorkerResult, Vec<WorkerError>) {
-    // The warm-up comes before the phase's duration.
-    let counted_from = phase_origin + phase.ramp;
-    let mut limits = Limits::new(phase, shared, walled, index, counted_from);
+    let parts = (phase, control, shared);
+    let (mut limits, mut books, start_ns) =
+        start(task.as_mut(), index, parts, (phase_origin, walled), clock);
     let retries = phase.objects.as_ref().map_or(0, |o| o.retries);
-    let start = clock.now();
-    let start_ns = control.ns(start.max(counted_from));
-    let mut books = Books::new(phase, &control.live[index], counted_from, start);
-    books.feed = (shared.gather.as_ref()).map(|gather| Feed {
-        gather,
-        worker: index,
-        passed: 0,
-    });
-    books.index = index;
-    books.requests = control.requests.clone().map(RequestBuf::new);
     let queued = task.queued();
-    // Paced: intended starts from the phase's start, so that every worker shares one schedule.
-    books.pace = phase
-        .pace
-        .map(|pace| PaceBooks::new(&pace, phase_origin, index, phase.interval, queued));
-
-    // A timed open (IOR's open and create) is inside the worker's span; failing, it ends the
-    // phase as a failed operation would.
-    if let Err(e) = task.open() {
-        books.errors.push(WorkerError::new(&e, task.describe()));
-        shared.errors.fetch_add(1, Ordering::SeqCst);
-        shared.abort.store(true, Ordering::SeqCst);
-    }
     let mut i: u64 = 0;
     // A queued task's operations complete after later ones were submitted: once no more are
     // submitted, the rest in flight are drained and counted like the others.
@@ -427,67 +400,39 @@ pub(super) fn run_worker<C: Clock>(
             draining = true;
         }
         // Closed loop: no pacing work at all.
-        let intended = match (books.pace.as_mut(), draining) {
-            (Some(pace), false) => {
-                let at = pace.pacer.next_start();
-                if let Some(end) = limits.deadline.filter(|&d| at >= d) {
-                    // Meant to start after the phase ends: idle to its end, so that the
-                    // worker's rate is over the phase's whole duration.
-                    wait_for(clock, end, task.as_mut(), &mut books, shared, control);
-                    if !queued {
-                        break;
-                    }
-                    draining = true;
-                    None
-                } else {
-                    let woke = wait_for(clock, at, task.as_mut(), &mut books, shared, control);
-                    // The client's own lag: one histogram record, no clock read of its own.
-                    if let Some(pace) = books.pace.as_mut() {
-                        pace.lag(at, woke, books.last_end, counted_from);
-                    }
-                    Some(at)
-                }
+        let paced = books.pace.is_some() && !draining;
+        let deadline = limits.deadline;
+        let intended = paced
+            .then(|| paced_start(clock, deadline, task.as_mut(), &mut books, shared, control))
+            .flatten();
+        if paced && intended.is_none() {
+            if !queued {
+                break;
             }
-            _ => None,
-        };
+            draining = true;
+        }
         let op = if queued {
             let completed = if draining {
-                match task.drain() {
-                    None => break,
-                    Some(c) => c,
-                }
+                task.drain()
             } else {
                 i += 1;
-                match task.submit(intended) {
-                    None => continue,
-                    Some(c) => c,
+                task.submit(intended)
+            };
+            let Some(completed) = completed else {
+                // Drained: the worker's end; submitted: nothing completed yet.
+                if draining {
+                    break;
                 }
+                continue;
             };
             // Checked as it completed, after its latency ended.
             books.verify_ns += task.take_verify_ns();
             Ended::completed(completed, clock.now())
         } else {
-            let t0 = clock.now();
-            let mut result = task.execute();
-            let mut tries = 0;
-            while result.is_err() && tries < retries && !control.stop_requested() {
-                tries += 1;
-                result = task.execute();
-            }
-            let t1 = clock.now();
-            // A GET checked as it arrived: the check is verification time, not latency.
-            let checked_inline = task.take_verify_ns();
-            books.verify_ns += checked_inline;
             i += 1;
-            Ended {
-                intended,
-                started: t0,
-                ended: t1,
-                result,
-                tries,
-                checked_inline,
-                copy_ns: task.take_copy_ns(),
-            }
+            let op = execute(task.as_mut(), retries, intended, clock, control);
+            books.verify_ns += op.checked_inline;
+            op
         };
         if !books.settle(task.as_mut(), op, queued, shared, control) {
             break;
@@ -495,24 +440,59 @@ pub(super) fn run_worker<C: Clock>(
     }
 
     limits.ended(i);
+    wind_up(task.as_mut(), books, parts, start_ns, i, clock)
+}
+
+/// Worker `index`'s start: its limits, its books and its start on the run's clock (the
+/// warm-up comes before the phase's duration); a timed open (IOR's open and create) is inside
+/// its span, and failing, it ends the phase as a failed operation would.
+fn start<'a, C: Clock>(
+    task: &mut dyn Task,
+    index: usize,
+    (phase, control, shared): (&'a Phase, &'a Control, &'a Shared),
+    (phase_origin, walled): (Instant, Walled<'a>),
+    clock: &C,
+) -> (Limits<'a>, Books<'a>, u64) {
+    let counted_from = phase_origin + phase.ramp;
+    let limits = Limits::new(phase, shared, walled, index, counted_from);
+    let start = clock.now();
+    let start_ns = control.ns(start.max(counted_from));
+    let times = (phase_origin, counted_from, start);
+    let mut books = Books::new((phase, control, shared), index, times, task.queued());
+    if let Err(e) = task.open() {
+        books.fail(&e, task.describe(), shared);
+    }
+    (limits, books, start_ns)
+}
+
+/// The worker's end after its `items` operations: what it buffered handed over, the final
+/// fsync and close inside its interval (even after an error), and its result.
+fn wind_up<C: Clock>(
+    task: &mut dyn Task,
+    mut books: Books,
+    (phase, control, shared): (&Phase, &Control, &Shared),
+    start_ns: u64,
+    items: u64,
+    clock: &C,
+) -> (WorkerResult, Vec<WorkerError>) {
     books.hand_over(true);
     books.hand_requests();
     shared.left.fetch_add(1, Ordering::SeqCst);
-    // The final fsync and close are inside the worker's interval, even after an error.
-    let final_sync_ns = match task.finish() {
-        Ok(ns) => ns,
-        Err(e) => {
-            books.errors.push(WorkerError::new(
-                &e,
-                format!("{} (final fsync or close)", task.describe()),
-            ));
-            shared.errors.fetch_add(1, Ordering::SeqCst);
-            shared.abort.store(true, Ordering::SeqCst);
-            0
-        }
-    };
+    let final_sync_ns = task.finish().unwrap_or_else(|e| {
+        let what = format!("{} (final fsync or close)", task.describe());
+        books.fail(&e, what, shared);
+        0
+    });
     let end_ns = control.ns(clock.now());
-    finish(books, phase, control, start_ns, end_ns, final_sync_ns, i)
+    finish(
+        books,
+        phase,
+        control,
+        start_ns,
+        end_ns,
+        final_sync_ns,
+        items,
+    )
 }
 
 /// The worker's result from its books.
