@@ -17,9 +17,13 @@ fn stream_reports_every_aggregate_and_saves_a_valid_result() {
     let json = dir.path().join("out.json");
     let data = dir.path().join("data");
     std::fs::create_dir(&data).unwrap();
+    // Paced at 1000 operations a second over the 3 jobs, so each worker runs about 96 ms
+    // (32 operations): first done needs the first worker to last 10 trace intervals, which an
+    // unpaced 2 MiB job on a fast disk does not.
     let out = iobm()
         .args([
-            "stream", "--jobs", "3", "--size", "6MiB", "--block", "64KiB", "--json",
+            "stream", "--jobs", "3", "--size", "6MiB", "--block", "64KiB", "--rate", "1000/s",
+            "--json",
         ])
         .arg(&json)
         .arg(&data)
