@@ -1039,7 +1039,7 @@ _iobm() {
             return 0
             ;;
         iobm__subcmd__report)
-            opts="-h --requests --interval --limits --csv --html --print-spec --help"
+            opts="-h --requests --interval --window --limits --csv --html --print-spec --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1050,6 +1050,10 @@ _iobm() {
                     return 0
                     ;;
                 --interval)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --window)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

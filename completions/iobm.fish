@@ -388,8 +388,9 @@ complete -c iobm -n "__fish_iobm_using_subcommand quick" -l metrics-linger -d 'A
 complete -c iobm -n "__fish_iobm_using_subcommand quick" -l label -d 'Name of the run in the result, so comparisons (`iobm compare`) and bonnie\'s CSV line call it so [default: in comparisons the result\'s file name, in the CSV line the host name]' -r
 complete -c iobm -n "__fish_iobm_using_subcommand quick" -l print-spec -d 'Print the command line as a plan entry (TOML, for `iobm run`) instead of running it'
 complete -c iobm -n "__fish_iobm_using_subcommand quick" -s h -l help -d 'Print help'
-complete -c iobm -n "__fish_iobm_using_subcommand report" -l requests -d 'Re-analyse a file written by --requests instead: per phase and kind of operation the count, bytes and exact latency percentiles, each rank\'s and worker\'s, the slowest requests with their file or object and offset, and the rate over time' -r -F
-complete -c iobm -n "__fish_iobm_using_subcommand report" -l interval -d 'The interval of --requests\' rate over time' -r
+complete -c iobm -n "__fish_iobm_using_subcommand report" -l requests -d 'Re-analyse files written by --requests instead: per phase and kind of operation the count, bytes and exact latency percentiles, each host\'s, rank\'s and worker\'s, the slowest requests with their file or object and offset, and the rate over time. Several files are read together; one FILE of an MPI run brings its FILE.rank1, FILE.rank2, ... along' -r -F
+complete -c iobm -n "__fish_iobm_using_subcommand report" -l interval -d 'The interval of --requests\' rate over time (warp analyze\'s --analyze.dur)' -r
+complete -c iobm -n "__fish_iobm_using_subcommand report" -l window -d 'Only the requests that started in this window of their phase (2s..5s: from 2 s to 5 s after the phase began)' -r
 complete -c iobm -n "__fish_iobm_using_subcommand report" -l limits -d 'Show each rate as a share of this machine\'s limits and flag those above one: a file saved by `iobm limits --json`, or `measure` to measure them now (quickly, without a device)' -r
 complete -c iobm -n "__fish_iobm_using_subcommand report" -l csv -d 'Also save the run\'s time series as tidy CSV to FILE (as --csv of the run would have)' -r -F
 complete -c iobm -n "__fish_iobm_using_subcommand report" -l html -d 'Also save the run\'s HTML report to FILE (as --html of the run would have)' -r -F

@@ -183,7 +183,7 @@ pub fn run_plan(
     let live = outputs.live.as_deref();
     let watchers = Watchers::open(live, outputs.view("csv"), metrics, ranks.rank())?;
     let requests = (outputs.requests.as_deref())
-        .map(|p| RequestsFile::create(p, ranks.rank()))
+        .map(|p| RequestsFile::create(p, ranks.rank(), &iobm_results::env::hostname()))
         .transpose()?
         .map(|f| Arc::new(f) as Arc<dyn iobm_engine::RequestSink>);
     let run = repeated(common.repetitions, ranks, |_| {

@@ -1,7 +1,8 @@
 //! `--requests FILE`: every operation of the run, as the engine's [`RequestSink`] hands each
 //! worker's chunk over, written as one zstd frame per chunk (FILE.rankN on rank N), so a killed
-//! run's file reads up to its last whole frame. A frame holds a header (rank, worker, phase,
-//! its kinds and the worker's error kinds) and [`RECORD`] bytes per request, little-endian.
+//! run's file reads up to its last whole frame. A frame holds a header (rank, worker, host,
+//! phase, its kinds and the worker's error kinds) and [`RECORD`] bytes per request,
+//! little-endian.
 
 pub mod report;
 
@@ -15,20 +16,21 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
-const MAGIC: &[u8; 8] = b"IOBMRQ1\0";
+const MAGIC: &[u8; 8] = b"IOBMRQ2\0";
 /// Bytes of one request before compression.
 pub const RECORD: usize = 7 * 8 + 2;
 
 /// The open requests file of this rank.
 pub struct RequestsFile {
     rank: u32,
+    host: String,
     file: Mutex<File>,
     warned: AtomicBool,
 }
 
 impl RequestsFile {
-    /// Creates `--requests FILE` for `rank` (FILE.rankN on rank N), empty.
-    pub fn create(path: &Path, rank: u32) -> Result<RequestsFile, Failure> {
+    /// Creates `--requests FILE` for `rank` on `host` (FILE.rankN on rank N), empty.
+    pub fn create(path: &Path, rank: u32, host: &str) -> Result<RequestsFile, Failure> {
         let path = live_path(path, rank);
         let file = File::create(&path).map_err(|e| {
             let why = describe_io(&e);
@@ -39,6 +41,7 @@ impl RequestsFile {
         })?;
         Ok(RequestsFile {
             rank,
+            host: host.to_string(),
             file: Mutex::new(file),
             warned: AtomicBool::new(false),
         })
@@ -50,8 +53,8 @@ impl RequestSink for RequestsFile {
         if chunk.records.is_empty() {
             return;
         }
-        let frame =
-            zstd::bulk::compress(&encode(self.rank, chunk), 3).expect("zstd compresses in memory");
+        let frame = zstd::bulk::compress(&encode(self.rank, &self.host, chunk), 3)
+            .expect("zstd compresses in memory");
         let written = self.file.lock().unwrap().write_all(&frame);
         if let Err(e) = written {
             if !self.warned.swap(true, Ordering::Relaxed) {
@@ -64,8 +67,8 @@ impl RequestSink for RequestsFile {
     }
 }
 
-/// One chunk as a frame's content.
-pub fn encode(rank: u32, chunk: &RequestChunk) -> Vec<u8> {
+/// One chunk of `rank` on `host` as a frame's content.
+pub fn encode(rank: u32, host: &str, chunk: &RequestChunk) -> Vec<u8> {
     let mut out = Vec::with_capacity(64 + chunk.records.len() * RECORD);
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&rank.to_le_bytes());
@@ -74,6 +77,7 @@ pub fn encode(rank: u32, chunk: &RequestChunk) -> Vec<u8> {
         out.extend_from_slice(&(s.len() as u16).to_le_bytes());
         out.extend_from_slice(s.as_bytes());
     };
+    text(&mut out, host);
     text(&mut out, chunk.phase);
     let kinds = chunk.op.classes();
     out.push(kinds.len() as u8);
@@ -107,6 +111,7 @@ pub fn encode(rank: u32, chunk: &RequestChunk) -> Vec<u8> {
 pub struct Chunk {
     pub rank: u32,
     pub worker: u32,
+    pub host: String,
     pub phase: String,
     pub kinds: Vec<String>,
     pub errors: Vec<String>,
@@ -135,7 +140,7 @@ pub fn read(bytes: &[u8]) -> Result<(Vec<Chunk>, bool), String> {
 fn decode(b: &[u8]) -> Option<Chunk> {
     let mut r = Reader { b, at: 0 };
     (r.bytes(8)? == MAGIC).then_some(())?;
-    let (rank, worker, phase) = (r.u32()?, r.u32()?, r.text()?);
+    let (rank, worker, host, phase) = (r.u32()?, r.u32()?, r.text()?, r.text()?);
     let kinds = (0..r.u8()?).map(|_| r.text()).collect::<Option<Vec<_>>>()?;
     let errors = (0..r.u8()?).map(|_| r.text()).collect::<Option<Vec<_>>>()?;
     let count = r.u32()? as usize;
@@ -143,6 +148,7 @@ fn decode(b: &[u8]) -> Option<Chunk> {
     Some(Chunk {
         rank,
         worker,
+        host,
         phase,
         kinds,
         errors,

@@ -9,8 +9,13 @@ use iobm_run::exit::{Exit, Failure};
 use iobm_run::recompute::recompute;
 
 pub fn report(args: ReportArgs) -> Result<Exit, Failure> {
-    if let Some(requests) = &args.requests {
-        return report_requests(requests, args.interval);
+    if !args.requests.is_empty() {
+        return report_requests(&args);
+    }
+    if args.window.is_some() {
+        return Err(Failure::input(
+            "--window: only with --requests (a window of the requests files)",
+        ));
     }
     args.views.check()?;
     let file = args.file.clone().unwrap_or_default();
@@ -45,17 +50,36 @@ pub fn report(args: ReportArgs) -> Result<Exit, Failure> {
     Ok(Exit::Ok)
 }
 
-/// `iobm report --requests FILE`: the requests re-analysed, the rate over time at `interval`.
-fn report_requests(path: &std::path::Path, interval: std::time::Duration) -> Result<Exit, Failure> {
-    let flag = |why: String| Failure::input(format!("--requests {}: {why}", path.display()));
-    let bytes = std::fs::read(path).map_err(|e| flag(iobm_run::session::describe_io(&e)))?;
-    let (chunks, cut) = iobm_run::requests::read(&bytes).map_err(flag)?;
-    let interval_ns = (interval.as_nanos() as u64).max(1);
-    print!(
-        "{}",
-        iobm_run::requests::report::render(&chunks, interval_ns, cut)
-    );
+/// `iobm report --requests FILE...`: the requests re-analysed, the rate over time at
+/// `--interval`, those of `--window` only.
+fn report_requests(args: &ReportArgs) -> Result<Exit, Failure> {
+    let mut chunks = Vec::new();
+    let mut cut = false;
+    for path in with_ranks(&args.requests) {
+        let flag = |why: String| Failure::input(format!("--requests {}: {why}", path.display()));
+        let bytes = std::fs::read(&path).map_err(|e| flag(iobm_run::session::describe_io(&e)))?;
+        let (mine, cut_here) = iobm_run::requests::read(&bytes).map_err(flag)?;
+        chunks.extend(mine);
+        cut |= cut_here;
+    }
+    let ns = |d: std::time::Duration| d.as_nanos() as u64;
+    let view = iobm_run::requests::report::View {
+        interval_ns: ns(args.interval).max(1),
+        window: args.window.map(|(from, to)| (ns(from), ns(to))),
+    };
+    print!("{}", iobm_run::requests::report::render(&chunks, view, cut));
     Ok(Exit::Ok)
+}
+
+/// The files to read: those named, and for one FILE of an MPI run (FILE.rank1 beside it) its
+/// FILE.rank1, FILE.rank2, ... up to the first missing.
+fn with_ranks(paths: &[std::path::PathBuf]) -> Vec<std::path::PathBuf> {
+    let mut files = paths.to_vec();
+    if let [one] = paths {
+        let ranks = (1..).map(|rank| iobm_run::live::live_path(one, rank));
+        files.extend(ranks.take_while(|p| p.exists()));
+    }
+    files
 }
 
 /// The limits from a file saved by `iobm limits --json`, or measured now.

@@ -81,6 +81,39 @@ fn requests_recompute_the_results_counts_bytes_and_percentiles() {
         report.contains("slowest:") && report.contains("over time"),
         "{report}"
     );
+    // Every frame names this host, and the report splits by it.
+    let host = String::from_utf8(Command::new("uname").arg("-n").output().unwrap().stdout).unwrap();
+    assert!(
+        chunks.iter().all(|c| c.host == host.trim()),
+        "{:?}",
+        chunks[0].host
+    );
+    assert!(
+        report.contains(&format!("  {:<12} {ops:>6}", host.trim())),
+        "{report}"
+    );
+    // A window keeps the requests that started in it, and only those.
+    let mut starts: Vec<u64> = (chunks.iter().filter(|c| c.phase == "write"))
+        .flat_map(|c| c.records.iter().map(|r| r.start_ns))
+        .collect();
+    starts.sort_unstable();
+    let (from, to) = (starts[starts.len() / 4], starts[starts.len() * 3 / 4]);
+    let inside = starts.iter().filter(|&&t| (from..to).contains(&t)).count();
+    assert!(inside > 0 && inside < starts.len());
+    let windowed = stdout_of(
+        iobm()
+            .args([
+                "report",
+                "--window",
+                &format!("{from}ns..{to}ns"),
+                "--requests",
+            ])
+            .arg(&file),
+    );
+    assert!(
+        windowed.contains(&format!("phase write: {inside} requests")),
+        "{inside} expected:\n{windowed}"
+    );
 }
 
 #[test]
@@ -125,6 +158,25 @@ fn a_run_killed_mid_phase_keeps_the_requests_written() {
         report.contains(&format!("phase write: {records} requests")),
         "{report}"
     );
+}
+
+#[test]
+fn a_bad_window_or_a_result_beside_requests_is_refused_in_one_line() {
+    for args in [
+        &["report", "--requests", "r.zst", "--window", "5s..2s"][..],
+        &["report", "--requests", "r.zst", "--window", "2s"],
+        &["report", "r.json", "--requests", "r.zst"],
+        &["report", "r.json", "--window", "1s..2s"],
+    ] {
+        let run = iobm().args(args).assert().code(2);
+        let err = String::from_utf8_lossy(&run.get_output().stderr).to_string();
+        let first = err.lines().next().unwrap_or_default();
+        assert!(first.starts_with("iobm: error:"), "{args:?}: {err}");
+        assert!(
+            first.contains("--window") || first.contains("--requests"),
+            "{args:?}: {err}"
+        );
+    }
 }
 
 #[test]

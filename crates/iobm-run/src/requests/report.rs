@@ -1,9 +1,11 @@
-//! `iobm report --requests FILE`: a requests file re-analysed: per phase and kind of operation
-//! the count, bytes and exact latency percentiles, each rank's and worker's, the slowest
-//! requests with their object and offset, and the rate over time at another interval.
+//! `iobm report --requests FILE`: requests files re-analysed: per phase and kind of operation
+//! the count, bytes and exact latency percentiles, each host's, rank's and worker's, the slowest
+//! requests with their object and offset, and the rate over time at another interval, all of
+//! them or those that started in a window of the phase.
 
 use super::Chunk;
 use iobm_engine::requests::NONE;
+use iobm_engine::Request;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
@@ -13,7 +15,7 @@ const SLOWEST: usize = 10;
 /// One request with where it came from.
 struct Seen<'a> {
     chunk: &'a Chunk,
-    r: &'a iobm_engine::Request,
+    r: &'a Request,
 }
 
 /// The exact q-quantile (nearest rank) of sorted `v`.
@@ -26,9 +28,17 @@ fn ms(ns: u64) -> String {
     format!("{:.3}", ns as f64 / 1e6)
 }
 
-/// The report of `chunks`, the rate over time at `interval_ns`; `cut` says the file ended
-/// inside a frame.
-pub fn render(chunks: &[Chunk], interval_ns: u64, cut: bool) -> String {
+/// How the requests are looked at.
+#[derive(Debug, Clone, Copy)]
+pub struct View {
+    /// The interval of the rate over time.
+    pub interval_ns: u64,
+    /// Only the requests that started in `[from, to)`, in nanoseconds since their phase's start.
+    pub window: Option<(u64, u64)>,
+}
+
+/// The report of `chunks` as `view` looks at them; `cut` says a file ended inside a frame.
+pub fn render(chunks: &[Chunk], view: View, cut: bool) -> String {
     let mut phases: Vec<&str> = Vec::new();
     for c in chunks {
         if !phases.contains(&c.phase.as_str()) {
@@ -41,15 +51,28 @@ pub fn render(chunks: &[Chunk], interval_ns: u64, cut: bool) -> String {
             "note: the file ends inside a frame (a killed run); read up to its last whole frame\n",
         );
     }
+    let within = |r: &Request| {
+        view.window
+            .is_none_or(|(from, to)| (from..to).contains(&r.start_ns))
+    };
+    if let Some((from, to)) = view.window {
+        let _ = writeln!(
+            out,
+            "window: the requests that started from {:.3}s to {:.3}s into their phase",
+            from as f64 / 1e9,
+            to as f64 / 1e9
+        );
+    }
     for phase in phases {
         let seen: Vec<Seen> = (chunks.iter().filter(|c| c.phase == phase))
             .flat_map(|chunk| chunk.records.iter().map(move |r| Seen { chunk, r }))
+            .filter(|s| within(s.r))
             .collect();
         let _ = writeln!(out, "phase {phase}: {} requests", seen.len());
         kinds(&mut out, &seen);
         splits(&mut out, &seen);
         slowest(&mut out, &seen);
-        over_time(&mut out, &seen, interval_ns);
+        over_time(&mut out, &seen, view.interval_ns);
     }
     out
 }
@@ -90,20 +113,29 @@ fn kinds(out: &mut String, seen: &[Seen]) {
     }
 }
 
-/// Per rank and worker: count, bytes, p99.
+/// Per host, per rank and per worker: count, bytes, p99.
 fn splits(out: &mut String, seen: &[Seen]) {
-    let mut by: BTreeMap<(u32, u32), (u64, u64, Vec<u64>)> = BTreeMap::new();
-    for s in seen.iter().filter(|s| s.r.error == 0) {
-        let e = by.entry((s.chunk.rank, s.chunk.worker)).or_default();
+    let ok = || seen.iter().filter(|s| s.r.error == 0);
+    split(out, "host", ok().map(|s| (s.chunk.host.clone(), s.r)));
+    split(out, "rank", ok().map(|s| (s.chunk.rank.to_string(), s.r)));
+    let worker = |s: &Seen| format!("{}/{}", s.chunk.rank, s.chunk.worker);
+    split(out, "rank/worker", ok().map(|s| (worker(s), s.r)));
+}
+
+/// One split: per `by` key, its count, bytes and p99.
+fn split<'a>(out: &mut String, by: &str, seen: impl Iterator<Item = (String, &'a Request)>) {
+    let mut keys: BTreeMap<String, (u64, u64, Vec<u64>)> = BTreeMap::new();
+    for (key, r) in seen {
+        let e = keys.entry(key).or_default();
         e.0 += 1;
-        e.1 += s.r.bytes;
-        e.2.push(s.r.duration_ns);
+        e.1 += r.bytes;
+        e.2.push(r.duration_ns);
     }
-    let _ = writeln!(out, "  rank worker    ops        bytes  p99_ms");
-    for ((rank, worker), (ops, bytes, mut v)) in by {
+    let _ = writeln!(out, "  {by:<12}    ops        bytes  p99_ms");
+    for (key, (ops, bytes, mut v)) in keys {
         v.sort_unstable();
         let p99 = ms(quantile(&v, 0.99));
-        let _ = writeln!(out, "  {rank:>4} {worker:>6} {ops:>6} {bytes:>12} {p99:>7}");
+        let _ = writeln!(out, "  {key:<12} {ops:>6} {bytes:>12} {p99:>7}");
     }
 }
 
@@ -113,7 +145,7 @@ fn slowest(out: &mut String, seen: &[Seen]) {
     order.sort_by_key(|s| std::cmp::Reverse(s.r.duration_ns));
     let _ = writeln!(
         out,
-        "  slowest: rank worker kind start_ms duration_ms object offset error"
+        "  slowest: host rank worker kind start_ms duration_ms object offset error"
     );
     let field = |v: u64| {
         if v == NONE {
@@ -138,7 +170,8 @@ fn slowest(out: &mut String, seen: &[Seen]) {
         };
         let _ = writeln!(
             out,
-            "    {} {} {kind} {} {} {} {} {error}",
+            "    {} {} {} {kind} {} {} {} {} {error}",
+            s.chunk.host,
             s.chunk.rank,
             s.chunk.worker,
             ms(s.r.start_ns),

@@ -132,16 +132,25 @@ pub enum FormatArg {
 #[derive(Debug, Args)]
 pub struct ReportArgs {
     /// A result saved with --json
-    #[arg(value_name = "RESULT.json", required_unless_present = "requests")]
+    #[arg(
+        value_name = "RESULT.json",
+        required_unless_present = "requests",
+        conflicts_with = "requests"
+    )]
     pub file: Option<PathBuf>,
-    /// Re-analyse a file written by --requests instead: per phase and kind of operation the
-    /// count, bytes and exact latency percentiles, each rank's and worker's, the slowest
-    /// requests with their file or object and offset, and the rate over time
-    #[arg(long, value_name = "FILE")]
-    pub requests: Option<PathBuf>,
-    /// The interval of --requests' rate over time
+    /// Re-analyse files written by --requests instead: per phase and kind of operation the
+    /// count, bytes and exact latency percentiles, each host's, rank's and worker's, the slowest
+    /// requests with their file or object and offset, and the rate over time. Several files
+    /// are read together; one FILE of an MPI run brings its FILE.rank1, FILE.rank2, ... along
+    #[arg(long, value_name = "FILE", num_args = 1..)]
+    pub requests: Vec<PathBuf>,
+    /// The interval of --requests' rate over time (warp analyze's --analyze.dur)
     #[arg(long, value_name = "DURATION", default_value = "1s", requires = "requests", value_parser = super::units::parse_interval)]
     pub interval: std::time::Duration,
+    /// Only the requests that started in this window of their phase (2s..5s: from 2 s to 5 s
+    /// after the phase began)
+    #[arg(long, value_name = "FROM..TO", value_parser = super::units::parse_window)]
+    pub window: Option<(std::time::Duration, std::time::Duration)>,
     /// Show each rate as a share of this machine's limits and flag those above one: a file
     /// saved by `iobm limits --json`, or `measure` to measure them now (quickly, without a
     /// device)

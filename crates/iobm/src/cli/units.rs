@@ -157,6 +157,16 @@ pub(super) fn parse_size_range(s: &str) -> Result<(u64, u64), String> {
     Ok((min, max))
 }
 
+/// `FROM..TO` with durations (`2s..5s`, `0..500ms`), FROM before TO.
+pub(super) fn parse_window(s: &str) -> Result<(Duration, Duration), String> {
+    let (from, to) = s.split_once("..").ok_or("expected FROM..TO, e.g. 2s..5s")?;
+    let (from, to) = (parse_any_duration(from)?, parse_any_duration(to)?);
+    if from >= to {
+        return Err(format!("FROM ({from:?}) is not before TO ({to:?})"));
+    }
+    Ok((from, to))
+}
+
 pub(super) fn parse_any_duration(s: &str) -> Result<Duration, String> {
     iobm_stats::parse_duration(s).map_err(|e| e.to_string())
 }
