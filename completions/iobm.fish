@@ -334,6 +334,11 @@ complete -c iobm -n "__fish_iobm_using_subcommand s3" -l put -d 'Mixed: weight o
 complete -c iobm -n "__fish_iobm_using_subcommand s3" -l delete -d 'Mixed: weight of DELETE [default: 10 when no weight is given, else 0]' -r
 complete -c iobm -n "__fish_iobm_using_subcommand s3" -l payload-signing -d 'Sign payloads: unsigned (UNSIGNED-PAYLOAD) or sha256 (as clients that hash every body)' -r -f -a "unsigned\t'x-amz-content-sha256: UNSIGNED-PAYLOAD (headers still signed)'
 sha256\t'Hash every body with SHA-256 for its signature, inside the operation\'s time'"
+complete -c iobm -n "__fish_iobm_using_subcommand s3" -l checksum -d 'Send S3\'s additional checksum of every whole-object PUT\'s body (x-amz-checksum-*, computed inside the operation\'s time, checked by the server): crc32, crc32c, crc64nvme, sha1 or sha256 (warp\'s --checksum; the AWS CLI\'s --checksum-algorithm). PUTs of s3 put and s3 mixed; not multipart uploads' -r -f -a "crc32\t''
+crc32c\t''
+crc64nvme\t''
+sha1\t''
+sha256\t''"
 complete -c iobm -n "__fish_iobm_using_subcommand s3" -l retries -d 'Try a failed request again up to N times (counted apart); by default failures are only counted' -r
 complete -c iobm -n "__fish_iobm_using_subcommand s3" -l max-errors -d 'End the run (failed) once more than N requests failed' -r
 complete -c iobm -n "__fish_iobm_using_subcommand s3" -l timeout -d 'Longest wait for a connection, or for progress of a request or an answer' -r

@@ -212,6 +212,11 @@ pub struct S3Config {
     /// "unsigned" (x-amz-content-sha256: UNSIGNED-PAYLOAD) or "sha256" (every body hashed
     /// inside the operation's time); "none" when requests were not signed at all.
     pub payload_signing: String,
+    /// `--checksum`: the additional checksum every whole-object PUT carried
+    /// (`x-amz-checksum-ALGORITHM`, computed inside the operation's time): crc32, crc32c,
+    /// crc64nvme, sha1 or sha256. Absent: none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checksum: Option<String>,
     /// Concurrent requests (one connection and worker thread each).
     pub concurrent: u32,
     /// Objects of the data set that get, head, delete, list and mixed work on (uploaded first,

@@ -4,12 +4,15 @@
 //! `writev` and come back into one reused buffer. Nothing is retried here: the engine counts
 //! every failure.
 
+mod checksum;
 mod client;
 pub mod http;
 mod session;
 pub mod sigv4;
 pub mod tls;
 pub mod xml;
+
+pub use checksum::Checksum;
 
 use client::Client;
 use http::Connection;
@@ -111,6 +114,8 @@ pub struct S3Config {
     pub credentials: Option<Credentials>,
     pub region: String,
     pub payload: PayloadSigning,
+    /// `--checksum`: the additional checksum each whole-object PUT carries, if any.
+    pub checksum: Option<Checksum>,
     /// Longest wait for a connection, or for progress of a request or response.
     pub timeout: Duration,
     /// Open a new connection for every request (`Connection: close`); its setup is then
@@ -418,6 +423,7 @@ impl Target for S3Target {
             key: String::new(),
             range: String::new(),
             batch: String::new(),
+            checksum: String::new(),
         }))
     }
 

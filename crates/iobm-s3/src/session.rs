@@ -19,6 +19,8 @@ pub(crate) struct S3Session<'a> {
     pub(crate) range: String,
     /// The DeleteObjects document of the current batch (reused).
     pub(crate) batch: String,
+    /// The `--checksum` header value of the current PUT (reused).
+    pub(crate) checksum: String,
 }
 
 impl S3Session<'_> {
@@ -36,11 +38,22 @@ impl S3Session<'_> {
 
 impl Objects for S3Session<'_> {
     fn put(&mut self, name: &str, body: &Body<'_>) -> io::Result<()> {
-        self.keyed(name, |c, config, key| {
+        let mut value = std::mem::take(&mut self.checksum);
+        let put = self.keyed(name, |c, config, key| {
+            let header = match config.checksum {
+                Some(algorithm) => {
+                    algorithm.of(body, (0, body.len()), &mut value)?;
+                    Some((algorithm.header(), value.as_str()))
+                }
+                None => None,
+            };
             let payload = Payload::Body(body, 0, body.len());
-            let head = c.request(config, "PUT", Some(key), &[], &[], Some(payload))?;
+            let headers = header.as_slice();
+            let head = c.request(config, "PUT", Some(key), &[], headers, Some(payload))?;
             c.expect_ok(&head)
-        })
+        });
+        self.checksum = value;
+        put
     }
 
     fn last_etag(&self) -> Option<&str> {

@@ -35,6 +35,7 @@ fn answering(answers: Vec<String>) -> S3Config {
         credentials: None,
         region: "us-east-1".into(),
         payload: PayloadSigning::Unsigned,
+        checksum: None,
         timeout: Duration::from_secs(5),
         new_connection_per_request: false,
         first_worker: 0,

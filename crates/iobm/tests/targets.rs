@@ -29,6 +29,7 @@ fn s3_against_the_gateway_conforms() {
         credentials: Some(gateway.credentials.clone()),
         region: "us-east-1".to_string(),
         payload: PayloadSigning::Unsigned,
+        checksum: None,
         timeout: std::time::Duration::from_secs(30),
         new_connection_per_request: false,
         first_worker: 0,

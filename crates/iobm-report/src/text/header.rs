@@ -262,8 +262,9 @@ fn s3_workload(run: &RunResult, s3: &S3Config, ranks: &str) -> String {
     } else {
         String::new()
     };
+    let checksum = (s3.checksum.as_ref()).map_or(String::new(), |c| format!(", checksum {c}"));
     format!(
-        "  workload {ranks}{} concurrent, objects of {size}{data_set}{picks}{mix}, payload signing {}, data {}, {stop}\n",
+        "  workload {ranks}{} concurrent, objects of {size}{data_set}{picks}{mix}, payload signing {}{checksum}, data {}, {stop}\n",
         s3.concurrent, s3.payload_signing, c.data
     )
 }

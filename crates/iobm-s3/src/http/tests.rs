@@ -83,6 +83,7 @@ fn a_slow_down_answer_is_an_error_named_by_its_s3_code() {
         credentials: None,
         region: "us-east-1".into(),
         payload: crate::PayloadSigning::Unsigned,
+        checksum: None,
         timeout: Duration::from_secs(5),
         new_connection_per_request: false,
         first_worker: 0,

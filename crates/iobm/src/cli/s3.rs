@@ -7,7 +7,7 @@ use super::{MeasureArgs, OutputArgs, ServerArgs};
 use clap::builder::TypedValueParser;
 use clap::Args;
 use iobm_engine::{DataKind, Mix, ObjectOp};
-use iobm_s3::PayloadSigning;
+use iobm_s3::{Checksum, PayloadSigning};
 use iobm_stats::sizes::SizeDist;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -138,6 +138,11 @@ fn payload_signing() -> impl TypedValueParser<Value = PayloadSigning> {
     named(&[Unsigned, Sha256], PayloadSigning::name, Some(help))
 }
 
+/// `--checksum`: S3's additional checksum algorithms.
+fn checksum() -> impl TypedValueParser<Value = Checksum> {
+    named(&Checksum::ALL, Checksum::name, None)
+}
+
 /// The help of a mixed run's weight: the engine's default, which applies when none is given.
 fn weight_help(op: &str, default: u32) -> String {
     format!("Mixed: weight of {op} [default: {default} when no weight is given, else 0]")
@@ -253,6 +258,12 @@ pub struct S3Args {
     /// Sign payloads: unsigned (UNSIGNED-PAYLOAD) or sha256 (as clients that hash every body)
     #[arg(long, value_parser = payload_signing(), default_value = PayloadSigning::Unsigned.name())]
     pub payload_signing: PayloadSigning,
+    /// Send S3's additional checksum of every whole-object PUT's body (x-amz-checksum-*,
+    /// computed inside the operation's time, checked by the server): crc32, crc32c, crc64nvme,
+    /// sha1 or sha256 (warp's --checksum; the AWS CLI's --checksum-algorithm). PUTs of s3 put
+    /// and s3 mixed; not multipart uploads
+    #[arg(long, value_name = "ALGORITHM", value_parser = checksum())]
+    pub checksum: Option<Checksum>,
     /// Try a failed request again up to N times (counted apart); by default failures are only counted
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub retries: u32,

@@ -110,6 +110,11 @@ pub(super) fn check_args(args: &S3Args) -> Result<(), Failure> {
             iobm_stats::format_bytes(args.part_size)
         )));
     }
+    if args.checksum.is_some() && !matches!(args.op, ObjectOp::Put | ObjectOp::Mixed) {
+        return Err(Failure::input(
+            "--checksum works with put and mixed (the checksum of each whole-object PUT)",
+        ));
+    }
     let mix = args.mix();
     if args.once && !matches!(args.op, ObjectOp::Get | ObjectOp::Head) {
         return Err(Failure::input("--once works with get and head"));
@@ -252,6 +257,7 @@ pub(super) fn client_config(
         credentials,
         region,
         payload: args.payload_signing,
+        checksum: args.checksum,
         timeout: args.timeout,
         new_connection_per_request: args.new_connection,
         first_worker: ranks.rank() as usize * args.workers(),

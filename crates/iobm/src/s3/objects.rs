@@ -84,6 +84,7 @@ pub(super) fn s3_settings(
         } else {
             "none".to_string()
         },
+        checksum: config.checksum.map(|c| c.name().to_string()),
         concurrent: args.concurrent,
         objects: spec.count,
         obj_size_min: min,

@@ -55,6 +55,7 @@ impl<'a> QuickS3<'a> {
             credentials: Some(gateway.credentials.clone()),
             region: region.to_string(),
             payload: PayloadSigning::Unsigned,
+            checksum: None,
             timeout: std::time::Duration::from_secs(60),
             new_connection_per_request: false,
             first_worker: 0,
