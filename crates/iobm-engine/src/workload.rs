@@ -1,7 +1,7 @@
 //! Workloads as data: a phase says what every worker does (operation, block size, order,
 //! flushing, stop rule) over a layout of files and per-worker regions.
 
-use iobm_stats::names::OpName;
+use iobm_stats::names::{OpName, PatternName};
 use std::time::Duration;
 
 pub mod find;
@@ -144,10 +144,10 @@ pub enum Pattern {
 }
 
 impl Pattern {
-    pub fn name(self) -> &'static str {
+    pub fn name(self) -> PatternName {
         match self {
-            Pattern::Sequential => "sequential",
-            Pattern::Random { .. } => "random",
+            Pattern::Sequential => PatternName::Sequential,
+            Pattern::Random { .. } => PatternName::Random,
         }
     }
 }

@@ -4,42 +4,13 @@
 //! computed as the body arrives, checked against the value sent, kept with the object
 //! ([`crate::meta::StoredHeaders`]) and returned as S3 returns it.
 
+pub use crate::meta::checksum::{Algorithm, Stored};
 use hyper::HeaderMap;
 use s3s::checksum::ChecksumHasher;
 use s3s::dto::Checksum;
 use s3s::{s3_error, S3Result, TrailingHeaders};
 
-/// A checksum algorithm of S3's.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "UPPERCASE")]
-pub enum Algorithm {
-    Crc32,
-    Crc32c,
-    Crc64Nvme,
-    Sha1,
-    Sha256,
-}
-
-const ALL: [Algorithm; 5] = [
-    Algorithm::Crc32,
-    Algorithm::Crc32c,
-    Algorithm::Crc64Nvme,
-    Algorithm::Sha1,
-    Algorithm::Sha256,
-];
-
 impl Algorithm {
-    /// Its name in `x-amz-sdk-checksum-algorithm` and in S3's messages.
-    pub fn name(self) -> &'static str {
-        match self {
-            Algorithm::Crc32 => "CRC32",
-            Algorithm::Crc32c => "CRC32C",
-            Algorithm::Crc64Nvme => "CRC64NVME",
-            Algorithm::Sha1 => "SHA1",
-            Algorithm::Sha256 => "SHA256",
-        }
-    }
-
     /// The header (or trailer) that carries its value.
     pub fn header(self) -> &'static str {
         match self {
@@ -62,12 +33,14 @@ impl Algorithm {
     }
 
     fn by_name(name: &str) -> Option<Algorithm> {
-        ALL.into_iter()
+        Algorithm::ALL
+            .into_iter()
             .find(|a| a.name().eq_ignore_ascii_case(name))
     }
 
     fn by_header(header: &str) -> Option<Algorithm> {
-        ALL.into_iter()
+        Algorithm::ALL
+            .into_iter()
             .find(|a| a.header().eq_ignore_ascii_case(header.trim()))
     }
 
@@ -92,13 +65,6 @@ impl Algorithm {
             Algorithm::Sha256 => sums.checksum_sha256,
         }
     }
-}
-
-/// A body's checksum as kept with its object: the algorithm and the base64 of its digest.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Stored {
-    pub algorithm: Algorithm,
-    pub value: String,
 }
 
 impl Stored {
@@ -153,7 +119,9 @@ fn well_formed(algorithm: Algorithm, value: &str) -> bool {
 /// checksum header, an unknown algorithm or trailer, or a value of the wrong form is S3's
 /// 400 InvalidRequest, before the body is read.
 pub fn wanted(headers: &HeaderMap) -> S3Result<Option<Wanted>> {
-    let mut given = ALL.into_iter().filter(|a| headers.contains_key(a.header()));
+    let mut given = Algorithm::ALL
+        .into_iter()
+        .filter(|a| headers.contains_key(a.header()));
     let header = given.next();
     if given.next().is_some() {
         return Err(invalid(

@@ -16,6 +16,7 @@ use std::io;
 use std::os::fd::AsFd;
 use std::os::unix::fs::FileExt;
 
+pub mod checksum;
 pub(crate) mod grants;
 pub use grants::{Grants, Unreadable};
 
@@ -97,9 +98,9 @@ pub struct StoredHeaders {
     pub expires: Option<String>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub tags: TagSet,
-    /// The checksum the body was sent with, checked when it arrived ([`crate::checksums`]).
+    /// The checksum the body was sent with, checked when it arrived (`crate::checksums`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub checksum: Option<crate::checksums::Stored>,
+    pub checksum: Option<checksum::Stored>,
 }
 
 impl StoredHeaders {

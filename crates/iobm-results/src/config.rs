@@ -1,6 +1,6 @@
 //! The resolved options of a run (files, S3, the bonnie suite) and the hash of what it did.
 
-use iobm_stats::names::{Picks, RunFsync};
+use iobm_stats::names::{LayoutName, PatternName, Picks, RunFsync};
 use iobm_stats::sizes::SizeDist;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -78,13 +78,15 @@ pub struct Config {
     pub block_bytes: u64,
     /// "file_per_job" (one file per worker), "shared_file" (disjoint regions of one file) or
     /// "strided" (IOR's segmented shared file, `segments`).
-    pub layout: String,
+    #[schemars(with = "String")]
+    pub layout: LayoutName,
     /// Segments of IOR's segmented shared file (`--segments`, layout "strided"): each holds
     /// one `block_bytes` transfer of every worker of every rank in turn. Absent: another layout.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub segments: Option<u64>,
     /// "sequential" or "random" (every block once per pass, in random order).
-    pub pattern: String,
+    #[schemars(with = "String")]
+    pub pattern: PatternName,
     /// "never", "end" (once per worker after its last write) or "each" (after every write) of
     /// the writing phases, or "per phase" when they differ.
     #[schemars(with = "String")]

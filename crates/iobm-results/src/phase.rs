@@ -2,7 +2,7 @@
 //! latency, CPU time, errors and what a writing phase offered the storage.
 
 use crate::{detail, CacheEvidence, RunStatus};
-use iobm_stats::names::{FsyncPolicy, OpName};
+use iobm_stats::names::{CacheDropped, FsyncPolicy, OpName, PatternName};
 use iobm_stats::{Aggregate, HistogramData, Series, WorkerSpan};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -172,7 +172,8 @@ pub struct PhaseSettings {
     /// Bytes per operation.
     pub block_bytes: u64,
     /// "sequential" or "random".
-    pub pattern: String,
+    #[schemars(with = "String")]
+    pub pattern: PatternName,
     /// "never", "end" or "each".
     #[schemars(with = "String")]
     pub fsync: FsyncPolicy,
@@ -194,7 +195,8 @@ pub struct PhaseSettings {
     /// (both), or "nothing" (not asked, or nothing could be: a target without a page cache, or
     /// storage that is memory).
     #[serde(default)]
-    pub cache_dropped: String,
+    #[schemars(with = "String")]
+    pub cache_dropped: CacheDropped,
     /// Time limit in seconds; null when each worker made one pass over its region.
     pub duration_s: Option<f64>,
     /// Warm-up before the duration, in seconds, not counted (--ramp); null: none.

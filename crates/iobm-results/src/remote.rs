@@ -37,7 +37,7 @@ pub fn remote(phase: &PhaseResult, machine: &Machine) -> bool {
 
 /// The servers' caches were dropped before the phase (`--server-drop-cmd`).
 pub fn servers_dropped(phase: &PhaseResult) -> bool {
-    phase.settings.cache_dropped.ends_with("servers")
+    phase.settings.cache_dropped.servers
 }
 
 /// Bytes the phase read and wrote (GETs and PUTs for an object phase).

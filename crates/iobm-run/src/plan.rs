@@ -4,7 +4,7 @@
 use iobm_engine::{Op, Phase, StopRule};
 use iobm_results::device::{DeviceMemory, MemoryConfig, TransferPath};
 use iobm_results::{Config, RateConfig};
-use iobm_stats::names::{FsyncPolicy, RunFsync};
+use iobm_stats::names::{FsyncPolicy, LayoutName, PatternName, RunFsync};
 use iobm_target::memory::{DeviceKind, DevicePath, Devices};
 
 /// Where a plan runs and what it leaves behind.
@@ -20,30 +20,12 @@ pub struct Placement {
     pub ranks: u32,
 }
 
-/// The layout of workers sharing one file, each in its own region, in the result's `layout`
-/// and a data set's manifest.
-pub const SHARED_FILE: &str = "shared_file";
-
-/// The layout of IOR's segmented shared file (`--segments`): every worker's transfers
-/// interleaved with the others' in one file.
-pub const STRIDED: &str = "strided";
-
-/// The name of a layout: `SHARED_FILE`, or "file_per_job" (one file per worker).
-pub fn layout_name(shared: bool) -> &'static str {
-    if shared {
-        SHARED_FILE
-    } else {
-        "file_per_job"
-    }
-}
-
-/// One name when every phase agrees, else "per phase".
-fn common(names: impl Iterator<Item = String>) -> String {
-    let names: Vec<String> = names.collect();
-    match names.first() {
-        Some(first) if names.iter().all(|n| n == first) => first.clone(),
-        Some(_) => "per phase".to_string(),
-        None => String::new(),
+/// The phases' one pattern (of at least one phase), else "per phase".
+fn pattern(phases: &[Phase]) -> PatternName {
+    let first = phases[0].pattern.name();
+    match phases.iter().all(|p| p.pattern.name() == first) {
+        true => first,
+        false => PatternName::PerPhase,
     }
 }
 
@@ -91,9 +73,9 @@ pub fn config(phases: &[Phase], at: Placement) -> Config {
         size_per_job_bytes: size_per_job,
         total_bytes: total,
         block_bytes: first.block,
-        layout: layout.to_string(),
+        layout,
         segments: first.interleave.map(|i| i.segments),
-        pattern: common(phases.iter().map(|p| p.pattern.name().to_string())),
+        pattern: pattern(phases),
         // Only writes are fsynced: reads do not make a stream's policy "per phase".
         fsync: fsync(writers),
         direct: phases.iter().any(|p| p.direct),
@@ -149,11 +131,15 @@ fn memory(devices: &Devices) -> MemoryConfig {
 
 /// The phases' data set: the most bytes a job works on, the whole data set's bytes and its
 /// layout's name.
-fn data_set(phases: &[Phase], ranks: u32) -> (u64, u64, &'static str) {
+fn data_set(phases: &[Phase], ranks: u32) -> (u64, u64, LayoutName) {
     let first = &phases[0];
     let ranks = u64::from(ranks.max(1));
     if let Some(spec) = &first.objects {
-        return (spec.size.bounds().1, spec.total_bytes(), "objects");
+        return (
+            spec.size.bounds().1,
+            spec.total_bytes(),
+            LayoutName::Objects,
+        );
     }
     let per_job = phases
         .iter()
@@ -175,8 +161,8 @@ fn data_set(phases: &[Phase], ranks: u32) -> (u64, u64, &'static str) {
         .max()
         .unwrap_or(0);
     let name = match first.interleave {
-        Some(_) => STRIDED,
-        None => layout_name(first.layout.shared),
+        Some(_) => LayoutName::Strided,
+        None => LayoutName::of(first.layout.shared),
     };
     (per_job, total, name)
 }
@@ -214,8 +200,8 @@ mod tests {
         assert_eq!((c.jobs, c.block_bytes), (4, 4096));
         assert_eq!(c.size_per_job_bytes, 1 << 20);
         assert_eq!(c.total_bytes, 8 << 20);
-        assert_eq!(c.layout, "shared_file");
-        assert_eq!(c.pattern, "sequential");
+        assert_eq!(c.layout, LayoutName::SharedFile);
+        assert_eq!(c.pattern, PatternName::Sequential);
         assert_eq!(c.fsync, RunFsync::Policy(FsyncPolicy::End));
         assert_eq!(c.data, "compressible:50");
         assert_eq!(c.duration_s, Some(30.0));
@@ -249,8 +235,8 @@ mod tests {
             )
         };
         let c = config(&[read], at(1));
-        assert_eq!(c.layout, "file_per_job");
-        assert_eq!(c.pattern, "random");
+        assert_eq!(c.layout, LayoutName::FilePerJob);
+        assert_eq!(c.pattern, PatternName::Random);
         assert_eq!(c.data, "none written");
         assert_eq!(c.fsync, RunFsync::Policy(FsyncPolicy::Never));
         assert!(c.direct);

@@ -12,6 +12,7 @@ use iobm_results::{
     CacheEvidence, CpuUsage, ErrorCount, Latency, OperationResult, PaceResult, PhaseResult,
     PhaseSettings, RunStatus, SteadyResult, StonewallResult, WorkerResult,
 };
+use iobm_stats::names::{CacheDrop, CacheDropped};
 use iobm_stats::{aggregates, Histogram};
 
 pub fn duration_s(stop: StopRule) -> Option<f64> {
@@ -264,14 +265,14 @@ fn until_stable(s: &SteadyOutcome) -> SteadyResult {
 fn settings(phase: &Phase) -> PhaseSettings {
     PhaseSettings {
         block_bytes: phase.block,
-        pattern: phase.pattern.name().to_string(),
+        pattern: phase.pattern.name(),
         fsync: phase.fsync,
         direct: phase.direct,
         engine: phase.engine.name().to_string(),
         iodepth: phase.iodepth,
         // Set by the probe that drops the page cache, where one did.
         drop_cache: false,
-        cache_dropped: "nothing".to_string(),
+        cache_dropped: CacheDropped::client(CacheDrop::Nothing),
         duration_s: duration_s(phase.stop),
         ramp_s: (!phase.ramp.is_zero()).then_some(phase.ramp.as_secs_f64()),
         verify: phase.verify.is_some(),

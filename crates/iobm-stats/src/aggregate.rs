@@ -375,9 +375,50 @@ pub fn aggregates(spans: &[WorkerSpan]) -> Vec<Aggregate> {
     out
 }
 
+/// Definitions that disagree: a warning that carries its figures, its text its `Display`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Disagreement {
+    /// One definition is zero while another is not.
+    Zero {
+        zero: AggregateKind,
+        other: AggregateKind,
+    },
+    /// The highest is more than the tolerance above the lowest (`spread`: 0.5 = 50%).
+    Apart {
+        spread: f64,
+        highest: AggregateKind,
+        lowest: AggregateKind,
+    },
+}
+
+impl std::fmt::Display for Disagreement {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Disagreement::Zero { zero, other } => write!(
+                f,
+                "aggregates disagree: {} is zero while {} is not",
+                zero.label(),
+                other.label()
+            ),
+            Disagreement::Apart {
+                spread,
+                highest,
+                lowest,
+            } => write!(
+                f,
+                "aggregates differ by {:.0}% ({} is highest, {} lowest): workers did not run evenly; \
+                 quote the definition with the number",
+                spread * 100.0,
+                highest.label(),
+                lowest.label()
+            ),
+        }
+    }
+}
+
 /// A warning when the definitions disagree by more than `tolerance` (0.10 = 10%), naming the
 /// highest and lowest.
-pub fn disagreement(aggregates: &[Aggregate], tolerance: f64) -> Option<String> {
+pub fn disagreement(aggregates: &[Aggregate], tolerance: f64) -> Option<Disagreement> {
     let hi = aggregates
         .iter()
         .max_by(|a, b| a.bytes_per_s.total_cmp(&b.bytes_per_s))?;
@@ -385,23 +426,16 @@ pub fn disagreement(aggregates: &[Aggregate], tolerance: f64) -> Option<String> 
         .iter()
         .min_by(|a, b| a.bytes_per_s.total_cmp(&b.bytes_per_s))?;
     if lo.bytes_per_s <= 0.0 {
-        return (hi.bytes_per_s > 0.0).then(|| {
-            format!(
-                "aggregates disagree: {} is zero while {} is not",
-                lo.kind.label(),
-                hi.kind.label()
-            )
+        return (hi.bytes_per_s > 0.0).then_some(Disagreement::Zero {
+            zero: lo.kind,
+            other: hi.kind,
         });
     }
     let spread = hi.bytes_per_s / lo.bytes_per_s - 1.0;
-    (spread > tolerance).then(|| {
-        format!(
-            "aggregates differ by {:.0}% ({} is highest, {} lowest): workers did not run evenly; \
-             quote the definition with the number",
-            spread * 100.0,
-            hi.kind.label(),
-            lo.kind.label()
-        )
+    (spread > tolerance).then_some(Disagreement::Apart {
+        spread,
+        highest: hi.kind,
+        lowest: lo.kind,
     })
 }
 

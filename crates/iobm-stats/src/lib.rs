@@ -10,8 +10,9 @@ pub mod time;
 pub mod units;
 
 pub use aggregate::{
-    aggregates, disagreement, fill_snapshots, progress_at, Aggregate, AggregateKind, Progress,
-    SnapshotInstants, Trace, TraceBuilder, WorkerSpan, STEADY_MIN_WINDOW_NS, TRACE_INTERVAL_NS,
+    aggregates, disagreement, fill_snapshots, progress_at, Aggregate, AggregateKind, Disagreement,
+    Progress, SnapshotInstants, Trace, TraceBuilder, WorkerSpan, STEADY_MIN_WINDOW_NS,
+    TRACE_INTERVAL_NS,
 };
 pub use histogram::{CoarseHistogram, Histogram, HistogramData};
 pub use series::{Interval, Series, SeriesRecorder};

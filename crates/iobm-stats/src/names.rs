@@ -2,10 +2,12 @@
 //! operations ([`OpName`]), which the engine names and a saved run's readers rate by name, and
 //! the bonnie tests, which the engine's suite builds as phases and the results and reports find
 //! again; the fsync policies, which the engine follows and results record (a phase's, a run's);
-//! how GETs pick objects.
+//! how GETs pick objects; the pattern, layout and cache drops of a run's settings.
 
 mod op;
+mod settings;
 pub use op::OpName;
+pub use settings::{CacheDrop, CacheDropped, LayoutName, PatternName};
 
 /// When written data is forced to stable storage (results' `settings.fsync`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

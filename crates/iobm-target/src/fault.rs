@@ -207,4 +207,199 @@ mod tests {
         file.write_at(&block, 8192).unwrap();
         assert_eq!(target.budget.load(Ordering::SeqCst), u64::MAX - 4096);
     }
+
+    /// Calls made on the recorder, by method name.
+    type Log = Arc<std::sync::Mutex<Vec<&'static str>>>;
+
+    /// A target and handle that say which of their methods were called.
+    struct Recorder(Log);
+
+    impl Recorder {
+        fn saw(&self, method: &'static str) {
+            self.0.lock().unwrap().push(method);
+        }
+    }
+
+    #[deny(clippy::missing_trait_methods)]
+    impl Target for Recorder {
+        fn capabilities(&self) -> Capabilities {
+            self.saw("capabilities");
+            Capabilities::NONE
+        }
+        fn probe_direct(&self, _: &str) -> io::Result<()> {
+            self.saw("probe_direct");
+            Ok(())
+        }
+        fn open(&self, _: &str, _: OpenOptions) -> io::Result<Box<dyn Handle>> {
+            self.saw("open");
+            Ok(Box::new(Recorder(self.0.clone())))
+        }
+        fn len(&self, _: &str) -> io::Result<u64> {
+            self.saw("len");
+            Ok(0)
+        }
+        fn objects(&self, _: usize) -> io::Result<Box<dyn crate::Objects + '_>> {
+            self.saw("objects");
+            Err(io::ErrorKind::Unsupported.into())
+        }
+        fn remove(&self, _: &str) -> io::Result<()> {
+            self.saw("remove");
+            Ok(())
+        }
+        fn create_dir(&self, _: &str) -> io::Result<()> {
+            self.saw("create_dir");
+            Ok(())
+        }
+        fn remove_dir(&self, _: &str) -> io::Result<()> {
+            self.saw("remove_dir");
+            Ok(())
+        }
+        fn stat(&self, _: &str) -> io::Result<crate::Stat> {
+            self.saw("stat");
+            Ok(crate::Stat { len: 0, dir: true })
+        }
+        fn list_dir(&self, _: &str) -> io::Result<Vec<crate::DirEntry>> {
+            self.saw("list_dir");
+            Ok(Vec::new())
+        }
+        fn rename(&self, _: &str, _: &str) -> io::Result<()> {
+            self.saw("rename");
+            Ok(())
+        }
+        fn sync_all(&self) -> io::Result<()> {
+            self.saw("sync_all");
+            Ok(())
+        }
+        fn place(&self) -> crate::Place<'_> {
+            self.saw("place");
+            crate::Place::Elsewhere
+        }
+        fn prepare(&self) -> io::Result<bool> {
+            self.saw("prepare");
+            Ok(false)
+        }
+        fn remove_run_objects(&self, _: usize) -> Result<u64, Leftover> {
+            self.saw("remove_run_objects");
+            Ok(0)
+        }
+        fn remove_place(&self) -> io::Result<()> {
+            self.saw("remove_place");
+            Ok(())
+        }
+        fn endpoint_of(&self, _: usize) -> Option<&str> {
+            self.saw("endpoint_of");
+            None
+        }
+        fn server_counters(&self) -> Vec<Option<String>> {
+            self.saw("server_counters");
+            Vec::new()
+        }
+    }
+
+    #[deny(clippy::missing_trait_methods)]
+    impl Handle for Recorder {
+        fn write_at(&mut self, _: &[u8], _: u64) -> io::Result<()> {
+            self.saw("write_at");
+            Ok(())
+        }
+        fn read_at(&mut self, _: &mut [u8], _: u64) -> io::Result<()> {
+            self.saw("read_at");
+            Ok(())
+        }
+        fn seek(&mut self, _: u64) -> io::Result<()> {
+            self.saw("seek");
+            Ok(())
+        }
+        fn write_next(&mut self, _: &[u8]) -> io::Result<()> {
+            self.saw("write_next");
+            Ok(())
+        }
+        fn read_next(&mut self, _: &mut [u8]) -> io::Result<()> {
+            self.saw("read_next");
+            Ok(())
+        }
+        fn write_each_byte(&mut self, _: &[u8]) -> io::Result<()> {
+            self.saw("write_each_byte");
+            Ok(())
+        }
+        fn read_each_byte(&mut self, _: &mut [u8]) -> io::Result<()> {
+            self.saw("read_each_byte");
+            Ok(())
+        }
+        fn sync(&mut self) -> io::Result<()> {
+            self.saw("sync");
+            Ok(())
+        }
+        fn raw_fd(&self) -> Option<std::os::fd::RawFd> {
+            self.saw("raw_fd");
+            None
+        }
+        fn close(self: Box<Self>) -> io::Result<()> {
+            self.saw("close");
+            Ok(())
+        }
+    }
+
+    /// The methods of `trait NAME` as lib.rs declares them.
+    fn methods_of(name: &str) -> Vec<&'static str> {
+        let lib = include_str!("lib.rs");
+        let start = lib.find(&format!("pub trait {name}")).unwrap();
+        let body = &lib[start..start + lib[start..].find("\n}\n").unwrap()];
+        let mut names: Vec<&str> = (body.split("fn ").skip(1))
+            .map(|rest| rest.split(['(', '<']).next().unwrap())
+            .collect();
+        names.sort_unstable();
+        names
+    }
+
+    #[test]
+    fn the_decorator_hands_every_method_to_the_target_it_wraps() {
+        let log = Log::default();
+        let fault = FaultTarget::fail_writes_after(Recorder(log.clone()), 1 << 20, libc::EIO);
+        // Every method but `objects`, which goes through this target's handles so that puts
+        // spend the budget.
+        fault.capabilities();
+        fault.probe_direct("p").unwrap();
+        fault.len("a").unwrap();
+        fault.remove("a").unwrap();
+        fault.create_dir("d").unwrap();
+        fault.remove_dir("d").unwrap();
+        fault.stat("d").unwrap();
+        fault.list_dir("").unwrap();
+        fault.rename("a", "b").unwrap();
+        fault.sync_all().unwrap();
+        fault.place();
+        fault.prepare().unwrap();
+        fault.remove_run_objects(1).unwrap();
+        fault.remove_place().unwrap();
+        fault.endpoint_of(0);
+        fault.server_counters();
+        let write = OpenOptions {
+            access: crate::Access::Write,
+            direct: false,
+        };
+        let mut handle = fault.open("a", write).unwrap();
+        let mut seen: Vec<&str> = log.lock().unwrap().drain(..).collect();
+        seen.sort_unstable();
+        let mut expected = methods_of("Target");
+        expected.retain(|&m| m != "objects");
+        assert_eq!(seen, expected);
+        // Every method of its handles but `raw_fd`, which would go around the budget.
+        let mut buf = [0u8; 2];
+        handle.write_at(&buf, 0).unwrap();
+        handle.read_at(&mut buf, 0).unwrap();
+        handle.seek(0).unwrap();
+        handle.write_next(&buf).unwrap();
+        handle.read_next(&mut buf).unwrap();
+        handle.write_each_byte(&buf).unwrap();
+        handle.read_each_byte(&mut buf).unwrap();
+        handle.sync().unwrap();
+        assert_eq!(handle.raw_fd(), None);
+        handle.close().unwrap();
+        let mut seen: Vec<&str> = log.lock().unwrap().drain(..).collect();
+        seen.sort_unstable();
+        let mut expected = methods_of("Handle");
+        expected.retain(|&m| m != "raw_fd");
+        assert_eq!(seen, expected);
+    }
 }

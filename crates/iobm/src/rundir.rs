@@ -6,6 +6,7 @@ use iobm_engine::Layout;
 use iobm_results::LeftBehind;
 use iobm_run::exit::Failure;
 use iobm_run::session::describe_io;
+use iobm_stats::names::LayoutName;
 use serde::{Deserialize, Serialize};
 use std::fs;
 use std::io;
@@ -23,8 +24,8 @@ pub struct Manifest {
     pub jobs: u32,
     pub size_per_job_bytes: u64,
     pub block_bytes: u64,
-    /// "file_per_job" or "shared_file".
-    pub layout: String,
+    /// "file_per_job", "shared_file" or "strided".
+    pub layout: LayoutName,
     pub data: String,
     pub files: Vec<ManifestFile>,
     /// False until the write phase completed; incomplete data sets are not read.
@@ -59,7 +60,13 @@ pub struct ManifestFile {
 }
 
 impl Manifest {
-    pub fn new(run_id: &str, layout_name: &str, layout: &Layout, block: u64, data: String) -> Self {
+    pub fn new(
+        run_id: &str,
+        layout_name: LayoutName,
+        layout: &Layout,
+        block: u64,
+        data: String,
+    ) -> Self {
         Manifest {
             format: MANIFEST_FORMAT.to_string(),
             version: 1,
@@ -67,7 +74,7 @@ impl Manifest {
             jobs: layout.workers() as u32,
             size_per_job_bytes: layout.regions.first().map_or(0, |r| r.len),
             block_bytes: block,
-            layout: layout_name.to_string(),
+            layout: layout_name,
             data,
             files: layout
                 .files

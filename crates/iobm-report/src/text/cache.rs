@@ -4,18 +4,23 @@
 
 use iobm_results::{Environment, PhaseResult};
 use iobm_stats::format_bytes;
+use iobm_stats::names::CacheDrop;
 use std::fmt::Write;
 
 /// The phase's cache evidence, a line each: `cache:`, one per server, `wire:`.
 pub(super) fn render(out: &mut String, phase: &PhaseResult, env: &Environment) {
     let mut cache = Vec::new();
-    let dropped = phase.settings.cache_dropped.as_str();
-    match dropped.trim_end_matches("servers").trim_end_matches('+') {
-        "system" => cache.push("the whole page cache dropped before the phase (as root)".into()),
-        "files" => cache.push("the data set's pages dropped before the phase".into()),
-        _ => {}
+    let dropped = phase.settings.cache_dropped;
+    match dropped.client {
+        Some(CacheDrop::System) => {
+            cache.push("the whole page cache dropped before the phase (as root)".into())
+        }
+        Some(CacheDrop::Files) => {
+            cache.push("the data set's pages dropped before the phase".into())
+        }
+        Some(CacheDrop::Nothing) | None => {}
     }
-    if dropped.ends_with("servers") {
+    if dropped.servers {
         cache.push("the servers' caches dropped before the phase (--server-drop-cmd)".into());
     }
     if let Some(resident) = phase.cache.resident_before_bytes {

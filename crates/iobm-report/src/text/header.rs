@@ -297,7 +297,7 @@ fn file_workload(run: &RunResult, ranks: &str) -> String {
         c.pattern,
         match c.segments {
             Some(n) => format!("strided in {n} segments (IOR -s)"),
-            None => c.layout.replace('_', " "),
+            None => c.layout.as_str().replace('_', " "),
         },
         c.fsync,
         if c.direct { "O_DIRECT, " } else { "" },

@@ -46,13 +46,15 @@ pub(crate) fn phase(op: OpName, bytes: [u64; 2], ends: [u64; 2]) -> PhaseResult 
         status: RunStatus::Complete,
         settings: PhaseSettings {
             block_bytes: MIB,
-            pattern: "sequential".into(),
+            pattern: iobm_stats::names::PatternName::Sequential,
             fsync: FsyncPolicy::Never,
             direct: false,
             engine: "sync".into(),
             iodepth: 1,
             drop_cache: false,
-            cache_dropped: "nothing".into(),
+            cache_dropped: iobm_stats::names::CacheDropped::client(
+                iobm_stats::names::CacheDrop::Nothing,
+            ),
             duration_s: None,
             ramp_s: None,
             verify: false,
@@ -194,7 +196,7 @@ fn memory_file_systems_are_said_to_be_memory_with_no_other_advice() {
         memory_fs: true,
         ..Machine::with_ram(RAM)
     };
-    assert_eq!(phase_warnings(&p, &memory), vec![MEMORY_FS.to_string()]);
+    assert_eq!(phase_warnings(&p, &memory), vec!["memory: the data lives in RAM (tmpfs or ramfs), so these rates are memory rates, not a storage device's, whether O_DIRECT or not"]);
 }
 
 #[test]
@@ -218,7 +220,7 @@ fn ram_devices_are_said_to_be_memory_with_no_other_advice() {
     let machine = Machine::with_ram(RAM);
     assert_eq!(
         phase_warnings(&p, &machine),
-        vec![memory_device("253:1 (zram1) is zram, compressed RAM")]
+        vec!["memory: the data lives in RAM (253:1 (zram1) is zram, compressed RAM, by its driver), so these rates are memory rates, not a storage device's, whether O_DIRECT or not"]
     );
     // A disk of its own: the data set fits in RAM, and nothing says memory.
     p.cache.below[0].devices[0].ram = None;
@@ -325,7 +327,7 @@ fn snapshots_of_buffered_writes_synced_at_the_end_say_they_count_unflushed_bytes
         [1_000_000_000, 2_000_000_000],
     );
     let said = |p: &PhaseResult| {
-        phase_warnings(p, &Machine::with_ram(RAM)).contains(&UNFLUSHED_SNAPSHOTS.to_string())
+        phase_warnings(p, &Machine::with_ram(RAM)).contains(&"first done and steady state count the bytes other workers had handed to the page cache, not yet flushed by their final fsync (--fsync end); the makespan includes every flush".to_string())
     };
     p.settings.fsync = FsyncPolicy::End;
     assert!(said(&p));
@@ -406,7 +408,7 @@ fn phases_that_moved_nothing_get_no_memory_or_cache_warning() {
         ..Machine::with_ram(RAM)
     };
     let meta = phase(OpName::Create, [0, 0], [1_000_000_000; 2]);
-    assert!(!says(&meta, &memory, MEMORY_FS));
+    assert!(!says(&meta, &memory, "memory: the data lives in RAM"));
     let mut read = phase(OpName::Read, [0, 0], [1_000_000_000; 2]);
     read.settings.data_bytes = 100 * MIB;
     read.cache.resident_before_bytes = Some(100 * MIB);

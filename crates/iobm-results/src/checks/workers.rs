@@ -5,6 +5,7 @@
 use crate::{PhaseResult, WorkerResult};
 use iobm_stats::format_duration;
 use iobm_stats::names::OpName;
+use std::fmt;
 use std::time::Duration;
 
 /// A worker that ran less than this share of the phase (its first stamp to its last, against
@@ -14,10 +15,35 @@ pub const SHORT_RUN: f64 = 0.90;
 /// How many ids a list names before "...".
 pub const FEW: usize = 5;
 
+/// Workers behind uneven figures: those that moved nothing and those that ran a small part of
+/// the phase, each counted with the first few named. Its text is its `Display`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Uneven {
+    /// Workers of the phase, all ranks.
+    pub workers: usize,
+    /// The phase moves bytes (an idle worker moved 0 bytes), else it did no operation.
+    pub moves_bytes: bool,
+    /// The workers that moved nothing.
+    pub idle: Named,
+    /// The workers that ran less than [`SHORT_RUN`] of `window_ns`.
+    pub short: Named,
+    /// The busy workers' window: the earliest start to the latest end.
+    pub window_ns: u64,
+}
+
+/// A count of workers and the first [`FEW`] of them, (rank, worker) in order.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Named {
+    pub count: usize,
+    pub first: Vec<(u32, u32)>,
+    /// Named by rank (MPI).
+    pub by_rank: bool,
+}
+
 /// The workers that moved nothing (did no operation, in a phase that moves no bytes), always,
 /// and when the aggregates disagree (`uneven`) those that ran less than [`SHORT_RUN`] of the
 /// phase; None when none did, or when no worker did anything (nothing to compare with).
-pub fn named(phase: &PhaseResult, uneven: bool) -> Option<String> {
+pub fn named(phase: &PhaseResult, uneven: bool) -> Option<Uneven> {
     // A tree's own directories are made by its owner alone (worker 0 for a shared tree).
     if matches!(phase.op, OpName::TreeCreate | OpName::TreeRemove) {
         return None;
@@ -44,66 +70,92 @@ pub fn named(phase: &PhaseResult, uneven: bool) -> Option<String> {
     } else {
         Vec::new()
     };
-    let mpi = phase.workers.iter().any(|w| w.rank > 0);
-    let of = format!("of {} workers", phase.workers.len());
-    let mut parts = Vec::new();
-    if !idle.is_empty() {
-        parts.push(format!(
-            "{} {of} {} ({})",
-            idle.len(),
-            if moves_bytes {
-                "moved 0 bytes"
-            } else {
-                "did no operation"
-            },
-            ids(&idle, mpi)
-        ));
-    }
-    if !short.is_empty() {
-        parts.push(format!(
-            "{} {}ran less than {:.0}% of the phase's {} ({})",
-            short.len(),
-            match (idle.is_empty(), short.len()) {
-                (true, _) => of + " ",
-                (false, 1) => "other ".to_string(),
-                (false, _) => "others ".to_string(),
-            },
-            SHORT_RUN * 100.0,
-            format_duration(Duration::from_nanos(window)),
-            ids(&short, mpi)
-        ));
-    }
-    (!parts.is_empty()).then(|| format!("uneven workers: {}", parts.join("; ")))
+    let by_rank = phase.workers.iter().any(|w| w.rank > 0);
+    let (idle, short) = (Named::of(&idle, by_rank), Named::of(&short, by_rank));
+    (idle.count > 0 || short.count > 0).then_some(Uneven {
+        workers: phase.workers.len(),
+        moves_bytes,
+        idle,
+        short,
+        window_ns: window,
+    })
 }
 
-/// The first [`FEW`] of `workers` in (rank, worker) order, "workers 3, 7, ..." or under MPI
-/// "rank 0 workers 3, 7; rank 2 worker 1, ...".
-fn ids(workers: &[&WorkerResult], mpi: bool) -> String {
-    let mut sorted: Vec<(u32, u32)> = workers.iter().map(|w| (w.rank, w.worker)).collect();
-    sorted.sort_unstable();
-    let shown = &sorted[..sorted.len().min(FEW)];
-    let list = |ids: &[u32]| {
-        let plural = if ids.len() > 1 { "workers" } else { "worker" };
-        let ids: Vec<String> = ids.iter().map(u32::to_string).collect();
-        format!("{plural} {}", ids.join(", "))
-    };
-    let named = if mpi {
-        shown
-            .chunk_by(|a, b| a.0 == b.0)
-            .map(|group| {
-                let ids: Vec<u32> = group.iter().map(|&(_, w)| w).collect();
-                format!("rank {} {}", group[0].0, list(&ids))
-            })
-            .collect::<Vec<_>>()
-            .join("; ")
-    } else {
-        let ids: Vec<u32> = shown.iter().map(|&(_, w)| w).collect();
-        list(&ids)
-    };
-    if sorted.len() > shown.len() {
-        format!("{named}, ...")
-    } else {
-        named
+impl Named {
+    fn of(workers: &[&WorkerResult], by_rank: bool) -> Named {
+        let mut sorted: Vec<(u32, u32)> = workers.iter().map(|w| (w.rank, w.worker)).collect();
+        sorted.sort_unstable();
+        let count = sorted.len();
+        sorted.truncate(FEW);
+        Named {
+            count,
+            first: sorted,
+            by_rank,
+        }
+    }
+}
+
+impl fmt::Display for Uneven {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let of = format!("of {} workers", self.workers);
+        let mut parts = Vec::new();
+        if self.idle.count > 0 {
+            parts.push(format!(
+                "{} {of} {} ({})",
+                self.idle.count,
+                if self.moves_bytes {
+                    "moved 0 bytes"
+                } else {
+                    "did no operation"
+                },
+                self.idle
+            ));
+        }
+        if self.short.count > 0 {
+            parts.push(format!(
+                "{} {}ran less than {:.0}% of the phase's {} ({})",
+                self.short.count,
+                match (self.idle.count == 0, self.short.count) {
+                    (true, _) => of + " ",
+                    (false, 1) => "other ".to_string(),
+                    (false, _) => "others ".to_string(),
+                },
+                SHORT_RUN * 100.0,
+                format_duration(Duration::from_nanos(self.window_ns)),
+                self.short
+            ));
+        }
+        write!(f, "uneven workers: {}", parts.join("; "))
+    }
+}
+
+/// The first [`FEW`] in (rank, worker) order, "workers 3, 7, ..." or by rank "rank 0 workers
+/// 3, 7; rank 2 worker 1, ...".
+impl fmt::Display for Named {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let list = |ids: &[u32]| {
+            let plural = if ids.len() > 1 { "workers" } else { "worker" };
+            let ids: Vec<String> = ids.iter().map(u32::to_string).collect();
+            format!("{plural} {}", ids.join(", "))
+        };
+        let named = if self.by_rank {
+            self.first
+                .chunk_by(|a, b| a.0 == b.0)
+                .map(|group| {
+                    let ids: Vec<u32> = group.iter().map(|&(_, w)| w).collect();
+                    format!("rank {} {}", group[0].0, list(&ids))
+                })
+                .collect::<Vec<_>>()
+                .join("; ")
+        } else {
+            let ids: Vec<u32> = self.first.iter().map(|&(_, w)| w).collect();
+            list(&ids)
+        };
+        f.write_str(&named)?;
+        if self.count > self.first.len() {
+            f.write_str(", ...")?;
+        }
+        Ok(())
     }
 }
 
@@ -156,13 +208,13 @@ mod tests {
             }
         });
         assert_eq!(
-            named(&p, true).unwrap(),
+            named(&p, true).unwrap().to_string(),
             "uneven workers: 16 of 64 workers moved 0 bytes (workers 3, 7, 11, 15, 19, ...); \
              24 others ran less than 90% of the phase's 4.000s (workers 0, 1, 2, 4, 5, ...)"
         );
         // Aggregates that agree: the idle ones only.
         assert_eq!(
-            named(&p, false).unwrap(),
+            named(&p, false).unwrap().to_string(),
             "uneven workers: 16 of 64 workers moved 0 bytes (workers 3, 7, 11, 15, 19, ...)"
         );
     }
@@ -186,7 +238,7 @@ mod tests {
             }
         });
         assert_eq!(
-            named(&p, true).unwrap(),
+            named(&p, true).unwrap().to_string(),
             "uneven workers: 1 of 4 workers moved 0 bytes (worker 3); \
              1 other ran less than 90% of the phase's 10.000s (worker 2)"
         );
@@ -200,7 +252,7 @@ mod tests {
             }
         });
         assert_eq!(
-            named(&p, true).unwrap(),
+            named(&p, true).unwrap().to_string(),
             "uneven workers: 4 of 12 workers ran less than 90% of the phase's 4.000s \
              (rank 0 worker 1; rank 2 workers 0, 1, 3)"
         );
@@ -213,7 +265,7 @@ mod tests {
             span.ops = if w == 1 { 0 } else { 10 };
         });
         assert_eq!(
-            named(&p, false).unwrap(),
+            named(&p, false).unwrap().to_string(),
             "uneven workers: 1 of 3 workers did no operation (worker 1)"
         );
         // A phase in which no worker did anything has no one to compare with.

@@ -145,7 +145,7 @@ fn dropped_server_caches_cannot_have_served_the_read() {
     let mut p = read();
     p.settings.direct = true;
     assert_eq!(verdict(&p, &nfs()).verdict, Verdict::PossiblyCached);
-    p.settings.cache_dropped = "servers".into();
+    p.settings.cache_dropped = "servers".to_string().try_into().unwrap();
     let v = verdict(&p, &nfs());
     assert_eq!(v.verdict, Verdict::Uncached);
     assert!(v.evidence.ends_with(DROPPED_NOTE), "{}", v.evidence);
@@ -153,7 +153,7 @@ fn dropped_server_caches_cannot_have_served_the_read() {
         .iter()
         .any(|w| w.starts_with("possible server cache")));
     // With the servers' devices it is said beside their evidence.
-    p.settings.cache_dropped = "files+servers".into();
+    p.settings.cache_dropped = "files+servers".to_string().try_into().unwrap();
     p.cache.servers = vec![node(200 * MIB, 0)];
     let v = verdict(&p, &nfs());
     assert_eq!(v.verdict, Verdict::Uncached);

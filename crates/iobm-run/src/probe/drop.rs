@@ -6,27 +6,8 @@ use iobm_results::PhaseResult;
 use iobm_target::{posix, Place};
 use std::sync::Mutex;
 
-/// What was dropped from the page cache before a phase.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum CacheDrop {
-    /// Nothing (not asked, or the target has no cache to drop).
-    #[default]
-    Nothing,
-    /// The phase's files' pages (flushed, then `posix_fadvise(DONTNEED)`).
-    Files,
-    /// The whole system's page cache (root: sync, then `drop_caches`).
-    System,
-}
-
-impl CacheDrop {
-    pub fn name(self) -> &'static str {
-        match self {
-            CacheDrop::Nothing => "nothing",
-            CacheDrop::Files => "files",
-            CacheDrop::System => "system",
-        }
-    }
-}
+pub use iobm_stats::names::CacheDrop;
+use iobm_stats::names::CacheDropped;
 
 /// Drops what the phase asks, untimed.
 pub struct PageCacheDrop {
@@ -73,6 +54,6 @@ impl Probe for PageCacheDrop {
             false => *self.dropped.lock().unwrap(),
         };
         result.settings.drop_cache = dropped != CacheDrop::Nothing;
-        result.settings.cache_dropped = dropped.name().to_string();
+        result.settings.cache_dropped = CacheDropped::client(dropped);
     }
 }

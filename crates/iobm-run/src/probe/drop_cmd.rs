@@ -68,18 +68,9 @@ impl Probe for DropCmd {
 
     fn after(&self, _: &Scene, _: &PhaseOutcome, result: &mut PhaseResult) {
         if self.dropped.load(Ordering::SeqCst) {
-            result.settings.cache_dropped = with_servers(&result.settings.cache_dropped);
+            result.settings.cache_dropped.servers = true;
             result.settings.drop_cache = true;
         }
-    }
-}
-
-/// What `cache_dropped` says when the servers' caches were dropped too.
-pub fn with_servers(client: &str) -> String {
-    match client {
-        "" | "nothing" => "servers".to_string(),
-        c if c.ends_with("servers") => c.to_string(),
-        c => format!("{c}+servers"),
     }
 }
 
@@ -120,8 +111,5 @@ mod tests {
             "exit status 3 (no such host)"
         );
         assert_eq!(run_drop_cmd("exit 1").unwrap_err(), "exit status 1");
-        assert_eq!(with_servers("nothing"), "servers");
-        assert_eq!(with_servers("files"), "files+servers");
-        assert_eq!(with_servers("system+servers"), "system+servers");
     }
 }

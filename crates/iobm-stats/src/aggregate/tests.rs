@@ -124,7 +124,7 @@ fn uneven_workers_show_each_definition() {
     assert_eq!(steady.bytes, 1500);
     assert_eq!(steady.seconds, Some(0.5));
     assert!((steady.bytes_per_s - 3000.0).abs() < 1e-9);
-    let warning = disagreement(&aggs, 0.10).unwrap();
+    let warning = disagreement(&aggs, 0.10).unwrap().to_string();
     assert!(warning.contains("50%"), "{warning}");
 }
 
@@ -322,7 +322,7 @@ fn disagreement_is_told_past_the_tolerance_and_when_one_is_zero() {
     };
     // Exactly at the tolerance: nothing; past it: a warning naming both.
     assert_eq!(disagreement(&pair(1.0, 1.5), 0.5), None);
-    let w = disagreement(&pair(1.0, 1.5), 0.25).unwrap();
+    let w = disagreement(&pair(1.0, 1.5), 0.25).unwrap().to_string();
     assert!(
         w.contains("50%") && w.contains("sum of rates is highest, makespan lowest"),
         "{w}"
@@ -330,7 +330,7 @@ fn disagreement_is_told_past_the_tolerance_and_when_one_is_zero() {
     // All zero: they agree; one zero and one not: said so.
     assert_eq!(disagreement(&pair(0.0, 0.0), 0.1), None);
     assert_eq!(
-        disagreement(&pair(0.0, 3.0), 0.1).unwrap(),
+        disagreement(&pair(0.0, 3.0), 0.1).unwrap().to_string(),
         "aggregates disagree: makespan is zero while sum of rates is not"
     );
     assert_eq!(disagreement(&[], 0.1), None);

@@ -22,6 +22,7 @@ use iobm_run::plan::{self, Placement};
 use iobm_run::ranks::Ranks;
 use iobm_run::session::{self, describe_io, RunId};
 use iobm_stats::format_bytes;
+use iobm_stats::names::LayoutName;
 use iobm_target::Target;
 use std::ffi::OsString;
 use std::sync::Arc;
@@ -415,8 +416,8 @@ impl DataSet {
         // The files: each rank its own, or rank 0 the shared one; rank 0 the manifest.
         let all_files = Layout::for_rank(shared(args), 0, 1, jobs * size, per_job);
         let layout_name = match args.segments {
-            Some(_) => plan::STRIDED,
-            None => plan::layout_name(args.shared_file),
+            Some(_) => LayoutName::Strided,
+            None => LayoutName::of(args.shared_file),
         };
         let mut manifest = Manifest::new(
             &run_id.text,

@@ -40,7 +40,7 @@ fn checked<'a>(args: &'a ReadArgs, ranks: &Ranks) -> Result<ReadPlan<'a>, Failur
             manifest.ranks
         )));
     }
-    let shared = [plan::SHARED_FILE, plan::STRIDED].contains(&manifest.layout.as_str());
+    let shared = manifest.layout.shared();
     let (jobs, per_job) = (manifest.jobs as usize, manifest.size_per_job_bytes);
     let reader = if io.reorder { (rank + 1) % size } else { rank };
     let block = io.block.unwrap_or(manifest.block_bytes);

@@ -88,13 +88,9 @@ impl Probe for ObjectsCacheDrop {
         if dropped == CacheDrop::Nothing {
             return;
         }
-        let dropped = dropped.name();
-        // After `--server-drop-cmd`'s probe, which says "servers".
+        // After `--server-drop-cmd`'s probe, which says the servers' were dropped.
         let settings = &mut result.settings;
-        settings.cache_dropped = match settings.cache_dropped.as_str() {
-            "servers" => format!("{dropped}+servers"),
-            _ => dropped.to_string(),
-        };
+        settings.cache_dropped.client = Some(dropped);
         settings.drop_cache = true;
     }
 }

@@ -5,7 +5,7 @@
 use crate::metadata::MadeBy;
 use crate::verdict::rule::{Evidence, Rule};
 use crate::{CacheVerdict, PhaseResult, Verdict};
-use iobm_stats::names::OpName;
+use iobm_stats::names::{CacheDrop, OpName};
 
 pub struct Lookups;
 
@@ -26,7 +26,7 @@ fn verdict(phase: &PhaseResult, made: MadeBy) -> Option<CacheVerdict> {
     if !LOOKUPS.contains(&phase.op) {
         return None;
     }
-    let dropped = phase.settings.cache_dropped.contains("system");
+    let dropped = phase.settings.cache_dropped.client == Some(CacheDrop::System);
     let (verdict, evidence) = match (dropped, made) {
         (true, _) => (
             Verdict::Uncached,
@@ -65,7 +65,7 @@ mod tests {
                 .map(|r: crate::RunResult| r.phases[0].clone())
                 .unwrap();
         p.op = op;
-        p.settings.cache_dropped = dropped.to_string();
+        p.settings.cache_dropped = dropped.to_string().try_into().unwrap();
         p
     }
 
