@@ -5,10 +5,10 @@
 
 use crate::{wall_ns, ClockOffset, Mailbox, Transport};
 use mpi::environment::{Threading, Universe};
-use std::mem::ManuallyDrop;
-use std::sync::Arc;
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
+use std::mem::ManuallyDrop;
+use std::sync::Arc;
 
 /// Ping-pong exchanges per rank; the one with the shortest round trip is kept.
 const CLOCK_ROUNDS: usize = 16;
