@@ -118,6 +118,7 @@
       });
       ctx.restore();
       if (boxes.length) el.dataset.labels = JSON.stringify(boxes);
+      el.dataset.rows = rows.length ? Math.max(...rows) + 1 : 0;
       el.dataset.labelInk = JSON.stringify(inkOf(u, boxes));
     };
   }
@@ -179,7 +180,7 @@
     return out;
   }
 
-  function options(spec, width, el) {
+  function options(spec, width, el, band) {
     const bars = spec.kind === "bars";
     const opts = {
       title: spec.title,
@@ -189,10 +190,10 @@
       axes: [{ label: spec.xlabel }, { label: spec.ylabel, size: axisSize }],
       series: [{ label: spec.xlabel, value: (u, v, si, idx) => (idx == null ? "" : spec.xunit === "latency" ? latency(v) : number(v)) }],
       legend: { show: !bars },
-      hooks: { draw: [marks(spec, el, bandRows(spec, width))] },
+      hooks: { draw: [marks(spec, el, band)] },
+      // The phase labels' band above the plot.
+      padding: [12 + 13 * band, null, null, null],
     };
-    // The phase labels' band above the plot.
-    opts.padding = [12 + 13 * bandRows(spec, width), null, null, null];
     const ticks = (unit) => (u, splits) => splits.map((v) => (unit === "latency" ? latency(v) : number(v)));
     if (spec.yunit === "latency") opts.axes[1].values = ticks("latency");
     if (spec.xunit === "latency") opts.axes[0].values = ticks("latency");
@@ -242,15 +243,25 @@
     // A phase's charts two a row; bar charts as wide as their bars need.
     const half = spec.id.startsWith("phase-") ? Math.max(420, Math.floor((room - 24) / 2)) : room;
     const width = spec.kind === "bars" ? Math.min(half, 200 + 110 * spec.labels.length) : half;
-    const opts = options(spec, width, el);
-    // uPlot draws after the constructor returns; count what it drew each time it draws.
-    opts.hooks.draw.push((u) => {
-      el.dataset.seriesPixels = seriesPixels(u, spec.series.length);
-      el.dataset.clipped = clipped(u).join(",");
-      el.dataset.ticks = JSON.stringify(tickBoxes(u, spec));
-      el.dataset.plot = JSON.stringify([[u.bbox.left, u.bbox.top, u.bbox.width, u.bbox.height].map((v) => v / devicePixelRatio)]);
-    });
-    new uPlot(opts, data, el);
+    // Drawn again, once, with a band of as many rows as its labels took, where the estimate
+    // fell short.
+    const make = (band, again) => {
+      const opts = options(spec, width, el, band);
+      // uPlot draws after the constructor returns; count what it drew each time it draws.
+      opts.hooks.draw.push((u) => {
+        el.dataset.seriesPixels = seriesPixels(u, spec.series.length);
+        el.dataset.clipped = clipped(u).join(",");
+        el.dataset.ticks = JSON.stringify(tickBoxes(u, spec));
+        el.dataset.plot = JSON.stringify([[u.bbox.left, u.bbox.top, u.bbox.width, u.bbox.height].map((v) => v / devicePixelRatio)]);
+        const rows = Number(el.dataset.rows || 0);
+        if (again && rows > band) {
+          again = false;
+          setTimeout(() => { u.destroy(); make(rows, false); }, 0);
+        }
+      });
+      return new uPlot(opts, data, el);
+    };
+    make(bandRows(spec, width), true);
   }
 
   // What does not fit the page: the page wider than the window, or a block whose content is
