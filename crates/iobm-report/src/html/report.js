@@ -185,7 +185,7 @@
     const opts = {
       title: spec.title,
       width: width,
-      height: 260,
+      height: 260 + 13 * band,
       scales: { x: { time: false }, y: {} },
       axes: [{ label: spec.xlabel }, { label: spec.ylabel, size: axisSize }],
       series: [{ label: spec.xlabel, value: (u, v, si, idx) => (idx == null ? "" : spec.xunit === "latency" ? latency(v) : number(v)) }],
