@@ -130,7 +130,7 @@ fn check_labels(div: &str, head: &str) {
     let labels = boxes(div, "data-labels");
     apart(&labels, "phase labels", head);
     let plot = boxes(div, "data-plot");
-    let Some(&[left, top, width, height]) = plot.first() else {
+    let Some(&[left, top, width, _]) = plot.first() else {
         panic!("no plot box: {head}")
     };
     for b in &labels {
