@@ -3,6 +3,7 @@
 //! needs only a few collective steps: barriers around phases, gathering bytes at rank 0,
 //! broadcasting from it, and each rank's wall-clock offset from rank 0.
 
+use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 #[cfg(feature = "mpi")]
@@ -41,12 +42,27 @@ pub trait Transport {
     fn library(&self) -> Option<String> {
         None
     }
+    /// Messages to rank 0 that any thread of a rank may send while the main thread runs the
+    /// collectives; None in one process, or where the MPI library cannot take calls from
+    /// several threads at once.
+    fn mailbox(&self) -> Option<Arc<dyn Mailbox>> {
+        None
+    }
     /// Whether every rank says yes.
     fn all(&self, yes: bool) -> bool {
         let votes = self.gather(&[u8::from(yes)]);
         let verdict = votes.map_or(vec![0], |v| vec![u8::from(v.iter().all(|b| b == &[1]))]);
         self.broadcast(&verdict) == [1]
     }
+}
+
+/// Messages from every rank to rank 0 apart from the collectives (a communicator of their
+/// own): a rank's messages arrive in the order it sent them.
+pub trait Mailbox: Send + Sync {
+    /// A rank other than 0 sends `bytes` to rank 0.
+    fn post(&self, bytes: &[u8]);
+    /// Rank 0 waits for the next message of any rank: its rank and bytes.
+    fn take(&self) -> (u32, Vec<u8>);
 }
 
 /// The one process of a run without MPI.

@@ -1,10 +1,14 @@
 //! MPI ranks through rsmpi: barrier, gather to rank 0 and broadcast of byte strings, and the
-//! wall-clock offsets of the ranks (never MPI_Wtime, which Open MPI does not synchronise).
+//! wall-clock offsets of the ranks (never MPI_Wtime, which Open MPI does not synchronise), and
+//! a mailbox to rank 0 on a communicator of its own where the library takes calls from every
+//! thread (MPI_THREAD_MULTIPLE).
 
-use crate::{wall_ns, ClockOffset, Transport};
-use mpi::environment::Universe;
+use crate::{wall_ns, ClockOffset, Mailbox, Transport};
+use mpi::environment::{Threading, Universe};
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
+use std::mem::ManuallyDrop;
+use std::sync::Arc;
 
 /// Ping-pong exchanges per rank; the one with the shortest round trip is kept.
 const CLOCK_ROUNDS: usize = 16;
@@ -13,16 +17,47 @@ pub struct MpiRanks {
     _universe: Universe,
     world: SimpleCommunicator,
     offsets: Vec<ClockOffset>,
+    mailbox: Option<Arc<MpiMailbox>>,
+}
+
+/// The mailbox's communicator, a duplicate of the world's, never freed: a holder of the
+/// mailbox may outlive `MPI_Finalize`, after which freeing it aborts the process.
+struct MpiMailbox {
+    comm: ManuallyDrop<SimpleCommunicator>,
+}
+
+// SAFETY: made only where MPI was initialised with MPI_THREAD_MULTIPLE, under which any thread
+// may call MPI on any communicator; this one carries only the mailbox's messages.
+unsafe impl Send for MpiMailbox {}
+unsafe impl Sync for MpiMailbox {}
+
+impl Mailbox for MpiMailbox {
+    fn post(&self, bytes: &[u8]) {
+        self.comm.process_at_rank(0).send(bytes);
+    }
+
+    fn take(&self) -> (u32, Vec<u8>) {
+        let (message, status) = self.comm.any_process().receive_vec::<u8>();
+        (status.source_rank() as u32, message)
+    }
 }
 
 impl MpiRanks {
     pub fn init() -> Result<MpiRanks, String> {
-        let universe = mpi::initialize().ok_or("MPI could not be initialised")?;
+        let (universe, threading) = mpi::initialize_with_threading(Threading::Multiple)
+            .ok_or("MPI could not be initialised")?;
         let world = universe.world();
+        // Every rank is given the same level by one library: all make the duplicate or none.
+        let mailbox = (threading == Threading::Multiple).then(|| {
+            Arc::new(MpiMailbox {
+                comm: ManuallyDrop::new(world.duplicate()),
+            })
+        });
         let mut ranks = MpiRanks {
             _universe: universe,
             world,
             offsets: Vec::new(),
+            mailbox,
         };
         ranks.offsets = ranks.measure_offsets();
         Ok(ranks)
@@ -107,6 +142,10 @@ impl Transport for MpiRanks {
         };
         root.broadcast_into(&mut buf[..]);
         buf
+    }
+
+    fn mailbox(&self) -> Option<Arc<dyn Mailbox>> {
+        self.mailbox.clone().map(|m| m as Arc<dyn Mailbox>)
     }
 
     fn library(&self) -> Option<String> {

@@ -4,13 +4,14 @@
 //! The page loads nothing: its Content-Security-Policy forbids every request.
 
 mod charts;
+mod headline;
 mod servers;
 
 use crate::compare::{interval_text, verdict_mark, Cell, Comparison, Unit};
 use crate::text::render_header;
 use charts::{
     latency_distribution, latency_over_time, phase_series, phase_throughput, rank_bars,
-    response_over_time, seconds, stepped, steps, worker_bars, MIB, MIN_STEPS,
+    response_over_time, seconds, stepped, steps, worker_rates, MIB, MIN_STEPS,
 };
 use iobm_results::{PhaseResult, RunResult};
 use iobm_stats::AggregateKind;
@@ -75,6 +76,7 @@ pub fn run_page(run: &RunResult) -> String {
         esc(&title),
         esc(&format!("{:?}", run.status).to_lowercase())
     );
+    headline::headline_section(&mut body, run);
     let _ = writeln!(
         body,
         "<section><h2>Where it ran</h2><pre class=\"env\">{}</pre></section>",
@@ -285,10 +287,10 @@ fn phase_charts(
             "distribution",
             latency_distribution(&phase.latency.histogram),
         ),
-        // One worker's bar is the aggregate again.
+        // One worker's bar is the aggregate again; many are drawn as their distribution.
         (
             "workers",
-            (phase.workers.len() > 1).then(|| worker_bars(phase)),
+            (phase.workers.len() > 1).then(|| worker_rates(phase)),
         ),
         ("ranks", rank_bars(phase, run)),
     ]

@@ -179,7 +179,8 @@ pub fn run_plan(
     }
     let outputs = &common.outputs;
     let server = listen(outputs, ranks)?;
-    let metrics = server.as_ref().map(|s| s.metrics.clone());
+    let summing = metrics::Summing::start(server.as_ref().map(|s| s.metrics.clone()), ranks)?;
+    let metrics = summing.metrics();
     let live = outputs.live.as_deref();
     let watchers = Watchers::open(live, outputs.view("csv"), metrics, ranks.rank())?;
     let requests = (outputs.requests.as_deref())
@@ -200,6 +201,8 @@ pub fn run_plan(
         }
         Ok(run)
     })?;
+    // Every rank's last counts are in before the final document says the run ended.
+    drop(summing);
     let exit = finish(&run, outputs, ranks);
     if let Some(server) = server {
         server.linger(outputs.metrics_linger);

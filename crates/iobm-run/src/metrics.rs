@@ -1,15 +1,20 @@
 //! `--metrics-listen ADDR`: the run's counters (bytes, operations, errors by phase and kind of
 //! operation) and latency histograms in Prometheus' text format 0.0.4, added up from the
 //! intervals the workers pass ([`crate::live`]) and served by a std-only HTTP listener
-//! (`metrics/serve.rs`) for the run's length.
+//! (`metrics/serve.rs`) for the run's length. Under MPI rank 0 serves the sum over the ranks:
+//! each other rank posts its counts as its workers pass an interval (`metrics/ranks.rs`).
 
+use iobm_dist::Mailbox;
 use iobm_engine::LiveInterval;
 use iobm_stats::Interval;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt::Write;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
+mod ranks;
 mod serve;
+pub use ranks::Summing;
 pub use serve::Server;
 
 /// The histogram's bounds: `le` 2^(k+10) - 1 ns for k in 0..BOUNDS (1.023 us to 34.4 s). The
@@ -19,7 +24,7 @@ const BOUNDS: usize = 26;
 const FIRST_BIT: u32 = 10;
 
 /// One phase's and kind's counts.
-#[derive(Default, Clone)]
+#[derive(Default, Clone, Serialize, Deserialize)]
 struct Counts {
     bytes: u64,
     ops: u64,
@@ -45,12 +50,31 @@ impl Counts {
         self.count += i.latency.count;
         self.sum_ns += u128::from(i.latency.sum_ns);
     }
+
+    /// Adds another's counts.
+    fn merge(&mut self, other: &Counts) {
+        self.bytes += other.bytes;
+        self.ops += other.ops;
+        self.errors += other.errors;
+        for (at, n) in self.under.iter_mut().zip(other.under) {
+            *at += n;
+        }
+        self.count += other.count;
+        self.sum_ns += other.sum_ns;
+    }
 }
 
-/// The counters a run serves, by phase and kind of operation.
+/// Counts by phase and kind of operation.
+type ByPhase = BTreeMap<(String, String), Counts>;
+
+/// The counters a run serves, by phase and kind of operation: this rank's own, and at rank 0
+/// the other ranks' as each last posted them (their whole counts so far).
 #[derive(Default)]
 pub struct Metrics {
-    counts: Mutex<BTreeMap<(String, &'static str), Counts>>,
+    counts: Mutex<ByPhase>,
+    others: Mutex<BTreeMap<u32, ByPhase>>,
+    /// Where a rank other than 0 posts its counts.
+    mailbox: Option<Arc<dyn Mailbox>>,
 }
 
 /// What each metric counts, as `# HELP` says it: (name, type, help).
@@ -82,18 +106,41 @@ impl Metrics {
         Metrics::default()
     }
 
-    /// Adds an interval every worker of this process has passed.
+    /// The counts of a rank other than 0, posted to rank 0 through `mailbox`.
+    pub fn posting(mailbox: Arc<dyn Mailbox>) -> Metrics {
+        Metrics {
+            mailbox: Some(mailbox),
+            ..Metrics::default()
+        }
+    }
+
+    /// Adds an interval every worker of this process has passed (and posts the counts so far
+    /// to rank 0, in order: under the lock).
     pub fn add(&self, interval: &LiveInterval) {
         let mut counts = self.counts.lock().unwrap();
         for (op, amounts) in interval.by_op {
-            let key = (interval.phase.to_string(), op.as_str());
+            let key = (interval.phase.to_string(), op.as_str().to_string());
             counts.entry(key).or_default().add(amounts);
         }
+        if let Some(mailbox) = &self.mailbox {
+            mailbox.post(&ranks::Post::counts(&counts).bytes());
+        }
+    }
+
+    /// Every rank's counts added up: this one's and the others' last posted.
+    fn summed(&self) -> ByPhase {
+        let mut all = self.counts.lock().unwrap().clone();
+        for counts in self.others.lock().unwrap().values() {
+            for (key, c) in counts {
+                all.entry(key.clone()).or_default().merge(c);
+            }
+        }
+        all
     }
 
     /// The text exposition (format 0.0.4) of every counter so far.
     pub fn text(&self) -> String {
-        let counts = self.counts.lock().unwrap().clone();
+        let counts = self.summed();
         let mut out = String::new();
         for (i, (name, kind, help)) in METRICS.iter().enumerate() {
             let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");

@@ -64,6 +64,11 @@ impl Ranks {
         self.transport.barrier();
     }
 
+    /// Messages to rank 0 from any thread, beside the collectives (None in one process).
+    pub fn mailbox(&self) -> Option<std::sync::Arc<dyn iobm_dist::Mailbox>> {
+        self.transport.mailbox()
+    }
+
     /// The largest of every rank's `value`, on every rank.
     pub fn max(&self, value: u64) -> u64 {
         if self.size() == 1 {

@@ -1,7 +1,9 @@
-//! `--html FILE`: the report pages of a stream run, an S3 run, a meta run, an MPI run and a
-//! three-way bonnie comparison, rendered in headless Chromium (Debian's `chromium`, which
-//! `scripts/test` installs): every chart draws, nothing fails or is fetched, and the numbers
-//! shown are the JSON's.
+//! `--html FILE`: the report pages of a stream run, an S3 run of 20 workers, a meta run, an MPI
+//! run, an IO500 run, a rate sweep, 2,000 workers and a three-way bonnie comparison, rendered
+//! in headless Chromium (Debian's `chromium`, which `scripts/test` installs): every chart
+//! draws, nothing fails or is fetched, the numbers shown are the JSON's, the page opens on its
+//! headline, and by what is drawn no label is over another or outside its plot and nothing is
+//! wider than the page.
 
 mod common;
 
@@ -48,7 +50,7 @@ fn an_s3_run_page_draws_every_chart_with_the_json_numbers() {
     let (json, html) = (dir.path().join("s3.json"), dir.path().join("s3.html"));
     iobm()
         .args(["s3", "put", "--duration", "1s", "--obj-size", "64KiB"])
-        .args(["--concurrent", "2", "--interval", "200ms", "--json"])
+        .args(["--concurrent", "20", "--interval", "200ms", "--json"])
         .arg(&json)
         .arg("--html")
         .arg(&html)
@@ -58,6 +60,127 @@ fn an_s3_run_page_draws_every_chart_with_the_json_numbers() {
         .success();
     let dom = check_page(&html, 1 + 4);
     check_numbers(&dom, &load(&json));
+    // 20 workers: their rates as a distribution, the slowest and fastest named, not 20 bars.
+    let workers = charts_of(&html).pop().unwrap();
+    assert_eq!(workers["kind"], "lines");
+    let title = workers["title"].as_str().unwrap();
+    assert!(
+        title.contains("the 20 workers' MiB/s, slowest first (slowest r0 w"),
+        "{title}"
+    );
+    assert!(title.contains(", fastest r0 w"), "{title}");
+    check_headline(&dom, &load(&json));
+}
+
+/// The page opens on its headline, before any chart: a row per phase with its makespan figure.
+fn check_headline(dom: &str, result: &serde_json::Value) {
+    let at = dom.find("<section id=\"headline\">").expect("a headline");
+    assert!(at < dom.find("<div class=\"chart\"").unwrap());
+    for phase in result["phases"].as_array().unwrap() {
+        let name = phase["name"].as_str().unwrap();
+        let row = dom[at..]
+            .split(&format!("<tr data-phase=\"{name}\">"))
+            .nth(1)
+            .unwrap_or_else(|| panic!("no headline row for {name}"));
+        let figure = row.split("<td class=\"figure\">").nth(1).unwrap();
+        let makespan = aggregate(phase, "makespan");
+        // Phases that move data show MiB/s, the others (metadata, find) operations per second.
+        let expected = if figure.contains(" MiB/s<") {
+            format!(
+                "{:.2} MiB/s",
+                makespan["bytes_per_s"].as_f64().unwrap() / MIB
+            )
+        } else {
+            format!("{:.2} ops/s", makespan["ops_per_s"].as_f64().unwrap())
+        };
+        assert!(
+            figure.starts_with(&expected),
+            "{name}: {figure:.40} vs {expected}"
+        );
+    }
+}
+
+#[test]
+fn the_io500_page_opens_on_its_headline_and_its_labels_and_scores_fit() {
+    // A document saved by a real `iobm io500` run: twelve phases, nine of them within the
+    // last few milliseconds of the run's chart (their labels stacked, `find` among them).
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/io500.json");
+    let dir = tempfile::tempdir().unwrap();
+    let html = dir.path().join("io500.html");
+    iobm()
+        .arg("report")
+        .arg(&fixture)
+        .arg("--html")
+        .arg(&html)
+        .assert()
+        .success();
+    let charts = charts_of(&html);
+    let dom = check_page(&html, charts.len());
+    let result = load(&fixture);
+    check_headline(&dom, &result);
+    let labels = common::browser::attribute(&dom, "id=\"run-throughput\"", "data-labels").unwrap();
+    let labels: Vec<[f64; 4]> = serde_json::from_str(labels).unwrap();
+    assert_eq!(labels.len(), 12);
+    assert!(dom.contains("<section id=\"io500-scores\">"));
+}
+
+#[test]
+fn a_page_of_2000_workers_draws_their_distribution() {
+    // A synthetic document: the stream fixture's workers copied to 2,000 over 125 ranks.
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/stream.json");
+    let mut result = load(&fixture);
+    for phase in result["phases"].as_array_mut().unwrap() {
+        let one = phase["workers"][0].clone();
+        let workers: Vec<serde_json::Value> = (0..2000u64)
+            .map(|k| {
+                let mut w = one.clone();
+                w["rank"] = (k / 16).into();
+                w["worker"] = (k % 16).into();
+                // Every worker a little slower than the one before.
+                let end = common::u(&w["span"]["end_ns"]);
+                w["span"]["end_ns"] = (end + k * 1000).into();
+                w
+            })
+            .collect();
+        phase["workers"] = workers.into();
+    }
+    let ranks = result["ranks"][0].clone();
+    let ranks: Vec<serde_json::Value> = (0..125u64)
+        .map(|r| {
+            let mut rank = ranks.clone();
+            rank["rank"] = r.into();
+            rank
+        })
+        .collect();
+    result["ranks"] = ranks.into();
+    let dir = tempfile::tempdir().unwrap();
+    let (json, html) = (dir.path().join("many.json"), dir.path().join("many.html"));
+    std::fs::write(&json, serde_json::to_vec(&result).unwrap()).unwrap();
+    iobm()
+        .arg("report")
+        .arg(&json)
+        .arg("--html")
+        .arg(&html)
+        .assert()
+        .success();
+    let charts = charts_of(&html);
+    check_page(&html, charts.len());
+    let many: Vec<_> = charts
+        .iter()
+        .filter(|c| c["xlabel"] == "workers, slowest first")
+        .collect();
+    assert_eq!(many.len(), 2, "one per phase");
+    for chart in many {
+        let title = chart["title"].as_str().unwrap();
+        assert!(title.contains("the 2000 workers'"), "{title}");
+        assert!(title.contains("(slowest r124 w15 "), "{title}");
+        assert!(title.contains(", fastest r0 w0 "), "{title}");
+    }
+    let ranks: Vec<_> = charts
+        .iter()
+        .filter(|c| c["xlabel"] == "ranks, slowest first")
+        .collect();
+    assert_eq!(ranks.len(), 2, "one per phase");
 }
 
 #[test]

@@ -242,15 +242,85 @@ pub(super) fn latency_distribution(h: &HistogramData) -> Option<Value> {
     }))
 }
 
-/// Each worker's own rate, bytes over its span: a short bar is a straggler.
-pub(super) fn worker_bars(phase: &PhaseResult) -> Value {
+/// Workers or ranks drawn one bar each; more are drawn as their distribution.
+const MAX_BARS: usize = 16;
+
+/// Each worker's own rate, bytes over its span (a short bar is a straggler).
+pub(super) fn worker_rates(phase: &PhaseResult) -> Value {
     let labels: Vec<String> = phase
         .workers
         .iter()
         .map(|w| format!("r{} w{}", w.rank, w.worker))
         .collect();
     let data = phase.moves_data();
-    let rates: Vec<f64> = phase
+    let what = if data { "bytes" } else { "operations" };
+    let bars = format!(
+        "each worker's {} (its {what} over its own span)",
+        unit(data)
+    );
+    let group = Group {
+        bars,
+        many: "workers",
+        one: "worker",
+    };
+    bars_or_sorted(phase, &group, labels, rates_of(phase, data))
+}
+
+fn unit(data: bool) -> &'static str {
+    if data {
+        "MiB/s"
+    } else {
+        "operations/s"
+    }
+}
+
+/// What a chart of rates is of: its title as bars, and what it counts.
+struct Group {
+    bars: String,
+    many: &'static str,
+    one: &'static str,
+}
+
+/// A bar per label, or for more than [`MAX_BARS`] the rates sorted, slowest first, with the
+/// slowest and the fastest named in the title (a strip of hundreds of labels is unreadable).
+fn bars_or_sorted(
+    phase: &PhaseResult,
+    group: &Group,
+    labels: Vec<String>,
+    rates: Vec<f64>,
+) -> Value {
+    let unit = unit(phase.moves_data());
+    if rates.len() <= MAX_BARS {
+        return json!({
+            "kind": "bars", "title": format!("{}: {}", phase.name, group.bars),
+            "xlabel": group.one, "ylabel": unit, "labels": labels,
+            "series": [{"label": unit, "values": rates}],
+        });
+    }
+    let mut order: Vec<usize> = (0..rates.len()).collect();
+    order.sort_by(|&a, &b| rates[a].total_cmp(&rates[b]));
+    let (slow, fast) = (order[0], order[order.len() - 1]);
+    let number = |v: f64| {
+        if v >= 100.0 {
+            format!("{v:.0}")
+        } else {
+            format!("{v:.2}")
+        }
+    };
+    let x: Vec<f64> = (1..=order.len()).map(|k| k as f64).collect();
+    let sorted: Vec<f64> = order.iter().map(|&w| rates[w]).collect();
+    json!({
+        "kind": "lines", "title": format!(
+            "{}: the {} {}' {unit}, slowest first (slowest {} {}, fastest {} {})",
+            phase.name, rates.len(), group.many, labels[slow], number(rates[slow]), labels[fast], number(rates[fast])),
+        "xlabel": format!("{}, slowest first", group.many), "ylabel": unit, "x": x,
+        "series": [{"label": unit, "values": sorted}],
+    })
+}
+
+/// Each worker's rate, in MiB/s where the phase moves data, else operations per second.
+fn rates_of(phase: &PhaseResult, data: bool) -> Vec<f64> {
+    phase
         .workers
         .iter()
         .map(|w| {
@@ -261,17 +331,7 @@ pub(super) fn worker_bars(phase: &PhaseResult) -> Value {
                 (false, _) => 0.0,
             }
         })
-        .collect();
-    let (unit, what) = if data {
-        ("MiB/s", "bytes")
-    } else {
-        ("operations/s", "operations")
-    };
-    json!({
-        "kind": "bars", "title": format!("{}: each worker's {unit} (its {what} over its own span)", phase.name),
-        "xlabel": "worker", "ylabel": unit, "labels": labels,
-        "series": [{"label": unit, "values": rates}],
-    })
+        .collect()
 }
 
 /// Each rank's rate (its bytes over its workers' first start to last end), with more than one.
@@ -305,14 +365,15 @@ pub(super) fn rank_bars(phase: &PhaseResult, run: &RunResult) -> Option<Value> {
             }
         })
         .collect();
-    let (unit, what) = if data {
-        ("MiB/s", "bytes")
-    } else {
-        ("operations/s", "operations")
+    let what = if data { "bytes" } else { "operations" };
+    let bars = format!(
+        "each rank's {} (its {what} over its workers' first start to last end)",
+        unit(data)
+    );
+    let group = Group {
+        bars,
+        many: "ranks",
+        one: "rank",
     };
-    Some(json!({
-        "kind": "bars", "title": format!("{}: each rank's {unit} (its {what} over its workers' first start to last end)", phase.name),
-        "xlabel": "rank", "ylabel": unit, "labels": labels,
-        "series": [{"label": unit, "values": rates}],
-    }))
+    Some(bars_or_sorted(phase, &group, labels, rates))
 }

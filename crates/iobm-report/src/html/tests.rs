@@ -79,7 +79,7 @@ fn phases_that_move_no_data_are_drawn_in_operations_per_second() {
     let chart = phase_throughput(&p, &run_of(&p));
     assert_eq!(chart["ylabel"], "operations/s");
     assert_eq!(values(&chart, 0), [100.0, 200.0, 300.0, 300.0]);
-    assert_eq!(worker_bars(&p)["ylabel"], "operations/s");
+    assert_eq!(worker_rates(&p)["ylabel"], "operations/s");
     // A run of which no phase moves data (a meta run) is drawn in operations/s over the run.
     let run = run_throughput(&run_of(&p));
     assert_eq!(run["ylabel"], "operations/s");

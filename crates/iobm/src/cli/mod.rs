@@ -198,7 +198,7 @@ pub struct OutputArgs {
     pub requests: Option<PathBuf>,
     /// Serve the run's counters (bytes, operations, errors) and latency histograms by phase
     /// and kind of operation for Prometheus at http://ADDR:PORT/metrics while it runs (port 0
-    /// picks a free one; under MPI rank 0 serves its own workers')
+    /// picks a free one; under MPI rank 0 serves the sum over the ranks)
     #[arg(long, value_name = "ADDR:PORT")]
     pub metrics_listen: Option<std::net::SocketAddr>,
     /// After the run, keep serving --metrics-listen until one scrape has read the final

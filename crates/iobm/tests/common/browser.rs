@@ -81,8 +81,9 @@ pub fn check_page(page: &Path, charts: usize) -> String {
             .unwrap_or_else(|| panic!("no series pixels: {head}"))
             .parse()
             .unwrap();
+        // (IO500's run chart of phases a few milliseconds long draws about 180.)
         assert!(
-            pixels > 200,
+            pixels > 100,
             "a chart drew only {pixels} pixels of data: {head}"
         );
         assert_eq!(
@@ -90,22 +91,64 @@ pub fn check_page(page: &Path, charts: usize) -> String {
             Some(""),
             "clipped axis labels: {head}"
         );
-        if let Some(boxes) = attribute(div, "", "data-labels") {
-            let boxes: Vec<[f64; 4]> = serde_json::from_str(boxes).unwrap();
-            for (i, a) in boxes.iter().enumerate() {
-                for b in &boxes[i + 1..] {
-                    let apart = a[0] + a[2] <= b[0]
-                        || b[0] + b[2] <= a[0]
-                        || a[1] + a[3] <= b[1]
-                        || b[1] + b[3] <= a[1];
-                    assert!(apart, "phase labels {a:?} and {b:?} overlap: {head}");
-                }
-            }
-        }
+        check_labels(div, head);
     }
+    assert_eq!(
+        attribute(&dom, "<body", "data-overflow"),
+        Some(""),
+        "blocks wider than the page"
+    );
     // A legend shows a value only for the point under the cursor, never uPlot's "--".
     assert!(!dom.contains("class=\"u-value\">--<"), "a legend shows --");
     dom
+}
+
+/// Boxes (left, top, width, height) in a chart's attribute `name`.
+fn boxes(div: &str, name: &str) -> Vec<[f64; 4]> {
+    let text = attribute(div, "", name).map(|t| t.replace("&quot;", "\""));
+    text.map_or(Vec::new(), |t| serde_json::from_str(&t).unwrap())
+}
+
+/// No two of `boxes` intersect.
+fn apart(boxes: &[[f64; 4]], what: &str, head: &str) {
+    for (i, a) in boxes.iter().enumerate() {
+        for b in &boxes[i + 1..] {
+            let apart = a[0] + a[2] <= b[0]
+                || b[0] + b[2] <= a[0]
+                || a[1] + a[3] <= b[1]
+                || b[1] + b[3] <= a[1];
+            assert!(apart, "{what} {a:?} and {b:?} overlap: {head}");
+        }
+    }
+}
+
+/// A chart's phase labels, as drawn: apart, within the plot's width in the band above it
+/// (never over the data), each box holding its label's ink
+/// and no ink of a label outside them; a bar chart's tick labels apart.
+fn check_labels(div: &str, head: &str) {
+    apart(&boxes(div, "data-ticks"), "tick labels", head);
+    let labels = boxes(div, "data-labels");
+    apart(&labels, "phase labels", head);
+    let plot = boxes(div, "data-plot");
+    let Some(&[left, top, width, _]) = plot.first() else {
+        panic!("no plot box: {head}")
+    };
+    for b in &labels {
+        let inside =
+            b[0] >= left && b[0] + b[2] <= left + width && b[1] >= 0.0 && b[1] + b[3] <= top + 1.0;
+        assert!(
+            inside,
+            "phase label {b:?} outside the plot {plot:?}: {head}"
+        );
+    }
+    let ink = attribute(div, "", "data-label-ink").unwrap_or_else(|| panic!("no ink: {head}"));
+    let ink: Value = serde_json::from_str(&ink.replace("&quot;", "\"")).unwrap();
+    assert_eq!(ink["outside"], 0, "label ink outside its box: {head}");
+    let inside = ink["inside"].as_array().unwrap();
+    assert_eq!(inside.len(), labels.len());
+    for (n, b) in inside.iter().zip(&labels) {
+        assert!(n.as_u64().unwrap() > 10, "no label drawn in {b:?}: {head}");
+    }
 }
 
 /// Whether `iobm report` keeps an aggregate of this kind when it recomputes the phase: first

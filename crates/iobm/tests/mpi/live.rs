@@ -1,6 +1,7 @@
 //! `--live` under MPI: every rank writes its own lines (rank 0 to FILE, rank N to FILE.rankN),
 //! each equal in sum to its workers' part of the merged result; `--metrics-listen` served by
-//! rank 0 with its own workers' counts, lingering after the result for a last scrape.
+//! rank 0 with the sum over the ranks while the phase runs, lingering after the result for a
+//! last scrape.
 
 use super::common::{load, u};
 use super::mpirun_ok;
@@ -56,22 +57,16 @@ fn four_ranks_each_write_their_own_live_lines() {
 }
 
 #[test]
-fn under_mpi_rank_0_serves_the_counters_of_its_own_workers() {
+fn under_mpi_rank_0_serves_the_sum_over_the_ranks_while_the_phase_runs() {
     let target = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let work = tempfile::tempdir().unwrap();
     let json = work.path().join("r.json");
     let port = super::common::free_port();
+    // 64 writes of 64 KiB a rank, 32 a second for both: about 4 s.
     let mut run = super::launcher(2)
         .arg(assert_cmd::cargo::cargo_bin("iobm"))
-        .args([
-            "write",
-            "-j",
-            "1",
-            "--size-per-job",
-            "8MiB",
-            "--block",
-            "64KiB",
-        ])
+        .args(["write", "-j", "1", "--size-per-job", "4MiB"])
+        .args(["--block", "64KiB", "--rate", "32/s", "--interval", "200ms"])
         .args(["--metrics-linger", "60s", "--metrics-listen"])
         .arg(format!("127.0.0.1:{port}"))
         .arg("--json")
@@ -80,31 +75,44 @@ fn under_mpi_rank_0_serves_the_counters_of_its_own_workers() {
         .stdout(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    // The result is saved before the endpoint lingers for its last scrapes.
-    let began = std::time::Instant::now();
-    while !load_complete(&json) {
-        assert!(began.elapsed().as_secs() < 60, "no result");
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
     let scrape = || {
-        let mut conn = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
-        std::io::Write::write_all(&mut conn, b"GET /metrics HTTP/1.0\r\n\r\n").unwrap();
+        let mut conn = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
+        std::io::Write::write_all(&mut conn, b"GET /metrics HTTP/1.0\r\n\r\n").ok()?;
         let mut text = String::new();
-        std::io::Read::read_to_string(&mut conn, &mut text).unwrap();
-        text
+        std::io::Read::read_to_string(&mut conn, &mut text).ok()?;
+        Some(text)
     };
-    let (text, _) = (scrape(), scrape());
+    let key = "iobm_bytes_total{phase=\"write\",op=\"write\"} ";
+    let bytes = |text: &str| -> Option<u64> {
+        let line = text.lines().find(|l| l.starts_with(key))?;
+        line[key.len()..].parse().ok()
+    };
+    // While the phase runs: more than rank 0's own 4 MiB, and not yet the whole 8 MiB.
+    let began = std::time::Instant::now();
+    let mut seen = Vec::new();
+    while !load_complete(&json) {
+        assert!(began.elapsed().as_secs() < 120, "no result");
+        if let Some(b) = scrape().as_deref().and_then(bytes) {
+            seen.push(b);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let both = (4 << 20) + 1..8 << 20;
+    assert!(seen.iter().any(|b| both.contains(b)), "{seen:?}");
+    // The result is saved after every rank's last counts are in; the endpoint lingers for
+    // two scrapes.
+    let (text, _) = (scrape().unwrap(), scrape());
     assert!(run.wait().unwrap().success());
-    let bytes = "iobm_bytes_total{phase=\"write\",op=\"write\"} ";
-    let line = text.lines().find(|l| l.starts_with(bytes)).expect(&text);
     let result = load(&json);
     let workers = result["phases"][0]["workers"].as_array().unwrap();
     let of = |rank: u64| -> u64 {
         let mine = workers.iter().filter(|w| u(&w["rank"]) == rank);
         mine.map(|w| u(&w["span"]["bytes"])).sum()
     };
-    assert_eq!((of(0), of(1)), (8 << 20, 8 << 20));
-    assert_eq!(line[bytes.len()..].parse::<u64>().unwrap(), of(0));
+    assert_eq!((of(0), of(1)), (4 << 20, 4 << 20));
+    assert_eq!(bytes(&text), Some(of(0) + of(1)), "{text}");
+    let ops = "iobm_latency_seconds_count{phase=\"write\",op=\"write\"} 128";
+    assert!(text.lines().any(|l| l == ops), "{text}");
 }
 
 /// Whether the result at `json` is there and no longer running.
