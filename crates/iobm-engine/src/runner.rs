@@ -148,6 +148,11 @@ pub fn run_phase(
     let walk = phase.find.as_ref().map(crate::tasks::find::Walk::new);
     // Building a worker's task (opening files, filling buffers) is untimed.
     let prepare = |w: usize| {
+        if let Some(cpus) = &phase.cpus {
+            let cpu = cpus.for_worker(w);
+            let pinned = crate::pin::pin(cpu);
+            pinned.map_err(|e| WorkerError::new(&e, format!("pin worker {w} to CPU {cpu}")))?;
+        }
         let task = match phase.op {
             Op::Object(op) => ObjectTask::new(target, phase, op, control.run_id, w, content)
                 .map(|t| Box::new(t) as Box<dyn Task + '_>),
@@ -177,7 +182,9 @@ pub fn run_phase(
         }
     };
     // A steady phase needs the coordinating thread to watch its rate.
+    // A pinned worker has a thread of its own (the coordinating thread is never pinned).
     let alone = workers == 1 && phase.ramp.is_zero() && phase.steady.is_none();
+    let alone = alone && phase.cpus.is_none();
     let ran = if alone {
         on_this_thread(phase, control, ranked, &prepare, &work)
     } else {
@@ -462,6 +469,8 @@ mod worker;
 mod device_tests;
 #[cfg(test)]
 mod io500_tests;
+#[cfg(test)]
+mod mapped_tests;
 #[cfg(test)]
 mod meta_tests;
 #[cfg(test)]

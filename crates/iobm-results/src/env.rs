@@ -174,7 +174,23 @@ fn block_device(major_minor: &str) -> Option<BlockDevice> {
             let (_, rest) = s.split_once('[')?;
             rest.split_once(']').map(|(name, _)| name.to_string())
         }),
+        numa_node: Some(numa_node(&disk.join("device"))),
     })
+}
+
+/// The NUMA node sysfs gives the device at `device` (its own `numa_node`, or that of the
+/// nearest device above it: a disk's controller, a virtio device's PCI function); -1 where
+/// none does or the kernel says -1 (no node).
+fn numa_node(device: &Path) -> i32 {
+    let Ok(device) = fs::canonicalize(device) else {
+        return -1;
+    };
+    device
+        .ancestors()
+        .take_while(|d| d.starts_with("/sys/devices"))
+        .find_map(|d| fs::read_to_string(d.join("numa_node")).ok())
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or(-1)
 }
 
 /// CPUs online, and NUMA nodes, from sysconf and sysfs.
@@ -270,6 +286,7 @@ fn nics() -> Vec<Nic> {
                     .map(|s| s as u64),
                 mtu: read("mtu").and_then(|m| m.parse().ok()),
                 state: read("operstate").unwrap_or_default(),
+                numa_node: Some(numa_node(&dir.join("device"))),
             })
         })
         .collect();

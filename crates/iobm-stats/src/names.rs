@@ -4,7 +4,9 @@
 //! again; the fsync policies, which the engine follows and results record (a phase's, a run's);
 //! how GETs pick objects.
 
+mod io;
 mod op;
+pub use io::{engine_word, Engine, Fadvise, Madvise};
 pub use op::OpName;
 
 /// When written data is forced to stable storage (results' `settings.fsync`).
