@@ -422,6 +422,27 @@ mod tests {
     }
 
     #[test]
+    fn a_devices_numa_node_is_the_nearest_one_sysfs_gives_or_none() {
+        // No device, and a virtual interface with none above it: -1, never a guess.
+        assert_eq!(numa_node(Path::new("/nonexistent/device")), -1);
+        assert_eq!(numa_node(Path::new("/sys/class/net/lo/device")), -1);
+        // A PCI device's own file, as the kernel wrote it.
+        let pci = fs::read_dir("/sys/bus/pci/devices").expect("this test needs PCI in sysfs");
+        let first = pci.flatten().next().expect("a PCI device").path();
+        let said: i32 = fs::read_to_string(first.join("numa_node")).unwrap().trim().parse().unwrap();
+        assert_eq!(numa_node(&first), said);
+        // A device below it (a virtio disk's `virtio1`) takes the node of the device above.
+        if let Some(child) = fs::read_dir(fs::canonicalize(&first).unwrap())
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| p.is_dir() && !p.join("numa_node").exists() && p.join("uevent").exists())
+        {
+            assert_eq!(numa_node(&child), said, "{}", child.display());
+        }
+    }
+
+    #[test]
     fn mountinfo_escapes() {
         assert_eq!(unescape(r"/mnt/my\040disk"), "/mnt/my disk");
         assert_eq!(unescape("plain"), "plain");
