@@ -33,7 +33,7 @@ pub use runner::{prepare_objects, run_phase, Ranked};
 pub use steady::{Steady, SteadyOutcome, Tally};
 pub use stonewall::{Agree, Stonewall};
 pub use workload::{
-    object_name, DataKind, Engine, Fadvise, FileSpec, FindWork, FsyncPolicy, Interleave, ItemName, ItemsPer,
-    Layout, Madvise, MetaOp, Mix, ObjectOp, ObjectSpec, Op, Opening, Pattern, PerChar, Phase, Region,
-    StopRule, Tree, TreeWork,
+    object_name, DataKind, Engine, Fadvise, FileSpec, FindWork, FsyncPolicy, Interleave, ItemName,
+    ItemsPer, Layout, Madvise, MetaOp, Mix, ObjectOp, ObjectSpec, Op, Opening, Pattern, PerChar,
+    Phase, Region, StopRule, Tree, TreeWork,
 };

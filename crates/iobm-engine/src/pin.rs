@@ -27,7 +27,11 @@ impl CpuList {
             if from > to || to >= libc::CPU_SETSIZE as usize {
                 return Err(format!("{part:?} is not a range of CPUs"));
             }
-            cpus.extend((from..=to).filter(|c| !cpus.contains(c)).collect::<Vec<_>>());
+            cpus.extend(
+                (from..=to)
+                    .filter(|c| !cpus.contains(c))
+                    .collect::<Vec<_>>(),
+            );
         }
         Ok(CpuList(cpus))
     }
@@ -67,7 +71,10 @@ impl CpuList {
         }
         let cpus = 0..libc::CPU_SETSIZE as usize;
         // SAFETY: CPU_ISSET reads the set within its size.
-        Ok(CpuList(cpus.filter(|&c| unsafe { libc::CPU_ISSET(c, &set) }).collect()))
+        Ok(CpuList(
+            cpus.filter(|&c| unsafe { libc::CPU_ISSET(c, &set) })
+                .collect(),
+        ))
     }
 }
 
@@ -108,7 +115,9 @@ pub(crate) fn pin(cpu: usize) -> io::Result<()> {
 /// them (`Cpus_allowed_list`); None where it cannot be read.
 pub(crate) fn allowed_here() -> Option<String> {
     let status = std::fs::read_to_string("/proc/thread-self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("Cpus_allowed_list:"))?;
+    let line = status
+        .lines()
+        .find(|l| l.starts_with("Cpus_allowed_list:"))?;
     Some(line.split_once(':')?.1.trim().to_string())
 }
 

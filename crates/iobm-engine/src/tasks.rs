@@ -297,7 +297,11 @@ impl BlockTask<'_> {
     pub(crate) fn transfer(&mut self) -> (u64, Option<&[u8]>, &mut [u8]) {
         let (len, writes) = (self.len, self.prepared_writes());
         let data = self.data.as_ref().filter(|_| writes);
-        (self.offset, data.map(|d| &d.get()[..len]), &mut self.buf[..len])
+        (
+            self.offset,
+            data.map(|d| &d.get()[..len]),
+            &mut self.buf[..len],
+        )
     }
 
     /// Closes the file without the final fsync (an engine that flushed it its own way).

@@ -429,7 +429,11 @@ mod tests {
         // A PCI device's own file, as the kernel wrote it.
         let pci = fs::read_dir("/sys/bus/pci/devices").expect("this test needs PCI in sysfs");
         let first = pci.flatten().next().expect("a PCI device").path();
-        let said: i32 = fs::read_to_string(first.join("numa_node")).unwrap().trim().parse().unwrap();
+        let said: i32 = fs::read_to_string(first.join("numa_node"))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
         assert_eq!(numa_node(&first), said);
         // A device below it (a virtio disk's `virtio1`) takes the node of the device above.
         if let Some(child) = fs::read_dir(fs::canonicalize(&first).unwrap())

@@ -3,8 +3,8 @@
 //! phase is the probes', [`crate::probe`]).
 
 use iobm_engine::{
-    Engine, FsyncPolicy, MetaOp, Op, PaceOutcome, PerChar, Phase, PhaseEnd, PhaseOutcome, SteadyOutcome,
-    Stonewall, StopRule,
+    Engine, FsyncPolicy, MetaOp, Op, PaceOutcome, PerChar, Phase, PhaseEnd, PhaseOutcome,
+    SteadyOutcome, Stonewall, StopRule,
 };
 use iobm_results::checks::{check, Machine};
 use iobm_results::device::DeviceCopy;

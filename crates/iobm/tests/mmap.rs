@@ -79,7 +79,11 @@ fn a_kept_data_set_is_read_back_through_a_mapping() {
     // Written by pwrite, read through the mapping, and the other way round.
     for (writer, reader) in [("sync", "mmap"), ("mmap", "sync")] {
         let parent = tempfile::tempdir_in(disk.path()).unwrap();
-        run("write", parent.path(), &["-j", "2", "--engine", writer, "--keep"]);
+        run(
+            "write",
+            parent.path(),
+            &["-j", "2", "--engine", writer, "--keep"],
+        );
         let kept = std::fs::read_dir(parent.path())
             .unwrap()
             .map(|e| e.unwrap().path())
@@ -104,8 +108,21 @@ fn a_kept_data_set_is_read_back_through_a_mapping() {
 #[test]
 fn fadvise_is_given_with_every_other_engine() {
     let disk = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-    for (engine, hint) in [("sync", "sequential"), ("sync", "noreuse"), ("io_uring", "random")] {
-        let args = ["-j", "2", "--engine", engine, "--fadvise", hint, "--verify", "--random"];
+    for (engine, hint) in [
+        ("sync", "sequential"),
+        ("sync", "noreuse"),
+        ("io_uring", "random"),
+    ] {
+        let args = [
+            "-j",
+            "2",
+            "--engine",
+            engine,
+            "--fadvise",
+            hint,
+            "--verify",
+            "--random",
+        ];
         let result = run("stream", disk.path(), &args);
         assert_eq!(result["config"]["fadvise"], hint);
         assert_eq!(result["config"]["engine"], engine);
@@ -120,12 +137,27 @@ fn flags_that_do_not_go_with_mmap_or_this_machine_are_refused_before_anything_is
     let allowed = std::fs::read_to_string("/proc/self/status").unwrap();
     assert!(allowed.contains("Cpus_allowed_list"));
     for (args, needle) in [
-        (&["--engine", "mmap", "--direct"][..], "--direct with --engine mmap"),
-        (&["--madvise", "random"], "--madvise random advises a mapping"),
-        (&["--engine", "sync", "--madvise", "random"], "needs --engine mmap"),
-        (&["--engine", "mmap", "--iodepth", "4"], "mmap keeps one request"),
+        (
+            &["--engine", "mmap", "--direct"][..],
+            "--direct with --engine mmap",
+        ),
+        (
+            &["--madvise", "random"],
+            "--madvise random advises a mapping",
+        ),
+        (
+            &["--engine", "sync", "--madvise", "random"],
+            "needs --engine mmap",
+        ),
+        (
+            &["--engine", "mmap", "--iodepth", "4"],
+            "mmap keeps one request",
+        ),
         (&["--fadvise", "often"], "--fadvise"),
-        (&["--cpus", "0,1000"], "--cpus 0,1000: CPU 1000 is not one this process may run on"),
+        (
+            &["--cpus", "0,1000"],
+            "--cpus 0,1000: CPU 1000 is not one this process may run on",
+        ),
         (&["--cpus", "0-4095"], "--cpus"),
         (&["--cpus", "a"], "--cpus"),
         (&["--numa", "7"], "--numa 7: no NUMA node 7 here"),
@@ -140,7 +172,11 @@ fn flags_that_do_not_go_with_mmap_or_this_machine_are_refused_before_anything_is
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains(needle), "{args:?}: {err}");
-        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "{args:?}");
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            0,
+            "{args:?}"
+        );
     }
 }
 
@@ -163,7 +199,8 @@ fn allowed_cpus() -> Vec<usize> {
 fn pinned(result: &serde_json::Value) -> Vec<Vec<String>> {
     let phases = result["phases"].as_array().unwrap();
     let cpus = |w: &serde_json::Value| w["cpus"].as_str().expect("pinned").to_string();
-    let workers = |p: &serde_json::Value| p["workers"].as_array().unwrap().iter().map(cpus).collect();
+    let workers =
+        |p: &serde_json::Value| p["workers"].as_array().unwrap().iter().map(cpus).collect();
     phases.iter().map(workers).collect()
 }
 
@@ -172,7 +209,11 @@ fn each_worker_is_pinned_to_the_listed_cpus_in_turn() {
     let disk = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let cpus = allowed_cpus();
     let last = cpus.last().unwrap().to_string();
-    let result = run("stream", disk.path(), &["-j", "3", "--cpus", &last, "--verify"]);
+    let result = run(
+        "stream",
+        disk.path(),
+        &["-j", "3", "--cpus", &last, "--verify"],
+    );
     assert_eq!(result["config"]["cpus"], last.as_str());
     assert_eq!(pinned(&result), vec![vec![last.clone(); 3]; 2]);
     // Two CPUs in turn over three workers, where this machine has two.
@@ -209,13 +250,40 @@ fn numa_pins_to_the_nodes_cpus_and_the_report_says_so() {
     assert_eq!(pinned(&result), vec![expected]);
     let report = iobm_report(&result);
     assert!(report.contains("pinned to NUMA node 0 (CPUs "), "{report}");
-    // The devices' NUMA node as sysfs gave it, -1 (none) included.
+    // The devices' NUMA node as sysfs gave it, -1 (none) included, and the report's words.
     let nics = result["environment"]["nics"].as_array().unwrap();
-    assert!(nics.iter().all(|n| n["numa_node"].as_i64().is_some_and(|n| n >= -1)));
     let device = &result["environment"]["storage"]["block_device"];
-    if !device.is_null() {
-        assert!(device["numa_node"].as_i64().is_some_and(|n| n >= -1), "{device}");
+    let devices = nics
+        .iter()
+        .chain([device].into_iter().filter(|d| !d.is_null()));
+    for d in devices {
+        let node = d["numa_node"].as_i64().expect("a NUMA node or -1");
+        let words = match node {
+            -1 => "no NUMA node".to_string(),
+            n => format!("NUMA node {n}"),
+        };
+        assert!(node >= -1 && report.contains(&words), "{d}: {report}");
     }
+}
+
+#[test]
+fn the_workload_line_names_the_engine_and_its_hints() {
+    let disk = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let args = [
+        "-j",
+        "2",
+        "--engine",
+        "mmap",
+        "--madvise",
+        "random",
+        "--fadvise",
+        "noreuse",
+    ];
+    let report = iobm_report(&run("write", disk.path(), &args));
+    assert!(
+        report.contains("fsync end, mmap, madvise random, fadvise noreuse, data random"),
+        "{report}"
+    );
 }
 
 /// `iobm report` of a saved result.
@@ -224,6 +292,10 @@ fn iobm_report(result: &serde_json::Value) -> String {
     let path = dir.path().join("r.json");
     std::fs::write(&path, result.to_string()).unwrap();
     let out = iobm().arg("report").arg(&path).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8(out.stdout).unwrap()
 }

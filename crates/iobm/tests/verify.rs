@@ -104,7 +104,11 @@ fn the_read_that_found_bad_data_is_named_with_either_engine() {
     let mut bytes = std::fs::read(&file).unwrap();
     bytes[100_000] ^= 0x01;
     std::fs::write(&file, &bytes).unwrap();
-    for extra in [&["--engine", "sync"][..], &["--iodepth", "8"], &["--engine", "mmap"]] {
+    for extra in [
+        &["--engine", "sync"][..],
+        &["--iodepth", "8"],
+        &["--engine", "mmap"],
+    ] {
         let err = verify_fails_with(&ours, 3, extra);
         assert!(
             err.contains("read data.0 at offset 65536: the 4 KiB at offset 98304")

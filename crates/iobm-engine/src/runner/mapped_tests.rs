@@ -34,7 +34,9 @@ fn mmap_moves_the_same_bytes_as_sync_both_ways() {
     assert_eq!(write.end, PhaseEnd::Completed, "{:?}", write.errors);
     assert_eq!(write.bytes(), 2 * (64 * 4096 + 100));
     assert_eq!(write.latency.count(), 2 * 65);
-    let size = std::fs::metadata(dir.path().join(&layout.files[0].name)).unwrap().len();
+    let size = std::fs::metadata(dir.path().join(&layout.files[0].name))
+        .unwrap()
+        .len();
     assert_eq!(size, 2 * (64 * 4096 + 100));
     // What the mapping wrote is what pread reads back, stamp for stamp.
     let sync_read = Phase {
@@ -44,13 +46,23 @@ fn mmap_moves_the_same_bytes_as_sync_both_ways() {
     };
     let read = run_phase(&target, &sync_read, &control, &Ranked::ALONE);
     assert_eq!(read.end, PhaseEnd::Completed, "{:?}", read.errors);
-    let read = run_phase(&target, &mapped(Op::Read, Some(7)), &control, &Ranked::ALONE);
+    let read = run_phase(
+        &target,
+        &mapped(Op::Read, Some(7)),
+        &control,
+        &Ranked::ALONE,
+    );
     assert_eq!(read.end, PhaseEnd::Completed, "{:?}", read.errors);
     assert_eq!(read.bytes(), write.bytes());
     assert!(read.workers.iter().all(|w| w.verify_ns > 0));
     // Data of another run is caught in what the mapping gave (as corrupt where a 4 KiB of
     // the file straddles the two regions' stamps).
-    let stale = run_phase(&target, &mapped(Op::Read, Some(8)), &control, &Ranked::ALONE);
+    let stale = run_phase(
+        &target,
+        &mapped(Op::Read, Some(8)),
+        &control,
+        &Ranked::ALONE,
+    );
     assert_eq!(stale.end, PhaseEnd::Failed);
     let error = &stale.errors[0].first;
     assert!(error.contains("are not what was written there"), "{error}");
@@ -65,7 +77,12 @@ fn a_mapped_reader_of_a_short_file_fails_before_any_operation() {
     let file = dir.path().join(&layout.files[0].name);
     std::fs::write(&file, vec![0u8; 4096]).unwrap();
     let control = Control::new(1, 1);
-    let read = run_phase(&target, &phase(Op::Read, &layout, Engine::Mmap), &control, &Ranked::ALONE);
+    let read = run_phase(
+        &target,
+        &phase(Op::Read, &layout, Engine::Mmap),
+        &control,
+        &Ranked::ALONE,
+    );
     assert_eq!(read.end, PhaseEnd::Failed);
     assert_eq!(read.bytes(), 0);
     let error = &read.errors[0].first;

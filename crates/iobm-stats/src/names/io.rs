@@ -151,10 +151,16 @@ mod tests {
     #[test]
     fn hints_are_written_as_their_names() {
         for hint in Fadvise::ALL {
-            assert_eq!(serde_json::to_string(&hint).unwrap(), format!("\"{}\"", hint.name()));
+            assert_eq!(
+                serde_json::to_string(&hint).unwrap(),
+                format!("\"{}\"", hint.name())
+            );
         }
         for hint in Madvise::ALL {
-            assert_eq!(serde_json::to_string(&hint).unwrap(), format!("\"{}\"", hint.name()));
+            assert_eq!(
+                serde_json::to_string(&hint).unwrap(),
+                format!("\"{}\"", hint.name())
+            );
         }
     }
 }

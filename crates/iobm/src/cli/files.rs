@@ -255,7 +255,8 @@ impl IoArgs {
             (Some(list), _) => (format!("--cpus {list}"), list.clone()),
             (None, Some(node)) => (
                 format!("--numa {node}"),
-                CpuList::of_node(node).map_err(|e| Failure::input(format!("--numa {node}: {e}")))?,
+                CpuList::of_node(node)
+                    .map_err(|e| Failure::input(format!("--numa {node}: {e}")))?,
             ),
             (None, None) => return Ok(None),
         };
