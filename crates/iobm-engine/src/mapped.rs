@@ -4,30 +4,13 @@
 //! policy's flush: of the block after each write (`each`), of the mapping at the worker's end
 //! (`end`). The order of blocks, the data written and `--verify` (of the copy a read made) are
 //! the synchronous path's ([`crate::tasks`]), so every engine writes and reads the same bytes.
-//! `--fadvise`'s `posix_fadvise` on a file after its open lives here too.
 
 use crate::task::Task;
 use crate::tasks::BlockTask;
-use crate::workload::{Fadvise, FsyncPolicy, Madvise};
+use crate::workload::{FsyncPolicy, Madvise};
 use std::io;
 use std::os::fd::RawFd;
 use std::time::Instant;
-
-/// `posix_fadvise(fd, 0, 0, advice)`: the advice for the whole file.
-pub(crate) fn fadvise(fd: RawFd, advice: Fadvise) -> io::Result<()> {
-    let advice = match advice {
-        Fadvise::Sequential => libc::POSIX_FADV_SEQUENTIAL,
-        Fadvise::Random => libc::POSIX_FADV_RANDOM,
-        Fadvise::Willneed => libc::POSIX_FADV_WILLNEED,
-        Fadvise::Dontneed => libc::POSIX_FADV_DONTNEED,
-        Fadvise::Noreuse => libc::POSIX_FADV_NOREUSE,
-    };
-    // SAFETY: a plain system call on the worker's open file; it returns the error number.
-    match unsafe { libc::posix_fadvise(fd, 0, 0, advice) } {
-        0 => Ok(()),
-        errno => Err(io::Error::from_raw_os_error(errno)),
-    }
-}
 
 /// A file mapped whole, unmapped when dropped.
 struct Mapping {

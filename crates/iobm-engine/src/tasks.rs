@@ -112,7 +112,7 @@ fn open_block_file(
             let e = iobm_target::Unsupported(iobm_target::Capability::RawFd);
             (e.into(), format!("fadvise {file_name}"))
         })?;
-        crate::mapped::fadvise(fd, advice)
+        fadvise::fadvise(fd, advice)
             .map_err(|e| (e, format!("fadvise {} {file_name}", advice.name())))?;
     }
     Ok(handle)
@@ -532,5 +532,6 @@ impl Task for BlockTask<'_> {
 }
 
 pub(crate) mod device;
+mod fadvise;
 pub(crate) mod find;
 pub(crate) mod meta;
