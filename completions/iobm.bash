@@ -909,7 +909,7 @@ _iobm() {
             return 0
             ;;
         iobm__subcmd__read)
-            opts="-b -d -h --block --random --direct --iodepth --engine --mem --rwmix --keep-cache --drop-caches --verify --reorder --duration --ramp --rate --arrivals --rate-sweep --slo --server-ram --server-metrics --server-devices --server-drop-cmd --line-rate --interval --repeat --until-stable --json --csv --html --live --requests --metrics-listen --metrics-linger --label --print-spec --help"
+            opts="-b -d -h --block --random --direct --iodepth --engine --fadvise --madvise --cpus --numa --mem --rwmix --keep-cache --drop-caches --verify --reorder --duration --ramp --rate --arrivals --rate-sweep --slo --server-ram --server-metrics --server-devices --server-drop-cmd --line-rate --interval --repeat --until-stable --json --csv --html --live --requests --metrics-listen --metrics-linger --label --print-spec --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -928,7 +928,23 @@ _iobm() {
                     return 0
                     ;;
                 --engine)
-                    COMPREPLY=($(compgen -W "sync io_uring" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "sync io_uring mmap" -- "${cur}"))
+                    return 0
+                    ;;
+                --fadvise)
+                    COMPREPLY=($(compgen -W "sequential random willneed dontneed noreuse" -- "${cur}"))
+                    return 0
+                    ;;
+                --madvise)
+                    COMPREPLY=($(compgen -W "sequential random willneed dontneed hugepage" -- "${cur}"))
+                    return 0
+                    ;;
+                --cpus)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --numa)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --mem)
@@ -1441,7 +1457,7 @@ _iobm() {
             return 0
             ;;
         iobm__subcmd__stream)
-            opts="-j -s -b -d -h --jobs --size --size-per-job --file-per-job --shared-file --segments --fsync --data --keep --ignore-free-space --block --random --direct --iodepth --engine --mem --rwmix --keep-cache --drop-caches --verify --reorder --duration --ramp --rate --arrivals --rate-sweep --slo --server-ram --server-metrics --server-devices --server-drop-cmd --line-rate --interval --repeat --until-stable --json --csv --html --live --requests --metrics-listen --metrics-linger --label --print-spec --help"
+            opts="-j -s -b -d -h --jobs --size --size-per-job --file-per-job --shared-file --segments --fsync --data --keep --ignore-free-space --block --random --direct --iodepth --engine --fadvise --madvise --cpus --numa --mem --rwmix --keep-cache --drop-caches --verify --reorder --duration --ramp --rate --arrivals --rate-sweep --slo --server-ram --server-metrics --server-devices --server-drop-cmd --line-rate --interval --repeat --until-stable --json --csv --html --live --requests --metrics-listen --metrics-linger --label --print-spec --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1492,7 +1508,23 @@ _iobm() {
                     return 0
                     ;;
                 --engine)
-                    COMPREPLY=($(compgen -W "sync io_uring" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "sync io_uring mmap" -- "${cur}"))
+                    return 0
+                    ;;
+                --fadvise)
+                    COMPREPLY=($(compgen -W "sequential random willneed dontneed noreuse" -- "${cur}"))
+                    return 0
+                    ;;
+                --madvise)
+                    COMPREPLY=($(compgen -W "sequential random willneed dontneed hugepage" -- "${cur}"))
+                    return 0
+                    ;;
+                --cpus)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --numa)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --mem)
@@ -1603,7 +1635,7 @@ _iobm() {
             return 0
             ;;
         iobm__subcmd__write)
-            opts="-j -s -b -d -h --jobs --size --size-per-job --file-per-job --shared-file --segments --fsync --data --keep --ignore-free-space --block --random --direct --iodepth --engine --mem --rwmix --keep-cache --drop-caches --verify --reorder --duration --ramp --rate --arrivals --rate-sweep --slo --server-ram --server-metrics --server-devices --server-drop-cmd --line-rate --interval --repeat --until-stable --json --csv --html --live --requests --metrics-listen --metrics-linger --label --print-spec --help"
+            opts="-j -s -b -d -h --jobs --size --size-per-job --file-per-job --shared-file --segments --fsync --data --keep --ignore-free-space --block --random --direct --iodepth --engine --fadvise --madvise --cpus --numa --mem --rwmix --keep-cache --drop-caches --verify --reorder --duration --ramp --rate --arrivals --rate-sweep --slo --server-ram --server-metrics --server-devices --server-drop-cmd --line-rate --interval --repeat --until-stable --json --csv --html --live --requests --metrics-listen --metrics-linger --label --print-spec --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1654,7 +1686,23 @@ _iobm() {
                     return 0
                     ;;
                 --engine)
-                    COMPREPLY=($(compgen -W "sync io_uring" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "sync io_uring mmap" -- "${cur}"))
+                    return 0
+                    ;;
+                --fadvise)
+                    COMPREPLY=($(compgen -W "sequential random willneed dontneed noreuse" -- "${cur}"))
+                    return 0
+                    ;;
+                --madvise)
+                    COMPREPLY=($(compgen -W "sequential random willneed dontneed hugepage" -- "${cur}"))
+                    return 0
+                    ;;
+                --cpus)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --numa)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --mem)

@@ -53,8 +53,21 @@ each\t''"
 complete -c iobm -n "__fish_iobm_using_subcommand write" -l data -d 'Content to write: random (every 512 bytes unique, stamped per 4 KiB), zero, compressible:PCT (the last PCT% of every 4 KiB zero) or dedupe:PCT (PCT% of the 4 KiB blocks repeat earlier ones)' -r
 complete -c iobm -n "__fish_iobm_using_subcommand write" -s b -l block -d 'Bytes per operation [default: 1MiB; for read: the block the data was written with]' -r
 complete -c iobm -n "__fish_iobm_using_subcommand write" -l iodepth -d 'Reads or writes each worker keeps in flight, through io_uring (fio\'s iodepth); 1 is one synchronous pread/pwrite at a time' -r
-complete -c iobm -n "__fish_iobm_using_subcommand write" -l engine -d 'How requests are submitted: sync (pread/pwrite) or io_uring [default: io_uring when --iodepth is over 1, else sync]' -r -f -a "sync\t''
-io_uring\t''"
+complete -c iobm -n "__fish_iobm_using_subcommand write" -l engine -d 'How requests are submitted: sync (pread/pwrite), io_uring, or mmap (the file mapped, each block copied to or from the mapping with its page faults inside the operation\'s time, msync as --fsync\'s flush: fio\'s ioengine=mmap, elbencho\'s --mmap) [default: io_uring when --iodepth is over 1, else sync]' -r -f -a "sync\t''
+io_uring\t''
+mmap\t''"
+complete -c iobm -n "__fish_iobm_using_subcommand write" -l fadvise -d 'posix_fadvise on each file right after it is opened (fio\'s fadvise_hint, elbencho\'s --fadv)' -r -f -a "sequential\t''
+random\t''
+willneed\t''
+dontneed\t''
+noreuse\t''"
+complete -c iobm -n "__fish_iobm_using_subcommand write" -l madvise -d '--engine mmap: madvise on each mapping right after it is made (elbencho\'s --madv)' -r -f -a "sequential\t''
+random\t''
+willneed\t''
+dontneed\t''
+hugepage\t''"
+complete -c iobm -n "__fish_iobm_using_subcommand write" -l cpus -d 'Pin worker w\'s thread to the list\'s CPU w mod its length, e.g. 0-3,8 (fio\'s cpus_allowed, elbencho\'s --cores); refused when a CPU is not one this process may use' -r
+complete -c iobm -n "__fish_iobm_using_subcommand write" -l numa -d 'Pin the workers to the CPUs of NUMA node N in turn, as --cpus would (elbencho\'s --zones)' -r
 complete -c iobm -n "__fish_iobm_using_subcommand write" -l mem -d 'Where each worker\'s buffers live: host, or gpu:N[,M...], the memory of GPU N (the workers spread over the GPUs listed in turn, as elbencho\'s --gpuids). GPU buffers move to and from storage through a host bounce buffer, the copy timed inside each operation and its share of the operations\' time reported apart (gdsio -x 2, CPU_GPU); needs the NVIDIA driver (libcuda.so.1, loaded at run time) and --engine sync' -r
 complete -c iobm -n "__fish_iobm_using_subcommand write" -l rwmix -d 'stream: instead of reading the data set back, read and write it together, this percent of the operations reads (fio\'s rwmixread); each kind is reported apart' -r
 complete -c iobm -n "__fish_iobm_using_subcommand write" -s d -l duration -d 'Stop each phase after this long instead of after one pass (wraps around the data)' -r
@@ -94,8 +107,21 @@ complete -c iobm -n "__fish_iobm_using_subcommand write" -l print-spec -d 'Print
 complete -c iobm -n "__fish_iobm_using_subcommand write" -s h -l help -d 'Print help'
 complete -c iobm -n "__fish_iobm_using_subcommand read" -s b -l block -d 'Bytes per operation [default: 1MiB; for read: the block the data was written with]' -r
 complete -c iobm -n "__fish_iobm_using_subcommand read" -l iodepth -d 'Reads or writes each worker keeps in flight, through io_uring (fio\'s iodepth); 1 is one synchronous pread/pwrite at a time' -r
-complete -c iobm -n "__fish_iobm_using_subcommand read" -l engine -d 'How requests are submitted: sync (pread/pwrite) or io_uring [default: io_uring when --iodepth is over 1, else sync]' -r -f -a "sync\t''
-io_uring\t''"
+complete -c iobm -n "__fish_iobm_using_subcommand read" -l engine -d 'How requests are submitted: sync (pread/pwrite), io_uring, or mmap (the file mapped, each block copied to or from the mapping with its page faults inside the operation\'s time, msync as --fsync\'s flush: fio\'s ioengine=mmap, elbencho\'s --mmap) [default: io_uring when --iodepth is over 1, else sync]' -r -f -a "sync\t''
+io_uring\t''
+mmap\t''"
+complete -c iobm -n "__fish_iobm_using_subcommand read" -l fadvise -d 'posix_fadvise on each file right after it is opened (fio\'s fadvise_hint, elbencho\'s --fadv)' -r -f -a "sequential\t''
+random\t''
+willneed\t''
+dontneed\t''
+noreuse\t''"
+complete -c iobm -n "__fish_iobm_using_subcommand read" -l madvise -d '--engine mmap: madvise on each mapping right after it is made (elbencho\'s --madv)' -r -f -a "sequential\t''
+random\t''
+willneed\t''
+dontneed\t''
+hugepage\t''"
+complete -c iobm -n "__fish_iobm_using_subcommand read" -l cpus -d 'Pin worker w\'s thread to the list\'s CPU w mod its length, e.g. 0-3,8 (fio\'s cpus_allowed, elbencho\'s --cores); refused when a CPU is not one this process may use' -r
+complete -c iobm -n "__fish_iobm_using_subcommand read" -l numa -d 'Pin the workers to the CPUs of NUMA node N in turn, as --cpus would (elbencho\'s --zones)' -r
 complete -c iobm -n "__fish_iobm_using_subcommand read" -l mem -d 'Where each worker\'s buffers live: host, or gpu:N[,M...], the memory of GPU N (the workers spread over the GPUs listed in turn, as elbencho\'s --gpuids). GPU buffers move to and from storage through a host bounce buffer, the copy timed inside each operation and its share of the operations\' time reported apart (gdsio -x 2, CPU_GPU); needs the NVIDIA driver (libcuda.so.1, loaded at run time) and --engine sync' -r
 complete -c iobm -n "__fish_iobm_using_subcommand read" -l rwmix -d 'stream: instead of reading the data set back, read and write it together, this percent of the operations reads (fio\'s rwmixread); each kind is reported apart' -r
 complete -c iobm -n "__fish_iobm_using_subcommand read" -s d -l duration -d 'Stop each phase after this long instead of after one pass (wraps around the data)' -r
@@ -139,8 +165,21 @@ each\t''"
 complete -c iobm -n "__fish_iobm_using_subcommand stream" -l data -d 'Content to write: random (every 512 bytes unique, stamped per 4 KiB), zero, compressible:PCT (the last PCT% of every 4 KiB zero) or dedupe:PCT (PCT% of the 4 KiB blocks repeat earlier ones)' -r
 complete -c iobm -n "__fish_iobm_using_subcommand stream" -s b -l block -d 'Bytes per operation [default: 1MiB; for read: the block the data was written with]' -r
 complete -c iobm -n "__fish_iobm_using_subcommand stream" -l iodepth -d 'Reads or writes each worker keeps in flight, through io_uring (fio\'s iodepth); 1 is one synchronous pread/pwrite at a time' -r
-complete -c iobm -n "__fish_iobm_using_subcommand stream" -l engine -d 'How requests are submitted: sync (pread/pwrite) or io_uring [default: io_uring when --iodepth is over 1, else sync]' -r -f -a "sync\t''
-io_uring\t''"
+complete -c iobm -n "__fish_iobm_using_subcommand stream" -l engine -d 'How requests are submitted: sync (pread/pwrite), io_uring, or mmap (the file mapped, each block copied to or from the mapping with its page faults inside the operation\'s time, msync as --fsync\'s flush: fio\'s ioengine=mmap, elbencho\'s --mmap) [default: io_uring when --iodepth is over 1, else sync]' -r -f -a "sync\t''
+io_uring\t''
+mmap\t''"
+complete -c iobm -n "__fish_iobm_using_subcommand stream" -l fadvise -d 'posix_fadvise on each file right after it is opened (fio\'s fadvise_hint, elbencho\'s --fadv)' -r -f -a "sequential\t''
+random\t''
+willneed\t''
+dontneed\t''
+noreuse\t''"
+complete -c iobm -n "__fish_iobm_using_subcommand stream" -l madvise -d '--engine mmap: madvise on each mapping right after it is made (elbencho\'s --madv)' -r -f -a "sequential\t''
+random\t''
+willneed\t''
+dontneed\t''
+hugepage\t''"
+complete -c iobm -n "__fish_iobm_using_subcommand stream" -l cpus -d 'Pin worker w\'s thread to the list\'s CPU w mod its length, e.g. 0-3,8 (fio\'s cpus_allowed, elbencho\'s --cores); refused when a CPU is not one this process may use' -r
+complete -c iobm -n "__fish_iobm_using_subcommand stream" -l numa -d 'Pin the workers to the CPUs of NUMA node N in turn, as --cpus would (elbencho\'s --zones)' -r
 complete -c iobm -n "__fish_iobm_using_subcommand stream" -l mem -d 'Where each worker\'s buffers live: host, or gpu:N[,M...], the memory of GPU N (the workers spread over the GPUs listed in turn, as elbencho\'s --gpuids). GPU buffers move to and from storage through a host bounce buffer, the copy timed inside each operation and its share of the operations\' time reported apart (gdsio -x 2, CPU_GPU); needs the NVIDIA driver (libcuda.so.1, loaded at run time) and --engine sync' -r
 complete -c iobm -n "__fish_iobm_using_subcommand stream" -l rwmix -d 'stream: instead of reading the data set back, read and write it together, this percent of the operations reads (fio\'s rwmixread); each kind is reported apart' -r
 complete -c iobm -n "__fish_iobm_using_subcommand stream" -s d -l duration -d 'Stop each phase after this long instead of after one pass (wraps around the data)' -r

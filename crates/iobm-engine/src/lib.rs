@@ -5,11 +5,13 @@ pub mod control;
 pub mod cpu;
 pub mod data;
 pub mod live;
+mod mapped;
 pub mod needs;
 mod objects;
 pub mod outcome;
 pub mod pace;
 pub mod permute;
+pub mod pin;
 pub mod queued;
 pub mod requests;
 pub mod runner;
@@ -31,7 +33,7 @@ pub use runner::{prepare_objects, run_phase, Ranked};
 pub use steady::{Steady, SteadyOutcome, Tally};
 pub use stonewall::{Agree, Stonewall};
 pub use workload::{
-    object_name, DataKind, Engine, FileSpec, FindWork, FsyncPolicy, Interleave, ItemName, ItemsPer,
-    Layout, MetaOp, Mix, ObjectOp, ObjectSpec, Op, Opening, Pattern, PerChar, Phase, Region,
-    StopRule, Tree, TreeWork,
+    object_name, DataKind, Engine, Fadvise, FileSpec, FindWork, FsyncPolicy, Interleave, ItemName,
+    ItemsPer, Layout, Madvise, MetaOp, Mix, ObjectOp, ObjectSpec, Op, Opening, Pattern, PerChar,
+    Phase, Region, StopRule, Tree, TreeWork,
 };

@@ -12,6 +12,12 @@ pub(crate) fn queued(phase: &Phase) -> bool {
         && matches!(phase.op, Op::Read | Op::Write | Op::ReadWrite { .. })
 }
 
+/// Whether the phase's reads and writes go through its files' mappings (block reads and
+/// writes only).
+pub(crate) fn mapped(phase: &Phase) -> bool {
+    phase.engine == Engine::Mmap && matches!(phase.op, Op::Read | Op::Write | Op::ReadWrite { .. })
+}
+
 /// The flags of the target a phase needs.
 pub fn needs(phase: &Phase) -> Capabilities {
     let mut needs = Capabilities::of(op_needs(phase.op, phase));
@@ -21,7 +27,9 @@ pub fn needs(phase: &Phase) -> Capabilities {
         }
     };
     add(Capability::DirectIo, phase.direct);
-    add(Capability::RawFd, queued(phase));
+    add(Capability::RawFd, queued(phase) || mapped(phase));
+    let blocks = !phase.op.is_metadata() && !matches!(phase.op, Op::Object(_));
+    add(Capability::RawFd, phase.fadvise.is_some() && blocks);
     add(Capability::Directories, phase.find.is_some());
     if let Some(flag) = phase.memory.needs() {
         add(flag, true);

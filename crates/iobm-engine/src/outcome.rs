@@ -50,6 +50,9 @@ pub struct WorkerOutcome {
     /// Operations it performed, the failed ones too: the items of a metadata phase it made,
     /// statted or removed (0, 1, ... of its share: later phases work on that many).
     pub items: u64,
+    /// The CPUs its thread was allowed once pinned (`--cpus`, `--numa`), as the kernel says
+    /// (`Cpus_allowed_list`); None: not pinned.
+    pub cpus: Option<String>,
 }
 
 /// Everything measured in one phase.
@@ -147,6 +150,7 @@ impl WorkerOutcome {
             copy_ns: 0,
             trace: Vec::new(),
             items: 0,
+            cpus: None,
         }
     }
 }

@@ -112,6 +112,15 @@ struct Ran {
     steady: Option<SteadyOutcome>,
 }
 
+/// Pins worker `w`'s thread to its CPU of the phase's list (`--cpus`), where it has one.
+fn pin_worker(phase: &Phase, w: usize) -> Result<(), WorkerError> {
+    let Some(cpus) = &phase.cpus else {
+        return Ok(());
+    };
+    let cpu = cpus.for_worker(w);
+    crate::pin::pin(cpu).map_err(|e| WorkerError::new(&e, format!("pin worker {w} to CPU {cpu}")))
+}
+
 /// Runs one phase to its stop rule, Ctrl-C or the first failed operation, with the other ranks
 /// of `ranked` ([`Ranked::ALONE`] in one process).
 pub fn run_phase(
@@ -120,7 +129,7 @@ pub fn run_phase(
     control: &Control,
     ranked: &Ranked,
 ) -> PhaseOutcome {
-    let workers = phase.workers;
+    let (workers, pinned) = (phase.workers, phase.cpus.is_some());
     assert!(
         workers <= control.live.len(),
         "Control sized for fewer workers"
@@ -142,12 +151,12 @@ pub fn run_phase(
         gather: (control.observer.clone()).map(|observer| Gather::new(phase, target, observer)),
     };
     // Object bodies are made by one generator shared by the workers (it is only read).
-    let content = Generator::new(phase.data, phase.verify.unwrap_or(control.run_id));
-    let content = &content;
+    let content = &Generator::new(phase.data, phase.verify.unwrap_or(control.run_id));
     // A find's workers share one walk of this rank's roots.
     let walk = phase.find.as_ref().map(crate::tasks::find::Walk::new);
     // Building a worker's task (opening files, filling buffers) is untimed.
     let prepare = |w: usize| {
+        pin_worker(phase, w)?;
         let task = match phase.op {
             Op::Object(op) => ObjectTask::new(target, phase, op, control.run_id, w, content)
                 .map(|t| Box::new(t) as Box<dyn Task + '_>),
@@ -176,8 +185,8 @@ pub fn run_phase(
             }
         }
     };
-    // A steady phase needs the coordinating thread to watch its rate.
-    let alone = workers == 1 && phase.ramp.is_zero() && phase.steady.is_none();
+    // Not alone: a steady rate to watch, or a worker pinned (on a thread of its own).
+    let alone = workers == 1 && phase.ramp.is_zero() && phase.steady.is_none() && !pinned;
     let ran = if alone {
         on_this_thread(phase, control, ranked, &prepare, &work)
     } else {
@@ -462,6 +471,8 @@ mod worker;
 mod device_tests;
 #[cfg(test)]
 mod io500_tests;
+#[cfg(test)]
+mod mapped_tests;
 #[cfg(test)]
 mod meta_tests;
 #[cfg(test)]

@@ -37,8 +37,10 @@ pub(crate) fn block_task<'a>(
 ) -> Result<BlockTask<'a>, (io::Error, String)> {
     let region = phase.layout.regions[index];
     let file_name = phase.layout.files[region.file].name.as_str();
-    // A timed open waits for the worker's start (io_uring's queue needs the file at once).
-    let handle = match (phase.opening, queued) {
+    // A timed open waits for the worker's start (io_uring's queue and mmap's mapping need
+    // the file at once).
+    let at_once = queued || crate::needs::mapped(phase);
+    let handle = match (phase.opening, at_once) {
         (Opening::Before, _) | (_, true) => Some(open_block_file(target, phase, file_name)?),
         _ => None,
     };
@@ -101,9 +103,19 @@ fn open_block_file(
         access,
         direct: phase.direct,
     };
-    target
+    let handle = target
         .open(file_name, options)
-        .map_err(|e| (e, format!("open {file_name}")))
+        .map_err(|e| (e, format!("open {file_name}")))?;
+    if let Some(advice) = phase.fadvise {
+        // The target declares RAW_FD (`needs`), so its handles have one.
+        let fd = handle.raw_fd().ok_or_else(|| {
+            let e = iobm_target::Unsupported(iobm_target::Capability::RawFd);
+            (e.into(), format!("fadvise {file_name}"))
+        })?;
+        fadvise::fadvise(fd, advice)
+            .map_err(|e| (e, format!("fadvise {} {file_name}", advice.name())))?;
+    }
+    Ok(handle)
 }
 
 /// A worker's buffer of `len` bytes, where the phase places them ([`Phase::memory`]); host
@@ -273,6 +285,28 @@ impl BlockTask<'_> {
     /// The id the file's data carries.
     pub(crate) fn file_id(&self) -> u64 {
         self.file
+    }
+
+    /// The bytes of the whole file the task's region lies in.
+    pub(crate) fn file_len(&self) -> u64 {
+        self.phase.layout.files[self.region.file].size
+    }
+
+    /// The prepared operation for an engine that moves its bytes itself (mmap): its offset,
+    /// what it writes (None: it reads) and the buffer a read fills, both of its length.
+    pub(crate) fn transfer(&mut self) -> (u64, Option<&[u8]>, &mut [u8]) {
+        let (len, writes) = (self.len, self.prepared_writes());
+        let data = self.data.as_ref().filter(|_| writes);
+        (
+            self.offset,
+            data.map(|d| &d.get()[..len]),
+            &mut self.buf[..len],
+        )
+    }
+
+    /// Closes the file without the final fsync (an engine that flushed it its own way).
+    pub(crate) fn close(&mut self) -> io::Result<()> {
+        self.handle.take().map_or(Ok(()), |h| h.close())
     }
 
     /// `--verify` of `found`, read at `offset` (nothing without --verify).
@@ -498,5 +532,6 @@ impl Task for BlockTask<'_> {
 }
 
 pub(crate) mod device;
+mod fadvise;
 pub(crate) mod find;
 pub(crate) mod meta;

@@ -432,6 +432,12 @@ pub struct Phase {
     pub iodepth: u32,
     /// How a worker submits its reads and writes.
     pub engine: Engine,
+    /// `posix_fadvise` on each file right after it is opened (`--fadvise`).
+    pub fadvise: Option<Fadvise>,
+    /// `madvise` on each mapping of [`Engine::Mmap`] right after it is made (`--madvise`).
+    pub madvise: Option<Madvise>,
+    /// Each worker's thread pinned to the list's CPU in turn (`--cpus`, `--numa`).
+    pub cpus: Option<crate::pin::CpuList>,
     /// A warm-up at the start of a phase that stops by time (fio's `ramp_time`): operations
     /// that end within it are done but not counted (no bytes, latency or series), and the
     /// worker's span starts when it ends; the phase runs its duration after it.
@@ -470,23 +476,7 @@ pub enum Opening {
     TimedCreate,
 }
 
-/// How a worker submits block reads and writes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Engine {
-    /// One `pread`/`pwrite` at a time.
-    Sync,
-    /// io_uring with `Phase::iodepth` requests in flight (reads and writes of file phases).
-    IoUring,
-}
-
-impl Engine {
-    pub fn name(self) -> &'static str {
-        match self {
-            Engine::Sync => "sync",
-            Engine::IoUring => "io_uring",
-        }
-    }
-}
+pub use iobm_stats::names::{Engine, Fadvise, Madvise};
 
 impl Phase {
     /// A phase of `op` in `block`-byte operations over `layout`, with the common settings:
@@ -513,6 +503,9 @@ impl Phase {
             interval: Duration::from_secs(1),
             iodepth: 1,
             engine: Engine::Sync,
+            fadvise: None,
+            madvise: None,
+            cpus: None,
             tree: None,
             interleave: None,
             steady: None,

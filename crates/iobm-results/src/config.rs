@@ -1,6 +1,6 @@
 //! The resolved options of a run (files, S3, the bonnie suite) and the hash of what it did.
 
-use iobm_stats::names::{LayoutName, PatternName, Picks, RunFsync};
+use iobm_stats::names::{Engine, Fadvise, Madvise, LayoutName, PatternName, Picks, RunFsync};
 use iobm_stats::sizes::SizeDist;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -93,10 +93,27 @@ pub struct Config {
     pub fsync: RunFsync,
     /// Whether files were opened with O_DIRECT.
     pub direct: bool,
-    /// How reads and writes were submitted: "sync" or "io_uring" (empty in documents from
-    /// before: sync).
-    #[serde(default)]
-    pub engine: String,
+    /// How reads and writes were submitted: "sync", "io_uring" or "mmap" (empty in documents
+    /// from before: sync).
+    #[serde(default, with = "iobm_stats::names::engine_word")]
+    #[schemars(with = "String")]
+    pub engine: Option<Engine>,
+    /// `--fadvise`: the posix_fadvise advice given on each file after its open. Absent: none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<String>")]
+    pub fadvise: Option<Fadvise>,
+    /// `--madvise` (`engine` "mmap"): the madvise advice given on each mapping. Absent: none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<String>")]
+    pub madvise: Option<Madvise>,
+    /// `--cpus` (or the CPUs of `numa`): each worker's thread was pinned to one CPU of this
+    /// list in turn ("0-3,8"); what each thread was then allowed is its record's `cpus`.
+    /// Absent: not pinned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpus: Option<String>,
+    /// `--numa N`: the workers were pinned to the CPUs of this NUMA node. Absent: not asked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub numa: Option<u32>,
     /// Requests each worker kept in flight (--iodepth; 0 in documents from before: 1).
     #[serde(default)]
     pub iodepth: u32,

@@ -174,7 +174,23 @@ fn block_device(major_minor: &str) -> Option<BlockDevice> {
             let (_, rest) = s.split_once('[')?;
             rest.split_once(']').map(|(name, _)| name.to_string())
         }),
+        numa_node: Some(numa_node(&disk.join("device"))),
     })
+}
+
+/// The NUMA node sysfs gives the device at `device` (its own `numa_node`, or that of the
+/// nearest device above it: a disk's controller, a virtio device's PCI function); -1 where
+/// none does or the kernel says -1 (no node).
+fn numa_node(device: &Path) -> i32 {
+    let Ok(device) = fs::canonicalize(device) else {
+        return -1;
+    };
+    device
+        .ancestors()
+        .take_while(|d| d.starts_with("/sys/devices"))
+        .find_map(|d| fs::read_to_string(d.join("numa_node")).ok())
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or(-1)
 }
 
 /// CPUs online, and NUMA nodes, from sysconf and sysfs.
@@ -270,6 +286,7 @@ fn nics() -> Vec<Nic> {
                     .map(|s| s as u64),
                 mtu: read("mtu").and_then(|m| m.parse().ok()),
                 state: read("operstate").unwrap_or_default(),
+                numa_node: Some(numa_node(&dir.join("device"))),
             })
         })
         .collect();
@@ -402,6 +419,31 @@ mod tests {
         let json = serde_json::to_string(&env).unwrap();
         assert!(!json.contains("\\u00"), "{json}");
         assert!(!json.chars().any(char::is_control), "{json}");
+    }
+
+    #[test]
+    fn a_devices_numa_node_is_the_nearest_one_sysfs_gives_or_none() {
+        // No device, and a virtual interface with none above it: -1, never a guess.
+        assert_eq!(numa_node(Path::new("/nonexistent/device")), -1);
+        assert_eq!(numa_node(Path::new("/sys/class/net/lo/device")), -1);
+        // A PCI device's own file, as the kernel wrote it.
+        let pci = fs::read_dir("/sys/bus/pci/devices").expect("this test needs PCI in sysfs");
+        let first = pci.flatten().next().expect("a PCI device").path();
+        let said: i32 = fs::read_to_string(first.join("numa_node"))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        assert_eq!(numa_node(&first), said);
+        // A device below it (a virtio disk's `virtio1`) takes the node of the device above.
+        if let Some(child) = fs::read_dir(fs::canonicalize(&first).unwrap())
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| p.is_dir() && !p.join("numa_node").exists() && p.join("uevent").exists())
+        {
+            assert_eq!(numa_node(&child), said, "{}", child.display());
+        }
     }
 
     #[test]

@@ -63,6 +63,11 @@ pub struct Nic {
     pub mtu: Option<u32>,
     /// Operational state ("up", "down", "unknown").
     pub state: String,
+    /// The NUMA node of its device, as sysfs gives it (`device/numa_node`, or a device's above
+    /// it); -1: none (a virtual interface, or the kernel says -1). Absent in documents from
+    /// before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub numa_node: Option<i32>,
 }
 
 /// The file system under test.
@@ -102,6 +107,11 @@ pub struct BlockDevice {
     pub rotational: Option<bool>,
     /// The I/O scheduler in use (`mq-deadline`, `none`, ...).
     pub scheduler: Option<String>,
+    /// The NUMA node of its controller, as sysfs gives it (the `numa_node` of the nearest
+    /// device above the disk); -1: none (no device says, or the kernel says -1). Absent in
+    /// documents from before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub numa_node: Option<i32>,
 }
 
 /// How stamps relate to the wall clock.

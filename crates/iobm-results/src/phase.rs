@@ -179,10 +179,11 @@ pub struct PhaseSettings {
     pub fsync: FsyncPolicy,
     /// Whether O_DIRECT was used.
     pub direct: bool,
-    /// How requests were submitted: "sync" (one pread/pwrite at a time) or "io_uring" (empty in
-    /// documents from before: sync).
-    #[serde(default)]
-    pub engine: String,
+    /// How requests were submitted: "sync" (one pread/pwrite at a time), "io_uring" or "mmap"
+    /// (copies to and from the file's mapping); empty in documents from before: sync.
+    #[serde(default, with = "iobm_stats::names::engine_word")]
+    #[schemars(with = "String")]
+    pub engine: Option<iobm_stats::names::Engine>,
     /// Requests each worker kept in flight (--iodepth; 0 in documents from before: 1).
     #[serde(default)]
     pub iodepth: u32,
@@ -300,6 +301,10 @@ pub struct WorkerResult {
     /// metadata phase.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub items_of: Option<u32>,
+    /// The CPUs its thread was allowed once pinned (`--cpus`, `--numa`), as the kernel said
+    /// (`Cpus_allowed_list` of the thread: "3"). Absent: not pinned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpus: Option<String>,
 }
 
 /// Latency of single operations.

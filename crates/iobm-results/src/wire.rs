@@ -250,6 +250,7 @@ mod tests {
             speed_mbit: speed,
             mtu: Some(1500),
             state: "up".into(),
+            numa_node: None,
         };
         env.nics = vec![
             nic("eth0", Some(10_000)),

@@ -50,3 +50,30 @@ fn io500s_easy_and_hard_item_counts_are_each_in_the_hash() {
     more_easy.io500.as_mut().unwrap().easy_items = 121;
     assert_ne!(config_hash(&run.kind, &more_easy), hash);
 }
+
+#[test]
+fn a_run_without_the_engine_hints_or_pinning_hashes_as_before_and_each_is_in_the_hash() {
+    use iobm_stats::names::{Engine, Fadvise, Madvise};
+    let run = fixture("stream-steady.json");
+    let hash = config_hash(&run.kind, &run.config);
+    // The hash recorded when the document was written, before the engine was an enum.
+    assert_eq!(hash, run.config_hash);
+    assert_eq!(run.config.engine, Some(Engine::Sync));
+    let with = |change: &dyn Fn(&mut iobm_results::Config)| {
+        let mut config = run.config.clone();
+        change(&mut config);
+        config_hash(&run.kind, &config)
+    };
+    let hashes = [
+        with(&|c| c.engine = Some(Engine::Mmap)),
+        with(&|c| c.madvise = Some(Madvise::Random)),
+        with(&|c| c.fadvise = Some(Fadvise::Sequential)),
+        with(&|c| c.cpus = Some("0-1".into())),
+        // Node 0 is 0, which the hash leaves out as it does every 0: its CPUs, in `cpus`
+        // beside it, are what tells that run apart.
+        with(&|c| c.numa = Some(1)),
+    ];
+    for (i, h) in hashes.iter().enumerate() {
+        assert_ne!(h, &hash, "change {i}");
+    }
+}

@@ -79,7 +79,11 @@ pub fn config(phases: &[Phase], at: Placement) -> Config {
         // Only writes are fsynced: reads do not make a stream's policy "per phase".
         fsync: fsync(writers),
         direct: phases.iter().any(|p| p.direct),
-        engine: first.engine.name().to_string(),
+        engine: Some(first.engine),
+        fadvise: first.fadvise,
+        madvise: first.madvise,
+        cpus: first.cpus.as_ref().map(|c| c.to_string()),
+        numa: None,
         iodepth: first.iodepth,
         duration_s: match first.stop {
             StopRule::Duration(d) => Some(d.as_secs_f64()),

@@ -3,8 +3,8 @@
 //! phase is the probes', [`crate::probe`]).
 
 use iobm_engine::{
-    FsyncPolicy, MetaOp, Op, PaceOutcome, PerChar, Phase, PhaseEnd, PhaseOutcome, SteadyOutcome,
-    Stonewall, StopRule,
+    Engine, FsyncPolicy, MetaOp, Op, PaceOutcome, PerChar, Phase, PhaseEnd, PhaseOutcome,
+    SteadyOutcome, Stonewall, StopRule,
 };
 use iobm_results::checks::{check, Machine};
 use iobm_results::device::DeviceCopy;
@@ -35,17 +35,25 @@ fn measures(phase: &Phase) -> String {
     let io = if phase.direct { "O_DIRECT" } else { "buffered" };
     let block = phase.block;
     let base = match phase.op {
-        Op::Write | Op::Read if phase.engine == iobm_engine::Engine::IoUring => format!(
+        Op::Write | Op::Read if phase.engine == Engine::IoUring => format!(
             "one {io} {} of {block} bytes through io_uring, {} in flight per worker: from its submission to its completion",
             if phase.op == Op::Write { "write" } else { "read" },
             phase.iodepth
+        ),
+        Op::Write | Op::Read | Op::ReadWrite { .. } if phase.engine == Engine::Mmap => format!(
+            "one copy of {block} bytes {} the file's mapping, its page faults included",
+            match phase.op {
+                Op::Write => "into",
+                Op::Read => "out of",
+                _ => "out of or into",
+            }
         ),
         Op::Write => format!("one {io} pwrite of {block} bytes"),
         Op::Read => format!("one {io} pread of {block} bytes"),
         Op::Rewrite => format!("pread, change and pwrite back of one {block}-byte block ({io})"),
         Op::ReadWrite { read_pct } => format!(
             "one {io} read or write of {block} bytes ({read_pct}% reads){}",
-            if phase.engine == iobm_engine::Engine::IoUring {
+            if phase.engine == Engine::IoUring {
                 format!(
                     " through io_uring, {} in flight per worker: from its submission to its completion",
                     phase.iodepth
@@ -75,8 +83,9 @@ fn measures(phase: &Phase) -> String {
         }
     };
     if phase.op.writes() && phase.fsync == FsyncPolicy::Each {
-        // Each write, or each created file, is followed by an fsync.
-        format!("{base}, then fsync")
+        // Each write, or each created file, is followed by an fsync (a mapping's: msync).
+        let mapped = phase.engine == Engine::Mmap && !phase.op.is_metadata();
+        format!("{base}, then {}", if mapped { "msync" } else { "fsync" })
     } else {
         base
     }
@@ -268,7 +277,7 @@ fn settings(phase: &Phase) -> PhaseSettings {
         pattern: phase.pattern.name(),
         fsync: phase.fsync,
         direct: phase.direct,
-        engine: phase.engine.name().to_string(),
+        engine: Some(phase.engine),
         iodepth: phase.iodepth,
         // Set by the probe that drops the page cache, where one did.
         drop_cache: false,
@@ -311,6 +320,7 @@ fn workers(phase: &Phase, outcome: &PhaseOutcome, rank: u32, host: &str) -> Vec<
                 }
                 _ => None,
             },
+            cpus: w.cpus.clone(),
         })
         .collect()
 }

@@ -2,10 +2,13 @@
 //! operations ([`OpName`]), which the engine names and a saved run's readers rate by name, and
 //! the bonnie tests, which the engine's suite builds as phases and the results and reports find
 //! again; the fsync policies, which the engine follows and results record (a phase's, a run's);
-//! how GETs pick objects; the pattern, layout and cache drops of a run's settings.
+//! how GETs pick objects; the pattern, layout, cache drops, engine and hints of a run's
+//! settings.
 
+mod io;
 mod op;
 mod settings;
+pub use io::{engine_word, Engine, Fadvise, Madvise};
 pub use op::OpName;
 pub use settings::{CacheDrop, CacheDropped, LayoutName, PatternName};
 

@@ -95,7 +95,7 @@ fn every_kind_of_damage_is_caught_and_named() {
 
 /// The 64 KiB reads of a 1 MiB file, one byte flipped in the second: the error names that read
 /// (at 65536), whether it was the last one prepared (sync) or one of eight in flight while the
-/// worker had prepared later ones (io_uring).
+/// worker had prepared later ones (io_uring), or copied out of the mapping (mmap).
 #[test]
 fn the_read_that_found_bad_data_is_named_with_either_engine() {
     let parent = tempfile::tempdir().unwrap();
@@ -104,7 +104,11 @@ fn the_read_that_found_bad_data_is_named_with_either_engine() {
     let mut bytes = std::fs::read(&file).unwrap();
     bytes[100_000] ^= 0x01;
     std::fs::write(&file, &bytes).unwrap();
-    for extra in [&["--engine", "sync"][..], &["--iodepth", "8"]] {
+    for extra in [
+        &["--engine", "sync"][..],
+        &["--iodepth", "8"],
+        &["--engine", "mmap"],
+    ] {
         let err = verify_fails_with(&ours, 3, extra);
         assert!(
             err.contains("read data.0 at offset 65536: the 4 KiB at offset 98304")

@@ -1,7 +1,9 @@
 //! Which task a worker of a file phase runs: a find's walk, metadata operations, or block
-//! operations on its region of a file, done one at a time or kept in flight through io_uring.
+//! operations on its region of a file, done one at a time, kept in flight through io_uring or
+//! copied to and from the file's mapping.
 
 use crate::data::Generator;
+use crate::mapped::MappedTask;
 use crate::queued::QueuedTask;
 use crate::task::Task;
 use crate::tasks::{
@@ -37,6 +39,11 @@ pub(super) fn file_task<'a>(
     // io_uring: a buffer per request in flight, filled by the queued task itself.
     let queued = crate::needs::queued(phase);
     let task = block_task(target, phase, run_id, index, queued)?;
+    if crate::needs::mapped(phase) {
+        return MappedTask::new(task)
+            .map(|t| Box::new(t) as Box<dyn Task + 'a>)
+            .map_err(|e| (e, "map the file".to_string()));
+    }
     if !queued {
         return Ok(Box::new(task));
     }

@@ -541,6 +541,7 @@ fn finish(
         copy_ns,
         trace,
         items,
+        cpus: phase.cpus.as_ref().and_then(|_| crate::pin::allowed_here()),
     };
     if class_series.is_empty() {
         classes[0].series = outcome.series.clone();

@@ -3,7 +3,7 @@
 
 use iobm_results::device::{DeviceMemory, TransferPath};
 use iobm_results::{Config, MetaConfig, RunResult, S3Config};
-use iobm_stats::names::{OpName, Picks};
+use iobm_stats::names::{Engine, OpName, Picks};
 use iobm_stats::sizes::{log2_histogram, SizeDist};
 use iobm_stats::{format_bytes, format_duration};
 use std::time::Duration;
@@ -64,12 +64,21 @@ fn storage(run: &RunResult) -> String {
                 .map(|r| if r { "rotational" } else { "non-rotational" }.to_string()),
         );
         about.extend(d.scheduler.as_ref().map(|s| format!("scheduler {s}")));
+        about.extend(d.numa_node.map(numa));
         format!("; device {}", about.join(", "))
     });
     format!(
         "  storage  {} on {} ({} at {}, {}){device}\n",
         s.path, s.fs_type, s.mount_source, s.mount_point, s.mount_options
     )
+}
+
+/// A device's NUMA node as recorded: "NUMA node 1", or "no NUMA node" where sysfs gave none.
+fn numa(node: i32) -> String {
+    match node {
+        n if n < 0 => "no NUMA node".to_string(),
+        n => format!("NUMA node {n}"),
+    }
 }
 
 /// The host: its name, system, CPUs, NUMA nodes and RAM.
@@ -110,6 +119,7 @@ fn network(run: &RunResult) -> String {
                     .map(|s| format!("{} Gbit/s", s as f64 / 1000.0)),
             );
             about.extend(n.mtu.map(|m| format!("MTU {m}")));
+            about.extend(n.numa_node.map(numa));
             format!("{} ({})", n.name, about.join(", "))
         })
         .collect();
@@ -301,15 +311,33 @@ fn file_workload(run: &RunResult, ranks: &str) -> String {
         },
         c.fsync,
         if c.direct { "O_DIRECT, " } else { "" },
-        if c.engine == "io_uring" {
-            format!("io_uring with {} in flight per job, ", c.iodepth)
-        } else {
-            String::new()
-        },
+        engine(c),
         memory(c),
         c.data,
         stop
     )
+}
+
+/// How a file run did its I/O where not one pread/pwrite at a time, with its hints and its
+/// CPUs: "io_uring with 8 in flight per job, ", "mmap, madvise random, pinned to CPUs 0-3, ".
+fn engine(c: &Config) -> String {
+    let mut text = match c.engine {
+        Some(Engine::IoUring) => format!("io_uring with {} in flight per job, ", c.iodepth),
+        Some(Engine::Mmap) => "mmap, ".to_string(),
+        Some(Engine::Sync) | None => String::new(),
+    };
+    if let Some(advice) = c.madvise {
+        text += &format!("madvise {}, ", advice.name());
+    }
+    if let Some(advice) = c.fadvise {
+        text += &format!("fadvise {}, ", advice.name());
+    }
+    match (c.numa, &c.cpus) {
+        (Some(node), Some(cpus)) => text += &format!("pinned to NUMA node {node} (CPUs {cpus}), "),
+        (None, Some(cpus)) => text += &format!("pinned to CPUs {cpus}, "),
+        _ => {}
+    }
+    text
 }
 
 /// A mixed run's weights (get, head, put, delete) as shares of their sum, those drawn at all:

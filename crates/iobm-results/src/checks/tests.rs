@@ -37,6 +37,7 @@ pub(crate) fn phase(op: OpName, bytes: [u64; 2], ends: [u64; 2]) -> PhaseResult 
             },
             endpoint: None,
             items_of: None,
+            cpus: None,
         })
         .collect();
     let spans: Vec<_> = workers.iter().map(|w| w.span).collect();
@@ -49,7 +50,7 @@ pub(crate) fn phase(op: OpName, bytes: [u64; 2], ends: [u64; 2]) -> PhaseResult 
             pattern: iobm_stats::names::PatternName::Sequential,
             fsync: FsyncPolicy::Never,
             direct: false,
-            engine: "sync".into(),
+            engine: Some(iobm_stats::names::Engine::Sync),
             iodepth: 1,
             drop_cache: false,
             cache_dropped: iobm_stats::names::CacheDropped::client(

@@ -3,7 +3,8 @@
 use super::units::{named, parse_data, parse_files, parse_positive_duration, parse_positive_size};
 use super::{MeasureArgs, OutputArgs, ServerArgs};
 use clap::Args;
-use iobm_engine::{DataKind, Engine, FsyncPolicy, PerChar};
+use iobm_engine::pin::CpuList;
+use iobm_engine::{DataKind, Engine, Fadvise, FsyncPolicy, Madvise, PerChar};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -30,10 +31,26 @@ pub struct IoArgs {
     /// synchronous pread/pwrite at a time
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub iodepth: u32,
-    /// How requests are submitted: sync (pread/pwrite) or io_uring [default: io_uring when
-    /// --iodepth is over 1, else sync]
-    #[arg(long, value_parser = named(&[Engine::Sync, Engine::IoUring], Engine::name, None))]
+    /// How requests are submitted: sync (pread/pwrite), io_uring, or mmap (the file mapped,
+    /// each block copied to or from the mapping with its page faults inside the operation's
+    /// time, msync as --fsync's flush: fio's ioengine=mmap, elbencho's --mmap) [default:
+    /// io_uring when --iodepth is over 1, else sync]
+    #[arg(long, value_parser = named(&Engine::ALL, Engine::name, None))]
     pub engine: Option<Engine>,
+    /// posix_fadvise on each file right after it is opened (fio's fadvise_hint, elbencho's
+    /// --fadv)
+    #[arg(long, value_name = "HINT", value_parser = named(&Fadvise::ALL, Fadvise::name, None))]
+    pub fadvise: Option<Fadvise>,
+    /// --engine mmap: madvise on each mapping right after it is made (elbencho's --madv)
+    #[arg(long, value_name = "HINT", value_parser = named(&Madvise::ALL, Madvise::name, None))]
+    pub madvise: Option<Madvise>,
+    /// Pin worker w's thread to the list's CPU w mod its length, e.g. 0-3,8 (fio's
+    /// cpus_allowed, elbencho's --cores); refused when a CPU is not one this process may use
+    #[arg(long, value_name = "LIST", value_parser = parse_cpus)]
+    pub cpus: Option<CpuList>,
+    /// Pin the workers to the CPUs of NUMA node N in turn, as --cpus would (elbencho's --zones)
+    #[arg(long, value_name = "N", conflicts_with = "cpus")]
+    pub numa: Option<u32>,
     /// Where each worker's buffers live: host, or gpu:N[,M...], the memory of GPU N (the
     /// workers spread over the GPUs listed in turn, as elbencho's --gpuids). GPU buffers move
     /// to and from storage through a host bounce buffer, the copy timed inside each operation
@@ -192,20 +209,32 @@ pub struct FilesArg {
 }
 
 impl IoArgs {
-    /// The engine and queue depth asked for, checked: one line naming the flag when they do
-    /// not go together or io_uring is not available here.
+    /// The engine and queue depth asked for, checked: one line naming the flag when they (or
+    /// --direct, --madvise) do not go together or io_uring is not available here.
     pub fn engine(&self) -> Result<(Engine, u32), iobm_run::exit::Failure> {
         use iobm_run::exit::Failure;
         let engine = match (self.engine, self.iodepth) {
-            (Some(Engine::Sync), 1) => Engine::Sync,
-            (Some(Engine::Sync), n) => {
+            (Some(one @ (Engine::Sync | Engine::Mmap)), 1) => one,
+            (Some(one @ (Engine::Sync | Engine::Mmap)), n) => {
                 return Err(Failure::input(format!(
-                    "--iodepth {n} needs --engine io_uring (sync keeps one request in flight)"
+                    "--iodepth {n} needs --engine io_uring ({} keeps one request in flight)",
+                    one.name()
                 )))
             }
             (None, 1) => Engine::Sync,
             (Some(Engine::IoUring), _) | (None, _) => Engine::IoUring,
         };
+        if engine == Engine::Mmap && self.direct {
+            return Err(Failure::input(
+                "--direct with --engine mmap: a mapping always goes through the page cache (use --engine sync or io_uring)",
+            ));
+        }
+        if let (Some(advice), false) = (self.madvise, engine == Engine::Mmap) {
+            return Err(Failure::input(format!(
+                "--madvise {} advises a mapping: it needs --engine mmap (--fadvise advises the files of the other engines)",
+                advice.name()
+            )));
+        }
         if engine == Engine::IoUring {
             iobm_engine::queued::probe().map_err(|e| {
                 Failure::input(format!(
@@ -214,6 +243,38 @@ impl IoArgs {
             })?;
         }
         Ok((engine, self.iodepth))
+    }
+}
+
+impl IoArgs {
+    /// The CPUs the workers are pinned to (`--cpus`, or `--numa`'s node's), checked against
+    /// those this process may use; None: not pinned.
+    pub fn placement(&self) -> Result<Option<CpuList>, iobm_run::exit::Failure> {
+        use iobm_run::exit::Failure;
+        let (flag, list) = match (&self.cpus, self.numa) {
+            (Some(list), _) => (format!("--cpus {list}"), list.clone()),
+            (None, Some(node)) => (
+                format!("--numa {node}"),
+                CpuList::of_node(node)
+                    .map_err(|e| Failure::input(format!("--numa {node}: {e}")))?,
+            ),
+            (None, None) => return Ok(None),
+        };
+        let allowed = CpuList::allowed()
+            .map_err(|e| Failure::input(format!("{flag}: cannot read this process's CPUs: {e}")))?;
+        match list.cpus().iter().find(|c| !allowed.cpus().contains(c)) {
+            Some(cpu) => Err(Failure::input(format!(
+                "{flag}: CPU {cpu} is not one this process may run on ({allowed})"
+            ))),
+            None => Ok(Some(list)),
+        }
+    }
+}
+
+fn parse_cpus(text: &str) -> Result<CpuList, String> {
+    match CpuList::parse(text)? {
+        list if list.cpus().is_empty() => Err("no CPU listed".to_string()),
+        list => Ok(list),
     }
 }
 

@@ -79,6 +79,9 @@ fn phase(name: &str, op: Op, io: &IoArgs, block: u64, seed: u64, layout: &Layout
             .steady_for(io.duration.map_or(StopRule::Once, StopRule::Duration)),
         engine: io.engine().map_or(Engine::Sync, |(engine, _)| engine),
         iodepth: io.iodepth,
+        fadvise: io.fadvise,
+        madvise: io.madvise,
+        cpus: io.placement().ok().flatten(),
         memory: crate::gpu::placement(&io.mem),
         ..Phase::new(name, op, block, layout.clone())
     }
@@ -119,6 +122,7 @@ fn check_write(args: &WriteArgs, ranks: u64, stream: bool) -> Result<Sizes, Fail
     io.measure.check_steady(io.duration, "--duration")?;
     let (engine, _) = io.engine()?;
     crate::gpu::check(&io.mem, engine)?;
+    io.placement()?;
     if engine == Engine::IoUring && args.fsync == FsyncPolicy::Each {
         return Err(Failure::input(
             "--fsync each with --engine io_uring: a request in flight is not followed by its own fsync (use --engine sync)",
@@ -255,6 +259,7 @@ impl WritePlan<'_> {
         let args = self.args;
         let mut config = Config {
             reorder: args.io.reorder,
+            numa: args.io.numa,
             ..plan::config(
                 phases,
                 Placement {

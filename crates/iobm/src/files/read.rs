@@ -77,6 +77,7 @@ fn check_flags(args: &ReadArgs) -> Result<(), Failure> {
     io.measure.check_steady(io.duration, "--duration")?;
     let (engine, _) = io.engine()?;
     crate::gpu::check(&io.mem, engine)?;
+    io.placement()?;
     match io.rwmix {
         // A kept data set is only read.
         Some(_) => Err(Failure::input(
@@ -173,6 +174,7 @@ impl ReadPlan<'_> {
             // What the data set holds is what was written, as its manifest says.
             data: self.manifest.data.clone(),
             reorder: self.args.io.reorder,
+            numa: self.args.io.numa,
             ..plan::config(
                 read,
                 Placement {
