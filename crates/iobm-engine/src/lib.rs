@@ -12,6 +12,7 @@ pub mod pace;
 pub mod permute;
 pub mod queued;
 pub mod requests;
+pub mod rhythm;
 pub mod runner;
 pub mod steady;
 pub mod stonewall;

@@ -16,7 +16,8 @@ use std::io;
 use std::sync::atomic::Ordering;
 use std::sync::Mutex;
 use std::time::Instant;
-use step::{execute, paced_start};
+use crate::rhythm::Rest;
+use step::{execute, paced_start, rest_until};
 
 mod step;
 
@@ -194,7 +195,8 @@ impl<'a> Books<'a> {
             last_op_start: start,
             last_end: start,
             pace: (phase.pace)
-                .map(|pace| PaceBooks::new(&pace, phase_origin, index, phase.interval, queued)),
+                .map(|pace| PaceBooks::new(&pace, phase_origin, index, phase.interval, queued))
+                .map(|books| books.rhythm(phase.rhythm)),
             feed: (shared.gather.as_ref()).map(|gather| Feed {
                 gather,
                 worker: index,
@@ -372,7 +374,7 @@ impl<'a> Books<'a> {
 
 /// Runs one worker's prepared task from the barrier to its stop rule, timing every operation.
 #[allow(clippy::too_many_arguments)]
-pub(super) fn run_worker<C: Clock>(
+pub(super) fn run_worker<C: Clock, R: Rest>(
     mut task: Box<dyn Task + '_>,
     index: usize,
     phase: &Phase,
@@ -380,7 +382,7 @@ pub(super) fn run_worker<C: Clock>(
     shared: &Shared,
     phase_origin: Instant,
     walled: Walled,
-    clock: &C,
+    (clock, rest): (&C, &R),
 ) -> (WorkerResult, Vec<WorkerError>) {
     let parts = (phase, control, shared);
     let (mut limits, mut books, start_ns) =
@@ -392,7 +394,12 @@ pub(super) fn run_worker<C: Clock>(
     // submitted, the rest in flight are drained and counted like the others.
     let mut draining = false;
     loop {
-        let ended = limits.reached(i, books.last_end, draining, shared, control);
+        // Idle before the operation (`--think`, `--burst`); nothing at all without them.
+        let idle_to_end = match rest.until(i, books.last_end).filter(|_| !draining) {
+            Some(at) => rest_until(clock, at, limits.deadline, task.as_mut(), &mut books, parts),
+            None => false,
+        };
+        let ended = idle_to_end || limits.reached(i, books.last_end, draining, shared, control);
         if !draining && (ended || !task.prepare(i)) {
             if !queued {
                 break;

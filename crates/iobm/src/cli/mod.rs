@@ -7,6 +7,7 @@ mod files;
 mod io500;
 mod meta;
 mod plans;
+mod load;
 mod rate;
 mod s3;
 mod saved;
@@ -19,6 +20,7 @@ pub use files::{per_char_name, BonnieArgs, FilesArg, IoArgs, ReadArgs, WriteArgs
 pub use io500::Io500Args;
 pub use meta::{MetaArgs, MetaPhase};
 pub use plans::{RerunArgs, RunArgs};
+pub use load::LoadArgs;
 pub use rate::{Rate, RateArgs, Sweep};
 pub use s3::{S3Args, ServeArgs};
 pub use saved::{AggregateArg, CompareArgs, FormatArg, LimitsArgs, MergeArgs, ReportArgs, UnitArg};
