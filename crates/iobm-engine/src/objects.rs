@@ -3,9 +3,9 @@
 
 use crate::data::Generator;
 use crate::permute::{mix, Permutation};
-use iobm_stats::access::Picker;
 use crate::task::Task;
 use crate::workload::{object_name, ObjectOp, ObjectSpec, Phase, MIXED};
+use iobm_stats::access::Picker;
 use iobm_stats::names::Picks;
 use iobm_target::objects::{stamp, CHUNK, STAMP_LEN};
 use iobm_target::{Body, Objects, Target};

@@ -164,10 +164,28 @@ pub fn run_phase(
         match prepared {
             // Idle time or none, chosen once: a worker without it does nothing for it.
             Ok(task) => match phase.rhythm {
-                None => run_worker(task, w, phase, control, &shared, origin, at, (&Monotonic, &Restless)),
+                None => run_worker(
+                    task,
+                    w,
+                    phase,
+                    control,
+                    &shared,
+                    origin,
+                    at,
+                    (&Monotonic, &Restless),
+                ),
                 Some(rhythm) => {
                     let resting = Resting { rhythm, origin };
-                    run_worker(task, w, phase, control, &shared, origin, at, (&Monotonic, &resting))
+                    run_worker(
+                        task,
+                        w,
+                        phase,
+                        control,
+                        &shared,
+                        origin,
+                        at,
+                        (&Monotonic, &resting),
+                    )
                 }
             },
             Err(error) => {

@@ -67,7 +67,9 @@ pub(crate) fn block_task<'a>(
         blocks,
         visit: region.visit.unwrap_or(blocks).min(blocks),
         order: match phase.pattern {
-            Pattern::Random { seed: s } => Order::Shuffled(Permutation::new(blocks, s ^ order_seed)),
+            Pattern::Random { seed: s } => {
+                Order::Shuffled(Permutation::new(blocks, s ^ order_seed))
+            }
             // Drawn among the blocks visited, spread by the order of a shuffled pass.
             Pattern::Skewed { seed: s, access } => Order::Skewed {
                 spread: Permutation::new(blocks, s ^ order_seed),
@@ -213,7 +215,10 @@ enum Order {
     Shuffled(Permutation),
     /// Drawn with replacement from `--access`'s distribution; the pick k is block
     /// `spread.get(k)`, so the hottest blocks lie anywhere in the region (as fio's).
-    Skewed { spread: Permutation, picker: Picker },
+    Skewed {
+        spread: Permutation,
+        picker: Picker,
+    },
 }
 
 pub(crate) struct BlockTask<'a> {

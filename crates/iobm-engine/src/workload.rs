@@ -572,7 +572,9 @@ impl Phase {
             match write.pattern {
                 Pattern::Sequential => region.len = written / self.block * self.block,
                 Pattern::Random { .. } | Pattern::Skewed { .. } => {
-                    debug_assert!(self.block == write.block && self.pattern.seed() == write.pattern.seed());
+                    debug_assert!(
+                        self.block == write.block && self.pattern.seed() == write.pattern.seed()
+                    );
                     region.visit = Some(written / write.block);
                 }
             }

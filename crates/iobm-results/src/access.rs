@@ -89,9 +89,14 @@ mod tests {
         let gib = 1u64 << 30;
         let zipf = AccessShare::of(AccessDist::Zipf { theta: 1.2 }, 10_000);
         let judged = AccessShare::judged(Some(&zipf), 100 * gib);
-        assert!(zipf.hottest_1pct < HOT_SHARE && zipf.hottest_10pct >= HOT_SHARE, "{zipf:?}");
+        assert!(
+            zipf.hottest_1pct < HOT_SHARE && zipf.hottest_10pct >= HOT_SHARE,
+            "{zipf:?}"
+        );
         assert_eq!((judged.bytes, judged.part), (10 * gib, 0.1));
-        assert!(judged.describe().starts_with("the hot set (10.00 GiB, the hottest 10%"));
+        assert!(judged
+            .describe()
+            .starts_with("the hot set (10.00 GiB, the hottest 10%"));
         let steep = AccessShare::of(AccessDist::Zipf { theta: 2.0 }, 10_000);
         assert_eq!(AccessShare::judged(Some(&steep), 100 * gib).part, 0.01);
         let flat = AccessShare::of(AccessDist::Uniform, 10_000);

@@ -1,7 +1,7 @@
 //! The resolved options of a run (files, S3, the bonnie suite) and the hash of what it did.
 
-use iobm_stats::names::{Picks, RunFsync};
 use iobm_stats::access::AccessDist;
+use iobm_stats::names::{Picks, RunFsync};
 use iobm_stats::sizes::SizeDist;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

@@ -2,11 +2,11 @@
 //! aggregates with formulas, latency summary, CPU cost and warnings (the evidence around the
 //! phase is the probes', [`crate::probe`]).
 
-use iobm_results::access::AccessShare;
 use iobm_engine::{
-    FsyncPolicy, MetaOp, ObjectOp, Op, PaceOutcome, PerChar, Phase, PhaseEnd, PhaseOutcome, SteadyOutcome,
-    Stonewall, StopRule,
+    FsyncPolicy, MetaOp, ObjectOp, Op, PaceOutcome, PerChar, Phase, PhaseEnd, PhaseOutcome,
+    SteadyOutcome, Stonewall, StopRule,
 };
+use iobm_results::access::AccessShare;
 use iobm_results::checks::{check, Machine};
 use iobm_results::device::DeviceCopy;
 use iobm_results::{
@@ -310,7 +310,10 @@ fn access_share(phase: &Phase) -> Option<AccessShare> {
         None => {
             let region = phase.layout.regions.first()?;
             let blocks = region.len.div_ceil(phase.block.max(1));
-            (phase.pattern.access(), region.visit.unwrap_or(blocks).min(blocks))
+            (
+                phase.pattern.access(),
+                region.visit.unwrap_or(blocks).min(blocks),
+            )
         }
     };
     (!dist.is_uniform()).then(|| AccessShare::of(dist, n))

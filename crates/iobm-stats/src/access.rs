@@ -56,7 +56,12 @@ impl AccessDist {
                 h: number("pareto", v, &|x| x > 0.0 && x < 0.5, "over 0 and under 0.5")?,
             }),
             Some(("normal", v)) => Ok(AccessDist::Normal {
-                sigma: number("normal", v, &|x| x > 0.0 && x <= 100.0, "over 0, at most 100")?,
+                sigma: number(
+                    "normal",
+                    v,
+                    &|x| x > 0.0 && x <= 100.0,
+                    "over 0, at most 100",
+                )?,
             }),
             _ => Err(format!(
                 "{s:?}: expected uniform, zipf:THETA, pareto:H or normal:SIGMA"
@@ -133,7 +138,8 @@ pub fn erf(x: f64) -> f64 {
     let t = 1.0 / (1.0 + 0.327_591_1 * x.abs());
     let poly = t
         * (0.254_829_592
-            + t * (-0.284_496_736 + t * (1.421_413_741 + t * (-1.453_152_027 + t * 1.061_405_429))));
+            + t * (-0.284_496_736
+                + t * (1.421_413_741 + t * (-1.453_152_027 + t * 1.061_405_429))));
     let y = 1.0 - poly * (-x * x).exp();
     y.copysign(x)
 }

@@ -8,6 +8,7 @@ use crate::live::{Closed, Gather};
 use crate::outcome::{OpOutcome, WorkerOutcome};
 use crate::pace::{Clock, PaceBooks, PaceOutcome};
 use crate::requests::RequestBuf;
+use crate::rhythm::Rest;
 use crate::stonewall::Wall;
 use crate::task::{Completed, Task};
 use crate::workload::{Phase, StopRule};
@@ -16,7 +17,6 @@ use std::io;
 use std::sync::atomic::Ordering;
 use std::sync::Mutex;
 use std::time::Instant;
-use crate::rhythm::Rest;
 use step::{execute, paced_start, rest_until};
 
 mod step;
@@ -394,17 +394,21 @@ pub(super) fn run_worker<C: Clock, R: Rest>(
     // submitted, the rest in flight are drained and counted like the others.
     let mut draining = false;
     loop {
-        // Idle before the operation (`--think`, `--burst`); nothing at all without them.
-        let idle_to_end = match rest.until(i, books.last_end).filter(|_| !draining) {
-            Some(at) => rest_until(clock, at, limits.deadline, task.as_mut(), &mut books, parts),
-            None => false,
-        };
-        let ended = idle_to_end || limits.reached(i, books.last_end, draining, shared, control);
+        let ended = limits.reached(i, books.last_end, draining, shared, control);
         if !draining && (ended || !task.prepare(i)) {
             if !queued {
                 break;
             }
             draining = true;
+        }
+        // Idle before the operation (`--think`, `--burst`); nothing at all without them.
+        if let Some(at) = rest.until(i, books.last_end).filter(|_| !draining) {
+            if rest_until(clock, at, limits.deadline, task.as_mut(), &mut books, parts) {
+                if !queued {
+                    break;
+                }
+                draining = true;
+            }
         }
         // Closed loop: no pacing work at all.
         let paced = books.pace.is_some() && !draining;

@@ -1,8 +1,8 @@
 //! Object workloads: the whole-object operations, the weights of a mixed phase, and the
 //! objects an object phase works on.
 
-use iobm_stats::names::{OpName, Picks};
 use iobm_stats::access::AccessDist;
+use iobm_stats::names::{OpName, Picks};
 use iobm_stats::sizes::SizeDist;
 
 /// Whole-object operations.

@@ -340,11 +340,11 @@ fn mix_shares(weights: &[u32]) -> String {
         OpName::Delete,
         OpName::List,
     ]
-        .iter()
-        .zip(weights)
-        .filter(|(_, &w)| w > 0)
-        .map(|(op, &w)| format!("{op} {:.0}%", 100.0 * f64::from(w) / f64::from(sum)))
-        .collect();
+    .iter()
+    .zip(weights)
+    .filter(|(_, &w)| w > 0)
+    .map(|(op, &w)| format!("{op} {:.0}%", 100.0 * f64::from(w) / f64::from(sum)))
+    .collect();
     format!("mix: {}", shares.join(", "))
 }
 

@@ -91,7 +91,10 @@ mod tests {
     #[test]
     fn a_burst_is_two_durations() {
         let b = parse_burst("2s/8s").unwrap();
-        assert_eq!((b.on, b.off), (Duration::from_secs(2), Duration::from_secs(8)));
+        assert_eq!(
+            (b.on, b.off),
+            (Duration::from_secs(2), Duration::from_secs(8))
+        );
         assert!(parse_burst("2s").unwrap_err().contains("ON/OFF"));
         assert!(parse_burst("0s/1s").unwrap_err().contains("ON"));
         assert!(parse_burst("1s/x").unwrap_err().contains("OFF"));

@@ -5,9 +5,9 @@
 
 mod files;
 mod io500;
+mod load;
 mod meta;
 mod plans;
-mod load;
 mod rate;
 mod s3;
 mod saved;
@@ -18,9 +18,9 @@ mod views;
 
 pub use files::{per_char_name, BonnieArgs, FilesArg, IoArgs, ReadArgs, WriteArgs};
 pub use io500::Io500Args;
+pub use load::LoadArgs;
 pub use meta::{MetaArgs, MetaPhase};
 pub use plans::{RerunArgs, RunArgs};
-pub use load::LoadArgs;
 pub use rate::{Rate, RateArgs, Sweep};
 pub use s3::{S3Args, ServeArgs};
 pub use saved::{AggregateArg, CompareArgs, FormatArg, LimitsArgs, MergeArgs, ReportArgs, UnitArg};

@@ -1,9 +1,9 @@
 //! The data set against the memory that could hold it: the server's for an object phase,
 //! this machine's page cache for a file read.
 
+use crate::access::{AccessShare, Judged};
 use crate::verdict::rule::{judged, Class, Evidence, Rule};
 use crate::{CacheVerdict, Verdict};
-use crate::access::{AccessShare, Judged};
 use iobm_stats::format_bytes;
 
 /// An object phase's data set fits in the server's memory.
@@ -124,7 +124,12 @@ mod tests {
         assert!(OverRam.judge(&Evidence::of(&read, &m)).is_none());
         let v = FitsRam.judge(&Evidence::of(&read, &m)).unwrap();
         assert_eq!(v.verdict, Verdict::PossiblyCached);
-        assert!(v.evidence.starts_with("the hot set (20.00 MiB, the hottest 10%"), "{}", v.evidence);
+        assert!(
+            v.evidence
+                .starts_with("the hot set (20.00 MiB, the hottest 10%"),
+            "{}",
+            v.evidence
+        );
         // A hot set over twice the RAM is still uncached, and said so.
         let tiny = Machine::with_ram(8 * MIB);
         let v = OverRam.judge(&Evidence::of(&read, &tiny)).unwrap();
