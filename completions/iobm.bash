@@ -909,7 +909,7 @@ _iobm() {
             return 0
             ;;
         iobm__subcmd__read)
-            opts="-b -d -h --block --random --direct --iodepth --engine --mem --rwmix --keep-cache --drop-caches --verify --reorder --duration --ramp --rate --arrivals --rate-sweep --slo --server-ram --server-metrics --server-devices --server-drop-cmd --line-rate --interval --repeat --until-stable --json --csv --html --live --requests --metrics-listen --metrics-linger --label --print-spec --help"
+            opts="-b -d -h --block --random --direct --iodepth --engine --mem --rwmix --keep-cache --drop-caches --verify --reorder --duration --ramp --rate --arrivals --rate-sweep --slo --access --think --burst --server-ram --server-metrics --server-devices --server-drop-cmd --line-rate --interval --repeat --until-stable --json --csv --html --live --requests --metrics-listen --metrics-linger --label --print-spec --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -964,6 +964,18 @@ _iobm() {
                     return 0
                     ;;
                 --slo)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --access)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --think)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --burst)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1145,7 +1157,7 @@ _iobm() {
             return 0
             ;;
         iobm__subcmd__s3)
-            opts="-c -d -h --endpoint --tls --insecure --dir --bucket --prefix --access-key --secret-key --session-token --region --concurrent --obj-size --obj-size-range --objects --duration --ramp --ops --once --range-size --part-size --part-concurrency --page-keys --batch --get --head --put --delete --payload-signing --retries --max-errors --timeout --verify --rate --arrivals --rate-sweep --slo --server-ram --server-metrics --server-devices --server-drop-cmd --line-rate --drop-caches --new-connection --data --keep --reuse --interval --repeat --until-stable --json --csv --html --live --requests --metrics-listen --metrics-linger --label --print-spec --help put get head delete list multipart mixed"
+            opts="-c -d -h --endpoint --tls --insecure --dir --bucket --prefix --access-key --secret-key --session-token --region --concurrent --obj-size --obj-size-range --objects --duration --ramp --ops --once --range-size --part-size --part-concurrency --page-keys --batch --get --head --put --delete --list --payload-signing --retries --max-errors --timeout --verify --rate --arrivals --rate-sweep --slo --access --think --burst --server-ram --server-metrics --server-devices --server-drop-cmd --line-rate --drop-caches --new-connection --data --keep --reuse --interval --repeat --until-stable --json --csv --html --live --requests --metrics-listen --metrics-linger --label --print-spec --help put get head delete list multipart mixed"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1255,6 +1267,10 @@ _iobm() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --list)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --payload-signing)
                     COMPREPLY=($(compgen -W "unsigned sha256" -- "${cur}"))
                     return 0
@@ -1284,6 +1300,18 @@ _iobm() {
                     return 0
                     ;;
                 --slo)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --access)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --think)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --burst)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1433,7 +1461,7 @@ _iobm() {
             return 0
             ;;
         iobm__subcmd__stream)
-            opts="-j -s -b -d -h --jobs --size --size-per-job --file-per-job --shared-file --segments --fsync --data --keep --ignore-free-space --block --random --direct --iodepth --engine --mem --rwmix --keep-cache --drop-caches --verify --reorder --duration --ramp --rate --arrivals --rate-sweep --slo --server-ram --server-metrics --server-devices --server-drop-cmd --line-rate --interval --repeat --until-stable --json --csv --html --live --requests --metrics-listen --metrics-linger --label --print-spec --help"
+            opts="-j -s -b -d -h --jobs --size --size-per-job --file-per-job --shared-file --segments --fsync --data --keep --ignore-free-space --block --random --direct --iodepth --engine --mem --rwmix --keep-cache --drop-caches --verify --reorder --duration --ramp --rate --arrivals --rate-sweep --slo --access --think --burst --server-ram --server-metrics --server-devices --server-drop-cmd --line-rate --interval --repeat --until-stable --json --csv --html --live --requests --metrics-listen --metrics-linger --label --print-spec --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1520,6 +1548,18 @@ _iobm() {
                     return 0
                     ;;
                 --slo)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --access)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --think)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --burst)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1595,7 +1635,7 @@ _iobm() {
             return 0
             ;;
         iobm__subcmd__write)
-            opts="-j -s -b -d -h --jobs --size --size-per-job --file-per-job --shared-file --segments --fsync --data --keep --ignore-free-space --block --random --direct --iodepth --engine --mem --rwmix --keep-cache --drop-caches --verify --reorder --duration --ramp --rate --arrivals --rate-sweep --slo --server-ram --server-metrics --server-devices --server-drop-cmd --line-rate --interval --repeat --until-stable --json --csv --html --live --requests --metrics-listen --metrics-linger --label --print-spec --help"
+            opts="-j -s -b -d -h --jobs --size --size-per-job --file-per-job --shared-file --segments --fsync --data --keep --ignore-free-space --block --random --direct --iodepth --engine --mem --rwmix --keep-cache --drop-caches --verify --reorder --duration --ramp --rate --arrivals --rate-sweep --slo --access --think --burst --server-ram --server-metrics --server-devices --server-drop-cmd --line-rate --interval --repeat --until-stable --json --csv --html --live --requests --metrics-listen --metrics-linger --label --print-spec --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1682,6 +1722,18 @@ _iobm() {
                     return 0
                     ;;
                 --slo)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --access)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --think)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --burst)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 /// How an operation's block or object is chosen among `n`.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase", tag = "kind", deny_unknown_fields)]
+#[schemars(transform = describe_kind)]
 pub enum AccessDist {
     /// Every one alike.
     Uniform,
@@ -29,6 +30,16 @@ pub enum AccessDist {
         /// The deviation, percent of the data set (over 0, at most 100).
         sigma: f64,
     },
+}
+
+/// The schema's word for the tag each variant carries.
+fn describe_kind(schema: &mut schemars::Schema) {
+    let variants = schema.get_mut("oneOf").and_then(|v| v.as_array_mut());
+    for variant in variants.into_iter().flatten() {
+        if let Some(kind) = variant.pointer_mut("/properties/kind") {
+            kind["description"] = "The distribution: uniform, zipf, pareto or normal.".into();
+        }
+    }
 }
 
 /// Equality is total: no parameter is ever NaN (`parse` takes finite numbers only).
