@@ -10,7 +10,6 @@ use crate::live::Gather;
 use crate::objects::ObjectTask;
 use crate::outcome::{ErrorCount, OpOutcome, PhaseEnd, PhaseOutcome, WorkerOutcome};
 use crate::pace::{Monotonic, PaceOutcome};
-use crate::rhythm::{Resting, Restless};
 use crate::steady::{self, SteadyOutcome, SumRanks, Tally};
 use crate::stonewall::{Agree, Wall};
 use crate::task::Task;
@@ -162,32 +161,7 @@ pub fn run_phase(
     let work = |w: usize, prepared: Prepared, origin: Instant, agree: Option<Agree>| {
         let at = Walled { wall, agree };
         match prepared {
-            // Idle time or none, chosen once: a worker without it does nothing for it.
-            Ok(task) => match phase.rhythm {
-                None => run_worker(
-                    task,
-                    w,
-                    phase,
-                    control,
-                    &shared,
-                    origin,
-                    at,
-                    (&Monotonic, &Restless),
-                ),
-                Some(rhythm) => {
-                    let resting = Resting { rhythm, origin };
-                    run_worker(
-                        task,
-                        w,
-                        phase,
-                        control,
-                        &shared,
-                        origin,
-                        at,
-                        (&Monotonic, &resting),
-                    )
-                }
-            },
+            Ok(task) => run_worker(task, w, phase, control, &shared, origin, at, &Monotonic),
             Err(error) => {
                 shared.abort.store(true, Ordering::SeqCst);
                 shared.left.fetch_add(1, Ordering::SeqCst);

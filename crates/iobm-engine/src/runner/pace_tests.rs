@@ -6,7 +6,7 @@ use super::worker::run_worker;
 use super::*;
 use crate::pace::fake::FakeClock;
 use crate::pace::{Arrivals, Clock, Pace};
-use crate::rhythm::{Burst, Resting, Restless, Rhythm};
+use crate::rhythm::{Burst, Rhythm};
 use crate::task::Task;
 use std::time::Duration;
 
@@ -122,14 +122,16 @@ fn run_resting(
         wall: None,
         agree: None,
     };
-    let parts = (&phase, &control, &shared);
-    let (result, errors) = match rhythm {
-        None => worker(Box::new(task), parts, origin, walled, (&clock, &Restless)),
-        Some(rhythm) => {
-            let resting = Resting { rhythm, origin };
-            worker(Box::new(task), parts, origin, walled, (&clock, &resting))
-        }
-    };
+    let (result, errors) = run_worker(
+        Box::new(task),
+        0,
+        &phase,
+        &control,
+        &shared,
+        origin,
+        walled,
+        &clock,
+    );
     assert!(errors.is_empty());
     Run {
         result,
@@ -137,17 +139,6 @@ fn run_resting(
         origin,
         ended: clock.now(),
     }
-}
-
-/// Worker 0 of `phase`, from `origin`.
-fn worker<R: crate::rhythm::Rest>(
-    task: Box<dyn Task + '_>,
-    (phase, control, shared): (&Phase, &Control, &Shared),
-    origin: Instant,
-    walled: Walled,
-    clock: (&FakeClock, &R),
-) -> (WorkerResult, Vec<WorkerError>) {
-    run_worker(task, 0, phase, control, shared, origin, walled, clock)
 }
 
 fn ms(d: Duration) -> f64 {

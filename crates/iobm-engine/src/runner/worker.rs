@@ -8,7 +8,17 @@ use crate::live::{Closed, Gather};
 use crate::outcome::{OpOutcome, WorkerOutcome};
 use crate::pace::{Clock, PaceBooks, PaceOutcome};
 use crate::requests::RequestBuf;
-use crate::rhythm::Rest;
+use crate::rhythm::{Rest, Resting, Restless};
+
+/// A worker: its index, phase, control, shared books, the phase's start and its wall.
+type Worker<'a, 'w> = (
+    usize,
+    &'a Phase,
+    &'a Control,
+    &'a Shared,
+    Instant,
+    Walled<'w>,
+);
 use crate::stonewall::Wall;
 use crate::task::{Completed, Task};
 use crate::workload::{Phase, StopRule};
@@ -372,16 +382,34 @@ impl<'a> Books<'a> {
     }
 }
 
-/// Runs one worker's prepared task from the barrier to its stop rule, timing every operation.
+/// Runs one worker's prepared task from the barrier to its stop rule, timing every operation,
+/// with the phase's idle time (`--think`, `--burst`) or none: chosen once here, so a worker
+/// without it runs a loop with nothing for it.
 #[allow(clippy::too_many_arguments)]
-pub(super) fn run_worker<C: Clock, R: Rest>(
-    mut task: Box<dyn Task + '_>,
+pub(super) fn run_worker<C: Clock>(
+    task: Box<dyn Task + '_>,
     index: usize,
     phase: &Phase,
     control: &Control,
     shared: &Shared,
     phase_origin: Instant,
     walled: Walled,
+    clock: &C,
+) -> (WorkerResult, Vec<WorkerError>) {
+    let at = (index, phase, control, shared, phase_origin, walled);
+    match phase.rhythm {
+        None => run_loop(task, at, (clock, &Restless)),
+        Some(rhythm) => {
+            let origin = phase_origin;
+            run_loop(task, at, (clock, &Resting { rhythm, origin }))
+        }
+    }
+}
+
+/// [`run_worker`]'s loop, resting as `R` says.
+fn run_loop<C: Clock, R: Rest>(
+    mut task: Box<dyn Task + '_>,
+    (index, phase, control, shared, phase_origin, walled): Worker,
     (clock, rest): (&C, &R),
 ) -> (WorkerResult, Vec<WorkerError>) {
     let parts = (phase, control, shared);
