@@ -122,10 +122,7 @@ fn zipf_gets_pick_objects_as_zipf_defines() {
     assert!(text.contains(", access zipf 1.1"), "{text}");
     assert_eq!(run["config"]["access"]["kind"], "zipf");
     let mut counts = vec![0u64; 50];
-    let gets = records(
-        &chunks,
-        &run["phases"][0]["name"].as_str().unwrap().to_string(),
-    );
+    let gets = records(&chunks, run["phases"][0]["name"].as_str().unwrap());
     for (_, r) in &gets {
         counts[r.object as usize] += 1;
     }
@@ -201,7 +198,7 @@ fn assert_in_bursts(chunks: &[Chunk], at: fn(&iobm_engine::Request) -> u64) {
         for w in starts.windows(2) {
             let gap = w[1] - w[0];
             assert!(
-                gap < 60_000_000 || gap > 140_000_000,
+                !(60_000_000..=140_000_000).contains(&gap),
                 "{gap} ns between two starts"
             );
             bursts += usize::from(gap > 140_000_000);
