@@ -14,6 +14,7 @@ pub mod permute;
 pub mod pin;
 pub mod queued;
 pub mod requests;
+pub mod rhythm;
 pub mod runner;
 pub mod steady;
 pub mod stonewall;

@@ -5,6 +5,7 @@ use crate::data::Generator;
 use crate::permute::{mix, Permutation};
 use crate::task::Task;
 use crate::workload::{object_name, ObjectOp, ObjectSpec, Phase, MIXED};
+use iobm_stats::access::Picker;
 use iobm_stats::names::Picks;
 use iobm_target::objects::{stamp, CHUNK, STAMP_LEN};
 use iobm_target::{Body, Objects, Target};
@@ -91,6 +92,8 @@ pub(crate) struct ObjectTask<'a> {
     /// order of the pass being read.
     order_seed: u64,
     order: Option<(u64, Permutation)>,
+    /// Picks at random (`Picks::Random`): which object of the data set, by `--access`.
+    picker: Picker,
     /// Mixed phases: the objects this worker may read or delete (its share of the data set,
     /// plus what it stored, minus what it deleted).
     live: Vec<u64>,
@@ -161,6 +164,7 @@ impl<'a> ObjectTask<'a> {
             rng: mix(run_id ^ (worker << 40) ^ 0x0b1e),
             order_seed: mix(run_id ^ 0x0ce0_0ce0),
             order: None,
+            picker: spec.access.picker(spec.count),
             live,
             list_next: None,
             keys: 0,
@@ -215,7 +219,11 @@ impl<'a> ObjectTask<'a> {
             }
             self.order.as_ref().expect("made above").1.get(k % count)
         } else {
-            self.random() % count
+            let rng = &mut self.rng;
+            self.picker.pick(&mut || {
+                *rng = mix(*rng);
+                *rng
+            })
         };
         true
     }
@@ -234,6 +242,21 @@ impl<'a> ObjectTask<'a> {
         }
         self.object = first;
         true
+    }
+
+    /// A mixed phase's object of those live: by `--access` for a read (the live objects in
+    /// the order they are kept), at random for a delete.
+    fn pick_live(&mut self) -> u64 {
+        let n = self.live.len() as u64;
+        let access = self.spec.access;
+        if access.is_uniform() || self.current() == ObjectOp::Delete {
+            return self.random() % n;
+        }
+        let rng = &mut self.rng;
+        access.picker(n).pick(&mut || {
+            *rng = mix(*rng);
+            *rng
+        })
     }
 
     /// A mixed phase's operation `i`: its kind drawn by the mix's weights (a PUT while no
@@ -255,6 +278,9 @@ impl<'a> ObjectTask<'a> {
         if self.live.is_empty() && self.current() != ObjectOp::Put {
             self.class = class_of(ObjectOp::Put);
         }
+        if self.current() == ObjectOp::List {
+            return true;
+        }
         if self.current() == ObjectOp::Put {
             self.object = self.new_object(i);
             if self
@@ -265,7 +291,7 @@ impl<'a> ObjectTask<'a> {
                 return false;
             }
         } else {
-            let at = (self.random() % self.live.len() as u64) as usize;
+            let at = self.pick_live() as usize;
             self.object = if self.current() == ObjectOp::Delete {
                 self.live.swap_remove(at)
             } else {

@@ -5,6 +5,7 @@
 //! own lag in starting operations, and the operations behind schedule per interval. The
 //! client's own cost per operation, measured before a paced run, is `crate::trial`'s.
 
+use crate::rhythm::{Burst, Rhythm};
 use iobm_stats::{Histogram, Series, SeriesRecorder};
 use std::time::{Duration, Instant};
 
@@ -141,6 +142,8 @@ pub struct Pacer {
     gap_ns: f64,
     /// Poisson's generator; None: uniform.
     rng: Option<Rng>,
+    /// `--burst`: the schedule counts time under load only, the idle periods let in.
+    burst: Option<Burst>,
 }
 
 impl Pacer {
@@ -164,13 +167,18 @@ impl Pacer {
             next_ns,
             gap_ns,
             rng,
+            burst: None,
         }
     }
 
     /// The intended start of the next operation.
     #[inline]
     pub fn next_start(&mut self) -> Instant {
-        let at = self.origin + Duration::from_nanos(self.next_ns as u64);
+        let ns = match self.burst {
+            Some(burst) => burst.stretch_ns(self.next_ns),
+            None => self.next_ns,
+        };
+        let at = self.origin + Duration::from_nanos(ns as u64);
         self.next_ns += match self.rng.as_mut() {
             Some(rng) => rng.exponential(self.gap_ns),
             None => self.gap_ns,
@@ -243,6 +251,8 @@ pub(crate) struct PaceBooks {
     queued: bool,
     backlog: Vec<u64>,
     interval_ns: u64,
+    /// `--think`: the idle time after each operation, which is not the client's lag.
+    think: Duration,
 }
 
 impl PaceBooks {
@@ -263,7 +273,17 @@ impl PaceBooks {
             queued,
             backlog: Vec::new(),
             interval_ns: (interval.as_nanos() as u64).max(1),
+            think: Duration::ZERO,
         }
+    }
+
+    /// With the phase's idle times: its bursts in the schedule, its think time no lag.
+    pub(crate) fn rhythm(mut self, rhythm: Option<Rhythm>) -> Self {
+        if let Some(rhythm) = rhythm {
+            self.pacer.burst = rhythm.burst;
+            self.think = rhythm.think;
+        }
+        self
     }
 
     /// The client's lag in starting the operation meant for `intended`, whose wait ended at
@@ -286,7 +306,7 @@ impl PaceBooks {
             } else {
                 self.unlagged_end
             };
-            let from = intended.max(busy);
+            let from = intended.max(busy + self.think);
             self.lag
                 .record(woke.saturating_duration_since(from).as_nanos() as u64);
         }

@@ -7,6 +7,7 @@ use crate::task::Task;
 use crate::workload::{
     FsyncPolicy, Layout, Op, Opening, Pattern, PerChar, Phase, Region, StopRule,
 };
+use iobm_stats::access::Picker;
 use iobm_target::memory::{AlignedHostMemory, HostBuf};
 use iobm_target::{Access, Handle, OpenOptions, Target};
 use std::io;
@@ -68,8 +69,15 @@ pub(crate) fn block_task<'a>(
         blocks,
         visit: region.visit.unwrap_or(blocks).min(blocks),
         order: match phase.pattern {
-            Pattern::Random { seed: s } => Some(Permutation::new(blocks, s ^ order_seed)),
-            Pattern::Sequential => None,
+            Pattern::Random { seed: s } => {
+                Order::Shuffled(Permutation::new(blocks, s ^ order_seed))
+            }
+            // Drawn among the blocks visited, spread by the order of a shuffled pass.
+            Pattern::Skewed { seed: s, access } => Order::Skewed {
+                spread: Permutation::new(blocks, s ^ order_seed),
+                picker: access.picker(region.visit.unwrap_or(blocks).min(blocks)),
+            },
+            Pattern::Sequential => Order::Sequential,
         },
         wrap: matches!(phase.stop, StopRule::Duration(_) | StopRule::Ops(_)),
         order_seed,
@@ -211,6 +219,20 @@ fn getc(buf: &[u8], pos: usize) -> u8 {
     buf[pos]
 }
 
+/// The order a block task visits its blocks in; each kind costs what it did before
+/// `--access` (no test per operation for skew on the other paths).
+enum Order {
+    Sequential,
+    /// Every block once per pass, a fresh order each pass.
+    Shuffled(Permutation),
+    /// Drawn with replacement from `--access`'s distribution; the pick k is block
+    /// `spread.get(k)`, so the hottest blocks lie anywhere in the region (as fio's).
+    Skewed {
+        spread: Permutation,
+        picker: Picker,
+    },
+}
+
 pub(crate) struct BlockTask<'a> {
     phase: &'a Phase,
     target: &'a dyn Target,
@@ -220,7 +242,7 @@ pub(crate) struct BlockTask<'a> {
     file_name: &'a str,
     blocks: u64,
     visit: u64,
-    order: Option<Permutation>,
+    order: Order,
     wrap: bool,
     order_seed: u64,
     rng: u64,
@@ -383,13 +405,21 @@ impl Task for BlockTask<'_> {
                     return false;
                 }
                 // A fresh order each pass, unless limited to the blocks of the first one.
-                if let (Some(order), None) = (&mut self.order, self.region.visit) {
+                if let (Order::Shuffled(order), None) = (&mut self.order, self.region.visit) {
                     *order = Permutation::new(self.blocks, self.order_seed ^ i);
                 }
             }
-            self.order
-                .as_ref()
-                .map_or(index_in_pass, |p| p.get(index_in_pass))
+            match &self.order {
+                Order::Sequential => index_in_pass,
+                Order::Shuffled(p) => p.get(index_in_pass),
+                Order::Skewed { spread, picker } => {
+                    let rng = &mut self.rng;
+                    spread.get(picker.pick(&mut || {
+                        *rng = mix(*rng);
+                        *rng
+                    }))
+                }
+            }
         };
         let rel = block_index * self.phase.block;
         self.len = self.phase.block.min(self.region.len - rel) as usize;

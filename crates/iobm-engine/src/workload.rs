@@ -1,10 +1,12 @@
 //! Workloads as data: a phase says what every worker does (operation, block size, order,
 //! flushing, stop rule) over a layout of files and per-worker regions.
 
-use iobm_stats::names::{OpName, PatternName};
+use iobm_stats::names::OpName;
 use std::time::Duration;
 
 pub mod find;
+mod pattern;
+pub use pattern::Pattern;
 mod object;
 use object::MIXED_NAMES;
 pub use object::{object_name, Mix, ObjectOp, ObjectSpec, MIXED};
@@ -130,25 +132,6 @@ impl Op {
     /// Whether the operation works on many small files rather than blocks of a region.
     pub fn is_metadata(self) -> bool {
         matches!(self, Op::Create | Op::Stat | Op::Delete | Op::Meta(_))
-    }
-}
-
-/// The order in which a worker visits the blocks of its region.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Pattern {
-    Sequential,
-    /// Every block once per pass, in a random order drawn from this seed.
-    Random {
-        seed: u64,
-    },
-}
-
-impl Pattern {
-    pub fn name(self) -> PatternName {
-        match self {
-            Pattern::Sequential => PatternName::Sequential,
-            Pattern::Random { .. } => PatternName::Random,
-        }
     }
 }
 
@@ -461,6 +444,8 @@ pub struct Phase {
     /// When a block phase's worker opens its file: before the phase, untimed (iobm's own
     /// phases), or inside its time, as IOR times its open and create (IO500's ior phases).
     pub opening: Opening,
+    /// `--think` and `--burst`: the idle time between a worker's operations. None: none.
+    pub rhythm: Option<crate::rhythm::Rhythm>,
 }
 
 /// When a block phase's worker opens its file ([`Phase::opening`]).
@@ -513,6 +498,7 @@ impl Phase {
             pace: None,
             memory: iobm_target::memory::Placement::AlignedHost,
             opening: Opening::Before,
+            rhythm: None,
             layout,
         }
     }
@@ -578,8 +564,10 @@ impl Phase {
             }
             match write.pattern {
                 Pattern::Sequential => region.len = written / self.block * self.block,
-                Pattern::Random { .. } => {
-                    debug_assert!(self.block == write.block && self.pattern == write.pattern);
+                Pattern::Random { .. } | Pattern::Skewed { .. } => {
+                    debug_assert!(
+                        self.block == write.block && self.pattern.seed() == write.pattern.seed()
+                    );
                     region.visit = Some(written / write.block);
                 }
             }

@@ -399,6 +399,17 @@ fn phase_tail(out: &mut String, phase: &PhaseResult, env: &Environment) {
         out.push_str(&steady_line(steady, phase.status));
     }
     cache::render(out, phase, env);
+    if let Some(a) = &phase.settings.access {
+        let _ = writeln!(
+            out,
+            "  access: {} over {} {}: {:.1}% of the operations on the hottest 1%, {:.1}% on the hottest 10%",
+            a.dist.describe(),
+            a.picked_among,
+            if phase.op.on_objects() { "objects" } else { "blocks per job" },
+            100.0 * a.hottest_1pct,
+            100.0 * a.hottest_10pct
+        );
+    }
     if let Some(v) = &phase.cache.verdict {
         let _ = writeln!(out, "  verdict: {}: {}", v.verdict, v.evidence);
     }

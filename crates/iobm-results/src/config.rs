@@ -1,6 +1,7 @@
 //! The resolved options of a run (files, S3, the bonnie suite) and the hash of what it did.
 
-use iobm_stats::names::{Engine, Fadvise, Madvise, LayoutName, PatternName, Picks, RunFsync};
+use iobm_stats::access::AccessDist;
+use iobm_stats::names::{Engine, Fadvise, LayoutName, Madvise, PatternName, Picks, RunFsync};
 use iobm_stats::sizes::SizeDist;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -187,6 +188,17 @@ pub struct Config {
     /// (`duration_s`) or after one pass.
     #[serde(default)]
     pub ops: Option<u64>,
+    /// `--access`: how random reads picked their blocks or GETs and HEADs their objects, when
+    /// skewed. Absent: uniformly.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub access: Option<AccessDist>,
+    /// `--think`: each worker's idle time after each operation, seconds, outside the
+    /// latency. Absent: none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub think_s: Option<f64>,
+    /// `--burst ON/OFF`: load for ON seconds, idle for OFF, `[on, off]`. Absent: load all along.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub burst_s: Option<[f64; 2]>,
 }
 
 /// The open-loop load of `--rate`.
@@ -256,7 +268,7 @@ pub struct S3Config {
     pub part_size: u64,
     /// Parts in flight per multipart upload.
     pub part_concurrency: u32,
-    /// Weights of get, head, put and delete in a mixed run.
+    /// Weights of get, head, put and delete in a mixed run, and of list where it had one.
     pub mix: Vec<u32>,
     /// Times a failed request was tried again (0: failures are only counted).
     pub retries: u32,

@@ -2,6 +2,7 @@
 //! documented here (these doc comments become the JSON Schema in `schema/`), and everything a
 //! report shows can be recomputed from it.
 
+pub mod access;
 pub mod bonnie;
 pub mod checks;
 mod config;

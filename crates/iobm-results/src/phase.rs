@@ -211,6 +211,10 @@ pub struct PhaseSettings {
     /// none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stonewall_s: Option<f64>,
+    /// A skewed `--access`: the share of operations on the hottest 1% and 10% of the data
+    /// set; the cache verdict judges the hot set. Absent: picked uniformly, or in order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub access: Option<crate::access::AccessShare>,
 }
 
 /// What a phase's stonewall did: the phase ended for every worker once the first reached it,

@@ -77,3 +77,25 @@ fn a_run_without_the_engine_hints_or_pinning_hashes_as_before_and_each_is_in_the
         assert_ne!(h, &hash, "change {i}");
     }
 }
+
+#[test]
+fn the_load_shape_is_in_the_hash_and_a_run_without_it_hashes_as_before() {
+    // The hash this mixed run recorded when it ran, before --access, --think, --burst and
+    // --list were flags.
+    let s3 = fixture("s3-mixed.json");
+    assert_eq!(config_hash(&s3.kind, &s3.config), "8d140333e400eba3");
+    assert_eq!(s3.config.s3.as_ref().unwrap().mix.len(), 4);
+    let hash = config_hash(&s3.kind, &s3.config);
+    let mut skewed = s3.config.clone();
+    skewed.access = Some(iobm_stats::access::AccessDist::Zipf { theta: 1.2 });
+    assert_ne!(config_hash(&s3.kind, &skewed), hash);
+    let mut thinking = s3.config.clone();
+    thinking.think_s = Some(0.005);
+    assert_ne!(config_hash(&s3.kind, &thinking), hash);
+    let mut bursting = s3.config.clone();
+    bursting.burst_s = Some([2.0, 8.0]);
+    assert_ne!(config_hash(&s3.kind, &bursting), hash);
+    let mut listing = s3.config.clone();
+    listing.s3.as_mut().unwrap().mix.push(20);
+    assert_ne!(config_hash(&s3.kind, &listing), hash);
+}

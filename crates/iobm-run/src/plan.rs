@@ -115,7 +115,22 @@ pub fn config(phases: &[Phase], at: Placement) -> Config {
         }),
         ops: None,
         memory: first.memory.devices().map(memory),
+        access: phases.iter().map(access).find(|a| !a.is_uniform()),
+        think_s: (first.rhythm)
+            .filter(|r| !r.think.is_zero())
+            .map(|r| r.think.as_secs_f64()),
+        burst_s: (first.rhythm)
+            .and_then(|r| r.burst)
+            .map(|b| [b.on.as_secs_f64(), b.off.as_secs_f64()]),
     }
+}
+
+/// How a phase picked its blocks or objects.
+fn access(phase: &Phase) -> iobm_stats::access::AccessDist {
+    phase
+        .objects
+        .as_ref()
+        .map_or(phase.pattern.access(), |o| o.access)
 }
 
 /// Where the workers' buffers were, as the result says.

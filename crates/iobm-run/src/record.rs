@@ -3,16 +3,17 @@
 //! phase is the probes', [`crate::probe`]).
 
 use iobm_engine::{
-    Engine, FsyncPolicy, MetaOp, Op, PaceOutcome, PerChar, Phase, PhaseEnd, PhaseOutcome,
+    Engine, FsyncPolicy, MetaOp, ObjectOp, Op, PaceOutcome, PerChar, Phase, PhaseEnd, PhaseOutcome,
     SteadyOutcome, Stonewall, StopRule,
 };
+use iobm_results::access::AccessShare;
 use iobm_results::checks::{check, Machine};
 use iobm_results::device::DeviceCopy;
 use iobm_results::{
     CacheEvidence, CpuUsage, ErrorCount, Latency, OperationResult, PaceResult, PhaseResult,
     PhaseSettings, RunStatus, SteadyResult, StonewallResult, WorkerResult,
 };
-use iobm_stats::names::{CacheDrop, CacheDropped};
+use iobm_stats::names::{CacheDrop, CacheDropped, OpName};
 use iobm_stats::{aggregates, Histogram};
 
 pub fn duration_s(stop: StopRule) -> Option<f64> {
@@ -118,9 +119,13 @@ pub fn by_kind(op: Op) -> bool {
 fn operations(phase: &Phase, outcome: &PhaseOutcome) -> Vec<OperationResult> {
     let wall_s = outcome.end_ns.saturating_sub(outcome.start_ns) as f64 / 1e9;
     let per_s = |n: u64| if wall_s > 0.0 { n as f64 / wall_s } else { 0.0 };
+    // A mix without LIST has no list books to show (LIST came last to mixes).
+    let unlisted = (phase.objects.as_ref()).is_some_and(|o| o.mix.list == 0)
+        && phase.op == Op::Object(ObjectOp::Mixed);
     outcome
         .by_op
         .iter()
+        .filter(|o| !(unlisted && o.name == OpName::List))
         .map(|o| OperationResult {
             op: o.name,
             ops: o.ops,
@@ -152,11 +157,19 @@ fn operations(phase: &Phase, outcome: &PhaseOutcome) -> Vec<OperationResult> {
         .collect()
 }
 
-/// What a paced phase recorded beside its service time, assessed over the phase.
-fn pace(p: &PaceOutcome, outcome: &PhaseOutcome) -> PaceResult {
+/// The share of a phase's time under load: on / (on + off) of `--burst`, else 1.
+fn duty(phase: &Phase) -> f64 {
+    (phase.rhythm)
+        .and_then(|r| r.burst)
+        .map_or(1.0, |b| b.duty())
+}
+
+/// What a paced phase recorded beside its service time, assessed over the phase; under
+/// `--burst` the target is the rate during load times the share of time under load (`duty`).
+fn pace(p: &PaceOutcome, outcome: &PhaseOutcome, duty: f64) -> PaceResult {
     let mut result = PaceResult {
         arrivals: p.pace.arrivals.name().to_string(),
-        target_ops_per_s: p.pace.ops_per_s(),
+        target_ops_per_s: p.pace.ops_per_s() * duty,
         achieved_ops_per_s: 0.0,
         response: latency(RESPONSE.to_string(), &p.response),
         series: p.series.clone(),
@@ -231,7 +244,7 @@ pub fn phase_result(
         rank_series: Vec::new(),
         endpoint_series: Vec::new(),
         worker_series_detached: false,
-        pace: outcome.pace.as_ref().map(|p| pace(p, outcome)),
+        pace: (outcome.pace.as_ref()).map(|p| pace(p, outcome, duty(phase))),
         detached: Default::default(),
         offered: None,
         operations: if by_kind(phase.op) {
@@ -294,7 +307,25 @@ fn settings(phase: &Phase) -> PhaseSettings {
             StopRule::Stonewall(wall) => Some(wall.as_secs_f64()),
             _ => None,
         },
+        access: access_share(phase),
     }
+}
+
+/// A skewed phase's shares on its hottest blocks (each worker's region, as picked among) or
+/// objects.
+fn access_share(phase: &Phase) -> Option<AccessShare> {
+    let (dist, n) = match &phase.objects {
+        Some(o) => (o.access, o.count),
+        None => {
+            let region = phase.layout.regions.first()?;
+            let blocks = region.len.div_ceil(phase.block.max(1));
+            (
+                phase.pattern.access(),
+                region.visit.unwrap_or(blocks).min(blocks),
+            )
+        }
+    };
+    (!dist.is_uniform()).then(|| AccessShare::of(dist, n))
 }
 
 /// This process's workers, labelled with `rank` and `host`; a metadata worker that works on

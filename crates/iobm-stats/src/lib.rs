@@ -1,6 +1,7 @@
 //! iobm-stats: the measuring vocabulary shared by every part of iobm: units that parse and
 //! format themselves, a mergeable latency histogram, series over fixed intervals, and the aggregate bandwidth definitions.
 
+pub mod access;
 pub mod aggregate;
 pub mod histogram;
 pub mod names;

@@ -233,6 +233,7 @@ fn spec_template() -> iobm_engine::ObjectSpec {
         retries: 0,
         max_new: None,
         picks: iobm_stats::names::Picks::Random,
+        access: iobm_stats::access::AccessDist::Uniform,
     }
 }
 

@@ -123,6 +123,7 @@ fn spec(count: u64) -> ObjectSpec {
         retries: 0,
         max_new: None,
         picks: Picks::Random,
+        access: iobm_stats::access::AccessDist::Uniform,
     }
 }
 

@@ -6,6 +6,7 @@ use super::worker::run_worker;
 use super::*;
 use crate::pace::fake::FakeClock;
 use crate::pace::{Arrivals, Clock, Pace};
+use crate::rhythm::{Burst, Rhythm};
 use crate::task::Task;
 use std::time::Duration;
 
@@ -60,6 +61,8 @@ struct Run {
     result: WorkerResult,
     starts: Vec<Instant>,
     origin: Instant,
+    /// The fake clock when the worker returned.
+    ended: Instant,
 }
 
 /// One worker of a phase stopping by `stop`, paced by `pace`, on a fake clock, operation
@@ -73,12 +76,24 @@ fn run_stalled(
     pace: Option<Pace>,
     stop: StopRule,
     ops: u64,
+    stall: (u64, Duration, Stalled),
+) -> Run {
+    run_resting(pace, None, stop, ops, stall)
+}
+
+/// [`run_stalled`] with the phase's idle times.
+fn run_resting(
+    pace: Option<Pace>,
+    rhythm: Option<Rhythm>,
+    stop: StopRule,
+    ops: u64,
     (stall_at, stall, stalled): (u64, Duration, Stalled),
 ) -> Run {
     let clock = FakeClock::new();
     let starts = Mutex::new(Vec::new());
     let phase = Phase {
         pace,
+        rhythm,
         stop,
         interval: Duration::from_millis(10),
         ..Phase::new("write", Op::Write, 4096, Layout::file_per_worker(1, 4096))
@@ -122,6 +137,7 @@ fn run_stalled(
         result,
         starts: starts.into_inner().unwrap(),
         origin,
+        ended: clock.now(),
     }
 }
 
@@ -258,4 +274,64 @@ fn a_paced_phase_that_stops_by_time_starts_only_what_is_due_before_its_end() {
     let out = run(Some(pace), stop, u64::MAX, u64::MAX, Duration::ZERO);
     assert_eq!(out.starts.len(), 100);
     assert_eq!(out.result.outcome.span.ops, 100);
+}
+
+#[test]
+fn a_thinking_worker_idles_between_operations_outside_their_latency() {
+    let rhythm = Rhythm {
+        think: Duration::from_millis(2),
+        burst: None,
+    };
+    let out = run_resting(
+        None,
+        Some(rhythm),
+        StopRule::Once,
+        20,
+        (u64::MAX, Duration::ZERO, Stalled::Storage),
+    );
+    let at: Vec<f64> = out.starts.iter().map(|s| ms(*s - out.origin)).collect();
+    // Each starts 2 ms after the last ended (100 µs of service): at k * 2.1 ms.
+    let expected: Vec<f64> = (0..20).map(|k| k as f64 * 2.1).collect();
+    for (a, e) in at.iter().zip(&expected) {
+        assert!((a - e).abs() < 1e-6, "{at:?}");
+    }
+    assert_eq!(out.result.classes[0].latency.max(), Some(100_000));
+    // 19 thoughts and 20 services, and no idle time after the last.
+    assert_eq!(
+        out.ended - out.origin,
+        Duration::from_micros(19 * 2000 + 20 * 100)
+    );
+}
+
+#[test]
+fn a_bursting_worker_is_idle_off_and_a_paced_one_keeps_its_rate_on() {
+    let burst = Burst {
+        on: Duration::from_millis(10),
+        off: Duration::from_millis(30),
+    };
+    let rhythm = Some(Rhythm {
+        think: Duration::ZERO,
+        burst: Some(burst),
+    });
+    let no_stall = (u64::MAX, Duration::ZERO, Stalled::Storage);
+    // Closed loop: 100 operations of 100 µs per 10 ms burst, none in the 30 ms between.
+    let out = run_resting(None, rhythm, StopRule::Once, 250, no_stall);
+    let at: Vec<f64> = out.starts.iter().map(|s| ms(*s - out.origin)).collect();
+    assert!(at.iter().all(|&t| t % 40.0 < 10.0), "{at:?}");
+    assert!(
+        (at[100] - 40.0).abs() < 1e-6 && (at[200] - 80.0).abs() < 1e-6,
+        "{at:?}"
+    );
+    // Open loop at 1000/s: a start each ms of the bursts, 10 per burst.
+    let pace = Pace::new(1000.0, 1, Arrivals::Uniform, 0);
+    let out = run_resting(Some(pace), rhythm, StopRule::Once, 25, no_stall);
+    let at: Vec<f64> = out.starts.iter().map(|s| ms(*s - out.origin)).collect();
+    let expected: Vec<f64> = (0..25u32)
+        .map(|k| f64::from(k % 10 + 40 * (k / 10)))
+        .collect();
+    assert_eq!(at, expected);
+    // The idle periods are no lag of the client's, nor a response time.
+    let pace = out.result.pace.unwrap();
+    assert_eq!(pace.lag.max(), Some(0));
+    assert_eq!(pace.response.max(), Some(100_000));
 }

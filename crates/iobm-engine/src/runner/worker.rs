@@ -8,6 +8,17 @@ use crate::live::{Closed, Gather};
 use crate::outcome::{OpOutcome, WorkerOutcome};
 use crate::pace::{Clock, PaceBooks, PaceOutcome};
 use crate::requests::RequestBuf;
+use crate::rhythm::{Rest, Resting, Restless};
+
+/// A worker: its index, phase, control, shared books, the phase's start and its wall.
+type Worker<'a, 'w> = (
+    usize,
+    &'a Phase,
+    &'a Control,
+    &'a Shared,
+    Instant,
+    Walled<'w>,
+);
 use crate::stonewall::Wall;
 use crate::task::{Completed, Task};
 use crate::workload::{Phase, StopRule};
@@ -16,7 +27,7 @@ use std::io;
 use std::sync::atomic::Ordering;
 use std::sync::Mutex;
 use std::time::Instant;
-use step::{execute, paced_start};
+use step::{execute, paced_start, rest_until};
 
 mod step;
 
@@ -194,7 +205,8 @@ impl<'a> Books<'a> {
             last_op_start: start,
             last_end: start,
             pace: (phase.pace)
-                .map(|pace| PaceBooks::new(&pace, phase_origin, index, phase.interval, queued)),
+                .map(|pace| PaceBooks::new(&pace, phase_origin, index, phase.interval, queued))
+                .map(|books| books.rhythm(phase.rhythm)),
             feed: (shared.gather.as_ref()).map(|gather| Feed {
                 gather,
                 worker: index,
@@ -370,10 +382,12 @@ impl<'a> Books<'a> {
     }
 }
 
-/// Runs one worker's prepared task from the barrier to its stop rule, timing every operation.
+/// Runs one worker's prepared task from the barrier to its stop rule, timing every operation,
+/// with the phase's idle time (`--think`, `--burst`) or none: chosen once here, so a worker
+/// without it runs a loop with nothing for it.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn run_worker<C: Clock>(
-    mut task: Box<dyn Task + '_>,
+    task: Box<dyn Task + '_>,
     index: usize,
     phase: &Phase,
     control: &Control,
@@ -381,6 +395,22 @@ pub(super) fn run_worker<C: Clock>(
     phase_origin: Instant,
     walled: Walled,
     clock: &C,
+) -> (WorkerResult, Vec<WorkerError>) {
+    let at = (index, phase, control, shared, phase_origin, walled);
+    match phase.rhythm {
+        None => run_loop(task, at, (clock, &Restless)),
+        Some(rhythm) => {
+            let origin = phase_origin;
+            run_loop(task, at, (clock, &Resting { rhythm, origin }))
+        }
+    }
+}
+
+/// [`run_worker`]'s loop, resting as `R` says.
+fn run_loop<C: Clock, R: Rest>(
+    mut task: Box<dyn Task + '_>,
+    (index, phase, control, shared, phase_origin, walled): Worker,
+    (clock, rest): (&C, &R),
 ) -> (WorkerResult, Vec<WorkerError>) {
     let parts = (phase, control, shared);
     let (mut limits, mut books, start_ns) =
@@ -398,6 +428,15 @@ pub(super) fn run_worker<C: Clock>(
                 break;
             }
             draining = true;
+        }
+        // Idle before the operation (`--think`, `--burst`); nothing at all without them.
+        if let Some(at) = rest.until(i, books.last_end).filter(|_| !draining) {
+            if rest_until(clock, at, limits.deadline, task.as_mut(), &mut books, parts) {
+                if !queued {
+                    break;
+                }
+                draining = true;
+            }
         }
         // Closed loop: no pacing work at all.
         let paced = books.pace.is_some() && !draining;

@@ -71,7 +71,7 @@ impl<'a> MetaTask<'a> {
                 let workers = phase.workers;
                 let mine: Vec<usize> = (index..phase.layout.files.len()).step_by(workers).collect();
                 let order = match phase.pattern {
-                    Pattern::Random { seed: s } => {
+                    Pattern::Random { seed: s } | Pattern::Skewed { seed: s, .. } => {
                         Some(Permutation::new(mine.len() as u64, s ^ seed))
                     }
                     Pattern::Sequential => None,

@@ -1,6 +1,7 @@
 //! Object workloads: the whole-object operations, the weights of a mixed phase, and the
 //! objects an object phase works on.
 
+use iobm_stats::access::AccessDist;
 use iobm_stats::names::{OpName, Picks};
 use iobm_stats::sizes::SizeDist;
 
@@ -19,23 +20,26 @@ pub enum ObjectOp {
     List,
     /// Store new objects by multipart upload.
     Multipart,
-    /// Get, head, put and delete drawn by the [`Mix`] weights.
+    /// Get, head, put, delete and list drawn by the [`Mix`] weights.
     Mixed,
 }
 
 /// The operations of a mixed phase, in the order of its per-class books
-/// ([`Op::classes`](super::Op::classes)).
-pub const MIXED: [ObjectOp; 4] = [
+/// ([`Op::classes`](super::Op::classes)); list last, so a mix without it keeps the books
+/// it had before LIST could be in a mix.
+pub const MIXED: [ObjectOp; 5] = [
     ObjectOp::Get,
     ObjectOp::Head,
     ObjectOp::Put,
     ObjectOp::Delete,
+    ObjectOp::List,
 ];
-pub(super) const MIXED_NAMES: [OpName; 4] = [
+pub(super) const MIXED_NAMES: [OpName; 5] = [
     MIXED[0].name(),
     MIXED[1].name(),
     MIXED[2].name(),
     MIXED[3].name(),
+    MIXED[4].name(),
 ];
 
 impl ObjectOp {
@@ -77,6 +81,8 @@ pub struct Mix {
     pub head: u32,
     pub put: u32,
     pub delete: u32,
+    /// One page of the run's listing (elbencho's ask; 0 unless given).
+    pub list: u32,
 }
 
 impl Mix {
@@ -87,6 +93,7 @@ impl Mix {
             ObjectOp::Head => self.head,
             ObjectOp::Put => self.put,
             ObjectOp::Delete => self.delete,
+            ObjectOp::List => self.list,
             _ => 0,
         }
     }
@@ -99,6 +106,7 @@ impl Default for Mix {
             head: 30,
             put: 15,
             delete: 10,
+            list: 0,
         }
     }
 }
@@ -130,6 +138,8 @@ pub struct ObjectSpec {
     pub max_new: Option<u64>,
     /// Get and head phases that run by time or count: how they pick the objects they read.
     pub picks: Picks,
+    /// Which objects reads picked at random choose (`--access`; object 0 the hottest).
+    pub access: AccessDist,
 }
 
 impl ObjectSpec {

@@ -274,8 +274,8 @@ fn s3_workload(run: &RunResult, s3: &S3Config, ranks: &str) -> String {
     };
     let checksum = (s3.checksum.as_ref()).map_or(String::new(), |c| format!(", checksum {c}"));
     format!(
-        "  workload {ranks}{} concurrent, objects of {size}{data_set}{picks}{mix}, payload signing {}{checksum}, data {}, {stop}\n",
-        s3.concurrent, s3.payload_signing, c.data
+        "  workload {ranks}{} concurrent, objects of {size}{data_set}{picks}{mix}, payload signing {}{checksum}, data {}, {stop}{}\n",
+        s3.concurrent, s3.payload_signing, c.data, load_shape(c)
     )
 }
 
@@ -299,7 +299,7 @@ fn file_workload(run: &RunResult, ranks: &str) -> String {
         format!("for {d}s per phase{}", ramp(c))
     });
     format!(
-        "  workload {ranks}{} jobs x {} = {}, block {}, {}, {}, fsync {}, {}{}{}data {}, {}\n",
+        "  workload {ranks}{} jobs x {} = {}, block {}, {}, {}, fsync {}, {}{}{}data {}, {}{}\n",
         c.jobs,
         format_bytes(c.size_per_job_bytes),
         format_bytes(c.total_bytes),
@@ -314,7 +314,8 @@ fn file_workload(run: &RunResult, ranks: &str) -> String {
         engine(c),
         memory(c),
         c.data,
-        stop
+        stop,
+        load_shape(c)
     )
 }
 
@@ -340,16 +341,39 @@ fn engine(c: &Config) -> String {
     text
 }
 
-/// A mixed run's weights (get, head, put, delete) as shares of their sum, those drawn at all:
+/// `--access`, `--think` and `--burst`, as they shaped the load: ", access zipf 1.2, think
+/// 1ms after each operation, load 2s on / 8s off", or nothing.
+fn load_shape(c: &Config) -> String {
+    let mut out = String::new();
+    if let Some(access) = c.access {
+        out.push_str(&format!(", access {}", access.describe()));
+    }
+    let secs = |s: f64| format_duration(Duration::from_secs_f64(s));
+    if let Some(think) = c.think_s {
+        out.push_str(&format!(", think {} after each operation", secs(think)));
+    }
+    if let Some([on, off]) = c.burst_s {
+        out.push_str(&format!(", load {} on / {} off", secs(on), secs(off)));
+    }
+    out
+}
+
+/// A mixed run's weights (get, head, put, delete, and list where it had one) as shares of their sum, those drawn at all:
 /// "mix: get 36%, put 47%, delete 17%".
 fn mix_shares(weights: &[u32]) -> String {
     let sum: u32 = weights.iter().sum();
-    let shares: Vec<String> = [OpName::Get, OpName::Head, OpName::Put, OpName::Delete]
-        .iter()
-        .zip(weights)
-        .filter(|(_, &w)| w > 0)
-        .map(|(op, &w)| format!("{op} {:.0}%", 100.0 * f64::from(w) / f64::from(sum)))
-        .collect();
+    let shares: Vec<String> = [
+        OpName::Get,
+        OpName::Head,
+        OpName::Put,
+        OpName::Delete,
+        OpName::List,
+    ]
+    .iter()
+    .zip(weights)
+    .filter(|(_, &w)| w > 0)
+    .map(|(op, &w)| format!("{op} {:.0}%", 100.0 * f64::from(w) / f64::from(sum)))
+    .collect();
     format!("mix: {}", shares.join(", "))
 }
 

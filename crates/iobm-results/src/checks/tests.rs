@@ -61,6 +61,7 @@ pub(crate) fn phase(op: OpName, bytes: [u64; 2], ends: [u64; 2]) -> PhaseResult 
             verify: false,
             data_bytes: bytes[0] + bytes[1],
             stonewall_s: None,
+            access: None,
         },
         start_ns: 0,
         end_ns: ends[0].max(ends[1]),

@@ -87,6 +87,8 @@ pub struct IoArgs {
     #[command(flatten)]
     pub rate: super::RateArgs,
     #[command(flatten)]
+    pub load: super::LoadArgs,
+    #[command(flatten)]
     pub server: ServerArgs,
     #[command(flatten)]
     pub measure: MeasureArgs,

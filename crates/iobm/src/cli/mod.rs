@@ -5,6 +5,7 @@
 
 mod files;
 mod io500;
+mod load;
 mod meta;
 mod plans;
 mod rate;
@@ -17,6 +18,7 @@ mod views;
 
 pub use files::{per_char_name, BonnieArgs, FilesArg, IoArgs, ReadArgs, WriteArgs};
 pub use io500::Io500Args;
+pub use load::LoadArgs;
 pub use meta::{MetaArgs, MetaPhase};
 pub use plans::{RerunArgs, RunArgs};
 pub use rate::{Rate, RateArgs, Sweep};

@@ -119,7 +119,7 @@ fn object_op() -> impl TypedValueParser<Value = ObjectOp> {
         ObjectOp::List => "List the data set, one page of --page-keys per request",
         ObjectOp::Multipart => "Store new objects by multipart upload",
         ObjectOp::Mixed => {
-            "get, head, put and delete drawn by the --get/--head/--put/--delete weights"
+            "get, head, put, delete and list drawn by the --get/--head/--put/--delete/--list weights"
         }
     }
     };
@@ -255,6 +255,10 @@ pub struct S3Args {
     pub mix_put: Option<u32>,
     #[arg(long = "delete", value_name = "W", help = weight_help("DELETE", Mix::default().delete))]
     pub mix_delete: Option<u32>,
+    /// Mixed: weight of LIST, one page of --page-keys of the run's objects each (elbencho's
+    /// ask; warp's mixed has none) [default: 0]
+    #[arg(long = "list", value_name = "W")]
+    pub mix_list: Option<u32>,
     /// Sign payloads: unsigned (UNSIGNED-PAYLOAD) or sha256 (as clients that hash every body)
     #[arg(long, value_parser = payload_signing(), default_value = PayloadSigning::Unsigned.name())]
     pub payload_signing: PayloadSigning,
@@ -280,6 +284,8 @@ pub struct S3Args {
     pub verify: bool,
     #[command(flatten)]
     pub rate: super::RateArgs,
+    #[command(flatten)]
+    pub load: super::LoadArgs,
     #[command(flatten)]
     pub server: ServerArgs,
     /// With the built-in gateway: after uploading the data set, drop the whole system's page

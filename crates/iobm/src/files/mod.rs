@@ -61,11 +61,12 @@ pub(crate) fn check_block(
 fn phase(name: &str, op: Op, io: &IoArgs, block: u64, seed: u64, layout: &Layout) -> Phase {
     let reads = matches!(op, Op::Read | Op::ReadWrite { .. });
     Phase {
-        pattern: if io.random {
-            Pattern::Random { seed }
-        } else {
-            Pattern::Sequential
+        // A write makes the data set, every block once; reads (and --rwmix's writes) skew.
+        pattern: match op {
+            Op::Write if io.random => Pattern::Random { seed },
+            _ => io.load.pattern(io.random, seed),
         },
+        rhythm: io.load.rhythm(),
         direct: io.direct,
         drop_cache: reads && !io.direct && !io.keep_cache,
         drop_system_cache: reads && !io.direct && io.drop_caches,
@@ -117,6 +118,7 @@ struct Sizes {
 fn check_write(args: &WriteArgs, ranks: u64, stream: bool) -> Result<Sizes, Failure> {
     let io = &args.io;
     check_write_flags(args, stream)?;
+    io.load.check_files(io.random)?;
     session::writable_dir(&args.dir)?;
     io.output.check()?;
     io.measure.check_steady(io.duration, "--duration")?;
@@ -187,6 +189,7 @@ fn check_write_flags(args: &WriteArgs, stream: bool) -> Result<(), Failure> {
         ("--drop-caches", io.drop_caches),
         ("--reorder", io.reorder),
         ("--rwmix", io.rwmix.is_some()),
+        ("--access", !io.load.access().is_uniform()),
         ("--server-drop-cmd", io.server.server_drop_cmd.is_some()),
     ];
     if args.keep && io.measure.repeat > 1 {

@@ -74,6 +74,7 @@ fn checked<'a>(args: &'a ReadArgs, ranks: &Ranks) -> Result<ReadPlan<'a>, Failur
 fn check_flags(args: &ReadArgs) -> Result<(), Failure> {
     let io = &args.io;
     io.output.check()?;
+    io.load.check_files(io.random)?;
     io.measure.check_steady(io.duration, "--duration")?;
     let (engine, _) = io.engine()?;
     crate::gpu::check(&io.mem, engine)?;

@@ -55,16 +55,23 @@ impl S3Args {
     /// The weights of a mixed run: those given, the others 0; none given, the engine's
     /// default mix.
     pub(super) fn mix(&self) -> Mix {
-        let given = [self.mix_get, self.mix_head, self.mix_put, self.mix_delete];
+        let given = [
+            self.mix_get,
+            self.mix_head,
+            self.mix_put,
+            self.mix_delete,
+            self.mix_list,
+        ];
         if given.iter().all(Option::is_none) {
             return Mix::default();
         }
-        let [get, head, put, delete] = given.map(|w| w.unwrap_or(0));
+        let [get, head, put, delete, list] = given.map(|w| w.unwrap_or(0));
         Mix {
             get,
             head,
             put,
             delete,
+            list,
         }
     }
 }
@@ -85,6 +92,27 @@ pub(super) fn check_bucket(name: &str) -> Result<(), Failure> {
     }
 }
 
+/// A skewed `--access` only where objects of the data set are picked at random.
+fn check_access(args: &S3Args) -> Result<(), Failure> {
+    let access = args.load.access();
+    let picks = matches!(args.op, ObjectOp::Get | ObjectOp::Head | ObjectOp::Mixed);
+    if access.is_uniform() {
+        Ok(())
+    } else if !picks {
+        Err(Failure::input(format!(
+            "--access {}: applies to s3 get, head and mixed, which pick objects of the data set",
+            access.describe()
+        )))
+    } else if args.once {
+        Err(Failure::input(format!(
+            "--access {}: --once reads every object once, in a shuffled order",
+            access.describe()
+        )))
+    } else {
+        Ok(())
+    }
+}
+
 /// Every check of the flags, before anything is started or created.
 pub(super) fn check_args(args: &S3Args) -> Result<(), Failure> {
     if args.rate.rate_sweep.is_some() {
@@ -93,6 +121,7 @@ pub(super) fn check_args(args: &S3Args) -> Result<(), Failure> {
         ));
     }
     check_rate(args)?;
+    check_access(args)?;
     args.output.check()?;
     let timed = args.ops.is_none() && args.op != ObjectOp::Delete;
     args.measure

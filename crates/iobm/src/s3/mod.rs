@@ -146,6 +146,7 @@ impl S3Plan<'_> {
         phase.data = args.data;
         phase.max_errors = args.max_errors;
         phase.verify = args.verify.then_some(seed);
+        args.load.apply(std::slice::from_mut(&mut phase));
         let (rank, size) = (ranks.rank() as usize, ranks.size() as usize);
         args.rate
             .apply(std::slice::from_mut(&mut phase), rank, size, seed);

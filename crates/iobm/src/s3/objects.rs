@@ -36,6 +36,7 @@ pub(super) fn object_spec(
         } else {
             Picks::Random
         },
+        access: args.load.access(),
     };
     let mut spec = spec;
     if let Some(g) = gateway.filter(|_| args.reuse.is_none()) {
@@ -93,7 +94,11 @@ pub(super) fn s3_settings(
         range_bytes: args.range_size,
         part_size: args.part_size,
         part_concurrency: args.part_concurrency,
-        mix: vec![mix.get, mix.head, mix.put, mix.delete],
+        // A list weight only where given: a mix without one hashes as before.
+        mix: [mix.get, mix.head, mix.put, mix.delete, mix.list]
+            .into_iter()
+            .take(if mix.list > 0 { 5 } else { 4 })
+            .collect(),
         retries: args.retries,
         max_errors: args.max_errors,
         timeout_s: args.timeout.as_secs_f64(),

@@ -75,6 +75,7 @@ impl<'a> QuickS3<'a> {
             retries: 0,
             max_new: env::space(dir).map(|(_, free)| free / 2 / QUICK_OBJECT),
             picks: iobm_stats::names::Picks::Random,
+            access: iobm_stats::access::AccessDist::Uniform,
         };
         Ok(QuickS3 {
             args,

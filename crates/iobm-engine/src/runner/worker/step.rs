@@ -37,6 +37,22 @@ fn wait_for(
     }
 }
 
+/// Idles to `at` (`--think`, `--burst`), no later than the phase's `deadline`; true where it
+/// reached the deadline, the worker then done (its span, and so its rate, over the phase's
+/// whole duration, idle periods included).
+pub(super) fn rest_until<C: Clock>(
+    clock: &C,
+    at: Instant,
+    deadline: Option<Instant>,
+    task: &mut dyn Task,
+    books: &mut Books,
+    (_, control, shared): (&crate::workload::Phase, &Control, &Shared),
+) -> bool {
+    let to = deadline.map_or(at, |d| d.min(at));
+    let woke = wait_for(clock, to, task, books, shared, control);
+    deadline.is_some_and(|d| woke >= d)
+}
+
 /// The start of the next paced operation, waited for (the client's own lag recorded: one
 /// histogram record, no clock read of its own); None where it was meant to start after the
 /// phase's `deadline`, the worker then idle to that end, so that its rate is over the phase's
