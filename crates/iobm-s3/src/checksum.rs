@@ -2,6 +2,7 @@
 //! base64 of its digest), computed inside the operation's time as SDKs that send one do, so
 //! the server checks the body against it.
 
+use crate::sigv4::push_base64;
 use iobm_target::Body;
 use sha2::Digest;
 use std::io;
@@ -47,9 +48,11 @@ impl Checksum {
         }
     }
 
-    /// The base64 of the digest of `body`'s bytes `from..to`, into `out` (cleared first).
+    /// The base64 of the digest of `body`'s bytes `from..to`, into `out` (cleared first; no
+    /// allocation once `out` has grown).
     pub fn of(self, body: &Body<'_>, (from, to): (u64, u64), out: &mut String) -> io::Result<()> {
-        let digest = match self {
+        out.clear();
+        match self {
             Checksum::Crc32 | Checksum::Crc32c | Checksum::Crc64Nvme => {
                 let algorithm = match self {
                     Checksum::Crc32 => crc_fast::CrcAlgorithm::Crc32IsoHdlc,
@@ -58,25 +61,22 @@ impl Checksum {
                 };
                 let mut digest = crc_fast::Digest::new(algorithm);
                 each(body, from, to, |s| digest.update(s))?;
-                let crc = digest.finalize();
-                match self {
-                    Checksum::Crc64Nvme => crc.to_be_bytes().to_vec(),
-                    _ => (crc as u32).to_be_bytes().to_vec(),
-                }
+                let crc = digest.finalize().to_be_bytes();
+                // A 32-bit CRC is the low half of the 64 bits.
+                let skip = if self == Checksum::Crc64Nvme { 0 } else { 4 };
+                push_base64(out, &crc[skip..]);
             }
             Checksum::Sha1 => {
                 let mut hasher = sha1::Sha1::new();
                 each(body, from, to, |s| hasher.update(s))?;
-                hasher.finalize().to_vec()
+                push_base64(out, &hasher.finalize());
             }
             Checksum::Sha256 => {
                 let mut hasher = sha2::Sha256::new();
                 each(body, from, to, |s| hasher.update(s))?;
-                hasher.finalize().to_vec()
+                push_base64(out, &hasher.finalize());
             }
-        };
-        out.clear();
-        base64(&digest, out);
+        }
         Ok(())
     }
 }
@@ -87,26 +87,6 @@ fn each(body: &Body<'_>, from: u64, to: u64, mut f: impl FnMut(&[u8])) -> io::Re
         slices.iter().for_each(|s| f(&s[..]));
         Ok(())
     })
-}
-
-/// Standard base64 (RFC 4648, padded) of `bytes`, appended to `out`.
-fn base64(bytes: &[u8], out: &mut String) {
-    const ABC: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    for chunk in bytes.chunks(3) {
-        let b = [
-            chunk[0],
-            *chunk.get(1).unwrap_or(&0),
-            *chunk.get(2).unwrap_or(&0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(ABC[(n >> (18 - 6 * i) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
 }
 
 #[cfg(test)]
@@ -142,19 +122,5 @@ mod tests {
             of(Checksum::Sha256, b"abc"),
             "ungWv48Bz+pBQUDeXa4iI7ADYaOWF3qctBD/YfIAFa0="
         );
-    }
-
-    #[test]
-    fn base64_pads_one_and_two_byte_tails() {
-        let b64 = |b: &[u8]| {
-            let mut s = String::new();
-            base64(b, &mut s);
-            s
-        };
-        assert_eq!(b64(b""), "");
-        assert_eq!(b64(b"f"), "Zg==");
-        assert_eq!(b64(b"fo"), "Zm8=");
-        assert_eq!(b64(b"foo"), "Zm9v");
-        assert_eq!(b64(b"foobar"), "Zm9vYmFy");
     }
 }

@@ -37,11 +37,17 @@ fn hmac(key: &[u8], data: &[u8]) -> [u8; 32] {
     mac.finalize().into_bytes().into()
 }
 
-/// Appends the lower-case hex of `bytes` to `out`.
 /// Standard base64 with padding (Content-MD5).
 pub fn base64(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    push_base64(&mut out, bytes);
+    out
+}
+
+/// Appends the standard base64 with padding of `bytes` to `out` (S3's additional checksums,
+/// into a reused buffer).
+pub fn push_base64(out: &mut String, bytes: &[u8]) {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     for chunk in bytes.chunks(3) {
         let b = [
             chunk[0],
@@ -57,9 +63,9 @@ pub fn base64(bytes: &[u8]) -> String {
             }
         }
     }
-    out
 }
 
+/// Appends the lower-case hex of `bytes` to `out`.
 pub fn push_hex(out: &mut String, bytes: &[u8]) {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
     for b in bytes {

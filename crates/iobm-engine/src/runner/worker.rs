@@ -9,16 +9,6 @@ use crate::outcome::{OpOutcome, WorkerOutcome};
 use crate::pace::{Clock, PaceBooks, PaceOutcome};
 use crate::requests::RequestBuf;
 use crate::rhythm::{Rest, Resting, Restless};
-
-/// A worker: its index, phase, control, shared books, the phase's start and its wall.
-type Worker<'a, 'w> = (
-    usize,
-    &'a Phase,
-    &'a Control,
-    &'a Shared,
-    Instant,
-    Walled<'w>,
-);
 use crate::stonewall::Wall;
 use crate::task::{Completed, Task};
 use crate::workload::{Phase, StopRule};
@@ -30,6 +20,16 @@ use std::time::Instant;
 use step::{execute, paced_start, rest_until};
 
 mod step;
+
+/// A worker: its index, phase, control, shared books, the phase's start and its wall.
+type Worker<'a, 'w> = (
+    usize,
+    &'a Phase,
+    &'a Control,
+    &'a Shared,
+    Instant,
+    Walled<'w>,
+);
 
 /// When a worker stops: the phase's deadline, its wall, its share of a count of operations.
 struct Limits<'a> {
