@@ -1,5 +1,6 @@
 //! `--requests FILE`: every operation of the run, as the engine's [`RequestSink`] hands each
-//! worker's chunk over, written as one zstd frame per chunk (FILE.rankN on rank N), so a killed
+//! worker's chunk over, encoded on the worker's thread and compressed and written by a thread
+//! of the file's own, as one zstd frame per chunk (FILE.rankN on rank N), so a killed
 //! run's file reads up to its last whole frame. A frame holds a header (rank, worker, host,
 //! phase, its kinds and the worker's error kinds) and [`RECORD`] bytes per request,
 //! little-endian.
@@ -13,38 +14,66 @@ use iobm_engine::{Request, RequestChunk, RequestSink};
 use std::fs::File;
 use std::io::Write;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::thread::JoinHandle;
 
 const MAGIC: &[u8; 8] = b"IOBMRQ2\0";
 /// Bytes of one request before compression.
 pub const RECORD: usize = 7 * 8 + 2;
 
-/// The open requests file of this rank.
+/// Encoded chunks waiting for the writer thread: at most this many (a few MiB), so a file that
+/// cannot keep up holds the workers back rather than filling memory.
+const QUEUED: usize = 16;
+
+/// The open requests file of this rank: the workers encode their chunks, a thread of its own
+/// compresses and writes them (off the workers' threads), and dropping it waits for the last.
 pub struct RequestsFile {
     rank: u32,
     host: String,
-    file: Mutex<File>,
-    warned: AtomicBool,
+    frames: Option<SyncSender<Vec<u8>>>,
+    writer: Option<JoinHandle<()>>,
 }
 
 impl RequestsFile {
     /// Creates `--requests FILE` for `rank` on `host` (FILE.rankN on rank N), empty.
     pub fn create(path: &Path, rank: u32, host: &str) -> Result<RequestsFile, Failure> {
         let path = live_path(path, rank);
-        let file = File::create(&path).map_err(|e| {
+        let cannot = |e: std::io::Error| {
             let why = describe_io(&e);
             Failure::run(format!(
                 "--requests {}: cannot write: {why}",
                 path.display()
             ))
-        })?;
+        };
+        let file = File::create(&path).map_err(cannot)?;
+        let (frames, queue) = sync_channel(QUEUED);
+        let writer = std::thread::Builder::new()
+            .name("iobm-requests".into())
+            .spawn(move || write_frames(file, queue))
+            .map_err(cannot)?;
         Ok(RequestsFile {
             rank,
             host: host.to_string(),
-            file: Mutex::new(file),
-            warned: AtomicBool::new(false),
+            frames: Some(frames),
+            writer: Some(writer),
         })
+    }
+}
+
+/// The writer thread: each chunk compressed as one zstd frame and appended; the first failure
+/// said once.
+fn write_frames(mut file: File, queue: Receiver<Vec<u8>>) {
+    let mut warned = false;
+    for plain in queue {
+        let frame = zstd::bulk::compress(&plain, 3).expect("zstd compresses in memory");
+        if let Err(e) = file.write_all(&frame) {
+            if !std::mem::replace(&mut warned, true) {
+                eprintln!(
+                    "iobm: warning: --requests: cannot write: {}",
+                    describe_io(&e)
+                );
+            }
+        }
     }
 }
 
@@ -53,16 +82,19 @@ impl RequestSink for RequestsFile {
         if chunk.records.is_empty() {
             return;
         }
-        let frame = zstd::bulk::compress(&encode(self.rank, &self.host, chunk), 3)
-            .expect("zstd compresses in memory");
-        let written = self.file.lock().unwrap().write_all(&frame);
-        if let Err(e) = written {
-            if !self.warned.swap(true, Ordering::Relaxed) {
-                eprintln!(
-                    "iobm: warning: --requests: cannot write: {}",
-                    describe_io(&e)
-                );
-            }
+        if let Some(frames) = &self.frames {
+            // The writer is gone only if it panicked: then nothing more is kept.
+            let _ = frames.send(encode(self.rank, &self.host, chunk));
+        }
+    }
+}
+
+impl Drop for RequestsFile {
+    /// Every chunk handed over is written before the file is closed.
+    fn drop(&mut self) {
+        drop(self.frames.take());
+        if let Some(writer) = self.writer.take() {
+            let _ = writer.join();
         }
     }
 }
