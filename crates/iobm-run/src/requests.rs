@@ -65,7 +65,7 @@ impl RequestsFile {
 fn write_frames(mut file: File, queue: Receiver<Vec<u8>>) {
     let mut warned = false;
     for plain in queue {
-        let frame = zstd::bulk::compress(&plain, 3).expect("zstd compresses in memory");
+        let frame = zstd::bulk::compress(&plain, 1).expect("zstd compresses in memory");
         if let Err(e) = file.write_all(&frame) {
             if !std::mem::replace(&mut warned, true) {
                 eprintln!(
