@@ -31,13 +31,7 @@ fn a_stream_run_page_draws_every_chart_with_the_json_numbers() {
     assert!(dom.contains("data-verdict="), "the cache verdict is shown");
     // `iobm report --html` of the saved run gives the same page.
     let again = dir.path().join("again.html");
-    iobm()
-        .arg("report")
-        .arg(&json)
-        .arg("--html")
-        .arg(&again)
-        .assert()
-        .success();
+    report_html(&json, &again);
     assert_eq!(
         std::fs::read_to_string(&again).unwrap(),
         std::fs::read_to_string(&html).unwrap()
@@ -107,13 +101,7 @@ fn the_io500_page_opens_on_its_headline_and_its_labels_and_scores_fit() {
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/io500.json");
     let dir = tempfile::tempdir().unwrap();
     let html = dir.path().join("io500.html");
-    iobm()
-        .arg("report")
-        .arg(&fixture)
-        .arg("--html")
-        .arg(&html)
-        .assert()
-        .success();
+    report_html(&fixture, &html);
     let charts = charts_of(&html);
     let dom = check_page(&html, charts.len());
     let result = load(&fixture);
@@ -156,13 +144,7 @@ fn a_page_of_2000_workers_draws_their_distribution() {
     let dir = tempfile::tempdir().unwrap();
     let (json, html) = (dir.path().join("many.json"), dir.path().join("many.html"));
     std::fs::write(&json, serde_json::to_vec(&result).unwrap()).unwrap();
-    iobm()
-        .arg("report")
-        .arg(&json)
-        .arg("--html")
-        .arg(&html)
-        .assert()
-        .success();
+    report_html(&json, &html);
     let charts = charts_of(&html);
     check_page(&html, charts.len());
     let many: Vec<_> = charts
@@ -192,13 +174,7 @@ fn a_meta_run_page_draws_a_chart_of_operations_per_worker_for_every_phase() {
     assert_eq!(phases, 9);
     let dir = tempfile::tempdir().unwrap();
     let html = dir.path().join("meta.html");
-    iobm()
-        .arg("report")
-        .arg(&fixture)
-        .arg("--html")
-        .arg(&html)
-        .assert()
-        .success();
+    report_html(&fixture, &html);
     // The run's throughput, then per phase: its latency distribution and each worker's rate.
     let dom = check_page(&html, 1 + 2 * phases);
     for phase in result["phases"].as_array().unwrap() {
@@ -220,13 +196,7 @@ fn a_rate_sweep_page_draws_its_curve_with_every_other_chart() {
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/rate-sweep.json");
     let dir = tempfile::tempdir().unwrap();
     let html = dir.path().join("sweep.html");
-    iobm()
-        .arg("report")
-        .arg(&fixture)
-        .arg("--html")
-        .arg(&html)
-        .assert()
-        .success();
+    report_html(&fixture, &html);
     let charts = charts_of(&html);
     assert_eq!(
         charts[0]["title"],
@@ -248,13 +218,7 @@ fn an_mpi_run_page_has_a_bar_per_rank() {
     assert!(result["ranks"].as_array().unwrap().len() > 1);
     let dir = tempfile::tempdir().unwrap();
     let html = dir.path().join("mpi.html");
-    iobm()
-        .arg("report")
-        .arg(&fixture)
-        .arg("--html")
-        .arg(&html)
-        .assert()
-        .success();
+    report_html(&fixture, &html);
     let phases = result["phases"].as_array().unwrap().len();
     // Per phase (each a few milliseconds: one interval, no charts over time): distribution,
     // workers, ranks.
@@ -350,6 +314,17 @@ fn a_three_way_bonnie_comparison_page_has_a_chart_per_test() {
 }
 
 /// The chart specifications a page carries.
+/// `iobm report RESULT --html PAGE`, which must succeed.
+fn report_html(result: &Path, page: &Path) {
+    iobm()
+        .arg("report")
+        .arg(result)
+        .arg("--html")
+        .arg(page)
+        .assert()
+        .success();
+}
+
 fn charts_of(page: &Path) -> Vec<serde_json::Value> {
     let source = std::fs::read_to_string(page).unwrap();
     let data = source
@@ -369,13 +344,7 @@ fn a_bonnie_run_page_is_compact_with_bonnie_tables_and_no_empty_rate_charts() {
     let result = load(&fixture);
     let dir = tempfile::tempdir().unwrap();
     let html = dir.path().join("bonnie.html");
-    iobm()
-        .arg("report")
-        .arg(&fixture)
-        .arg("--html")
-        .arg(&html)
-        .assert()
-        .success();
+    report_html(&fixture, &html);
     let phases = result["phases"].as_array().unwrap();
     // Its tests last milliseconds: one interval each, so no charts over time; bars of workers
     // only for the seeks' several; a latency distribution each, and the run's throughput.
