@@ -1177,7 +1177,7 @@ _iobm() {
             return 0
             ;;
         iobm__subcmd__s3)
-            opts="-c -d -h --endpoint --tls --insecure --dir --bucket --prefix --access-key --secret-key --session-token --region --concurrent --obj-size --obj-size-range --objects --duration --ramp --ops --once --range-size --part-size --part-concurrency --page-keys --batch --get --head --put --delete --list --payload-signing --checksum --retries --max-errors --timeout --verify --rate --arrivals --rate-sweep --slo --access --think --burst --server-ram --server-metrics --server-devices --server-drop-cmd --line-rate --drop-caches --new-connection --data --keep --reuse --interval --repeat --until-stable --json --csv --html --live --requests --metrics-listen --metrics-linger --label --print-spec --help put get head delete list multipart mixed"
+            opts="-c -d -h --endpoint --tls --insecure --dir --bucket --prefix --access-key --secret-key --session-token --region --concurrent --obj-size --obj-size-range --objects --duration --ramp --ops --once --range-size --part-size --part-concurrency --page-keys --batch --get --head --put --delete --list --payload-signing --checksum --retries --max-errors --timeout --verify --rate --arrivals --rate-sweep --slo --access --think --burst --server-ram --server-metrics --server-devices --server-drop-cmd --line-rate --drop-caches --new-connection --data --keep --reuse --interval --repeat --until-stable --json --csv --html --live --requests --metrics-listen --metrics-linger --label --print-spec --help put get head delete list multipart mixed versioned"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

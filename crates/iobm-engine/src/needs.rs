@@ -44,6 +44,7 @@ fn op_needs(op: Op, phase: &Phase) -> &'static [Capability] {
         Op::Object(ObjectOp::Get | ObjectOp::Mixed) if ranged => &[Capability::RangedReads],
         Op::Object(ObjectOp::List) => &[Capability::Listing],
         Op::Object(ObjectOp::Multipart) => &[Capability::Multipart],
+        Op::Object(ObjectOp::Versioned) => &[Capability::Versions],
         Op::Object(_) => &[],
         Op::Meta(MetaOp::FileCreate | MetaOp::FileRead) => &[Capability::Files],
         Op::Meta(MetaOp::FileRename) => &[Capability::Rename],

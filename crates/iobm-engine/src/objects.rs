@@ -4,7 +4,7 @@
 use crate::data::Generator;
 use crate::permute::{mix, Permutation};
 use crate::task::Task;
-use crate::workload::{object_name, ObjectOp, ObjectSpec, Phase, MIXED};
+use crate::workload::{object_name, Mix, ObjectOp, ObjectSpec, Phase, MIXED};
 use iobm_stats::access::Picker;
 use iobm_stats::names::Picks;
 use iobm_target::objects::{stamp, CHUNK, STAMP_LEN};
@@ -114,6 +114,46 @@ pub(crate) struct ObjectTask<'a> {
 /// The index of a mixed phase's operation among its classes.
 fn class_of(op: ObjectOp) -> usize {
     MIXED.iter().position(|&m| m == op).unwrap_or(0)
+}
+
+/// The class of a mixed phase's next operation, drawn by the mix's weights from `random`.
+fn draw_class(m: Mix, random: u64) -> usize {
+    let total: u64 = MIXED.iter().map(|&op| u64::from(m.weight(op))).sum();
+    let mut draw = random % total.max(1);
+    MIXED
+        .iter()
+        .position(|&op| {
+            let w = u64::from(m.weight(op));
+            draw < w || {
+                draw -= w;
+                false
+            }
+        })
+        .unwrap_or(MIXED.len() - 1)
+}
+
+/// `--verify` of a PUT: the ETag the store answered must be the MD5 of what was sent, where
+/// it is an MD5 (32 hex digits; multipart and opaque ETags are not).
+fn check_etag(session: &dyn Objects, body: &Body<'_>) -> io::Result<()> {
+    let Some(etag) = session.last_etag() else {
+        return Ok(());
+    };
+    if etag.len() != 32 || !etag.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Ok(());
+    }
+    let mut md5 = Md5::new();
+    body.for_each_batch(0, body.len(), &mut |slices| {
+        slices.iter().for_each(|s| md5.update(&s[..]));
+        Ok(())
+    })?;
+    let sent: String = md5.finalize().iter().map(|b| format!("{b:02x}")).collect();
+    if !sent.eq_ignore_ascii_case(etag) {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("the store answered ETag {etag}, not the MD5 of what was sent ({sent}): it did not store these bytes"),
+        ));
+    }
+    Ok(())
 }
 
 impl<'a> ObjectTask<'a> {
@@ -262,19 +302,7 @@ impl<'a> ObjectTask<'a> {
     /// A mixed phase's operation `i`: its kind drawn by the mix's weights (a PUT while no
     /// object lives), then its object; false once the new objects are used up.
     fn pick_mixed(&mut self, i: u64) -> bool {
-        let m = self.spec.mix;
-        let total: u64 = MIXED.iter().map(|&op| u64::from(m.weight(op))).sum();
-        let mut draw = self.random() % total.max(1);
-        self.class = MIXED
-            .iter()
-            .position(|&op| {
-                let w = u64::from(m.weight(op));
-                draw < w || {
-                    draw -= w;
-                    false
-                }
-            })
-            .unwrap_or(MIXED.len() - 1);
+        self.class = draw_class(self.spec.mix, self.random());
         if self.live.is_empty() && self.current() != ObjectOp::Put {
             self.class = class_of(ObjectOp::Put);
         }
@@ -377,6 +405,7 @@ impl Task for ObjectTask<'_> {
                     return false;
                 }
             }
+            ObjectOp::Versioned => unreachable!("versioned phases run as VersionedTask"),
         }
         let reads = self.current() == ObjectOp::Get;
         if let (true, Some(len)) = (reads, self.spec.range) {
@@ -441,7 +470,7 @@ impl Task for ObjectTask<'_> {
                 self.keys = page.keys;
                 Ok(0)
             }
-            ObjectOp::Mixed => unreachable!("drawn above"),
+            ObjectOp::Mixed | ObjectOp::Versioned => unreachable!("drawn above"),
         }
     }
 
@@ -470,32 +499,12 @@ impl Task for ObjectTask<'_> {
         self.keys
     }
 
-    /// `--verify` of a PUT: the ETag the store answered must be the MD5 of what was sent, where
-    /// it is an MD5 (32 hex digits; multipart and opaque ETags are not).
+    /// `--verify` of a PUT: its ETag checked against what was sent.
     fn check(&mut self) -> io::Result<()> {
         if self.phase.verify.is_none() || self.current() != ObjectOp::Put {
             return Ok(());
         }
-        let Some(etag) = self.session.last_etag() else {
-            return Ok(());
-        };
-        if etag.len() != 32 || !etag.bytes().all(|b| b.is_ascii_hexdigit()) {
-            return Ok(());
-        }
-        let mut md5 = Md5::new();
-        let body = self.body();
-        body.for_each_batch(0, body.len(), &mut |slices| {
-            slices.iter().for_each(|s| md5.update(&s[..]));
-            Ok(())
-        })?;
-        let sent: String = md5.finalize().iter().map(|b| format!("{b:02x}")).collect();
-        if !sent.eq_ignore_ascii_case(etag) {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidData,
-                format!("the store answered ETag {etag}, not the MD5 of what was sent ({sent}): it did not store these bytes"),
-            ));
-        }
-        Ok(())
+        check_etag(&*self.session, &self.body())
     }
 
     fn take_verify_ns(&mut self) -> u64 {
@@ -509,3 +518,22 @@ impl Task for ObjectTask<'_> {
 
 #[cfg(test)]
 mod tests;
+mod versioned;
+
+use versioned::VersionedTask;
+
+/// Worker `worker`'s task for object operation `op` of `phase`.
+pub(crate) fn object_task<'a>(
+    target: &'a dyn Target,
+    phase: &'a Phase,
+    op: ObjectOp,
+    (run_id, worker): (u64, usize),
+    content: &'a Generator,
+) -> Result<Box<dyn Task + 'a>, (io::Error, String)> {
+    Ok(match op {
+        ObjectOp::Versioned => {
+            Box::new(VersionedTask::new(target, phase, run_id, worker, content)?)
+        }
+        op => Box::new(ObjectTask::new(target, phase, op, run_id, worker, content)?),
+    })
+}

@@ -7,7 +7,7 @@ use crate::control::{Control, LivePhase};
 use crate::cpu::CpuTimes;
 use crate::data::Generator;
 use crate::live::Gather;
-use crate::objects::ObjectTask;
+use crate::objects::object_task;
 use crate::outcome::{ErrorCount, OpOutcome, PhaseEnd, PhaseOutcome, WorkerOutcome};
 use crate::pace::{Monotonic, PaceOutcome};
 use crate::steady::{self, SteadyOutcome, SumRanks, Tally};
@@ -158,8 +158,7 @@ pub fn run_phase(
     let prepare = |w: usize| {
         pin_worker(phase, w)?;
         let task = match phase.op {
-            Op::Object(op) => ObjectTask::new(target, phase, op, control.run_id, w, content)
-                .map(|t| Box::new(t) as Box<dyn Task + '_>),
+            Op::Object(op) => object_task(target, phase, op, (control.run_id, w), content),
             _ => choose::file_task(target, phase, control.run_id, w, walk.as_ref()),
         };
         task.map_err(|(e, what)| WorkerError::new(&e, what))

@@ -75,10 +75,10 @@ impl Op {
     }
 
     /// The operations whose counts, bytes and latencies are kept apart within a phase (the
-    /// mixed phase has four; every other phase one).
+    /// mixed and versioned phases have five; every other phase one).
     pub fn classes(self) -> &'static [OpName] {
         match self {
-            Op::Object(ObjectOp::Mixed) => &MIXED_NAMES,
+            Op::Object(ObjectOp::Mixed | ObjectOp::Versioned) => &MIXED_NAMES,
             Op::Object(ObjectOp::Put) => &[OpName::Put],
             Op::Object(ObjectOp::Get) => &[OpName::Get],
             Op::Object(ObjectOp::Head) => &[OpName::Head],
@@ -110,7 +110,9 @@ impl Op {
                 | Op::Seek { .. }
                 | Op::Create
                 | Op::Meta(MetaOp::FileCreate)
-                | Op::Object(ObjectOp::Put | ObjectOp::Multipart | ObjectOp::Mixed)
+                | Op::Object(
+                    ObjectOp::Put | ObjectOp::Multipart | ObjectOp::Mixed | ObjectOp::Versioned
+                )
         )
     }
 
@@ -125,7 +127,7 @@ impl Op {
                 | Op::Seek { .. }
                 | Op::Stat
                 | Op::Meta(MetaOp::FileRead)
-                | Op::Object(ObjectOp::Get | ObjectOp::Mixed)
+                | Op::Object(ObjectOp::Get | ObjectOp::Mixed | ObjectOp::Versioned)
         )
     }
 

@@ -101,7 +101,10 @@ fn servers(phase: &PhaseResult, machine: &Machine, out: &mut Vec<Warning>) {
     let s = &phase.settings;
     // A server's cache, which no client residency shows and O_DIRECT does not bypass; the
     // servers' own counters, where they tell, say more.
-    let reads_data = matches!(phase.op, OpName::Read | OpName::Get | OpName::Mixed);
+    let reads_data = matches!(
+        phase.op,
+        OpName::Read | OpName::Get | OpName::Mixed | OpName::Versioned
+    );
     let servers_told = phase.cache.servers.iter().any(|e| e.unavailable.is_none());
     let dropped = crate::remote::servers_dropped(phase);
     if let Some((server, source)) = machine
@@ -204,7 +207,8 @@ fn file_reads(
 fn object_reads(phase: &PhaseResult, machine: &Machine, out: &mut Vec<Warning>) {
     let s = &phase.settings;
     let servers_told = phase.cache.servers.iter().any(|e| e.unavailable.is_none());
-    if matches!(phase.op, OpName::Get | OpName::Mixed) && s.data_bytes > 0 {
+    let reads = matches!(phase.op, OpName::Get | OpName::Mixed | OpName::Versioned);
+    if reads && s.data_bytes > 0 {
         let read: u64 = phase
             .operations
             .iter()

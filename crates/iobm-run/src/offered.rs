@@ -18,7 +18,9 @@ pub fn measure(phase: &Phase, run_id: u64) -> Option<DataOffered> {
         phase.op,
         Op::Write
             | Op::PutChar(_)
-            | Op::Object(ObjectOp::Put | ObjectOp::Multipart | ObjectOp::Mixed)
+            | Op::Object(
+                ObjectOp::Put | ObjectOp::Multipart | ObjectOp::Mixed | ObjectOp::Versioned
+            )
     );
     if !writes_data {
         return None;

@@ -121,7 +121,7 @@ fn operations(phase: &Phase, outcome: &PhaseOutcome) -> Vec<OperationResult> {
     let per_s = |n: u64| if wall_s > 0.0 { n as f64 / wall_s } else { 0.0 };
     // A mix without LIST has no list books to show (LIST came last to mixes).
     let unlisted = (phase.objects.as_ref()).is_some_and(|o| o.mix.list == 0)
-        && phase.op == Op::Object(ObjectOp::Mixed);
+        && matches!(phase.op, Op::Object(ObjectOp::Mixed | ObjectOp::Versioned));
     outcome
         .by_op
         .iter()

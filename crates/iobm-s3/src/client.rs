@@ -263,8 +263,14 @@ impl Client {
         }
     }
 
-    pub(crate) fn head(&mut self, config: &S3Config, key: &str) -> io::Result<u64> {
-        let head = self.request(config, "HEAD", Some(key), &[], &[], None)?;
+    /// The size of `key` (with `query`: of a version of it).
+    pub(crate) fn head(
+        &mut self,
+        config: &S3Config,
+        key: &str,
+        query: &[(&str, &str)],
+    ) -> io::Result<u64> {
+        let head = self.request(config, "HEAD", Some(key), query, &[], None)?;
         if head.status != 200 {
             return Err(self.error(&head));
         }
@@ -301,15 +307,15 @@ impl Client {
         Ok((keys, if truncated { next } else { None }))
     }
 
-    /// Deletes `key`, or with `upload` aborts that multipart upload of it; one already gone
-    /// (404) is fine.
+    /// Deletes `key`, or with `what` (`versionId` or `uploadId`, and its value) that version
+    /// of it, or aborts that multipart upload of it; one already gone (404) is fine.
     pub(crate) fn delete(
         &mut self,
         config: &S3Config,
         key: &str,
-        upload: Option<&str>,
+        what: Option<(&str, &str)>,
     ) -> io::Result<()> {
-        let query = upload.map(|id| [("uploadId", id)]);
+        let query = what.map(|pair| [pair]);
         let query: &[(&str, &str)] = query.as_ref().map_or(&[], |q| &q[..]);
         let head = self.request(config, "DELETE", Some(key), query, &[], None)?;
         if head.status == 404 {

@@ -106,6 +106,8 @@ pub struct Connection {
     buf: Box<[u8]>,
     /// The `ETag` of the last answer (empty when it had none), in a reused buffer.
     etag: String,
+    /// The `x-amz-version-id` of the last answer (empty when it had none), in a reused buffer.
+    version: String,
     /// Received bytes not yet consumed: buf[start..end].
     start: usize,
     end: usize,
@@ -175,6 +177,7 @@ impl Connection {
             tls,
             stream: None,
             etag: String::new(),
+            version: String::new(),
             buf: vec![0; BUF].into_boxed_slice(),
             start: 0,
             end: 0,
@@ -357,6 +360,7 @@ impl Connection {
                         continue;
                     }
                     self.etag.clear();
+                    self.version.clear();
                     let mut head = Head {
                         status,
                         close: response.version == Some(0),
@@ -377,6 +381,8 @@ impl Connection {
                         } else if h.name.eq_ignore_ascii_case("etag") {
                             self.etag.clear();
                             self.etag.push_str(value);
+                        } else if h.name.eq_ignore_ascii_case("x-amz-version-id") {
+                            self.version.push_str(value);
                         }
                     }
                     self.start += len;
@@ -423,6 +429,11 @@ impl Connection {
     /// The `ETag` of the last answer; empty when it had none.
     pub fn etag(&self) -> &str {
         &self.etag
+    }
+
+    /// The `x-amz-version-id` of the last answer; empty when it had none.
+    pub fn version(&self) -> &str {
+        &self.version
     }
 
     /// Reads and forgets a body (of an answer whose body iobm does not need).

@@ -10,9 +10,11 @@ pub mod http;
 mod session;
 pub mod sigv4;
 pub mod tls;
+mod versions;
 pub mod xml;
 
 pub use checksum::Checksum;
+pub use versions::Versioning;
 
 use client::Client;
 use http::Connection;
@@ -116,6 +118,9 @@ pub struct S3Config {
     pub payload: PayloadSigning,
     /// `--checksum`: the additional checksum each whole-object PUT carries, if any.
     pub checksum: Option<Checksum>,
+    /// The run works on versions of objects (`s3 versioned`), in a bucket that keeps them:
+    /// the target then declares [`Capability::Versions`].
+    pub versions: bool,
     /// Longest wait for a connection, or for progress of a request or response.
     pub timeout: Duration,
     /// Open a new connection for every request (`Connection: close`); its setup is then
@@ -225,18 +230,37 @@ impl S3Target {
         }
     }
 
-    /// Every key under the run's prefix, listed on `c`.
-    fn list_all(&self, c: &mut Client) -> io::Result<Vec<String>> {
+    /// Every key under the run's prefix, listed on `c`; in a bucket that keeps versions,
+    /// every version and delete marker, each with its version id.
+    fn list_all(&self, c: &mut Client) -> io::Result<Vec<(String, Option<String>)>> {
         let mut keys = Vec::new();
         let mut token: Option<String> = None;
+        let versioned = c.versioning(&self.config)?.keeps_versions();
         loop {
-            let (page, next) = c.list_page(&self.config, token.as_deref(), 1000)?;
-            keys.extend(page);
+            let next = if versioned {
+                let page = c.versions_page(&self.config, token.as_deref(), 1000)?;
+                keys.extend(page.entries.into_iter().map(|(k, v)| (k, Some(v))));
+                page.next
+            } else {
+                let (page, next) = c.list_page(&self.config, token.as_deref(), 1000)?;
+                keys.extend(page.into_iter().map(|k| (k, None)));
+                next
+            };
             match next {
                 Some(t) => token = Some(t),
                 None => return Ok(keys),
             }
         }
+    }
+
+    /// The bucket's versioning state.
+    pub fn versioning(&self) -> io::Result<Versioning> {
+        self.control.lock().unwrap().versioning(&self.config)
+    }
+
+    /// Turns versioning on in the bucket (only ever one this run created).
+    pub fn enable_versioning(&self) -> io::Result<()> {
+        self.control.lock().unwrap().enable_versioning(&self.config)
     }
 
     /// One try of the clean-up on fresh connections to endpoint `endpoint` and the workers'
@@ -265,13 +289,14 @@ impl S3Target {
         if keys.is_empty() && uploads.is_empty() {
             return (0, Ok(()));
         }
-        let jobs: Vec<(&str, Option<&str>)> = keys
+        // Each key with what it deletes: the object, a version of it, or an upload.
+        let jobs: Vec<(&str, Option<(&str, &str)>)> = keys
             .iter()
-            .map(|k| (k.as_str(), None))
+            .map(|(k, version)| (k.as_str(), version.as_deref().map(|v| ("versionId", v))))
             .chain(
                 uploads
                     .iter()
-                    .map(|(k, id)| (k.as_str(), Some(id.as_str()))),
+                    .map(|(k, id)| (k.as_str(), Some(("uploadId", id.as_str())))),
             )
             .collect();
         let threads = threads.clamp(1, 32).min(jobs.len());
@@ -284,13 +309,13 @@ impl S3Target {
                     scope.spawn(move || {
                         let mut c = Client::on(config, config.job_endpoint(endpoint + i));
                         let mut removed = 0;
-                        for &(key, upload) in jobs {
+                        for &(key, what) in jobs {
                             // The first failure ends this share: a dead server fails them all,
                             // each after the timeout.
-                            if let Err(e) = c.delete(config, key, upload) {
+                            if let Err(e) = c.delete(config, key, what) {
                                 return (removed, Some(e));
                             }
-                            removed += u64::from(upload.is_none());
+                            removed += u64::from(what.is_none_or(|(q, _)| q != "uploadId"));
                         }
                         (removed, None)
                     })
@@ -365,11 +390,15 @@ pub const CLEANUP_TRIES: usize = CLEANUP_WAITS.len() + 1;
 
 impl Target for S3Target {
     fn capabilities(&self) -> Capabilities {
-        Capabilities::of(&[
+        let caps = Capabilities::of(&[
             Capability::RangedReads,
             Capability::Listing,
             Capability::Multipart,
-        ])
+        ]);
+        match self.config.versions {
+            true => caps.with(Capability::Versions),
+            false => caps,
+        }
     }
 
     fn prepare(&self) -> io::Result<bool> {
@@ -411,7 +440,7 @@ impl Target for S3Target {
 
     fn len(&self, name: &str) -> io::Result<u64> {
         let key = format!("{}{name}", self.config.prefix);
-        self.control.lock().unwrap().head(&self.config, &key)
+        self.control.lock().unwrap().head(&self.config, &key, &[])
     }
 
     fn objects(&self, worker: usize) -> io::Result<Box<dyn Objects + '_>> {

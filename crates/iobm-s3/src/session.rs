@@ -34,6 +34,50 @@ impl S3Session<'_> {
         self.key = key;
         result
     }
+
+    /// A GET of the object (or `range` of it) with `query` (a version), its body handed to
+    /// `sink` as it arrives, after an empty slice when the answer begins.
+    fn get_of(
+        &mut self,
+        name: &str,
+        range: Option<(u64, u64)>,
+        query: &[(&str, &str)],
+        sink: &mut dyn FnMut(&[u8]),
+    ) -> io::Result<u64> {
+        let mut range_value = std::mem::take(&mut self.range);
+        range_value.clear();
+        if let Some((first, last)) = range {
+            let _ = write!(range_value, "bytes={first}-{last}");
+        }
+        let range_header = [("range", range_value.as_str())];
+        let headers: &[(&str, &str)] = if range.is_some() { &range_header } else { &[] };
+        let result = self.keyed(name, |c, config, key| {
+            let head = c.request(config, "GET", Some(key), query, headers, None)?;
+            if head.status != 200 && head.status != 206 {
+                return Err(c.error(&head));
+            }
+            sink(&[]);
+            c.conn.read_body(&head, sink)
+        });
+        self.range = range_value;
+        result
+    }
+
+    /// Refuses operations on versions unless the run declared them ([`S3Config::versions`]).
+    fn versions(&self) -> io::Result<()> {
+        match self.config.versions {
+            true => Ok(()),
+            false => Err(iobm_target::Unsupported(iobm_target::Capability::Versions).into()),
+        }
+    }
+
+    /// A DELETE of the object with `query` (a version).
+    fn delete_of(&mut self, name: &str, query: &[(&str, &str)]) -> io::Result<()> {
+        self.keyed(name, |c, config, key| {
+            let head = c.request(config, "DELETE", Some(key), query, &[], None)?;
+            c.expect_ok(&head)
+        })
+    }
 }
 
 impl Objects for S3Session<'_> {
@@ -66,34 +110,15 @@ impl Objects for S3Session<'_> {
         range: Option<(u64, u64)>,
         sink: &mut dyn FnMut(&[u8]),
     ) -> io::Result<u64> {
-        let mut range_value = std::mem::take(&mut self.range);
-        range_value.clear();
-        if let Some((first, last)) = range {
-            let _ = write!(range_value, "bytes={first}-{last}");
-        }
-        let range_header = [("range", range_value.as_str())];
-        let headers: &[(&str, &str)] = if range.is_some() { &range_header } else { &[] };
-        let result = self.keyed(name, |c, config, key| {
-            let head = c.request(config, "GET", Some(key), &[], headers, None)?;
-            if head.status != 200 && head.status != 206 {
-                return Err(c.error(&head));
-            }
-            sink(&[]);
-            c.conn.read_body(&head, sink)
-        });
-        self.range = range_value;
-        result
+        self.get_of(name, range, &[], sink)
     }
 
     fn head(&mut self, name: &str) -> io::Result<u64> {
-        self.keyed(name, |c, config, key| c.head(config, key))
+        self.keyed(name, |c, config, key| c.head(config, key, &[]))
     }
 
     fn delete(&mut self, name: &str) -> io::Result<()> {
-        self.keyed(name, |c, config, key| {
-            let head = c.request(config, "DELETE", Some(key), &[], &[], None)?;
-            c.expect_ok(&head)
-        })
+        self.delete_of(name, &[])
     }
 
     fn delete_batch(&mut self, names: &[String]) -> io::Result<u64> {
@@ -144,6 +169,41 @@ impl Objects for S3Session<'_> {
         Ok(ListPage {
             keys: keys.len() as u64,
             next,
+        })
+    }
+
+    fn last_version(&self) -> Option<&str> {
+        Some(self.client.conn.version()).filter(|v| !v.is_empty())
+    }
+
+    fn get_version(
+        &mut self,
+        name: &str,
+        version: &str,
+        sink: &mut dyn FnMut(&[u8]),
+    ) -> io::Result<u64> {
+        self.versions()?;
+        self.get_of(name, None, &[("versionId", version)], sink)
+    }
+
+    fn head_version(&mut self, name: &str, version: &str) -> io::Result<u64> {
+        self.versions()?;
+        self.keyed(name, |c, config, key| {
+            c.head(config, key, &[("versionId", version)])
+        })
+    }
+
+    fn delete_version(&mut self, name: &str, version: &str) -> io::Result<()> {
+        self.versions()?;
+        self.delete_of(name, &[("versionId", version)])
+    }
+
+    fn list_versions(&mut self, after: Option<&str>, max: u32) -> io::Result<ListPage> {
+        self.versions()?;
+        let page = self.client.versions_page(self.config, after, max)?;
+        Ok(ListPage {
+            keys: page.entries.len() as u64,
+            next: page.next,
         })
     }
 

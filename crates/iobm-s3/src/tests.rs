@@ -38,6 +38,7 @@ fn answering(answers: Vec<String>) -> S3Config {
         checksum: None,
         timeout: Duration::from_secs(5),
         new_connection_per_request: false,
+        versions: false,
         first_worker: 0,
         tls: None,
     }
@@ -75,6 +76,9 @@ fn a_bucket_made_meanwhile_by_the_same_account_is_used_and_not_ours() {
     );
 }
 
+/// GetBucketVersioning's answer for a bucket whose versioning was never turned on.
+const UNVERSIONED: &str = "<VersioningConfiguration/>";
+
 fn ok(body: &str) -> String {
     format!(
         "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n{body}",
@@ -86,6 +90,7 @@ fn ok(body: &str) -> String {
 fn the_clean_up_lists_again_and_a_bucket_gone_meanwhile_leaves_nothing() {
     let listing = "<ListBucketResult><Contents><Key>p/a</Key></Contents><IsTruncated>false</IsTruncated></ListBucketResult>";
     let config = answering(vec![
+        ok(UNVERSIONED),
         ok(listing),
         error_answer("501 Not Implemented", "NotImplemented"),
         "HTTP/1.1 204 No Content\r\n\r\n".into(),
@@ -103,8 +108,8 @@ fn a_clean_up_that_keeps_failing_says_what_is_left() {
     let mut answers = Vec::new();
     for _ in 0..CLEANUP_TRIES {
         // Listed, the first DELETE refused, listed again to count what is left.
-        answers.extend([ok(listing), ok(uploads), denied.clone()]);
-        answers.extend([ok(listing), ok(uploads)]);
+        answers.extend([ok(UNVERSIONED), ok(listing), ok(uploads), denied.clone()]);
+        answers.extend([ok(UNVERSIONED), ok(listing), ok(uploads)]);
     }
     let left = S3Target::new(answering(answers))
         .remove_run_objects(1)

@@ -30,11 +30,14 @@ pub enum Capability {
     /// Moves data to and from buffers in device memory; without it, buffers are host memory
     /// ([`crate::memory`]).
     DeviceBuffers,
+    /// Keeps every version of an object and reads, deletes and lists them by version
+    /// ([`crate::Objects::get_version`], S3 versioning).
+    Versions,
 }
 
 impl Capability {
     /// Every capability, in the order they are named.
-    pub const ALL: [Capability; 9] = [
+    pub const ALL: [Capability; 10] = [
         Capability::Files,
         Capability::DirectIo,
         Capability::RawFd,
@@ -44,6 +47,7 @@ impl Capability {
         Capability::Listing,
         Capability::Multipart,
         Capability::DeviceBuffers,
+        Capability::Versions,
     ];
 
     /// The flag's name, as a refusal names it.
@@ -58,6 +62,7 @@ impl Capability {
             Capability::Listing => "LISTING",
             Capability::Multipart => "MULTIPART",
             Capability::DeviceBuffers => "DEVICE_BUFFERS",
+            Capability::Versions => "VERSIONS",
         }
     }
 
@@ -73,6 +78,7 @@ impl Capability {
             Capability::Listing => "listing objects",
             Capability::Multipart => "storing objects in parts (multipart upload)",
             Capability::DeviceBuffers => "buffers in device memory",
+            Capability::Versions => "keeping and reading versions of objects",
         }
     }
 

@@ -30,6 +30,7 @@ pub fn run(target: &dyn Target, keeps: Keeps) {
             (Capability::RangedReads, true) => ranged_reads(target, keeps),
             (Capability::Listing, true) => listing(target),
             (Capability::Multipart, true) => multipart(target, keeps),
+            (Capability::Versions, true) => versions(target, keeps),
             // Buffers in device memory are refused by the engine before the run
             // (`Phase::needs`); no method of the target takes them yet.
             (Capability::DeviceBuffers, _) => {}
@@ -90,6 +91,10 @@ fn refused(target: &dyn Target, flag: Capability) {
                 .objects(0)
                 .and_then(|mut o| o.multipart(name, &body, 1, 1));
             assert_refused(stored, flag)
+        }
+        Capability::Versions => {
+            let got = (target.objects(0)).and_then(|mut o| o.get_version(name, "1", &mut |_| {}));
+            assert_refused(got, flag)
         }
         Capability::RawFd | Capability::DeviceBuffers => {}
     }
@@ -340,4 +345,48 @@ fn multipart(target: &dyn Target, keeps: Keeps) {
         assert_eq!(tail, expected(6, len - 2000, 2000), "the parts in order");
     }
     objects.delete(name).expect("delete");
+}
+
+/// Versions: two PUTs of one name keep two versions, each named by the store and read, sized,
+/// listed and deleted by its id; once both are deleted the name is gone.
+fn versions(target: &dyn Target, keeps: Keeps) {
+    let name = "conformance-versions";
+    let mut objects = target.objects(0).expect("a session for whole objects");
+    let mut ids = Vec::new();
+    for (id, len) in [(5, 3000), (6, 5000)] {
+        objects
+            .put(name, &Body::new(&Counting, id, len))
+            .expect("put");
+        let version = objects
+            .last_version()
+            .expect("a PUT names the version it stored");
+        ids.push(version.to_string());
+    }
+    assert_ne!(ids[0], ids[1], "each PUT stores a version of its own");
+    if keeps == Keeps::Data {
+        let mut old = Vec::new();
+        let n = (objects.get_version(name, &ids[0], &mut |b| old.extend_from_slice(b)))
+            .expect("get of the first version");
+        assert_eq!(
+            (n, old),
+            (3000, expected(5, 0, 3000)),
+            "the old version as stored"
+        );
+        assert_eq!(objects.head_version(name, &ids[1]).expect("head"), 5000);
+        let page = objects
+            .list_versions(None, 100)
+            .expect("a listing of versions");
+        assert!(page.keys >= 2, "both versions listed: {page:?}");
+    }
+    for id in &ids {
+        objects
+            .delete_version(name, id)
+            .expect("delete of a version");
+    }
+    if keeps == Keeps::Data {
+        let gone = objects
+            .head(name)
+            .expect_err("a name whose versions are deleted is gone");
+        assert_eq!(gone.kind(), io::ErrorKind::NotFound, "{gone}");
+    }
 }

@@ -140,6 +140,34 @@ pub trait Objects: Send {
     ) -> io::Result<()> {
         Err(Unsupported(Capability::Multipart).into())
     }
+    /// The version the last PUT stored, as the store named it (S3's `x-amz-version-id`); None
+    /// where the store keeps no versions.
+    fn last_version(&self) -> Option<&str> {
+        None
+    }
+    /// [`Objects::get`] of one version of the object. Needs [`Capability::Versions`].
+    fn get_version(
+        &mut self,
+        _name: &str,
+        _version: &str,
+        _sink: &mut dyn FnMut(&[u8]),
+    ) -> io::Result<u64> {
+        Err(Unsupported(Capability::Versions).into())
+    }
+    /// The size of one version of the object. Needs [`Capability::Versions`].
+    fn head_version(&mut self, _name: &str, _version: &str) -> io::Result<u64> {
+        Err(Unsupported(Capability::Versions).into())
+    }
+    /// Deletes one version of the object for good (no delete marker). Needs
+    /// [`Capability::Versions`].
+    fn delete_version(&mut self, _name: &str, _version: &str) -> io::Result<()> {
+        Err(Unsupported(Capability::Versions).into())
+    }
+    /// Lists up to `max` versions and delete markers of the run's objects after `after` (a
+    /// [`ListPage::next`] of this listing), or from the start. Needs [`Capability::Versions`].
+    fn list_versions(&mut self, _after: Option<&str>, _max: u32) -> io::Result<ListPage> {
+        Err(Unsupported(Capability::Versions).into())
+    }
 }
 
 /// Object operations on any target through its handles: a put creates a file and writes it, a

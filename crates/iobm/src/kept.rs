@@ -255,7 +255,7 @@ pub fn describe_kept(
     let objects = match args.op {
         ObjectOp::Put | ObjectOp::Multipart => run.phases.first().and_then(stored),
         ObjectOp::Get | ObjectOp::Head | ObjectOp::List => Some(spec.count),
-        ObjectOp::Mixed | ObjectOp::Delete => None,
+        ObjectOp::Mixed | ObjectOp::Versioned | ObjectOp::Delete => None,
     };
     let at = run_dir_of(config);
     match objects {

@@ -17,14 +17,10 @@ fn a_directory_conforms() {
     assert!(target.capabilities().has(Capability::RawFd));
 }
 
-#[test]
-fn s3_against_the_gateway_conforms() {
-    let dir = tempfile::tempdir().unwrap();
-    let run_id = RunId::generate();
-    let gateway = BuiltinGateway::start(Some(dir.path()), &run_id, "us-east-1").unwrap();
-    let target = targets::open(Storage::S3(S3Config {
+fn s3_config(gateway: &BuiltinGateway, bucket: &str, run_id: &RunId) -> S3Config {
+    S3Config {
         endpoints: vec![gateway.endpoint.clone()],
-        bucket: "conformance".to_string(),
+        bucket: bucket.to_string(),
         prefix: format!("iobm-{}/", run_id.text),
         credentials: Some(gateway.credentials.clone()),
         region: "us-east-1".to_string(),
@@ -32,9 +28,18 @@ fn s3_against_the_gateway_conforms() {
         checksum: None,
         timeout: std::time::Duration::from_secs(30),
         new_connection_per_request: false,
+        versions: false,
         first_worker: 0,
         tls: None,
-    }));
+    }
+}
+
+#[test]
+fn s3_against_the_gateway_conforms() {
+    let dir = tempfile::tempdir().unwrap();
+    let run_id = RunId::generate();
+    let gateway = BuiltinGateway::start(Some(dir.path()), &run_id, "us-east-1").unwrap();
+    let target = targets::open(Storage::S3(s3_config(&gateway, "conformance", &run_id)));
     assert!(target.prepare().unwrap(), "the bucket is made for the run");
     run(target.as_ref(), Keeps::Data);
     assert_eq!(
@@ -47,5 +52,35 @@ fn s3_against_the_gateway_conforms() {
         !dir.path().join("conformance").exists(),
         "the bucket is gone"
     );
+    gateway.stop(false);
+}
+
+/// In a bucket that keeps versions, the suite's plain PUTs and DELETEs leave old versions and
+/// delete markers: the clean-up removes them all, so the bucket can be deleted.
+#[test]
+fn s3_in_a_versioned_bucket_conforms_and_its_clean_up_removes_every_version() {
+    let dir = tempfile::tempdir().unwrap();
+    let run_id = RunId::generate();
+    let gateway = BuiltinGateway::start(Some(dir.path()), &run_id, "us-east-1").unwrap();
+    let config = S3Config {
+        versions: true,
+        ..s3_config(&gateway, "versions", &run_id)
+    };
+    let target = targets::open(Storage::S3(config.clone()));
+    assert!(target.prepare().unwrap(), "the bucket is made for the run");
+    let s3 = iobm_s3::S3Target::new(config);
+    assert_eq!(s3.versioning().unwrap(), iobm_s3::Versioning::Off);
+    s3.enable_versioning().unwrap();
+    assert_eq!(s3.versioning().unwrap(), iobm_s3::Versioning::Enabled);
+    assert!(target.capabilities().has(Capability::Versions));
+    run(target.as_ref(), Keeps::Data);
+    let removed = target.remove_run_objects(2).unwrap();
+    assert!(
+        removed >= 2,
+        "old versions and delete markers removed: {removed}"
+    );
+    assert_eq!(target.remove_run_objects(2).unwrap(), 0, "nothing left");
+    target.remove_place().unwrap();
+    assert!(!dir.path().join("versions").exists(), "the bucket is gone");
     gateway.stop(false);
 }

@@ -22,6 +22,10 @@ pub enum ObjectOp {
     Multipart,
     /// Get, head, put, delete and list drawn by the [`Mix`] weights.
     Mixed,
+    /// The [`Mix`] of a mixed phase, each operation on one version of an object in a store
+    /// that keeps versions: a PUT stores a new version, a GET, HEAD or DELETE acts on one of
+    /// the versions stored, a LIST is a page of every version (warp's `versioned`).
+    Versioned,
 }
 
 /// The operations of a mixed phase, in the order of its per-class books
@@ -44,7 +48,7 @@ pub(super) const MIXED_NAMES: [OpName; 5] = [
 
 impl ObjectOp {
     /// Every object operation, in the order `iobm s3 --help` lists them.
-    pub const ALL: [ObjectOp; 7] = [
+    pub const ALL: [ObjectOp; 8] = [
         ObjectOp::Put,
         ObjectOp::Get,
         ObjectOp::Head,
@@ -52,6 +56,7 @@ impl ObjectOp {
         ObjectOp::List,
         ObjectOp::Multipart,
         ObjectOp::Mixed,
+        ObjectOp::Versioned,
     ];
 
     /// The operation of this name.
@@ -70,6 +75,7 @@ impl ObjectOp {
             ObjectOp::List => OpName::List,
             ObjectOp::Multipart => OpName::Multipart,
             ObjectOp::Mixed => OpName::Mixed,
+            ObjectOp::Versioned => OpName::Versioned,
         }
     }
 }

@@ -47,7 +47,7 @@ fn drops_before(phase: &Phase) -> bool {
             | Op::ReadWrite { .. }
             | Op::GetChar(_)
             | Op::Seek { .. }
-            | Op::Object(ObjectOp::Get | ObjectOp::Mixed)
+            | Op::Object(ObjectOp::Get | ObjectOp::Mixed | ObjectOp::Versioned)
     )
 }
 

@@ -86,6 +86,7 @@ fn a_slow_down_answer_is_an_error_named_by_its_s3_code() {
         checksum: None,
         timeout: Duration::from_secs(5),
         new_connection_per_request: false,
+        versions: false,
         first_worker: 0,
         tls: None,
     };

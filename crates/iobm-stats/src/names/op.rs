@@ -40,6 +40,9 @@ pub enum OpName {
     Multipart,
     /// Gets, heads, puts and deletes drawn by weight.
     Mixed,
+    /// Gets, heads, puts, deletes and lists drawn by weight, each on one version of an object
+    /// in a bucket that keeps versions.
+    Versioned,
     // mdtest's operations on the items and the tree (`MetaOp`).
     DirCreate,
     DirStat,
@@ -57,7 +60,7 @@ pub enum OpName {
 
 impl OpName {
     /// Every operation.
-    pub const ALL: [OpName; 27] = [
+    pub const ALL: [OpName; 28] = [
         OpName::Write,
         OpName::Read,
         OpName::Rewrite,
@@ -74,6 +77,7 @@ impl OpName {
         OpName::List,
         OpName::Multipart,
         OpName::Mixed,
+        OpName::Versioned,
         OpName::DirCreate,
         OpName::DirStat,
         OpName::DirRemove,
@@ -106,6 +110,7 @@ impl OpName {
             OpName::List => "list",
             OpName::Multipart => "multipart",
             OpName::Mixed => "mixed",
+            OpName::Versioned => "versioned",
             OpName::DirCreate => "dir-create",
             OpName::DirStat => "dir-stat",
             OpName::DirRemove => "dir-remove",
@@ -136,6 +141,7 @@ impl OpName {
                 | OpName::Get
                 | OpName::Multipart
                 | OpName::Mixed
+                | OpName::Versioned
         )
     }
 
@@ -150,6 +156,7 @@ impl OpName {
                 | OpName::List
                 | OpName::Multipart
                 | OpName::Mixed
+                | OpName::Versioned
         )
     }
 

@@ -121,6 +121,9 @@ fn object_op() -> impl TypedValueParser<Value = ObjectOp> {
         ObjectOp::Mixed => {
             "get, head, put, delete and list drawn by the --get/--head/--put/--delete/--list weights"
         }
+        ObjectOp::Versioned => {
+            "mixed on versions (warp versioned): PUT stores a new version, GET/HEAD/DELETE one stored version, LIST a page of versions; needs a bucket with versioning on (turned on only in a bucket iobm creates)"
+        }
     }
     };
     named(&ObjectOp::ALL, |op| op.name().as_str(), Some(help))

@@ -139,9 +139,10 @@ pub(super) fn check_args(args: &S3Args) -> Result<(), Failure> {
             iobm_stats::format_bytes(args.part_size)
         )));
     }
-    if args.checksum.is_some() && !matches!(args.op, ObjectOp::Put | ObjectOp::Mixed) {
+    let mixes = matches!(args.op, ObjectOp::Mixed | ObjectOp::Versioned);
+    if args.checksum.is_some() && !(mixes || args.op == ObjectOp::Put) {
         return Err(Failure::input(
-            "--checksum works with put and mixed (the checksum of each whole-object PUT)",
+            "--checksum works with put, mixed and versioned (the checksum of each whole-object PUT)",
         ));
     }
     let mix = args.mix();
@@ -169,12 +170,12 @@ pub(super) fn check_args(args: &S3Args) -> Result<(), Failure> {
             "--verify needs stamped data: --data random or compressible:PCT",
         ));
     }
-    if args.verify && !matches!(args.op, ObjectOp::Get | ObjectOp::Put | ObjectOp::Mixed) {
+    if args.verify && !(mixes || matches!(args.op, ObjectOp::Get | ObjectOp::Put)) {
         return Err(Failure::input(
-            "--verify checks what GETs return and the ETags PUTs get: use it with get, put or mixed",
+            "--verify checks what GETs return and the ETags PUTs get: use it with get, put, mixed or versioned",
         ));
     }
-    if args.op == ObjectOp::Mixed && mix.get + mix.head + mix.put + mix.delete == 0 {
+    if mixes && mix.get + mix.head + mix.put + mix.delete == 0 {
         return Err(Failure::input(
             "--get, --head, --put and --delete are all 0",
         ));
@@ -195,7 +196,7 @@ pub(super) fn check_args(args: &S3Args) -> Result<(), Failure> {
 /// `--rate` in bytes per second: only where every operation moves one transfer size.
 fn check_rate(args: &S3Args) -> Result<(), Failure> {
     if let Some(crate::cli::Rate::Bytes(bytes)) = args.rate.rate {
-        let why = if args.op == ObjectOp::Mixed {
+        let why = if matches!(args.op, ObjectOp::Mixed | ObjectOp::Versioned) {
             Some("a mix's operations move different sizes (HEAD and DELETE none)")
         } else if args.obj_size_range.is_some() {
             Some("objects of a range of sizes have no one transfer size")
@@ -289,6 +290,7 @@ pub(super) fn client_config(
         checksum: args.checksum,
         timeout: args.timeout,
         new_connection_per_request: args.new_connection,
+        versions: args.op == ObjectOp::Versioned,
         first_worker: ranks.rank() as usize * args.workers(),
     })
 }

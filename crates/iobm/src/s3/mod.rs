@@ -60,7 +60,11 @@ fn checked<'a>(args: &'a S3Args, ranks: &Ranks) -> Result<S3Plan<'a>, Failure> {
     if args.drop_caches && !external.is_empty() {
         ranks.agree(drop_caches_reach(&external))?;
     }
-    if args.server.server_drop_cmd.is_some() && !matches!(args.op, ObjectOp::Get | ObjectOp::Mixed)
+    if args.server.server_drop_cmd.is_some()
+        && !matches!(
+            args.op,
+            ObjectOp::Get | ObjectOp::Mixed | ObjectOp::Versioned
+        )
     {
         return Err(Failure::input(
             "--server-drop-cmd runs before GETs: use it with get or mixed",
@@ -253,6 +257,7 @@ impl S3Plan<'_> {
             Ok(false)
         };
         let bucket_created = ranks.agreed(prepared.map_err(|e| bucket_failure(&client, &e)))?;
+        versioning_ready(args.op, &*target, (&client, bucket_created), ranks)?;
         let gateway_dir = gateway.map(|g| g.dir.as_path());
         let (phase, config) = self.planned(
             &client,
@@ -426,7 +431,52 @@ impl Hooks for S3Run<'_> {
 
 /// Whether `op` works on a data set uploaded before it (get, head, delete, list, mixed).
 fn needs_data_set(op: ObjectOp) -> bool {
-    !matches!(op, ObjectOp::Put | ObjectOp::Multipart)
+    !matches!(
+        op,
+        ObjectOp::Put | ObjectOp::Multipart | ObjectOp::Versioned
+    )
+}
+
+/// `s3 versioned` needs a bucket that keeps versions: iobm turns versioning on only in a
+/// bucket it made for the run (and removes that bucket again if it cannot); another bucket
+/// must have it on already. Rank 0 asks; every rank gets its answer.
+fn versioning_ready(
+    op: ObjectOp,
+    target: &dyn Target,
+    (client, created): (&S3Config, bool),
+    ranks: &Ranks,
+) -> Result<(), Failure> {
+    if op != ObjectOp::Versioned {
+        return Ok(());
+    }
+    let ready = ranks
+        .is_root()
+        .then(|| versioning_on(target, client, created));
+    ranks.agreed(ready.unwrap_or(Ok(())))
+}
+
+/// Versioning turned on in the bucket the run `created`, or found on in another.
+fn versioning_on(target: &dyn Target, client: &S3Config, created: bool) -> Result<(), Failure> {
+    let s3 = iobm_s3::S3Target::new(client.clone());
+    if created {
+        let enabled = s3.enable_versioning();
+        if enabled.is_err() {
+            let _ = target.remove_place();
+        }
+        return enabled.map_err(|e| bucket_failure(client, &e));
+    }
+    match s3.versioning().map_err(|e| bucket_failure(client, &e))? {
+        iobm_s3::Versioning::Enabled => Ok(()),
+        state => Err(Failure::input(format!(
+            "--bucket {}: versioning is {} there, and s3 versioned needs a bucket that keeps versions: turn it on (aws s3api put-bucket-versioning --bucket {} --versioning-configuration Status=Enabled) or name a bucket iobm creates",
+            client.bucket,
+            match state {
+                iobm_s3::Versioning::Suspended => "suspended",
+                _ => "off",
+            },
+            client.bucket
+        ))),
+    }
 }
 
 /// This rank's share of `n` (operations or objects), the first ranks taking one more.

@@ -54,7 +54,13 @@ pub(super) fn object_spec(
                     g.dir.display()
                 )));
             }
-            if matches!(op, ObjectOp::Put | ObjectOp::Multipart | ObjectOp::Mixed) {
+            let stores = [
+                ObjectOp::Put,
+                ObjectOp::Multipart,
+                ObjectOp::Mixed,
+                ObjectOp::Versioned,
+            ];
+            if stores.contains(&op) {
                 spec.max_new = Some((free / 2 - data_set) / spec.size.bounds().1.max(1));
             }
         }

@@ -58,6 +58,7 @@ impl<'a> QuickS3<'a> {
             checksum: None,
             timeout: std::time::Duration::from_secs(60),
             new_connection_per_request: false,
+            versions: false,
             first_worker: 0,
             tls: None,
         })));
