@@ -373,6 +373,7 @@ impl Task for ObjectTask<'_> {
     fn prepare(&mut self, i: u64) -> bool {
         self.first_byte = None;
         self.range = None;
+        self.keys = 0;
         match self.op {
             ObjectOp::Put | ObjectOp::Multipart => {
                 self.object = self.new_object(i);

@@ -41,7 +41,10 @@ pub fn uncached_advice(phase: &PhaseResult, machine: &Machine) -> String {
         .map(|(ram, _)| ram)
         .or(here.then_some(machine.ram_bytes));
     let mut ways = Vec::new();
-    if machine.builtin_gateway && !phase.settings.drop_cache {
+    // A versioned phase reads the versions it stored itself: no drop before it, and no kept
+    // data set, can keep them out of the server's cache.
+    let own_writes = phase.op == OpName::Versioned;
+    if machine.builtin_gateway && !phase.settings.drop_cache && !own_writes {
         ways.push(
             "--drop-caches (the built-in gateway's page cache is this machine's)".to_string(),
         );
@@ -57,13 +60,15 @@ pub fn uncached_advice(phase: &PhaseResult, machine: &Machine) -> String {
             "a data set larger than the server's RAM (state it with --server-ram)".to_string(),
         ),
     }
-    if !crate::remote::servers_dropped(phase) && !machine.builtin_gateway {
+    if !crate::remote::servers_dropped(phase) && !machine.builtin_gateway && !own_writes {
         ways.push("--server-drop-cmd CMD to drop the server's caches after the upload, just before the GETs".to_string());
     }
     if machine.picks == Some(Picks::Random) {
         ways.push("--once, to read each object once: this run picked objects at random, so some GETs read an object an earlier one had brought into the server's cache".to_string());
     }
-    if !machine.reused_data_set {
+    if own_writes {
+        ways.push("fewer reads of each version: this phase's GETs read versions it stored itself, which the server's cache may still hold".to_string());
+    } else if !machine.reused_data_set {
         ways.push("keeping a data set (iobm s3 put --keep), dropping the server's page cache (sync; echo 3 > /proc/sys/vm/drop_caches on the server), then reading it with --reuse PREFIX: this run uploaded its data set just before reading it, so dropping caches before the run cannot help".to_string());
     } else if !phase.settings.drop_cache {
         // A drop by hand on the server is not seen: said as what was not recorded.

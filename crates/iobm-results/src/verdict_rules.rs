@@ -282,6 +282,24 @@ fn get_phase(get: u64, seconds: u64, data: u64, resident: Option<u64>) -> PhaseR
 }
 
 #[test]
+fn a_versioned_phase_is_never_told_to_drop_caches_before_it_or_to_keep_its_data_set() {
+    let builtin = Machine {
+        builtin_gateway: true,
+        ..Machine::with_ram(RAM)
+    };
+    let mut versioned = get_phase(200, 1, 100, Some(95));
+    let advice = |p: &PhaseResult| verdict(p, &builtin).evidence;
+    assert!(advice(&versioned).contains("--drop-caches"));
+    assert!(advice(&versioned).contains("--keep"));
+    versioned.op = OpName::Versioned;
+    let told = advice(&versioned);
+    assert!(told.contains("versions it stored itself"), "{told}");
+    for untrue in ["--drop-caches", "--keep", "--reuse", "--server-drop-cmd"] {
+        assert!(!told.contains(untrue), "{untrue}: {told}");
+    }
+}
+
+#[test]
 fn a_gateways_share_from_its_storage_decides_and_passes_are_told_only_when_known() {
     for (resident, expected) in [
         (50, Verdict::PartlyCached),

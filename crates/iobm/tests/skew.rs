@@ -354,6 +354,7 @@ fn list_takes_its_weight_in_a_mix_and_a_mix_without_it_has_no_list() {
     // About half of 300 (a binomial: 150 +- 8.7 for one deviation), one page of 5 keys each.
     assert!((90..=210).contains(&list.1), "{ops:?}");
     assert_eq!(list.2, 5 * list.1, "{ops:?}");
+    assert_eq!(get.2, 0, "a GET after a LIST returns no keys: {ops:?}");
     let (run, ops) = mixed(&["--get", "50", "--put", "50"]);
     assert_eq!(
         run["config"]["s3"]["mix"],

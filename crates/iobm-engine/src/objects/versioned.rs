@@ -194,6 +194,7 @@ impl Task for VersionedTask<'_> {
     /// owns no object or has stored `max_new` versions.
     fn prepare(&mut self, _i: u64) -> bool {
         self.first_byte = None;
+        self.keys = 0;
         if self.kept.is_empty() {
             return false;
         }

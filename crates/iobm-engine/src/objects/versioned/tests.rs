@@ -188,6 +188,15 @@ fn a_versioned_phase_stores_versions_and_reads_lists_and_deletes_them_each_check
     let (puts, gets, deletes) = (ops(OpName::Put), ops(OpName::Get), ops(OpName::Delete));
     assert!(gets > 0 && ops(OpName::Head) > 0 && ops(OpName::List) > 0 && deletes > 0);
     assert_eq!(outcome.by_op.iter().map(|o| o.ops).sum::<u64>(), 400);
+    // Only LISTs return keys.
+    for class in &outcome.by_op {
+        assert_eq!(
+            class.keys > 0,
+            class.name == OpName::List,
+            "{:?}",
+            class.name
+        );
+    }
     // What the store keeps is every version stored less those deleted, on the six keys.
     let store = store.store.into_inner().unwrap();
     let kept: u64 = store.values().map(|v| v.len() as u64).sum();
