@@ -44,26 +44,7 @@ impl Clock for Monotonic {
     }
 }
 
-/// How intended starts are spaced.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Arrivals {
-    /// Evenly, one every 1/rate (fio's `rate_process=linear`).
-    Uniform,
-    /// Exponential gaps of mean 1/rate, each worker from its own seeded generator (fio's
-    /// `rate_process=poisson`).
-    Poisson,
-}
-
-impl Arrivals {
-    pub const ALL: [Arrivals; 2] = [Arrivals::Uniform, Arrivals::Poisson];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Arrivals::Uniform => "uniform",
-            Arrivals::Poisson => "poisson",
-        }
-    }
-}
+pub use iobm_stats::names::Arrivals;
 
 /// A phase's target rate, shared by its workers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -3,7 +3,9 @@
 //! percentiles, iobm's own CPU cost, the cache evidence and the warnings.
 
 use crate::table::Table;
-use iobm_results::{Environment, PhaseResult, RunResult, RunStatus, SteadyResult, Verdict};
+use iobm_results::{
+    Environment, PhaseResult, RunResult, RunStatus, SteadyResult, SteadyUnit, Verdict,
+};
 use iobm_stats::names::OpName;
 use iobm_stats::{format_bytes, format_duration, Rate};
 use std::fmt::Write;
@@ -350,9 +352,9 @@ pub fn render_phase(phase: &PhaseResult, env: &Environment) -> String {
 /// `--until-stable`'s line: the rule, and when the phase was found steady, or how far from it
 /// its last window was, or that it ended before a window was full.
 pub(crate) fn steady_line(steady: &SteadyResult, status: RunStatus) -> String {
-    let rate = |r: f64| match steady.unit.as_str() {
-        "ops/s" => format!("{r:.0} ops/s"),
-        _ => format!("{:.2} MiB/s", Rate(r).mib_s()),
+    let rate = |r: f64| match steady.unit {
+        SteadyUnit::OpsPerS => format!("{r:.0} ops/s"),
+        SteadyUnit::BytesPerS => format!("{:.2} MiB/s", Rate(r).mib_s()),
     };
     let rule = format!(
         "  until stable ({}% over {}s, sampled every {}s)",

@@ -1,7 +1,9 @@
 //! The resolved options of a run (files, S3, the bonnie suite) and the hash of what it did.
 
 use iobm_stats::access::AccessDist;
-use iobm_stats::names::{Engine, Fadvise, LayoutName, Madvise, PatternName, Picks, RunFsync};
+use iobm_stats::names::{
+    Arrivals, Engine, Fadvise, LayoutName, Madvise, PatternName, Picks, RunFsync,
+};
 use iobm_stats::sizes::SizeDist;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -209,7 +211,8 @@ pub struct RateConfig {
     /// second is converted with the phase's transfer size).
     pub ops_per_s: f64,
     /// How the starts were spaced: "uniform" or "poisson".
-    pub arrivals: String,
+    #[schemars(with = "String")]
+    pub arrivals: Arrivals,
     /// `--rate-sweep`: the last step's rate (`ops_per_s` is the first's). Absent: one rate.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sweep_to_ops_per_s: Option<f64>,

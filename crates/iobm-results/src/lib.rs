@@ -42,7 +42,7 @@ pub use machine::{BlockDevice, ClockInfo, Environment, Nic, StorageInfo};
 pub use pace::PaceResult;
 pub use phase::{
     CpuUsage, DataOffered, EndpointSeries, ErrorCount, Latency, OperationResult, PhaseResult,
-    PhaseSettings, RankSeries, SteadyResult, StonewallResult, WorkerResult,
+    PhaseSettings, RankSeries, SteadyResult, SteadyUnit, StonewallResult, WorkerResult,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

@@ -8,6 +8,7 @@ pub mod schedule;
 pub use schedule::held;
 
 use crate::phase::Latency;
+use iobm_stats::names::Arrivals;
 use iobm_stats::Series;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -17,7 +18,8 @@ use serde::{Deserialize, Serialize};
 #[serde(deny_unknown_fields)]
 pub struct PaceResult {
     /// How the intended starts were spaced: "uniform" or "poisson".
-    pub arrivals: String,
+    #[schemars(with = "String")]
+    pub arrivals: Arrivals,
     /// Operations per second the phase was to start, over every worker of every rank.
     pub target_ops_per_s: f64,
     /// Operations completed per second: the phase's operations over its wall time.
@@ -145,7 +147,7 @@ pub(crate) mod tests {
 
     pub(crate) fn paced(target: f64, backlog: Vec<u64>) -> PaceResult {
         PaceResult {
-            arrivals: "uniform".into(),
+            arrivals: Arrivals::Uniform,
             target_ops_per_s: target,
             achieved_ops_per_s: 0.0,
             response: Latency {

@@ -248,10 +248,21 @@ pub struct SteadyResult {
     /// error, Ctrl-C).
     pub stable_at_s: Option<f64>,
     /// The unit of `rates`: "bytes/s", or "ops/s" when the phase moved no bytes.
-    pub unit: String,
+    #[schemars(with = "String")]
+    pub unit: SteadyUnit,
     /// The last window's rates, one per tick, oldest first (fewer than ten when the phase was
     /// shorter than a window).
     pub rates: Vec<f64>,
+}
+
+/// The unit of a phase's sampled rates under `--until-stable`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum SteadyUnit {
+    #[serde(rename = "bytes/s")]
+    BytesPerS,
+    /// The phase moved no bytes (metadata, HEAD, LIST).
+    #[serde(rename = "ops/s")]
+    OpsPerS,
 }
 
 impl SteadyResult {

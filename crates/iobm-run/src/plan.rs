@@ -45,7 +45,7 @@ fn rate(phases: &[Phase]) -> Option<RateConfig> {
             .any(|p| p.milli_ops_per_s != first.milli_ops_per_s);
     Some(RateConfig {
         ops_per_s: first.ops_per_s(),
-        arrivals: first.arrivals.name().to_string(),
+        arrivals: first.arrivals,
         sweep_to_ops_per_s: swept.then(|| last.ops_per_s()),
         sweep_steps: swept.then_some(paced.len() as u32),
         slo_ns: None,

@@ -11,7 +11,7 @@ use iobm_results::checks::{check, Machine};
 use iobm_results::device::DeviceCopy;
 use iobm_results::{
     CacheEvidence, CpuUsage, ErrorCount, Latency, OperationResult, PaceResult, PhaseResult,
-    PhaseSettings, RunStatus, SteadyResult, StonewallResult, WorkerResult,
+    PhaseSettings, RunStatus, SteadyResult, SteadyUnit, StonewallResult, WorkerResult,
 };
 use iobm_stats::names::{CacheDrop, CacheDropped, OpName};
 use iobm_stats::{aggregates, Histogram};
@@ -168,7 +168,7 @@ fn duty(phase: &Phase) -> f64 {
 /// `--burst` the target is the rate during load times the share of time under load (`duty`).
 fn pace(p: &PaceOutcome, outcome: &PhaseOutcome, duty: f64) -> PaceResult {
     let mut result = PaceResult {
-        arrivals: p.pace.arrivals.name().to_string(),
+        arrivals: p.pace.arrivals,
         target_ops_per_s: p.pace.ops_per_s() * duty,
         achieved_ops_per_s: 0.0,
         response: latency(RESPONSE.to_string(), &p.response),
@@ -278,7 +278,10 @@ fn until_stable(s: &SteadyOutcome) -> SteadyResult {
         window_s: s.rule.window.as_secs_f64(),
         tick_s: s.rule.tick().as_secs_f64(),
         stable_at_s: s.stable_at.map(|d| d.as_secs_f64()),
-        unit: if s.ops { "ops/s" } else { "bytes/s" }.to_string(),
+        unit: match s.ops {
+            true => SteadyUnit::OpsPerS,
+            false => SteadyUnit::BytesPerS,
+        },
         rates: s.rates.clone(),
     }
 }

@@ -223,7 +223,8 @@ mod tests {
                 "put",
                 "get",
                 "multipart",
-                "mixed"
+                "mixed",
+                "versioned"
             ]
         );
     }

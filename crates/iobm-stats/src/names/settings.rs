@@ -223,3 +223,33 @@ mod tests {
         );
     }
 }
+
+/// How a paced phase's intended starts are spaced (results' `pace.arrivals` and
+/// `config.rate.arrivals`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Arrivals {
+    /// Evenly, one every 1/rate (fio's `rate_process=linear`).
+    Uniform,
+    /// Exponential gaps of mean 1/rate, each worker from its own seeded generator (fio's
+    /// `rate_process=poisson`).
+    Poisson,
+}
+
+impl Arrivals {
+    pub const ALL: [Arrivals; 2] = [Arrivals::Uniform, Arrivals::Poisson];
+
+    /// The word, as results spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Arrivals::Uniform => "uniform",
+            Arrivals::Poisson => "poisson",
+        }
+    }
+}
+
+impl fmt::Display for Arrivals {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
