@@ -229,6 +229,24 @@ fn limits_measure_a_gpus_copies_and_a_gpu_phase_is_shown_as_a_share_of_them() {
         .assert()
         .success();
     let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    // Limits of another GPU, or of a real GPU: the run on fake GPU 0 is not judged by them.
+    for (key, value) in [("id", serde_json::json!(1)), ("memory", "gpu".into())] {
+        let mut other = limits.clone();
+        other["gpu"][key] = value;
+        let other_json = dir.path().join("other.json");
+        std::fs::write(&other_json, other.to_string()).unwrap();
+        let out = iobm()
+            .arg("report")
+            .arg(&run)
+            .arg("--limits")
+            .arg(&other_json)
+            .assert()
+            .success();
+        let other_text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+        let judged = other_text.split("\nagainst the limits of ").nth(1).unwrap();
+        assert!(judged.contains("% of memory copy"), "{judged}");
+        assert!(!judged.contains("GPU"), "{key}: {judged}");
+    }
     for (phase, copy) in [("write", "device-to-host"), ("read", "host-to-device")] {
         let line = text
             .lines()

@@ -338,9 +338,8 @@ fn a_phase_on_the_measured_gpu_is_a_share_of_its_pinned_copy_that_way() {
         vec!["not judged against the GPU's pinned host-to-device copy: not measured at 2 GPUs together (measured up to one GPU)"]
     );
     // Above the copy every byte crossed: the copy was measured low, not a cache.
-    read.aggregates = iobm_stats::aggregates(
-        &phase(OpName::Read, [5 * MIB << 10; 2], [1_000_000_000; 2]).spans(),
-    );
+    read.aggregates =
+        iobm_stats::aggregates(&phase(OpName::Read, [5 << 30; 2], [1_000_000_000; 2]).spans());
     let warnings = judge(&read, &l, on(1)).unwrap().warnings();
     assert_eq!(warnings.len(), 1, "{warnings:?}");
     assert!(warnings[0].starts_with("above the GPU's pinned host-to-device copy on one GPU measured by iobm limits (8.00 GiB/s): every byte crossed that path"), "{warnings:?}");
