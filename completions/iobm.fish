@@ -102,6 +102,7 @@ complete -c iobm -n "__fish_iobm_using_subcommand write" -l keep -d 'Keep the da
 complete -c iobm -n "__fish_iobm_using_subcommand write" -l ignore-free-space -d 'Run even when the data set is larger than the free space reported for DIR'
 complete -c iobm -n "__fish_iobm_using_subcommand write" -l random -d 'Visit blocks in random order (every block once per pass)'
 complete -c iobm -n "__fish_iobm_using_subcommand write" -l direct -d 'Bypass the page cache with O_DIRECT (aligned buffers; block must be a multiple of 4 KiB)'
+complete -c iobm -n "__fish_iobm_using_subcommand write" -l gdsio-line -d 'After each read or write phase, also print it as one line in the form of NVIDIA\'s gdsio (IoType, XferType, Threads, DataSetSize, IOSize, Throughput in GiB/s, Avg_Latency in microseconds, ops, total_time), to set beside gdsio\'s figures'
 complete -c iobm -n "__fish_iobm_using_subcommand write" -l keep-cache -d 'Read what the page cache already holds, instead of flushing the data set and dropping its cached pages before each read phase (posix_fadvise DONTNEED, as fio\'s invalidate=1)'
 complete -c iobm -n "__fish_iobm_using_subcommand write" -l drop-caches -d 'Before each read phase drop the whole system\'s page cache (as root: sync, then /proc/sys/vm/drop_caches), else the data set\'s pages only; the result says which'
 complete -c iobm -n "__fish_iobm_using_subcommand write" -l verify -d 'Check every byte read back against what was written, outside the timing; a block that is corrupt, misplaced or stale fails the run and is named'
@@ -155,6 +156,7 @@ complete -c iobm -n "__fish_iobm_using_subcommand read" -l metrics-linger -d 'Af
 complete -c iobm -n "__fish_iobm_using_subcommand read" -l label -d 'Name of the run in the result, so comparisons (`iobm compare`) and bonnie\'s CSV line call it so [default: in comparisons the result\'s file name, in the CSV line the host name]' -r
 complete -c iobm -n "__fish_iobm_using_subcommand read" -l random -d 'Visit blocks in random order (every block once per pass)'
 complete -c iobm -n "__fish_iobm_using_subcommand read" -l direct -d 'Bypass the page cache with O_DIRECT (aligned buffers; block must be a multiple of 4 KiB)'
+complete -c iobm -n "__fish_iobm_using_subcommand read" -l gdsio-line -d 'After each read or write phase, also print it as one line in the form of NVIDIA\'s gdsio (IoType, XferType, Threads, DataSetSize, IOSize, Throughput in GiB/s, Avg_Latency in microseconds, ops, total_time), to set beside gdsio\'s figures'
 complete -c iobm -n "__fish_iobm_using_subcommand read" -l keep-cache -d 'Read what the page cache already holds, instead of flushing the data set and dropping its cached pages before each read phase (posix_fadvise DONTNEED, as fio\'s invalidate=1)'
 complete -c iobm -n "__fish_iobm_using_subcommand read" -l drop-caches -d 'Before each read phase drop the whole system\'s page cache (as root: sync, then /proc/sys/vm/drop_caches), else the data set\'s pages only; the result says which'
 complete -c iobm -n "__fish_iobm_using_subcommand read" -l verify -d 'Check every byte read back against what was written, outside the timing; a block that is corrupt, misplaced or stale fails the run and is named'
@@ -220,6 +222,7 @@ complete -c iobm -n "__fish_iobm_using_subcommand stream" -l keep -d 'Keep the d
 complete -c iobm -n "__fish_iobm_using_subcommand stream" -l ignore-free-space -d 'Run even when the data set is larger than the free space reported for DIR'
 complete -c iobm -n "__fish_iobm_using_subcommand stream" -l random -d 'Visit blocks in random order (every block once per pass)'
 complete -c iobm -n "__fish_iobm_using_subcommand stream" -l direct -d 'Bypass the page cache with O_DIRECT (aligned buffers; block must be a multiple of 4 KiB)'
+complete -c iobm -n "__fish_iobm_using_subcommand stream" -l gdsio-line -d 'After each read or write phase, also print it as one line in the form of NVIDIA\'s gdsio (IoType, XferType, Threads, DataSetSize, IOSize, Throughput in GiB/s, Avg_Latency in microseconds, ops, total_time), to set beside gdsio\'s figures'
 complete -c iobm -n "__fish_iobm_using_subcommand stream" -l keep-cache -d 'Read what the page cache already holds, instead of flushing the data set and dropping its cached pages before each read phase (posix_fadvise DONTNEED, as fio\'s invalidate=1)'
 complete -c iobm -n "__fish_iobm_using_subcommand stream" -l drop-caches -d 'Before each read phase drop the whole system\'s page cache (as root: sync, then /proc/sys/vm/drop_caches), else the data set\'s pages only; the result says which'
 complete -c iobm -n "__fish_iobm_using_subcommand stream" -l verify -d 'Check every byte read back against what was written, outside the timing; a block that is corrupt, misplaced or stale fails the run and is named'
@@ -457,6 +460,7 @@ complete -c iobm -n "__fish_iobm_using_subcommand limits" -l size -d 'Bytes the 
 complete -c iobm -n "__fish_iobm_using_subcommand limits" -l time -d 'How long each of the other measurements runs' -r
 complete -c iobm -n "__fish_iobm_using_subcommand limits" -l json -d 'Save the limits as JSON, for `iobm report --limits`' -r -F
 complete -c iobm -n "__fish_iobm_using_subcommand limits" -l like -d 'Also measure DIR at the block size and requests in flight of every phase of this saved run (--json), the run `iobm report --limits` is to judge' -r -F
+complete -c iobm -n "__fish_iobm_using_subcommand limits" -l gpu -d 'Also measure GPU N\'s copies, host to device and device to host, from pinned and pageable host memory (CUDA\'s driver, loaded at run time), for `--mem gpu` phases' -r
 complete -c iobm -n "__fish_iobm_using_subcommand limits" -l print-spec -d 'Print the command line as a plan entry (TOML, for `iobm run`) instead of running it'
 complete -c iobm -n "__fish_iobm_using_subcommand limits" -s h -l help -d 'Print help'
 complete -c iobm -n "__fish_iobm_using_subcommand merge" -l json -d 'Save the full result document (versioned JSON, see schema/) to FILE, rewritten after every phase so a killed run keeps what it measured; - prints it to stdout at the end' -r -F

@@ -4,6 +4,7 @@
 pub mod bonnie;
 pub mod compare;
 mod exporter;
+pub mod gdsio;
 pub mod html;
 pub mod io500;
 pub mod series;

@@ -1,14 +1,16 @@
 //! What this machine can do at most, as `iobm limits` measures it (memory copy, loopback TCP,
-//! the checksums S3 computes, a device's O_DIRECT rates), and each phase's rate as a share of
-//! the matching limit: a rate above one cannot come from where it claims.
+//! the checksums S3 computes, a device's O_DIRECT rates, a GPU's copies), and each phase's rate
+//! as a share of the matching limit: a rate above one cannot come from where it claims.
 
 use crate::PhaseResult;
 use iobm_stats::names::OpName;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+pub mod gpu;
 mod judge;
 pub mod sweep;
+pub use gpu::{CopyDirection, GpuCopyRate, GpuLimits, HostMemoryKind};
 pub use judge::{judge, Bound, Judged, Judgement, RULES};
 
 /// The value of [`Limits::format`].
@@ -64,6 +66,9 @@ pub struct Limits {
     /// Messages hashed together by `md5-many` (its SIMD lanes).
     #[serde(default)]
     pub md5_many_lanes: u32,
+    /// The GPU of `iobm limits --gpu N`: its copy rates (null: none measured).
+    #[serde(default)]
+    pub gpu: Option<GpuLimits>,
 }
 
 /// Sequential O_DIRECT rates of a file in a directory: the storage without the page cache.
@@ -163,4 +168,7 @@ pub struct Place {
     pub loopback: bool,
     /// Its directory is on the device the limits measured.
     pub same_device: bool,
+    /// The GPUs its buffers spread over (`--mem gpu`), where the GPU the limits measured is one
+    /// of them, of the same kind; 0 otherwise.
+    pub gpus: u32,
 }

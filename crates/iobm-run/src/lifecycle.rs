@@ -109,6 +109,12 @@ impl<'a> Stage<'a> {
     }
 }
 
+/// The latest phase's report, as [`Hooks::phase_done`] prints it by default.
+pub fn phase_text(run: &RunResult) -> Option<String> {
+    let latest = run.phases.last()?;
+    Some(format!("\n{}", render_phase(latest, &run.environment)))
+}
+
 /// What a command does around its steps, where it differs from the defaults.
 pub trait Hooks {
     /// What is printed after the run's header (and warnings about the run as a whole).
@@ -121,8 +127,7 @@ pub trait Hooks {
     /// What is printed when a phase is done: the phase's report, or nothing where the phases
     /// are printed after all of them.
     fn phase_done(&self, run: &RunResult) -> Option<String> {
-        let latest = run.phases.last()?;
-        Some(format!("\n{}", render_phase(latest, &run.environment)))
+        phase_text(run)
     }
     /// Work after each step, whatever its status (evidence read back about its phases).
     fn after_step(&mut self, _run: &mut RunResult, _context: &Context) {}

@@ -133,13 +133,18 @@ fn access(phase: &Phase) -> iobm_stats::access::AccessDist {
         .map_or(phase.pattern.access(), |o| o.access)
 }
 
+/// What memory stood for the devices, as results say.
+pub fn device_memory(kind: DeviceKind) -> DeviceMemory {
+    match kind {
+        DeviceKind::Cuda => DeviceMemory::Gpu,
+        DeviceKind::Fake(_) => DeviceMemory::FakeGpu,
+    }
+}
+
 /// Where the workers' buffers were, as the result says.
 fn memory(devices: &Devices) -> MemoryConfig {
     MemoryConfig {
-        memory: match devices.kind {
-            DeviceKind::Cuda => DeviceMemory::Gpu,
-            DeviceKind::Fake(_) => DeviceMemory::FakeGpu,
-        },
+        memory: device_memory(devices.kind),
         devices: devices.ids.clone(),
         path: match devices.path {
             DevicePath::Bounce => TransferPath::Bounce,

@@ -1,10 +1,11 @@
 //! `--mem host|gpu:N[,M...]`: where the file workloads' buffers live. The flag's value, its
 //! check before anything is created (the CUDA driver loads and every GPU named is here, else
-//! one line naming what is missing, exit 2), the placement the phases get, and the GPUs the
-//! environment records.
+//! one line naming what is missing, exit 2), the placement the phases get, the GPUs the
+//! environment records, and `--gdsio-line`'s line after each phase.
 
 use iobm_engine::Engine;
 use iobm_results::device::Gpu;
+use iobm_results::RunResult;
 use iobm_run::exit::Failure;
 use iobm_target::memory::{DeviceKind, DevicePath, Devices, FakeGpu, GpuInfo, Placement};
 use std::time::Duration;
@@ -74,6 +75,11 @@ fn devices(mem: &Mem) -> Option<Devices> {
     })
 }
 
+/// The one GPU of `iobm limits --gpu N`, as `--mem gpu:N` would place buffers on it.
+pub fn one(id: u32) -> Devices {
+    devices(&Mem::Gpu(vec![id])).expect("a GPU is on a device")
+}
+
 /// Where the phases place their buffers.
 pub fn placement(mem: &Mem) -> Placement {
     devices(mem).map_or(Placement::AlignedHost, Placement::Device)
@@ -95,6 +101,21 @@ pub fn check(mem: &Mem, engine: Engine) -> Result<(), Failure> {
         .check()
         .map(|_| ())
         .map_err(|missing| Failure::input(format!("{flag}: {missing}")))
+}
+
+/// What a file workload prints after a phase: its report, and with `--gdsio-line` the phase
+/// in the form of NVIDIA's gdsio (a phase gdsio has no IoType for gets none).
+pub fn phase_done(run: &RunResult, gdsio_line: bool) -> Option<String> {
+    let mut text = iobm_run::lifecycle::phase_text(run)?;
+    let latest = run.phases.last()?;
+    if let Some(line) = gdsio_line
+        .then(|| iobm_report::gdsio::line(latest, &run.config))
+        .flatten()
+    {
+        text.push_str(&line);
+        text.push('\n');
+    }
+    Some(text)
 }
 
 /// The GPUs `--mem` names, as the environment records them (none for host memory).

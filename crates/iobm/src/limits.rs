@@ -1,8 +1,8 @@
 //! `iobm limits [DIR]`: what this machine can do at most (memory copy with one thread and all,
 //! by the fastest way this CPU has; loopback TCP over one connection and over several; MD5 by
 //! the fastest implementation iobm has and multi-buffer MD5, SHA-256 and CRC32C per core; and
-//! with DIR its device's O_DIRECT write and read at several block sizes and queue depths), so a
-//! result above one of them is seen to be impossible without a cache (`iobm report --limits
+//! with DIR its device's O_DIRECT write and read at several block sizes and queue depths; with
+//! `--gpu N` that GPU's copies to and from host memory), so a result above one of them is seen to be impossible without a cache (`iobm report --limits
 //! FILE`).
 
 use crate::cli::LimitsArgs;
@@ -21,6 +21,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 mod device;
+mod gpu;
 use device::device;
 
 const MIB: usize = 1 << 20;
@@ -298,12 +299,14 @@ fn hash_rates(time: Duration) -> Hashes {
 }
 
 /// Measures the limits, `time` per figure (and the device's write of `size` with DIR, also at
-/// the block sizes and requests in flight of the phases of `like`, the run to be judged).
+/// the block sizes and requests in flight of the phases of `like`, the run to be judged; and
+/// GPU `gpu`'s copies).
 pub fn measure(
     dir: Option<&Path>,
     size: u64,
     time: Duration,
     like: Option<&RunResult>,
+    gpu: Option<u32>,
 ) -> Result<Limits, Failure> {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let shapes = like.map_or(Vec::new(), |run| limits::shapes(&run.phases));
@@ -313,6 +316,9 @@ pub fn measure(
     if let (Some(d), Some(run)) = (device.as_mut(), like) {
         d.judged_run = Some(run.run_id.clone());
     }
+    let gpu = gpu
+        .map(|id| gpu::gpu(id, gpu::COPY_BYTES, time))
+        .transpose()?;
     let hashes = hash_rates(time);
     let (copy_name, copy, copy_one) = fastest_copy(time);
     let tcp = |e: std::io::Error| Failure::run(format!("loopback TCP: {}", describe_io(&e)));
@@ -335,6 +341,7 @@ pub fn measure(
         sha256_bytes_per_s_per_core: hashes.sha256,
         crc32c_bytes_per_s_per_core: hashes.crc32c,
         device,
+        gpu,
     })
 }
 
@@ -385,6 +392,9 @@ pub fn render(l: &Limits) -> String {
             ));
         }
     }
+    if let Some(g) = &l.gpu {
+        out.push_str(&gpu::render(g));
+    }
     out
 }
 
@@ -397,6 +407,9 @@ fn saved_run(path: &Path) -> Result<RunResult, Failure> {
 
 pub fn limits(args: LimitsArgs) -> Result<Exit, Failure> {
     session::json_path_ok(args.json.as_deref())?;
+    if let Some(id) = args.gpu {
+        gpu::check(id)?;
+    }
     if let Some(dir) = &args.dir {
         session::writable_dir(dir)?;
         let free = env::space(dir).map_or(u64::MAX, |(_, free)| free);
@@ -418,7 +431,13 @@ pub fn limits(args: LimitsArgs) -> Result<Exit, Failure> {
         Some(path) => Some(saved_run(path)?),
         None => None,
     };
-    let limits = measure(args.dir.as_deref(), args.size, args.time, like.as_ref())?;
+    let limits = measure(
+        args.dir.as_deref(),
+        args.size,
+        args.time,
+        like.as_ref(),
+        args.gpu,
+    )?;
     say(&render(&limits));
     if let Some(path) = &args.json {
         let text = serde_json::to_string_pretty(&limits).expect("limits serialise");

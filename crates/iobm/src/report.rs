@@ -85,7 +85,7 @@ fn with_ranks(paths: &[std::path::PathBuf]) -> Vec<std::path::PathBuf> {
 /// The limits from a file saved by `iobm limits --json`, or measured now.
 fn load_limits(from: &str) -> Result<Limits, Failure> {
     if from == "measure" {
-        return crate::limits::measure(None, 0, std::time::Duration::from_millis(200), None);
+        return crate::limits::measure(None, 0, std::time::Duration::from_millis(200), None, None);
     }
     let text = std::fs::read_to_string(from).map_err(|e| {
         Failure::input(format!(
@@ -94,6 +94,17 @@ fn load_limits(from: &str) -> Result<Limits, Failure> {
         ))
     })?;
     Limits::from_json(&text).map_err(|e| Failure::input(format!("--limits {from}: {e}")))
+}
+
+/// The GPUs the run's buffers spread over, where the GPU the limits measured is one of them and
+/// of the same kind (a fake GPU's limits judge only runs on fake GPUs); 0 otherwise.
+fn on_the_gpu(run: &RunResult, limits: &Limits) -> u32 {
+    match (&run.config.memory, &limits.gpu) {
+        (Some(m), Some(g)) if m.memory == g.memory && m.devices.contains(&g.id) => {
+            m.devices.len() as u32
+        }
+        _ => 0,
+    }
 }
 
 /// Each phase's rate as a share of the limits that bound it, and the rates above one.
@@ -118,6 +129,7 @@ fn against_limits(run: &RunResult, limits: &Limits) -> String {
             (Some(d), Some(s)) => d.device == s.device,
             _ => false,
         },
+        gpus: on_the_gpu(run, limits),
     };
     let mut unjudged = false;
     for phase in &run.phases {

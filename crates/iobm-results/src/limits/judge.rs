@@ -3,7 +3,7 @@
 //! phase's own shape (its block size and requests in flight, its connections), and a shape not
 //! measured is said, never judged.
 
-use super::{in_flight, DeviceLimits, Limits, Place};
+use super::{in_flight, CopyDirection, DeviceLimits, HostMemoryKind, Limits, Place};
 use crate::PhaseResult;
 use iobm_stats::format_bytes;
 use iobm_stats::names::FsyncPolicy;
@@ -23,6 +23,9 @@ pub enum Bound {
         block: u64,
         in_flight: u32,
     },
+    /// A GPU's copies one way from or into pinned host memory (a bounce buffer), on this many
+    /// GPUs together.
+    GpuCopy { direction: CopyDirection, gpus: u32 },
 }
 
 impl Bound {
@@ -33,6 +36,14 @@ impl Bound {
             Bound::LoopbackTcp { .. } => "loopback TCP",
             Bound::Device { read: true, .. } => "the device's O_DIRECT read",
             Bound::Device { read: false, .. } => "the device's O_DIRECT write",
+            Bound::GpuCopy {
+                direction: CopyDirection::HostToDevice,
+                ..
+            } => "the GPU's pinned host-to-device copy",
+            Bound::GpuCopy {
+                direction: CopyDirection::DeviceToHost,
+                ..
+            } => "the GPU's pinned device-to-host copy",
         }
     }
 
@@ -53,6 +64,8 @@ impl Bound {
             Bound::Device {
                 block, in_flight, ..
             } => format!("{} blocks, {in_flight} in flight", format_bytes(block)),
+            Bound::GpuCopy { gpus: 1, .. } => "one GPU".into(),
+            Bound::GpuCopy { gpus, .. } => format!("{gpus} GPUs together"),
         }
     }
 }
@@ -64,6 +77,7 @@ impl fmt::Display for Bound {
             Bound::MemoryCopy { .. } => write!(f, "{kind} with {shape}"),
             Bound::LoopbackTcp { .. } => write!(f, "{kind} over {shape}"),
             Bound::Device { .. } => write!(f, "{kind} ({shape})"),
+            Bound::GpuCopy { .. } => write!(f, "{kind} on {shape}"),
         }
     }
 }
@@ -86,7 +100,13 @@ pub enum Judgement {
 type Rule = fn(&PhaseResult, &Limits, Place) -> Option<Judgement>;
 
 /// The rules, in the order their figures are printed.
-pub const RULES: &[Rule] = &[memory_copy, loopback_tcp, device_read, device_write];
+pub const RULES: &[Rule] = &[
+    memory_copy,
+    loopback_tcp,
+    device_read,
+    device_write,
+    gpu_copy,
+];
 
 /// The most of measured `(shape, figure)` pairs up to the least shape at least `wanted`: a
 /// limit is a maximum, and one measured below the wanted shape is none. `Err` with the largest
@@ -186,6 +206,31 @@ fn device_write(phase: &PhaseResult, limits: &Limits, place: Place) -> Option<Ju
     let d = limits.device.as_ref().filter(|_| place.same_device)?;
     let reaches = phase.settings.direct || phase.settings.fsync != FsyncPolicy::Never;
     (phase.op.writes_blocks() && reaches).then(|| device(phase, d, false))
+}
+
+/// A phase whose buffers were on GPUs through a bounce buffer (`--mem gpu`): each byte read
+/// crossed the measured GPU's pinned host-to-device copy, each byte written its device-to-host
+/// copy. Measured on one GPU only: a phase spread over more is not judged.
+fn gpu_copy(phase: &PhaseResult, limits: &Limits, place: Place) -> Option<Judgement> {
+    let gpu = limits.gpu.as_ref().filter(|_| place.gpus > 0)?;
+    phase.device_copy.as_ref()?;
+    let direction = match phase.op {
+        OpName::Read | OpName::Getc => CopyDirection::HostToDevice,
+        op if op.writes_blocks() => CopyDirection::DeviceToHost,
+        _ => return None,
+    };
+    let figures = [(1, gpu.rate(direction, HostMemoryKind::Pinned)?)];
+    let on = |gpus| Bound::GpuCopy { direction, gpus };
+    Some(match most_up_to(&figures, place.gpus) {
+        Ok((gpus, limit)) => Judgement::Measured {
+            bound: on(gpus),
+            limit,
+        },
+        Err(most) => Judgement::NotMeasured {
+            wanted: on(place.gpus),
+            closest: most.map(on),
+        },
+    })
 }
 
 /// A phase's makespan rate and what each rule says of it.

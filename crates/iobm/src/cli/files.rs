@@ -8,6 +8,20 @@ use iobm_engine::{DataKind, Engine, Fadvise, FsyncPolicy, Madvise, PerChar};
 use std::path::PathBuf;
 use std::time::Duration;
 
+/// gdsio's and elbencho's GPU flags, as iobm's (the `after_help` of write, read and stream).
+pub(super) const GPU_FLAGS_HELP: &str = "\
+Their GPU flags as iobm's (the code that runs on a real GPU is unverified):
+  gdsio -x 1 (CPUONLY)            --mem host (the default)
+  gdsio -x 2 (CPU_GPU)            --mem gpu:N (through a host bounce buffer, the copy timed)
+  gdsio -d N / elbencho --gpuids  --mem gpu:N[,M...] (workers spread over the GPUs in turn)
+  gdsio -w N                      -j N (--jobs)
+  gdsio -s SIZE                   --size-per-job SIZE (gdsio's size is per thread)
+  gdsio -i SIZE                   --block SIZE
+  gdsio -I 0 / 1 / 2 / 3          iobm read / write / read --random / write --random
+  gdsio's output line             --gdsio-line
+  gdsio -x 0 (GPUD), elbencho --gds, --cufile   none yet: GPUDirect Storage (cuFile) is not built
+  iobm limits --gpu N             the GPU's copy rates, host to device and back, pinned and pageable";
+
 pub(super) const BONNIE_EXAMPLES: &str = "\
 Examples:
   iobm bonnie /mnt/nfs                         file of twice the RAM, 8 KiB chunks, 16384 files
@@ -58,6 +72,11 @@ pub struct IoArgs {
     /// NVIDIA driver (libcuda.so.1, loaded at run time) and --engine sync
     #[arg(long, value_name = "WHERE", default_value = "host", value_parser = crate::gpu::parse_mem)]
     pub mem: crate::gpu::Mem,
+    /// After each read or write phase, also print it as one line in the form of NVIDIA's gdsio
+    /// (IoType, XferType, Threads, DataSetSize, IOSize, Throughput in GiB/s, Avg_Latency in
+    /// microseconds, ops, total_time), to set beside gdsio's figures
+    #[arg(long)]
+    pub gdsio_line: bool,
     /// stream: instead of reading the data set back, read and write it together, this percent
     /// of the operations reads (fio's rwmixread); each kind is reported apart
     #[arg(long, value_name = "READ_PCT", value_parser = clap::value_parser!(u8).range(0..=100))]

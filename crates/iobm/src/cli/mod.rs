@@ -28,7 +28,7 @@ pub use units::{parse_data, parse_files};
 pub use views::{Bonnie, Saved, ViewArgs, Workload};
 
 use clap::{Args, Parser, Subcommand};
-use files::BONNIE_EXAMPLES;
+use files::{BONNIE_EXAMPLES, GPU_FLAGS_HELP};
 use io500::IO500_EXAMPLES;
 use iobm_run::exit::EXIT_CODES_HELP;
 use meta::META_EXAMPLES;
@@ -81,13 +81,13 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Write files in parallel and measure the bandwidth
-    #[command(after_help = format!("{EXAMPLES}\n\n{EXIT_CODES_HELP}"))]
+    #[command(after_help = format!("{EXAMPLES}\n\n{GPU_FLAGS_HELP}\n\n{EXIT_CODES_HELP}"))]
     Write(WriteArgs),
     /// Read a data set left by `iobm write --keep` and measure the bandwidth
-    #[command(after_help = format!("{EXAMPLES}\n\n{EXIT_CODES_HELP}"))]
+    #[command(after_help = format!("{EXAMPLES}\n\n{GPU_FLAGS_HELP}\n\n{EXIT_CODES_HELP}"))]
     Read(ReadArgs),
     /// Write, then read back the same data, in one run
-    #[command(after_help = format!("{EXAMPLES}\n\n{EXIT_CODES_HELP}"))]
+    #[command(after_help = format!("{EXAMPLES}\n\n{GPU_FLAGS_HELP}\n\n{EXIT_CODES_HELP}"))]
     Stream(WriteArgs),
     /// bonnie++-style characterisation: per-char, block, rewrite, seeks, metadata
     #[command(after_help = format!("{BONNIE_EXAMPLES}\n\n{EXIT_CODES_HELP}"))]

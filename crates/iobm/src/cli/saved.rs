@@ -34,7 +34,8 @@ pub(super) const LIMITS_EXAMPLES: &str = "\
 Examples:
   iobm limits                                  memory, loopback TCP and checksums
   iobm limits /mnt/nvme --json limits.json     and the directory's O_DIRECT write and read
-  iobm report run.json --limits limits.json    each rate as a share of the matching limit";
+  iobm report run.json --limits limits.json    each rate as a share of the matching limit
+  iobm limits --gpu 0 --json limits.json       and GPU 0's copies (pinned, pageable), for --mem gpu";
 
 #[derive(Debug, Args)]
 pub struct LimitsArgs {
@@ -55,6 +56,10 @@ pub struct LimitsArgs {
     /// run (--json), the run `iobm report --limits` is to judge
     #[arg(long, value_name = "RUN.json")]
     pub like: Option<PathBuf>,
+    /// Also measure GPU N's copies, host to device and device to host, from pinned and pageable
+    /// host memory (CUDA's driver, loaded at run time), for `--mem gpu` phases
+    #[arg(long, value_name = "N")]
+    pub gpu: Option<u32>,
 }
 
 #[derive(Debug, Args)]

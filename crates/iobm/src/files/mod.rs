@@ -319,6 +319,10 @@ struct WriteStage<'a> {
 }
 
 impl Hooks for WriteStage<'_> {
+    fn phase_done(&self, run: &RunResult) -> Option<String> {
+        crate::gpu::phase_done(run, self.plan.args.io.gdsio_line)
+    }
+
     fn tear_down(self: Box<Self>, run: &mut RunResult, ranks: &Ranks) {
         let (keep, per_job) = (self.plan.args.keep, self.plan.sizes.per_job);
         self.data.keep_or_remove(run, ranks, keep, per_job);

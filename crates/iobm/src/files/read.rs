@@ -7,9 +7,9 @@ use crate::rundir::{locate, Manifest, GENERATOR};
 use crate::servers::Storage as Servers;
 use crate::targets::{self, Storage};
 use iobm_engine::{DataKind, Interleave, Layout, Op, Phase};
-use iobm_results::Config;
+use iobm_results::{Config, RunResult};
 use iobm_run::exit::{Exit, Failure};
-use iobm_run::lifecycle::{run_command, RunPlan, Stage};
+use iobm_run::lifecycle::{run_command, Hooks, RunPlan, Stage};
 use iobm_run::plan::{self, Placement};
 use iobm_run::ranks::Ranks;
 use iobm_run::session::{self, RunId};
@@ -210,6 +210,18 @@ impl RunPlan for ReadPlan<'_> {
         // The kept data set: never changed or removed.
         let mut stage = Stage::new(target, read, workers, config, Some(&self.data_dir));
         stage.environment.gpus = crate::gpu::environment(&self.args.io.mem);
-        Ok(stage)
+        let gdsio_line = self.args.io.gdsio_line;
+        Ok(stage.with(ReadStage { gdsio_line }))
+    }
+}
+
+/// A read of a kept data set: its phases' text.
+struct ReadStage {
+    gdsio_line: bool,
+}
+
+impl Hooks for ReadStage {
+    fn phase_done(&self, run: &RunResult) -> Option<String> {
+        crate::gpu::phase_done(run, self.gdsio_line)
     }
 }

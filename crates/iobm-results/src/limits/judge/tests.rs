@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::checks::tests::{phase, MIB};
-use crate::limits::{DevicePoint, FORMAT};
+use crate::limits::{DevicePoint, GpuCopyRate, GpuLimits, FORMAT};
 use crate::verdict::rules::tests::operation;
 
 const KIB4: u64 = 4 << 10;
@@ -51,12 +51,14 @@ fn limits(device: Option<DeviceLimits>) -> Limits {
         md5_implementation: String::new(),
         md5_many_bytes_per_s_per_core: 0.0,
         md5_many_lanes: 0,
+        gpu: None,
     }
 }
 
 const ON_THE_DEVICE: Place = Place {
     loopback: false,
     same_device: true,
+    gpus: 0,
 };
 
 /// A direct read of `mib_s` MiB/s in `block` blocks by `workers` workers at `iodepth` each.
@@ -208,6 +210,7 @@ fn each_limit_is_labelled_with_what_was_measured() {
     let loopback = Place {
         loopback: true,
         same_device: false,
+        gpus: 0,
     };
     let mut get = phase(OpName::Get, [500 * MIB, 500 * MIB], [1_000_000_000; 2]);
     get.operations
@@ -251,6 +254,7 @@ fn above_a_path_every_byte_crossed_is_a_low_limit_not_a_cache() {
     let loopback = Place {
         loopback: true,
         same_device: false,
+        gpus: 0,
     };
     // 1.24 GiB/s of GETs over two connections, above the one-connection 953.67 MiB/s: the bytes
     // crossed loopback TCP whatever the server cached.
@@ -271,4 +275,72 @@ fn above_a_path_every_byte_crossed_is_a_low_limit_not_a_cache() {
     assert!(judged.warnings().iter().all(|w| !w.contains("cache:")));
     // Within the limits: nothing to say.
     assert!(judge(&get, &l, loopback).unwrap().warnings().is_empty());
+}
+
+/// A GPU copying 8 GiB/s host to device and 4 GiB/s device to host from pinned memory, and
+/// half that from pageable memory.
+fn gpu() -> GpuLimits {
+    let rate = |direction, host, gib: f64| GpuCopyRate {
+        direction,
+        host,
+        bytes_per_s: gib * (1u64 << 30) as f64,
+    };
+    GpuLimits {
+        id: 0,
+        name: "g".into(),
+        memory: crate::device::DeviceMemory::FakeGpu,
+        copy_bytes: 64 * MIB,
+        rates: vec![
+            rate(CopyDirection::HostToDevice, HostMemoryKind::Pinned, 8.0),
+            rate(CopyDirection::HostToDevice, HostMemoryKind::Pageable, 4.0),
+            rate(CopyDirection::DeviceToHost, HostMemoryKind::Pinned, 4.0),
+            rate(CopyDirection::DeviceToHost, HostMemoryKind::Pageable, 2.0),
+        ],
+    }
+}
+
+#[test]
+fn a_phase_on_the_measured_gpu_is_a_share_of_its_pinned_copy_that_way() {
+    let mut l = limits(None);
+    l.gpu = Some(gpu());
+    let on = |gpus| Place {
+        loopback: false,
+        same_device: false,
+        gpus,
+    };
+    let mut read = read(2048, MIB, 2, 1);
+    let mut write = read.clone();
+    write.op = OpName::Write;
+    // Buffers in host memory: no copy, no GPU limit.
+    assert_eq!(judge(&read, &l, on(1)).unwrap().judgements.len(), 1);
+    let copy = crate::device::DeviceCopy {
+        copy_ns: 1,
+        op_ns: 2,
+        share_pct: 50.0,
+    };
+    read.device_copy = Some(copy.clone());
+    write.device_copy = Some(copy);
+    let shares = judge(&read, &l, on(1)).unwrap().shares();
+    assert!(
+        shares.ends_with("25% of the GPU's pinned host-to-device copy on one GPU (8.00 GiB/s)"),
+        "{shares}"
+    );
+    let shares = judge(&write, &l, on(1)).unwrap().shares();
+    assert!(
+        shares.ends_with("50% of the GPU's pinned device-to-host copy on one GPU (4.00 GiB/s)"),
+        "{shares}"
+    );
+    // Not the measured GPU: no judgement; spread over two: not measured, said.
+    assert_eq!(judge(&read, &l, on(0)).unwrap().judgements.len(), 1);
+    let judged = judge(&read, &l, on(2)).unwrap();
+    assert_eq!(
+        judged.not_measured(),
+        vec!["not judged against the GPU's pinned host-to-device copy: not measured at 2 GPUs together (measured up to one GPU)"]
+    );
+    // Above the copy every byte crossed: the copy was measured low, not a cache.
+    read.aggregates =
+        iobm_stats::aggregates(&phase(OpName::Read, [5 << 30; 2], [1_000_000_000; 2]).spans());
+    let warnings = judge(&read, &l, on(1)).unwrap().warnings();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(warnings[0].starts_with("above the GPU's pinned host-to-device copy on one GPU measured by iobm limits (8.00 GiB/s): every byte crossed that path"), "{warnings:?}");
 }
