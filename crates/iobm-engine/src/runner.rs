@@ -486,6 +486,8 @@ mod io500_tests;
 #[cfg(test)]
 mod mapped_tests;
 #[cfg(test)]
+mod meta_order_tests;
+#[cfg(test)]
 mod meta_tests;
 #[cfg(test)]
 mod pace_tests;
