@@ -160,16 +160,17 @@ fn a_phase_works_on_the_owners_items_up_to_its_limit() {
     let (mut name, mut to) = (String::new(), String::new());
     rank0.write_name(MetaOp::TreeRemove, 0, 0, &mut name, &mut to);
     assert_eq!(name, "t/b1", "children are removed first");
+    // Item 2 of 6 over 3 directories: the second directory's first.
     rank0.write_name(MetaOp::FileRename, 1, 2, &mut name, &mut to);
-    assert_eq!((name.as_str(), to.as_str()), ("t/b1/f.1.2", "t/b1/r.1.2"));
+    assert_eq!((name.as_str(), to.as_str()), ("t/b0/f.1.2", "t/b0/r.1.2"));
     let back = TreeWork {
         renamed: true,
         ..rank0.clone()
     };
     back.write_name(MetaOp::FileRename, 1, 2, &mut name, &mut to);
-    assert_eq!((name.as_str(), to.as_str()), ("t/b1/r.1.2", "t/b1/f.1.2"));
+    assert_eq!((name.as_str(), to.as_str()), ("t/b0/r.1.2", "t/b0/f.1.2"));
     back.write_name(MetaOp::FileRemove, 1, 2, &mut name, &mut to);
-    assert_eq!(name, "t/b1/r.1.2");
+    assert_eq!(name, "t/b0/r.1.2");
 }
 
 #[test]
