@@ -139,10 +139,7 @@ pub fn run_phase(
         workers <= control.live.len(),
         "Control sized for fewer workers"
     );
-    for counter in &control.live {
-        counter.bytes.store(0, Ordering::Relaxed);
-        counter.ops.store(0, Ordering::Relaxed);
-    }
+    control.reset_live();
     // Runs are refused before they start (`needs::refusal`); a phase run on its own is too.
     if let Err(e) = target.capabilities().check(crate::needs(phase)) {
         return PhaseOutcome::failed_before_start(phase, control, &e.into(), "check the target");
@@ -205,10 +202,7 @@ pub fn run_phase(
             on.threads(&prepare, &work)
         }
     };
-    let ran = match &walk {
-        Some(walk) => walk.serving(run),
-        None => run(),
-    };
+    let ran = crate::tasks::find::serving(walk.as_ref(), run);
     *control.phase.lock().unwrap() = None;
     finish(phase, control, &shared, wall, ran)
 }

@@ -10,6 +10,7 @@ use crate::task::Task;
 use crate::workload::find::FindWork;
 use iobm_dist::Peers;
 use iobm_target::Target;
+pub(crate) use ranks::serving;
 use ranks::{Across, Link};
 use std::io;
 use std::sync::{Condvar, Mutex};

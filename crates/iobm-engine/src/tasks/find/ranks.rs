@@ -122,25 +122,24 @@ impl Link<'_> {
     }
 }
 
-impl super::Walk<'_> {
-    /// Runs `run` (the phase's workers) with this rank's broker, and rank 0's coordinator,
-    /// beside it when the walk is shared across ranks; returns once the walk is over on every
-    /// rank.
-    pub(crate) fn serving<R>(&self, run: impl FnOnce() -> R) -> R {
-        let Some(link) = &self.link else {
-            return run();
-        };
-        std::thread::scope(|s| {
-            s.spawn(|| self.broker(link));
-            if link.peers.rank() == 0 {
-                s.spawn(|| coordinate(link.peers));
-            }
-            let ran = run();
-            link.ended(&mut self.queue.lock().unwrap());
-            ran
-        })
-    }
+/// Runs `run` (a phase's workers) with `walk`'s broker, and rank 0's coordinator, beside it
+/// when the walk is shared across ranks; returns once the walk is over on every rank.
+pub(crate) fn serving<R>(walk: Option<&super::Walk>, run: impl FnOnce() -> R) -> R {
+    let Some((walk, link)) = walk.and_then(|w| Some((w, w.link.as_ref()?))) else {
+        return run();
+    };
+    std::thread::scope(|s| {
+        s.spawn(|| walk.broker(link));
+        if link.peers.rank() == 0 {
+            s.spawn(|| coordinate(link.peers));
+        }
+        let ran = run();
+        link.ended(&mut walk.queue.lock().unwrap());
+        ran
+    })
+}
 
+impl super::Walk<'_> {
     /// Answers requests and takes work from other ranks until the coordinator ends the walk.
     fn broker(&self, link: &Link) {
         loop {
