@@ -107,7 +107,15 @@ fn find_ranks_steal_work_and_examine_every_file_once() {
         .iter()
         .filter(|p| p.contains("/mdtest-hard/"))
         .count();
-    assert!(hard_files >= 20000, "{hard_files} mdtest-hard files");
+    let made = run["phases"].as_array().unwrap().iter();
+    let made: Vec<(String, u64)> = made
+        .map(|p| (p["name"].to_string(), phase_ops(p)))
+        .collect();
+    let lines: Vec<usize> = traces.iter().map(Vec::len).collect();
+    assert!(
+        hard_files >= 20000,
+        "{hard_files} mdtest-hard files created in the traces ({lines:?} calls under {under} before {start}); the phases: {made:?}"
+    );
     // find examines every file (iobm's count) ...
     assert_eq!(phase_ops(find), created.len() as u64);
     // ... and asks the size of each whose name holds "01": each exactly once, by one rank.
