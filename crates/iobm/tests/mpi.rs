@@ -35,7 +35,8 @@ use std::process::{Command, Output};
 use std::sync::Mutex;
 
 /// Held by the tests whose timing the others' load would upset on a small machine: the Ctrl-C
-/// test gives its ranks a fixed time, and 32 oversubscribed ranks take every core.
+/// test gives its ranks a fixed time; 32 oversubscribed ranks, and find's two traced ranks
+/// writing 20,000 files, take every core.
 static ALONE: Mutex<()> = Mutex::new(());
 
 /// `mpirun -np RANKS` on this machine, oversubscribed, over TCP.
