@@ -8,6 +8,9 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 #[cfg(feature = "mpi")]
 mod mpi_ranks;
+mod peers;
+
+pub use peers::{LocalPeers, Peers};
 
 /// A rank's wall clock relative to rank 0's, estimated by ping-pong after a barrier.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,6 +49,11 @@ pub trait Transport {
     /// collectives; None in one process, or where the MPI library cannot take calls from
     /// several threads at once.
     fn mailbox(&self) -> Option<Arc<dyn Mailbox>> {
+        None
+    }
+    /// Messages between any two ranks from any thread (a find's work stealing); None in one
+    /// process, or where the MPI library cannot take calls from several threads at once.
+    fn peers(&self) -> Option<Arc<dyn Peers>> {
         None
     }
     /// Whether every rank says yes.

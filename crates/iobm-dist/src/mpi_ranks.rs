@@ -1,9 +1,9 @@
 //! MPI ranks through rsmpi: barrier, gather to rank 0 and broadcast of byte strings, and the
 //! wall-clock offsets of the ranks (never MPI_Wtime, which Open MPI does not synchronise), and
 //! a mailbox to rank 0 on a communicator of its own where the library takes calls from every
-//! thread (MPI_THREAD_MULTIPLE).
+//! thread (MPI_THREAD_MULTIPLE), and the peers' messages between any two ranks on another.
 
-use crate::{wall_ns, ClockOffset, Mailbox, Transport};
+use crate::{wall_ns, ClockOffset, Mailbox, Peers, Transport};
 use mpi::environment::{Threading, Universe};
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
@@ -18,6 +18,7 @@ pub struct MpiRanks {
     world: SimpleCommunicator,
     offsets: Vec<ClockOffset>,
     mailbox: Option<Arc<MpiMailbox>>,
+    peers: Option<Arc<MpiPeers>>,
 }
 
 /// The mailbox's communicator, a duplicate of the world's, never freed: a holder of the
@@ -42,6 +43,36 @@ impl Mailbox for MpiMailbox {
     }
 }
 
+/// The peers' communicator, another duplicate of the world's, never freed (as the mailbox's).
+struct MpiPeers {
+    comm: ManuallyDrop<SimpleCommunicator>,
+}
+
+// SAFETY: as the mailbox's: made only under MPI_THREAD_MULTIPLE, carrying only the peers'
+// messages.
+unsafe impl Send for MpiPeers {}
+unsafe impl Sync for MpiPeers {}
+
+impl Peers for MpiPeers {
+    fn rank(&self) -> u32 {
+        self.comm.rank() as u32
+    }
+
+    fn size(&self) -> u32 {
+        self.comm.size() as u32
+    }
+
+    fn send(&self, to: u32, tag: u8, bytes: &[u8]) {
+        (self.comm.process_at_rank(to as i32)).send_with_tag(bytes, i32::from(tag));
+    }
+
+    fn receive(&self, tag: u8) -> (u32, Vec<u8>) {
+        let (message, status) =
+            (self.comm.any_process()).receive_vec_with_tag::<u8>(i32::from(tag));
+        (status.source_rank() as u32, message)
+    }
+}
+
 impl MpiRanks {
     pub fn init() -> Result<MpiRanks, String> {
         let (universe, threading) = mpi::initialize_with_threading(Threading::Multiple)
@@ -53,11 +84,17 @@ impl MpiRanks {
                 comm: ManuallyDrop::new(world.duplicate()),
             })
         });
+        let peers = (threading == Threading::Multiple).then(|| {
+            Arc::new(MpiPeers {
+                comm: ManuallyDrop::new(world.duplicate()),
+            })
+        });
         let mut ranks = MpiRanks {
             _universe: universe,
             world,
             offsets: Vec::new(),
             mailbox,
+            peers,
         };
         ranks.offsets = ranks.measure_offsets();
         Ok(ranks)
@@ -146,6 +183,10 @@ impl Transport for MpiRanks {
 
     fn mailbox(&self) -> Option<Arc<dyn Mailbox>> {
         self.mailbox.clone().map(|m| m as Arc<dyn Mailbox>)
+    }
+
+    fn peers(&self) -> Option<Arc<dyn Peers>> {
+        self.peers.clone().map(|p| p as Arc<dyn Peers>)
     }
 
     fn library(&self) -> Option<String> {

@@ -76,6 +76,14 @@ impl Control {
         Control { requests, ..self }
     }
 
+    /// Zeroes the live counters before a phase.
+    pub(crate) fn reset_live(&self) {
+        for counter in &self.live {
+            counter.bytes.store(0, std::sync::atomic::Ordering::Relaxed);
+            counter.ops.store(0, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+
     /// Asks every worker to stop after its current operation (Ctrl-C).
     pub fn request_stop(&self) {
         self.stop.store(true, Ordering::SeqCst);

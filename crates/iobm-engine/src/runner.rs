@@ -87,6 +87,10 @@ pub struct Ranked<'a> {
     /// (every rank's coordinating thread calls it at the same ticks, until the phase is steady
     /// or every worker of every rank has ended).
     pub sum: SumRanks<'a>,
+    /// Messages between any two ranks, for a find whose ranks steal work from each other;
+    /// None in one process (or where MPI cannot take calls from every thread: each rank then
+    /// walks its own starting directories).
+    pub peers: Option<&'a dyn iobm_dist::Peers>,
 }
 
 impl Ranked<'static> {
@@ -95,6 +99,7 @@ impl Ranked<'static> {
         gate: &|| {},
         agree: &|most| most,
         sum: &|mine| mine,
+        peers: None,
     };
 }
 
@@ -134,10 +139,7 @@ pub fn run_phase(
         workers <= control.live.len(),
         "Control sized for fewer workers"
     );
-    for counter in &control.live {
-        counter.bytes.store(0, Ordering::Relaxed);
-        counter.ops.store(0, Ordering::Relaxed);
-    }
+    control.reset_live();
     // Runs are refused before they start (`needs::refusal`); a phase run on its own is too.
     if let Err(e) = target.capabilities().check(crate::needs(phase)) {
         return PhaseOutcome::failed_before_start(phase, control, &e.into(), "check the target");
@@ -152,8 +154,8 @@ pub fn run_phase(
     };
     // Object bodies are made by one generator shared by the workers (it is only read).
     let content = &Generator::new(phase.data, phase.verify.unwrap_or(control.run_id));
-    // A find's workers share one walk of this rank's roots.
-    let walk = phase.find.as_ref().map(crate::tasks::find::Walk::new);
+    // A find's workers share one walk of this rank's roots, and the ranks steal from each other.
+    let walk = (phase.find.as_ref()).map(|work| crate::tasks::find::Walk::new(work, ranked.peers));
     // Building a worker's task (opening files, filling buffers) is untimed.
     let prepare = |w: usize| {
         pin_worker(phase, w)?;
@@ -186,18 +188,20 @@ pub fn run_phase(
     };
     // Not alone: a steady rate to watch, or a worker pinned (on a thread of its own).
     let alone = workers == 1 && phase.ramp.is_zero() && phase.steady.is_none() && !pinned;
-    let ran = if alone {
-        on_this_thread(phase, control, ranked, &prepare, &work)
-    } else {
-        let on = Coordinated {
-            phase,
-            control,
-            ranked,
-            shared: &shared,
-            wall,
-        };
-        on.threads(&prepare, &work)
+    let run = || match alone {
+        true => on_this_thread(phase, control, ranked, &prepare, &work),
+        false => {
+            let on = Coordinated {
+                phase,
+                control,
+                ranked,
+                shared: &shared,
+                wall,
+            };
+            on.threads(&prepare, &work)
+        }
     };
+    let ran = crate::tasks::find::serving(walk.as_ref(), run);
     *control.phase.lock().unwrap() = None;
     finish(phase, control, &shared, wall, ran)
 }
@@ -469,9 +473,13 @@ mod worker;
 #[cfg(test)]
 mod device_tests;
 #[cfg(test)]
+mod find_ranks_tests;
+#[cfg(test)]
 mod io500_tests;
 #[cfg(test)]
 mod mapped_tests;
+#[cfg(test)]
+mod meta_order_tests;
 #[cfg(test)]
 mod meta_tests;
 #[cfg(test)]

@@ -110,6 +110,7 @@ fn run_on_ranks(
         gate: &|| ranks.barrier(),
         agree: &|most| ranks.max(most),
         sum: &|mine| ranks.sum_tally(mine),
+        peers: ranks.peers(),
     };
     let outcome = iobm_engine::run_phase(target, phase, control, &ranked);
     ranks.barrier();

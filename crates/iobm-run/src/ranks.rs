@@ -29,6 +29,7 @@ pub struct RankPhase {
 pub struct Ranks {
     transport: Box<dyn Transport>,
     offsets: Vec<ClockOffset>,
+    peers: Option<std::sync::Arc<dyn iobm_dist::Peers>>,
 }
 
 impl Ranks {
@@ -45,7 +46,12 @@ impl Ranks {
     /// The processes `transport` connects, with its clock offsets.
     pub fn over(transport: Box<dyn Transport>) -> Ranks {
         let offsets = transport.clock_offsets();
-        Ranks { transport, offsets }
+        let peers = transport.peers();
+        Ranks {
+            transport,
+            offsets,
+            peers,
+        }
     }
 
     pub fn rank(&self) -> u32 {
@@ -65,6 +71,12 @@ impl Ranks {
     }
 
     /// Messages to rank 0 from any thread, beside the collectives (None in one process).
+    /// Messages between any two ranks from any thread (a find's work stealing), where MPI
+    /// takes calls from every thread.
+    pub fn peers(&self) -> Option<&dyn iobm_dist::Peers> {
+        self.peers.as_deref()
+    }
+
     pub fn mailbox(&self) -> Option<std::sync::Arc<dyn iobm_dist::Mailbox>> {
         self.transport.mailbox()
     }

@@ -60,8 +60,9 @@ fn the_trees_on_disk_have_the_shape_asked_for() {
     let run = load(&json);
     assert_matches_schema(&run);
     let run_dir = Path::new(run["config"]["run_dir"].as_str().unwrap());
-    // Each tree: 1 + 3 + 9 directories; every one holds 4 files and 4 item directories. Item
-    // 7 is in directory 7 (breadth-first): child 0 of child 1 of the root.
+    // Each tree: 1 + 3 + 9 directories; every one holds 4 files and 4 item directories, a
+    // worker's consecutive (mdtest's order). Items 28 to 31 are in directory 7 (breadth-first):
+    // child 0 of child 1 of the root; item 7 in directory 1, the root's child 0.
     let tree_dirs = 1 + 3 + 9;
     let (dirs, files) = count(run_dir);
     assert_eq!(
@@ -71,11 +72,10 @@ fn the_trees_on_disk_have_the_shape_asked_for() {
     );
     assert_eq!(files, 2 * tree_dirs * 4);
     for tree in ["tree.0", "tree.1"] {
-        let f = run_dir
-            .join(tree)
-            .join("b1/b0")
-            .join(format!("f.{}.7", &tree[5..]));
-        assert_eq!(std::fs::metadata(&f).unwrap().len(), 100, "{}", f.display());
+        for (dir, item) in [("b1/b0", 28), ("b1/b0", 31), ("b0", 7)] {
+            let f = (run_dir.join(tree).join(dir)).join(format!("f.{}.{item}", &tree[5..]));
+            assert_eq!(std::fs::metadata(&f).unwrap().len(), 100, "{}", f.display());
+        }
     }
     let meta = &run["config"]["meta"];
     assert_eq!(meta["tree_dirs"], tree_dirs);

@@ -1,12 +1,14 @@
 //! Multi-rank runs under a real `mpirun` (Open MPI): totals over ranks, one report, clean-up,
 //! per-rank layouts, which rank --reorder reads which region, bonnie on every rank, the
 //! launcher guards, plans and reruns under mpirun, `iobm meta` across ranks, `--until-stable`
-//! summed over ranks, `--rate` shared by them, `--live` and `--requests` written by each rank. Built only
+//! summed over ranks, `--rate` shared by them, find's work stolen across ranks, `--live` and `--requests` written by each rank. Built only
 //! with `--features mpi`;
 //! scripts/test installs Open MPI and runs them.
 #![cfg(feature = "mpi")]
 
 mod common;
+#[path = "mpi/find.rs"]
+mod find;
 #[path = "mpi/io500.rs"]
 mod io500;
 #[path = "mpi/live.rs"]
@@ -33,7 +35,8 @@ use std::process::{Command, Output};
 use std::sync::Mutex;
 
 /// Held by the tests whose timing the others' load would upset on a small machine: the Ctrl-C
-/// test gives its ranks a fixed time, and 32 oversubscribed ranks take every core.
+/// test gives its ranks a fixed time; 32 oversubscribed ranks, and find's two traced ranks
+/// writing 20,000 files, take every core.
 static ALONE: Mutex<()> = Mutex::new(());
 
 /// `mpirun -np RANKS` on this machine, oversubscribed, over TCP.

@@ -345,6 +345,42 @@ fn s3_gets_at_a_rate_against_the_built_in_gateway() {
     assert_paced(&result["phases"][0], 100.0, "uniform", 0.25);
 }
 
+/// `iobm s3 put|get --rate ...` against the built-in gateway: its standard error.
+fn s3_paced(op: &str, rate: &str, concurrent: &str, ops: &str) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let run = iobm()
+        .args(["s3", op, "--objects", "8", "--obj-size", "4KiB"])
+        .args(["--concurrent", concurrent, "--rate", rate, "--ops", ops])
+        .args(["--timeout", "20s", "--json"])
+        .arg(dir.path().join("r.json"))
+        .timeout(Duration::from_secs(120))
+        .assert()
+        .success();
+    String::from_utf8(run.get_output().stderr.clone()).unwrap()
+}
+
+#[test]
+fn an_s3_rate_the_client_cannot_hold_is_warned_of_from_its_measured_cost() {
+    // One worker asked for a PUT every 0.1 µs: no HTTP request through any client takes that
+    // little, as the trial against a null server measures (its figure, whatever it is, above
+    // 0.1 µs).
+    let err = s3_paced("put", "10000000/s", "1", "50");
+    let said = "warning: --rate 10000000 ops/s over 1 workers: each must start an operation every 0.1 µs, and against no storage (a null S3 server on loopback, through iobm's S3 client, 100 ms closed loop at this shape) each took ";
+    let at = err.find(said).unwrap_or_else(|| panic!("{err}"));
+    let rest = &err[at + said.len()..];
+    let took: f64 = rest.split(' ').next().unwrap().parse().unwrap();
+    assert!(took > 0.1, "{err}");
+    assert!(
+        rest.starts_with(&format!(
+            "{took:.1} µs per operation; this client cannot hold it"
+        )),
+        "{err}"
+    );
+    // Two workers at 10 GETs a second, one every 200 ms each: held, nothing said.
+    let err = s3_paced("get", "10/s", "2", "4");
+    assert!(!err.contains("cannot hold"), "{err}");
+}
+
 #[test]
 fn a_rate_that_cannot_be_held_is_warned_of_before_and_after_the_run() {
     let dir = tempfile::tempdir().unwrap();

@@ -24,7 +24,7 @@ pub(super) fn file_task<'a>(
     phase: &'a Phase,
     run_id: u64,
     index: usize,
-    walk: Option<&'a Walk>,
+    walk: Option<&'a Walk<'a>>,
 ) -> Result<Box<dyn Task + 'a>, (io::Error, String)> {
     if let (Some(work), Some(walk)) = (&phase.find, walk) {
         return Ok(Box::new(FindTask::new(target, work, walk)));

@@ -1,11 +1,17 @@
 //! What one worker of a find phase does per operation: one file examined, its name matched and,
 //! when the name matches, its size asked (a stat). The workers of a process share one walk
 //! ([`Walk`]): directories to list and listed entries wait in one queue, and a worker with
-//! nothing left takes from it (pfind's work stealing, within the process).
+//! nothing left takes from it (pfind's work stealing, within the process); across ranks, a
+//! rank with nothing left steals from the others (`ranks.rs`).
+
+mod ranks;
 
 use crate::task::Task;
 use crate::workload::find::FindWork;
+use iobm_dist::Peers;
 use iobm_target::Target;
+pub(crate) use ranks::serving;
+use ranks::{Across, Link};
 use std::io;
 use std::sync::{Condvar, Mutex};
 
@@ -27,19 +33,23 @@ enum Piece {
 struct Queue {
     pieces: Vec<Piece>,
     holding: usize,
+    across: Across,
 }
 
 /// One find phase's walk on one process, shared by its workers.
-pub(crate) struct Walk {
+pub(crate) struct Walk<'a> {
     queue: Mutex<Queue>,
     changed: Condvar,
     /// The workers sharing it, to size the pieces a large directory is cut into.
     workers: usize,
+    /// The other ranks it steals work from and gives work to, when there are any to reach.
+    link: Option<Link<'a>>,
 }
 
-impl Walk {
-    /// The walk of this rank's roots, the first listed first.
-    pub(crate) fn new(work: &FindWork) -> Walk {
+impl<'a> Walk<'a> {
+    /// The walk of this rank's roots, the first listed first, sharing work with `peers`' other
+    /// ranks where there are any.
+    pub(crate) fn new(work: &FindWork, peers: Option<&'a dyn Peers>) -> Walk<'a> {
         let pieces = work
             .rank_roots()
             .into_iter()
@@ -47,9 +57,13 @@ impl Walk {
             .map(Piece::Dir)
             .collect();
         Walk {
-            queue: Mutex::new(Queue { pieces, holding: 0 }),
+            queue: Mutex::new(Queue {
+                pieces,
+                ..Queue::default()
+            }),
             changed: Condvar::new(),
             workers: work.jobs.max(1),
+            link: peers.filter(|p| p.size() > 1).map(|peers| Link { peers }),
         }
     }
 
@@ -66,8 +80,14 @@ impl Walk {
                 return Some(piece);
             }
             if queue.holding == 0 {
-                self.changed.notify_all();
-                return None;
+                // Alone, or every rank done: nothing more can come.
+                match &self.link {
+                    Some(link) if !queue.across.done => link.idle(&mut queue),
+                    _ => {
+                        self.changed.notify_all();
+                        return None;
+                    }
+                }
             }
             queue = self.changed.wait(queue).unwrap();
         }
@@ -76,9 +96,11 @@ impl Walk {
     /// Queues work for the others.
     fn give(&self, pieces: impl IntoIterator<Item = Piece>) {
         let mut queue = self.queue.lock().unwrap();
-        let before = queue.pieces.len();
         queue.pieces.extend(pieces);
-        if queue.pieces.len() > before {
+        if let Some(link) = &self.link {
+            link.queued(&mut queue);
+        }
+        if !queue.pieces.is_empty() {
             self.changed.notify_all();
         }
     }
@@ -100,7 +122,7 @@ impl Walk {
 pub(crate) struct FindTask<'a> {
     target: &'a dyn Target,
     work: &'a FindWork,
-    walk: &'a Walk,
+    walk: &'a Walk<'a>,
     /// Entries held, the next last.
     entries: Vec<Entry>,
     /// Whether this worker holds work (counted in the walk's `holding`).
@@ -114,7 +136,11 @@ pub(crate) struct FindTask<'a> {
 }
 
 impl<'a> FindTask<'a> {
-    pub(crate) fn new(target: &'a dyn Target, work: &'a FindWork, walk: &'a Walk) -> FindTask<'a> {
+    pub(crate) fn new(
+        target: &'a dyn Target,
+        work: &'a FindWork,
+        walk: &'a Walk<'a>,
+    ) -> FindTask<'a> {
         FindTask {
             target,
             work,

@@ -142,7 +142,8 @@ pub enum ItemName {
 
 /// The shape of a metadata namespace. Tree directories are numbered breadth-first from the
 /// root (0); directory k > 0 is child `(k - 1) % branch` of directory `(k - 1) / branch`, named
-/// `b<child>` inside it. Item `I` of global worker `G` is in item directory `I % item_dirs`,
+/// `b<child>` inside it. Item `I` of global worker `G` is in item directory `I / per_dir` (a
+/// run of `per_dir`, the items per worker over the item directories rounded up, in each),
 /// named `f.G.I` (a file), `r.G.I` (a renamed file) or `d.G.I` (a directory): names never
 /// collide, in a shared tree either, and are never those of tree directories.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -289,9 +290,13 @@ impl Tree {
         let _ = write!(out, "/b{}", (k - 1) % branch);
     }
 
-    /// The number of the directory item `item` is in.
+    /// The number of the directory item `item` is in: as mdtest's, each item directory holds a
+    /// run of consecutive items (the first `per_dir` in the first, ...), so a worker going
+    /// through its items in order works one directory at a time.
     pub fn dir_of_item(&self, item: u64) -> u64 {
-        self.first_item_dir() + item % self.item_dirs().max(1)
+        let dirs = self.item_dirs().max(1);
+        let per_dir = self.items_per_worker().div_ceil(dirs).max(1);
+        self.first_item_dir() + (item / per_dir).min(dirs - 1)
     }
 
     /// Appends the path of item `item` of global worker `owner` to `out`.

@@ -21,7 +21,7 @@ pub use io500::Io500Args;
 pub use load::LoadArgs;
 pub use meta::{MetaArgs, MetaPhase};
 pub use plans::{RerunArgs, RunArgs};
-pub use rate::{Rate, RateArgs, Sweep};
+pub use rate::{Against, Rate, RateArgs, Sweep};
 pub use s3::{S3Args, ServeArgs};
 pub use saved::{AggregateArg, CompareArgs, FormatArg, LimitsArgs, MergeArgs, ReportArgs, UnitArg};
 pub use units::{parse_data, parse_files};

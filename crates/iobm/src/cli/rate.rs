@@ -124,33 +124,33 @@ impl RateArgs {
     }
 
     /// A warning before the run when each worker's share of the fastest rate leaves it less
-    /// time per operation than `cost` measures this client takes at that phase's shape against
-    /// no storage: no worker could hold it.
+    /// time per operation than `cost` measures this client takes at that phase's shape
+    /// `against` no storage: no worker could hold it.
     pub fn check(
         &self,
         phases: &[Phase],
+        against: Against,
         cost: impl FnOnce(&Phase) -> ClientCost,
     ) -> Option<Unholdable> {
         let (pace, phase) = Self::fastest(phases)?;
-        Unholdable::of(pace, cost(phase))
+        Unholdable::of(pace, cost(phase), against)
     }
+}
 
-    /// A warning before the run when each worker's share of the rate leaves less time per
-    /// operation than `floor` times the `depth` requests it keeps in flight (S3, whose requests
-    /// cannot be tried without a server).
-    pub fn check_floor(&self, phases: &[Phase], depth: u32, floor: Duration) -> Option<String> {
-        let (pace, _) = Self::fastest(phases)?;
-        let gap_ns = pace.gap_ns();
-        let needed = floor.as_nanos() as f64 / f64::from(depth.max(1));
-        (gap_ns < needed).then(|| {
-            format!(
-                "--rate {} ops/s over {} workers: each must start an operation every {:.1} µs, {} request(s) in flight; it cannot unless each takes under {:.1} µs (more --jobs/--concurrent or a deeper --iodepth hold more)",
-                iobm_results::pace::trim(pace.ops_per_s()),
-                pace.workers,
-                gap_ns / 1e3,
-                depth.max(1),
-                gap_ns * f64::from(depth.max(1)) / 1e3,
-            )
+/// What a client's cost per operation was measured against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Against {
+    /// iobm's null target: file operations that do nothing.
+    NullTarget,
+    /// A null S3 server on loopback: requests through iobm's S3 client, answered at once.
+    NullS3Server,
+}
+
+impl fmt::Display for Against {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(match self {
+            Against::NullTarget => "iobm's null target",
+            Against::NullS3Server => "a null S3 server on loopback, through iobm's S3 client",
         })
     }
 }
@@ -161,12 +161,18 @@ impl RateArgs {
 pub struct Unholdable {
     pub pace: Pace,
     pub cost: ClientCost,
+    pub against: Against,
 }
 
 impl Unholdable {
     /// Whether a worker's share of `pace` leaves it less time per operation than `cost`.
-    pub fn of(pace: Pace, cost: ClientCost) -> Option<Unholdable> {
-        (cost.per_op.as_nanos() as f64 > pace.gap_ns()).then_some(Unholdable { pace, cost })
+    pub fn of(pace: Pace, cost: ClientCost, against: Against) -> Option<Unholdable> {
+        let unholdable = cost.per_op.as_nanos() as f64 > pace.gap_ns();
+        unholdable.then_some(Unholdable {
+            pace,
+            cost,
+            against,
+        })
     }
 }
 
@@ -175,10 +181,11 @@ impl fmt::Display for Unholdable {
         let (pace, cost) = (&self.pace, &self.cost);
         write!(
             f,
-            "--rate {} ops/s over {} workers: each must start an operation every {:.1} µs, and against no storage (iobm's null target, {} ms closed loop at this shape) each took {:.1} µs per operation; this client cannot hold it whatever the storage (more --jobs/--concurrent hold more)",
+            "--rate {} ops/s over {} workers: each must start an operation every {:.1} µs, and against no storage ({}, {} ms closed loop at this shape) each took {:.1} µs per operation; this client cannot hold it whatever the storage (more --jobs/--concurrent hold more)",
             iobm_results::pace::trim(pace.ops_per_s()),
             pace.workers,
             pace.gap_ns() / 1e3,
+            self.against,
             cost.trial.as_millis(),
             cost.per_op.as_nanos() as f64 / 1e3,
         )
@@ -249,12 +256,14 @@ mod tests {
                 trial: Duration::from_millis(100),
             }
         };
-        let w = args.check(&p, cost(12)).expect("a warning");
+        let w = args
+            .check(&p, Against::NullTarget, cost(12))
+            .expect("a warning");
         assert_eq!(
             w.to_string(),
             "--rate 200000 ops/s over 2 workers: each must start an operation every 10.0 µs, and against no storage (iobm's null target, 100 ms closed loop at this shape) each took 12.0 µs per operation; this client cannot hold it whatever the storage (more --jobs/--concurrent hold more)"
         );
-        assert_eq!(args.check(&p, cost(8)), None);
+        assert_eq!(args.check(&p, Against::NullTarget, cost(8)), None);
         // Unpaced: nothing measured, nothing said.
         let unpaced = RateArgs {
             rate: None,
@@ -263,25 +272,10 @@ mod tests {
             slo: None,
         };
         assert_eq!(
-            unpaced.check(&phases(4096, 1), |_| panic!("measured")),
+            unpaced.check(&phases(4096, 1), Against::NullTarget, |_| {
+                panic!("measured")
+            }),
             None
         );
-    }
-
-    #[test]
-    fn an_s3_rate_no_request_can_hold_is_warned_of() {
-        let args = RateArgs {
-            rate: Some(Rate::Ops(1e6)),
-            arrivals: None,
-            rate_sweep: None,
-            slo: None,
-        };
-        let mut p = phases(4096, 1);
-        args.apply(&mut p, 0, 1, 0);
-        let floor = Duration::from_micros(10);
-        let w = args.check_floor(&p, 1, floor).expect("a warning");
-        assert!(w.contains("every 1.0 µs"), "{w}");
-        // 16 in flight: each may take 16 µs.
-        assert_eq!(args.check_floor(&p, 16, floor), None);
     }
 }

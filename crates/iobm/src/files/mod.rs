@@ -92,7 +92,7 @@ fn phase(name: &str, op: Op, io: &IoArgs, block: u64, seed: u64, layout: &Layout
 /// the cost per operation this client measures at their shape against no storage.
 pub(crate) fn warn_of_rate(io: &IoArgs, phases: &[Phase]) {
     let measure = |phase: &Phase| ClientCost::measure(phase, iobm_engine::trial::TRIAL);
-    if let Some(w) = io.rate.check(phases, measure) {
+    if let Some(w) = (io.rate).check(phases, crate::cli::Against::NullTarget, measure) {
         eprintln!("iobm: warning: {w}");
     }
 }

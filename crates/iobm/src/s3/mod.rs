@@ -10,6 +10,7 @@ mod drop;
 mod flags;
 mod objects;
 mod quick;
+mod trial;
 
 pub use quick::{QuickS3, QUICK_CONCURRENT};
 
@@ -121,9 +122,6 @@ struct S3Run<'a> {
     drop: Option<Arc<drop::ObjectsCacheDrop>>,
 }
 
-/// A worker's request (one connection, one in flight) takes at least this long.
-const FASTEST_REQUEST: std::time::Duration = std::time::Duration::from_micros(20);
-
 impl S3Plan<'_> {
     /// The phase of a run through `client` on the objects of `spec` (this rank's share), and the
     /// result's config.
@@ -154,10 +152,10 @@ impl S3Plan<'_> {
         let (rank, size) = (ranks.rank() as usize, ranks.size() as usize);
         args.rate
             .apply(std::slice::from_mut(&mut phase), rank, size, seed);
-        if let Some(w) = args
-            .rate
-            .check_floor(std::slice::from_ref(&phase), 1, FASTEST_REQUEST)
-        {
+        // The client's own cost per request at this shape, measured against a null server.
+        let against = crate::cli::Against::NullS3Server;
+        let measure = |phase: &Phase| trial::cost(client, phase);
+        if let Some(w) = (args.rate).check(std::slice::from_ref(&phase), against, measure) {
             if rank == 0 {
                 eprintln!("iobm: warning: {w}");
             }

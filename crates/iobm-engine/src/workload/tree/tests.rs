@@ -54,13 +54,15 @@ fn a_tree_has_the_directories_of_its_depth_and_branch_breadth_first() {
 }
 
 #[test]
-fn items_are_spread_over_the_item_directories() {
+fn items_are_spread_over_the_item_directories_a_run_in_each() {
+    // 7 items over 3 directories: 3, 3 and 1, consecutive items together (mdtest's order).
     let t = tree(1, 2, 7, false, 1, 1);
     let names: Vec<String> = (0..7).map(|i| item(&t, ItemName::File, 0, i)).collect();
     assert_eq!(names[0], "t/f.0.0");
-    assert_eq!(names[1], "t/b0/f.0.1");
-    assert_eq!(names[2], "t/b1/f.0.2");
-    assert_eq!(names[3], "t/f.0.3");
+    assert_eq!(names[2], "t/f.0.2");
+    assert_eq!(names[3], "t/b0/f.0.3");
+    assert_eq!(names[5], "t/b0/f.0.5");
+    assert_eq!(names[6], "t/b1/f.0.6");
     let leaves = Tree {
         leaves_only: true,
         per: ItemsPer::Directory,
@@ -158,16 +160,17 @@ fn a_phase_works_on_the_owners_items_up_to_its_limit() {
     let (mut name, mut to) = (String::new(), String::new());
     rank0.write_name(MetaOp::TreeRemove, 0, 0, &mut name, &mut to);
     assert_eq!(name, "t/b1", "children are removed first");
+    // Item 2 of 6 over 3 directories: the second directory's first.
     rank0.write_name(MetaOp::FileRename, 1, 2, &mut name, &mut to);
-    assert_eq!((name.as_str(), to.as_str()), ("t/b1/f.1.2", "t/b1/r.1.2"));
+    assert_eq!((name.as_str(), to.as_str()), ("t/b0/f.1.2", "t/b0/r.1.2"));
     let back = TreeWork {
         renamed: true,
         ..rank0.clone()
     };
     back.write_name(MetaOp::FileRename, 1, 2, &mut name, &mut to);
-    assert_eq!((name.as_str(), to.as_str()), ("t/b1/r.1.2", "t/b1/f.1.2"));
+    assert_eq!((name.as_str(), to.as_str()), ("t/b0/r.1.2", "t/b0/f.1.2"));
     back.write_name(MetaOp::FileRemove, 1, 2, &mut name, &mut to);
-    assert_eq!(name, "t/b1/r.1.2");
+    assert_eq!(name, "t/b0/r.1.2");
 }
 
 #[test]
