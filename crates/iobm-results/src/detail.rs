@@ -14,6 +14,10 @@ use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+mod fold;
+
+pub use fold::{coarsened, FoldedSeries, RANK_INTERVALS};
+
 /// Most worker-intervals a phase keeps in the document (about 20 MB of per-worker series).
 pub const INLINE_WORKER_INTERVALS: usize = 20_000;
 
@@ -47,6 +51,10 @@ pub struct SeriesFolder {
     detach: bool,
     /// The detached rows, compressed, in a temporary file: rank 0 holds none of them in memory.
     rows: Option<(File, u64)>,
+    /// Each rank's series kept at this many of the phase's intervals per entry (1: as they are).
+    rank_factor: usize,
+    /// The ranks and intervals that made `rank_factor`, for the phase's note.
+    rank_shape: (usize, usize),
 }
 
 /// A phase's detached per-worker series: zstd frames of CSV rows in an unnamed temporary file,
@@ -131,6 +139,8 @@ impl SeriesFolder {
             endpoints: Vec::new(),
             detach: worker_intervals > INLINE_WORKER_INTERVALS,
             rows: None,
+            rank_factor: 1,
+            rank_shape: (0, 0),
         }
     }
 
@@ -143,47 +153,72 @@ impl SeriesFolder {
     /// Folds in `workers` of phase `phase` (all of one rank's, or all of the phase's). A
     /// temporary file that cannot be written loses the workers' own series (their sums stay).
     pub fn add(&mut self, phase: &str, workers: &mut [WorkerResult]) {
-        for w in workers.iter() {
+        self.sum(workers);
+        if self.detach {
+            self.append(&compress(&rows(phase, workers)));
+            clear_series(workers);
+        }
+    }
+
+    /// Adds up `workers`' series: all of them, by rank and by endpoint.
+    fn sum(&mut self, workers: &[WorkerResult]) {
+        for w in workers {
             match &mut self.all {
                 Some(all) => all.merge(&w.series),
                 None => self.all = Some(w.series.clone()),
             }
             if let Some(endpoint) = &w.endpoint {
-                match self.endpoints.iter_mut().find(|e| e.endpoint == *endpoint) {
-                    Some(e) => e.series.merge_counts(&w.series),
-                    None => self.endpoints.push(EndpointSeries {
-                        endpoint: endpoint.clone(),
-                        series: w.series.counts(),
-                    }),
-                }
-            }
-            match self.ranks.iter_mut().find(|r| r.rank == w.rank) {
-                Some(r) => r.series.merge_counts(&w.series),
-                None => self.ranks.push(RankSeries {
-                    rank: w.rank,
+                self.add_endpoint(EndpointSeries {
+                    endpoint: endpoint.clone(),
                     series: w.series.counts(),
-                }),
+                });
             }
+            self.add_rank(RankSeries {
+                rank: w.rank,
+                series: w.series.counts(),
+            });
         }
-        if self.detach {
-            let frame = compress(&rows(phase, workers));
-            if self.rows.is_none() {
-                self.rows = temporary().ok().map(|f| (f, 0));
-            }
-            if let Some((file, len)) = &mut self.rows {
-                if file.write_all_at(&frame, *len).is_ok() {
-                    *len += frame.len() as u64;
-                }
-            }
-            for w in workers {
-                let interval = std::time::Duration::from_nanos(w.series.interval_ns);
-                w.series = Series::new(interval);
+    }
+
+    fn add_endpoint(&mut self, e: EndpointSeries) {
+        match self.endpoints.iter_mut().find(|x| x.endpoint == e.endpoint) {
+            Some(x) => x.series.merge_counts(&e.series),
+            None => self.endpoints.push(e),
+        }
+    }
+
+    /// Adds a rank's series, coarsened to the folder's rank intervals (sums of whole groups of
+    /// intervals: adding coarsened series equals coarsening their sum).
+    fn add_rank(&mut self, mut r: RankSeries) {
+        if self.rank_factor > 1 {
+            r.series = coarsened(&r.series, self.rank_factor);
+        }
+        match self.ranks.iter_mut().find(|x| x.rank == r.rank) {
+            Some(x) => x.series.merge_counts(&r.series),
+            None => self.ranks.push(r),
+        }
+    }
+
+    /// Appends compressed rows (whole zstd frames) to the temporary file.
+    fn append(&mut self, frames: &[u8]) {
+        if frames.is_empty() {
+            return;
+        }
+        if self.rows.is_none() {
+            self.rows = temporary().ok().map(|f| (f, 0));
+        }
+        if let Some((file, len)) = &mut self.rows {
+            if file.write_all_at(frames, *len).is_ok() {
+                *len += frames.len() as u64;
             }
         }
     }
 
     /// Puts the sums in `phase` (rank series only with several ranks) and the detached rows.
     pub fn finish(self, phase: &mut PhaseResult) {
+        if self.rank_factor > 1 {
+            phase.note(&self.coarsening_note());
+        }
         phase.series = self.all;
         phase.rank_series = if self.ranks.len() > 1 {
             self.ranks
@@ -197,6 +232,14 @@ impl SeriesFolder {
         };
         phase.worker_series_detached = self.detach;
         phase.detached = Detached(self.rows.map(|(file, len)| (Arc::new(file), len)));
+    }
+}
+
+/// Empties `workers`' own series (they went to the side file's rows), keeping the interval.
+fn clear_series(workers: &mut [WorkerResult]) {
+    for w in workers {
+        let interval = std::time::Duration::from_nanos(w.series.interval_ns);
+        w.series = Series::new(interval);
     }
 }
 

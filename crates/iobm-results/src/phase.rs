@@ -66,7 +66,8 @@ pub struct PhaseResult {
     #[serde(default)]
     pub series: Option<Series>,
     /// Under MPI: each rank's workers' series added up (bytes, operations and errors; the
-    /// latency per interval is in `series`, over all ranks).
+    /// latency per interval is in `series`, over all ranks). Past 2,097,152 rank-intervals each
+    /// entry adds up a whole number of the phase's intervals (its `interval_ns`), as `notes` say.
     #[serde(default)]
     pub rank_series: Vec<RankSeries>,
     /// Object phases against several endpoints: each endpoint's workers' series added up

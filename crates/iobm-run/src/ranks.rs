@@ -8,7 +8,7 @@ use crate::exit::Failure;
 use iobm_dist::{ClockOffset, Transport};
 use iobm_engine::Tally;
 use iobm_results::checks::Machine;
-use iobm_results::detail::SeriesFolder;
+use iobm_results::detail::{SeriesFolder, INLINE_WORKER_INTERVALS};
 use iobm_results::{PhaseResult, RankInfo};
 use iobm_stats::{SnapshotInstants, Trace, WorkerSpan};
 use serde::de::DeserializeOwned;
@@ -248,7 +248,9 @@ impl Ranks {
     /// every rank's spans (small) give rank 0 the instants of the snapshots, which each rank
     /// then takes from its own workers' traces (the traces never leave their rank); then each
     /// rank's phase is folded into the merge as it arrives, so rank 0 holds one rank's records
-    /// at a time besides the merge. The time this takes is the phase's `gather_s`.
+    /// at a time besides the merge. Each rank folds its own workers' series before sending
+    /// (`FoldedSeries`, in the framing of [`part`]), so rank 0 adds one sum per rank and
+    /// appends its compressed rows without parsing them. The time this takes is the phase's `gather_s`.
     pub fn merge(
         &self,
         mut local: RankPhase,
@@ -264,43 +266,43 @@ impl Ranks {
         }
         let started = Instant::now();
         let spans: Vec<WorkerSpan> = local.phase.workers.iter().map(|w| w.span).collect();
-        let mine = (local.origin_unix_ns, spans);
+        let intervals = SeriesFolder::worker_intervals(&local.phase.workers);
+        let mine = (local.origin_unix_ns, spans, intervals);
         let mut all: Vec<(u32, u64, Vec<WorkerSpan>)> = Vec::new();
+        let mut most = 0;
         self.transport.gather_each(
             &serde_json::to_vec(&mine).expect("serialisable"),
             &mut |rank, bytes| {
-                let (origin, spans): (u64, Vec<WorkerSpan>) =
+                let (origin, spans, intervals): (u64, Vec<WorkerSpan>, usize) =
                     serde_json::from_slice(bytes).expect("ranks send valid spans");
                 all.push((rank, origin, spans));
+                most = most.max(intervals);
             },
         );
-        let instants: Vec<SnapshotInstants> = if self.is_root() {
-            per_rank_instants(&all, &self.offsets, root_origin_unix_ns)
+        // The instants of the snapshots, and whether every rank detaches its workers' series.
+        let shared: (Vec<SnapshotInstants>, bool) = if self.is_root() {
+            let detach = most * self.size() as usize > INLINE_WORKER_INTERVALS;
+            (
+                per_rank_instants(&all, &self.offsets, root_origin_unix_ns),
+                detach,
+            )
         } else {
-            Vec::new()
+            (Vec::new(), false)
         };
-        let instants = self.share(&instants);
+        let (instants, detach) = self.share(&shared);
         let at = instants[self.rank() as usize];
         for (w, trace) in local.phase.workers.iter_mut().zip(&local.traces) {
             at.fill(&mut w.span, trace);
         }
-        let part = RankPhase {
-            traces: Vec::new(),
-            ..local
-        };
+        let sent = part::send(local, detach);
         let mut merger = self
             .is_root()
             .then(|| PhaseMerger::new(&self.offsets, root_origin_unix_ns, self.size() as usize));
-        self.transport.gather_each(
-            &serde_json::to_vec(&part).expect("serialisable"),
-            &mut |rank, bytes| {
-                let part: RankPhase =
-                    serde_json::from_slice(bytes).expect("ranks send valid phases");
-                if let Some(m) = merger.as_mut() {
-                    m.add(rank, part);
-                }
-            },
-        );
+        self.transport.gather_each(&sent, &mut |rank, bytes| {
+            if let Some(m) = merger.as_mut() {
+                m.add_sent(rank, bytes).expect("ranks send valid phases");
+            }
+        });
         merger.map(|m| {
             let mut phase = m.finish(machine);
             phase.gather_s = Some(started.elapsed().as_secs_f64());
@@ -310,6 +312,7 @@ impl Ranks {
 }
 
 mod merge;
+pub mod part;
 
 use merge::per_rank_instants;
 pub(crate) use merge::{absorb, merge_operations, worst};

@@ -1,6 +1,6 @@
 //! A phase at cluster scale, without running it: 256 ranks x 16 workers for an hour at 1 s
-//! intervals, each worker's series with a latency histogram per interval, folded rank by rank
-//! as rank 0 folds them under MPI. The document and the side file are the sizes docs/mpi.md
+//! intervals, each worker's series with a latency histogram per interval, each rank's part
+//! folded and sent as that rank sends it and folded in as rank 0 does under MPI. The document and the side file are the sizes docs/mpi.md
 //! quotes, the per-worker series go to the side file whole, and the aggregates equal a direct
 //! computation.
 
@@ -34,7 +34,7 @@ fn an_hour_of_4096_workers_makes_the_sizes_the_guide_quotes_with_exact_aggregate
             first_start = first_start.min(w.span.start_ns);
             last_end = last_end.max(w.span.end_ns);
         }
-        merger.add(r, part);
+        merger.add_sent(r, &synthetic::sent(part, RANKS)).unwrap();
     }
     let phase = merger.finish(&Machine::with_ram(64 << 30));
 

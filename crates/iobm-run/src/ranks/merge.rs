@@ -7,7 +7,7 @@ use super::RankPhase;
 use crate::record::{cpu_usage, latency};
 use iobm_dist::ClockOffset;
 use iobm_results::checks::{check, Machine};
-use iobm_results::detail::SeriesFolder;
+use iobm_results::detail::{FoldedSeries, SeriesFolder, INLINE_WORKER_INTERVALS};
 use iobm_results::{CacheEvidence, DeviceIo, OperationResult, PhaseResult, RunStatus};
 use iobm_stats::{aggregates, Histogram, SnapshotInstants, WorkerSpan};
 
@@ -132,17 +132,41 @@ impl<'a> PhaseMerger<'a> {
         }
     }
 
-    /// Folds in rank `rank`'s part, its snapshots taken: stamps moved onto rank 0's clock.
-    pub fn add(&mut self, rank: u32, part: RankPhase) {
+    /// Folds in rank `rank`'s part, its snapshots taken: its series folded here as the rank
+    /// would have (the first part decides whether the workers' own series are detached).
+    pub fn add(&mut self, rank: u32, mut part: RankPhase) {
+        let detach = match &self.folder {
+            Some(f) => f.detaches(),
+            None => {
+                SeriesFolder::worker_intervals(&part.phase.workers) * self.ranks
+                    > INLINE_WORKER_INTERVALS
+            }
+        };
+        let name = part.phase.name.clone();
+        let folded = FoldedSeries::of(&name, &mut part.phase.workers, detach);
+        self.add_folded(rank, part, folded);
+    }
+
+    /// Folds in rank `rank`'s part as it sent it ([`super::part::encode`]).
+    pub fn add_sent(&mut self, rank: u32, bytes: &[u8]) -> Result<(), String> {
+        let (part, folded) = super::part::decode(bytes)?;
+        self.add_folded(rank, part, folded);
+        Ok(())
+    }
+
+    /// Folds in a part whose series its rank folded: stamps moved onto rank 0's clock, its sum
+    /// series added and its rows appended.
+    fn add_folded(&mut self, rank: u32, part: RankPhase, folded: FoldedSeries) {
         let offset = offset_of(self.offsets, rank);
         let (origin, root_origin) = (part.origin_unix_ns, self.root_origin);
         let mut phase = part.phase;
         phase.move_stamps(|t| shift(t, origin, offset, root_origin));
-        let ranks = self.ranks;
-        let folder = self.folder.get_or_insert_with(|| {
-            SeriesFolder::new(SeriesFolder::worker_intervals(&phase.workers) * ranks)
-        });
-        folder.add(&phase.name.clone(), &mut phase.workers);
+        let (ranks, intervals) = (self.ranks, folded.all.as_ref().map_or(0, |s| s.len()));
+        self.folder
+            .get_or_insert_with(|| {
+                SeriesFolder::detaching(folded.detached).bounding_ranks(ranks, intervals)
+            })
+            .add_folded(folded);
         self.histogram += &Histogram::from_data(&phase.latency.histogram);
         if let Some(p) = &phase.pace {
             self.response += &Histogram::from_data(&p.response.histogram);

@@ -1,6 +1,7 @@
 //! Synthetic rank parts of a phase, as rank 0 receives them under MPI, for the scale test and
 //! the merge benchmark (`examples/merge_scale.rs`): `workers` workers per rank, each with a
-//! series of `intervals` 1 s intervals and a small latency histogram in each.
+//! series of `intervals` 1 s intervals and a small latency histogram in each; and the bytes each
+//! rank sends of its part (`sent`).
 
 use iobm_engine::{prepare_objects, run_phase, Control, Layout, Op, Phase, Ranked};
 use iobm_results::checks::Machine;
@@ -59,4 +60,13 @@ pub fn part(template: &PhaseResult, r: u32, ranks: u32, intervals: usize) -> Ran
         traces: Vec::new(),
         origin_unix_ns: 0,
     }
+}
+
+/// The bytes rank `r`'s `part` sends rank 0 in a run of `ranks` ranks, as `Ranks::merge` makes
+/// them: its series folded, and its workers' own detached when every rank's together pass the
+/// document's bound.
+pub fn sent(part: RankPhase, ranks: u32) -> Vec<u8> {
+    let intervals = iobm_results::detail::SeriesFolder::worker_intervals(&part.phase.workers);
+    let detach = intervals * ranks as usize > iobm_results::detail::INLINE_WORKER_INTERVALS;
+    iobm_run::ranks::part::send(part, detach)
 }
