@@ -91,7 +91,11 @@ impl DeviceTarget {
 
 impl Target for DeviceTarget {
     fn capabilities(&self) -> Capabilities {
-        Capabilities::of(&[Capability::Files, Capability::DirectIo])
+        Capabilities::of(&[
+            Capability::Files,
+            Capability::DirectIo,
+            Capability::RangedReads,
+        ])
     }
 
     fn probe_direct(&self, _probe: &str) -> io::Result<()> {
