@@ -1,8 +1,9 @@
 //! Raw block devices as targets (root only: marked ignored, run by `scripts/test` as root):
 //! a loop device written and read back with every byte verified, its own counters the
 //! verdict's evidence and a second device untouched; and the refusals, each exit 2 with one
-//! line and nothing written: no `--destroy-data-on`, another device named, the device mounted,
-//! or held open exclusively by another program.
+//! line and nothing written: no `--destroy-data-on`, another device named (a partition for its
+//! disk, the disk for its partition), the device or a partition of it mounted, or held open
+//! exclusively by another program.
 
 mod common;
 
@@ -74,18 +75,20 @@ fn a_loop_device_is_written_and_read_back_with_every_byte_verified() {
     assert_eq!(other.checksum(), other_before, "a device not named is untouched");
 }
 
+/// `iobm write --size 4MiB EXTRA...`, which must be refused; its standard error.
+fn write(extra: &[&Path]) -> String {
+    let mut args: Vec<&std::ffi::OsStr> = vec!["write".as_ref(), "--size".as_ref()];
+    args.push("4MiB".as_ref());
+    args.extend(extra.iter().map(|p| p.as_os_str()));
+    refused(&args)
+}
+
 #[test]
 #[ignore = "needs root: makes loop devices (scripts/test runs it as root)"]
 fn a_device_is_refused_unless_named_exactly_and_unused() {
     let dev = LoopDevice::new(8 * MIB, 0xA5);
     let other = LoopDevice::new(8 * MIB, 0x5A);
     let (before, other_before) = (dev.checksum(), other.checksum());
-    let write = |extra: &[&Path]| {
-        let mut args: Vec<&std::ffi::OsStr> = vec!["write".as_ref(), "--size".as_ref()];
-        args.push("4MiB".as_ref());
-        args.extend(extra.iter().map(|p| p.as_os_str()));
-        refused(&args)
-    };
     let path = dev.path();
     let flag = Path::new("--destroy-data-on");
     let err = write(&[path]);
@@ -106,6 +109,8 @@ fn a_device_is_refused_unless_named_exactly_and_unused() {
     let err = write(&[path, flag, path]);
     assert!(err.contains("is in use"), "{err}");
     drop(held);
+    let err = write(&[path, flag, path, Path::new("--keep")]);
+    assert!(err.contains("--keep with --destroy-data-on"), "{err}");
     assert_eq!(dev.checksum(), before, "nothing was written");
     assert_eq!(other.checksum(), other_before, "nothing was written");
 }
@@ -135,5 +140,34 @@ fn a_mounted_device_is_refused() {
     let after = dev.checksum();
     let _ = Command::new("umount").arg(mnt.path()).status();
     assert!(err.contains("is mounted") && err.contains("--destroy-data-on"), "{err}");
+    assert_eq!(after, before, "nothing was written");
+}
+
+#[test]
+#[ignore = "needs root: makes a partitioned loop device and mounts it (scripts/test runs it as root)"]
+fn a_partition_is_not_its_disk_and_a_mounted_partition_keeps_the_disk() {
+    let dev = LoopDevice::partitioned(32 * MIB);
+    let part = dev.partition(1);
+    let flag = Path::new("--destroy-data-on");
+    let run = |cmd: &mut Command| assert!(cmd.status().unwrap().success(), "{cmd:?}");
+    run(Command::new("mkfs.ext4").args(["-q", "-F"]).arg(&part));
+    let mnt = tempfile::tempdir().unwrap();
+    run(Command::new("mount")
+        .args(["-o", "ro,noload"])
+        .arg(&part)
+        .arg(mnt.path()));
+    let before = dev.checksum();
+    let named_partition = write(&[dev.path(), flag, &part]);
+    let named_disk = write(&[&part, flag, dev.path()]);
+    let disk_of_mounted = write(&[dev.path(), flag, dev.path()]);
+    let after = dev.checksum();
+    let _ = Command::new("umount").arg(mnt.path()).status();
+    assert!(named_partition.contains("named exactly"), "{named_partition}");
+    assert!(named_disk.contains("named exactly"), "{named_disk}");
+    let part_name = part.file_name().unwrap().to_str().unwrap();
+    assert!(
+        disk_of_mounted.contains("is mounted") && disk_of_mounted.contains(part_name),
+        "{disk_of_mounted}"
+    );
     assert_eq!(after, before, "nothing was written");
 }

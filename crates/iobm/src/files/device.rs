@@ -82,10 +82,11 @@ pub(super) fn claim(
         ("--keep", args.keep),
         ("--shared-file", args.shared_file),
         ("--segments", args.segments.is_some()),
+        ("--reorder", args.io.reorder),
     ] {
         if set {
             return Err(Failure::input(format!(
-                "{flag} with --destroy-data-on: a device holds each job's region, and nothing of it is kept as a data set"
+                "{flag} with --destroy-data-on: each rank's device holds its own jobs' regions, and nothing of it is kept as a data set"
             )));
         }
     }

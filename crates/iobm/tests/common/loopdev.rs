@@ -14,12 +14,18 @@ pub struct LoopDevice {
 impl LoopDevice {
     /// A loop device of `bytes`, filled with `fill` so that untouched bytes can be told.
     pub fn new(bytes: u64, fill: u8) -> LoopDevice {
+        LoopDevice::with_image(&vec![fill; bytes as usize], &[])
+    }
+
+    /// A loop device over an image file holding `bytes`, made with `losetup` and `options`.
+    fn with_image(bytes: &[u8], options: &[&str]) -> LoopDevice {
         super::assert_root("this test makes loop devices and needs root");
         let dir = tempfile::tempdir().unwrap();
         let image = dir.path().join("disk.img");
-        std::fs::write(&image, vec![fill; bytes as usize]).unwrap();
+        std::fs::write(&image, bytes).unwrap();
         let out = Command::new("losetup")
             .args(["-f", "--show"])
+            .args(options)
             .arg(&image)
             .output()
             .unwrap();
@@ -30,6 +36,31 @@ impl LoopDevice {
         );
         let path = PathBuf::from(String::from_utf8(out.stdout).unwrap().trim());
         LoopDevice { path, _dir: dir }
+    }
+
+    /// A loop device of `bytes` zeros with an MBR partition table of one partition, from
+    /// sector 2048 to the end; its partitions scanned (`losetup -P`).
+    pub fn partitioned(bytes: u64) -> LoopDevice {
+        let mut image = vec![0u8; bytes as usize];
+        let entry = &mut image[446..462];
+        entry[4] = 0x83;
+        entry[8..12].copy_from_slice(&2048u32.to_le_bytes());
+        entry[12..16].copy_from_slice(&((bytes / 512 - 2048) as u32).to_le_bytes());
+        image[510] = 0x55;
+        image[511] = 0xAA;
+        LoopDevice::with_image(&image, &["-P"])
+    }
+
+    /// Partition `n`'s device, once it has appeared.
+    pub fn partition(&self, n: u32) -> PathBuf {
+        let path = PathBuf::from(format!("{}p{n}", self.path.display()));
+        for _ in 0..100 {
+            if path.exists() {
+                return path;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        panic!("{} never appeared", path.display());
     }
 
     /// Every byte of the device.
