@@ -1485,7 +1485,7 @@ _iobm() {
             return 0
             ;;
         iobm__subcmd__stream)
-            opts="-j -s -b -d -h --jobs --size --size-per-job --file-per-job --shared-file --segments --fsync --data --keep --ignore-free-space --block --random --direct --iodepth --engine --fadvise --madvise --cpus --numa --mem --rwmix --keep-cache --drop-caches --verify --reorder --duration --ramp --rate --arrivals --rate-sweep --slo --access --think --burst --server-ram --server-metrics --server-devices --server-drop-cmd --line-rate --interval --repeat --until-stable --json --csv --html --live --requests --metrics-listen --metrics-linger --label --print-spec --help"
+            opts="-j -s -b -d -h --jobs --size --size-per-job --file-per-job --shared-file --segments --fsync --data --keep --ignore-free-space --destroy-data-on --buffered --block --random --direct --iodepth --engine --fadvise --madvise --cpus --numa --mem --rwmix --keep-cache --drop-caches --verify --reorder --duration --ramp --rate --arrivals --rate-sweep --slo --access --think --burst --server-ram --server-metrics --server-devices --server-drop-cmd --line-rate --interval --repeat --until-stable --json --csv --html --live --requests --metrics-listen --metrics-linger --label --print-spec --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1520,6 +1520,10 @@ _iobm() {
                     return 0
                     ;;
                 --data)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --destroy-data-on)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1675,7 +1679,7 @@ _iobm() {
             return 0
             ;;
         iobm__subcmd__write)
-            opts="-j -s -b -d -h --jobs --size --size-per-job --file-per-job --shared-file --segments --fsync --data --keep --ignore-free-space --block --random --direct --iodepth --engine --fadvise --madvise --cpus --numa --mem --rwmix --keep-cache --drop-caches --verify --reorder --duration --ramp --rate --arrivals --rate-sweep --slo --access --think --burst --server-ram --server-metrics --server-devices --server-drop-cmd --line-rate --interval --repeat --until-stable --json --csv --html --live --requests --metrics-listen --metrics-linger --label --print-spec --help"
+            opts="-j -s -b -d -h --jobs --size --size-per-job --file-per-job --shared-file --segments --fsync --data --keep --ignore-free-space --destroy-data-on --buffered --block --random --direct --iodepth --engine --fadvise --madvise --cpus --numa --mem --rwmix --keep-cache --drop-caches --verify --reorder --duration --ramp --rate --arrivals --rate-sweep --slo --access --think --burst --server-ram --server-metrics --server-devices --server-drop-cmd --line-rate --interval --repeat --until-stable --json --csv --html --live --requests --metrics-listen --metrics-linger --label --print-spec --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1710,6 +1714,10 @@ _iobm() {
                     return 0
                     ;;
                 --data)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --destroy-data-on)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

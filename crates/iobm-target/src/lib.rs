@@ -5,11 +5,11 @@
 use std::io;
 
 pub mod capabilities;
-pub mod device;
 #[cfg(any(test, feature = "conformance"))]
 pub mod conformance;
 #[cfg(test)]
 mod conformance_tests;
+pub mod device;
 pub mod errors;
 pub mod fault;
 pub mod layers;

@@ -112,7 +112,13 @@ fn ioctl_u64(file: &File, request: libc::c_ulong) -> io::Result<u64> {
 fn ioctl_int(file: &File, request: libc::c_ulong) -> io::Result<u64> {
     let mut value: libc::c_int = 0;
     // SAFETY: the request writes one int into the value, valid for the call.
-    let rc = unsafe { libc::ioctl(file.as_raw_fd(), request as _, &mut value as *mut libc::c_int) };
+    let rc = unsafe {
+        libc::ioctl(
+            file.as_raw_fd(),
+            request as _,
+            &mut value as *mut libc::c_int,
+        )
+    };
     if rc == 0 {
         Ok(value as u64)
     } else {
@@ -201,7 +207,10 @@ impl Family {
                 let rdev = libc::makedev(ma.parse().ok()?, mi.parse().ok()?);
                 self.member(rdev)
             });
-            let source = fields.iter().position(|f| *f == "-").and_then(|i| fields.get(i + 2));
+            let source = fields
+                .iter()
+                .position(|f| *f == "-")
+                .and_then(|i| fields.get(i + 2));
             let by_source = source
                 .filter(|s| s.starts_with('/'))
                 .and_then(|s| block_rdev(Path::new(s)))
@@ -211,5 +220,32 @@ impl Family {
             }
         }
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Family;
+
+    /// A disk 259:0 (nvme0n1) with its partition 259:1 (nvme0n1p1).
+    fn disk() -> Family {
+        Family {
+            members: vec![
+                (libc::makedev(259, 0), "nvme0n1".into()),
+                (libc::makedev(259, 1), "nvme0n1p1".into()),
+            ],
+        }
+    }
+
+    #[test]
+    fn a_mounted_partition_is_found_by_its_device_number() {
+        let mountinfo = "\
+22 1 0:21 / / rw - overlay overlay rw
+30 22 259:1 / /data rw,relatime - ext4 /dev/nvme0n1p1 rw
+";
+        let (name, at) = disk().mounted(mountinfo).expect("the partition is mounted");
+        assert_eq!((name.as_str(), at.as_str()), ("nvme0n1p1", "/data"));
+        let elsewhere = "30 22 259:2 / /data rw - ext4 /dev/nvme1n1 rw\n";
+        assert_eq!(disk().mounted(elsewhere), None, "another device's mount");
     }
 }

@@ -7,11 +7,11 @@ use super::{Sizes, WritePlan};
 use crate::cli::WriteArgs;
 use crate::targets::{self, Storage};
 use iobm_engine::{prepare_objects, Layout};
+use iobm_results::RunResult;
 use iobm_run::exit::Failure;
 use iobm_run::lifecycle::{Hooks, Stage};
 use iobm_run::ranks::Ranks;
 use iobm_run::session::{self, describe_io, RunId};
-use iobm_results::RunResult;
 use iobm_stats::format_bytes;
 use iobm_target::device;
 use iobm_target::Target;
@@ -192,6 +192,9 @@ mod tests {
             PathBuf::from("/dev/sdb")
         );
         let short = for_rank("/dev/sdb", 0, 2, "--f").unwrap_err();
-        assert!(short.to_string().contains("1 device(s) for 2 ranks"), "{short}");
+        assert!(
+            short.to_string().contains("1 device(s) for 2 ranks"),
+            "{short}"
+        );
     }
 }

@@ -38,31 +38,6 @@ impl LoopDevice {
         LoopDevice { path, _dir: dir }
     }
 
-    /// A loop device of `bytes` zeros with an MBR partition table of one partition, from
-    /// sector 2048 to the end; its partitions scanned (`losetup -P`).
-    pub fn partitioned(bytes: u64) -> LoopDevice {
-        let mut image = vec![0u8; bytes as usize];
-        let entry = &mut image[446..462];
-        entry[4] = 0x83;
-        entry[8..12].copy_from_slice(&2048u32.to_le_bytes());
-        entry[12..16].copy_from_slice(&((bytes / 512 - 2048) as u32).to_le_bytes());
-        image[510] = 0x55;
-        image[511] = 0xAA;
-        LoopDevice::with_image(&image, &["-P"])
-    }
-
-    /// Partition `n`'s device, once it has appeared.
-    pub fn partition(&self, n: u32) -> PathBuf {
-        let path = PathBuf::from(format!("{}p{n}", self.path.display()));
-        for _ in 0..100 {
-            if path.exists() {
-                return path;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(50));
-        }
-        panic!("{} never appeared", path.display());
-    }
-
     /// Every byte of the device.
     pub fn bytes(&self) -> Vec<u8> {
         let mut file = std::fs::File::open(&self.path).unwrap();

@@ -12,7 +12,10 @@ const MIB: u64 = 1 << 20;
 #[test]
 #[ignore = "needs root: makes loop devices (scripts/test runs it as root)"]
 fn each_rank_writes_and_verifies_its_own_device() {
-    let devices = [LoopDevice::new(16 * MIB, 0xA5), LoopDevice::new(16 * MIB, 0xA5)];
+    let devices = [
+        LoopDevice::new(16 * MIB, 0xA5),
+        LoopDevice::new(16 * MIB, 0xA5),
+    ];
     let work = tempfile::tempdir().unwrap();
     for (rank, dev) in devices.iter().enumerate() {
         let link = work.path().join(format!("dev{rank}"));
@@ -52,7 +55,11 @@ fn each_rank_writes_and_verifies_its_own_device() {
         let bytes = dev.bytes();
         for (i, chunk) in bytes[..(12 * MIB) as usize].chunks(4096).enumerate() {
             let offset = u64::from_le_bytes(chunk[16..24].try_into().unwrap());
-            assert_eq!(offset % (6 * MIB), (i as u64 * 4096) % (6 * MIB), "chunk {i}");
+            assert_eq!(
+                offset % (6 * MIB),
+                (i as u64 * 4096) % (6 * MIB),
+                "chunk {i}"
+            );
         }
         assert!(
             bytes[(12 * MIB) as usize..].iter().all(|&b| b == 0xA5),
