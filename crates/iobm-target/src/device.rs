@@ -16,13 +16,15 @@ use std::os::unix::io::AsRawFd;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
+/// Each slot's object: its name and the bytes written into it; None where free.
+type Slots = Arc<Mutex<Vec<Option<(String, u64)>>>>;
+
 /// A claimed device, cut into slots of `slot` bytes.
 #[derive(Debug)]
 pub struct DeviceTarget {
     claim: Claim,
     slot: u64,
-    /// Each slot's object: its name and the bytes written into it; None where free.
-    slots: Arc<Mutex<Vec<Option<(String, u64)>>>>,
+    slots: Slots,
 }
 
 impl DeviceTarget {
@@ -168,7 +170,7 @@ struct Region {
     pos: u64,
     slot: usize,
     name: String,
-    slots: Arc<Mutex<Vec<Option<(String, u64)>>>>,
+    slots: Slots,
 }
 
 impl Region {
