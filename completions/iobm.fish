@@ -51,6 +51,7 @@ complete -c iobm -n "__fish_iobm_using_subcommand write" -l fsync -d 'When to fo
 end\t''
 each\t''"
 complete -c iobm -n "__fish_iobm_using_subcommand write" -l data -d 'Content to write: random (every 512 bytes unique, stamped per 4 KiB), zero, compressible:PCT (the last PCT% of every 4 KiB zero) or dedupe:PCT (PCT% of the 4 KiB blocks repeat earlier ones)' -r
+complete -c iobm -n "__fish_iobm_using_subcommand write" -l destroy-data-on -d 'DIR is a raw block device, named here again exactly (a symlink to the same device is fine; a partition of it, or its disk, is not): everything on it is overwritten and nothing is cleaned up, the data on it is gone. Refused if it or a partition of it is mounted, swap, held by md/dm/LVM or opened exclusively by another program. Each job writes its own region of the device, with O_DIRECT (--buffered for the page cache). Under MPI a device per rank: a comma list (rank i takes entry i) or a pattern with {rank}, spelled the same in DIR and here. fio: filename=/dev/sdX; elbencho: a device path as its target' -r
 complete -c iobm -n "__fish_iobm_using_subcommand write" -s b -l block -d 'Bytes per operation [default: 1MiB; for read: the block the data was written with]' -r
 complete -c iobm -n "__fish_iobm_using_subcommand write" -l iodepth -d 'Reads or writes each worker keeps in flight, through io_uring (fio\'s iodepth); 1 is one synchronous pread/pwrite at a time' -r
 complete -c iobm -n "__fish_iobm_using_subcommand write" -l engine -d 'How requests are submitted: sync (pread/pwrite), io_uring, or mmap (the file mapped, each block copied to or from the mapping with its page faults inside the operation\'s time, msync as --fsync\'s flush: fio\'s ioengine=mmap, elbencho\'s --mmap) [default: io_uring when --iodepth is over 1, else sync]' -r -f -a "sync\t''
@@ -100,6 +101,7 @@ complete -c iobm -n "__fish_iobm_using_subcommand write" -l file-per-job -d 'One
 complete -c iobm -n "__fish_iobm_using_subcommand write" -l shared-file -d 'One file shared by all jobs, each owning a disjoint region'
 complete -c iobm -n "__fish_iobm_using_subcommand write" -l keep -d 'Keep the data after the run (read it later with `iobm read DIR/iobm-<run id>`)'
 complete -c iobm -n "__fish_iobm_using_subcommand write" -l ignore-free-space -d 'Run even when the data set is larger than the free space reported for DIR'
+complete -c iobm -n "__fish_iobm_using_subcommand write" -l buffered -d 'With --destroy-data-on: through the page cache, without O_DIRECT'
 complete -c iobm -n "__fish_iobm_using_subcommand write" -l random -d 'Visit blocks in random order (every block once per pass)'
 complete -c iobm -n "__fish_iobm_using_subcommand write" -l direct -d 'Bypass the page cache with O_DIRECT (aligned buffers; block must be a multiple of 4 KiB)'
 complete -c iobm -n "__fish_iobm_using_subcommand write" -l gdsio-line -d 'After each read or write phase, also print it as one line in the form of NVIDIA\'s gdsio (IoType, XferType, Threads, DataSetSize, IOSize, Throughput in GiB/s, Avg_Latency in microseconds, ops, total_time), to set beside gdsio\'s figures'
@@ -171,6 +173,7 @@ complete -c iobm -n "__fish_iobm_using_subcommand stream" -l fsync -d 'When to f
 end\t''
 each\t''"
 complete -c iobm -n "__fish_iobm_using_subcommand stream" -l data -d 'Content to write: random (every 512 bytes unique, stamped per 4 KiB), zero, compressible:PCT (the last PCT% of every 4 KiB zero) or dedupe:PCT (PCT% of the 4 KiB blocks repeat earlier ones)' -r
+complete -c iobm -n "__fish_iobm_using_subcommand stream" -l destroy-data-on -d 'DIR is a raw block device, named here again exactly (a symlink to the same device is fine; a partition of it, or its disk, is not): everything on it is overwritten and nothing is cleaned up, the data on it is gone. Refused if it or a partition of it is mounted, swap, held by md/dm/LVM or opened exclusively by another program. Each job writes its own region of the device, with O_DIRECT (--buffered for the page cache). Under MPI a device per rank: a comma list (rank i takes entry i) or a pattern with {rank}, spelled the same in DIR and here. fio: filename=/dev/sdX; elbencho: a device path as its target' -r
 complete -c iobm -n "__fish_iobm_using_subcommand stream" -s b -l block -d 'Bytes per operation [default: 1MiB; for read: the block the data was written with]' -r
 complete -c iobm -n "__fish_iobm_using_subcommand stream" -l iodepth -d 'Reads or writes each worker keeps in flight, through io_uring (fio\'s iodepth); 1 is one synchronous pread/pwrite at a time' -r
 complete -c iobm -n "__fish_iobm_using_subcommand stream" -l engine -d 'How requests are submitted: sync (pread/pwrite), io_uring, or mmap (the file mapped, each block copied to or from the mapping with its page faults inside the operation\'s time, msync as --fsync\'s flush: fio\'s ioengine=mmap, elbencho\'s --mmap) [default: io_uring when --iodepth is over 1, else sync]' -r -f -a "sync\t''
@@ -220,6 +223,7 @@ complete -c iobm -n "__fish_iobm_using_subcommand stream" -l file-per-job -d 'On
 complete -c iobm -n "__fish_iobm_using_subcommand stream" -l shared-file -d 'One file shared by all jobs, each owning a disjoint region'
 complete -c iobm -n "__fish_iobm_using_subcommand stream" -l keep -d 'Keep the data after the run (read it later with `iobm read DIR/iobm-<run id>`)'
 complete -c iobm -n "__fish_iobm_using_subcommand stream" -l ignore-free-space -d 'Run even when the data set is larger than the free space reported for DIR'
+complete -c iobm -n "__fish_iobm_using_subcommand stream" -l buffered -d 'With --destroy-data-on: through the page cache, without O_DIRECT'
 complete -c iobm -n "__fish_iobm_using_subcommand stream" -l random -d 'Visit blocks in random order (every block once per pass)'
 complete -c iobm -n "__fish_iobm_using_subcommand stream" -l direct -d 'Bypass the page cache with O_DIRECT (aligned buffers; block must be a multiple of 4 KiB)'
 complete -c iobm -n "__fish_iobm_using_subcommand stream" -l gdsio-line -d 'After each read or write phase, also print it as one line in the form of NVIDIA\'s gdsio (IoType, XferType, Threads, DataSetSize, IOSize, Throughput in GiB/s, Avg_Latency in microseconds, ops, total_time), to set beside gdsio\'s figures'

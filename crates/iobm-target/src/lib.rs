@@ -9,6 +9,7 @@ pub mod capabilities;
 pub mod conformance;
 #[cfg(test)]
 mod conformance_tests;
+pub mod device;
 pub mod errors;
 pub mod fault;
 pub mod layers;
@@ -80,6 +81,8 @@ pub enum Place<'a> {
     Elsewhere,
     /// Files beneath this directory of this machine (its page cache, its block devices).
     Dir(&'a std::path::Path),
+    /// A raw block device, the whole of it the target's (its counters, its page cache).
+    Device(&'a std::path::Path),
 }
 
 /// Where the data lives. Objects are named by relative paths of plain components (`data.0`,

@@ -259,7 +259,7 @@ struct PosixHandle {
 /// points: in a multi-threaded process (iobm's workers are threads) each call pays for enabling
 /// and disabling asynchronous cancellation, about a tenth of a one-byte write on tmpfs. iobm
 /// never cancels threads, so it skips that bookkeeping on the hot path.
-mod sys {
+pub(crate) mod sys {
     use std::io;
     use std::os::unix::io::RawFd;
 
@@ -335,7 +335,7 @@ mod sys {
 
 /// Repeats `call` until all of `len` bytes are done, retrying EINTR; `call` gets the bytes
 /// done so far. Zero progress is `WriteZero` or, for reads, `UnexpectedEof`.
-fn all(
+pub(crate) fn all(
     len: usize,
     eof: io::ErrorKind,
     mut call: impl FnMut(usize) -> io::Result<usize>,
@@ -540,10 +540,16 @@ fn cachestat(file: &File, offset: u64, len: u64) -> Option<(u64, u64)> {
     }
 }
 
-/// Sectors read and written by the block device holding `path`, from
-/// `/sys/dev/block/MAJOR:MINOR/stat`. None for file systems without one (tmpfs, NFS, overlay).
+/// Sectors read and written by the block device holding `path` (or `path` itself, a block
+/// device), from `/sys/dev/block/MAJOR:MINOR/stat`. None for file systems without one (tmpfs,
+/// NFS, overlay).
 pub fn device_counters(path: &Path) -> Option<DeviceCounters> {
-    let dev = fs::metadata(path).ok()?.dev();
+    use std::os::unix::fs::FileTypeExt;
+    let meta = fs::metadata(path).ok()?;
+    let dev = match meta.file_type().is_block_device() {
+        true => meta.rdev(),
+        false => meta.dev(),
+    };
     let (major, minor) = (libc::major(dev), libc::minor(dev));
     if major == 0 {
         return None;

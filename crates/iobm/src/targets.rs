@@ -1,5 +1,5 @@
-//! The one place that maps what the user named to a target: a directory (POSIX files) or S3
-//! endpoints (the built-in gateway is S3 endpoints too), and the run's own directory with the
+//! The one place that maps what the user named to a target: a directory (POSIX files), S3
+//! endpoints (the built-in gateway is S3 endpoints too), a raw block device (its regions), and the run's own directory with the
 //! target in it. Commands get a `dyn Target` and ask it what it can do (its capabilities,
 //! checked against the phases before they run); an io_uring or GPU-memory target goes here.
 
@@ -8,6 +8,7 @@ use iobm_run::exit::Failure;
 use iobm_run::ranks::Ranks;
 use iobm_run::session::RunId;
 use iobm_s3::{S3Config, S3Target};
+use iobm_target::device::{Claim, DeviceTarget};
 use iobm_target::fault::FaultTarget;
 use iobm_target::posix::PosixTarget;
 use iobm_target::Target;
@@ -21,6 +22,8 @@ pub enum Storage<'a> {
     Directory(&'a Path),
     /// Objects in a bucket at S3 endpoints, under the run's key prefix.
     S3(S3Config),
+    /// A raw block device claimed for destruction, cut into regions of `slot` bytes.
+    Device { claim: Claim, slot: u64 },
 }
 
 pub fn open(storage: Storage<'_>) -> Box<dyn Target> {
@@ -34,6 +37,7 @@ pub fn open(storage: Storage<'_>) -> Box<dyn Target> {
             )),
         },
         Storage::S3(config) => Box::new(S3Target::new(config)),
+        Storage::Device { claim, slot } => Box::new(DeviceTarget::new(claim, slot)),
     }
 }
 

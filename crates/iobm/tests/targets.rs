@@ -1,6 +1,9 @@
 //! Every target iobm opens passes the one conformance suite of `iobm_target::conformance`:
 //! a directory as `targets::open` opens it, and S3 against the built-in gateway, started
-//! in-process on loopback, with its bucket made and removed by the target's life-cycle.
+//! in-process on loopback, with its bucket made and removed by the target's life-cycle, and
+//! a raw block device (a loop device made for the test, root only).
+
+mod common;
 
 use iobm::gateway::BuiltinGateway;
 use iobm::targets::{self, Storage};
@@ -83,4 +86,20 @@ fn s3_in_a_versioned_bucket_conforms_and_its_clean_up_removes_every_version() {
     target.remove_place().unwrap();
     assert!(!dir.path().join("versions").exists(), "the bucket is gone");
     gateway.stop(false);
+}
+
+#[test]
+#[ignore = "needs root: makes a loop device (scripts/test runs it as root)"]
+fn a_raw_device_conforms() {
+    let dev = common::loopdev::LoopDevice::new(64 << 20, 0);
+    let claim = iobm_target::device::claim(dev.path(), dev.path()).unwrap();
+    let target = targets::open(Storage::Device {
+        claim,
+        slot: 8 << 20,
+    });
+    run(target.as_ref(), Keeps::Data);
+    assert!(!target.capabilities().has(Capability::RawFd));
+    // While the target lives, the device is held: a second claim is refused.
+    let again = iobm_target::device::claim(dev.path(), dev.path()).unwrap_err();
+    assert!(again.0.contains("is in use"), "{again}");
 }

@@ -1,6 +1,6 @@
 //! The block device behind the target's directory and the layers below it (partitions, loop
 //! devices and their backing files, device-mapper, md, btrfs members), read before and after a
-//! phase: what each moved over it.
+//! phase: what each moved over it; for a raw device target, that device's own counters.
 
 use super::{Probe, Refusal, Scene};
 use iobm_engine::PhaseOutcome;
@@ -32,6 +32,7 @@ impl Probe for Devices {
                 posix::device_counters(root),
                 layers::below(root).filter(|s| s.has_layers()),
             ),
+            Place::Device(device) => (posix::device_counters(device), None),
             Place::Elsewhere => (None, None),
         };
         Ok(())
@@ -39,7 +40,7 @@ impl Probe for Devices {
 
     fn after(&self, scene: &Scene, _: &PhaseOutcome, result: &mut PhaseResult) {
         let (device_before, below_before) = std::mem::take(&mut *self.before.lock().unwrap());
-        let Place::Dir(root) = scene.target.place() else {
+        let (Place::Dir(root) | Place::Device(root)) = scene.target.place() else {
             return;
         };
         let device_after = posix::device_counters(root);

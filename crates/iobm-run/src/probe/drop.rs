@@ -34,12 +34,18 @@ impl Probe for PageCacheDrop {
             *dropped = CacheDrop::System;
             return Ok(());
         }
-        let Place::Dir(root) = scene.target.place() else {
-            return Ok(());
-        };
         if !(phase.drop_cache || phase.drop_system_cache) {
             return Ok(());
         }
+        let root = match scene.target.place() {
+            Place::Dir(root) => root,
+            Place::Device(device) => {
+                *dropped = CacheDrop::Files;
+                return posix::drop_cache(device)
+                    .map_err(|e| Refusal::Phase(e, "drop the page cache"));
+            }
+            Place::Elsewhere => return Ok(()),
+        };
         for file in &phase.layout.files {
             *dropped = CacheDrop::Files;
             posix::drop_cache(&root.join(&file.name))

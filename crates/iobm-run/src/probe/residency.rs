@@ -21,7 +21,7 @@ impl Probe for Residency {
         );
         let root = match scene.target.place() {
             Place::Dir(root) => Some(root),
-            Place::Elsewhere => None,
+            Place::Device(_) | Place::Elsewhere => None,
         };
         *self.0.lock().unwrap() = (reads_files && !phase.direct)
             .then(|| {

@@ -117,7 +117,8 @@ pub struct IoArgs {
 
 #[derive(Debug, Args)]
 pub struct WriteArgs {
-    /// Directory to measure; the run creates iobm-<run id>/ inside it and writes only there
+    /// Directory to measure; the run creates iobm-<run id>/ inside it and writes only there.
+    /// Or a raw block device, with --destroy-data-on naming it
     #[arg(value_name = "DIR")]
     pub dir: PathBuf,
     /// Worker threads
@@ -154,6 +155,19 @@ pub struct WriteArgs {
     /// Run even when the data set is larger than the free space reported for DIR
     #[arg(long)]
     pub ignore_free_space: bool,
+    /// DIR is a raw block device, named here again exactly (a symlink to the same device is
+    /// fine; a partition of it, or its disk, is not): everything on it is overwritten and
+    /// nothing is cleaned up, the data on it is gone. Refused if it or a partition of it is
+    /// mounted, swap, held by md/dm/LVM or opened exclusively by another program. Each job
+    /// writes its own region of the device, with O_DIRECT (--buffered for the page cache).
+    /// Under MPI a device per rank: a comma list (rank i takes entry i) or a pattern with
+    /// {rank}, spelled the same in DIR and here. fio: filename=/dev/sdX; elbencho: a device
+    /// path as its target
+    #[arg(long, value_name = "DEVICE")]
+    pub destroy_data_on: Option<String>,
+    /// With --destroy-data-on: through the page cache, without O_DIRECT
+    #[arg(long, requires = "destroy_data_on", conflicts_with = "direct")]
+    pub buffered: bool,
     #[command(flatten)]
     pub io: IoArgs,
 }

@@ -50,6 +50,7 @@ Examples:
   iobm write --keep --json w.json /data && iobm read /data/iobm-<run id>
   iobm read --random --block 4k --duration 30s /data/iobm-<run id>
   iobm stream --duration 1m --interval 100ms --html r.html /mnt/x   charts to open offline
+  iobm stream --size 8G /dev/nvme1n1 --destroy-data-on /dev/nvme1n1   a raw device: its data is lost
   iobm report w.json                          print a saved result again
   mpirun -np 4 iobm write -j 8 --size-per-job 4G /mnt/nfs   as MPI ranks (build with --features mpi)
 

@@ -2,6 +2,7 @@
 //! run layer (`iobm_run::lifecycle`): the data set laid out in the run's own directory, the
 //! phases, the data kept or removed. `iobm read` in `read`.
 
+mod device;
 mod read;
 
 pub use read::read;
@@ -119,7 +120,7 @@ fn check_write(args: &WriteArgs, ranks: u64, stream: bool) -> Result<Sizes, Fail
     let io = &args.io;
     check_write_flags(args, stream)?;
     io.load.check_files(io.random)?;
-    session::writable_dir(&args.dir)?;
+    device::check_dir(args)?;
     io.output.check()?;
     io.measure.check_steady(io.duration, "--duration")?;
     let (engine, _) = io.engine()?;
@@ -161,6 +162,7 @@ fn check_write(args: &WriteArgs, ranks: u64, stream: bool) -> Result<Sizes, Fail
     // (ramfs, some FUSE mounts) are not checked.
     let total = per_job * jobs * ranks;
     let available = env::space(&args.dir)
+        .filter(|_| args.destroy_data_on.is_none())
         .filter(|&(size, _)| size > 0)
         .map(|(_, avail)| avail);
     if let Some(avail) = available.filter(|&a| a < total && !args.ignore_free_space) {
@@ -231,13 +233,16 @@ pub(crate) fn keep_or_remove(
 /// `iobm write DIR` and `iobm stream DIR`, on one process or every MPI rank: flags checked,
 /// then the run layer lays out the data set in the run's own directory, runs the phases and
 /// keeps or removes the data.
-pub fn write(args: WriteArgs, stream: bool, argv: &[OsString]) -> Result<Exit, Failure> {
+pub fn write(mut args: WriteArgs, stream: bool, argv: &[OsString]) -> Result<Exit, Failure> {
+    device::direct_by_default(&mut args);
     let common = args.io.output.common(&args.io.measure);
     run_command(argv, &common, |ranks| {
         let sizes = ranks.agreed(check_write(&args, ranks.size() as u64, stream))?;
+        let device = ranks.agreed(device::claim(&args, &sizes, ranks))?;
         let plan = WritePlan {
             args: &args,
             sizes,
+            device,
             servers: args.io.server.check(Servers::Dir(&args.dir))?,
             stream,
         };
@@ -254,6 +259,8 @@ struct WritePlan<'a> {
     sizes: Sizes,
     servers: crate::servers::Servers,
     stream: bool,
+    /// The raw block device of `--destroy-data-on`, claimed; None for a directory.
+    device: Option<device::Device>,
 }
 
 impl WritePlan<'_> {
@@ -302,6 +309,9 @@ impl RunPlan for WritePlan<'_> {
     }
 
     fn set_up<'a>(&'a self, run_id: &RunId, ranks: &'a Ranks) -> Result<Stage<'a>, Failure> {
+        if let Some(device) = &self.device {
+            return device.set_up(self, run_id, ranks);
+        }
         let data = DataSet::create(self.args, self.sizes, run_id, ranks)?;
         let phases = self.phases(&data.layout, run_id.seed, ranks);
         let config = self.config(&phases, data.dir.path.display().to_string(), ranks);

@@ -3,6 +3,7 @@
 
 pub mod browser;
 pub mod io500;
+pub mod loopdev;
 pub mod mount;
 
 use assert_cmd::Command;
