@@ -11,7 +11,7 @@ use crate::posix::{all, sys};
 use crate::{Access, Capabilities, Capability, Handle, OpenOptions, Place, Target};
 use std::fs::File;
 use std::io;
-use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::os::unix::io::AsRawFd;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -78,16 +78,29 @@ impl DeviceTarget {
         Ok(free)
     }
 
+    /// The claimed device opened again, through the claim's own descriptor
+    /// (`/proc/self/fd/N` reaches the device it holds, whatever its path names now), and
+    /// checked to be that device.
     fn open_device(&self, write: bool, direct: bool) -> io::Result<File> {
         let mut flags = libc::O_CLOEXEC;
         if direct {
             flags |= libc::O_DIRECT;
         }
-        std::fs::OpenOptions::new()
+        let held = format!("/proc/self/fd/{}", self.claim.file.as_raw_fd());
+        let file = std::fs::OpenOptions::new()
             .read(true)
             .write(write)
             .custom_flags(flags)
-            .open(&self.claim.path)
+            .open(held)?;
+        let meta = file.metadata()?;
+        if !meta.file_type().is_block_device() || meta.rdev() != self.claim.rdev {
+            return Err(io::Error::other(format!(
+                "{} is no longer the device claimed ({})",
+                self.claim.path.display(),
+                self.claim.device
+            )));
+        }
+        Ok(file)
     }
 }
 

@@ -221,6 +221,10 @@ fn bad_input_is_named_exit_2_and_writes_nothing() {
             "--direct",
         ),
         (&["write", "--size", "1P", d], "does not fit"),
+        (
+            &["write", "-j", "4", "--size-per-job", "8388608T", d],
+            "larger than 16 EiB",
+        ),
         (&["write", "--json", "/nonexistent/x.json", d], "--json"),
         (&["report", f], "plain-file"),
         (&["write", "--verify", d], "--verify applies to reading"),

@@ -103,3 +103,36 @@ fn a_raw_device_conforms() {
     let again = iobm_target::device::claim(dev.path(), dev.path()).unwrap_err();
     assert!(again.0.contains("is in use"), "{again}");
 }
+
+/// The device is the one the claim opened: a symlink swapped to another device after the
+/// claim cannot send the run's writes there.
+#[test]
+#[ignore = "needs root: makes loop devices (scripts/test runs it as root)"]
+fn a_symlink_swapped_after_the_claim_cannot_send_writes_to_another_device() {
+    use iobm_target::{Access, OpenOptions};
+    let (dev, other) = (
+        common::loopdev::LoopDevice::new(8 << 20, 0),
+        common::loopdev::LoopDevice::new(8 << 20, 0),
+    );
+    let before = other.checksum();
+    let dir = tempfile::tempdir().unwrap();
+    let link = dir.path().join("disk");
+    std::os::unix::fs::symlink(dev.path(), &link).unwrap();
+    let claim = iobm_target::device::claim(&link, &link).unwrap();
+    let target = targets::open(Storage::Device {
+        claim,
+        slot: 1 << 20,
+    });
+    std::fs::remove_file(&link).unwrap();
+    std::os::unix::fs::symlink(other.path(), &link).unwrap();
+    let create = OpenOptions {
+        access: Access::Create,
+        direct: false,
+    };
+    let mut region = target.open("obj", create).unwrap();
+    region.write_at(&[0x77; 4096], 0).unwrap();
+    region.close().unwrap();
+    drop(target);
+    assert_eq!(other.checksum(), before, "the other device is untouched");
+    assert!(dev.bytes()[..4096].iter().all(|&b| b == 0x77), "written to the claimed one");
+}

@@ -1,7 +1,9 @@
 //! The checks before iobm writes to a raw block device: the target and the device named to
 //! destroy are the same device (by `st_rdev`, after symlinks), neither it nor a partition of it
 //! is mounted, swap, or held by md/dm/LVM, and no one else has it open exclusively (`O_EXCL`,
-//! which iobm then keeps for the whole run, so nothing can mount it meanwhile).
+//! which iobm then keeps for the whole run, so nothing can mount it meanwhile). The checks are
+//! made on the device the exclusive open reached, not on what the path names later: a symlink
+//! swapped meanwhile cannot send the run elsewhere.
 
 use std::fs::{self, File};
 use std::io;
@@ -21,6 +23,8 @@ pub struct Claim {
     pub path: PathBuf,
     /// Its `major:minor`.
     pub device: String,
+    /// Its device number, as the exclusive open found it.
+    pub rdev: u64,
     /// Bytes (`BLKGETSIZE64`).
     pub size: u64,
     /// The logical block (`BLKSSZGET`): `O_DIRECT` offsets and sizes are multiples of it.
@@ -50,20 +54,39 @@ fn majmin(rdev: u64) -> String {
 }
 
 /// Claims `target` for destruction, named by `named` (`--destroy-data-on`'s value): the same
-/// block device, unused by anything else.
+/// block device, unused by anything else. The device is opened exclusively first, and every
+/// check is of the device that open reached.
 pub fn claim(target: &Path, named: &Path) -> Result<Claim, Refused> {
     let shown = target.display();
-    let Some(rdev) = block_rdev(target) else {
+    if block_rdev(target).is_none() {
         return Err(Refused(format!(
             "--destroy-data-on: {shown} is not a block device"
         )));
-    };
+    }
     let Some(named_rdev) = block_rdev(named) else {
         return Err(Refused(format!(
             "--destroy-data-on {}: not a block device",
             named.display()
         )));
     };
+    let file = fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .custom_flags(libc::O_EXCL | libc::O_CLOEXEC)
+        .open(target)
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::EBUSY) => Refused(format!(
+                "--destroy-data-on: {shown} is in use (mounted, swap, part of another device, or held open exclusively by another program)"
+            )),
+            _ => Refused(format!("--destroy-data-on: cannot open {shown}: {e}")),
+        })?;
+    let opened = file.metadata().map_err(|e| Refused(format!("--destroy-data-on: {shown}: {e}")))?;
+    if !opened.file_type().is_block_device() {
+        return Err(Refused(format!(
+            "--destroy-data-on: {shown} is not a block device"
+        )));
+    }
+    let rdev = opened.rdev();
     if named_rdev != rdev {
         return Err(Refused(format!(
             "--destroy-data-on {} is device {}, not {shown} ({}): iobm writes only to the device named exactly",
@@ -72,19 +95,7 @@ pub fn claim(target: &Path, named: &Path) -> Result<Claim, Refused> {
             majmin(rdev)
         )));
     }
-    let family = Family::of(rdev);
-    family.unused(&shown.to_string())?;
-    let file = fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .custom_flags(libc::O_EXCL | libc::O_CLOEXEC)
-        .open(target)
-        .map_err(|e| match e.raw_os_error() {
-            Some(libc::EBUSY) => Refused(format!(
-                "--destroy-data-on: {shown} is in use (another program holds it open exclusively)"
-            )),
-            _ => Refused(format!("--destroy-data-on: cannot open {shown}: {e}")),
-        })?;
+    Family::of(rdev).unused(&shown.to_string())?;
     let size = ioctl_u64(&file, BLKGETSIZE64)
         .map_err(|e| Refused(format!("--destroy-data-on: {shown}: no size: {e}")))?;
     let logical_block = ioctl_int(&file, BLKSSZGET)
@@ -92,6 +103,7 @@ pub fn claim(target: &Path, named: &Path) -> Result<Claim, Refused> {
     Ok(Claim {
         path: target.to_path_buf(),
         device: majmin(rdev),
+        rdev,
         size,
         logical_block,
         file,
@@ -163,7 +175,11 @@ impl Family {
 
     /// Refuses a family mounted, used as swap or held by another block device.
     fn unused(&self, shown: &str) -> Result<(), Refused> {
-        let mountinfo = fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+        let mountinfo = fs::read_to_string("/proc/self/mountinfo").map_err(|e| {
+            Refused(format!(
+                "--destroy-data-on: {shown}: cannot tell whether it is mounted (/proc/self/mountinfo: {e})"
+            ))
+        })?;
         if let Some((name, at)) = self.mounted(&mountinfo) {
             return Err(Refused(format!(
                 "--destroy-data-on: {shown} is mounted ({name} at {at}): iobm never writes to a mounted device"
@@ -180,9 +196,12 @@ impl Family {
         }
         for (_, name) in &self.members {
             let holders = fs::read_dir(format!("/sys/class/block/{name}/holders"));
+            let holders = holders.map_err(|e| {
+                Refused(format!(
+                    "--destroy-data-on: {shown}: cannot tell whether it is part of another device (/sys/class/block/{name}/holders: {e})"
+                ))
+            })?;
             let held: Vec<String> = holders
-                .into_iter()
-                .flatten()
                 .flatten()
                 .map(|e| e.file_name().to_string_lossy().into_owned())
                 .collect();

@@ -59,6 +59,12 @@ pub(crate) fn for_rank(
         return Ok(PathBuf::from(spec.replace("{rank}", &rank.to_string())));
     }
     let list: Vec<&str> = spec.split(',').collect();
+    if let Some(twice) = (1..list.len()).find(|&i| list[..i].contains(&list[i])) {
+        return Err(Failure::input(format!(
+            "{flag} {spec}: {} is named twice: two ranks would write one device",
+            list[twice]
+        )));
+    }
     match list.len() {
         1 if ranks == 1 => Ok(PathBuf::from(spec)),
         n if n == ranks => Ok(PathBuf::from(list[rank])),
@@ -117,11 +123,11 @@ pub(super) fn claim(
 
 /// The rank's data set fits on the device, in blocks `O_DIRECT` can move.
 fn check_fits(claim: &device::Claim, sizes: &Sizes, direct: bool) -> Result<(), Failure> {
-    let total = sizes.per_job * sizes.jobs as u64;
-    if total > claim.size {
+    let total = sizes.per_job.checked_mul(sizes.jobs as u64);
+    if total.is_none_or(|t| t > claim.size) {
         return Err(Failure::input(format!(
             "--size: this rank's data ({}) does not fit on {} ({})",
-            format_bytes(total),
+            total.map_or("more than 16 EiB".to_string(), format_bytes),
             claim.path.display(),
             format_bytes(claim.size)
         )));
@@ -195,6 +201,11 @@ mod tests {
         assert!(
             short.to_string().contains("1 device(s) for 2 ranks"),
             "{short}"
+        );
+        let twice = for_rank("/dev/sdb,/dev/sdc,/dev/sdb", 0, 3, "--f").unwrap_err();
+        assert!(
+            twice.to_string().contains("/dev/sdb is named twice"),
+            "{twice}"
         );
     }
 }

@@ -160,7 +160,9 @@ fn check_write(args: &WriteArgs, ranks: u64, stream: bool) -> Result<Sizes, Fail
     let per_job = asked_per_job / block * block;
     // All ranks' data, as on a shared file system. File systems that report no size at all
     // (ramfs, some FUSE mounts) are not checked.
-    let total = per_job * jobs * ranks;
+    let total = (per_job.checked_mul(jobs))
+        .and_then(|n| n.checked_mul(ranks))
+        .ok_or_else(|| Failure::input("--size: the data set is larger than 16 EiB"))?;
     let available = env::space(&args.dir)
         .filter(|_| args.destroy_data_on.is_none())
         .filter(|&(size, _)| size > 0)
