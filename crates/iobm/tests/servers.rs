@@ -237,8 +237,13 @@ fn another_process_reading_the_servers_disk_is_other_io_never_uncached() {
         stdout.contains("verdict: unknown: other I/O ran on"),
         "{stdout}"
     );
+    // Shares, not differences: on a loaded machine the workers may run unevenly, and the
+    // warning that says how far the aggregates differ is no share of anything.
     let warnings = phase["warnings"].as_array().unwrap().iter();
-    for text in warnings.map(|w| w.as_str().unwrap()).chain([evidence]) {
+    let shares = warnings
+        .map(|w| w.as_str().unwrap())
+        .filter(|w| !w.starts_with("aggregates differ by"));
+    for text in shares.chain([evidence]) {
         assert!(percentages(text).iter().all(|&p| p <= 100.0), "{text}");
     }
 }
