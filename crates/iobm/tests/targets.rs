@@ -134,5 +134,8 @@ fn a_symlink_swapped_after_the_claim_cannot_send_writes_to_another_device() {
     region.close().unwrap();
     drop(target);
     assert_eq!(other.checksum(), before, "the other device is untouched");
-    assert!(dev.bytes()[..4096].iter().all(|&b| b == 0x77), "written to the claimed one");
+    assert!(
+        dev.bytes()[..4096].iter().all(|&b| b == 0x77),
+        "written to the claimed one"
+    );
 }

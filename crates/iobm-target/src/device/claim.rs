@@ -80,7 +80,9 @@ pub fn claim(target: &Path, named: &Path) -> Result<Claim, Refused> {
             )),
             _ => Refused(format!("--destroy-data-on: cannot open {shown}: {e}")),
         })?;
-    let opened = file.metadata().map_err(|e| Refused(format!("--destroy-data-on: {shown}: {e}")))?;
+    let opened = file
+        .metadata()
+        .map_err(|e| Refused(format!("--destroy-data-on: {shown}: {e}")))?;
     if !opened.file_type().is_block_device() {
         return Err(Refused(format!(
             "--destroy-data-on: {shown} is not a block device"
