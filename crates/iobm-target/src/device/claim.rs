@@ -75,9 +75,12 @@ pub fn claim(target: &Path, named: &Path) -> Result<Claim, Refused> {
         .custom_flags(libc::O_EXCL | libc::O_CLOEXEC)
         .open(target)
         .map_err(|e| match e.raw_os_error() {
-            Some(libc::EBUSY) => Refused(format!(
-                "--destroy-data-on: {shown} is in use (mounted, swap, part of another device, or held open exclusively by another program)"
-            )),
+            // Refused whatever holds it; the checks, where they find it, say what.
+            Some(libc::EBUSY) => block_rdev(target)
+                .and_then(|rdev| Family::of(rdev).unused(&shown.to_string()).err())
+                .unwrap_or_else(|| Refused(format!(
+                    "--destroy-data-on: {shown} is in use (held open exclusively by another program)"
+                ))),
             _ => Refused(format!("--destroy-data-on: cannot open {shown}: {e}")),
         })?;
     let opened = file
