@@ -75,6 +75,47 @@ impl ByteCheck<'_> {
     }
 }
 
+/// A GET's body as it arrives: its first byte stamped, and under `--verify` every byte
+/// checked against what the run stored for content id `at.0` from offset `at.1`.
+struct Reading<'r> {
+    /// The run's content, under `--verify`.
+    check: Option<&'r Generator>,
+    at: (u64, u64),
+    expected: &'r mut [u8],
+    first_byte: &'r mut Option<Instant>,
+    /// Set to the time spent checking, kept out of the operation's latency.
+    verify_ns: &'r mut u64,
+}
+
+impl Reading<'_> {
+    /// Reads through `get` (a session's GET, handed the sink); the bytes it read, or the
+    /// first mismatch found.
+    fn read(self, get: impl FnOnce(&mut dyn FnMut(&[u8])) -> io::Result<u64>) -> io::Result<u64> {
+        let first_byte = self.first_byte;
+        let mut check = self.check.map(|content| ByteCheck {
+            content,
+            object: self.at.0,
+            pos: self.at.1,
+            expected: self.expected,
+            bad: None,
+            ns: 0,
+        });
+        let got = get(&mut |piece| {
+            first_byte.get_or_insert_with(Instant::now);
+            if let Some(check) = &mut check {
+                check.feed(piece);
+            }
+        })?;
+        if let Some(check) = check {
+            *self.verify_ns = check.ns;
+            if let Some(what) = check.bad {
+                return Err(io::Error::new(io::ErrorKind::InvalidData, what));
+            }
+        }
+        Ok(got)
+    }
+}
+
 pub(crate) struct ObjectTask<'a> {
     phase: &'a Phase,
     spec: &'a ObjectSpec,
@@ -332,29 +373,15 @@ impl<'a> ObjectTask<'a> {
     /// its first byte stamped; as many bytes as were stored, or an error.
     fn get(&mut self) -> io::Result<u64> {
         self.first_byte = None;
-        let first_byte = &mut self.first_byte;
-        let mut check = self.phase.verify.map(|_| ByteCheck {
-            content: self.content,
-            object: self.object,
-            pos: self.range.map_or(0, |(first, _)| first),
+        let (session, name, range) = (&mut self.session, &self.name, self.range);
+        let got = Reading {
+            check: self.phase.verify.map(|_| self.content),
+            at: (self.object, range.map_or(0, |(first, _)| first)),
             expected: &mut self.expected,
-            bad: None,
-            ns: 0,
-        });
-        let got = self.session.get(&self.name, self.range, &mut |piece| {
-            if first_byte.is_none() {
-                *first_byte = Some(Instant::now());
-            }
-            if let Some(check) = &mut check {
-                check.feed(piece);
-            }
-        })?;
-        if let Some(check) = check {
-            self.verify_ns = check.ns;
-            if let Some(what) = check.bad {
-                return Err(io::Error::new(io::ErrorKind::InvalidData, what));
-            }
+            first_byte: &mut self.first_byte,
+            verify_ns: &mut self.verify_ns,
         }
+        .read(|sink| session.get(name, range, sink))?;
         let expected = match self.range {
             Some((a, b)) => b - a + 1,
             None => self.spec.size_of(self.object),

@@ -3,7 +3,7 @@
 //! new version and keeps the id the store gave it; a GET, HEAD or DELETE acts on one of the
 //! versions kept (a key with none gets a PUT); a LIST is a page of every version.
 
-use super::{check_etag, draw_class, ByteCheck};
+use super::{check_etag, draw_class, Reading};
 use crate::data::Generator;
 use crate::permute::mix;
 use crate::task::Task;
@@ -120,30 +120,16 @@ impl<'a> VersionedTask<'a> {
 
     /// A GET of the prepared version, checked as it arrives under `--verify`.
     fn get(&mut self) -> io::Result<u64> {
-        let first_byte = &mut self.first_byte;
-        let mut check = self.phase.verify.map(|_| ByteCheck {
-            content: self.content,
-            object: self.id,
-            pos: 0,
-            expected: &mut self.expected,
-            bad: None,
-            ns: 0,
-        });
+        let (session, name) = (&mut self.session, &self.name);
         let version = &self.kept[self.slot][self.version].1;
-        let got = self
-            .session
-            .get_version(&self.name, version, &mut |piece| {
-                first_byte.get_or_insert_with(Instant::now);
-                if let Some(check) = &mut check {
-                    check.feed(piece);
-                }
-            })?;
-        if let Some(check) = check {
-            self.verify_ns = check.ns;
-            if let Some(what) = check.bad {
-                return Err(io::Error::new(io::ErrorKind::InvalidData, what));
-            }
+        let got = Reading {
+            check: self.phase.verify.map(|_| self.content),
+            at: (self.id, 0),
+            expected: &mut self.expected,
+            first_byte: &mut self.first_byte,
+            verify_ns: &mut self.verify_ns,
         }
+        .read(|sink| session.get_version(name, version, sink))?;
         expect_size(got, self.size())
     }
 

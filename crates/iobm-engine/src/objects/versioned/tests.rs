@@ -213,36 +213,26 @@ fn a_versioned_phase_stores_versions_and_reads_lists_and_deletes_them_each_check
     assert_ne!(first[0].1, first[1].1);
 }
 
-#[test]
-fn a_get_answered_with_another_version_fails_its_check() {
+/// The first error of a versioned phase of `ops` operations on a store that misleads so.
+fn first_error(mislead: Mislead, ops: u64) -> String {
     let store = Versions {
-        mislead: Some(Mislead::Latest),
+        mislead: Some(mislead),
         ..Versions::default()
     };
-    let outcome = run_phase(
-        &store,
-        &versioned(2, 400),
-        &Control::new(3, 2),
-        &Ranked::ALONE,
-    );
+    let phase = versioned(2, ops);
+    let outcome = run_phase(&store, &phase, &Control::new(3, 2), &Ranked::ALONE);
     assert_eq!(outcome.end, PhaseEnd::Failed);
-    let first = &outcome.errors[0].first;
+    outcome.errors[0].first.clone()
+}
+
+#[test]
+fn a_get_answered_with_another_version_fails_its_check() {
+    let first = first_error(Mislead::Latest, 400);
     assert!(first.contains("not what was stored"), "{first}");
 }
 
 #[test]
 fn a_store_that_names_no_versions_fails_the_first_put_with_why() {
-    let store = Versions {
-        mislead: Some(Mislead::NoIds),
-        ..Versions::default()
-    };
-    let outcome = run_phase(
-        &store,
-        &versioned(2, 40),
-        &Control::new(3, 2),
-        &Ranked::ALONE,
-    );
-    assert_eq!(outcome.end, PhaseEnd::Failed);
-    let first = &outcome.errors[0].first;
+    let first = first_error(Mislead::NoIds, 40);
     assert!(first.contains("does not keep versions"), "{first}");
 }
