@@ -20,9 +20,11 @@ fn calls(trace: &Path, under: &str) -> Vec<Call> {
     let text = std::fs::read_to_string(trace).unwrap();
     let mut calls = Vec::new();
     for line in text.lines() {
-        // "PID SECONDS.MICROS call(ARGS) = RESULT"
-        let mut parts = line.splitn(3, ' ');
-        let (Some(_), Some(at), Some(rest)) = (parts.next(), parts.next(), parts.next()) else {
+        // "PID SECONDS.MICROS call(ARGS) = RESULT", the PID padded to five columns ("4006  ...").
+        let Some((_, stamped)) = line.trim_start().split_once(' ') else {
+            continue;
+        };
+        let Some((at, rest)) = stamped.trim_start().split_once(' ') else {
             continue;
         };
         let (Ok(at), Some(open)) = (at.parse::<f64>(), rest.find('(')) else {
@@ -152,4 +154,28 @@ fn find_ranks_steal_work_and_examine_every_file_once() {
     for w in find["workers"].as_array().unwrap() {
         assert!(w["span"]["ops"].as_u64().unwrap() > 0, "{w}");
     }
+}
+
+#[test]
+fn a_traced_call_is_read_whatever_the_width_of_its_pid() {
+    // strace pads a PID to five columns: a fresh machine's small PIDs leave two spaces.
+    let work = tempfile::tempdir().unwrap();
+    let trace = work.path().join("trace");
+    let lines = [
+        "4006  1796247961.324263 openat(AT_FDCWD, \"/t/a\", O_WRONLY|O_CREAT, 0644) = 5",
+        "123456 1796247961.5 newfstatat(AT_FDCWD, \"/t/b\", {st_mode=S_IFREG}, 0) = 0",
+        "4007  1796247962.0 openat(AT_FDCWD, \"/t/c\", O_RDONLY) = -1 ENOENT",
+    ];
+    std::fs::write(&trace, lines.join("\n")).unwrap();
+    let read = calls(&trace, "/t/");
+    let got: Vec<_> = (read.iter())
+        .map(|c| (c.at, c.call.as_str(), c.path.as_str(), c.creates))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (1796247961.324263, "openat", "/t/a", true),
+            (1796247961.5, "newfstatat", "/t/b", false)
+        ]
+    );
 }
