@@ -2,7 +2,7 @@
 
 use iobm_stats::access::AccessDist;
 use iobm_stats::names::{
-    Arrivals, Engine, Fadvise, LayoutName, Madvise, PatternName, Picks, RunFsync,
+    Arrivals, Engine, Fadvise, LayoutName, Madvise, PatternName, Picks, RunFsync, RunKind,
 };
 use iobm_stats::sizes::SizeDist;
 use schemars::JsonSchema;
@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 /// configuration's JSON without the fields that name where it ran or differ per run, nor those
 /// that are null, empty or 0 (so a field added later, absent from older documents, leaves
 /// their hash as it was).
-pub fn config_hash(kind: &str, config: &Config) -> String {
+pub fn config_hash(kind: &RunKind, config: &Config) -> String {
     let mut value = serde_json::to_value(config).expect("a config serialises");
     // The servers and the network name where the run ran, not what it did.
     let place = [

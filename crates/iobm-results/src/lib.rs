@@ -36,6 +36,7 @@ pub use config::{
 pub use evidence::{
     CacheEvidence, CacheVerdict, DeviceIo, NicIo, ServerEvidence, ServerSeries, Verdict,
 };
+use iobm_stats::names::RunKind;
 pub use iobm_stats::time;
 pub use iobm_stats::Series;
 pub use machine::{BlockDevice, ClockInfo, Environment, Nic, StorageInfo};
@@ -61,8 +62,11 @@ pub struct RunResult {
     pub format: String,
     /// Version of this format; incremented on every incompatible change.
     pub schema_version: u32,
-    /// The kind of run ("write", "read", "stream", "quick"); only runs of one kind are compared.
-    pub kind: String,
+    /// The kind of run: the command that made it ("write", "read", "stream", "quick",
+    /// "bonnie", "io500", "meta", "s3 get", ...); only runs of one kind (or S3 runs together)
+    /// are compared.
+    #[schemars(with = "String")]
+    pub kind: RunKind,
     /// Identifier of the run; also names its directory `iobm-<run_id>`.
     pub run_id: String,
     /// A name for the run given with --label (comparisons and CSV lines use it).

@@ -1,6 +1,7 @@
 //! The configuration hash names the workload, not where it ran.
 
 use iobm_results::{config_hash, RunResult};
+use iobm_stats::names::RunKind;
 
 fn fixture(name: &str) -> RunResult {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -22,7 +23,7 @@ fn the_same_workload_elsewhere_has_the_same_hash_and_another_workload_another() 
     let mut bigger_blocks = run.config.clone();
     bigger_blocks.block_bytes *= 2;
     assert_ne!(config_hash(&run.kind, &bigger_blocks), hash);
-    assert_ne!(config_hash("read", &run.config), hash);
+    assert_ne!(config_hash(&RunKind::Read, &run.config), hash);
 
     let s3 = fixture("s3-mixed.json");
     let hash = config_hash(&s3.kind, &s3.config);

@@ -22,6 +22,7 @@ use iobm_engine::{Control, Phase};
 use iobm_report::{render_footer, render_header, render_phase, render_repeats};
 use iobm_results::repeats::Repeats;
 use iobm_results::{env, Config, Environment, LeftBehind, RunResult, RunStatus};
+use iobm_stats::names::RunKind;
 use iobm_target::Target;
 use std::ffi::OsString;
 use std::path::Path;
@@ -37,7 +38,7 @@ pub struct Common {
 /// A command's run, checked: what the run layer needs to set it up, run and report it.
 pub trait RunPlan {
     /// The result's `kind` (`write`, `s3 get`, ...).
-    fn kind(&self) -> String;
+    fn kind(&self) -> RunKind;
     /// The config a run would record, for the hash `--check-only` prints (`session::checked`);
     /// None where it depends on what only the set-up knows.
     fn checked_config(&self, ranks: &Ranks) -> Option<Config>;

@@ -7,6 +7,7 @@ use iobm_engine::{Control, DataKind};
 use iobm_results::{
     time, ClockInfo, Config, Environment, RunResult, RunStatus, FORMAT, SCHEMA_VERSION,
 };
+use iobm_stats::names::RunKind;
 use iobm_target::Target;
 use std::ffi::OsString;
 use std::io::{Read, Write};
@@ -85,7 +86,7 @@ pub const CHECKED_HASH: &str = "config_hash ";
 
 /// What a process that only checks its command prints for `iobm run --dry-run`: the config
 /// hash its run would record.
-pub fn checked(kind: &str, config: &iobm_results::Config) {
+pub fn checked(kind: &RunKind, config: &iobm_results::Config) {
     println!("{CHECKED_HASH}{}", iobm_results::config_hash(kind, config));
 }
 
@@ -125,7 +126,7 @@ pub fn without_secrets(argv: &[OsString]) -> Vec<String> {
 
 /// The result document before any phase ran.
 pub fn skeleton(
-    kind: &str,
+    kind: &RunKind,
     run_id: &RunId,
     argv: &[OsString],
     config: Config,
@@ -147,7 +148,7 @@ pub fn skeleton(
         left_behind: Vec::new(),
         format: FORMAT.to_string(),
         schema_version: SCHEMA_VERSION,
-        kind: kind.to_string(),
+        kind: kind.clone(),
         run_id: run_id.text.clone(),
         label: None,
         spec: recorded_spec(),

@@ -9,6 +9,7 @@ use iobm_run::lifecycle::{run_plan, Common, Context, Hooks, RunPlan, Stage, Step
 use iobm_run::outputs::Outputs;
 use iobm_run::ranks::Ranks;
 use iobm_run::session::RunId;
+use iobm_stats::names::RunKind;
 use iobm_target::null::NullTarget;
 use iobm_target::Target;
 use std::cell::RefCell;
@@ -70,8 +71,8 @@ impl Hooks for Hooked<'_> {
 }
 
 impl RunPlan for Logged {
-    fn kind(&self) -> String {
-        "write".into()
+    fn kind(&self) -> RunKind {
+        RunKind::Write
     }
     fn checked_config(&self, _ranks: &Ranks) -> Option<Config> {
         None

@@ -16,6 +16,7 @@ use iobm_run::lifecycle::{self, run_command, Context, Hooks, RunPlan, Stage};
 use iobm_run::plan::{self, Placement};
 use iobm_run::ranks::Ranks;
 use iobm_run::session::{self, describe_io, RunId};
+use iobm_stats::names::RunKind;
 use iobm_stats::{format_bytes, format_duration, AggregateKind, Rate};
 use iobm_target::Target;
 use std::ffi::OsString;
@@ -115,8 +116,8 @@ struct Suite<'a> {
 }
 
 impl RunPlan for Suite<'_> {
-    fn kind(&self) -> String {
-        "bonnie".to_string()
+    fn kind(&self) -> RunKind {
+        RunKind::Bonnie
     }
 
     fn checked_config(&self, ranks: &Ranks) -> Option<Config> {

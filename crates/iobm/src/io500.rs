@@ -20,6 +20,7 @@ use iobm_run::plan::{self, Placement};
 use iobm_run::ranks::Ranks;
 use iobm_run::session::{self, RunId};
 use iobm_stats::format_bytes;
+use iobm_stats::names::RunKind;
 use iobm_target::Target;
 use std::ffi::OsString;
 
@@ -371,8 +372,8 @@ impl Io500<'_> {
 }
 
 impl RunPlan for Io500<'_> {
-    fn kind(&self) -> String {
-        "io500".to_string()
+    fn kind(&self) -> RunKind {
+        RunKind::Io500
     }
 
     fn checked_config(&self, ranks: &Ranks) -> Option<Config> {

@@ -16,6 +16,7 @@ use iobm_run::plan::{self, Placement};
 use iobm_run::ranks::Ranks;
 use iobm_run::session::{self, RunId};
 use iobm_stats::format_bytes;
+use iobm_stats::names::RunKind;
 use std::ffi::OsString;
 
 /// The name of the tree's root inside the run's directory (`tree.G` for worker G's own).
@@ -269,8 +270,8 @@ impl Meta<'_> {
 }
 
 impl RunPlan for Meta<'_> {
-    fn kind(&self) -> String {
-        "meta".to_string()
+    fn kind(&self) -> RunKind {
+        RunKind::Meta
     }
 
     fn checked_config(&self, ranks: &Ranks) -> Option<Config> {

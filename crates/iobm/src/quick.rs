@@ -19,6 +19,7 @@ use iobm_run::lifecycle::{self, run_command, Context, Hooks, RunPlan, Stage, Ste
 use iobm_run::plan::{self, Placement};
 use iobm_run::ranks::Ranks;
 use iobm_run::session::{self, describe_io, RunId};
+use iobm_stats::names::RunKind;
 use iobm_stats::{format_bytes, format_duration, AggregateKind, Rate};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -117,8 +118,8 @@ impl Quick<'_> {
 }
 
 impl RunPlan for Quick<'_> {
-    fn kind(&self) -> String {
-        "quick".to_string()
+    fn kind(&self) -> RunKind {
+        RunKind::Quick
     }
 
     fn checked_config(&self, _ranks: &Ranks) -> Option<Config> {

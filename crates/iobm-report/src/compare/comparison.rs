@@ -55,7 +55,7 @@ pub fn check_kinds(runs: &[(String, RunResult)]) -> Result<(), String> {
         return Err("nothing to compare".into());
     };
     for (label, run) in &runs[1..] {
-        if run.kind != first.kind && !(is_s3(first) && is_s3(run)) {
+        if run.kind.family() != first.kind.family() {
             return Err(format!(
                 "cannot compare runs of different kinds: {first_label} is a {} run, {label} is a {} run",
                 first.kind, run.kind
@@ -63,10 +63,6 @@ pub fn check_kinds(runs: &[(String, RunResult)]) -> Result<(), String> {
         }
     }
     Ok(())
-}
-
-fn is_s3(run: &RunResult) -> bool {
-    run.kind.starts_with("s3 ")
 }
 
 /// One run's value for one test.
@@ -196,7 +192,9 @@ pub fn interval_text([low, high]: [f64; 2]) -> String {
 impl Comparison {
     pub fn of(runs: &[(String, RunResult)], aggregate: AggregateKind, unit: Unit) -> Comparison {
         // S3 runs of different operations, one phase each: one rate, each run's own operation.
-        let across_ops = runs.iter().all(|(_, r)| is_s3(r) && r.phases.len() == 1)
+        let across_ops = runs
+            .iter()
+            .all(|(_, r)| r.kind.is_s3() && r.phases.len() == 1)
             && runs.iter().any(|(_, r)| r.kind != runs[0].1.kind);
         let test_of = |p: &PhaseResult| {
             if across_ops {

@@ -267,7 +267,7 @@ fn s3_workload(run: &RunResult, s3: &S3Config, ranks: &str) -> String {
         (None, Some(n)) => format!("for {n} operations"),
         (None, None) => "until done or --ops".to_string(),
     };
-    let mix = if run.kind == "s3 mixed" || run.kind == "s3 versioned" {
+    let mix = if run.kind.draws_operations() {
         format!(", {}", mix_shares(&s3.mix))
     } else {
         String::new()

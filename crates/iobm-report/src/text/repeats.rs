@@ -4,6 +4,7 @@
 use crate::table::Table;
 use iobm_results::repeats::{rate_unit, Spread};
 use iobm_results::RunResult;
+use iobm_stats::names::RunKind;
 
 /// The spread of every aggregate over a repeated run's repetitions (nothing for a run made
 /// once): MiB/s for phases that move data, operations per second for the others.
@@ -11,8 +12,8 @@ pub fn render_repeats(run: &RunResult) -> String {
     let Some(repeats) = &run.repeats else {
         return String::new();
     };
-    let data = match run.kind.as_str() {
-        "read" => "each reading the same kept data set",
+    let data = match run.kind {
+        RunKind::Read => "each reading the same kept data set",
         _ => "each on fresh data",
     };
     let mut out = format!(

@@ -23,7 +23,7 @@ use iobm_run::plan::{self, Placement};
 use iobm_run::ranks::Ranks;
 use iobm_run::session::{self, describe_io, RunId};
 use iobm_stats::format_bytes;
-use iobm_stats::names::LayoutName;
+use iobm_stats::names::{LayoutName, RunKind};
 use iobm_target::Target;
 use std::ffi::OsString;
 use std::sync::Arc;
@@ -301,8 +301,12 @@ impl WritePlan<'_> {
 }
 
 impl RunPlan for WritePlan<'_> {
-    fn kind(&self) -> String {
-        if self.stream { "stream" } else { "write" }.to_string()
+    fn kind(&self) -> RunKind {
+        if self.stream {
+            RunKind::Stream
+        } else {
+            RunKind::Write
+        }
     }
 
     fn checked_config(&self, ranks: &Ranks) -> Option<Config> {

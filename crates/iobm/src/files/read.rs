@@ -13,6 +13,7 @@ use iobm_run::lifecycle::{run_command, Hooks, RunPlan, Stage};
 use iobm_run::plan::{self, Placement};
 use iobm_run::ranks::Ranks;
 use iobm_run::session::{self, RunId};
+use iobm_stats::names::RunKind;
 use iobm_target::Target;
 use std::ffi::OsString;
 use std::path::Path;
@@ -195,8 +196,8 @@ impl ReadPlan<'_> {
 }
 
 impl RunPlan for ReadPlan<'_> {
-    fn kind(&self) -> String {
-        "read".to_string()
+    fn kind(&self) -> RunKind {
+        RunKind::Read
     }
 
     fn checked_config(&self, _ranks: &Ranks) -> Option<Config> {

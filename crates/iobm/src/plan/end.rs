@@ -43,11 +43,7 @@ pub(super) fn compare_groups(
     let mut groups: Vec<(String, Vec<(String, RunResult)>)> = Vec::new();
     for (o, result) in complete(outcomes) {
         let (_, run) = crate::compare::load(&out.join(result).display().to_string())?;
-        let kind = if run.kind.starts_with("s3 ") {
-            "s3".to_string()
-        } else {
-            run.kind.clone()
-        };
+        let kind = run.kind.family();
         match groups.iter_mut().find(|(k, _)| *k == kind) {
             Some((_, runs)) => runs.push((o.label.clone(), run)),
             None => groups.push((kind, vec![(o.label.clone(), run)])),

@@ -30,7 +30,7 @@ use iobm_run::ranks::Ranks;
 use iobm_run::session::{describe_io, RunId};
 use iobm_s3::sigv4::Credentials;
 use iobm_s3::{Endpoint, S3Config};
-use iobm_stats::names::Picks;
+use iobm_stats::names::{Picks, RunKind};
 use iobm_target::Target;
 use objects::{object_spec, s3_settings, upload_data_set};
 use std::ffi::OsString;
@@ -280,8 +280,8 @@ impl S3Plan<'_> {
 }
 
 impl RunPlan for S3Plan<'_> {
-    fn kind(&self) -> String {
-        format!("s3 {}", self.args.op.name())
+    fn kind(&self) -> RunKind {
+        RunKind::S3(self.args.op.name())
     }
 
     fn checked_config(&self, ranks: &Ranks) -> Option<Config> {
