@@ -230,3 +230,31 @@ pub fn check_numbers(dom: &str, result: &Value) {
         );
     }
 }
+
+/// The page opens on its headline, before any chart: a row per phase with its makespan figure.
+pub fn check_headline(dom: &str, result: &serde_json::Value) {
+    let at = dom.find("<section id=\"headline\">").expect("a headline");
+    assert!(at < dom.find("<div class=\"chart\"").unwrap());
+    for phase in result["phases"].as_array().unwrap() {
+        let name = phase["name"].as_str().unwrap();
+        let row = dom[at..]
+            .split(&format!("<tr data-phase=\"{name}\">"))
+            .nth(1)
+            .unwrap_or_else(|| panic!("no headline row for {name}"));
+        let figure = row.split("<td class=\"figure\">").nth(1).unwrap();
+        let makespan = super::aggregate(phase, "makespan");
+        // Phases that move data show MiB/s, the others (metadata, find) operations per second.
+        let expected = if figure.contains(" MiB/s<") {
+            format!(
+                "{:.2} MiB/s",
+                makespan["bytes_per_s"].as_f64().unwrap() / MIB
+            )
+        } else {
+            format!("{:.2} ops/s", makespan["ops_per_s"].as_f64().unwrap())
+        };
+        assert!(
+            figure.starts_with(&expected),
+            "{name}: {figure:.40} vs {expected}"
+        );
+    }
+}
