@@ -5,7 +5,9 @@
 
 mod common;
 
-use common::browser::{attribute, check_headline, check_numbers, check_page, MIB};
+use common::browser::{
+    attribute, check_headline, check_numbers, check_page, check_page_within, MIB,
+};
 use common::{iobm, load, u};
 use serde_json::Value;
 use std::path::Path;
@@ -73,8 +75,8 @@ fn the_page_shows_the_run_while_it_goes_and_is_the_final_report_at_its_end() {
     };
     let copy = out.path().join("then.html");
     std::fs::write(&copy, &snapshot).unwrap();
-    // Drawn: the phase's MiB/s and operations/s so far.
-    let dom = check_page(&copy, 2);
+    // Drawn: the phase's MiB/s and operations/s so far (read before its reload, 1 s on).
+    let dom = check_page_within(&copy, 2, 500);
     let seen = running_intervals(&dom).unwrap();
     let status = &dom[dom.find("id=\"live\"").unwrap()..];
     assert!(
