@@ -120,7 +120,7 @@ impl Watchers {
         if let Some(csv) = &csv {
             csv.write(&format!("{HEADER}\n"));
         }
-        let whose = (ranks > 1).then(|| format!("rank 0's workers of {ranks} ranks"));
+        let whose = (ranks > 1).then(|| format!("rank {rank}'s workers of {ranks} ranks"));
         let page = (html.filter(|_| asks_page)).map(|path| LivePage::start(path, whose));
         let any = live.is_some() || csv.is_some() || metrics.is_some();
         debug_assert!(page.is_none() || any);
