@@ -215,7 +215,9 @@ mod tests {
             let (path, done) = (path.clone(), done.clone());
             std::thread::spawn(move || {
                 let mut whole = 0;
-                while !done.load(Ordering::Relaxed) {
+                // At least one read after the writer closed, however late this thread runs.
+                loop {
+                    let last = done.load(Ordering::Relaxed);
                     match std::fs::read_to_string(&path) {
                         Ok(text) => {
                             let ends = text.ends_with("</html>\n");
@@ -229,15 +231,16 @@ mod tests {
                         // Only before the first page.
                         Err(e) => assert_eq!(e.kind(), std::io::ErrorKind::NotFound),
                     }
+                    if last {
+                        break whole;
+                    }
                 }
-                whole
             })
         };
+        // A pause after each, so the page is rewritten many times while it is read.
         for k in 0..400 {
             page.tell(passed("write", k));
-            if k % 8 == 0 {
-                std::thread::yield_now();
-            }
+            std::thread::sleep(std::time::Duration::from_micros(250));
         }
         page.close();
         done.store(true, Ordering::Relaxed);
