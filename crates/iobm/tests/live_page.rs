@@ -83,7 +83,8 @@ fn the_page_shows_the_run_while_it_goes_and_is_the_final_report_at_its_end() {
         status.contains(&format!(">running: phase write, interval {seen} (")),
         "{status:.300}"
     );
-    assert!(snapshot.contains("location.reload"));
+    // Reloading every interval, and at least a second apart.
+    assert!(snapshot.contains("location.reload(); }, 1000)"));
     assert!(child.wait().unwrap().success());
 
     let result = load(&json);

@@ -66,7 +66,7 @@ pub fn live_page(run: &LiveRun) -> String {
     for (i, phase) in run.phases.iter().enumerate() {
         phase_section(&mut body, &mut charts, i, phase);
     }
-    // location.reload keeps the reader's scroll position, a meta refresh would not.
+    // The page reloads itself by a script while the run goes.
     let head = run.reload_ms.map_or(String::new(), |ms| {
         format!("<script>setTimeout(function () {{ location.reload(); }}, {ms});</script>\n")
     });
