@@ -5,6 +5,7 @@
 
 mod charts;
 mod headline;
+pub mod live;
 mod servers;
 
 use crate::compare::{interval_text, verdict_mark, Cell, Comparison, Unit};
@@ -41,6 +42,11 @@ fn esc(text: &str) -> String {
 
 /// The page around `body`, with the chart specifications `charts` for the script.
 fn page(title: &str, body: &str, charts: &[Value]) -> String {
+    page_with(title, "", body, charts)
+}
+
+/// [`page`] with `head` added to its head (a live page's reload).
+fn page_with(title: &str, head: &str, body: &str, charts: &[Value]) -> String {
     // JSON inside a script element: "</" must not close it.
     let data = serde_json::to_string(&charts).expect("chart data serialises");
     let data = data.replace("</", "<\\/");
@@ -48,7 +54,7 @@ fn page(title: &str, body: &str, charts: &[Value]) -> String {
         "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
 <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:\">\n\
 <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-<title>{title}</title>\n<style>\n{UPLOT_CSS}\n{PAGE_CSS}</style>\n</head>\n\
+<title>{title}</title>\n{head}<style>\n{UPLOT_CSS}\n{PAGE_CSS}</style>\n</head>\n\
 <body data-state=\"loading\">\n{body}\
 <script type=\"application/json\" id=\"iobm-charts\">{data}</script>\n\
 <script>\n{UPLOT_JS}\n</script>\n<script>\n{PAGE_JS}</script>\n</body>\n</html>\n",

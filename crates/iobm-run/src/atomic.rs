@@ -16,6 +16,22 @@ pub fn write_atomic_with(
     path: &Path,
     fill: impl FnOnce(&mut fs::File) -> io::Result<()>,
 ) -> io::Result<()> {
+    replace(path, fill, true)
+}
+
+/// Replaces `path` with `bytes` through a temporary file and a rename, so readers see the old
+/// file or the new one whole, but without fsync: for what is rewritten every interval while a
+/// run goes (the live page), which need not survive a crash and must not add syncs to the
+/// storage under test.
+pub fn replace_unsynced(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    replace(path, |f| io::Write::write_all(f, bytes), false)
+}
+
+fn replace(
+    path: &Path,
+    fill: impl FnOnce(&mut fs::File) -> io::Result<()>,
+    durable: bool,
+) -> io::Result<()> {
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
@@ -29,13 +45,19 @@ pub fn write_atomic_with(
         .open(&tmp)
         .and_then(|mut f| {
             fill(&mut f)?;
-            f.sync_all()
+            if durable {
+                f.sync_all()?;
+            }
+            Ok(())
         })
         .and_then(|()| fs::rename(&tmp, path));
     if written.is_err() {
         let _ = fs::remove_file(&tmp);
     }
     written?;
+    if !durable {
+        return Ok(());
+    }
     // The rename itself survives a power loss once the directory is synced.
     if let Ok(d) = fs::File::open(dir) {
         let _ = d.sync_all();

@@ -10,7 +10,7 @@
 
 use crate::execute::execute;
 use crate::exit::{Exit, Failure};
-use crate::live::Watchers;
+use crate::live::{self, Watchers};
 use crate::metrics;
 use crate::observe::{Observer, ResultFile};
 use crate::outputs::Outputs;
@@ -187,8 +187,14 @@ pub fn run_plan(
     let server = listen(outputs, ranks)?;
     let summing = metrics::Summing::start(server.as_ref().map(|s| s.metrics.clone()), ranks)?;
     let metrics = summing.metrics();
-    let live = outputs.live.as_deref();
-    let watchers = Watchers::open(live, outputs.view("csv"), metrics, ranks.rank())?;
+    let asked = live::Asked {
+        live: outputs.live.as_deref(),
+        csv: outputs.view("csv"),
+        html: outputs.view("html"),
+    };
+    let watchers = Watchers::open(asked, metrics, ranks.rank(), ranks.size())?;
+    // The live page is ended whatever happens, before the report is written over it.
+    let closing = watchers.as_ref().map(|w| ClosePage(w.clone()));
     let requests = (outputs.requests.as_deref())
         .map(|p| RequestsFile::create(p, ranks.rank(), &iobm_results::env::hostname()))
         .transpose()?
@@ -209,11 +215,21 @@ pub fn run_plan(
     })?;
     // Every rank's last counts are in before the final document says the run ended.
     drop(summing);
+    drop(closing);
     let exit = finish(&run, outputs, ranks);
     if let Some(server) = server {
         server.linger(outputs.metrics_linger);
     }
     exit
+}
+
+/// Ends the live page when dropped.
+struct ClosePage(Arc<Watchers>);
+
+impl Drop for ClosePage {
+    fn drop(&mut self) {
+        self.0.close_page();
+    }
 }
 
 /// `--metrics-listen`'s endpoint, at rank 0, listening before anything is created.
@@ -241,9 +257,9 @@ fn once(
     let run_id = ranks.share(&RunId::generate());
     let stage = plan.set_up(&run_id, ranks)?;
     let host = &stage.environment.hostname;
-    let observer = watchers.map(|w| w.watch(&run_id.text, host));
-    let control = session::control(&run_id, stage.workers, observer, requests);
     let kind = plan.kind();
+    let observer = watchers.map(|w| w.watch(&kind, &run_id.text, host));
+    let control = session::control(&run_id, stage.workers, observer, requests);
     let (config, environment) = (stage.config, stage.environment);
     let mut run = session::skeleton(&kind, &run_id, argv, config, environment, &control);
     run.label = outputs.label.clone();

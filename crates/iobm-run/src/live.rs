@@ -1,7 +1,11 @@
 //! What a run shows while it goes: `--live FILE` (one JSON line per interval of each phase,
 //! each rank its own file), the `--csv` rows as they come (rank 0's; the file is written again
-//! from the result at the end) and the counters of `--metrics-listen` ([`crate::metrics`]).
-//! Each is fed by the engine's [`IntervalObserver`] as every worker passes an interval.
+//! from the result at the end),
+//! the counters of `--metrics-listen` ([`crate::metrics`]), and with `--html` the page of the
+//! run so far ([`page`], rank 0's). Each is fed by the engine's [`IntervalObserver`] as every
+//! worker passes an interval.
+
+mod page;
 
 use crate::exit::Failure;
 use crate::metrics::Metrics;
@@ -9,6 +13,7 @@ use crate::session::describe_io;
 use iobm_engine::{IntervalObserver, LiveInterval};
 use iobm_report::series::{kind_prefix, row, worker_prefix, HEADER};
 use iobm_stats::Interval;
+pub use page::LivePage;
 use serde::Serialize;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -81,18 +86,30 @@ pub struct Watchers {
     rank: u32,
     live: Option<Appended>,
     csv: Option<Appended>,
+    page: Option<LivePage>,
     pub metrics: Option<Arc<Metrics>>,
+}
+
+/// Where the live outputs go, as the command line asks (the run's `Outputs`).
+pub struct Asked<'a> {
+    pub live: Option<&'a Path>,
+    pub csv: Option<&'a Path>,
+    /// `--html`: with `--live`, the page of the run so far is written there until the report.
+    pub html: Option<&'a Path>,
 }
 
 impl Watchers {
     /// Opens the live outputs asked for: `live` appended to (FILE.rankN on rank N), `csv` at
-    /// rank 0 begun with its header; None when nothing watches the run.
+    /// rank 0 begun with its header, with `live` the page at `html` written at rank 0 (of
+    /// `ranks`); None when nothing watches the run.
     pub fn open(
-        live: Option<&Path>,
-        csv: Option<&Path>,
+        asked: Asked,
         metrics: Option<Arc<Metrics>>,
         rank: u32,
+        ranks: u32,
     ) -> Result<Option<Arc<Watchers>>, Failure> {
+        let Asked { live, csv, html } = asked;
+        let asks_page = live.is_some() && rank == 0;
         let live = live
             .map(|p| Appended::open("--live", live_path(p, rank), true))
             .transpose()?;
@@ -103,19 +120,38 @@ impl Watchers {
         if let Some(csv) = &csv {
             csv.write(&format!("{HEADER}\n"));
         }
+        let whose = (ranks > 1).then(|| format!("rank {rank}'s workers of {ranks} ranks"));
+        let page = (html.filter(|_| asks_page)).map(|path| LivePage::start(path, whose));
         let any = live.is_some() || csv.is_some() || metrics.is_some();
         Ok(any.then(|| {
             Arc::new(Watchers {
                 rank,
                 live,
                 csv,
+                page,
                 metrics,
             })
         }))
     }
 
-    /// The observer of one repetition's phases.
-    pub fn watch(self: &Arc<Self>, run_id: &str, host: &str) -> Arc<dyn IntervalObserver> {
+    /// Ends the live page (written a last time, no longer reloading), before the report is
+    /// written over it.
+    pub fn close_page(&self) {
+        if let Some(page) = &self.page {
+            page.close();
+        }
+    }
+
+    /// The observer of one repetition (of the command `kind`)'s phases.
+    pub fn watch(
+        self: &Arc<Self>,
+        kind: &str,
+        run_id: &str,
+        host: &str,
+    ) -> Arc<dyn IntervalObserver> {
+        if let Some(page) = &self.page {
+            page.run(format!("iobm {kind} {run_id}"));
+        }
         Arc::new(Watch {
             watchers: self.clone(),
             run_id: run_id.to_string(),
@@ -142,6 +178,9 @@ impl IntervalObserver for Watch {
         }
         if let Some(metrics) = &w.metrics {
             metrics.add(interval);
+        }
+        if let Some(page) = &w.page {
+            page.passed(interval);
         }
     }
 }

@@ -1,7 +1,7 @@
 //! Multi-rank runs under a real `mpirun` (Open MPI): totals over ranks, one report, clean-up,
 //! per-rank layouts, which rank --reorder reads which region, bonnie on every rank, the
 //! launcher guards, plans and reruns under mpirun, `iobm meta` across ranks, `--until-stable`
-//! summed over ranks, `--rate` shared by them, find's work stolen across ranks, `--live` and `--requests` written by each rank, a raw device per rank. Built only
+//! summed over ranks, `--rate` shared by them, find's work stolen across ranks, `--live` and `--requests` written by each rank (the live page by rank 0), a raw device per rank. Built only
 //! with `--features mpi`;
 //! scripts/test installs Open MPI and runs them.
 #![cfg(feature = "mpi")]

@@ -190,7 +190,8 @@ pub struct OutputArgs {
     /// Append one JSON line per interval of each phase to FILE as the phase runs (its bytes,
     /// operations, errors and latency percentiles, and each kind of operation's), written as
     /// soon as every worker has passed the interval, so tail -f and jq can follow a run; under
-    /// MPI each rank writes its own, FILE.rankN on rank N
+    /// MPI each rank writes its own, FILE.rankN on rank N; with --html, that page shows the run
+    /// so far and reloads itself until the report is written over it
     #[arg(long, value_name = "FILE")]
     pub live: Option<PathBuf>,
     /// Keep every operation in FILE as it goes (its start, intended start under --rate,

@@ -10,6 +10,13 @@ pub const MIB: f64 = 1024.0 * 1024.0;
 
 /// The page's DOM after its scripts ran, from headless Chromium.
 pub fn rendered(page: &Path) -> String {
+    rendered_within(page, 10_000)
+}
+
+/// [`rendered`] after `budget_ms` of the browser's virtual time: a page that reloads itself
+/// (a run's live page) is read within less than its reload, which virtual time would follow
+/// without end.
+pub fn rendered_within(page: &Path, budget_ms: u64) -> String {
     let profile = tempfile::tempdir().unwrap();
     let out = Command::new("chromium")
         .args([
@@ -22,9 +29,9 @@ pub fn rendered(page: &Path) -> String {
             "--disable-component-update",
             "--disable-sync",
             "--window-size=1200,2000",
-            "--virtual-time-budget=10000",
             "--dump-dom",
         ])
+        .arg(format!("--virtual-time-budget={budget_ms}"))
         .arg(format!("--user-data-dir={}", profile.path().display()))
         .arg(format!("file://{}", page.display()))
         .output()
@@ -50,6 +57,11 @@ pub fn attribute<'a>(html: &'a str, tag: &str, name: &str) -> Option<&'a str> {
 /// Checks what every page must be: self-contained, every chart drawn, no errors; returns the
 /// rendered DOM.
 pub fn check_page(page: &Path, charts: usize) -> String {
+    check_page_within(page, charts, 10_000)
+}
+
+/// [`check_page`] rendered within `budget_ms` of virtual time ([`rendered_within`]).
+pub fn check_page_within(page: &Path, charts: usize, budget_ms: u64) -> String {
     let source = std::fs::read_to_string(page).unwrap();
     assert!(source.contains("Content-Security-Policy\" content=\"default-src 'none'"));
     for reference in [" src=", " href=", "@import", "url("] {
@@ -58,7 +70,7 @@ pub fn check_page(page: &Path, charts: usize) -> String {
             "the page refers to {reference}"
         );
     }
-    let dom = rendered(page);
+    let dom = rendered_within(page, budget_ms);
     let state = attribute(&dom, "<body", "data-state").unwrap_or("none");
     let errors = attribute(&dom, "<body", "data-errors");
     assert_eq!(
@@ -227,6 +239,34 @@ pub fn check_numbers(dom: &str, result: &Value) {
         assert!(
             (value * scale - p99 as f64).abs() <= 0.01 * p99 as f64,
             "p99 {p99} ns shown as {shown}"
+        );
+    }
+}
+
+/// The page opens on its headline, before any chart: a row per phase with its makespan figure.
+pub fn check_headline(dom: &str, result: &serde_json::Value) {
+    let at = dom.find("<section id=\"headline\">").expect("a headline");
+    assert!(at < dom.find("<div class=\"chart\"").unwrap());
+    for phase in result["phases"].as_array().unwrap() {
+        let name = phase["name"].as_str().unwrap();
+        let row = dom[at..]
+            .split(&format!("<tr data-phase=\"{name}\">"))
+            .nth(1)
+            .unwrap_or_else(|| panic!("no headline row for {name}"));
+        let figure = row.split("<td class=\"figure\">").nth(1).unwrap();
+        let makespan = super::aggregate(phase, "makespan");
+        // Phases that move data show MiB/s, the others (metadata, find) operations per second.
+        let expected = if figure.contains(" MiB/s<") {
+            format!(
+                "{:.2} MiB/s",
+                makespan["bytes_per_s"].as_f64().unwrap() / MIB
+            )
+        } else {
+            format!("{:.2} ops/s", makespan["ops_per_s"].as_f64().unwrap())
+        };
+        assert!(
+            figure.starts_with(&expected),
+            "{name}: {figure:.40} vs {expected}"
         );
     }
 }

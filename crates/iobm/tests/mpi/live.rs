@@ -1,7 +1,7 @@
 //! `--live` under MPI: every rank writes its own lines (rank 0 to FILE, rank N to FILE.rankN),
 //! each equal in sum to its workers' part of the merged result; `--metrics-listen` served by
 //! rank 0 with the sum over the ranks while the phase runs, lingering after the result for a
-//! last scrape.
+//! last scrape; with `--html`, the page of the run so far written by rank 0 alone.
 
 use super::common::{load, u};
 use super::mpirun_ok;
@@ -120,4 +120,62 @@ fn load_complete(json: &std::path::Path) -> bool {
     let text = std::fs::read_to_string(json).unwrap_or_default();
     let doc: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
     doc["status"] == "complete"
+}
+
+#[test]
+fn under_mpi_rank_0_alone_writes_the_page_of_the_run_so_far() {
+    let target = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let (json, live, html) = (
+        work.path().join("r.json"),
+        work.path().join("l.jsonl"),
+        work.path().join("r.html"),
+    );
+    // 64 writes of 64 KiB a rank, 32 a second for both: about 4 s.
+    let mut run = super::launcher(2)
+        .arg(assert_cmd::cargo::cargo_bin("iobm"))
+        .args(["write", "-j", "1", "--size-per-job", "4MiB"])
+        .args(["--block", "64KiB", "--rate", "32/s", "--interval", "500ms"])
+        .arg("--live")
+        .arg(&live)
+        .arg("--html")
+        .arg(&html)
+        .arg("--json")
+        .arg(&json)
+        .arg(target.path())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // While the phase runs: rank 0's page, saying whose intervals it shows, and never
+    // another rank's.
+    let began = std::time::Instant::now();
+    let mut running = 0;
+    while run.try_wait().unwrap().is_none() {
+        let text = std::fs::read_to_string(&html).unwrap_or_default();
+        assert!(
+            !text.contains("rank 1&#39;s workers"),
+            "rank 1 wrote the page"
+        );
+        if text.contains("data-running=\"true\" data-phase=\"write\"") {
+            assert!(
+                text.contains("(rank 0&#39;s workers of 2 ranks)"),
+                "{text:.3000}"
+            );
+            running += 1;
+        }
+        assert!(began.elapsed().as_secs() < 120, "the run did not end");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(running > 0, "no running page seen");
+    assert!(run.wait().unwrap().success());
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(!page.contains("location.reload") && !page.contains("id=\"live\""));
+    assert!(page.contains("<tr data-phase=\"write\">"));
+    // Rank 1 wrote no page of its own, and no temporary is left.
+    let mut names: Vec<String> = std::fs::read_dir(work.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["l.jsonl", "l.jsonl.rank1", "r.html", "r.json"]);
 }
