@@ -9,6 +9,7 @@ mod config;
 pub mod detail;
 pub mod device;
 pub mod env;
+pub mod gds;
 mod evidence;
 pub mod io500;
 pub mod limits;

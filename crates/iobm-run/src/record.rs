@@ -255,6 +255,7 @@ pub fn phase_result(
         stonewall: outcome.stonewall.as_ref().map(stonewall),
         until_stable: outcome.steady.as_ref().map(until_stable),
         device_copy: None,
+        gds: None,
     };
     result.device_copy = DeviceCopy::of(&result);
     check(&mut result, machine);
