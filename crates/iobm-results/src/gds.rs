@@ -34,7 +34,9 @@ pub struct GdsEvidence {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NvfsMoved {
+    /// Bytes nvidia-fs read GPU-direct over the phase (its `readMiB` counter, in bytes).
     pub read_bytes: u64,
+    /// Bytes nvidia-fs wrote GPU-direct over the phase (its `writeMiB` counter, in bytes).
     pub written_bytes: u64,
 }
 
@@ -65,7 +67,10 @@ impl fmt::Display for GdsVerdict {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GdsPath {
+    /// gpu-direct, compat-mode (cuFile's compatibility mode moved some or all of the bytes)
+    /// or unknown.
     pub verdict: GdsVerdict,
+    /// Why, in one line, with the figures.
     pub evidence: String,
 }
 
