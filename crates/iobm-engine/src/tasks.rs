@@ -400,7 +400,10 @@ impl Task for BlockTask<'_> {
                 Some(opened.map_err(|(e, what)| io::Error::new(e.kind(), format!("{what}: {e}")))?);
             if let (Some(device), Some(handle)) = (&mut self.device, &self.handle) {
                 device.attach(handle.raw_fd()).map_err(|e| {
-                    io::Error::new(e.kind(), format!("register {} with cuFile: {e}", self.file_name))
+                    io::Error::new(
+                        e.kind(),
+                        format!("register {} with cuFile: {e}", self.file_name),
+                    )
                 })?;
             }
         }

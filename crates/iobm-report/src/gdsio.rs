@@ -186,7 +186,10 @@ mod tests {
             });
             assert_eq!(xfer_type(&phase, &run.config), xfer);
             let line = line(&phase, &run.config).unwrap();
-            assert!(line.starts_with(&format!("IoType: READ XferType: {xfer} ")), "{line}");
+            assert!(
+                line.starts_with(&format!("IoType: READ XferType: {xfer} ")),
+                "{line}"
+            );
         }
     }
 }

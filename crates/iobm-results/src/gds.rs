@@ -96,13 +96,27 @@ fn no_counters(s: &Seen) -> Option<GdsPath> {
 }
 
 fn too_few_bytes(s: &Seen) -> Option<GdsPath> {
-    (s.moved < NVFS_SLACK).then(|| format!("the phase moved {}, fewer than nvidia-fs's MiB counters tell from rounding ({})", format_bytes(s.moved), format_bytes(NVFS_SLACK)))
+    (s.moved < NVFS_SLACK)
+        .then(|| {
+            format!(
+                "the phase moved {}, fewer than nvidia-fs's MiB counters tell from rounding ({})",
+                format_bytes(s.moved),
+                format_bytes(NVFS_SLACK)
+            )
+        })
         .and_then(|e| path(GdsVerdict::Unknown, e))
 }
 
 fn all_direct(s: &Seen) -> Option<GdsPath> {
     let nvfs = s.nvfs?;
-    (nvfs + NVFS_SLACK >= s.moved).then(|| format!("nvidia-fs moved {} of the {} the phase moved", format_bytes(nvfs), format_bytes(s.moved)))
+    (nvfs + NVFS_SLACK >= s.moved)
+        .then(|| {
+            format!(
+                "nvidia-fs moved {} of the {} the phase moved",
+                format_bytes(nvfs),
+                format_bytes(s.moved)
+            )
+        })
         .and_then(|e| path(GdsVerdict::GpuDirect, e))
 }
 
@@ -141,9 +155,15 @@ mod tests {
     fn counters_that_moved_the_bytes_are_gpu_direct() {
         let p = judged(4 * GIB, Some(4 * GIB));
         assert_eq!(p.verdict, GdsVerdict::GpuDirect);
-        assert_eq!(p.evidence, "nvidia-fs moved 4.00 GiB of the 4.00 GiB the phase moved");
+        assert_eq!(
+            p.evidence,
+            "nvidia-fs moved 4.00 GiB of the 4.00 GiB the phase moved"
+        );
         // Rounded down to MiB at both readings.
-        assert_eq!(judged(4 * GIB, Some(4 * GIB - (1 << 20))).verdict, GdsVerdict::GpuDirect);
+        assert_eq!(
+            judged(4 * GIB, Some(4 * GIB - (1 << 20))).verdict,
+            GdsVerdict::GpuDirect
+        );
     }
 
     #[test]
@@ -153,16 +173,31 @@ mod tests {
         assert!(p.evidence.starts_with("nvidia-fs moved 0 B of the 4.00 GiB the phase moved: cuFile ran in compatibility mode"), "{}", p.evidence);
         let partly = judged(4 * GIB, Some(GIB));
         assert_eq!(partly.verdict, GdsVerdict::CompatMode);
-        assert!(partly.evidence.starts_with("nvidia-fs moved only 1.00 GiB of the 4.00 GiB"), "{}", partly.evidence);
+        assert!(
+            partly
+                .evidence
+                .starts_with("nvidia-fs moved only 1.00 GiB of the 4.00 GiB"),
+            "{}",
+            partly.evidence
+        );
     }
 
     #[test]
     fn no_counters_or_too_few_bytes_are_unknown() {
         let none = judged(4 * GIB, None);
         assert_eq!(none.verdict, GdsVerdict::Unknown);
-        assert!(none.evidence.contains("nvidia-fs module is not loaded"), "{}", none.evidence);
+        assert!(
+            none.evidence.contains("nvidia-fs module is not loaded"),
+            "{}",
+            none.evidence
+        );
         let few = judged(1 << 20, Some(0));
         assert_eq!(few.verdict, GdsVerdict::Unknown);
-        assert!(few.evidence.starts_with("the phase moved 1.00 MiB, fewer than"), "{}", few.evidence);
+        assert!(
+            few.evidence
+                .starts_with("the phase moved 1.00 MiB, fewer than"),
+            "{}",
+            few.evidence
+        );
     }
 }

@@ -123,7 +123,11 @@ pub fn check(mem: &Mem, gds: bool, engine: Engine) -> Result<(), Failure> {
         false => format!("--mem {}", flag(&devices.ids)),
     };
     if engine != Engine::Sync {
-        let how = if gds { "through cuFile" } else { "through its bounce buffer" };
+        let how = if gds {
+            "through cuFile"
+        } else {
+            "through its bounce buffer"
+        };
         return Err(Failure::input(format!(
             "{flag} moves one request at a time {how}: use --engine sync (--iodepth 1)"
         )));

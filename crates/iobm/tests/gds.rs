@@ -35,7 +35,9 @@ fn gds_stream(mode: &str, stats: &Path, dir: &Path) -> (String, serde_json::Valu
     let data = dir.join("data");
     std::fs::create_dir(&data).unwrap();
     let out = on_fake_cufile(mode, stats)
-        .args(["stream", "--mem", "gpu:0", "--gds", "-j", "2", "--size", "8MiB"])
+        .args([
+            "stream", "--mem", "gpu:0", "--gds", "-j", "2", "--size", "8MiB",
+        ])
         .args(["--block", "1MiB", "--verify", "--gdsio-line", "--json"])
         .arg(&json)
         .arg(&data)
@@ -51,6 +53,8 @@ fn gds_stream(mode: &str, stats: &Path, dir: &Path) -> (String, serde_json::Valu
     );
     for phase in run["phases"].as_array().unwrap() {
         assert_eq!(u(&phase["latency"]["histogram"]["count"]), 8, "{phase}");
+        let measures = phase["latency"]["measures"].as_str().unwrap();
+        assert!(measures.starts_with("one cuFile"), "{measures}");
         // Nothing bounced through host memory.
         assert!(phase.get("device_copy").is_none(), "{phase}");
         assert!(phase["workers"]
@@ -95,7 +99,10 @@ fn counters_that_moved_the_bytes_show_gpu_direct() {
         "rewritten by the fake"
     );
     let after = std::fs::read_to_string(&stats).unwrap();
-    assert!(after.contains("readMiB=108 ") && after.contains("writeMiB=208 "), "{after}");
+    assert!(
+        after.contains("readMiB=108 ") && after.contains("writeMiB=208 "),
+        "{after}"
+    );
 }
 
 #[test]
@@ -127,7 +134,9 @@ fn no_counters_show_an_unknown_path() {
         assert!(phase["gds"]["nvfs"].is_null());
     }
     assert!(
-        text.contains("  gds path: unknown: no nvidia-fs counters (/proc/driver/nvidia-fs/stats absent"),
+        text.contains(
+            "  gds path: unknown: no nvidia-fs counters (/proc/driver/nvidia-fs/stats absent"
+        ),
         "{text}"
     );
     assert_eq!(xfer_types(&text), ["UNKNOWN", "UNKNOWN"]);
@@ -165,7 +174,10 @@ fn a_kept_data_set_written_and_read_through_cufile_is_verified() {
         .assert()
         .success();
     let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
-    assert!(text.contains("verify: every byte read was checked"), "{text}");
+    assert!(
+        text.contains("verify: every byte read was checked"),
+        "{text}"
+    );
     let read = load(&dir.path().join("r.json"));
     assert_eq!(read["phases"][0]["gds"]["path"]["verdict"], "gpu-direct");
     assert_eq!(u(&read["phases"][0]["gds"]["nvfs"]["read_bytes"]), 4 * MIB);

@@ -113,5 +113,11 @@ fn on_the_direct_path_cufile_moves_every_byte_and_nothing_bounces() {
     buffered.direct = false;
     let refused = run_phase(&target, &buffered, &control, &Ranked::ALONE);
     assert_eq!(refused.end, PhaseEnd::Failed);
-    assert!(refused.errors[0].first.contains("cuFileHandleRegister failed"), "{:?}", refused.errors);
+    assert!(
+        refused.errors[0]
+            .first
+            .contains("cuFileHandleRegister failed"),
+        "{:?}",
+        refused.errors
+    );
 }

@@ -7,7 +7,9 @@
 //! the timing.
 
 use crate::workload::{Op, Phase};
-use iobm_target::memory::{AlignedHostMemory, Buffer, CuFile, CuFileFile, DeviceBuf, DevicePath, HostBuf};
+use iobm_target::memory::{
+    AlignedHostMemory, Buffer, CuFile, CuFileFile, DeviceBuf, DevicePath, HostBuf,
+};
 use std::io;
 use std::os::fd::RawFd;
 use std::time::Instant;
@@ -77,7 +79,9 @@ impl OnDevice {
         let Some((cufile, file @ None)) = &mut self.direct else {
             return Ok(());
         };
-        let fd = fd.ok_or_else(|| io::Error::from(iobm_target::Unsupported(iobm_target::Capability::RawFd)))?;
+        let fd = fd.ok_or_else(|| {
+            io::Error::from(iobm_target::Unsupported(iobm_target::Capability::RawFd))
+        })?;
         *file = Some(cufile.register_file(fd)?);
         Ok(())
     }

@@ -245,10 +245,16 @@ impl CuFileFile {
                     return Err(io::Error::new(e.kind(), format!("{what}: {e}")));
                 }
                 n if n < 0 => {
-                    return Err(io::Error::other(format!("{what} failed: CUfileOpError {}", -n)))
+                    return Err(io::Error::other(format!(
+                        "{what} failed: CUfileOpError {}",
+                        -n
+                    )))
                 }
                 0 => {
-                    let e = io::Error::new(io::ErrorKind::UnexpectedEof, format!("{what}: 0 bytes at offset {at}"));
+                    let e = io::Error::new(
+                        io::ErrorKind::UnexpectedEof,
+                        format!("{what}: 0 bytes at offset {at}"),
+                    );
                     return Err(e);
                 }
                 n => done += n as usize,

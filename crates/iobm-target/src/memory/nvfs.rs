@@ -11,7 +11,8 @@ pub const NVFS_STATS: &str = "/proc/driver/nvidia-fs/stats";
 
 /// The stats file read: [`NVFS_STATS`], or for tests the file `IOBM_TEST_NVFS_STATS` names.
 pub fn source() -> PathBuf {
-    std::env::var_os("IOBM_TEST_NVFS_STATS").map_or_else(|| PathBuf::from(NVFS_STATS), PathBuf::from)
+    std::env::var_os("IOBM_TEST_NVFS_STATS")
+        .map_or_else(|| PathBuf::from(NVFS_STATS), PathBuf::from)
 }
 
 /// What nvidia-fs has moved GPU-direct since it was loaded, in bytes (it counts MiB).
@@ -97,7 +98,10 @@ mod tests {
         assert_eq!(stats.written_bytes, 7 << 20);
         assert_eq!(NvfsStats::parse(&stats.render()), Some(stats));
         assert_eq!(NvfsStats::parse("GDS Version: 1.9\n"), None);
-        let later = NvfsStats { read_bytes: 5000 << 20, ..stats };
+        let later = NvfsStats {
+            read_bytes: 5000 << 20,
+            ..stats
+        };
         assert_eq!(stats.until(&later).read_bytes, 904 << 20);
         assert_eq!(stats.until(&later).written_bytes, 0);
     }

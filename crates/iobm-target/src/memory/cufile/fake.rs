@@ -106,7 +106,9 @@ extern "C" fn buf_register(base: *const c_void, len: usize, _flags: c_int) -> Cu
 
 extern "C" fn buf_deregister(base: *const c_void) -> CuFileError {
     let mut buffers = BUFFERS.lock().unwrap();
-    let known = buffers.get_or_insert_with(HashMap::new).remove(&(base as usize));
+    let known = buffers
+        .get_or_insert_with(HashMap::new)
+        .remove(&(base as usize));
     status(known.is_some())
 }
 

@@ -33,7 +33,9 @@ fn a_registered_buffer_is_read_and_written_through_a_registered_file() {
     let mut buf = device_buf(8192);
     let mut fh = cufile.register_file(file.as_raw_fd()).unwrap();
     let unregistered = fh.read(&mut *buf, 4096, 0).unwrap_err();
-    assert!(unregistered.to_string().contains("cuFileRead failed: CUfileOpError 5099"));
+    assert!(unregistered
+        .to_string()
+        .contains("cuFileRead failed: CUfileOpError 5099"));
     cufile.register_buf(&*buf).unwrap();
     fh.read(&mut *buf, 4096, 4096).unwrap();
     let mut seen = [0u8; 8192];
@@ -58,14 +60,23 @@ fn a_file_opened_without_o_direct_is_refused() {
     let file = std::fs::File::create(dir.path().join("f")).unwrap();
     let refused = CuFile::fake(FakeCuFile::Compat).register_file(file.as_raw_fd());
     let e = refused.err().expect("cuFile wants O_DIRECT");
-    assert_eq!(e.to_string(), "cuFileHandleRegister failed: CUfileOpError 5099, CUresult 0");
+    assert_eq!(
+        e.to_string(),
+        "cuFileHandleRegister failed: CUfileOpError 5099, CUresult 0"
+    );
 }
 
 #[test]
 fn no_library_is_one_line_naming_it() {
     // This machine has no cuFile: the library itself is what is missing.
     let error = CuFile::load().unwrap_err();
-    assert!(error.starts_with("libcufile.so.0 cannot be loaded ("), "{error}");
-    assert!(error.ends_with("): no cuFile (GPUDirect Storage) here"), "{error}");
+    assert!(
+        error.starts_with("libcufile.so.0 cannot be loaded ("),
+        "{error}"
+    );
+    assert!(
+        error.ends_with("): no cuFile (GPUDirect Storage) here"),
+        "{error}"
+    );
     assert!(!error.contains('\n'));
 }
