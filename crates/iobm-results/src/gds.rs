@@ -78,16 +78,35 @@ pub struct GdsPath {
 struct Seen {
     moved: u64,
     nvfs: Option<u64>,
+    /// The machines the phase's workers ran on (one machine's counters are read).
+    hosts: usize,
 }
 
 /// One rule: it fires with the path, or passes.
 type GdsRule = fn(&Seen) -> Option<GdsPath>;
 
 /// The rules, in order; the last always fires.
-const RULES: [GdsRule; 4] = [no_counters, too_few_bytes, all_direct, compat_mode];
+const RULES: [GdsRule; 5] = [
+    several_hosts,
+    no_counters,
+    too_few_bytes,
+    all_direct,
+    compat_mode,
+];
 
 fn path(verdict: GdsVerdict, evidence: String) -> Option<GdsPath> {
     Some(GdsPath { verdict, evidence })
+}
+
+fn several_hosts(s: &Seen) -> Option<GdsPath> {
+    (s.hosts > 1)
+        .then(|| {
+            format!(
+                "the workers ran on {} machines and one machine's nvidia-fs counters were read",
+                s.hosts
+            )
+        })
+        .and_then(|e| path(GdsVerdict::Unknown, e))
 }
 
 fn no_counters(s: &Seen) -> Option<GdsPath> {
@@ -133,9 +152,13 @@ fn compat_mode(s: &Seen) -> Option<GdsPath> {
 /// The path of a `--gds` phase, from its evidence; None for a phase without (not `--gds`).
 pub fn judge(phase: &PhaseResult) -> Option<GdsPath> {
     let evidence = phase.gds.as_ref()?;
+    let mut hosts: Vec<&str> = phase.workers.iter().map(|w| w.host.as_str()).collect();
+    hosts.sort_unstable();
+    hosts.dedup();
     let seen = Seen {
         moved: phase.bytes(),
         nvfs: evidence.nvfs.map(|n| n.read_bytes + n.written_bytes),
+        hosts: hosts.len(),
     };
     RULES.iter().find_map(|rule| rule(&seen))
 }
@@ -145,7 +168,11 @@ mod tests {
     use super::*;
 
     fn judged(moved: u64, nvfs: Option<u64>) -> GdsPath {
-        let seen = Seen { moved, nvfs };
+        on_hosts(moved, nvfs, 1)
+    }
+
+    fn on_hosts(moved: u64, nvfs: Option<u64>, hosts: usize) -> GdsPath {
+        let seen = Seen { moved, nvfs, hosts };
         RULES.iter().find_map(|rule| rule(&seen)).unwrap()
     }
 
@@ -190,6 +217,15 @@ mod tests {
             none.evidence.contains("nvidia-fs module is not loaded"),
             "{}",
             none.evidence
+        );
+        let several = on_hosts(4 * GIB, Some(4 * GIB), 2);
+        assert_eq!(several.verdict, GdsVerdict::Unknown);
+        assert!(
+            several
+                .evidence
+                .starts_with("the workers ran on 2 machines"),
+            "{}",
+            several.evidence
         );
         let few = judged(1 << 20, Some(0));
         assert_eq!(few.verdict, GdsVerdict::Unknown);
