@@ -101,11 +101,6 @@ pub fn placement(mem: &Mem, gds: bool) -> Placement {
     devices(mem, gds).map_or(Placement::AlignedHost, Placement::Device)
 }
 
-/// `--gds` implies `--direct`: cuFile reads and writes `O_DIRECT` files.
-pub fn imply_direct(io: &mut crate::cli::IoArgs) {
-    io.direct |= io.gds;
-}
-
 /// `--mem` and `--gds` checked before anything is created: GPU buffers for `--gds`, one
 /// request in flight per worker (the bounce, or cuFile's call, is per operation), cuFile
 /// loads and its driver opens (`--gds`), the driver loads and every GPU named is here.

@@ -237,7 +237,8 @@ pub(crate) fn keep_or_remove(
 /// keeps or removes the data.
 pub fn write(mut args: WriteArgs, stream: bool, argv: &[OsString]) -> Result<Exit, Failure> {
     device::direct_by_default(&mut args);
-    crate::gpu::imply_direct(&mut args.io);
+    // --gds implies --direct: cuFile reads and writes O_DIRECT files.
+    args.io.direct |= args.io.gds;
     let common = args.io.output.common(&args.io.measure);
     run_command(argv, &common, |ranks| {
         let sizes = ranks.agreed(check_write(&args, ranks.size() as u64, stream))?;

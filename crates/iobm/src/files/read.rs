@@ -20,7 +20,8 @@ use std::sync::Arc;
 
 /// `iobm read PATH`: reads a kept data set (on every rank); never changes or removes it.
 pub fn read(mut args: ReadArgs, argv: &[OsString]) -> Result<Exit, Failure> {
-    crate::gpu::imply_direct(&mut args.io);
+    // --gds implies --direct: cuFile reads and writes O_DIRECT files.
+    args.io.direct |= args.io.gds;
     let common = args.io.output.common(&args.io.measure);
     run_command(argv, &common, |ranks| checked(&args, ranks))
 }
