@@ -913,7 +913,7 @@ _iobm() {
             return 0
             ;;
         iobm__subcmd__read)
-            opts="-b -d -h --block --random --direct --iodepth --engine --fadvise --madvise --cpus --numa --mem --gdsio-line --rwmix --keep-cache --drop-caches --verify --reorder --duration --ramp --rate --arrivals --rate-sweep --slo --access --think --burst --server-ram --server-metrics --server-devices --server-drop-cmd --line-rate --interval --repeat --until-stable --json --csv --html --live --requests --metrics-listen --metrics-linger --label --print-spec --help"
+            opts="-b -d -h --block --random --direct --iodepth --engine --fadvise --madvise --cpus --numa --mem --gds --gdsio-line --rwmix --keep-cache --drop-caches --verify --reorder --duration --ramp --rate --arrivals --rate-sweep --slo --access --think --burst --server-ram --server-metrics --server-devices --server-drop-cmd --line-rate --interval --repeat --until-stable --json --csv --html --live --requests --metrics-listen --metrics-linger --label --print-spec --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1489,7 +1489,7 @@ _iobm() {
             return 0
             ;;
         iobm__subcmd__stream)
-            opts="-j -s -b -d -h --jobs --size --size-per-job --file-per-job --shared-file --segments --fsync --data --keep --ignore-free-space --destroy-data-on --buffered --block --random --direct --iodepth --engine --fadvise --madvise --cpus --numa --mem --gdsio-line --rwmix --keep-cache --drop-caches --verify --reorder --duration --ramp --rate --arrivals --rate-sweep --slo --access --think --burst --server-ram --server-metrics --server-devices --server-drop-cmd --line-rate --interval --repeat --until-stable --json --csv --html --live --requests --metrics-listen --metrics-linger --label --print-spec --help"
+            opts="-j -s -b -d -h --jobs --size --size-per-job --file-per-job --shared-file --segments --fsync --data --keep --ignore-free-space --destroy-data-on --buffered --block --random --direct --iodepth --engine --fadvise --madvise --cpus --numa --mem --gds --gdsio-line --rwmix --keep-cache --drop-caches --verify --reorder --duration --ramp --rate --arrivals --rate-sweep --slo --access --think --burst --server-ram --server-metrics --server-devices --server-drop-cmd --line-rate --interval --repeat --until-stable --json --csv --html --live --requests --metrics-listen --metrics-linger --label --print-spec --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1683,7 +1683,7 @@ _iobm() {
             return 0
             ;;
         iobm__subcmd__write)
-            opts="-j -s -b -d -h --jobs --size --size-per-job --file-per-job --shared-file --segments --fsync --data --keep --ignore-free-space --destroy-data-on --buffered --block --random --direct --iodepth --engine --fadvise --madvise --cpus --numa --mem --gdsio-line --rwmix --keep-cache --drop-caches --verify --reorder --duration --ramp --rate --arrivals --rate-sweep --slo --access --think --burst --server-ram --server-metrics --server-devices --server-drop-cmd --line-rate --interval --repeat --until-stable --json --csv --html --live --requests --metrics-listen --metrics-linger --label --print-spec --help"
+            opts="-j -s -b -d -h --jobs --size --size-per-job --file-per-job --shared-file --segments --fsync --data --keep --ignore-free-space --destroy-data-on --buffered --block --random --direct --iodepth --engine --fadvise --madvise --cpus --numa --mem --gds --gdsio-line --rwmix --keep-cache --drop-caches --verify --reorder --duration --ramp --rate --arrivals --rate-sweep --slo --access --think --burst --server-ram --server-metrics --server-devices --server-drop-cmd --line-rate --interval --repeat --until-stable --json --csv --html --live --requests --metrics-listen --metrics-linger --label --print-spec --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

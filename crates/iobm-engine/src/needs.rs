@@ -136,7 +136,8 @@ mod tests {
             memory: on_device(DevicePath::Direct),
             ..plain
         };
-        assert!(needs(&device).has(Capability::DeviceBuffers));
+        // cuFile registers the files' descriptors.
+        assert!(needs(&device).has(Capability::RawFd));
     }
 
     #[test]
@@ -156,8 +157,8 @@ mod tests {
             memory: on_device(DevicePath::Direct),
             ..write
         };
-        assert!(refusal(&NullTarget, [&device])
+        assert!(refusal(&MemTarget::new(), [&device])
             .unwrap()
-            .contains("DEVICE_BUFFERS"));
+            .contains("RAW_FD"));
     }
 }

@@ -58,8 +58,13 @@ pub(crate) fn block_task<'a>(
     } else {
         data_source(phase, run_id)
     };
-    let (buf, device) = device::place(phase, index, phase.block as usize, queued)
+    let (buf, mut device) = device::place(phase, index, phase.block as usize, queued)
         .map_err(|e| (e, "place buffers".to_string()))?;
+    if let (Some(device), Some(handle)) = (&mut device, &handle) {
+        device
+            .attach(handle.raw_fd())
+            .map_err(|e| (e, format!("register {file_name} with cuFile")))?;
+    }
     Ok(BlockTask {
         phase,
         target,
@@ -328,6 +333,9 @@ impl BlockTask<'_> {
 
     /// Closes the file without the final fsync (an engine that flushed it its own way).
     pub(crate) fn close(&mut self) -> io::Result<()> {
+        if let Some(device) = &mut self.device {
+            device.detach();
+        }
         self.handle.take().map_or(Ok(()), |h| h.close())
     }
 
@@ -338,14 +346,21 @@ impl BlockTask<'_> {
 }
 
 impl BlockTask<'_> {
-    /// The prepared read or write of a buffer on a device, through the bounce buffer: a write
-    /// copies the device's bytes out first, a read copies what it read onto the device; both
-    /// copies are inside the operation's time.
+    /// The prepared read or write of a buffer on a device: cuFile's on the direct path, else
+    /// through the bounce buffer: a write copies the device's bytes out first, a read copies
+    /// what it read onto the device; both copies are inside the operation's time.
     fn execute_on_device(&mut self) -> io::Result<u64> {
         std::mem::replace(&mut self.staged, Ok(()))?;
         let (offset, len, writes) = (self.offset, self.len, self.prepared_writes());
         let device = self.device.as_mut().expect("on a device");
         let handle = self.handle.as_deref_mut().expect("open until finish");
+        if device.is_direct() {
+            device.transfer(writes, len, offset)?;
+            if writes && self.phase.fsync == FsyncPolicy::Each {
+                handle.sync()?;
+            }
+            return Ok(len as u64);
+        }
         let bounce = &mut self.buf[..len];
         if writes {
             device.copy_to_host(bounce)?;
@@ -383,6 +398,14 @@ impl Task for BlockTask<'_> {
             let opened = open_block_file(self.target, self.phase, self.file_name);
             self.handle =
                 Some(opened.map_err(|(e, what)| io::Error::new(e.kind(), format!("{what}: {e}")))?);
+            if let (Some(device), Some(handle)) = (&mut self.device, &self.handle) {
+                device.attach(handle.raw_fd()).map_err(|e| {
+                    io::Error::new(
+                        e.kind(),
+                        format!("register {} with cuFile: {e}", self.file_name),
+                    )
+                })?;
+            }
         }
         Ok(())
     }
@@ -551,6 +574,10 @@ impl Task for BlockTask<'_> {
         let Some(mut handle) = self.handle.take() else {
             return Ok(0);
         };
+        // cuFile lets go of the file before it closes.
+        if let Some(device) = &mut self.device {
+            device.detach();
+        }
         if self.phase.op.writes() && self.phase.fsync == FsyncPolicy::End {
             let t0 = Instant::now();
             handle.sync()?;

@@ -4,6 +4,7 @@
 //! set iobm's beside them (`--gdsio-line`).
 
 use iobm_results::device::TransferPath;
+use iobm_results::gds::GdsVerdict;
 use iobm_results::{Config, PhaseResult};
 use iobm_stats::names::{OpName, PatternName};
 use iobm_stats::AggregateKind;
@@ -27,6 +28,9 @@ pub enum XferType {
     CpuOnly,
     /// `-x 2`: storage to host memory, then a copy to GPU memory.
     CpuGpu,
+    /// `-x 0` asked for, but nothing showed which path the bytes took (no gdsio word: gdsio
+    /// itself never knows).
+    Unknown,
 }
 
 impl fmt::Display for IoType {
@@ -46,6 +50,7 @@ impl fmt::Display for XferType {
             XferType::Gpud => "GPUD",
             XferType::CpuOnly => "CPUONLY",
             XferType::CpuGpu => "CPU_GPU",
+            XferType::Unknown => "UNKNOWN",
         })
     }
 }
@@ -65,12 +70,21 @@ pub fn io_type(phase: &PhaseResult) -> Option<IoType> {
     }
 }
 
-/// Where the run's buffers were, as gdsio's `XferType`.
-pub fn xfer_type(config: &Config) -> XferType {
+/// Where the phase's buffers were and the path its bytes took, as gdsio's `XferType`: GPUD
+/// only where the evidence showed GPU-direct (`iobm_results::gds`); cuFile's compatibility
+/// mode is what CPU_GPU does, a read into host memory and a copy.
+pub fn xfer_type(phase: &PhaseResult, config: &Config) -> XferType {
     match config.memory.as_ref().map(|m| m.path) {
         None => XferType::CpuOnly,
         Some(TransferPath::Bounce) => XferType::CpuGpu,
-        Some(TransferPath::Direct) => XferType::Gpud,
+        Some(TransferPath::Direct) => {
+            let path = phase.gds.as_ref().and_then(|g| g.path.as_ref());
+            match path.map(|p| p.verdict) {
+                Some(GdsVerdict::GpuDirect) => XferType::Gpud,
+                Some(GdsVerdict::CompatMode) => XferType::CpuGpu,
+                Some(GdsVerdict::Unknown) | None => XferType::Unknown,
+            }
+        }
     }
 }
 
@@ -90,7 +104,7 @@ pub fn line(phase: &PhaseResult, config: &Config) -> Option<String> {
     };
     Some(format!(
         "IoType: {io} XferType: {} Threads: {} DataSetSize: {}/{}(KiB) IOSize: {}(KiB) Throughput: {:.6} GiB/sec, Avg_Latency: {mean_us:.6} usecs ops: {} total_time {seconds:.6} secs",
-        xfer_type(config),
+        xfer_type(phase, config),
         phase.workers.len(),
         phase.bytes() / 1024,
         config.total_bytes / 1024,
@@ -142,5 +156,40 @@ mod tests {
         let gdsio = "IoType: READ XferType: CPUONLY Threads: 4 DataSetSize: 4069376/4194304(KiB) IOSize: 1024(KiB) Throughput: 2.698050 GiB/sec, Avg_Latency: 1443.841342 usecs ops: 3974 total_time 1.438394 secs";
         assert_eq!(numbers_out(&lines[1]), numbers_out(gdsio));
         assert_ne!(numbers_out(&lines[0]), numbers_out(gdsio));
+    }
+
+    #[test]
+    fn gpud_only_where_the_evidence_showed_gpu_direct() {
+        use iobm_results::device::{DeviceMemory, MemoryConfig};
+        use iobm_results::gds::{GdsEvidence, GdsPath};
+        let mut run: RunResult =
+            RunResult::from_json(include_str!("../../iobm/tests/fixtures/stream.json")).unwrap();
+        run.config.memory = Some(MemoryConfig {
+            memory: DeviceMemory::FakeGpu,
+            devices: vec![0],
+            path: TransferPath::Direct,
+        });
+        let mut phase = run.phases[1].clone();
+        assert_eq!(xfer_type(&phase, &run.config), XferType::Unknown);
+        for (verdict, xfer) in [
+            (GdsVerdict::GpuDirect, XferType::Gpud),
+            (GdsVerdict::CompatMode, XferType::CpuGpu),
+            (GdsVerdict::Unknown, XferType::Unknown),
+        ] {
+            let path = GdsPath {
+                verdict,
+                evidence: String::new(),
+            };
+            phase.gds = Some(GdsEvidence {
+                nvfs: None,
+                path: Some(path),
+            });
+            assert_eq!(xfer_type(&phase, &run.config), xfer);
+            let line = line(&phase, &run.config).unwrap();
+            assert!(
+                line.starts_with(&format!("IoType: READ XferType: {xfer} ")),
+                "{line}"
+            );
+        }
     }
 }

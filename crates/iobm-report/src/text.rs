@@ -493,6 +493,13 @@ fn cost_lines(phase: &PhaseResult) -> String {
             format_duration(Duration::from_nanos(copy.op_ns))
         );
     }
+    if let Some(path) = phase.gds.as_ref().and_then(|g| g.path.as_ref()) {
+        let _ = writeln!(
+            out,
+            "  gds path: {}: {} (cuFile, gdsio -x 0)",
+            path.verdict, path.evidence
+        );
+    }
     out
 }
 

@@ -286,6 +286,10 @@ pub fn check(phase: &mut PhaseResult, machine: &Machine) {
     phase.warnings = phase_warnings(phase, machine);
     phase.warnings.extend(phase.notes.iter().cloned());
     phase.cache.verdict = Some(crate::verdict::verdict(phase, machine));
+    let path = crate::gds::judge(phase);
+    if let Some(gds) = &mut phase.gds {
+        gds.path = path;
+    }
 }
 
 /// GETs faster than this many times the run's PUT rate, from a server that does not count for

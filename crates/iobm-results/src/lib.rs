@@ -10,6 +10,7 @@ pub mod detail;
 pub mod device;
 pub mod env;
 mod evidence;
+pub mod gds;
 pub mod io500;
 pub mod limits;
 pub mod machine;

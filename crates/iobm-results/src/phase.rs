@@ -87,6 +87,10 @@ pub struct PhaseResult {
     /// copying between the device and the host bounce buffer.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device_copy: Option<crate::device::DeviceCopy>,
+    /// With `--gds`: what nvidia-fs counted over the phase and the path judged from it
+    /// (GPU-direct, compatibility mode or unknown).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gds: Option<crate::gds::GdsEvidence>,
     /// The detached per-worker series as zstd-compressed CSV rows, until they are saved.
     #[serde(skip)]
     pub detached: detail::Detached,

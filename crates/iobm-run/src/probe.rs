@@ -5,13 +5,15 @@
 //! the page cache dropped (`drop`), the phase's files resident in it (`residency`), the block
 //! devices and the layers below them (`devices`), this process's own block-layer bytes
 //! (`own_io`), this client's interfaces (`nics`), the servers' `--server-metrics` (`servers`),
-//! `--server-drop-cmd` (`drop_cmd`) and what iobm gateways count (`gateway`).
+//! `--server-drop-cmd` (`drop_cmd`), what iobm gateways count (`gateway`) and, around a
+//! `--gds` phase, what nvidia-fs moved GPU-direct (`nvfs`).
 
 mod devices;
 pub mod drop;
 pub mod drop_cmd;
 pub mod gateway;
 mod nics;
+mod nvfs;
 mod own_io;
 mod residency;
 mod servers;
@@ -93,6 +95,10 @@ impl Probes {
         list.push(Arc::new(residency::Residency::default()));
         list.push(Arc::new(devices::Devices::new(&host)));
         list.push(Arc::new(own_io::OwnIo::default()));
+        let direct = run.config.memory.as_ref().map(|m| m.path);
+        if direct == Some(iobm_results::device::TransferPath::Direct) {
+            list.push(Arc::new(nvfs::Nvfs::default()));
+        }
         Probes::new(list)
     }
 

@@ -35,7 +35,19 @@ pub fn status(end: PhaseEnd) -> RunStatus {
 fn measures(phase: &Phase) -> String {
     let io = if phase.direct { "O_DIRECT" } else { "buffered" };
     let block = phase.block;
+    let cufile = phase
+        .memory
+        .devices()
+        .is_some_and(|d| d.path == iobm_target::memory::DevicePath::Direct);
     let base = match phase.op {
+        Op::Write | Op::Read | Op::ReadWrite { .. } if cufile => format!(
+            "one {} of {block} bytes between an O_DIRECT file and a GPU buffer (--gds)",
+            match phase.op {
+                Op::Write => "cuFileWrite",
+                Op::Read => "cuFileRead",
+                _ => "cuFileRead or cuFileWrite",
+            }
+        ),
         Op::Write | Op::Read if phase.engine == Engine::IoUring => format!(
             "one {io} {} of {block} bytes through io_uring, {} in flight per worker: from its submission to its completion",
             if phase.op == Op::Write { "write" } else { "read" },
@@ -255,6 +267,7 @@ pub fn phase_result(
         stonewall: outcome.stonewall.as_ref().map(stonewall),
         until_stable: outcome.steady.as_ref().map(until_stable),
         device_copy: None,
+        gds: None,
     };
     result.device_copy = DeviceCopy::of(&result);
     check(&mut result, machine);

@@ -71,7 +71,7 @@ impl Capability {
         match self {
             Capability::Files => "reading and writing files at offsets",
             Capability::DirectIo => "bypassing the page cache (O_DIRECT)",
-            Capability::RawFd => "submitting requests on descriptors (io_uring)",
+            Capability::RawFd => "submitting requests on descriptors (io_uring, cuFile)",
             Capability::Directories => "listing directories",
             Capability::Rename => "renaming files",
             Capability::RangedReads => "reading ranges of objects",

@@ -13,9 +13,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 mod cuda;
+pub mod cufile;
 mod devices;
+pub mod nvfs;
 
 pub use cuda::LIBCUDA;
+pub use cufile::{CuFile, CuFileFile, FakeCuFile, LIBCUFILE};
 pub use devices::{DeviceKind, DevicePath, Devices, FakeGpu, GpuInfo};
 
 /// The alignment of [`AlignedHostMemory`]: a page, as `O_DIRECT` requires of buffers.
@@ -44,11 +47,12 @@ impl Placement {
     }
 
     /// What a target must declare to take buffers placed here: nothing through a bounce
-    /// buffer, which the engine fills.
+    /// buffer, which the engine fills; its files' descriptors for cuFile (GPUDirect Storage),
+    /// which registers them.
     pub fn needs(&self) -> Option<Capability> {
         self.devices()
             .filter(|d| d.path == DevicePath::Direct)
-            .map(|_| Capability::DeviceBuffers)
+            .map(|_| Capability::RawFd)
     }
 
     /// The devices, where buffers are on devices.
@@ -108,6 +112,14 @@ pub trait DeviceBuf: Send {
     fn copy_in(&mut self, at: usize, src: &[u8]) -> io::Result<()>;
     /// Copies the buffer's bytes at `at` into `dst`.
     fn copy_out(&self, at: usize, dst: &mut [u8]) -> io::Result<()>;
+    /// The buffer's address as its device's library knows it (a `CUdeviceptr`; the fake's
+    /// host address), for cuFile, which reads and writes it itself.
+    fn base(&self) -> *mut std::ffi::c_void;
+    /// Makes the buffer's device current on this thread (a GPU's context), before a library
+    /// reaches the buffer by its address.
+    fn bind(&self) -> io::Result<()> {
+        Ok(())
+    }
 }
 
 /// How a foreign host buffer is given back (pinned memory to its driver).
@@ -251,7 +263,8 @@ impl FakeDeviceMemory {
 impl Memory for FakeDeviceMemory {
     fn alloc(&self, len: usize) -> io::Result<Buffer> {
         Ok(Buffer::Device(Box::new(FakeDeviceBuf {
-            bytes: vec![0; len],
+            // Aligned, as the fake cuFile's O_DIRECT reads and writes into it need.
+            bytes: AlignedHostMemory.host(len),
             copies: self.copies.clone(),
             fake: self.fake,
         })))
@@ -259,7 +272,7 @@ impl Memory for FakeDeviceMemory {
 }
 
 struct FakeDeviceBuf {
-    bytes: Vec<u8>,
+    bytes: HostBuf,
     copies: Arc<Copies>,
     fake: FakeGpu,
 }
@@ -288,6 +301,9 @@ impl DeviceBuf for FakeDeviceBuf {
             .fetch_add(dst.len() as u64, Ordering::Relaxed);
         std::thread::sleep(self.fake.copy_delay);
         Ok(())
+    }
+    fn base(&self) -> *mut std::ffi::c_void {
+        self.bytes.as_ptr().cast_mut().cast()
     }
 }
 
@@ -345,7 +361,7 @@ mod tests {
     }
 
     #[test]
-    fn only_direct_device_buffers_need_a_target_that_takes_them() {
+    fn only_direct_device_buffers_need_a_target_that_gives_its_descriptors() {
         let on = |path| {
             Placement::Device(Devices {
                 kind: DeviceKind::Fake(FakeGpu::default()),
@@ -354,7 +370,7 @@ mod tests {
             })
         };
         let direct = on(DevicePath::Direct).needs();
-        assert_eq!(direct, Some(Capability::DeviceBuffers));
+        assert_eq!(direct, Some(Capability::RawFd));
         assert_eq!(on(DevicePath::Bounce).needs(), None);
         let bounce = on(DevicePath::Bounce)
             .memory(0)

@@ -1,13 +1,16 @@
-//! `--mem host|gpu:N[,M...]`: where the file workloads' buffers live. The flag's value, its
-//! check before anything is created (the CUDA driver loads and every GPU named is here, else
-//! one line naming what is missing, exit 2), the placement the phases get, the GPUs the
-//! environment records, and `--gdsio-line`'s line after each phase.
+//! `--mem host|gpu:N[,M...]` and `--gds`: where the file workloads' buffers live and how bytes
+//! reach them. The flags' values, their check before anything is created (cuFile loads and its
+//! driver opens for `--gds`, the CUDA driver loads and every GPU named is here, else one line
+//! naming what is missing, exit 2), the placement the phases get, the GPUs the environment
+//! records, and `--gdsio-line`'s line after each phase.
 
 use iobm_engine::Engine;
 use iobm_results::device::Gpu;
 use iobm_results::RunResult;
 use iobm_run::exit::Failure;
-use iobm_target::memory::{DeviceKind, DevicePath, Devices, FakeGpu, GpuInfo, Placement};
+use iobm_target::memory::{
+    DeviceKind, DevicePath, Devices, FakeCuFile, FakeGpu, GpuInfo, Placement,
+};
 use std::time::Duration;
 
 /// The value of `--mem`.
@@ -50,51 +53,78 @@ pub fn parse_mem(s: &str) -> Result<Mem, String> {
 /// For tests only: with `IOBM_TEST_FAKE_GPU` set to `COUNT[:COPY_US[:corrupt]]`, `--mem gpu`
 /// places buffers on iobm's fake GPUs (COUNT of them, each copy taking COPY_US microseconds,
 /// `corrupt`: every copy onto a GPU flips its first byte) instead of CUDA's, so the whole path
-/// runs on machines without a GPU (`tests/gpu.rs`).
+/// runs on machines without a GPU (`tests/gpu.rs`); with `IOBM_TEST_FAKE_CUFILE` set to
+/// `direct` or `compat`, `--gds` reaches them through the fake cuFile, whose bytes the fake
+/// nvidia-fs counters (`IOBM_TEST_NVFS_STATS=PATH`) count or not.
 fn fake_gpu() -> Option<FakeGpu> {
     let value = std::env::var("IOBM_TEST_FAKE_GPU").ok()?;
     let mut parts = value.split(':');
     let count = parts.next()?.parse().ok()?;
     let copy_us = parts.next().map_or(Some(0), |us| us.parse().ok())?;
+    let cufile = match std::env::var("IOBM_TEST_FAKE_CUFILE").as_deref() {
+        Ok("direct") => Some(FakeCuFile::Direct),
+        Ok("compat") => Some(FakeCuFile::Compat),
+        _ => None,
+    };
     Some(FakeGpu {
         count,
         copy_delay: Duration::from_micros(copy_us),
         corrupt: parts.next() == Some("corrupt"),
+        cufile,
     })
 }
 
-/// The devices `--mem` names, through a bounce buffer; None for host memory.
-fn devices(mem: &Mem) -> Option<Devices> {
+/// The devices `--mem` names, through a bounce buffer or, with `--gds`, cuFile; None for
+/// host memory.
+fn devices(mem: &Mem, gds: bool) -> Option<Devices> {
     let Mem::Gpu(ids) = mem else {
         return None;
     };
     Some(Devices {
         kind: fake_gpu().map_or(DeviceKind::Cuda, DeviceKind::Fake),
         ids: ids.clone(),
-        path: DevicePath::Bounce,
+        path: if gds {
+            DevicePath::Direct
+        } else {
+            DevicePath::Bounce
+        },
     })
 }
 
 /// The one GPU of `iobm limits --gpu N`, as `--mem gpu:N` would place buffers on it.
 pub fn one(id: u32) -> Devices {
-    devices(&Mem::Gpu(vec![id])).expect("a GPU is on a device")
+    devices(&Mem::Gpu(vec![id]), false).expect("a GPU is on a device")
 }
 
 /// Where the phases place their buffers.
-pub fn placement(mem: &Mem) -> Placement {
-    devices(mem).map_or(Placement::AlignedHost, Placement::Device)
+pub fn placement(mem: &Mem, gds: bool) -> Placement {
+    devices(mem, gds).map_or(Placement::AlignedHost, Placement::Device)
 }
 
-/// `--mem` checked before anything is created: one request in flight per worker (the bounce
-/// is per operation), the driver loads and every GPU named is here.
-pub fn check(mem: &Mem, engine: Engine) -> Result<(), Failure> {
-    let Some(devices) = devices(mem) else {
-        return Ok(());
+/// `--mem` and `--gds` checked before anything is created: GPU buffers for `--gds`, one
+/// request in flight per worker (the bounce, or cuFile's call, is per operation), cuFile
+/// loads and its driver opens (`--gds`), the driver loads and every GPU named is here.
+pub fn check(mem: &Mem, gds: bool, engine: Engine) -> Result<(), Failure> {
+    let Some(devices) = devices(mem, gds) else {
+        return match gds {
+            true => Err(Failure::input(
+                "--gds moves bytes between storage and GPU memory: add --mem gpu:N (buffers in host memory need no cuFile)",
+            )),
+            false => Ok(()),
+        };
     };
-    let flag = format!("--mem {}", flag(&devices.ids));
+    let flag = match gds {
+        true => format!("--mem {} --gds", flag(&devices.ids)),
+        false => format!("--mem {}", flag(&devices.ids)),
+    };
     if engine != Engine::Sync {
+        let how = if gds {
+            "through cuFile"
+        } else {
+            "through its bounce buffer"
+        };
         return Err(Failure::input(format!(
-            "{flag} moves one request at a time through its bounce buffer: use --engine sync (--iodepth 1)"
+            "{flag} moves one request at a time {how}: use --engine sync (--iodepth 1)"
         )));
     }
     devices
@@ -120,7 +150,7 @@ pub fn phase_done(run: &RunResult, gdsio_line: bool) -> Option<String> {
 
 /// The GPUs `--mem` names, as the environment records them (none for host memory).
 pub fn environment(mem: &Mem) -> Vec<Gpu> {
-    let infos = devices(mem)
+    let infos = devices(mem, false)
         .and_then(|d| d.check().ok())
         .unwrap_or_default();
     infos.into_iter().map(gpu).collect()
@@ -156,6 +186,6 @@ mod tests {
         assert!(parse_mem("cuda")
             .unwrap_err()
             .starts_with("expected host or gpu:N"));
-        assert_eq!(placement(&Mem::Host), Placement::AlignedHost);
+        assert_eq!(placement(&Mem::Host, false), Placement::AlignedHost);
     }
 }

@@ -15,6 +15,7 @@ fn on_fake_gpu(op: Op, layout: Layout, corrupt: bool) -> Phase {
         count: 2,
         copy_delay: DELAY,
         corrupt,
+        cufile: None,
     };
     Phase {
         fsync: FsyncPolicy::End,
@@ -62,5 +63,61 @@ fn each_operation_times_its_copy_and_verify_reads_the_device() {
         failed.errors[0].first.contains("corrupt"),
         "{:?}",
         failed.errors
+    );
+}
+
+/// A fake GPU whose bytes the fake cuFile moves, on the direct path.
+fn direct_on_fake_gpu(op: Op, layout: Layout) -> Phase {
+    let fake = FakeGpu {
+        count: 1,
+        cufile: Some(iobm_target::memory::FakeCuFile::Compat),
+        ..FakeGpu::default()
+    };
+    Phase {
+        fsync: FsyncPolicy::End,
+        direct: true,
+        memory: Placement::Device(Devices {
+            kind: DeviceKind::Fake(fake),
+            ids: vec![0],
+            path: DevicePath::Direct,
+        }),
+        ..Phase::new(op.name(), op, 4096, layout)
+    }
+}
+
+#[test]
+fn on_the_direct_path_cufile_moves_every_byte_and_nothing_bounces() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = iobm_target::posix::PosixTarget::new(dir.path());
+    let layout = Layout::file_per_worker(2, 4 * 4096);
+    let control = Control::new(9, 2);
+    prepare_objects(&target, &layout).unwrap();
+    let write = direct_on_fake_gpu(Op::Write, layout.clone());
+    let written = run_phase(&target, &write, &control, &Ranked::ALONE);
+    assert_eq!(written.end, PhaseEnd::Completed, "{:?}", written.errors);
+    let mut read = direct_on_fake_gpu(Op::Read, layout.clone());
+    read.verify = Some(9);
+    let back = run_phase(&target, &read, &control, &Ranked::ALONE);
+    assert_eq!(back.end, PhaseEnd::Completed, "{:?}", back.errors);
+    assert_eq!(back.bytes(), 2 * 4 * 4096);
+    for out in [&written, &back] {
+        assert!(out.workers.iter().all(|w| w.copy_ns == 0), "no bounce copy");
+    }
+    // What cuFile wrote is on storage: read back through host memory, every byte checked.
+    let mut plain = Phase::new("read", Op::Read, 4096, layout);
+    plain.verify = Some(9);
+    let checked = run_phase(&target, &plain, &control, &Ranked::ALONE);
+    assert_eq!(checked.end, PhaseEnd::Completed, "{:?}", checked.errors);
+    // Buffered, the file's descriptor is not O_DIRECT: cuFile refuses to register it.
+    let mut buffered = direct_on_fake_gpu(Op::Read, Layout::file_per_worker(1, 4096));
+    buffered.direct = false;
+    let refused = run_phase(&target, &buffered, &control, &Ranked::ALONE);
+    assert_eq!(refused.end, PhaseEnd::Failed);
+    assert!(
+        refused.errors[0]
+            .first
+            .contains("cuFileHandleRegister failed"),
+        "{:?}",
+        refused.errors
     );
 }

@@ -162,7 +162,8 @@ fn memory(c: &Config) -> String {
     };
     let how = match m.path {
         TransferPath::Bounce => "through a host bounce buffer",
-        TransferPath::Direct => "GPU-direct",
+        // Asked for, not shown: each phase says which path its bytes took.
+        TransferPath::Direct => "through cuFile (--gds)",
     };
     let fake = match m.memory {
         DeviceMemory::Gpu => "",

@@ -100,6 +100,7 @@ pub(crate) fn phase(op: OpName, bytes: [u64; 2], ends: [u64; 2]) -> PhaseResult 
         stonewall: None,
         until_stable: None,
         device_copy: None,
+        gds: None,
         gather_s: None,
         series: None,
         rank_series: Vec::new(),

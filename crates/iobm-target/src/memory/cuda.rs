@@ -346,6 +346,14 @@ impl DeviceBuf for CudaBuf {
             unsafe { (self.driver.dtoh)(dst.as_mut_ptr().cast(), self.ptr + at as u64, dst.len()) };
         self.driver.io("cuMemcpyDtoH_v2", code)
     }
+
+    fn base(&self) -> *mut c_void {
+        self.ptr as *mut c_void
+    }
+
+    fn bind(&self) -> io::Result<()> {
+        current(self.driver, self.ctx)
+    }
 }
 
 impl Drop for CudaBuf {

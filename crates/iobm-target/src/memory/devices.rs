@@ -3,7 +3,7 @@
 //! of the tests), how bytes reach storage (through a host bounce buffer, or straight from the
 //! device), and what each device is.
 
-use super::{cuda, no_such_gpu, FakeDeviceMemory, Memory};
+use super::{cuda, no_such_gpu, CuFile, FakeCuFile, FakeDeviceMemory, Memory};
 use std::io;
 use std::time::Duration;
 
@@ -25,13 +25,16 @@ pub enum DeviceKind {
     Fake(FakeGpu),
 }
 
-/// The fake GPUs of the tests: how many, how long each copy takes, and whether copies into a
-/// device flip its first byte (so a check that reads the device, not the bounce buffer, fails).
+/// The fake GPUs of the tests: how many, how long each copy takes, whether copies into a
+/// device flip its first byte (so a check that reads the device, not the bounce buffer, fails),
+/// and the fake cuFile that reaches them (None: the real library, which cannot reach a fake
+/// GPU's memory).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct FakeGpu {
     pub count: u32,
     pub copy_delay: Duration,
     pub corrupt: bool,
+    pub cufile: Option<FakeCuFile>,
 }
 
 /// How bytes move between storage and device buffers.
@@ -39,8 +42,9 @@ pub struct FakeGpu {
 pub enum DevicePath {
     /// Through a host bounce buffer, the copy timed inside each operation (gdsio's `-x 2`).
     Bounce,
-    /// The target reads and writes device buffers itself (GPUDirect Storage, gdsio's `-x 0`);
-    /// it must declare [`crate::Capability::DeviceBuffers`].
+    /// cuFile reads and writes the device buffers from the files' descriptors (GPUDirect
+    /// Storage, gdsio's `-x 0`, [`Devices::cufile`]); the target must declare
+    /// [`crate::Capability::RawFd`].
     Direct,
 }
 
@@ -73,9 +77,27 @@ impl Devices {
         }
     }
 
-    /// The devices, checked before anything is created: the driver loads and every number is
-    /// a device here; the error says what is missing, in one line.
+    /// The cuFile that moves these devices' bytes on the direct path: the real library (its
+    /// driver opened), or the fake GPU's fake; the error says what is missing, in one line.
+    pub fn cufile(&self) -> Result<CuFile, String> {
+        match self.kind {
+            DeviceKind::Cuda => CuFile::load(),
+            DeviceKind::Fake(FakeGpu {
+                cufile: Some(fake), ..
+            }) => Ok(CuFile::fake(fake)),
+            DeviceKind::Fake(_) => CuFile::load().and_then(|_| {
+                Err("a fake GPU's memory is host memory, which the real cuFile cannot reach: set IOBM_TEST_FAKE_CUFILE".to_string())
+            }),
+        }
+    }
+
+    /// The devices, checked before anything is created: cuFile loads and its driver opens
+    /// (on the direct path), the GPU driver loads and every number is a device here; the
+    /// error says what is missing, in one line.
     pub fn check(&self) -> Result<Vec<GpuInfo>, String> {
+        if self.path == DevicePath::Direct {
+            self.cufile()?;
+        }
         match self.kind {
             DeviceKind::Cuda => cuda::gpus(&self.ids),
             DeviceKind::Fake(fake) => self

@@ -19,7 +19,7 @@ Their GPU flags as iobm's (the code that runs on a real GPU is unverified):
   gdsio -i SIZE                   --block SIZE
   gdsio -I 0 / 1 / 2 / 3          iobm read / write / read --random / write --random
   gdsio's output line             --gdsio-line
-  gdsio -x 0 (GPUD), elbencho --gds, --cufile   none yet: GPUDirect Storage (cuFile) is not built
+  gdsio -x 0 (GPUD), elbencho --gds  --mem gpu:N --gds (cuFile; each phase says the path it took)
   iobm limits --gpu N             the GPU's copy rates, host to device and back, pinned and pageable";
 
 pub(super) const BONNIE_EXAMPLES: &str = "\
@@ -72,6 +72,14 @@ pub struct IoArgs {
     /// NVIDIA driver (libcuda.so.1, loaded at run time) and --engine sync
     #[arg(long, value_name = "WHERE", default_value = "host", value_parser = crate::gpu::parse_mem)]
     pub mem: crate::gpu::Mem,
+    /// With --mem gpu:N: move the bytes between storage and the GPU buffers through NVIDIA
+    /// cuFile, GPUDirect Storage (gdsio -x 0, GPUD; elbencho --gds): each worker's buffer and
+    /// file registered, one cuFileRead or cuFileWrite per operation; implies --direct (cuFile
+    /// reads and writes O_DIRECT files); needs cuFile (libcufile.so.0, loaded at run time).
+    /// Each phase says which path its bytes took, from nvidia-fs's counters: GPU-direct,
+    /// cuFile's compatibility mode, or unknown
+    #[arg(long)]
+    pub gds: bool,
     /// After each read or write phase, also print it as one line in the form of NVIDIA's gdsio
     /// (IoType, XferType, Threads, DataSetSize, IOSize, Throughput in GiB/s, Avg_Latency in
     /// microseconds, ops, total_time), to set beside gdsio's figures

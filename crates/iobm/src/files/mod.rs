@@ -84,7 +84,7 @@ fn phase(name: &str, op: Op, io: &IoArgs, block: u64, seed: u64, layout: &Layout
         fadvise: io.fadvise,
         madvise: io.madvise,
         cpus: io.placement().ok().flatten(),
-        memory: crate::gpu::placement(&io.mem),
+        memory: crate::gpu::placement(&io.mem, io.gds),
         ..Phase::new(name, op, block, layout.clone())
     }
 }
@@ -124,7 +124,7 @@ fn check_write(args: &WriteArgs, ranks: u64, stream: bool) -> Result<Sizes, Fail
     io.output.check()?;
     io.measure.check_steady(io.duration, "--duration")?;
     let (engine, _) = io.engine()?;
-    crate::gpu::check(&io.mem, engine)?;
+    crate::gpu::check(&io.mem, io.gds, engine)?;
     io.placement()?;
     if engine == Engine::IoUring && args.fsync == FsyncPolicy::Each {
         return Err(Failure::input(
@@ -237,6 +237,8 @@ pub(crate) fn keep_or_remove(
 /// keeps or removes the data.
 pub fn write(mut args: WriteArgs, stream: bool, argv: &[OsString]) -> Result<Exit, Failure> {
     device::direct_by_default(&mut args);
+    // --gds implies --direct: cuFile reads and writes O_DIRECT files.
+    args.io.direct |= args.io.gds;
     let common = args.io.output.common(&args.io.measure);
     run_command(argv, &common, |ranks| {
         let sizes = ranks.agreed(check_write(&args, ranks.size() as u64, stream))?;

@@ -20,7 +20,9 @@ use std::path::Path;
 use std::sync::Arc;
 
 /// `iobm read PATH`: reads a kept data set (on every rank); never changes or removes it.
-pub fn read(args: ReadArgs, argv: &[OsString]) -> Result<Exit, Failure> {
+pub fn read(mut args: ReadArgs, argv: &[OsString]) -> Result<Exit, Failure> {
+    // --gds implies --direct: cuFile reads and writes O_DIRECT files.
+    args.io.direct |= args.io.gds;
     let common = args.io.output.common(&args.io.measure);
     run_command(argv, &common, |ranks| checked(&args, ranks))
 }
@@ -78,7 +80,7 @@ fn check_flags(args: &ReadArgs) -> Result<(), Failure> {
     io.load.check_files(io.random)?;
     io.measure.check_steady(io.duration, "--duration")?;
     let (engine, _) = io.engine()?;
-    crate::gpu::check(&io.mem, engine)?;
+    crate::gpu::check(&io.mem, io.gds, engine)?;
     io.placement()?;
     match io.rwmix {
         // A kept data set is only read.
