@@ -206,7 +206,8 @@ impl<'a> Books<'a> {
             last_end: start,
             pace: (phase.pace)
                 .map(|pace| PaceBooks::new(&pace, phase_origin, index, phase.interval, queued))
-                .map(|books| books.rhythm(phase.rhythm)),
+                .map(|books| books.rhythm(phase.rhythm))
+                .map(|books| books.replay(phase.replay.as_deref(), index)),
             feed: (shared.gather.as_ref()).map(|gather| Feed {
                 gather,
                 worker: index,
