@@ -3,13 +3,15 @@
 //! the bonnie tests, which the engine's suite builds as phases and the results and reports find
 //! again; the fsync policies, which the engine follows and results record (a phase's, a run's);
 //! how GETs pick objects; the pattern, layout, cache drops, engine and hints of a run's
-//! settings, and how a paced phase's starts are spaced.
+//! settings, how a paced phase's starts are spaced, and a replayed trace's format and timing.
 
 mod io;
 mod op;
+mod replay;
 mod settings;
 pub use io::{engine_word, Engine, Fadvise, Madvise};
 pub use op::OpName;
+pub use replay::{ReplayTiming, TraceFormat};
 pub use settings::{Arrivals, CacheDrop, CacheDropped, LayoutName, PatternName};
 
 /// When written data is forced to stable storage (results' `settings.fsync`).
