@@ -36,6 +36,9 @@ fn measures(phase: &Phase) -> String {
     let io = if phase.direct { "O_DIRECT" } else { "buffered" };
     let block = phase.block;
     let base = match phase.op {
+        Op::ReadWrite { .. } if phase.replay.is_some() => format!(
+            "one {io} pread or pwrite of a replayed trace, at its recorded offset and length (up to {block} bytes)"
+        ),
         Op::Write | Op::Read if phase.engine == Engine::IoUring => format!(
             "one {io} {} of {block} bytes through io_uring, {} in flight per worker: from its submission to its completion",
             if phase.op == Op::Write { "write" } else { "read" },
@@ -141,6 +144,9 @@ fn operations(phase: &Phase, outcome: &PhaseOutcome) -> Vec<OperationResult> {
                         "one {}: from its request's first byte sent to the answer's last byte received",
                         o.name
                     ),
+                    _ if phase.replay.is_some() => {
+                        format!("one replayed {} ({})", o.name, measures(phase))
+                    }
                     _ => format!("one {} of {} bytes ({})", o.name, phase.block, measures(phase)),
                 },
                 &o.latency,
