@@ -25,7 +25,9 @@ pub struct ReplayConfig {
     pub files: u32,
     /// Streams (iolog: files; blkparse: processes), dealt over the workers.
     pub streams: u32,
+    /// Reads the trace held, all replayed.
     pub reads: u64,
+    /// Writes the trace held, all replayed.
     pub writes: u64,
     /// Syncs (fio's sync and datasync; blktrace's flushes), done in their places.
     pub syncs: u64,
