@@ -133,8 +133,27 @@ fn an_iolog_v2_of_two_files_is_replayed_call_for_call_one_stream_per_worker() {
     );
     assert_eq!(replay["sha256"].as_str().unwrap().len(), 64);
     assert_eq!(u(&result["config"]["jobs"]), 2);
-    // The files are the trace's extents: 48 KiB and 12.5 KiB, filled before the replay.
+    // The files are the trace's extents: 48 KiB and 12.5 KiB, filled before the replay, whose
+    // files' pages are dropped first.
     assert_eq!(u(&result["config"]["total_bytes"]), 49152 + 12800);
+    let fill = &result["phases"][0];
+    assert_eq!((fill["name"].as_str(), common::phase_bytes(fill)), (Some("fill"), 49152 + 12800));
+    assert_eq!(result["phases"][1]["settings"]["cache_dropped"], "files");
+}
+
+#[test]
+fn keep_leaves_the_files_the_trace_became() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, data) = (dir.path().join("t.iolog"), dir.path().join("data"));
+    std::fs::write(&path, "fio version 2 iolog\n/dev/sdz add\n/dev/sdz write 1000 24\n").unwrap();
+    std::fs::create_dir(&data).unwrap();
+    let out = iobm().arg("replay").arg("--keep").arg(&path).arg(&data).output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let run_dirs = entries(&data);
+    assert_eq!(run_dirs.len(), 1);
+    let kept = data.join(&run_dirs[0]);
+    assert_eq!(entries(&kept), ["replay.0"]);
+    assert_eq!(std::fs::metadata(kept.join("replay.0")).unwrap().len(), 1024);
 }
 
 #[test]
@@ -158,10 +177,10 @@ fn blkparse_queue_events_are_replayed_by_process_with_flushes_as_fsync() {
 
 #[test]
 fn an_iolog_v3_timed_as_recorded_keeps_at_least_the_recorded_gaps() {
-    // Starts at 0, 150, 300 and 450 ms.
+    // Recorded 300 ms apart, replayed twice as fast: starts at 0, 150, 300 and 450 ms.
     let trace = "fio version 3 iolog\n0 f add\n0 f open\n1000 f write 0 4096\n\
-        1150 f read 0 4096\n1300 f write 4096 4096\n1450 f read 4096 4096\n1500 f close\n";
-    let (threads, result, _dir) = replay_traced(trace, &["--timing", "recorded"]);
+        1300 f read 0 4096\n1600 f write 4096 4096\n1900 f read 4096 4096\n2000 f close\n";
+    let (threads, result, _dir) = replay_traced(trace, &["--timing", "recorded", "--speed", "2"]);
     let stream = vec![
         call("pwrite64", 4096, 0),
         call("pread64", 4096, 0),
@@ -185,6 +204,10 @@ fn an_iolog_v3_timed_as_recorded_keeps_at_least_the_recorded_gaps() {
         );
     }
     assert_eq!(result["config"]["replay"]["timing"], "recorded");
+    assert_eq!(result["config"]["replay"]["speed"], 2.0);
+    // The schedule's rate: 4 operations over the 450 ms --speed 2 made of the recorded 900.
+    let target = pace["target_ops_per_s"].as_f64().unwrap();
+    assert!((target - 4.0 / 0.45).abs() < 0.01, "{target}");
     assert_eq!(u(&pace["response"]["histogram"]["count"]), 4);
 }
 
