@@ -276,11 +276,9 @@ impl PaceBooks {
         }
     }
 
-    /// Started at a replayed trace's recorded times (worker `index`'s), where the phase has them.
-    pub(crate) fn replay(mut self, replay: Option<&crate::workload::Replay>, index: usize) -> Self {
-        if let Some(replay) = replay.filter(|r| r.recorded) {
-            self.pacer = self.pacer.recorded(replay.starts(index));
-        }
+    /// Started at a replayed trace's recorded times (ns after the phase's origin), in order.
+    pub(crate) fn recorded(mut self, starts: Vec<u64>) -> Self {
+        self.pacer = self.pacer.recorded(starts);
         self
     }
 

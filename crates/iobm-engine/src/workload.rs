@@ -10,10 +10,10 @@ pub use pattern::Pattern;
 mod object;
 use object::MIXED_NAMES;
 pub use object::{object_name, Mix, ObjectOp, ObjectSpec, MIXED};
-pub mod tree;
 mod replay;
-pub use replay::{Replay, ReplayIo, ReplayStream};
+pub mod tree;
 pub use find::FindWork;
+pub use replay::{Replay, ReplayIo, ReplayStream};
 pub use tree::{ItemName, ItemsPer, MetaOp, Tree, TreeWork};
 
 /// The operation a phase repeats. Byte operations work on blocks of the worker's region; the

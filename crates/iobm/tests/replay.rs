@@ -19,7 +19,10 @@ type Call = (String, u64, u64);
 /// thread (`strace.TID`), a call a line, after its time (read by words).
 fn calls_by_thread(dir: &Path) -> BTreeMap<String, Vec<(Call, f64)>> {
     let mut threads: BTreeMap<String, Vec<(Call, f64)>> = BTreeMap::new();
-    for name in entries(dir).into_iter().filter(|n| n.starts_with("strace.")) {
+    for name in entries(dir)
+        .into_iter()
+        .filter(|n| n.starts_with("strace."))
+    {
         let text = std::fs::read_to_string(dir.join(&name)).unwrap();
         let calls = threads.entry(name).or_default();
         for line in text.lines() {
@@ -93,7 +96,11 @@ fn find(calls: &[(Call, f64)], stream: &[Call]) -> Option<usize> {
 fn assert_streams(threads: &BTreeMap<String, Vec<(Call, f64)>>, streams: &[Vec<Call>]) {
     for stream in streams {
         let found = threads.values().filter(|c| find(c, stream).is_some());
-        assert_eq!(found.count(), 1, "{stream:?} in one thread's calls: {threads:?}");
+        assert_eq!(
+            found.count(),
+            1,
+            "{stream:?} in one thread's calls: {threads:?}"
+        );
     }
 }
 
@@ -128,7 +135,12 @@ fn an_iolog_v2_of_two_files_is_replayed_call_for_call_one_stream_per_worker() {
     let replay = &result["config"]["replay"];
     assert_eq!(replay["format"], "iolog2");
     assert_eq!(
-        (u(&replay["reads"]), u(&replay["writes"]), u(&replay["syncs"]), u(&replay["trims"])),
+        (
+            u(&replay["reads"]),
+            u(&replay["writes"]),
+            u(&replay["syncs"]),
+            u(&replay["trims"])
+        ),
         (2, 3, 1, 1)
     );
     assert_eq!(replay["sha256"].as_str().unwrap().len(), 64);
@@ -137,7 +149,10 @@ fn an_iolog_v2_of_two_files_is_replayed_call_for_call_one_stream_per_worker() {
     // files' pages are dropped first.
     assert_eq!(u(&result["config"]["total_bytes"]), 49152 + 12800);
     let fill = &result["phases"][0];
-    assert_eq!((fill["name"].as_str(), common::phase_bytes(fill)), (Some("fill"), 49152 + 12800));
+    assert_eq!(
+        (fill["name"].as_str(), common::phase_bytes(fill)),
+        (Some("fill"), 49152 + 12800)
+    );
     assert_eq!(result["phases"][1]["settings"]["cache_dropped"], "files");
 }
 
@@ -145,15 +160,28 @@ fn an_iolog_v2_of_two_files_is_replayed_call_for_call_one_stream_per_worker() {
 fn keep_leaves_the_files_the_trace_became() {
     let dir = tempfile::tempdir().unwrap();
     let (path, data) = (dir.path().join("t.iolog"), dir.path().join("data"));
-    std::fs::write(&path, "fio version 2 iolog\n/dev/sdz add\n/dev/sdz write 1000 24\n").unwrap();
+    std::fs::write(
+        &path,
+        "fio version 2 iolog\n/dev/sdz add\n/dev/sdz write 1000 24\n",
+    )
+    .unwrap();
     std::fs::create_dir(&data).unwrap();
-    let out = iobm().arg("replay").arg("--keep").arg(&path).arg(&data).output().unwrap();
+    let out = iobm()
+        .arg("replay")
+        .arg("--keep")
+        .arg(&path)
+        .arg(&data)
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{out:?}");
     let run_dirs = entries(&data);
     assert_eq!(run_dirs.len(), 1);
     let kept = data.join(&run_dirs[0]);
     assert_eq!(entries(&kept), ["replay.0"]);
-    assert_eq!(std::fs::metadata(kept.join("replay.0")).unwrap().len(), 1024);
+    assert_eq!(
+        std::fs::metadata(kept.join("replay.0")).unwrap().len(),
+        1024
+    );
 }
 
 #[test]
@@ -168,7 +196,11 @@ fn blkparse_queue_events_are_replayed_by_process_with_flushes_as_fsync() {
           8,0    0        8     0.000500000   101  C   W 16 + 8 [0]\n\n\
         CPU0 (8,0):\n Reads Queued:           0,        0KiB\n";
     let (threads, result, _dir) = replay_traced(trace, &["--timing", "fast", "-j", "2"]);
-    let dd = vec![call("pwrite64", 4096, 8192), call("fsync", 0, 0), call("pwrite64", 512, 0)];
+    let dd = vec![
+        call("pwrite64", 4096, 8192),
+        call("fsync", 0, 0),
+        call("pwrite64", 512, 0),
+    ];
     let cat = vec![call("pread64", 8192, 32768), call("pread64", 4096, 4096)];
     assert_streams(&threads, &[dd, cat]);
     assert_eq!(counts(&result), [(2, 8192 + 4096), (2, 4096 + 512)]);
@@ -189,7 +221,10 @@ fn an_iolog_v3_timed_as_recorded_keeps_at_least_the_recorded_gaps() {
     ];
     assert_streams(&threads, std::slice::from_ref(&stream));
     assert_eq!(counts(&result), [(2, 8192), (2, 8192)]);
-    let (calls, at) = threads.values().find_map(|c| Some((c, find(c, &stream)?))).unwrap();
+    let (calls, at) = threads
+        .values()
+        .find_map(|c| Some((c, find(c, &stream)?)))
+        .unwrap();
     let starts: Vec<f64> = calls[at..at + 4].iter().map(|(_, at)| *at).collect();
     // The first started at most its response time after its intended start; each later one
     // no earlier than its own (strace stamps a call's entry, after iobm's start).
@@ -225,26 +260,43 @@ fn refused(trace: Option<&str>) -> String {
     let err = String::from_utf8(out.stderr).unwrap();
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     assert!(err.contains(&path.display().to_string()), "{err}");
-    assert!(entries(&data).is_empty(), "nothing created: {:?}", entries(&data));
+    assert!(
+        entries(&data).is_empty(),
+        "nothing created: {:?}",
+        entries(&data)
+    );
     refused_nothing_else(dir.path());
     err
 }
 
 fn refused_nothing_else(dir: &Path) {
     let names = entries(dir);
-    assert!(names.iter().all(|n| n == "data" || n == "trace.txt"), "{names:?}");
+    assert!(
+        names.iter().all(|n| n == "data" || n == "trace.txt"),
+        "{names:?}"
+    );
 }
 
 #[test]
 fn bad_traces_are_refused_in_one_line_naming_the_line_and_why() {
     let err = refused(None);
-    assert!(err.contains("TRACE") && err.contains("No such file"), "{err}");
+    assert!(
+        err.contains("TRACE") && err.contains("No such file"),
+        "{err}"
+    );
     let err = refused(Some("hello world\n"));
     assert!(err.contains("line 1: not a trace iobm knows"), "{err}");
-    let err = refused(Some("fio version 2 iolog\nf add\nf read 0 4096\nf write -1 4096\n"));
-    assert!(err.contains("line 4: the offset '-1' is not a whole number"), "{err}");
+    let err = refused(Some(
+        "fio version 2 iolog\nf add\nf read 0 4096\nf write -1 4096\n",
+    ));
+    assert!(
+        err.contains("line 4: the offset '-1' is not a whole number"),
+        "{err}"
+    );
     let err = refused(Some("fio version 2 iolog\nf add\nf sync 0 0\nf close\n"));
     assert!(err.contains("no read or write"), "{err}");
-    let err = refused(Some("8,0 0 1 0.000000000 9 Q W 8 + 8 [x]\n8,0 0 2 0.1 9 Q Z 8 + 8 [x]\n"));
+    let err = refused(Some(
+        "8,0 0 1 0.000000000 9 Q W 8 + 8 [x]\n8,0 0 2 0.1 9 Q Z 8 + 8 [x]\n",
+    ));
     assert!(err.contains("line 2: RWBS 'Z'"), "{err}");
 }

@@ -207,7 +207,12 @@ impl<'a> Books<'a> {
             pace: (phase.pace)
                 .map(|pace| PaceBooks::new(&pace, phase_origin, index, phase.interval, queued))
                 .map(|books| books.rhythm(phase.rhythm))
-                .map(|books| books.replay(phase.replay.as_deref(), index)),
+                .map(
+                    |books| match phase.replay.as_deref().filter(|r| r.recorded) {
+                        Some(replay) => books.recorded(replay.starts(index)),
+                        None => books,
+                    },
+                ),
             feed: (shared.gather.as_ref()).map(|gather| Feed {
                 gather,
                 worker: index,

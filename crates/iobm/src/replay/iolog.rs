@@ -36,22 +36,16 @@ pub fn parse(text: &str, format: TraceFormat) -> Result<Trace, BadLine> {
             [file, action, offset, length] => {
                 let offset = number(offset, "the offset", n)?;
                 let len = number(length, "the length", n)?;
-                let kind = match action {
-                    "read" => Kind::Read,
-                    "write" => Kind::Write,
-                    "sync" | "datasync" => Kind::Sync,
-                    "trim" => Kind::Trim,
-                    "wait" if !timed => {
-                        waited_ns = waited_ns.saturating_add(offset.saturating_mul(1000));
-                        continue;
-                    }
-                    _ => {
-                        let why = format!("unknown action '{action}' (read, write, sync, datasync, trim{})", if timed { "" } else { ", wait" });
-                        return Err(BadLine::new(n, why));
-                    }
+                let Some(kind) = io_action(action, timed, n)? else {
+                    // Version 2's wait: OFFSET microseconds.
+                    waited_ns = waited_ns.saturating_add(offset.saturating_mul(1000));
+                    continue;
                 };
                 let Some(file) = names.get(file) else {
-                    return Err(BadLine::new(n, format!("{file} is used before its 'add' line")));
+                    return Err(BadLine::new(
+                        n,
+                        format!("{file} is used before its 'add' line"),
+                    ));
                 };
                 if len == 0 && matches!(kind, Kind::Read | Kind::Write) {
                     return Err(BadLine::new(n, "a read or write of 0 bytes"));
@@ -79,11 +73,30 @@ pub fn parse(text: &str, format: TraceFormat) -> Result<Trace, BadLine> {
             }
         }
     }
-    Ok(Trace {
+    let trace = Trace {
         format,
         files: names.names,
         ops,
-    })
+    };
+    trace.finish(text.lines().count())
+}
+
+/// What `FILE ACTION OFFSET LENGTH` does; None for version 2's wait.
+fn io_action(action: &str, timed: bool, n: usize) -> Result<Option<Kind>, BadLine> {
+    Ok(Some(match action {
+        "read" => Kind::Read,
+        "write" => Kind::Write,
+        "sync" | "datasync" => Kind::Sync,
+        "trim" => Kind::Trim,
+        "wait" if !timed => return Ok(None),
+        _ => {
+            let why = format!(
+                "unknown action '{action}' (read, write, sync, datasync, trim{})",
+                if timed { "" } else { ", wait" }
+            );
+            return Err(BadLine::new(n, why));
+        }
+    }))
 }
 
 /// `FILE add|open|close`.
@@ -94,7 +107,10 @@ fn file_action(names: &mut Names, file: &str, action: &str, n: usize) -> Result<
             Ok(())
         }
         "open" | "close" if names.get(file).is_some() => Ok(()),
-        "open" | "close" => Err(BadLine::new(n, format!("{file} {action} before its 'add' line"))),
+        "open" | "close" => Err(BadLine::new(
+            n,
+            format!("{file} {action} before its 'add' line"),
+        )),
         _ => Err(BadLine::new(
             n,
             format!("unknown file action '{action}' (add, open, close)"),
@@ -104,8 +120,14 @@ fn file_action(names: &mut Names, file: &str, action: &str, n: usize) -> Result<
 
 #[cfg(test)]
 mod tests {
-    use super::super::trace::parse as parse_any;
     use super::*;
+
+    fn parse_any(text: &str) -> Result<Trace, BadLine> {
+        match text.starts_with(V3) {
+            true => parse(text, TraceFormat::Iolog3),
+            false => parse(text, TraceFormat::Iolog2),
+        }
+    }
 
     #[test]
     fn version_2_reads_files_actions_and_waits() {
@@ -113,7 +135,11 @@ mod tests {
         let t = parse_any(text).unwrap();
         assert_eq!(t.format, TraceFormat::Iolog2);
         assert_eq!(t.files, ["/dev/sda"]);
-        let got: Vec<_> = t.ops.iter().map(|o| (o.line, o.at_ns, o.kind, o.offset, o.len)).collect();
+        let got: Vec<_> = t
+            .ops
+            .iter()
+            .map(|o| (o.line, o.at_ns, o.kind, o.offset, o.len))
+            .collect();
         assert_eq!(
             got,
             [
@@ -133,22 +159,62 @@ mod tests {
         let got: Vec<_> = t.ops.iter().map(|o| (o.at_ns, o.stream, o.kind)).collect();
         assert_eq!(
             got,
-            [(0, 0, Kind::Write), (100_000_000, 1, Kind::Read), (300_000_000, 0, Kind::Sync)]
+            [
+                (0, 0, Kind::Write),
+                (100_000_000, 1, Kind::Read),
+                (300_000_000, 0, Kind::Sync)
+            ]
         );
     }
 
     #[test]
     fn malformed_lines_are_named_with_why() {
         let cases = [
-            ("fio version 2 iolog\nf add\nf write x 4096\n", 3, "the offset 'x' is not a whole number"),
-            ("fio version 2 iolog\nf add\nf scribble 0 4096\n", 3, "unknown action 'scribble'"),
-            ("fio version 2 iolog\ng read 0 4096\n", 2, "g is used before its 'add' line"),
-            ("fio version 2 iolog\nf add\nf read 0\n", 3, "expected FILE ACTION [OFFSET LENGTH]"),
-            ("fio version 3 iolog\n1 f add\nf read 0 4096\n", 3, "the time (ms) 'f' is not a whole number"),
-            ("fio version 3 iolog\n1 f add\n2 f wait 10 0\n", 3, "unknown action 'wait'"),
-            ("fio version 2 iolog\nf add\nf read 0 0\n", 3, "a read or write of 0 bytes"),
-            ("fio version 2 iolog\nf add\nf remove\n", 3, "unknown file action 'remove'"),
-            ("fio version 2 iolog\nf add\nf sync 0 0\n", 3, "no read or write"),
+            (
+                "fio version 2 iolog\nf add\nf write x 4096\n",
+                3,
+                "the offset 'x' is not a whole number",
+            ),
+            (
+                "fio version 2 iolog\nf add\nf scribble 0 4096\n",
+                3,
+                "unknown action 'scribble'",
+            ),
+            (
+                "fio version 2 iolog\ng read 0 4096\n",
+                2,
+                "g is used before its 'add' line",
+            ),
+            (
+                "fio version 2 iolog\nf add\nf read 0\n",
+                3,
+                "expected FILE ACTION [OFFSET LENGTH]",
+            ),
+            (
+                "fio version 3 iolog\n1 f add\nf read 0 4096\n",
+                3,
+                "the time (ms) 'f' is not a whole number",
+            ),
+            (
+                "fio version 3 iolog\n1 f add\n2 f wait 10 0\n",
+                3,
+                "unknown action 'wait'",
+            ),
+            (
+                "fio version 2 iolog\nf add\nf read 0 0\n",
+                3,
+                "a read or write of 0 bytes",
+            ),
+            (
+                "fio version 2 iolog\nf add\nf remove\n",
+                3,
+                "unknown file action 'remove'",
+            ),
+            (
+                "fio version 2 iolog\nf add\nf sync 0 0\n",
+                3,
+                "no read or write",
+            ),
         ];
         for (text, line, why) in cases {
             let e = parse_any(text).unwrap_err();

@@ -22,11 +22,11 @@ use iobm_run::lifecycle::{run_command, Hooks, RunPlan, Stage};
 use iobm_run::plan::{self, Placement};
 use iobm_run::ranks::Ranks;
 use iobm_run::session::{self, describe_io, RunId};
-use iobm_stats::names::ReplayTiming;
+use iobm_stats::names::{ReplayTiming, TraceFormat};
 use iobm_target::Target;
 use std::ffi::OsString;
 use std::sync::Arc;
-use trace::{Kind, Trace};
+use trace::{BadLine, Kind, Trace};
 
 /// Bytes per write of the fill before the replay.
 const FILL_BLOCK: u64 = 1 << 20;
@@ -50,19 +50,40 @@ fn check(args: &ReplayArgs, ranks: u32) -> Result<(Trace, String), Failure> {
     args.output.check()?;
     args.measure.check_steady(None, "--duration")?;
     if ranks > 1 {
-        return Err(Failure::input("iobm replay runs on one process (no mpirun)"));
+        return Err(Failure::input(
+            "iobm replay runs on one process (no mpirun)",
+        ));
     }
     let path = args.trace.display();
     let bytes = std::fs::read(&args.trace)
         .map_err(|e| Failure::input(format!("TRACE {path}: {}", describe_io(&e))))?;
-    let text = std::str::from_utf8(&bytes)
-        .map_err(|_| Failure::input(format!("TRACE {path}: not text (iobm reads blkparse's text output, not a binary blktrace)")))?;
-    let trace = trace::parse(text)
+    let text = std::str::from_utf8(&bytes).map_err(|_| {
+        Failure::input(format!(
+            "TRACE {path}: not text (iobm reads blkparse's text output, not a binary blktrace)"
+        ))
+    })?;
+    let trace = parse(text)
         .map_err(|e| Failure::input(format!("TRACE {path}: line {}: {}", e.line, e.why)))?;
     session::writable_dir(&args.dir)?;
     let digest = <sha2::Sha256 as sha2::Digest>::digest(&bytes);
     let sha256 = digest.iter().map(|b| format!("{b:02x}")).collect();
     Ok((trace, sha256))
+}
+
+/// Parses a whole trace: fio's iolog by its header line, else blkparse's text; an error names
+/// the line (from 1) and why.
+fn parse(text: &str) -> Result<Trace, BadLine> {
+    let first = text.lines().next().unwrap_or_default();
+    if first.starts_with(iolog::V2) {
+        iolog::parse(text, TraceFormat::Iolog2)
+    } else if first.starts_with(iolog::V3) {
+        iolog::parse(text, TraceFormat::Iolog3)
+    } else if blkparse::looks_like(first) {
+        blkparse::parse(text)
+    } else {
+        let why = "not a trace iobm knows: neither fio's iolog header ('fio version 2 iolog', 'fio version 3 iolog') nor a blkparse event (MAJ,MIN CPU SEQ TIME PID ACTION RWBS ...)";
+        Err(BadLine::new(1, why))
+    }
 }
 
 /// A checked replay.
@@ -98,10 +119,13 @@ impl ReplayPlan<'_> {
         let speed = self.args.speed;
         let mut streams = Vec::new();
         for op in &self.trace.ops {
-            let k = keys.iter().position(|&s| s == op.stream).unwrap_or_else(|| {
-                keys.push(op.stream);
-                keys.len() - 1
-            });
+            let k = keys
+                .iter()
+                .position(|&s| s == op.stream)
+                .unwrap_or_else(|| {
+                    keys.push(op.stream);
+                    keys.len() - 1
+                });
             if streams.len() <= k % jobs {
                 streams.push(ReplayStream::default());
             }
@@ -153,7 +177,12 @@ impl ReplayPlan<'_> {
         let workers = replay.streams.len();
         let pace = replay.recorded.then(|| {
             let span_s = (replay.span_ns() as f64 / 1e9).max(1e-3);
-            Pace::new(replay.ios() as f64 / span_s, workers as u64, Arrivals::Uniform, 0)
+            Pace::new(
+                replay.ios() as f64 / span_s,
+                workers as u64,
+                Arrivals::Uniform,
+                0,
+            )
         });
         let replay_phase = Phase {
             workers,
@@ -161,7 +190,12 @@ impl ReplayPlan<'_> {
             data: self.args.data,
             drop_cache: !self.args.keep_cache,
             interval: self.args.measure.interval_for(iobm_engine::StopRule::Once),
-            ..Phase::new("replay", Op::ReadWrite { read_pct }, replay.largest(), layout)
+            ..Phase::new(
+                "replay",
+                Op::ReadWrite { read_pct },
+                replay.largest(),
+                layout,
+            )
         };
         let replay_phase = Phase {
             replay: Some(Arc::new(replay)),
@@ -223,12 +257,21 @@ impl RunPlan for ReplayPlan<'_> {
         if let Err(e) = prepare_objects(target.as_ref(), &phases[0].layout) {
             let _ = dir.remove(&phases[0].layout);
             let path = dir.path.display();
-            return Err(Failure::run(format!("{path}: cannot create the files: {}", describe_io(&e))));
+            return Err(Failure::run(format!(
+                "{path}: cannot create the files: {}",
+                describe_io(&e)
+            )));
         }
         let config = self.config(&phases, dir.path.display().to_string());
         let workers = phases[1].workers;
         let layout = phases[0].layout.clone();
-        let stage = Stage::new(target.clone(), phases, workers, config, Some(&self.args.dir));
+        let stage = Stage::new(
+            target.clone(),
+            phases,
+            workers,
+            config,
+            Some(&self.args.dir),
+        );
         Ok(stage.with(ReplayRun {
             keep: self.args.keep,
             dir,

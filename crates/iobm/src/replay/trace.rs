@@ -1,8 +1,7 @@
 //! A trace as `iobm replay` reads it, whatever its format: the files (or devices) it names,
-//! and its operations in trace order with their recorded times and streams; the format told
-//! by the first line, each format's lines read by its own module.
+//! and its operations in trace order with their recorded times and streams; each format's
+//! lines are read by its own module.
 
-use super::{blkparse, iolog};
 use iobm_stats::names::TraceFormat;
 use std::collections::HashMap;
 
@@ -93,34 +92,16 @@ pub fn number(word: &str, what: &str, line: usize) -> Result<u64, BadLine> {
         .map_err(|_| BadLine::new(line, format!("{what} '{word}' is not a whole number")))
 }
 
-/// Parses a whole trace: fio's iolog by its header line, else blkparse's text; an error names
-/// the line (from 1) and why. A trace without a read or write is refused.
-pub fn parse(text: &str) -> Result<Trace, BadLine> {
-    let first = text.lines().next().unwrap_or_default();
-    let mut trace = if first.starts_with(iolog::V2) {
-        iolog::parse(text, TraceFormat::Iolog2)?
-    } else if first.starts_with(iolog::V3) {
-        iolog::parse(text, TraceFormat::Iolog3)?
-    } else if blkparse::looks_like(first) {
-        blkparse::parse(text)?
-    } else {
-        let why = "not a trace iobm knows: neither fio's iolog header ('fio version 2 iolog', 'fio version 3 iolog') nor a blkparse event (MAJ,MIN CPU SEQ TIME PID ACTION RWBS ...)";
-        return Err(BadLine::new(1, why));
-    };
-    let lines = text.lines().count().max(1);
-    if !trace
-        .ops
-        .iter()
-        .any(|op| matches!(op.kind, Kind::Read | Kind::Write))
-    {
-        return Err(BadLine::new(lines, "the trace holds no read or write to replay"));
+impl Trace {
+    /// The trace as read, checked and its times made relative: refused (naming its last
+    /// line, `lines`) without a read or write; times from the first read or write.
+    pub fn finish(mut self, lines: usize) -> Result<Trace, BadLine> {
+        let io = |op: &&TraceOp| matches!(op.kind, Kind::Read | Kind::Write);
+        let Some(origin) = self.ops.iter().find(io).map(|op| op.at_ns) else {
+            let why = "the trace holds no read or write to replay";
+            return Err(BadLine::new(lines.max(1), why));
+        };
+        (self.ops.iter_mut()).for_each(|op| op.at_ns = op.at_ns.saturating_sub(origin));
+        Ok(self)
     }
-    // Times from the first read or write.
-    let io = |op: &&TraceOp| matches!(op.kind, Kind::Read | Kind::Write);
-    let origin = trace.ops.iter().find(io).map_or(0, |op| op.at_ns);
-    trace
-        .ops
-        .iter_mut()
-        .for_each(|op| op.at_ns = op.at_ns.saturating_sub(origin));
-    Ok(trace)
 }
