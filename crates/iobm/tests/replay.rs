@@ -15,10 +15,13 @@ use std::path::Path;
 /// when it was entered (seconds).
 type Call = (String, u64, u64);
 
+/// Each thread's calls, with when each was entered (seconds), by the thread's strace file.
+type Threads = BTreeMap<String, Vec<(Call, f64)>>;
+
 /// Each thread's calls in order, as strace recorded them with `-ff -ttt -s 0`: a file per
 /// thread (`strace.TID`), a call a line, after its time (read by words).
-fn calls_by_thread(dir: &Path) -> BTreeMap<String, Vec<(Call, f64)>> {
-    let mut threads: BTreeMap<String, Vec<(Call, f64)>> = BTreeMap::new();
+fn calls_by_thread(dir: &Path) -> Threads {
+    let mut threads = Threads::new();
     for name in entries(dir)
         .into_iter()
         .filter(|n| n.starts_with("strace."))
@@ -50,10 +53,7 @@ fn calls_by_thread(dir: &Path) -> BTreeMap<String, Vec<(Call, f64)>> {
 
 /// Replays `trace` (its text) into a fresh directory under strace with `args`; returns each
 /// thread's calls, the result and the directory (left empty by the run).
-fn replay_traced(
-    trace: &str,
-    args: &[&str],
-) -> (BTreeMap<String, Vec<(Call, f64)>>, Value, tempfile::TempDir) {
+fn replay_traced(trace: &str, args: &[&str]) -> (Threads, Value, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let (path, data) = (dir.path().join("trace.txt"), dir.path().join("data"));
     std::fs::write(&path, trace).unwrap();
@@ -93,7 +93,7 @@ fn find(calls: &[(Call, f64)], stream: &[Call]) -> Option<usize> {
 }
 
 /// Every expected stream lies, call after call, in exactly one thread's calls.
-fn assert_streams(threads: &BTreeMap<String, Vec<(Call, f64)>>, streams: &[Vec<Call>]) {
+fn assert_streams(threads: &Threads, streams: &[Vec<Call>]) {
     for stream in streams {
         let found = threads.values().filter(|c| find(c, stream).is_some());
         assert_eq!(
@@ -299,4 +299,9 @@ fn bad_traces_are_refused_in_one_line_naming_the_line_and_why() {
         "8,0 0 1 0.000000000 9 Q W 8 + 8 [x]\n8,0 0 2 0.1 9 Q Z 8 + 8 [x]\n",
     ));
     assert!(err.contains("line 2: RWBS 'Z'"), "{err}");
+    // A write at 1 EiB: more than any test machine's free space.
+    let err = refused(Some(
+        "fio version 2 iolog\n/dev/sda add\n/dev/sda write 1152921504606846976 4096\n",
+    ));
+    assert!(err.contains("its files need 1.00 EiB"), "{err}");
 }

@@ -22,6 +22,7 @@ use iobm_run::lifecycle::{run_command, Hooks, RunPlan, Stage};
 use iobm_run::plan::{self, Placement};
 use iobm_run::ranks::Ranks;
 use iobm_run::session::{self, describe_io, RunId};
+use iobm_stats::format_bytes;
 use iobm_stats::names::{ReplayTiming, TraceFormat};
 use iobm_target::Target;
 use std::ffi::OsString;
@@ -65,6 +66,16 @@ fn check(args: &ReplayArgs, ranks: u32) -> Result<(Trace, String), Failure> {
     let trace = parse(text)
         .map_err(|e| Failure::input(format!("TRACE {path}: line {}: {}", e.line, e.why)))?;
     session::writable_dir(&args.dir)?;
+    let total: u64 = trace.extents().iter().sum();
+    let space = iobm_results::env::space(&args.dir).filter(|&(size, _)| size > 0);
+    if let Some((_, avail)) = space.filter(|&(_, avail)| avail < total) {
+        return Err(Failure::input(format!(
+            "TRACE {path}: its files need {} (the largest offset + length in each) but {} has {} free",
+            format_bytes(total),
+            args.dir.display(),
+            format_bytes(avail)
+        )));
+    }
     let digest = <sha2::Sha256 as sha2::Digest>::digest(&bytes);
     let sha256 = digest.iter().map(|b| format!("{b:02x}")).collect();
     Ok((trace, sha256))
@@ -97,13 +108,7 @@ impl ReplayPlan<'_> {
     /// The trace's files as the run's: `replay.N` for its Nth file, sized to cover every
     /// operation on it.
     fn files(&self) -> Vec<FileSpec> {
-        let mut sizes = vec![0u64; self.trace.files.len()];
-        for op in &self.trace.ops {
-            if matches!(op.kind, Kind::Read | Kind::Write) {
-                sizes[op.file] = sizes[op.file].max(op.offset + op.len);
-            }
-        }
-        let named = sizes.into_iter().enumerate();
+        let named = self.trace.extents().into_iter().enumerate();
         named
             .map(|(i, size)| FileSpec {
                 name: format!("replay.{i}"),

@@ -42,6 +42,17 @@ pub struct Trace {
 }
 
 impl Trace {
+    /// Each file's extent: the largest offset + length it is read or written at.
+    pub fn extents(&self) -> Vec<u64> {
+        let mut sizes = vec![0u64; self.files.len()];
+        for op in &self.ops {
+            if matches!(op.kind, Kind::Read | Kind::Write) {
+                sizes[op.file] = sizes[op.file].max(op.offset + op.len);
+            }
+        }
+        sizes
+    }
+
     pub fn count(&self, kind: Kind) -> u64 {
         self.ops.iter().filter(|op| op.kind == kind).count() as u64
     }
