@@ -276,9 +276,12 @@ impl PaceBooks {
         }
     }
 
-    /// Started at a replayed trace's recorded times (ns after the phase's origin), in order.
-    pub(crate) fn recorded(mut self, starts: Vec<u64>) -> Self {
-        self.pacer = self.pacer.recorded(starts);
+    /// Started at a replayed trace's recorded times (ns after the phase's origin), in order,
+    /// where it has them.
+    pub(crate) fn recorded(mut self, starts: Option<Vec<u64>>) -> Self {
+        if let Some(starts) = starts {
+            self.pacer = self.pacer.recorded(starts);
+        }
         self
     }
 

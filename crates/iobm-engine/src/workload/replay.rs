@@ -51,8 +51,9 @@ impl Replay {
         ios.map(|io| io.at_ns).max().unwrap_or(0)
     }
 
-    /// Worker `index`'s recorded start times, in its order.
-    pub fn starts(&self, index: usize) -> Vec<u64> {
-        self.streams[index].ios.iter().map(|io| io.at_ns).collect()
+    /// Worker `index`'s recorded start times, in its order, where the replay keeps them.
+    pub fn starts(&self, index: usize) -> Option<Vec<u64>> {
+        let ios = self.recorded.then(|| &self.streams[index].ios)?;
+        Some(ios.iter().map(|io| io.at_ns).collect())
     }
 }
