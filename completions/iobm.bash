@@ -43,6 +43,9 @@ _iobm() {
             iobm,read)
                 cmd="iobm__subcmd__read"
                 ;;
+            iobm,replay)
+                cmd="iobm__subcmd__replay"
+                ;;
             iobm,report)
                 cmd="iobm__subcmd__report"
                 ;;
@@ -91,6 +94,9 @@ _iobm() {
             iobm__subcmd__help,read)
                 cmd="iobm__subcmd__help__subcmd__read"
                 ;;
+            iobm__subcmd__help,replay)
+                cmd="iobm__subcmd__help__subcmd__replay"
+                ;;
             iobm__subcmd__help,report)
                 cmd="iobm__subcmd__help__subcmd__report"
                 ;;
@@ -119,7 +125,7 @@ _iobm() {
 
     case "${cmd}" in
         iobm)
-            opts="-h -V --print-spec --help --version write read stream bonnie meta io500 compare serve s3 quick report limits merge run rerun help"
+            opts="-h -V --print-spec --help --version write read stream bonnie meta io500 replay compare serve s3 quick report limits merge run rerun help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -281,7 +287,7 @@ _iobm() {
             return 0
             ;;
         iobm__subcmd__help)
-            opts="write read stream bonnie meta io500 compare serve s3 quick report limits merge run rerun help"
+            opts="write read stream bonnie meta io500 replay compare serve s3 quick report limits merge run rerun help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -407,6 +413,20 @@ _iobm() {
             return 0
             ;;
         iobm__subcmd__help__subcmd__read)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        iobm__subcmd__help__subcmd__replay)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1016,6 +1036,84 @@ _iobm() {
                     return 0
                     ;;
                 --line-rate)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --interval)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --repeat)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --until-stable)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --json)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --csv)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --html)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --live)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --requests)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --metrics-listen)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --metrics-linger)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --label)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        iobm__subcmd__replay)
+            opts="-j -h --timing --speed --jobs --keep --keep-cache --data --interval --repeat --until-stable --json --csv --html --live --requests --metrics-listen --metrics-linger --label --print-spec --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --timing)
+                    COMPREPLY=($(compgen -W "recorded fast" -- "${cur}"))
+                    return 0
+                    ;;
+                --speed)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --jobs)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -j)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --data)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -36,5 +36,5 @@ pub use stonewall::{Agree, Stonewall};
 pub use workload::{
     object_name, DataKind, Engine, Fadvise, FileSpec, FindWork, FsyncPolicy, Interleave, ItemName,
     ItemsPer, Layout, Madvise, MetaOp, Mix, ObjectOp, ObjectSpec, Op, Opening, Pattern, PerChar,
-    Phase, Region, StopRule, Tree, TreeWork,
+    Phase, Region, Replay, ReplayIo, ReplayStream, StopRule, Tree, TreeWork,
 };

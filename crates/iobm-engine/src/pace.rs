@@ -125,6 +125,9 @@ pub struct Pacer {
     rng: Option<Rng>,
     /// `--burst`: the schedule counts time under load only, the idle periods let in.
     burst: Option<Burst>,
+    /// A replayed trace's recorded starts (ns after `origin`) in the worker's order, and the
+    /// next one's index: the schedule instead of the gaps.
+    recorded: Option<(Vec<u64>, usize)>,
 }
 
 impl Pacer {
@@ -149,12 +152,27 @@ impl Pacer {
             gap_ns,
             rng,
             burst: None,
+            recorded: None,
         }
+    }
+
+    /// Starts at the recorded times `starts` (ns after the phase's origin), in order; past
+    /// the last, one mean gap apart.
+    pub fn recorded(mut self, starts: Vec<u64>) -> Pacer {
+        self.next_ns = 0.0;
+        self.recorded = Some((starts, 0));
+        self
     }
 
     /// The intended start of the next operation.
     #[inline]
     pub fn next_start(&mut self) -> Instant {
+        if let Some((starts, next)) = self.recorded.as_mut() {
+            let at = starts.get(*next).map_or(self.next_ns, |&ns| ns as f64);
+            *next += 1;
+            self.next_ns = at + self.gap_ns;
+            return self.origin + Duration::from_nanos(at as u64);
+        }
         let ns = match self.burst {
             Some(burst) => burst.stretch_ns(self.next_ns),
             None => self.next_ns,
@@ -256,6 +274,15 @@ impl PaceBooks {
             interval_ns: (interval.as_nanos() as u64).max(1),
             think: Duration::ZERO,
         }
+    }
+
+    /// Started at a replayed trace's recorded times (ns after the phase's origin), in order,
+    /// where it has them.
+    pub(crate) fn recorded(mut self, starts: Option<Vec<u64>>) -> Self {
+        if let Some(starts) = starts {
+            self.pacer = self.pacer.recorded(starts);
+        }
+        self
     }
 
     /// With the phase's idle times: its bursts in the schedule, its think time no lag.

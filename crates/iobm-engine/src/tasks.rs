@@ -592,3 +592,4 @@ pub(crate) mod device;
 mod fadvise;
 pub(crate) mod find;
 pub(crate) mod meta;
+pub(crate) mod replay;

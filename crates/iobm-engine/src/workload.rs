@@ -10,8 +10,10 @@ pub use pattern::Pattern;
 mod object;
 use object::MIXED_NAMES;
 pub use object::{object_name, Mix, ObjectOp, ObjectSpec, MIXED};
+mod replay;
 pub mod tree;
 pub use find::FindWork;
+pub use replay::{Replay, ReplayIo, ReplayStream};
 pub use tree::{ItemName, ItemsPer, MetaOp, Tree, TreeWork};
 
 /// The operation a phase repeats. Byte operations work on blocks of the worker's region; the
@@ -448,6 +450,9 @@ pub struct Phase {
     pub opening: Opening,
     /// `--think` and `--burst`: the idle time between a worker's operations. None: none.
     pub rhythm: Option<crate::rhythm::Rhythm>,
+    /// A replayed trace (`iobm replay`): each worker's stream of reads and writes, in the
+    /// books of a read-write phase ([`Op::ReadWrite`]).
+    pub replay: Option<std::sync::Arc<Replay>>,
 }
 
 /// When a block phase's worker opens its file ([`Phase::opening`]).
@@ -501,6 +506,7 @@ impl Phase {
             memory: iobm_target::memory::Placement::AlignedHost,
             opening: Opening::Before,
             rhythm: None,
+            replay: None,
             layout,
         }
     }

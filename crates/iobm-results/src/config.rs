@@ -8,6 +8,9 @@ use iobm_stats::sizes::SizeDist;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+mod replay;
+pub use replay::ReplayConfig;
+
 /// The [`RunResult::config_hash`] of a run of `kind` with `config`: FNV-1a (64 bits) of the
 /// configuration's JSON without the fields that name where it ran or differ per run, nor those
 /// that are null, empty or 0 (so a field added later, absent from older documents, leaves
@@ -142,6 +145,9 @@ pub struct Config {
     /// The metadata workload's own settings (runs of kind "meta"). Absent: another kind.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<MetaConfig>,
+    /// Settings of `iobm replay`: the trace (absent for other commands).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay: Option<ReplayConfig>,
     /// Settings of `iobm io500` (absent for other commands).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub io500: Option<Io500Config>,

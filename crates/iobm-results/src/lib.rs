@@ -32,7 +32,7 @@ pub mod wire;
 
 pub use bonnie::{BonnieSummary, BonnieTest};
 pub use config::{
-    config_hash, BonnieConfig, Config, Io500Config, MetaConfig, RateConfig, S3Config,
+    config_hash, BonnieConfig, Config, Io500Config, MetaConfig, RateConfig, ReplayConfig, S3Config,
 };
 pub use evidence::{
     CacheEvidence, CacheVerdict, DeviceIo, NicIo, ServerEvidence, ServerSeries, Verdict,

@@ -12,6 +12,7 @@ use crate::metrics::Metrics;
 use crate::session::describe_io;
 use iobm_engine::{IntervalObserver, LiveInterval};
 use iobm_report::series::{kind_prefix, row, worker_prefix, HEADER};
+use iobm_stats::names::RunKind;
 use iobm_stats::Interval;
 pub use page::LivePage;
 use serde::Serialize;
@@ -145,7 +146,7 @@ impl Watchers {
     /// The observer of one repetition (of the command `kind`)'s phases.
     pub fn watch(
         self: &Arc<Self>,
-        kind: &str,
+        kind: &RunKind,
         run_id: &str,
         host: &str,
     ) -> Arc<dyn IntervalObserver> {

@@ -97,6 +97,7 @@ pub fn config(phases: &[Phase], at: Placement) -> Config {
         data: writer.map_or("none written".to_string(), |p| p.data.name()),
         keep: at.keep,
         bonnie: None,
+        replay: None,
         meta: None,
         io500: None,
         rate: rate(phases),

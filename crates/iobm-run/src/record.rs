@@ -40,6 +40,9 @@ fn measures(phase: &Phase) -> String {
         .devices()
         .is_some_and(|d| d.path == iobm_target::memory::DevicePath::Direct);
     let base = match phase.op {
+        Op::ReadWrite { .. } if phase.replay.is_some() => format!(
+            "one {io} pread or pwrite of a replayed trace, at its recorded offset and length (up to {block} bytes)"
+        ),
         Op::Write | Op::Read | Op::ReadWrite { .. } if cufile => format!(
             "one {} of {block} bytes between an O_DIRECT file and a GPU buffer (--gds)",
             match phase.op {
@@ -153,6 +156,9 @@ fn operations(phase: &Phase, outcome: &PhaseOutcome) -> Vec<OperationResult> {
                         "one {}: from its request's first byte sent to the answer's last byte received",
                         o.name
                     ),
+                    _ if phase.replay.is_some() => {
+                        format!("one replayed {} ({})", o.name, measures(phase))
+                    }
                     _ => format!("one {} of {} bytes ({})", o.name, phase.block, measures(phase)),
                 },
                 &o.latency,

@@ -3,14 +3,17 @@
 //! the bonnie tests, which the engine's suite builds as phases and the results and reports find
 //! again; the fsync policies, which the engine follows and results record (a phase's, a run's);
 //! how GETs pick objects; the pattern, layout, cache drops, engine and hints of a run's
-//! settings, how a paced phase's starts are spaced, and the kind of run ([`RunKind`]).
+//! settings, how a paced phase's starts are spaced, a replayed trace's format and timing, and
+//! the kind of run ([`RunKind`]).
 
 mod io;
 mod op;
+mod replay;
 mod run;
 mod settings;
 pub use io::{engine_word, Engine, Fadvise, Madvise};
 pub use op::OpName;
+pub use replay::{ReplayTiming, TraceFormat};
 pub use run::RunKind;
 pub use settings::{Arrivals, CacheDrop, CacheDropped, LayoutName, PatternName};
 

@@ -16,6 +16,7 @@ pub mod merge;
 pub mod meta;
 pub mod plan;
 pub mod quick;
+pub mod replay;
 pub mod report;
 pub mod rundir;
 pub mod s3;
@@ -64,6 +65,7 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         Command::Stream(args) => files::write(args, true, &argv),
         Command::Read(args) => files::read(args, &argv),
         Command::Bonnie(args) => bonnie::bonnie(args, &argv),
+        Command::Replay(args) => replay::replay(args, &argv),
         Command::Meta(args) => meta::meta(args, &argv),
         Command::Io500(args) => io500::io500(args, &argv),
         Command::Compare(args) => compare::compare(args),

@@ -11,7 +11,7 @@ use std::ffi::OsString;
 
 /// The commands a spec can hold: those that run a workload and save a result.
 pub const COMMANDS: &[&str] = &[
-    "write", "read", "stream", "bonnie", "meta", "io500", "s3", "quick", "merge",
+    "write", "read", "stream", "bonnie", "meta", "io500", "s3", "quick", "merge", "replay",
 ];
 
 /// Options a spec never holds: secrets, where outputs go (`is_output`: chosen again by whoever

@@ -83,3 +83,13 @@ fn books_of_workers_add_their_backlog_interval_by_interval() {
     assert_eq!(a.backlog, [1, 2, 5]);
     assert_eq!(a.response.count(), 1);
 }
+
+#[test]
+fn a_replay_starts_at_its_recorded_times_then_one_mean_gap_apart() {
+    let pace = Pace::new(10.0, 1, Arrivals::Uniform, 0);
+    let origin = Instant::now();
+    let mut pacer = Pacer::new(&pace, origin, 0).recorded(vec![0, 150_000_000, 160_000_000]);
+    let after = |at: Instant| at.duration_since(origin).as_nanos() as u64;
+    let starts: Vec<u64> = (0..4).map(|_| after(pacer.next_start())).collect();
+    assert_eq!(starts, [0, 150_000_000, 160_000_000, 260_000_000]);
+}

@@ -1,6 +1,6 @@
 //! Which task a worker of a file phase runs: a find's walk, metadata operations, or block
 //! operations on its region of a file, done one at a time, kept in flight through io_uring or
-//! copied to and from the file's mapping.
+//! copied to and from the file's mapping, or a replayed trace's stream.
 
 use crate::data::Generator;
 use crate::mapped::MappedTask;
@@ -10,6 +10,7 @@ use crate::tasks::{
     block_task, buffer, data_source,
     find::{FindTask, Walk},
     meta::MetaTask,
+    replay::ReplayTask,
     seed,
 };
 use crate::workload::Phase;
@@ -28,6 +29,10 @@ pub(super) fn file_task<'a>(
 ) -> Result<Box<dyn Task + 'a>, (io::Error, String)> {
     if let (Some(work), Some(walk)) = (&phase.find, walk) {
         return Ok(Box::new(FindTask::new(target, work, walk)));
+    }
+    if phase.replay.is_some() {
+        return ReplayTask::new(target, phase, run_id, index)
+            .map(|t| Box::new(t) as Box<dyn Task + 'a>);
     }
     if phase.op.is_metadata() {
         let (seed, data) = (seed(run_id, index), data_source(phase, run_id));

@@ -72,8 +72,7 @@ impl<'a> Limits<'a> {
         }
     }
 
-    /// Whether the worker is done before its operation `i`, its last having ended at
-    /// `last_end` (the wall, when reached, stops it here).
+    /// Whether it is done before operation `i`, its last ended at `last_end` (or a wall).
     fn reached(
         &mut self,
         i: u64,
@@ -150,8 +149,7 @@ struct Books<'a> {
     done: Progress,
     trace: TraceBuilder,
     series: SeriesRecorder,
-    /// Each kind of operation's own series where a phase has several; with one, it is the
-    /// worker's, recorded once.
+    /// Each kind of operation's own series where a phase has several (one: the worker's).
     class_series: Vec<SeriesRecorder>,
     errors: Vec<WorkerError>,
     verify_ns: u64,
@@ -204,9 +202,11 @@ impl<'a> Books<'a> {
             first_op_end: None,
             last_op_start: start,
             last_end: start,
-            pace: (phase.pace)
-                .map(|pace| PaceBooks::new(&pace, phase_origin, index, phase.interval, queued))
-                .map(|books| books.rhythm(phase.rhythm)),
+            pace: (phase.pace).map(|pace| {
+                let books = PaceBooks::new(&pace, phase_origin, index, phase.interval, queued);
+                let starts = phase.replay.as_deref().and_then(|r| r.starts(index));
+                books.rhythm(phase.rhythm).recorded(starts)
+            }),
             feed: (shared.gather.as_ref()).map(|gather| Feed {
                 gather,
                 worker: index,
@@ -247,8 +247,7 @@ impl<'a> Books<'a> {
         }
     }
 
-    /// Hands over the intervals closed since the last hand-over (all of them once `ended`):
-    /// once per interval at most, never per operation.
+    /// Hands over the intervals closed since the last (all once `ended`): never per operation.
     #[cold]
     fn hand_over(&mut self, ended: bool) {
         let Some(feed) = self.feed.as_mut() else {

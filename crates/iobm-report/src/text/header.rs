@@ -1,9 +1,9 @@
 //! The text report's header: the run, where its data is, the storage, host and network, the
-//! ranks, and the workload in one line (file, S3 or metadata).
+//! ranks, and the workload in one line (file, S3, metadata or a replayed trace).
 
 use iobm_results::device::{DeviceMemory, TransferPath};
-use iobm_results::{Config, MetaConfig, RunResult, S3Config};
-use iobm_stats::names::{Engine, OpName, Picks};
+use iobm_results::{Config, MetaConfig, ReplayConfig, RunResult, S3Config};
+use iobm_stats::names::{Engine, OpName, Picks, ReplayTiming};
 use iobm_stats::sizes::{log2_histogram, SizeDist};
 use iobm_stats::{format_bytes, format_duration};
 use std::time::Duration;
@@ -27,6 +27,8 @@ pub fn render_header(run: &RunResult) -> String {
         out.push_str(&meta_workload(run, m, &ranks));
     } else if let Some(s3) = &c.s3 {
         out.push_str(&s3_workload(run, s3, &ranks));
+    } else if let Some(r) = &c.replay {
+        out.push_str(&replay_workload(run, r));
     } else {
         out.push_str(&file_workload(run, &ranks));
     }
@@ -290,6 +292,32 @@ fn drawn(dist: &SizeDist, objects: u64) -> String {
         .map(|(low, share)| format!("{}+ {:.0}%", format_bytes(*low), 100.0 * share))
         .collect();
     format!("drawn for objects 0..{}: {}", n - 1, shares.join(", "))
+}
+
+/// A replay's workload: the trace, its format and what it held, the files it became, the
+/// workers and the timing.
+fn replay_workload(run: &RunResult, r: &ReplayConfig) -> String {
+    let c = &run.config;
+    let timing = match r.timing {
+        ReplayTiming::Recorded if r.speed != 1.0 => format!("at the recorded times / {}", r.speed),
+        ReplayTiming::Recorded => "at the recorded times".to_string(),
+        ReplayTiming::Fast => "as fast as possible".to_string(),
+    };
+    format!(
+        "  workload replay of {} ({}, sha256 {}): {} reads, {} writes, {} syncs, {} trims (not replayed); {} files of {} in all, {} streams over {} jobs, {timing}, data {}\n",
+        r.trace,
+        r.format.title(),
+        &r.sha256[..r.sha256.len().min(12)],
+        r.reads,
+        r.writes,
+        r.syncs,
+        r.trims,
+        r.files,
+        format_bytes(c.total_bytes),
+        r.streams,
+        c.jobs,
+        c.data,
+    )
 }
 
 /// A file run's workload: jobs and sizes, block, pattern, layout, fsync, engine, data and when

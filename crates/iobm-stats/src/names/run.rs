@@ -6,7 +6,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
 
 /// The command a run came from, written as documents hold it: `write`, `read`, `stream`,
-/// `quick`, `bonnie`, `io500`, `meta`, and `s3 OP` for the S3 operations.
+/// `quick`, `bonnie`, `io500`, `meta`, `replay`, and `s3 OP` for the S3 operations.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum RunKind {
     Write,
@@ -16,6 +16,7 @@ pub enum RunKind {
     Bonnie,
     Io500,
     Meta,
+    Replay,
     /// `iobm s3 OP`.
     S3(OpName),
     /// A word this iobm does not write, from another version's document: kept as it was.
@@ -23,7 +24,7 @@ pub enum RunKind {
 }
 
 /// The kinds with a word of their own (the S3 ones are `s3 ` and the operation's word).
-const WORDS: [(RunKind, &str); 7] = [
+const WORDS: [(RunKind, &str); 8] = [
     (RunKind::Write, "write"),
     (RunKind::Read, "read"),
     (RunKind::Stream, "stream"),
@@ -31,6 +32,7 @@ const WORDS: [(RunKind, &str); 7] = [
     (RunKind::Bonnie, "bonnie"),
     (RunKind::Io500, "io500"),
     (RunKind::Meta, "meta"),
+    (RunKind::Replay, "replay"),
 ];
 
 impl RunKind {

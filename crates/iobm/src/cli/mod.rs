@@ -9,6 +9,7 @@ mod load;
 mod meta;
 mod plans;
 mod rate;
+mod replay;
 mod s3;
 mod saved;
 #[cfg(test)]
@@ -22,6 +23,7 @@ pub use load::LoadArgs;
 pub use meta::{MetaArgs, MetaPhase};
 pub use plans::{RerunArgs, RunArgs};
 pub use rate::{Against, Rate, RateArgs, Sweep};
+pub use replay::ReplayArgs;
 pub use s3::{S3Args, ServeArgs};
 pub use saved::{AggregateArg, CompareArgs, FormatArg, LimitsArgs, MergeArgs, ReportArgs, UnitArg};
 pub use units::{parse_data, parse_files};
@@ -33,6 +35,7 @@ use io500::IO500_EXAMPLES;
 use iobm_run::exit::EXIT_CODES_HELP;
 use meta::META_EXAMPLES;
 use plans::RUN_EXAMPLES;
+use replay::REPLAY_EXAMPLES;
 use s3::{S3_EXAMPLES, SERVE_EXAMPLES};
 use saved::{COMPARE_EXAMPLES, LIMITS_EXAMPLES, MERGE_EXAMPLES};
 use std::path::PathBuf;
@@ -101,6 +104,10 @@ pub enum Command {
     /// order, the write phases stonewalled, with the bandwidth, metadata and total scores
     #[command(after_help = format!("{IO500_EXAMPLES}\n\n{EXIT_CODES_HELP}"))]
     Io500(Io500Args),
+    /// Replay a recorded I/O trace (fio's iolog v2/v3, blkparse's text of a blktrace) against
+    /// files of the run's own, timed as recorded or as fast as possible
+    #[command(after_help = format!("{REPLAY_EXAMPLES}\n\n{EXIT_CODES_HELP}"))]
+    Replay(ReplayArgs),
     /// Side-by-side table of saved results of one kind, with ratios to the first
     #[command(after_help = COMPARE_EXAMPLES)]
     Compare(CompareArgs),
