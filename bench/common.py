@@ -23,12 +23,10 @@ def ensure_debian(command, package):
         sys.exit(f"please install {package}")
 
 
-def build_iobm(features=()):
-    """Builds iobm in release mode (with `features` of the iobm crate); returns the binary's
-    path."""
-    wanted = ["--features", ",".join(features)] if features else []
-    subprocess.run(["cargo", "build", "--release", "--locked", "-q", "-p", "iobm", *wanted],
-                   cwd=ROOT, check=True)
+def build_iobm():
+    """Builds iobm in release mode; returns the binary's path."""
+    subprocess.run(["cargo", "build", "--release", "--locked", "-q", "-p", "iobm"], cwd=ROOT,
+                   check=True)
     target = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
     return os.path.join(target, "release", "iobm")
 
