@@ -153,6 +153,9 @@ fn an_iolog_v2_of_two_files_is_replayed_call_for_call_one_stream_per_worker() {
         (fill["name"].as_str(), common::phase_bytes(fill)),
         (Some("fill"), 49152 + 12800)
     );
+    // Files under the fill's 1 MiB block are written whole: its block (and so what its latency
+    // line says one write moved) is the largest file's size.
+    assert_eq!(u(&fill["settings"]["block_bytes"]), 49152);
     assert_eq!(result["phases"][1]["settings"]["cache_dropped"], "files");
 }
 

@@ -171,10 +171,13 @@ impl ReplayPlan<'_> {
             files,
             shared: false,
         };
+        // Files smaller than the fill's block are written whole, in one write of their size.
+        let largest = layout.files.iter().map(|f| f.size).max().unwrap_or(0);
+        let fill_block = FILL_BLOCK.min(largest).max(1);
         let fill = Phase {
             fsync: FsyncPolicy::End,
             data: self.args.data,
-            ..Phase::new("fill", Op::Write, FILL_BLOCK, layout.clone())
+            ..Phase::new("fill", Op::Write, fill_block, layout.clone())
         };
         let replay = self.replay();
         let (reads, writes) = (self.trace.count(Kind::Read), self.trace.count(Kind::Write));
